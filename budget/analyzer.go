@@ -1,0 +1,257 @@
+package budget
+
+import (
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Analyzer is the streaming analyser. Create it with New, feed it every
+// record of one trace in order with Event, then call Finalize once.
+type Analyzer struct {
+	opts      Options
+	terms     *terms
+	gs        map[tracein.GoID]*gstate
+	open      map[tracein.TaskID]*reqState
+	groups    map[string]*groupState
+	info      TraceInfo
+	outside   [frame.NumKinds]int64
+	procs     map[int64]tracein.Time // P → time it started running
+	procBusy  int64
+	inferring bool
+	seenTask  bool
+	spans     int // open inferred requests
+	hist      []hseg
+	scratch   scratch
+	warnings  []error
+}
+
+// New returns an analyser; stacks is the table that the records' StackIDs
+// index (tracein.Reader.Stacks).
+func New(opts Options, stacks *tracein.Stacks) *Analyzer {
+	a := &Analyzer{
+		opts:   opts,
+		gs:     map[tracein.GoID]*gstate{},
+		open:   map[tracein.TaskID]*reqState{},
+		groups: map[string]*groupState{},
+		procs:  map[int64]tracein.Time{},
+	}
+	a.terms = newTerms(&a.opts.Rules, stacks)
+	a.inferring = opts.Infer != InferTasks
+	a.scratch.init()
+	return a
+}
+
+// Event consumes one record.
+func (a *Analyzer) Event(ev *tracein.Event) {
+	a.clock(ev)
+	switch ev.Kind {
+	case tracein.KindGoState:
+		a.goState(ev)
+	case tracein.KindTaskBegin:
+		a.taskBegin(ev)
+	case tracein.KindTaskEnd:
+		a.taskEnd(ev)
+	case tracein.KindRegionBegin:
+		a.regionBegin(ev)
+	case tracein.KindRegionEnd:
+		a.regionEnd(ev)
+	case tracein.KindLog:
+		a.log(ev)
+	case tracein.KindSample:
+		a.sample(ev)
+	case tracein.KindProcState:
+		a.procState(ev)
+	case tracein.KindSync:
+		a.info.Generations++
+		if a.info.StartWall.IsZero() && !ev.Wall.IsZero() {
+			a.info.StartWall = ev.Wall.Add(-ev.Time.Sub(a.info.Start))
+		}
+	}
+}
+
+func (a *Analyzer) clock(ev *tracein.Event) {
+	if a.info.Records == 0 {
+		a.info.Start = ev.Time
+	}
+	a.info.Records++
+	if ev.Time > a.info.End {
+		a.info.End = ev.Time
+	}
+}
+
+// g returns the state of goroutine id, creating it.
+func (a *Analyzer) g(id tracein.GoID) *gstate {
+	g := a.gs[id]
+	if g == nil {
+		g = &gstate{id: id, term: critpath.NoTerm}
+		a.gs[id] = g
+		a.info.Goroutines++
+	}
+	return g
+}
+
+func (a *Analyzer) goState(ev *tracein.Event) {
+	if ev.From == ev.To {
+		return // a status restated at a generation boundary
+	}
+	t := ev.Time
+	g := a.g(ev.G)
+	switch {
+	case ev.From == tracein.NotExist && ev.To == tracein.Runnable:
+		a.created(g, ev)
+		return
+	case ev.From == tracein.Undetermined:
+		if g.state == ev.To && g.state != tracein.Undetermined {
+			return // re-stated at a generation boundary
+		}
+		if g.state != tracein.Undetermined {
+			a.record(g, g.since, t, tracein.NoGoroutine)
+		}
+		a.setState(g, ev, t)
+		a.inferInitial(g, ev)
+		return
+	}
+	if g.state != tracein.Undetermined {
+		waker := tracein.NoGoroutine
+		if ev.From == tracein.Waiting && ev.To == tracein.Runnable {
+			waker = ev.Actor
+		}
+		a.record(g, g.since, t, waker)
+		g.since = t
+	}
+	a.inferTransition(g, ev)
+	if ev.To == tracein.NotExist {
+		a.ended(g, t)
+		return
+	}
+	a.setState(g, ev, t)
+}
+
+// setState starts g's next interval.
+func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
+	g.state, g.since = ev.To, t
+	g.kind = kindOf(ev.To, ev.Reason)
+	g.term = critpath.NoTerm
+	if g.kind.IsWait() {
+		g.term = a.terms.term(ev.Stack, g.kind)
+	}
+}
+
+// created handles NotExist→Runnable: the creator's open request adopts the
+// child tentatively (its time counts only if it ends inside the request).
+func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
+	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm}
+	if c := a.gs[ev.Actor]; c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&flagNoAdopt == 0 {
+		a.join(g, c.req, ev.Time, c.mi, true)
+	}
+	a.inferCreated(g, ev)
+}
+
+// ended handles a goroutine's exit.
+func (a *Analyzer) ended(g *gstate, t tracein.Time) {
+	a.leave(g, t, true)
+	for g.req != nil {
+		a.leave(g, t, true)
+	}
+	delete(a.gs, g.id)
+}
+
+// split closes g's current interval at t without a state change.
+func (a *Analyzer) split(g *gstate, t tracein.Time) {
+	if g.state == tracein.Undetermined || g.state == tracein.NotExist || t <= g.since {
+		return
+	}
+	a.record(g, g.since, t, tracein.NoGoroutine)
+	g.since = t
+}
+
+// record books the interval [start, end) of g's current kind.
+func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID) {
+	if end <= start {
+		return
+	}
+	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker})
+	r := g.req
+	if r == nil {
+		a.outside[g.kind] += int64(end - start)
+		return
+	}
+	m := r.members[g.mi]
+	s := critpath.Seg{Start: max(start, g.joined), End: end, Kind: g.kind, Term: g.term, Waker: -1, Borrow: -1}
+	if s.End <= s.Start {
+		return
+	}
+	if waker != tracein.NoGoroutine && waker != g.id && g.kind.IsWait() {
+		a.resolveWaker(&s, r, waker, start, end)
+	}
+	m.g.Segs = append(m.g.Segs, s)
+	m.regions = append(m.regions, g.regionName())
+}
+
+// resolveWaker fills in who ended a wait of request r: a goroutine of the
+// same request (a join), another request (contention), or a goroutine of no
+// request whose recent timeline is borrowed to explain the wait.
+func (a *Analyzer) resolveWaker(s *critpath.Seg, r *reqState, waker tracein.GoID, waitStart, t tracein.Time) {
+	w := a.gs[waker]
+	switch {
+	case w == nil:
+	case w.req == r:
+		s.Waker = w.mi
+	case w.req != nil && !w.req.members[w.mi].tentative:
+		s.Contention = true
+	default:
+		s.Borrow = a.borrow(r, w, waitStart, t)
+	}
+}
+
+// borrow copies w's timeline over [lb, t] into r.
+func (a *Analyzer) borrow(r *reqState, w *gstate, lb, t tracein.Time) int32 {
+	a.hist = w.history(lb, a.hist[:0])
+	b := critpath.Borrowed{ID: w.id, Segs: make([]critpath.Seg, 0, len(a.hist)+1)}
+	add := func(h hseg) {
+		s := critpath.Seg{Start: max(h.start, lb), End: h.end, Kind: h.kind, Term: critpath.NoTerm, Waker: -1, Borrow: -1}
+		if s.End <= s.Start {
+			return
+		}
+		if h.kind.IsWait() && h.waker != tracein.NoGoroutine {
+			s.Waker = memberOf(a.gs[h.waker], r)
+		}
+		b.Segs = append(b.Segs, s)
+	}
+	for _, h := range a.hist {
+		add(h)
+	}
+	if w.state != tracein.Undetermined {
+		add(hseg{start: w.since, end: t, kind: w.kind, waker: tracein.NoGoroutine})
+	}
+	r.borrows = append(r.borrows, b)
+	return int32(len(r.borrows) - 1)
+}
+
+func (a *Analyzer) sample(ev *tracein.Event) {
+	a.info.CPUSamples++
+	g := a.gs[ev.G]
+	if g == nil || g.req == nil {
+		return
+	}
+	g.req.samples++
+	if g.req.regionCPU == nil {
+		g.req.regionCPU = map[string]int{}
+	}
+	g.req.regionCPU[g.regionName()]++
+}
+
+func (a *Analyzer) procState(ev *tracein.Event) {
+	if ev.Proc+1 > int64(a.info.Procs) {
+		a.info.Procs = int(ev.Proc + 1)
+	}
+	if ev.To == tracein.Running {
+		a.procs[ev.Proc] = ev.Time
+		return
+	}
+	if start, ok := a.procs[ev.Proc]; ok {
+		a.procBusy += int64(ev.Time - start)
+		delete(a.procs, ev.Proc)
+	}
+}

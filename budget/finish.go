@@ -1,0 +1,189 @@
+package budget
+
+import (
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// finish closes request r at t (ender is the goroutine that ended it) and
+// books it into its group.
+func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
+	endG := max(memberOf(ender, r), 0)
+	a.closeMembers(r, t)
+	req := critpath.Request{Begin: r.begin, End: t, EndG: endG, Borrows: r.borrows}
+	req.Gs = make([]critpath.G, len(r.members))
+	for i, m := range r.members {
+		req.Gs[i] = m.g
+		req.Gs[i].Committed = !m.tentative
+	}
+	a.account(a.group(r.name, r.inferred), r, &req)
+	r.members = nil
+}
+
+// discard drops request r without booking it.
+func (a *Analyzer) discard(r *reqState, t tracein.Time) {
+	a.closeMembers(r, t)
+	r.members = nil
+}
+
+// closeMembers ends the membership of every goroutine still in r.
+func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
+	for _, m := range r.members {
+		if !m.alive {
+			continue
+		}
+		if g := a.gs[m.g.ID]; g != nil && g.req == r {
+			a.leave(g, t, false)
+		}
+		m.alive = false
+	}
+}
+
+// scratch holds per-request working sets reused across requests.
+type scratch struct {
+	wait  map[critpath.TermID]int64
+	crit  map[critpath.TermID]int64
+	model critpath.Model
+}
+
+func (s *scratch) init() {
+	s.wait = map[critpath.TermID]int64{}
+	s.crit = map[critpath.TermID]int64{}
+}
+
+// account books one finished request.
+func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
+	lat := req.Latency()
+	gs.count++
+	gs.lat = append(gs.lat, lat)
+	gs.begins = append(gs.begins, req.Begin)
+	sum, committed := a.waitSums(gs, r, req)
+	if committed > 1 {
+		gs.forked++
+	} else if sum > lat+lat/50 {
+		gs.overfull++
+	}
+	path := critpath.Walk(req)
+	a.critical(gs, path)
+	for i, p := range a.opts.Predictions {
+		gs.pred[i] = append(gs.pred[i], critpath.Simulate(req, a.model(p)))
+	}
+	if a.opts.FixPotential {
+		for tid := range a.scratch.crit {
+			gain := lat - critpath.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
+			gs.term(tid).fix += gain
+		}
+	}
+	gs.samples += r.samples
+	for name, n := range r.regionCPU {
+		gs.region(name).cpu += n
+	}
+	gs.keepPath(r, req, path, a.opts.PathSamples)
+}
+
+// waitSums adds the goroutine time of r's committed goroutines to gs and
+// returns its total and the number of committed goroutines.
+func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) (sum int64, committed int) {
+	clear(a.scratch.wait)
+	for i := range req.Gs {
+		g := &req.Gs[i]
+		if !g.Committed {
+			continue
+		}
+		committed++
+		for j := range g.Segs {
+			s := &g.Segs[j]
+			d := s.Dur()
+			sum += d
+			gs.region(r.members[i].regions[j]).wall += d
+			switch s.Kind {
+			case frame.Running:
+				gs.running += d
+			case frame.Runnable:
+				gs.runnable += d
+			default:
+				a.scratch.wait[s.Term] += d
+			}
+		}
+	}
+	for tid, d := range a.scratch.wait {
+		ts := gs.term(tid)
+		ts.wait += d
+		ts.requests++
+	}
+	return sum, committed
+}
+
+// critical adds a request's critical path to gs.
+func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) {
+	clear(a.scratch.crit)
+	for _, p := range path {
+		d := p.Dur()
+		switch {
+		case p.Unknown:
+			gs.critUnknown += d
+		case p.Term == critpath.NoTerm && p.Kind == frame.Running:
+			gs.critRunning += d
+		case p.Term == critpath.NoTerm:
+			gs.critRunnable += d
+		default:
+			a.scratch.crit[p.Term] += d
+			ts := gs.term(p.Term)
+			ts.causes[p.Kind] += d
+			if p.Contention {
+				ts.contention += d
+			}
+		}
+	}
+	for tid, d := range a.scratch.crit {
+		ts := gs.term(tid)
+		ts.crit += d
+		ts.critRequests++
+	}
+}
+
+func removeOnly(tid critpath.TermID) func(critpath.TermID) float64 {
+	return func(t critpath.TermID) float64 {
+		if t == tid {
+			return 0
+		}
+		return 1
+	}
+}
+
+// model turns a prediction into a simulation model over the current terms.
+func (a *Analyzer) model(p Prediction) critpath.Model {
+	ma := a.matcher(p.A)
+	switch p.Op {
+	case OpRemove:
+		return critpath.Model{Scale: func(t critpath.TermID) float64 { return b2f(!ma(t)) }}
+	case OpScale:
+		f := p.Factor
+		return critpath.Model{Scale: func(t critpath.TermID) float64 {
+			if ma(t) {
+				return f
+			}
+			return 1
+		}}
+	default:
+		return critpath.Model{Overlap: []critpath.Pair{{A: ma, B: a.matcher(p.B)}}}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// matcher returns a predicate over TermIDs for a term name.
+func (a *Analyzer) matcher(name string) func(critpath.TermID) bool {
+	return func(t critpath.TermID) bool {
+		if t < 0 || int(t) >= len(a.terms.list) {
+			return false
+		}
+		return MatchName(a.terms.list[t].Frame, name)
+	}
+}

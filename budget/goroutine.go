@@ -1,0 +1,91 @@
+package budget
+
+import (
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// histLen is how many closed intervals each goroutine remembers, so that a
+// goroutine outside any request (net/http's readLoop, a worker) can explain
+// the wait of the request goroutine it wakes.
+const histLen = 8
+
+// hseg is a remembered interval of any goroutine.
+type hseg struct {
+	start, end tracein.Time
+	kind       frame.Kind
+	waker      tracein.GoID
+}
+
+// gstate is the analyser's scratch state for one live goroutine.
+type gstate struct {
+	id    tracein.GoID
+	state tracein.State
+	since tracein.Time
+	kind  frame.Kind      // of the current interval
+	term  critpath.TermID // of the current wait or syscall
+	ring  [histLen]hseg
+	rn    int // intervals pushed so far
+
+	// Request membership: the request this goroutine's time belongs to now.
+	req    *reqState
+	mi     int32        // index in req.members
+	joined tracein.Time // when it joined req
+	saved  []membership // memberships suspended by a region of another request
+	// regions is the stack of open regions (innermost last).
+	regions []region
+
+	serve *serveState // for net/http server goroutines, when inferring
+}
+
+type membership struct {
+	req    *reqState
+	mi     int32
+	joined tracein.Time
+}
+
+type region struct {
+	name   string
+	joined *reqState // the request this region made the goroutine join, if any
+}
+
+// push remembers a closed interval.
+func (g *gstate) push(h hseg) {
+	g.ring[g.rn%histLen] = h
+	g.rn++
+}
+
+// history returns the remembered intervals that end after lb, oldest first.
+func (g *gstate) history(lb tracein.Time, out []hseg) []hseg {
+	n := min(g.rn, histLen)
+	for i := g.rn - n; i < g.rn; i++ {
+		if h := g.ring[i%histLen]; h.end > lb {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// regionName returns the innermost open region's name, or "".
+func (g *gstate) regionName() string {
+	if len(g.regions) == 0 {
+		return ""
+	}
+	return g.regions[len(g.regions)-1].name
+}
+
+// kindOf maps a goroutine state (and wait reason) to a kind.
+func kindOf(s tracein.State, reason string) frame.Kind {
+	switch s {
+	case tracein.Running:
+		return frame.Running
+	case tracein.Runnable:
+		return frame.Runnable
+	case tracein.Syscall:
+		return frame.Syscall
+	case tracein.Waiting:
+		return frame.KindOfReason(reason)
+	}
+	return frame.Other
+}

@@ -1,0 +1,41 @@
+package budget
+
+import "github.com/latscope/latscope/frame"
+
+// InferMode says where requests come from.
+type InferMode uint8
+
+// Inference modes.
+const (
+	// InferAuto uses tasks, and infers net/http server requests only when
+	// the trace has no task at all.
+	InferAuto InferMode = iota
+	// InferTasks uses tasks only.
+	InferTasks
+	// InferHTTP ignores tasks and infers net/http server requests.
+	InferHTTP
+)
+
+// Options configure an Analyzer.
+type Options struct {
+	// Rules decide application frames and mechanisms.
+	Rules frame.Rules
+	// Infer says where requests come from.
+	Infer InferMode
+	// Predictions are evaluated for every request.
+	Predictions []Prediction
+	// FixPotential computes, per term, the latency saved if it were gone
+	// (one extra simulation per term on each request's critical path).
+	FixPotential bool
+	// PathSamples is how many requests' critical paths are kept (reservoir
+	// sampled) to show the median request; the slowest is always kept.
+	PathSamples int
+}
+
+// DefaultOptions are the options of `latscope analyze` without flags.
+var DefaultOptions = Options{
+	Rules:        frame.DefaultRules,
+	Infer:        InferAuto,
+	FixPotential: true,
+	PathSamples:  1024,
+}

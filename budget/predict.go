@@ -1,0 +1,73 @@
+package budget
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Op is a what-if operation.
+type Op uint8
+
+// Operations (design §4).
+const (
+	OpRemove  Op = iota // the term costs nothing
+	OpScale             // the term's waits are multiplied by Factor
+	OpOverlap           // terms A and B run concurrently
+)
+
+var opNames = [...]string{OpRemove: "remove", OpScale: "scale", OpOverlap: "overlap"}
+
+// String returns the operation's name as written in a spec.
+func (o Op) String() string { return opNames[o] }
+
+// Prediction is one parsed --predict spec.
+type Prediction struct {
+	Spec   string // as written
+	Op     Op
+	A, B   string // term names (application frames, matched by suffix)
+	Factor float64
+}
+
+// ParsePrediction parses "remove=NAME", "scale=NAME:F" or "overlap=A,B".
+// NAME matches application frames that equal it or end in "."+NAME or
+// "/"+NAME, so "callUpstream" matches "main.callUpstream".
+func ParsePrediction(spec string) (Prediction, error) {
+	op, arg, ok := strings.Cut(spec, "=")
+	if !ok || arg == "" {
+		return Prediction{}, fmt.Errorf("prediction %q: want remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM", spec)
+	}
+	p := Prediction{Spec: spec}
+	switch op {
+	case "remove":
+		p.Op, p.A = OpRemove, arg
+	case "scale":
+		name, f, ok := strings.Cut(arg, ":")
+		v, err := strconv.ParseFloat(f, 64)
+		if !ok || name == "" || err != nil || v < 0 {
+			return Prediction{}, fmt.Errorf("prediction %q: want scale=TERM:FACTOR with FACTOR ≥ 0, e.g. scale=queryDB:0.5", spec)
+		}
+		p.Op, p.A, p.Factor = OpScale, name, v
+	case "overlap":
+		a, b, ok := strings.Cut(arg, ",")
+		if !ok || a == "" || b == "" {
+			return Prediction{}, fmt.Errorf("prediction %q: want overlap=TERM,TERM", spec)
+		}
+		p.Op, p.A, p.B = OpOverlap, a, b
+	default:
+		return Prediction{}, fmt.Errorf("prediction %q: unknown operation %q (remove, scale, overlap)", spec, op)
+	}
+	return p, nil
+}
+
+// MatchName reports whether an application frame matches a term name.
+func MatchName(frame, name string) bool {
+	if frame == name {
+		return true
+	}
+	if !strings.HasSuffix(frame, name) {
+		return false
+	}
+	c := frame[len(frame)-len(name)-1]
+	return c == '.' || c == '/'
+}

@@ -1,0 +1,73 @@
+package budget
+
+import (
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/tracein"
+)
+
+// reqState is an open request's scratch state. It is dropped when the
+// request ends.
+type reqState struct {
+	task      tracein.TaskID
+	name      string
+	begin     tracein.Time
+	inferred  bool
+	members   []*member
+	borrows   []critpath.Borrowed
+	samples   int
+	regionCPU map[string]int
+}
+
+// member is one goroutine's time inside a request.
+type member struct {
+	g         critpath.G
+	regions   []string // innermost region of each segment, parallel to g.Segs
+	alive     bool     // still a member (not ended, not left)
+	tentative bool     // created in the request; its time counts only if it ends inside it
+}
+
+// join makes g a member of r from time t.
+func (a *Analyzer) join(g *gstate, r *reqState, t tracein.Time, creator int32, tentative bool) {
+	if g.req != nil {
+		a.split(g, t)
+		g.saved = append(g.saved, membership{g.req, g.mi, g.joined})
+	}
+	m := &member{alive: true, tentative: tentative}
+	m.g = critpath.G{ID: g.id, Creator: creator, Start: t, Committed: !tentative}
+	r.members = append(r.members, m)
+	g.req, g.mi, g.joined = r, int32(len(r.members)-1), t
+}
+
+// leave ends g's membership of its current request at t, restoring a
+// suspended one. ended says the goroutine exited.
+func (a *Analyzer) leave(g *gstate, t tracein.Time, ended bool) {
+	if g.req == nil {
+		return
+	}
+	a.split(g, t)
+	m := g.req.members[g.mi]
+	m.alive = false
+	if ended && m.tentative {
+		m.tentative = false
+		m.g.Committed = true
+	}
+	g.req = nil
+	for len(g.saved) > 0 {
+		s := g.saved[len(g.saved)-1]
+		g.saved = g.saved[:len(g.saved)-1]
+		if s.req.open() {
+			g.req, g.mi, g.joined = s.req, s.mi, t
+			break
+		}
+	}
+}
+
+func (r *reqState) open() bool { return r.members != nil }
+
+// memberOf returns g's member index in r, or -1.
+func memberOf(g *gstate, r *reqState) int32 {
+	if g != nil && g.req == r {
+		return g.mi
+	}
+	return -1
+}

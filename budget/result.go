@@ -1,0 +1,237 @@
+package budget
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Result is the outcome of one analysis. All durations are nanoseconds;
+// sums are over a group's counted requests (divide by Count for means).
+type Result struct {
+	Info     TraceInfo
+	Terms    []Term   // the term table; TermStat.Term indexes it
+	Groups   []*Group // request types, most requests first
+	Outside  Outside
+	Warnings []error // findings and refusals; see Finding
+}
+
+// TraceInfo describes the trace as a whole.
+type TraceInfo struct {
+	Start, End  tracein.Time
+	StartWall   time.Time // zero when the trace has no clock snapshot
+	Records     int64
+	Generations int
+	Goroutines  int
+	Tasks       int // TaskBegin events
+	NestedTasks int // tasks begun inside another open task (counted with their parent)
+	CPUSamples  int
+	Procs       int   // Ps seen (GOMAXPROCS as the trace shows it)
+	ProcBusy    int64 // Σ time Ps were running
+	Inferred    bool  // requests were inferred from net/http server goroutines
+}
+
+// Duration returns the trace's length in nanoseconds.
+func (t TraceInfo) Duration() int64 { return int64(t.End - t.Start) }
+
+// Outside is goroutine time spent outside any request, by kind. It is never
+// divided by a request count (design §5, pitfall 3).
+type Outside struct {
+	ByKind [frame.NumKinds]int64
+}
+
+// Group is the analysis of one request type.
+type Group struct {
+	Name     string
+	Inferred bool
+	Count    int // requests that began and ended in the trace
+	// ExcludedBefore ended in the trace but began before it; ExcludedAfter
+	// began but had not ended when the trace stopped.
+	ExcludedBefore, ExcludedAfter int
+	Latency                       Stats
+	Terms                         []TermStat // waits, most critical first
+	Running, Runnable             TimeStat
+	Unknown                       int64 // critical-path time the timelines could not explain
+	Forked                        int   // requests that ran on more than one goroutine
+	Regions                       []RegionStat
+	CPUSamples                    int
+	Predictions                   []PredictionResult
+	Slowest, Median               *Path
+	// Latencies are the requests' latencies in the order they ended.
+	Latencies []int64
+}
+
+// Excluded returns the number of requests cut by the trace window.
+func (g *Group) Excluded() int { return g.ExcludedBefore + g.ExcludedAfter }
+
+// Stats summarise latencies (ns). Percentiles are exact (nearest rank).
+type Stats struct {
+	Mean                    float64
+	Min, P50, P90, P99, Max int64
+}
+
+// TermStat is one term's time in a group.
+type TermStat struct {
+	Term       critpath.TermID
+	Wait       int64 // goroutine time (wait sum)
+	Critical   int64 // time on the critical path
+	Fix        int64 // latency saved if the term were gone (Σ over requests)
+	Contention int64 // critical time ended by another request (lock or pool held elsewhere)
+	Requests   int   // requests with this wait
+	// Causes splits Critical by what was really happening: the wait itself,
+	// or for waits explained by a goroutine outside the request (a transport's
+	// readLoop), that goroutine's state (network, running, …).
+	Causes [frame.NumKinds]int64
+}
+
+// TimeStat is running or runnable time.
+type TimeStat struct{ Wait, Critical int64 }
+
+// RegionStat is goroutine time and CPU samples inside a runtime/trace region
+// ("" for time outside any region).
+type RegionStat struct {
+	Name       string
+	Wall       int64
+	CPUSamples int
+}
+
+// PredictionResult is a prediction evaluated over a group's requests.
+type PredictionResult struct {
+	Prediction
+	Mean    float64
+	P99     int64
+	Matched bool // some term of the trace matched the prediction's names
+}
+
+// Path is one request's critical path, in time order.
+type Path struct {
+	Task       tracein.TaskID
+	Begin, End tracein.Time
+	Latency    int64
+	Goroutines int
+	Segs       []critpath.PathSeg
+}
+
+// Finalize ends the analysis and returns its result. The Analyzer must not
+// be used afterwards.
+func (a *Analyzer) Finalize() *Result {
+	for _, r := range a.open {
+		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
+	}
+	for _, g := range a.gs {
+		if g.serve != nil && g.serve.span != nil {
+			a.group("http (inferred, cut by the trace end)", true).excludedAfter++
+		}
+	}
+	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list)}
+	res.Info.ProcBusy = a.procBusy
+	for p, start := range a.procs {
+		_ = p
+		res.Info.ProcBusy += int64(a.info.End - start)
+	}
+	res.Outside.ByKind = a.outside
+	for _, gs := range a.groups {
+		if a.seenTask && gs.inferred {
+			continue
+		}
+		res.Groups = append(res.Groups, a.finalGroup(gs))
+	}
+	sort.Slice(res.Groups, func(i, j int) bool {
+		gi, gj := res.Groups[i], res.Groups[j]
+		if gi.Count != gj.Count {
+			return gi.Count > gj.Count
+		}
+		return gi.Name < gj.Name
+	})
+	res.Info.Inferred = !a.seenTask && len(res.Groups) > 0
+	res.Warnings = append(a.warnings, findings(res, a)...)
+	return res
+}
+
+func (a *Analyzer) finalGroup(gs *groupState) *Group {
+	g := &Group{
+		Name: gs.name, Inferred: gs.inferred, Count: gs.count,
+		ExcludedBefore: gs.excludedBefore, ExcludedAfter: gs.excludedAfter,
+		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
+		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
+		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest,
+	}
+	for tid, t := range gs.terms {
+		if t == nil {
+			continue
+		}
+		g.Terms = append(g.Terms, TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
+			Contention: t.contention, Requests: t.requests, Causes: t.causes})
+	}
+	sort.SliceStable(g.Terms, func(i, j int) bool {
+		if g.Terms[i].Critical != g.Terms[j].Critical {
+			return g.Terms[i].Critical > g.Terms[j].Critical
+		}
+		return g.Terms[i].Wait > g.Terms[j].Wait
+	})
+	for name, r := range gs.regions {
+		g.Regions = append(g.Regions, RegionStat{Name: name, Wall: r.wall, CPUSamples: r.cpu})
+	}
+	sort.Slice(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
+	for i, p := range a.opts.Predictions {
+		s := stats(gs.pred[i])
+		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p)})
+	}
+	g.Median = medianPath(gs.reservoir, g.Latency.P50)
+	return g
+}
+
+func (a *Analyzer) anyTermMatches(p Prediction) bool {
+	ma, mb := a.matcher(p.A), a.matcher(p.B)
+	okA, okB := false, p.Op != OpOverlap
+	for t := range a.terms.list {
+		okA = okA || ma(critpath.TermID(t))
+		okB = okB || (p.Op == OpOverlap && mb(critpath.TermID(t)))
+	}
+	return okA && okB
+}
+
+// medianPath returns the kept path whose latency is closest to the median.
+func medianPath(paths []*Path, p50 int64) *Path {
+	var best *Path
+	for _, p := range paths {
+		if best == nil || abs(p.Latency-p50) < abs(best.Latency-p50) {
+			best = p
+		}
+	}
+	return best
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// stats computes exact statistics of xs (nanoseconds).
+func stats(xs []int64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	return Stats{Mean: sum / float64(len(s)), Min: s[0], P50: rank(s, 0.50), P90: rank(s, 0.90), P99: rank(s, 0.99), Max: s[len(s)-1]}
+}
+
+// rank returns the nearest-rank percentile q of sorted s.
+func rank(s []int64, q float64) int64 {
+	i := int(float64(len(s))*q+0.999999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// Stats returns exact statistics of latencies in nanoseconds.
+func StatsOf(xs []int64) Stats { return stats(xs) }

@@ -1,0 +1,78 @@
+package budget
+
+import "github.com/latscope/latscope/tracein"
+
+func (a *Analyzer) taskBegin(ev *tracein.Event) {
+	a.info.Tasks++
+	if a.opts.Infer == InferHTTP {
+		return
+	}
+	if !a.seenTask {
+		a.seenTask = true
+		a.stopInferring(ev.Time)
+	}
+	if p, ok := a.open[ev.Parent]; ok && ev.Parent != tracein.BackgroundTask && p != nil {
+		a.info.NestedTasks++ // a sub-task is part of its parent request
+		return
+	}
+	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time}
+	a.open[ev.Task] = r
+	a.join(a.g(ev.G), r, ev.Time, -1, false)
+}
+
+func (a *Analyzer) taskEnd(ev *tracein.Event) {
+	if a.opts.Infer == InferHTTP {
+		return
+	}
+	r, ok := a.open[ev.Task]
+	if !ok {
+		if ev.Name != "" || ev.Parent == tracein.BackgroundTask || ev.Parent == tracein.NoTask {
+			a.group(nameOr(ev.Name, "(unnamed)"), false).excludedBefore++
+		}
+		return
+	}
+	delete(a.open, ev.Task)
+	a.finish(r, ev.Time, a.gs[ev.G])
+}
+
+func (a *Analyzer) regionBegin(ev *tracein.Event) {
+	g := a.g(ev.G)
+	a.split(g, ev.Time)
+	rg := region{name: ev.Name}
+	if r, ok := a.open[ev.Task]; ok && g.req != r {
+		a.join(g, r, ev.Time, -1, false)
+		rg.joined = r
+	}
+	g.regions = append(g.regions, rg)
+}
+
+func (a *Analyzer) regionEnd(ev *tracein.Event) {
+	g := a.g(ev.G)
+	a.split(g, ev.Time)
+	if len(g.regions) == 0 {
+		return // the region began before the trace
+	}
+	rg := g.regions[len(g.regions)-1]
+	g.regions = g.regions[:len(g.regions)-1]
+	if rg.joined != nil && g.req == rg.joined {
+		a.leave(g, ev.Time, false)
+	}
+}
+
+// log: a goroutine that logs in a task's context belongs to it from then on.
+func (a *Analyzer) log(ev *tracein.Event) {
+	r, ok := a.open[ev.Task]
+	if !ok {
+		return
+	}
+	if g := a.g(ev.G); g.req != r {
+		a.join(g, r, ev.Time, -1, false)
+	}
+}
+
+func nameOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

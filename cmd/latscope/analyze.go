@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/tracein"
+)
+
+func init() {
+	register("analyze", "per-request latency budget, critical path and predictions from a Go execution trace", runAnalyze)
+}
+
+// analyzeOptions are the flags of `latscope analyze`.
+type analyzeOptions struct {
+	json     bool
+	app      stringList
+	frame    regexpFlag
+	task     string
+	predict  predictions
+	cpuSecs  float64
+	clients  float64
+	cores    float64
+	pool     int
+	infer    inferFlag
+	minShare float64
+	partial  bool
+}
+
+const analyzeExamples = `
+examples:
+  latscope analyze demo.trace
+  latscope analyze --predict overlap=callUpstream,queryDB --predict remove=lockedSection demo.trace
+  latscope analyze --json --cpu-seconds 0.171 demo.trace
+  curl -s localhost:6060/debug/pprof/trace?seconds=5 | latscope analyze -
+`
+
+func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	var o analyzeOptions
+	fs := newFlagSet("analyze", "analyze [flags] TRACE", stderr)
+	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/json.md)")
+	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
+	fs.Var(&o.frame, "frame", "show only terms whose application frame matches `REGEX`")
+	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
+	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable)")
+	fs.Float64Var(&o.cpuSecs, "cpu-seconds", -1, "process CPU time (utime+stime) over the trace window from an independent counter, for the cross-check")
+	fs.Float64Var(&o.clients, "clients", 0, "closed-model clients for throughput predictions (default: estimated from the trace)")
+	fs.Float64Var(&o.cores, "cores", 0, "CPU cores available to the service (default: GOMAXPROCS in the trace)")
+	fs.IntVar(&o.pool, "pool", 0, "connection pool size, to cap predicted throughput by the pool")
+	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else net/http server requests), tasks, http")
+	fs.Float64Var(&o.minShare, "min-share", 0.5, "fold terms under this share of the mean (percent) into one row in text output")
+	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
+	usageWith(fs, stderr, "analyze [flags] TRACE", analyzeExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("analyze: want exactly one trace file (or - for standard input), got %d arguments", fs.NArg())
+	}
+	if o.clients < 0 || o.cores < 0 || o.pool < 0 || o.minShare < 0 {
+		return errors.New("analyze: --clients, --cores, --pool and --min-share must not be negative")
+	}
+	opts := budget.DefaultOptions
+	opts.Rules.App = o.app
+	opts.Infer = o.infer.mode
+	opts.Predictions = o.predict
+	res, err := analyzeFile(ctx, fs.Arg(0), opts, o.partial)
+	if err != nil {
+		return err
+	}
+	in := render.Inputs{File: fs.Arg(0), CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
+		Task: o.task, Frame: o.frame.re, MinShare: o.minShare}
+	rep, err := render.Build(res, in)
+	if err != nil {
+		return err
+	}
+	if err := noMatch(res); err != nil {
+		return err
+	}
+	if o.json {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteText(stdout)
+}
+
+// noMatch turns a prediction that matched no term into an error.
+func noMatch(res *budget.Result) error {
+	for _, w := range res.Warnings {
+		var f *budget.Finding
+		if errors.As(w, &f) && f.Kind == budget.FindNoMatch {
+			return fmt.Errorf("--predict: %s", f.Text)
+		}
+	}
+	return nil
+}
+
+// analyzeFile runs the analyser over one trace file ("-" is standard input).
+func analyzeFile(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	tr, err := tracein.NewReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	a := budget.New(opts, tr.Stacks())
+	var lost error
+	for n := 0; ; n++ {
+		if n%65536 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ev, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !partial {
+				return nil, fmt.Errorf("%w (--partial analyses what came before) to analyse what came before)", err)
+			}
+			lost = err
+			break
+		}
+		a.Event(&ev)
+	}
+	res := a.Finalize()
+	if lost != nil {
+		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
+	}
+	return res, nil
+}

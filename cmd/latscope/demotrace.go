@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/latscope/latscope/lab/demotrace"
+)
+
+func init() {
+	register("demo-trace", "record a trace of a small demo service on loopback, to try analyze on", runDemoTrace)
+}
+
+const demoTraceExamples = `
+examples:
+  latscope demo-trace -o demo.trace && latscope analyze demo.trace
+  latscope demo-trace --scenario waitgroup -o overlapped.trace
+  latscope demo-trace --list
+`
+
+func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	cfg := demotrace.DefaultConfig
+	fs := newFlagSet("demo-trace", "demo-trace [flags]", stderr)
+	out := fs.String("o", "demo.trace", "output `FILE`")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	fs.StringVar(&cfg.Scenario, "scenario", cfg.Scenario, "scenario `NAME` (see --list)")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "closed-model clients")
+	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "requests recorded (after warm-up)")
+	fs.BoolVar(&cfg.CPUProfile, "cpuprofile", true, "run the CPU profiler too, so the trace carries CPU samples")
+	usageWith(fs, stderr, "demo-trace [flags]", demoTraceExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *list {
+		names := make([]string, 0, len(demotrace.Scenarios))
+		for n := range demotrace.Scenarios {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stdout, "%-11s %s\n", n, demotrace.Scenarios[n])
+		}
+		return nil
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("demo-trace: unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.Clients < 1 || cfg.Requests < 1 {
+		return fmt.Errorf("demo-trace: --clients and --requests must be at least 1")
+	}
+	var sum demotrace.Summary
+	err := writeAtomic(*out, func(w io.Writer) error {
+		var err error
+		sum, err = demotrace.Record(ctx, w, cfg)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("demo-trace: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s: scenario %s, %d requests from %d clients, client-side mean %.2f ms, process CPU %.3f s over %.2f s\n",
+		*out, cfg.Scenario, sum.Requests, cfg.Clients, float64(sum.Mean().Microseconds())/1000, sum.CPU.Seconds(), sum.Wall.Seconds())
+	fmt.Fprintf(stdout, "next: latscope analyze --cpu-seconds %.3f %s\n", sum.CPU.Seconds(), *out)
+	return nil
+}
+
+// writeAtomic writes a file through a temporary file in the same
+// directory, so a failure never leaves a partial file behind.
+func writeAtomic(name string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}

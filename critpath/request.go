@@ -1,0 +1,86 @@
+package critpath
+
+import (
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// TermID identifies a term in the analyser's term table. NoTerm marks
+// running and runnable time.
+type TermID int32
+
+// NoTerm is the TermID of segments that are not waits.
+const NoTerm TermID = -1
+
+// Seg is one interval of one goroutine's time inside a request.
+type Seg struct {
+	Start, End tracein.Time
+	Kind       frame.Kind
+	Term       TermID // for waits and syscalls; NoTerm otherwise
+	// Waker is the index (in Request.Gs) of the request goroutine whose
+	// action ended this wait, or -1.
+	Waker int32
+	// Borrow is the index (in Request.Borrows) of the timeline of a goroutine
+	// outside the request that ended this wait (a transport goroutine, a
+	// worker), or -1.
+	Borrow int32
+	// Contention is set when a goroutine of another request ended the wait.
+	Contention bool
+}
+
+// Dur returns the segment's length in nanoseconds.
+func (s *Seg) Dur() int64 { return int64(s.End - s.Start) }
+
+// IsJoin reports whether the wait was ended by another goroutine of the
+// same request (a join, a channel handoff, a mutex passed within the request).
+func (s *Seg) IsJoin() bool { return s.Waker >= 0 }
+
+// G is one goroutine's timeline inside a request: its segments in time order.
+type G struct {
+	ID tracein.GoID
+	// Creator is the index of the request goroutine that created this one,
+	// or -1 (the task's goroutine, or one that joined through a region).
+	Creator int32
+	// Committed is false for goroutines created in the request that were
+	// still alive when it ended (connection pools and other long-lived
+	// goroutines): their time is not the request's, but their timeline may
+	// still explain a wait of the request (as a borrowed timeline).
+	Committed bool
+	Start     tracein.Time
+	Segs      []Seg
+}
+
+// Borrowed is a copy of the recent timeline of a goroutine outside the
+// request, taken when it woke a request goroutine.
+type Borrowed struct {
+	ID   tracein.GoID
+	Segs []Seg // Waker indexes refer to Request.Gs; Borrow is always -1
+}
+
+// Request is one request's goroutines between Begin and End.
+type Request struct {
+	Begin, End tracein.Time
+	EndG       int32 // index of the goroutine that ended the request
+	Gs         []G
+	Borrows    []Borrowed
+}
+
+// Latency returns End − Begin in nanoseconds.
+func (r *Request) Latency() int64 { return int64(r.End - r.Begin) }
+
+// segAt returns the index of the segment of segs with Start < t ≤ End, or -1.
+func segAt(segs []Seg, t tracein.Time) int {
+	lo, hi := 0, len(segs)
+	for lo < hi { // first segment with End >= t
+		m := (lo + hi) / 2
+		if segs[m].End < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(segs) && segs[lo].Start < t {
+		return lo
+	}
+	return -1
+}

@@ -1,0 +1,60 @@
+package frame
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name     string
+		app      []string
+		stack    []string
+		wantApp  string
+		wantMech string
+	}{
+		{"mutex", nil, []string{"runtime.gopark", "runtime.semacquire1", "internal/sync.runtime_SemacquireMutex", "internal/sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).Lock", "sync.(*Mutex).Lock", "main.lockedSection", "main.handle"}, "main.lockedSection", "sync.(*Mutex).Lock"},
+		{"http client", nil, []string{"runtime.gopark", "runtime.selectgo", "net/http.(*persistConn).roundTrip", "net/http.(*Transport).roundTrip", "net/http.(*Client).Do", "main.callUpstream", "main.handle"}, "main.callUpstream", "net/http.(*persistConn).roundTrip"},
+		{"raw net", nil, []string{"runtime.gopark", "runtime.netpollblock", "internal/poll.runtime_pollWait", "internal/poll.(*pollDesc).wait", "internal/poll.(*FD).Read", "net.(*netFD).Read", "net.(*conn).Read", "bufio.(*Reader).fill", "main.queryDb", "main.handle.func3.1"}, "main.queryDb", "net.(*netFD).Read"},
+		{"pgx pool", nil, []string{"runtime.selectgo", "golang.org/x/sync/semaphore.(*Weighted).Acquire", "github.com/jackc/puddle/v2.(*Pool[...]).acquire", "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire", "github.com/acme/svc/store.(*DB).Get", "main.handle"}, "github.com/acme/svc/store.(*DB).Get", "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire"},
+		{"user select", nil, []string{"runtime.gopark", "runtime.selectgo", "main.worker"}, "main.worker", ""},
+		{"no app frame", nil, []string{"runtime.gopark", "net/http.(*persistConn).readLoop"}, "", "net/http.(*persistConn).readLoop"},
+		{"app prefix", []string{"github.com/acme/"}, []string{"runtime.gopark", "sync.(*WaitGroup).Wait", "github.com/other/lib.Do", "github.com/acme/svc.handle", "main.main"}, "github.com/acme/svc.handle", "sync.(*WaitGroup).Wait"},
+		{"agent is infra", nil, []string{"runtime.gopark", "github.com/latscope/latscope/agent.(*mw).ServeHTTP", "main.main"}, "main.main", "github.com/latscope/latscope/agent.(*mw).ServeHTTP"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := DefaultRules
+			r.App = tt.app
+			got := r.Decide(tt.stack)
+			if got.App != tt.wantApp || got.Mechanism != tt.wantMech {
+				t.Errorf("Decide = {%q, %q}, want {%q, %q}", got.App, got.Mechanism, tt.wantApp, tt.wantMech)
+			}
+		})
+	}
+}
+
+func TestPackage(t *testing.T) {
+	for in, want := range map[string]string{
+		"net/http.(*Transport).roundTrip":                 "net/http",
+		"main.handle.func2.1":                             "main",
+		"github.com/a/b.(*T).M":                           "github.com/a/b",
+		"github.com/jackc/puddle/v2.(*Pool[...]).acquire": "github.com/jackc/puddle/v2",
+		"runtime.gopark":                                  "runtime",
+		"nodot":                                           "nodot",
+	} {
+		if got := Package(in); got != want {
+			t.Errorf("Package(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestKindOfReason(t *testing.T) {
+	for reason, want := range map[string]Kind{"network": Network, "sync": Sync, "select": Select, "GC mark assist wait": GC, "brand new reason": Other} {
+		if got := KindOfReason(reason); got != want {
+			t.Errorf("KindOfReason(%q) = %v, want %v", reason, got, want)
+		}
+	}
+	for k := Kind(0); k < numKinds; k++ {
+		if got, ok := ParseKind(k.String()); !ok || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v", k.String(), got, ok)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+)
+
+// ErrNoMatch is wrapped by Build's errors for filters that match nothing.
+var ErrNoMatch = errors.New("matches nothing")
+
+// Build derives a report from an analysis result.
+func Build(res *budget.Result, in Inputs) (*Report, error) {
+	groups, err := filterGroups(res, in)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Trace: traceJSON(res, in), Outside: outsideJSON(res), minShare: in.MinShare}
+	total := 0
+	for _, g := range res.Groups {
+		total += g.Count
+	}
+	matched := in.Frame == nil
+	for _, g := range groups {
+		gj := buildGroup(res, g, in, total)
+		matched = matched || len(gj.Terms) > 0
+		rep.Groups = append(rep.Groups, gj)
+	}
+	if !matched {
+		return nil, fmt.Errorf("--frame %q %w: no application frame matches%s", in.Frame, ErrNoMatch, closestShort(in.Frame.String(), appFrames(res)))
+	}
+	if len(rep.Groups) > 0 {
+		p := rep.Groups[0]
+		rep.Requests, rep.Terms, rep.CPU, rep.Coverage = p.Requests, p.Terms, p.CPU, p.Coverage
+	}
+	if rep.Terms == nil {
+		rep.Terms = []TermJSON{}
+	}
+	rep.Findings = findingsJSON(res, rep, in)
+	return rep, nil
+}
+
+func filterGroups(res *budget.Result, in Inputs) ([]*budget.Group, error) {
+	if in.Task == "" {
+		return res.Groups, nil
+	}
+	var names []string
+	for _, g := range res.Groups {
+		if g.Name == in.Task {
+			return []*budget.Group{g}, nil
+		}
+		names = append(names, g.Name)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("--task %q %w: the trace has no requests", in.Task, ErrNoMatch)
+	}
+	return nil, fmt.Errorf("--task %q %w (request types: %s)%s", in.Task, ErrNoMatch, strings.Join(names, ", "), closest(in.Task, names))
+}
+
+func closest(name string, candidates []string) string {
+	c := budget.Closest(name, candidates, 3)
+	if len(c) == 0 {
+		return ""
+	}
+	return "; closest: " + strings.Join(c, ", ")
+}
+
+func closestShort(name string, candidates []string) string {
+	c := budget.Closest(name, candidates, 3)
+	for i := range c {
+		c[i] = frame.Short(c[i])
+	}
+	if len(c) == 0 {
+		return ""
+	}
+	return "; closest: " + strings.Join(c, ", ")
+}
+
+func appFrames(res *budget.Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range res.Terms {
+		if t.Frame != "" && !seen[t.Frame] {
+			seen[t.Frame] = true
+			out = append(out, t.Frame)
+		}
+	}
+	return out
+}
+
+func traceJSON(res *budget.Result, in Inputs) TraceJSON {
+	i := res.Info
+	t := TraceJSON{File: in.File, DurationMs: ms(float64(i.Duration())), Records: i.Records, Generations: i.Generations,
+		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred}
+	if d := i.Duration(); d > 0 && i.Procs > 0 {
+		t.ProcBusyPct = round(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
+	}
+	if !i.StartWall.IsZero() {
+		t.StartWall = i.StartWall.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return t
+}
+
+func outsideJSON(res *budget.Result) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range res.Outside.ByKind {
+		if v > 0 {
+			out[frame.Kind(k).String()] = ms(float64(v))
+		}
+	}
+	return out
+}
+
+func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) GroupJSON {
+	n := float64(max(g.Count, 1))
+	per := func(ns int64) float64 { return ms(float64(ns) / n) }
+	mean := g.Latency.Mean
+	gj := GroupJSON{Name: g.Name, Inferred: g.Inferred, forks: g.Forked > 0}
+	gj.Requests = RequestsJSON{Count: g.Count, Excluded: g.Excluded(), ExcludedBefore: g.ExcludedBefore, ExcludedAfter: g.ExcludedAfter,
+		Forked: g.Forked, MeanMs: ms(mean), MinMs: ms(float64(g.Latency.Min)), P50Ms: ms(float64(g.Latency.P50)),
+		P90Ms: ms(float64(g.Latency.P90)), P99Ms: ms(float64(g.Latency.P99)), MaxMs: ms(float64(g.Latency.Max))}
+	if d := res.Info.Duration(); d > 0 {
+		gj.Requests.RPS = round(float64(g.Count) / (float64(d) / 1e9))
+	}
+	var waitSum, critWait float64
+	for _, ts := range g.Terms {
+		t := res.Terms[ts.Term]
+		waitSum += float64(ts.Wait)
+		critWait += float64(ts.Critical)
+		if in.Frame != nil && !in.Frame.MatchString(t.Frame) {
+			continue
+		}
+		gj.Terms = append(gj.Terms, termJSON(t, ts, n, mean))
+	}
+	if gj.Terms == nil {
+		gj.Terms = []TermJSON{}
+	}
+	gj.CPU = CPUJSON{RunningMs: per(g.Running.Wait), RunnableMs: per(g.Runnable.Wait),
+		CriticalRunningMs: per(g.Running.Critical), CriticalRunnableMs: per(g.Runnable.Critical)}
+	if in.CPUSeconds >= 0 && total > 0 {
+		v := round(in.CPUSeconds * 1000 / float64(total))
+		gj.CPU.IndependentMs = &v
+	}
+	gj.Coverage = coverage(g, waitSum/n, critWait/n, gj.CPU)
+	gj.Regions = regionsJSON(g, n)
+	gj.Throughput = throughput(res, g, in, gj)
+	gj.Predictions = predictionsJSON(res, g, in, gj)
+	gj.Slowest, gj.Median = pathJSON(res, g.Slowest), pathJSON(res, g.Median)
+	return gj
+}
+
+func termJSON(t budget.Term, ts budget.TermStat, n, mean float64) TermJSON {
+	tj := TermJSON{Frame: t.Frame, Mechanism: t.Mechanism, Kind: t.Kind.String(),
+		WaitMs: ms(float64(ts.Wait) / n), CriticalMs: ms(float64(ts.Critical) / n),
+		FixPotentialMs: ms(float64(ts.Fix) / n), ContentionMs: ms(float64(ts.Contention) / n), Requests: ts.Requests}
+	if mean > 0 {
+		tj.SharePct = round(100 * float64(ts.Wait) / n / mean)
+		tj.CriticalPct = round(100 * float64(ts.Critical) / n / mean)
+	}
+	for k, v := range ts.Causes {
+		if v > 0 {
+			if tj.CausesMs == nil {
+				tj.CausesMs = map[string]float64{}
+			}
+			tj.CausesMs[frame.Kind(k).String()] = ms(float64(v) / n)
+		}
+	}
+	return tj
+}
+
+func coverage(g *budget.Group, waitNs, critWaitNs float64, cpu CPUJSON) CoverageJSON {
+	mean := g.Latency.Mean
+	c := CoverageJSON{UnknownMs: ms(float64(g.Unknown) / float64(max(g.Count, 1)))}
+	if mean <= 0 {
+		return c
+	}
+	n := float64(max(g.Count, 1))
+	c.WaitSumPct = round(100 * waitNs / mean)
+	c.GoroutineSumPct = round(100 * (waitNs + float64(g.Running.Wait+g.Runnable.Wait)/n) / mean)
+	c.CriticalPct = round(100 * (critWaitNs + float64(g.Running.Critical+g.Runnable.Critical+g.Unknown)/n) / mean)
+	if cpu.IndependentMs != nil {
+		explained := critWaitNs/1e6 + cpu.CriticalRunnableMs + *cpu.IndependentMs
+		pct := round(100 * explained / (mean / 1e6))
+		un := round(mean/1e6 - explained)
+		c.IndependentPct, c.UnexplainedMs = &pct, &un
+	}
+	return c
+}
+
+func regionsJSON(g *budget.Group, n float64) []RegionJSON {
+	var wall float64
+	samples := 0
+	for _, r := range g.Regions {
+		wall += float64(r.Wall)
+		samples += r.CPUSamples
+	}
+	out := []RegionJSON{}
+	for _, r := range g.Regions {
+		rj := RegionJSON{Name: r.Name, WallMs: ms(float64(r.Wall) / n), CPUSamples: r.CPUSamples}
+		if wall > 0 {
+			rj.WallPct = round(100 * float64(r.Wall) / wall)
+		}
+		if samples > 0 {
+			rj.CPUPct = round(100 * float64(r.CPUSamples) / float64(samples))
+		}
+		out = append(out, rj)
+	}
+	return out
+}
+
+func pathJSON(res *budget.Result, p *budget.Path) *PathJSON {
+	if p == nil {
+		return nil
+	}
+	pj := &PathJSON{Task: uint64(p.Task), LatencyMs: ms(float64(p.Latency)), Goroutines: p.Goroutines, Segments: []SegmentJSON{}}
+	for _, s := range mergeSegs(p.Segs) {
+		sj := SegmentJSON{StartMs: ms(float64(s.Start - p.Begin)), DurMs: ms(float64(s.Dur())), Goroutine: int64(s.G),
+			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}
+		if s.Term != critpath.NoTerm {
+			sj.Term = res.Terms[s.Term].Name()
+		}
+		pj.Segments = append(pj.Segments, sj)
+	}
+	return pj
+}
+
+// mergeSegs joins adjacent pieces that say the same thing.
+func mergeSegs(segs []critpath.PathSeg) []critpath.PathSeg {
+	var out []critpath.PathSeg
+	for _, s := range segs {
+		if n := len(out); n > 0 {
+			l := &out[n-1]
+			if l.G == s.G && l.Kind == s.Kind && l.Term == s.Term && l.Borrowed == s.Borrowed && l.Contention == s.Contention && l.Unknown == s.Unknown && l.End == s.Start {
+				l.End = s.End
+				continue
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func ms(ns float64) float64 { return round(ns / 1e6) }
+
+// round keeps three decimals (microseconds for milliseconds).
+func round(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*1000) / 1000
+}

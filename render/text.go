@@ -1,0 +1,249 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/latscope/latscope/frame"
+)
+
+// WriteJSON writes the report as indented JSON (schema: docs/json.md).
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a terminal.
+func (r *Report) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	t := r.Trace
+	ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.DurationMs, t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	for _, f := range r.Findings {
+		if f.Refuse {
+			ew.printf("\nrefused: %s\n", f.Text)
+		}
+	}
+	for i := range r.Groups {
+		if !refused(r.Findings, r.Groups[i].Name) {
+			r.writeGroup(ew, &r.Groups[i])
+		}
+	}
+	r.writeOutside(ew)
+	var notes []FindingJSON
+	for _, f := range r.Findings {
+		if !f.Refuse {
+			notes = append(notes, f)
+		}
+	}
+	if len(notes) > 0 {
+		ew.printf("\nfindings:\n")
+		for _, f := range notes {
+			ew.printf("  - %s\n", f.Text)
+		}
+	}
+	return ew.err
+}
+
+func refused(fs []FindingJSON, group string) bool {
+	for _, f := range fs {
+		if f.Refuse && (f.Group == "" || f.Group == group) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Report) writeGroup(ew *errWriter, g *GroupJSON) {
+	q := g.Requests
+	kind := "requests"
+	if g.Inferred {
+		kind = "inferred requests"
+	}
+	ew.printf("\n%s: %d %s (%d cut by the window, excluded), %.1f/s\n", g.Name, q.Count, kind, q.Excluded, q.RPS)
+	if q.Count == 0 {
+		return
+	}
+	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.MeanMs, q.P50Ms, q.P90Ms, q.P99Ms, q.MaxMs)
+	r.writeBudget(ew, g)
+	r.writePredictions(ew, g)
+	writePath(ew, "median", g.Median)
+	if g.Slowest != nil && (g.Median == nil || g.Slowest.Task != g.Median.Task) {
+		writePath(ew, "slowest", g.Slowest)
+	}
+}
+
+func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
+	ew.printf("\nper request, ms           goroutine time = wait sum; critical = on the critical path\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
+	var folded TermJSON
+	nFolded := 0
+	for _, t := range g.Terms {
+		if t.SharePct < r.minShare && t.CriticalPct < r.minShare {
+			folded.WaitMs += t.WaitMs
+			folded.CriticalMs += t.CriticalMs
+			folded.SharePct += t.SharePct
+			nFolded++
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t  %s\n", termName(t.Frame), frame.Short(t.Mechanism), t.Kind,
+			t.WaitMs, t.SharePct, t.CriticalMs, t.FixPotentialMs, t.Requests, g.Requests.Count, causes(t))
+	}
+	if nFolded > 0 {
+		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.WaitMs, folded.SharePct, folded.CriticalMs)
+	}
+	c := g.CPU
+	mean := g.Requests.MeanMs
+	fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.RunningMs, pct(c.RunningMs, mean), c.CriticalRunningMs)
+	fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.RunnableMs, pct(c.RunnableMs, mean), c.CriticalRunnableMs)
+	if g.Coverage.UnknownMs > 0 {
+		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.UnknownMs)
+	}
+	fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
+	tw.Flush()
+	cv := g.Coverage
+	ew.printf("waits are %.1f%% of the mean (goroutine time)", cv.WaitSumPct)
+	if c.IndependentMs != nil {
+		ew.printf("; critical waits + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)\n", *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
+	} else {
+		ew.printf("; no independent CPU reading (pass --cpu-seconds to cross-check)\n")
+	}
+	if g.forks {
+		ew.printf("why wait and critical differ: %d of %d requests fork, so goroutine time counts parallel waits more than once; the critical path counts each instant once.\n", g.Requests.Forked, g.Requests.Count)
+	}
+	if len(g.Regions) > 1 {
+		ew.printf("regions (goroutine time %%, CPU samples %%):")
+		for _, rg := range g.Regions {
+			if rg.WallPct < 0.05 && rg.CPUPct < 0.05 {
+				continue
+			}
+			ew.printf("  %s %.1f%%/%.1f%%", nameOr(rg.Name, "(none)"), rg.WallPct, rg.CPUPct)
+		}
+		ew.printf("\n")
+	}
+}
+
+func termName(f string) string {
+	if f == "" {
+		return "(no app frame)"
+	}
+	return frame.Short(f)
+}
+
+func nameOr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// causes names what was really happening when it differs from the wait's kind.
+func causes(t TermJSON) string {
+	if len(t.CausesMs) == 0 || (len(t.CausesMs) == 1 && t.CausesMs[t.Kind] > 0) {
+		return ""
+	}
+	type kv struct {
+		k string
+		v float64
+	}
+	var cs []kv
+	for k, v := range t.CausesMs {
+		if v >= 0.01 {
+			cs = append(cs, kv{k, v})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].v > cs[j].v })
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s %.2f", c.k, c.v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func pct(x, of float64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * x / of
+}
+
+func (r *Report) writePredictions(ew *errWriter, g *GroupJSON) {
+	if len(g.Predictions) == 0 {
+		return
+	}
+	tp := g.Throughput
+	est := ""
+	if tp.ClientsEstimated {
+		est = " (estimated from the trace: Σ latency / window)"
+	}
+	ew.printf("\npredictions (closed model: %.3g clients%s; CPU cap %.0f/s from %.3g cores)\n", tp.Clients, est, tp.CPUCapRPS, tp.Cores)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
+	fmt.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.MeanMs, g.Requests.P99Ms, tp.MeasuredRPS)
+	for _, p := range g.Predictions {
+		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%.2f\t%.1f\t%s\t\n", p.Spec, p.MeanMs, p.DeltaPct, p.P99Ms, p.RPS, p.Limit)
+	}
+	tw.Flush()
+}
+
+func writePath(ew *errWriter, label string, p *PathJSON) {
+	if p == nil {
+		return
+	}
+	ew.printf("\ncritical path of the %s request (task %d, %.2f ms, %d goroutines):\n", label, p.Task, p.LatencyMs, p.Goroutines)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	for _, s := range p.Segments {
+		if s.DurMs < 0.01 && len(p.Segments) > 12 {
+			continue
+		}
+		what := s.Kind
+		switch {
+		case s.Borrowed:
+			what = s.Term + " ← " + s.Kind + " on G" + fmt.Sprint(s.Goroutine)
+		case s.Term != "":
+			what = s.Term
+		}
+		if s.Contention {
+			what += " (held by another request)"
+		}
+		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\tG%d\t%s\n", s.StartMs, s.DurMs, s.Goroutine, what)
+	}
+	tw.Flush()
+}
+
+func (r *Report) writeOutside(ew *errWriter) {
+	if len(r.Outside) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(r.Outside))
+	for k := range r.Outside {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return r.Outside[keys[i]] > r.Outside[keys[j]] })
+	ew.printf("\noutside any request (totals over the trace, never divided by requests):")
+	for _, k := range keys {
+		ew.printf("  %s %.1f ms", k, r.Outside[k])
+	}
+	ew.printf("\n")
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

@@ -1,0 +1,161 @@
+package tracein
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/exp/trace"
+)
+
+// Reader reads records from a Go execution trace.
+type Reader struct {
+	name   string
+	cr     *countingReader
+	tr     *trace.Reader
+	stacks *Stacks
+	events int64
+	syncs  int
+}
+
+// NewReader starts reading a trace from r; name is used in error messages
+// (usually the file name).
+func NewReader(name string, r io.Reader) (*Reader, error) {
+	cr := &countingReader{r: bufio.NewReaderSize(r, 1<<20)}
+	tr, err := trace.NewReader(cr)
+	if err != nil {
+		if cr.n == 0 {
+			return nil, fmt.Errorf("%s: empty file, not a Go execution trace", name)
+		}
+		return nil, fmt.Errorf("%s: offset %d: not a Go execution trace: %w", name, cr.n, err)
+	}
+	return &Reader{name: name, cr: cr, tr: tr, stacks: NewStacks()}, nil
+}
+
+// Stacks returns the table that the StackIDs of this reader's events index.
+func (r *Reader) Stacks() *Stacks { return r.stacks }
+
+// Offset returns how many bytes of input have been consumed.
+func (r *Reader) Offset() int64 { return r.cr.n }
+
+// Events returns how many trace events have been read.
+func (r *Reader) Events() int64 { return r.events }
+
+// Syncs returns how many generation boundaries (sync events) have been read.
+func (r *Reader) Syncs() int { return r.syncs }
+
+// Next returns the next record, or io.EOF at the end of the trace. Trace
+// events an analysis does not need are skipped. Errors name the input and
+// offset; after an error the Reader must not be used again.
+func (r *Reader) Next() (Event, error) {
+	for {
+		ev, err := r.tr.ReadEvent()
+		if err == io.EOF {
+			return Event{}, io.EOF
+		}
+		if err != nil {
+			return Event{}, r.wrap(err)
+		}
+		r.events++
+		if out, ok := r.convert(&ev); ok {
+			return out, nil
+		}
+	}
+}
+
+func (r *Reader) wrap(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: offset %d: trace is truncated (%v)", r.name, r.cr.n, err)
+	}
+	return fmt.Errorf("%s: offset %d: bad trace data: %w", r.name, r.cr.n, err)
+}
+
+// convert copies out the fields of ev that analyses use.
+func (r *Reader) convert(ev *trace.Event) (Event, bool) {
+	out := Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
+	switch ev.Kind() {
+	case trace.EventSync:
+		r.syncs++
+		r.stacks.newGeneration()
+		out.Kind = KindSync
+		if cs := ev.Sync().ClockSnapshot; cs != nil {
+			out.Wall = cs.Wall.Add(ev.Time().Sub(cs.Trace))
+		}
+	case trace.EventStateTransition:
+		return r.convertTransition(ev, out)
+	case trace.EventTaskBegin, trace.EventTaskEnd:
+		t := ev.Task()
+		out.Kind = KindTaskBegin
+		if ev.Kind() == trace.EventTaskEnd {
+			out.Kind = KindTaskEnd
+		}
+		out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
+	case trace.EventRegionBegin, trace.EventRegionEnd:
+		rg := ev.Region()
+		out.Kind = KindRegionBegin
+		if ev.Kind() == trace.EventRegionEnd {
+			out.Kind = KindRegionEnd
+		}
+		out.Task, out.Name = TaskID(rg.Task), rg.Type
+	case trace.EventLog:
+		lg := ev.Log()
+		out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
+	case trace.EventStackSample:
+		out.Kind, out.Stack = KindSample, r.stacks.intern(ev.Stack())
+	default:
+		return out, false
+	}
+	return out, true
+}
+
+func (r *Reader) convertTransition(ev *trace.Event, out Event) (Event, bool) {
+	st := ev.StateTransition()
+	switch st.Resource.Kind {
+	case trace.ResourceGoroutine:
+		from, to := st.Goroutine()
+		out.Kind = KindGoState
+		out.Actor = out.G
+		out.G = GoID(st.Resource.Goroutine())
+		out.From, out.To = State(from), State(to)
+		out.Reason = st.Reason
+		out.Stack = r.stacks.intern(st.Stack)
+		if out.Actor != NoGoroutine && out.Actor != out.G {
+			out.ActorStack = r.stacks.intern(ev.Stack())
+		}
+		return out, true
+	case trace.ResourceProc:
+		from, to := st.Proc()
+		out.Kind = KindProcState
+		out.Proc = int64(st.Resource.Proc())
+		out.From, out.To = procState(from), procState(to)
+		return out, from != to
+	}
+	return out, false
+}
+
+func procState(s trace.ProcState) State {
+	if s.Executing() {
+		return Running
+	}
+	return NotExist
+}
+
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}

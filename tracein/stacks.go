@@ -1,0 +1,72 @@
+package tracein
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/exp/trace"
+)
+
+// Frame is one stack frame.
+type Frame struct {
+	Func string
+	File string
+	Line uint64
+}
+
+// Stacks interns stacks across trace generations: the same sequence of frames
+// gets the same StackID for the whole trace. Frames are ordered leaf first.
+type Stacks struct {
+	frames [][]Frame           // by StackID; frames[0] is the empty stack
+	byKey  map[string]StackID  // frame-sequence key → id
+	gen    map[trace.Stack]StackID // this generation's trace stacks → id
+	key    strings.Builder
+}
+
+// NewStacks returns an empty table.
+func NewStacks() *Stacks {
+	return &Stacks{frames: [][]Frame{nil}, byKey: map[string]StackID{}, gen: map[trace.Stack]StackID{}}
+}
+
+// Frames returns the frames of id, leaf first. The slice must not be modified.
+func (s *Stacks) Frames(id StackID) []Frame {
+	if int(id) >= len(s.frames) {
+		return nil
+	}
+	return s.frames[id]
+}
+
+// Len returns the number of distinct stacks, counting the empty stack.
+func (s *Stacks) Len() int { return len(s.frames) }
+
+// newGeneration forgets the per-generation cache: trace stack IDs are only
+// unique within one generation.
+func (s *Stacks) newGeneration() { clear(s.gen) }
+
+// intern returns the StackID of st, copying its frames the first time.
+func (s *Stacks) intern(st trace.Stack) StackID {
+	if st == trace.NoStack {
+		return NoStack
+	}
+	if id, ok := s.gen[st]; ok {
+		return id
+	}
+	var fr []Frame
+	s.key.Reset()
+	for f := range st.Frames() {
+		fr = append(fr, Frame{Func: f.Func, File: f.File, Line: f.Line})
+		s.key.WriteString(f.Func)
+		s.key.WriteByte(':')
+		s.key.WriteString(strconv.FormatUint(f.Line, 10))
+		s.key.WriteByte(';')
+	}
+	k := s.key.String()
+	id, ok := s.byKey[k]
+	if !ok {
+		id = StackID(len(s.frames))
+		s.frames = append(s.frames, fr)
+		s.byKey[k] = id
+	}
+	s.gen[st] = id
+	return id
+}
