@@ -65,7 +65,9 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.overfull++
 	}
 	path := critpath.Walk(req)
-	a.critical(gs, path)
+	if a.critical(gs, path) != lat {
+		gs.pathMismatch++
+	}
 	for i, p := range a.opts.Predictions {
 		gs.pred[i] = append(gs.pred[i], critpath.Simulate(req, a.model(p)))
 	}
@@ -115,11 +117,12 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 	return sum, committed
 }
 
-// critical adds a request's critical path to gs.
-func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) {
+// critical adds a request's critical path to gs and returns its length.
+func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64) {
 	clear(a.scratch.crit)
 	for _, p := range path {
 		d := p.Dur()
+		sum += d
 		switch {
 		case p.Unknown:
 			gs.critUnknown += d
@@ -141,6 +144,7 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) {
 		ts.crit += d
 		ts.critRequests++
 	}
+	return sum
 }
 
 func removeOnly(tid critpath.TermID) func(critpath.TermID) float64 {

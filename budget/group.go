@@ -23,6 +23,7 @@ type groupState struct {
 	critUnknown    int64
 	forked         int
 	overfull       int
+	pathMismatch   int
 	samples        int
 	regions        map[string]*regionAcc
 	pred           [][]int64

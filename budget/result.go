@@ -57,10 +57,13 @@ type Group struct {
 	Running, Runnable             TimeStat
 	Unknown                       int64 // critical-path time the timelines could not explain
 	Forked                        int   // requests that ran on more than one goroutine
-	Regions                       []RegionStat
-	CPUSamples                    int
-	Predictions                   []PredictionResult
-	Slowest, Median               *Path
+	// PathMismatch counts requests whose critical path did not sum to their
+	// latency. It is zero unless the analyser has a bug; tests assert it.
+	PathMismatch    int
+	Regions         []RegionStat
+	CPUSamples      int
+	Predictions     []PredictionResult
+	Slowest, Median *Path
 	// Latencies are the requests' latencies in the order they ended.
 	Latencies []int64
 }
@@ -158,7 +161,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		ExcludedBefore: gs.excludedBefore, ExcludedAfter: gs.excludedAfter,
 		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
-		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest,
+		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
 	}
 	for tid, t := range gs.terms {
 		if t == nil {
