@@ -21,8 +21,13 @@ type Reader struct {
 
 // NewReader starts reading a trace from r; name is used in error messages
 // (usually the file name).
-func NewReader(name string, r io.Reader) (*Reader, error) {
+func NewReader(name string, r io.Reader) (rd *Reader, err error) {
 	cr := &countingReader{r: bufio.NewReaderSize(r, 1<<20)}
+	defer func() {
+		if p := recover(); p != nil { // the parser must never take the process down
+			rd, err = nil, fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", name, cr.n, p)
+		}
+	}()
 	tr, err := trace.NewReader(cr)
 	if err != nil {
 		if cr.n == 0 {
@@ -48,7 +53,12 @@ func (r *Reader) Syncs() int { return r.syncs }
 // Next returns the next record, or io.EOF at the end of the trace. Trace
 // events an analysis does not need are skipped. Errors name the input and
 // offset; after an error the Reader must not be used again.
-func (r *Reader) Next() (Event, error) {
+func (r *Reader) Next() (ev Event, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ev, err = Event{}, fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
+		}
+	}()
 	for {
 		ev, err := r.tr.ReadEvent()
 		if err == io.EOF {

@@ -1,0 +1,49 @@
+package loadgen
+
+import (
+	"math"
+	"math/bits"
+	"time"
+)
+
+// Percentile returns the p-th percentile of sorted (ascending) by the
+// nearest-rank method: the value at 1-based rank ceil(p/100 * n), clamped to
+// [1, n]. So p <= 0 gives the minimum, p >= 100 the maximum, and every
+// result is one of the values. It returns 0 for no values.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if math.IsNaN(p) {
+		p = 0
+	}
+	rank := math.Ceil(p / 100 * float64(n))
+	switch {
+	case rank < 1:
+		rank = 1
+	case rank > float64(n):
+		rank = float64(n)
+	}
+	return sorted[int(rank)-1]
+}
+
+// sum is an exact sum of non-negative durations: 128 bits cannot overflow
+// for fewer than 2^64 values.
+type sum struct{ hi, lo uint64 }
+
+func (s *sum) add(d time.Duration) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, uint64(d), 0)
+	s.hi += carry
+}
+
+// mean returns floor(sum/n), which lies between the smallest and largest
+// value added; 0 for n == 0.
+func (s sum) mean(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	q, _ := bits.Div64(s.hi, s.lo, uint64(n)) // hi < n: each value is < 2^63
+	return time.Duration(q)
+}

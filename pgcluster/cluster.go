@@ -1,0 +1,252 @@
+package pgcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DirPrefix starts the name of every default cluster directory under
+// os.TempDir(); Sweep looks for it.
+const DirPrefix = "latscope-pg-"
+
+// Layout of a cluster directory.
+const (
+	dataDir   = "data"       // the PostgreSQL data directory (PGDATA)
+	sockDir   = "sock"       // the default unix_socket_directories
+	pgctlLog  = "pg_ctl.log" // server stderr before the logging collector runs
+	ownerFile = "owner"      // PID and start time of the process that started the cluster
+)
+
+// Start-up limits.
+const (
+	defaultStartTimeout = 60 * time.Second // pg_ctl -t when ctx has no deadline
+	portAttempts        = 5                // tries with an auto-picked port lost to another process
+)
+
+// Cluster is a running throwaway PostgreSQL server and the directory that
+// holds it. Its methods are safe for concurrent use.
+type Cluster struct {
+	dir  string
+	data string
+	port int
+	run  *runner
+	stop func() error
+}
+
+// Start creates and starts a cluster: initdb (as the postgres user when
+// root) and pg_ctl start -w. ctx bounds the start-up only. On failure
+// everything is cleaned up: the server, if it came up, is stopped and the
+// directory removed.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	binDir := opts.BinDir
+	if binDir == "" {
+		if binDir, err = FindBinDir(); err != nil {
+			return nil, err
+		}
+	} else if err := hasBinaries(binDir); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(binDir, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := makeDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, data: filepath.Join(dir, dataDir), run: r}
+	c.stop = sync.OnceValue(c.shutdown)
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+		}
+	}()
+	if err := c.prepare(ctx, opts.Settings); err != nil {
+		return nil, err
+	}
+	if err := c.startServer(ctx, opts.Port); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// makeDir creates the cluster directory: a new temp dir, or dir itself,
+// which must be absent or empty because Stop deletes it.
+func makeDir(dir string) (string, error) {
+	if dir == "" {
+		d, err := os.MkdirTemp("", DirPrefix)
+		if err != nil {
+			return "", fmt.Errorf("pgcluster: creating the cluster directory: %w", err)
+		}
+		return d, nil
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("pgcluster: cluster directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("pgcluster: creating the cluster directory: %w", err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("pgcluster: cluster directory: %w", err)
+	}
+	if len(ents) > 0 {
+		return "", fmt.Errorf("pgcluster: cluster directory %s is not empty (Stop would delete it)", dir)
+	}
+	return dir, nil
+}
+
+// prepare records the owner, creates the socket directory, runs initdb and
+// appends the settings to postgresql.conf.
+func (c *Cluster) prepare(ctx context.Context, extra map[string]string) error {
+	if err := writeOwner(c.dir); err != nil {
+		return err
+	}
+	settings, err := mergeSettings(extra, c.dir)
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(c.dir, sockDir)
+	if err := os.Mkdir(sock, 0o700); err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	for _, p := range []string{c.dir, sock} {
+		if err := c.run.chown(p); err != nil {
+			return err
+		}
+	}
+	err = c.run.run(ctx, "initdb "+c.data, "initdb", "-D", c.data,
+		"-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale", "-N")
+	if err != nil && c.run.asUser && strings.Contains(err.Error(), "Permission denied") {
+		return fmt.Errorf("%w\nhint: user %s must be able to enter every parent directory of %s", err, serverUser, c.dir)
+	}
+	if err != nil {
+		return err
+	}
+	return appendFile(filepath.Join(c.data, "postgresql.conf"), confText(settings))
+}
+
+// startServer runs pg_ctl start -w on port, or on a free port when port is
+// 0, retrying with a new port when another process took it first.
+func (c *Cluster) startServer(ctx context.Context, port int) error {
+	for attempt := 1; ; attempt++ {
+		c.port = port
+		if port == 0 {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			c.port = p
+		}
+		err := c.run.run(ctx, fmt.Sprintf("pg_ctl start on 127.0.0.1:%d", c.port), "pg_ctl",
+			"-D", c.data, "-l", filepath.Join(c.dir, pgctlLog), "-w", "-t", startTimeout(ctx),
+			"-o", fmt.Sprintf("-p %d", c.port), "start")
+		if err == nil {
+			return nil
+		}
+		logTail := serverLogTail(c.dir)
+		if port == 0 && attempt < portAttempts && ctx.Err() == nil && portTaken(logTail) {
+			if kerr := killPostmaster(c.data, 5*time.Second); kerr != nil {
+				return errors.Join(err, kerr)
+			}
+			continue
+		}
+		return fmt.Errorf("%w\n%s", err, logTail)
+	}
+}
+
+// startTimeout is pg_ctl's -t: the time left before ctx's deadline, in whole
+// seconds, at least 1.
+func startTimeout(ctx context.Context) string {
+	d := defaultStartTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		d = time.Until(dl)
+	}
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
+// portTaken reports whether a server log says the port was in use.
+func portTaken(log string) bool {
+	return strings.Contains(log, "Address already in use") || strings.Contains(log, "could not bind")
+}
+
+// appendFile appends text to the file at path.
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("pgcluster: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("pgcluster: writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Port is the server's TCP port on 127.0.0.1.
+func (c *Cluster) Port() int { return c.port }
+
+// DSN is a libpq keyword/value connection string for the postgres superuser
+// over TCP, accepted by pgx.Connect.
+func (c *Cluster) DSN() string {
+	return fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", c.port)
+}
+
+// URL is the connection string as a postgres:// URL.
+func (c *Cluster) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// Dir is the cluster directory, deleted by Stop.
+func (c *Cluster) Dir() string { return c.dir }
+
+// DataDir is the PostgreSQL data directory inside Dir.
+func (c *Cluster) DataDir() string { return c.data }
+
+// logFileWait bounds how long LogFile waits for the logging collector to
+// name its file.
+const logFileWait = 5 * time.Second
+
+// LogFile returns the absolute path of the current jsonlog file, as named by
+// <data>/current_logfiles. It waits briefly for the logging collector to
+// write that file right after start-up.
+func (c *Cluster) LogFile() (string, error) {
+	meta := filepath.Join(c.data, "current_logfiles")
+	deadline := time.Now().Add(logFileWait)
+	for {
+		b, err := os.ReadFile(meta)
+		if err == nil {
+			return jsonlogPath(c.data, meta, string(b))
+		}
+		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			return "", fmt.Errorf("pgcluster: %w (is logging_collector on?)", err)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// jsonlogPath picks the "jsonlog <path>" line of current_logfiles.
+func jsonlogPath(data, meta, text string) (string, error) {
+	for line := range strings.Lines(text) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "jsonlog "); ok {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(data, p)
+			}
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("pgcluster: %s names no jsonlog file (is log_destination jsonlog?)", meta)
+}
