@@ -347,8 +347,12 @@ func TestRunRequest(t *testing.T) {
 	if rp.Errors != 0 || rp.BytesIn != int64(5*rp.Requests) {
 		t.Errorf("errors %d, bytes in %d for %d requests; want 0 and 5 each", rp.Errors, rp.BytesIn, rp.Requests)
 	}
-	if n := conns.Load(); n > clients {
-		t.Errorf("%d connections for %d clients and %d requests, want one per client (keep-alive)", n, clients, rp.Requests)
+	// Keep-alive: about one connection per client. net/http returns a
+	// connection to the idle pool from its readLoop after the body is read,
+	// so a client's next request can race it and dial once more; a
+	// connection per request would mean keep-alive is off.
+	if n := conns.Load(); n > 3*clients || n >= int64(rp.Requests) {
+		t.Errorf("%d connections for %d clients and %d requests, want about one per client (keep-alive)", n, clients, rp.Requests)
 	}
 }
 
