@@ -132,9 +132,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 	g.state, g.since = ev.To, t
 	g.kind = kindOf(ev.To, ev.Reason)
-	g.term = critpath.NoTerm
+	g.term, g.stack = critpath.NoTerm, tracein.NoStack
 	if g.kind.IsWait() {
-		g.term = a.terms.term(ev.Stack, g.kind)
+		g.term, g.stack = a.terms.term(ev.Stack, g.kind), ev.Stack
 	}
 }
 
@@ -178,7 +178,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 		return
 	}
 	m := r.members[g.mi]
-	s := critpath.Seg{Start: max(start, g.joined), End: end, Kind: g.kind, Term: g.term, Waker: -1, Borrow: -1}
+	s := critpath.Seg{Start: max(start, g.joined), End: end, Kind: g.kind, Term: g.term, Stack: g.stack, Waker: -1, Borrow: -1}
 	if s.End <= s.Start {
 		return
 	}
@@ -238,8 +238,10 @@ func (a *Analyzer) sample(ev *tracein.Event) {
 	g.req.samples++
 	if g.req.regionCPU == nil {
 		g.req.regionCPU = map[string]int{}
+		g.req.stackCPU = map[tracein.StackID]int{}
 	}
 	g.req.regionCPU[g.regionName()]++
+	g.req.stackCPU[ev.Stack]++
 }
 
 func (a *Analyzer) procState(ev *tracein.Event) {

@@ -81,6 +81,9 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	for name, n := range r.regionCPU {
 		gs.region(name).cpu += n
 	}
+	for st, n := range r.stackCPU {
+		gs.cpuStacks[st] += n
+	}
 	gs.keepPath(r, req, path, a.opts.PathSamples)
 }
 
@@ -106,6 +109,7 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 				gs.runnable += d
 			default:
 				a.scratch.wait[s.Term] += d
+				gs.stack(s.Stack, s.Kind).wait += d
 			}
 		}
 	}
@@ -132,6 +136,7 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			gs.critRunnable += d
 		default:
 			a.scratch.crit[p.Term] += d
+			gs.stack(p.Stack, p.Kind).crit += d
 			ts := gs.term(p.Term)
 			ts.causes[p.Kind] += d
 			if p.Contention {

@@ -25,6 +25,7 @@ type gstate struct {
 	since tracein.Time
 	kind  frame.Kind      // of the current interval
 	term  critpath.TermID // of the current wait or syscall
+	stack tracein.StackID // blocking stack of the current wait or syscall
 	ring  [histLen]hseg
 	rn    int // intervals pushed so far
 

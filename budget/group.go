@@ -26,6 +26,8 @@ type groupState struct {
 	pathMismatch   int
 	samples        int
 	regions        map[string]*regionAcc
+	stacks         map[stackKey]*stackAcc
+	cpuStacks      map[tracein.StackID]int
 	pred           [][]int64
 	slowest        *Path
 	reservoir      []*Path
@@ -39,6 +41,23 @@ type termAcc struct {
 	causes                      [frame.NumKinds]int64
 }
 
+type stackKey struct {
+	stack tracein.StackID
+	kind  frame.Kind
+}
+
+type stackAcc struct{ wait, crit int64 }
+
+func (gs *groupState) stack(st tracein.StackID, k frame.Kind) *stackAcc {
+	key := stackKey{st, k}
+	s := gs.stacks[key]
+	if s == nil {
+		s = &stackAcc{}
+		gs.stacks[key] = s
+	}
+	return s
+}
+
 type regionAcc struct {
 	wall int64
 	cpu  int
@@ -48,7 +67,7 @@ type regionAcc struct {
 func (a *Analyzer) group(name string, inferred bool) *groupState {
 	gs := a.groups[name]
 	if gs == nil {
-		gs = &groupState{name: name, inferred: inferred, regions: map[string]*regionAcc{}, rng: 0x9E3779B97F4A7C15}
+		gs = &groupState{name: name, inferred: inferred, regions: map[string]*regionAcc{}, stacks: map[stackKey]*stackAcc{}, cpuStacks: map[tracein.StackID]int{}, rng: 0x9E3779B97F4A7C15}
 		gs.pred = make([][]int64, len(a.opts.Predictions))
 		a.groups[name] = gs
 	}

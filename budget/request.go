@@ -16,6 +16,7 @@ type reqState struct {
 	borrows   []critpath.Borrowed
 	samples   int
 	regionCPU map[string]int
+	stackCPU  map[tracein.StackID]int
 }
 
 // member is one goroutine's time inside a request.

@@ -14,8 +14,9 @@ import (
 // sums are over a group's counted requests (divide by Count for means).
 type Result struct {
 	Info     TraceInfo
-	Terms    []Term   // the term table; TermStat.Term indexes it
-	Groups   []*Group // request types, most requests first
+	Terms    []Term          // the term table; TermStat.Term indexes it
+	Stacks   *tracein.Stacks // the stack table that StackStat.Stack and CPUStacks index
+	Groups   []*Group        // request types, most requests first
 	Outside  Outside
 	Warnings []error // findings and refusals; see Finding
 }
@@ -59,9 +60,13 @@ type Group struct {
 	Forked                        int   // requests that ran on more than one goroutine
 	// PathMismatch counts requests whose critical path did not sum to their
 	// latency. It is zero unless the analyser has a bug; tests assert it.
-	PathMismatch    int
-	Regions         []RegionStat
-	CPUSamples      int
+	PathMismatch int
+	Regions      []RegionStat
+	CPUSamples   int
+	// StackWaits is off-CPU time by blocking stack and kind (for flame
+	// graphs); CPUStacks counts in-request CPU samples by stack.
+	StackWaits      []StackStat
+	CPUStacks       map[tracein.StackID]int
 	Predictions     []PredictionResult
 	Slowest, Median *Path
 	// Latencies are the requests' latencies in the order they ended.
@@ -89,6 +94,13 @@ type TermStat struct {
 	// or for waits explained by a goroutine outside the request (a transport's
 	// readLoop), that goroutine's state (network, running, …).
 	Causes [frame.NumKinds]int64
+}
+
+// StackStat is off-CPU time under one blocking stack.
+type StackStat struct {
+	Stack          tracein.StackID
+	Kind           frame.Kind
+	Wait, Critical int64
 }
 
 // TimeStat is running or runnable time.
@@ -130,7 +142,7 @@ func (a *Analyzer) Finalize() *Result {
 			a.group("http (inferred, cut by the trace end)", true).excludedAfter++
 		}
 	}
-	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list)}
+	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.Info.ProcBusy = a.procBusy
 	for p, start := range a.procs {
 		_ = p
@@ -185,6 +197,17 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p)})
 	}
 	g.Median = medianPath(gs.reservoir, g.Latency.P50)
+	for k, s := range gs.stacks {
+		g.StackWaits = append(g.StackWaits, StackStat{Stack: k.stack, Kind: k.kind, Wait: s.wait, Critical: s.crit})
+	}
+	sort.Slice(g.StackWaits, func(i, j int) bool {
+		a, b := g.StackWaits[i], g.StackWaits[j]
+		if a.Wait != b.Wait {
+			return a.Wait > b.Wait
+		}
+		return a.Stack < b.Stack || a.Stack == b.Stack && a.Kind < b.Kind
+	})
+	g.CPUStacks = gs.cpuStacks
 	return g
 }
 

@@ -17,6 +17,8 @@ type Seg struct {
 	Start, End tracein.Time
 	Kind       frame.Kind
 	Term       TermID // for waits and syscalls; NoTerm otherwise
+	// Stack is the blocking stack of a wait or syscall (NoStack otherwise).
+	Stack tracein.StackID
 	// Waker is the index (in Request.Gs) of the request goroutine whose
 	// action ended this wait, or -1.
 	Waker int32

@@ -15,6 +15,9 @@ type PathSeg struct {
 	// goroutine's wait that it explains. NoTerm for running/runnable time of
 	// request goroutines.
 	Term TermID
+	// Stack is the request-side blocking stack of Term (NoStack for running
+	// and runnable time of request goroutines).
+	Stack tracein.StackID
 	// Borrowed is set for time on a goroutine outside the request; Kind is
 	// then the root cause (network, running, …) under Term.
 	Borrowed bool
@@ -31,12 +34,13 @@ func (p PathSeg) Dur() int64 { return int64(p.End - p.Start) }
 // walkFrame is one level of the walk: a request goroutine, or a borrowed
 // timeline explaining a wait of the level below.
 type walkFrame struct {
-	g    int32 // request goroutine index (when segs == nil)
-	segs []Seg // borrowed timeline
-	id   tracein.GoID
-	term TermID // request-side term of a borrowed timeline
-	kind frame.Kind
-	lb   tracein.Time // the walk returns to the level below at lb
+	g     int32 // request goroutine index (when segs == nil)
+	segs  []Seg // borrowed timeline
+	id    tracein.GoID
+	term  TermID // request-side term of a borrowed timeline
+	stack tracein.StackID
+	kind  frame.Kind
+	lb    tracein.Time // the walk returns to the level below at lb
 }
 
 // Walk returns the critical path of r, latest piece first. The pieces tile
@@ -98,16 +102,16 @@ func (w *walker) step(top *walkFrame) {
 		if wk.Committed {
 			w.stack = append(w.stack, walkFrame{g: s.Waker, lb: from})
 		} else { // a pooled goroutine the request created: its time is not the request's
-			w.stack = append(w.stack, walkFrame{segs: wk.Segs, id: wk.ID, term: s.Term, kind: s.Kind, lb: from})
+			w.stack = append(w.stack, walkFrame{segs: wk.Segs, id: wk.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		}
 		return
 	}
 	if s.Borrow >= 0 {
 		b := &w.r.Borrows[s.Borrow]
-		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, kind: s.Kind, lb: from})
+		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, Contention: s.Contention})
+	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, Stack: s.Stack, Contention: s.Contention})
 }
 
 // gap handles w.now outside g's segments: before a created goroutine's first
@@ -138,7 +142,7 @@ func (w *walker) gap(top *walkFrame, g *G) {
 func (w *walker) stepBorrowed(top *walkFrame) {
 	i := segAt(top.segs, w.now)
 	if i < 0 { // history ran out: the rest of the wait is the request goroutine's own
-		w.add(PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Borrowed: true})
+		w.add(PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Stack: top.stack, Borrowed: true})
 		return
 	}
 	s := &top.segs[i]
@@ -147,5 +151,5 @@ func (w *walker) stepBorrowed(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{g: s.Waker, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: top.id, Kind: s.Kind, Term: top.term, Borrowed: true, Contention: s.Contention})
+	w.add(PathSeg{Start: from, End: w.now, G: top.id, Kind: s.Kind, Term: top.term, Stack: top.stack, Borrowed: true, Contention: s.Contention})
 }
