@@ -1,0 +1,131 @@
+// Package lab runs reproducible scenarios that prove latscope's method on
+// real parts: a demo service in its own process, a real upstream over HTTP,
+// a private PostgreSQL, closed-model load, fault injection. Each scenario
+// measures, predicts, and reports predictions next to measurements, with
+// checks whose tolerances come from the method.
+//
+// Scenarios are data: each registers a Scenario from an init function, and
+// `latscope lab --list` shows them.
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"time"
+)
+
+// Env is what a scenario runs with.
+type Env struct {
+	// Out is this run's output folder (it exists). A scenario writes its
+	// files there: traces, profiles, JSON, report sections.
+	Out string
+	// Log receives progress lines and notes for the person watching.
+	Log io.Writer
+	// Progress, when set, is told how far the run is (0–1) and the step.
+	Progress func(frac float64, step string)
+	// Profile sets window lengths and repetitions.
+	Profile Profile
+	// Command returns a command that runs latscope with args, so a scenario
+	// can start the demo service as a separate OS process (to pause,
+	// throttle and measure it alone).
+	Command func(ctx context.Context, args ...string) *exec.Cmd
+	// DBURL is an existing PostgreSQL to use; "" starts a private cluster.
+	DBURL string
+}
+
+// Profile is how long a scenario measures.
+type Profile struct {
+	Name    string
+	Warmup  time.Duration // load before the measured window (excluded)
+	Window  time.Duration // measured window per run
+	Runs    int           // runs per condition; the median is reported
+	Clients int           // closed-model clients
+}
+
+// Profiles: Default finishes the seed lab in about three minutes; Full is
+// the seed's protocol; Short is for tests (a few seconds per step).
+var (
+	Default = Profile{Name: "default", Warmup: 3 * time.Second, Window: 10 * time.Second, Runs: 1, Clients: 20}
+	Full    = Profile{Name: "full", Warmup: 10 * time.Second, Window: 60 * time.Second, Runs: 3, Clients: 20}
+	Short   = Profile{Name: "short", Warmup: time.Second, Window: 3 * time.Second, Runs: 1, Clients: 20}
+)
+
+// Scenario is one lab experiment.
+type Scenario struct {
+	Name    string
+	Summary string
+	// Needs lists what the scenario requires ("postgres", "root", "cgroup");
+	// the lab checks before running and says what is missing.
+	Needs []string
+	Run   func(ctx context.Context, env *Env) (*Outcome, error)
+}
+
+// Outcome is what a scenario found.
+type Outcome struct {
+	Title    string
+	Markdown string // the report section (Markdown tables and findings)
+	JSON     any    // written as <name>.json
+	Checks   []Check
+}
+
+// Check is one acceptance check: what the method expects and what was measured.
+type Check struct {
+	Name string
+	Want string
+	Got  string
+	OK   bool
+}
+
+// Failed returns the checks that did not pass.
+func (o *Outcome) Failed() []Check {
+	var out []Check
+	for _, c := range o.Checks {
+		if !c.OK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+var registry = map[string]Scenario{}
+
+// Register adds a scenario; it panics on a duplicate name (a programming error).
+func Register(s Scenario) {
+	if _, dup := registry[s.Name]; dup {
+		panic(fmt.Sprintf("lab: scenario %q registered twice", s.Name))
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the named scenario.
+func Lookup(name string) (Scenario, bool) {
+	s, ok := registry[name]
+	return s, ok
+}
+
+// Scenarios returns all scenarios by name.
+func Scenarios() []Scenario {
+	out := make([]Scenario, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Logf writes a progress line.
+func (e *Env) Logf(format string, args ...any) {
+	if e.Log != nil {
+		fmt.Fprintf(e.Log, format+"\n", args...)
+	}
+}
+
+// Step reports progress.
+func (e *Env) Step(frac float64, step string) {
+	if e.Progress != nil {
+		e.Progress(frac, step)
+	}
+}
