@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/render"
@@ -30,7 +31,23 @@ type analyzeOptions struct {
 	infer    inferFlag
 	minShare float64
 	partial  bool
+	jfr      jfrOptions
+	html     string
+	pprofDir string
+	cpuProf  string
 }
+
+// jfrOptions are the flags that only apply to JVM recordings (.jfr).
+type jfrOptions struct {
+	Handler      string   // frame that marks a request's thread time (--handler)
+	Requests     int      // request count, when known (--requests)
+	RequestsFrom string   // a latscope load results file to count requests from (--requests-from)
+	App          []string // --app prefixes
+}
+
+// analyzeJFR reads a JFR recording into the same result as a Go trace. It
+// is set by analyze_jfr.go.
+var analyzeJFR func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error)
 
 const analyzeExamples = `
 examples:
@@ -55,6 +72,12 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else net/http server requests), tasks, http")
 	fs.Float64Var(&o.minShare, "min-share", 0.5, "fold terms under this share of the mean (percent) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
+	fs.StringVar(&o.jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` (e.g. DemoController.handle) whose threads' events are request time")
+	fs.IntVar(&o.jfr.Requests, "requests", 0, "JVM recordings: the number of requests in the recording")
+	fs.StringVar(&o.jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
+	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
+	fs.StringVar(&o.cpuProf, "cpu", "", "a pprof CPU `PROFILE` of the same window, for scheduler-overhead analysis")
 	usageWith(fs, stderr, "analyze [flags] TRACE", analyzeExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -69,7 +92,17 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Rules.App = o.app
 	opts.Infer = o.infer.mode
 	opts.Predictions = o.predict
-	res, err := analyzeFile(ctx, fs.Arg(0), opts, o.partial)
+	var res *budget.Result
+	var err error
+	if strings.HasSuffix(fs.Arg(0), ".jfr") {
+		if analyzeJFR == nil {
+			return errors.New("analyze: this build cannot read JVM recordings")
+		}
+		o.jfr.App = o.app
+		res, err = analyzeJFR(ctx, fs.Arg(0), o.jfr)
+	} else {
+		res, err = analyzeFile(ctx, fs.Arg(0), opts, o.partial)
+	}
 	if err != nil {
 		return err
 	}
