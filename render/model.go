@@ -31,14 +31,14 @@ type Inputs struct {
 // Report is the derived, printable form of a result. Field names and units
 // are those of the JSON output.
 type Report struct {
-	Trace    TraceJSON     `json:"trace"`
-	Requests RequestsJSON  `json:"requests"`
-	Terms    []TermJSON    `json:"terms"`
-	CPU      CPUJSON       `json:"cpu"`
-	Coverage CoverageJSON  `json:"coverage"`
-	Groups   []GroupJSON   `json:"groups"`
+	Trace    TraceJSON          `json:"trace"`
+	Requests RequestsJSON       `json:"requests"`
+	Terms    []TermJSON         `json:"terms"`
+	CPU      CPUJSON            `json:"cpu"`
+	Coverage CoverageJSON       `json:"coverage"`
+	Groups   []GroupJSON        `json:"groups"`
 	Outside  map[string]float64 `json:"outside_ms"`
-	Findings []FindingJSON `json:"findings"`
+	Findings []FindingJSON      `json:"findings"`
 	minShare float64
 }
 

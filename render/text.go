@@ -12,10 +12,12 @@ import (
 )
 
 // WriteJSON writes the report as indented JSON (schema: docs/json.md).
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return r.writeAny(w, r) }
+
+func (r *Report) writeAny(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // WriteText writes the report for a terminal.

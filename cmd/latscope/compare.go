@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/render"
+)
+
+func init() {
+	register("compare", "check predictions from one trace against a second trace where the fix was made", runCompare)
+}
+
+const compareExamples = `
+examples:
+  latscope compare --predict overlap=callUpstream,queryDB serial.trace overlapped.trace
+  latscope compare --json --miss 3 --predict remove=lockedSection before.trace after.trace
+`
+
+func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	var (
+		preds   predictions
+		app     stringList
+		task    string
+		miss    float64
+		asJSON  bool
+		clients float64
+	)
+	fs := newFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
+	fs.Var(&preds, "predict", "what-if `SPEC` evaluated on BEFORE (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM")
+	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
+	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
+	fs.Float64Var(&miss, "miss", render.DefaultMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
+	fs.Float64Var(&clients, "clients", 0, "closed-model clients for throughput predictions (default: estimated from BEFORE)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
+	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return fmt.Errorf("compare: want two trace files (before and after), got %d arguments", fs.NArg())
+	}
+	if miss <= 0 {
+		return fmt.Errorf("compare: --miss must be positive, got %g", miss)
+	}
+	reports := make([]*render.Report, 2)
+	for i, name := range fs.Args() {
+		opts := budget.DefaultOptions
+		opts.Rules.App = app
+		if i == 0 {
+			opts.Predictions = preds
+		}
+		res, err := analyzeFile(ctx, name, opts, false)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			if err := noMatch(res); err != nil {
+				return err
+			}
+		}
+		in := render.Inputs{File: name, CPUSeconds: -1, Task: task}
+		if i == 0 {
+			in.Clients = clients
+		}
+		if reports[i], err = render.Build(res, in); err != nil {
+			return err
+		}
+	}
+	c, err := render.Compare(reports[0], reports[1], miss)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return c.WriteJSON(stdout)
+	}
+	return c.WriteText(stdout)
+}

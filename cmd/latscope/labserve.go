@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/latscope/latscope/lab/demo"
+)
+
+// labServeOptions are the flags of `latscope lab serve`.
+type labServeOptions struct {
+	mode     demo.Mode
+	addr     string
+	upstream string
+	dbURL    string
+	pool     int
+	addrFile string
+	cpuIters int
+}
+
+// labServeShutdown bounds the graceful shutdown; a profile or trace capture in
+// progress is cut off after it.
+const labServeShutdown = 10 * time.Second
+
+const labServeSynopsis = "lab serve --upstream URL --db-url URL [flags]"
+
+const labServeExamples = `
+examples:
+  latscope lab serve --upstream http://127.0.0.1:41234/ --db-url postgres://postgres@127.0.0.1:5432/postgres
+  latscope lab serve --mode concurrent --addr-file /tmp/demo.addr --upstream URL --db-url URL
+  curl http://ADDR/work; curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'
+`
+
+// runLabServe runs the demo service as its own process: it listens, prints
+// its address, serves until ctx is cancelled and then shuts down gracefully.
+func runLabServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	opts, err := parseLabServe(stderr, args)
+	if err != nil {
+		return err
+	}
+	svc, err := demo.New(ctx, demo.Config{
+		Mode:        opts.mode,
+		UpstreamURL: opts.upstream,
+		DBURL:       opts.dbURL,
+		PoolSize:    opts.pool,
+		CPUIters:    opts.cpuIters,
+	})
+	if err != nil {
+		return fmt.Errorf("lab serve: %w", err)
+	}
+	defer svc.Close()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.addr)
+	if err != nil {
+		return fmt.Errorf("lab serve: --addr %s: %w", opts.addr, err)
+	}
+	addr := ln.Addr().String()
+	if opts.addrFile != "" {
+		if err := writeAddrFile(opts.addrFile, addr+"\n"); err != nil {
+			ln.Close()
+			return fmt.Errorf("lab serve: --addr-file: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "listening on http://%s mode=%s cpu_iters=%d\n", addr, opts.mode, svc.CPUIters())
+	return serveLabUntilDone(ctx, &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}, ln)
+}
+
+// parseLabServe parses and checks the flags.
+func parseLabServe(stderr io.Writer, args []string) (labServeOptions, error) {
+	opts := labServeOptions{mode: demo.DefaultConfig.Mode, addr: "127.0.0.1:0", pool: demo.DefaultConfig.PoolSize}
+	fs := newFlagSet("lab serve", labServeSynopsis, stderr)
+	fs.Var(&opts.mode, "mode", "`MODE` of a request: serial, concurrent or fixed (default serial)")
+	fs.StringVar(&opts.addr, "addr", opts.addr, "`ADDR` to listen on")
+	fs.StringVar(&opts.upstream, "upstream", "", "`URL` of the upstream, fetched by every request (required)")
+	fs.StringVar(&opts.dbURL, "db-url", "", "PostgreSQL `URL` or DSN (required)")
+	fs.IntVar(&opts.pool, "pool", opts.pool, "database connections (`N`), all opened at start")
+	fs.StringVar(&opts.addrFile, "addr-file", "", "write the listening address to `FILE` once listening")
+	fs.IntVar(&opts.cpuIters, "cpu-iters", 0, "SHA-256 iterations (`N`) per millisecond of CPU; 0 = calibrate at start")
+	usageWith(fs, stderr, labServeSynopsis, labServeExamples)
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return opts, fmt.Errorf("lab serve: unexpected argument %q", fs.Arg(0))
+	case opts.upstream == "":
+		return opts, errors.New("lab serve: flag --upstream is required")
+	case !isHTTPURL(opts.upstream):
+		return opts, fmt.Errorf("lab serve: flag --upstream %q: want an http:// URL", opts.upstream)
+	case opts.dbURL == "":
+		return opts, errors.New("lab serve: flag --db-url is required")
+	case opts.pool < 1:
+		return opts, fmt.Errorf("lab serve: flag --pool %d: want at least 1", opts.pool)
+	case opts.cpuIters < 0:
+		return opts, fmt.Errorf("lab serve: flag --cpu-iters %d: want 0 (calibrate) or more", opts.cpuIters)
+	}
+	return opts, nil
+}
+
+// isHTTPURL reports whether s is an absolute http or https URL with a host.
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// serveLabUntilDone serves on ln until ctx is cancelled, then shuts srv down,
+// letting requests in flight finish for up to labServeShutdown.
+func serveLabUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("lab serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), labServeShutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("lab serve: shutdown: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("lab serve: %w", err)
+	}
+	return nil
+}
+
+// writeAddrFile writes data to a temporary file beside path and renames it
+// into place, so a reader never sees a partial file.
+func writeAddrFile(path, data string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(data)
+	merr := f.Chmod(0o644)
+	cerr := f.Close()
+	if err := errors.Join(werr, merr, cerr); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,167 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/latscope/latscope/frame"
+)
+
+// DefaultMissPct is the prediction error (percent of the measurement) above
+// which compare reports a miss.
+const DefaultMissPct = 5.0
+
+// Comparison checks predictions made from one trace against a second trace
+// in which the change was made for real ("true zeroing", design §4).
+type Comparison struct {
+	Before      RequestsJSON      `json:"before"`
+	After       RequestsJSON      `json:"after"`
+	MissPct     float64           `json:"miss_pct"`
+	Predictions []PredictionCheck `json:"predictions"`
+	Terms       []TermDelta       `json:"terms"`
+	group       string
+}
+
+// PredictionCheck is one prediction next to the measurement.
+type PredictionCheck struct {
+	Spec            string  `json:"spec"`
+	PredictedMeanMs float64 `json:"predicted_mean_ms"`
+	MeasuredMeanMs  float64 `json:"measured_mean_ms"`
+	ErrorPct        float64 `json:"error_pct"`
+	PredictedP99Ms  float64 `json:"predicted_p99_ms"`
+	MeasuredP99Ms   float64 `json:"measured_p99_ms"`
+	P99ErrorPct     float64 `json:"p99_error_pct"`
+	PredictedRPS    float64 `json:"predicted_rps"`
+	MeasuredRPS     float64 `json:"measured_rps"`
+	RPSErrorPct     float64 `json:"rps_error_pct"`
+	Miss            bool    `json:"miss"`
+}
+
+// TermDelta is a term's critical time per request before and after.
+type TermDelta struct {
+	Frame     string  `json:"frame"`
+	Mechanism string  `json:"mechanism"`
+	Kind      string  `json:"kind"`
+	BeforeMs  float64 `json:"before_ms"`
+	AfterMs   float64 `json:"after_ms"`
+	DeltaMs   float64 `json:"delta_ms"`
+}
+
+// Compare compares the primary request type of two reports. before must
+// carry the predictions.
+func Compare(before, after *Report, missPct float64) (*Comparison, error) {
+	if len(before.Groups) == 0 || len(after.Groups) == 0 {
+		return nil, fmt.Errorf("compare: both traces need requests (before has %d request types, after %d)", len(before.Groups), len(after.Groups))
+	}
+	b, a := &before.Groups[0], &after.Groups[0]
+	if b.Name != a.Name {
+		for i := range after.Groups {
+			if after.Groups[i].Name == b.Name {
+				a = &after.Groups[i]
+			}
+		}
+		if a.Name != b.Name {
+			return nil, fmt.Errorf("compare: request type %q of the first trace is not in the second (it has %q); pick one with --task", b.Name, a.Name)
+		}
+	}
+	c := &Comparison{Before: b.Requests, After: a.Requests, MissPct: missPct, group: b.Name, Predictions: []PredictionCheck{}}
+	for _, p := range b.Predictions {
+		pc := PredictionCheck{Spec: p.Spec, PredictedMeanMs: p.MeanMs, MeasuredMeanMs: a.Requests.MeanMs,
+			PredictedP99Ms: p.P99Ms, MeasuredP99Ms: a.Requests.P99Ms, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
+		pc.ErrorPct = errPct(pc.PredictedMeanMs, pc.MeasuredMeanMs)
+		pc.P99ErrorPct = errPct(pc.PredictedP99Ms, pc.MeasuredP99Ms)
+		pc.RPSErrorPct = errPct(pc.PredictedRPS, pc.MeasuredRPS)
+		pc.Miss = math.Abs(pc.ErrorPct) > missPct
+		c.Predictions = append(c.Predictions, pc)
+	}
+	c.Terms = termDeltas(b.Terms, a.Terms)
+	return c, nil
+}
+
+func errPct(pred, meas float64) float64 {
+	if meas == 0 {
+		return 0
+	}
+	return round(100 * (pred - meas) / meas)
+}
+
+func termDeltas(before, after []TermJSON) []TermDelta {
+	type key struct{ f, m, k string }
+	rows := map[key]*TermDelta{}
+	get := func(t TermJSON) *TermDelta {
+		k := key{t.Frame, t.Mechanism, t.Kind}
+		if rows[k] == nil {
+			rows[k] = &TermDelta{Frame: t.Frame, Mechanism: t.Mechanism, Kind: t.Kind}
+		}
+		return rows[k]
+	}
+	for _, t := range before {
+		get(t).BeforeMs = t.CriticalMs
+	}
+	for _, t := range after {
+		get(t).AfterMs = t.CriticalMs
+	}
+	out := []TermDelta{}
+	for _, r := range rows {
+		r.DeltaMs = round(r.AfterMs - r.BeforeMs)
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {
+			return math.Abs(out[i].DeltaMs) > math.Abs(out[j].DeltaMs)
+		}
+		return out[i].Frame+out[i].Mechanism+out[i].Kind < out[j].Frame+out[j].Mechanism+out[j].Kind
+	})
+	return out
+}
+
+// Misses returns the predictions that missed.
+func (c *Comparison) Misses() []PredictionCheck {
+	var out []PredictionCheck
+	for _, p := range c.Predictions {
+		if p.Miss {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the comparison as indented JSON.
+func (c *Comparison) WriteJSON(w io.Writer) error { return (&Report{}).writeAny(w, c) }
+
+// WriteText writes the comparison for a terminal.
+func (c *Comparison) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	ew.printf("%s: before %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s; after %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s\n",
+		c.group, c.Before.Count, c.Before.MeanMs, c.Before.P99Ms, c.Before.RPS, c.After.Count, c.After.MeanMs, c.After.P99Ms, c.After.RPS)
+	if len(c.Predictions) == 0 {
+		ew.printf("no predictions given (--predict SPEC): only the term deltas follow\n")
+	} else {
+		ew.printf("\npredictions from the first trace, measured in the second (miss: |error| > %g%%)\n", c.MissPct)
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "what-if\tpredicted ms\tmeasured ms\terror\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
+		for _, p := range c.Predictions {
+			verdict := "ok"
+			if p.Miss {
+				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMeanMs-p.MeasuredMeanMs)
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMeanMs, p.MeasuredMeanMs, p.ErrorPct,
+				p.PredictedP99Ms, p.MeasuredP99Ms, p.PredictedRPS, p.MeasuredRPS, verdict)
+		}
+		tw.Flush()
+	}
+	ew.printf("\ncritical time per request, by term (largest change first)\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "term\tmechanism\tkind\tbefore ms\tafter ms\tΔ ms\t\n")
+	for i, t := range c.Terms {
+		if i >= 12 || (t.BeforeMs < 0.01 && t.AfterMs < 0.01) {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", termName(t.Frame), frame.Short(t.Mechanism), t.Kind, t.BeforeMs, t.AfterMs, t.DeltaMs)
+	}
+	tw.Flush()
+	return ew.err
+}
