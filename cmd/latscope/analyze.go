@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/render"
-	"github.com/latscope/latscope/tracein"
 )
 
 func init() {
@@ -134,41 +133,5 @@ func noMatch(res *budget.Result) error {
 
 // analyzeFile runs the analyser over one trace file ("-" is standard input).
 func analyzeFile(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	tr, err := tracein.NewReader(name, r)
-	if err != nil {
-		return nil, err
-	}
-	a := budget.New(opts, tr.Stacks())
-	var lost error
-	for n := 0; ; n++ {
-		if n%65536 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		ev, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if !partial {
-				return nil, fmt.Errorf("%w (--partial analyses what came before) to analyse what came before)", err)
-			}
-			lost = err
-			break
-		}
-		a.Event(&ev)
-	}
-	res := a.Finalize()
-	if lost != nil {
-		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
-	}
-	return res, nil
+	return analysis.File(ctx, name, opts, partial)
 }

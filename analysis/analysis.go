@@ -1,0 +1,62 @@
+// Package analysis runs the streaming analyser over a trace file: the read
+// loop that the CLI, the lab and tests share. The analysis itself is
+// package budget; this package only owns the I/O.
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/tracein"
+)
+
+// File analyses the trace in the named file ("-" reads standard input).
+// With partial, a damaged trace is analysed up to the damage and a finding
+// says so; otherwise the damage is an error naming the offset.
+func File(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return Reader(ctx, name, r, opts, partial)
+}
+
+// Reader analyses a trace read from r; name is used in errors.
+func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool) (*budget.Result, error) {
+	tr, err := tracein.NewReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	a := budget.New(opts, tr.Stacks())
+	var lost error
+	for n := 0; ; n++ {
+		if n%65536 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ev, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !partial {
+				return nil, fmt.Errorf("%w (--partial analyses what came before)", err)
+			}
+			lost = err
+			break
+		}
+		a.Event(&ev)
+	}
+	res := a.Finalize()
+	if lost != nil {
+		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
+	}
+	return res, nil
+}
