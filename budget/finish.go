@@ -85,6 +85,10 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.cpuStacks[st] += n
 	}
 	gs.keepPath(r, req, path, a.opts.PathSamples)
+	if a.opts.Each != nil {
+		p := &Path{Task: r.task, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: committed, Segs: path}
+		a.opts.Each(gs.name, p)
+	}
 }
 
 // waitSums adds the goroutine time of r's committed goroutines to gs and

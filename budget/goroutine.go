@@ -9,7 +9,7 @@ import (
 // histLen is how many closed intervals each goroutine remembers, so that a
 // goroutine outside any request (net/http's readLoop, a worker) can explain
 // the wait of the request goroutine it wakes.
-const histLen = 8
+const histLen = 16
 
 // hseg is a remembered interval of any goroutine.
 type hseg struct {

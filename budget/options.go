@@ -30,6 +30,9 @@ type Options struct {
 	// PathSamples is how many requests' critical paths are kept (reservoir
 	// sampled) to show the median request; the slowest is always kept.
 	PathSamples int
+	// Each, when set, is called for every finished request with its critical
+	// path (the Path and its Segs are only valid during the call).
+	Each func(name string, p *Path)
 }
 
 // DefaultOptions are the options of `latscope analyze` without flags.

@@ -48,7 +48,7 @@ type Profile struct {
 // Profiles: Default finishes the seed lab in about three minutes; Full is
 // the seed's protocol; Short is for tests (a few seconds per step).
 var (
-	Default = Profile{Name: "default", Warmup: 3 * time.Second, Window: 10 * time.Second, Runs: 1, Clients: 20}
+	Default = Profile{Name: "default", Warmup: 5 * time.Second, Window: 20 * time.Second, Runs: 1, Clients: 20}
 	Full    = Profile{Name: "full", Warmup: 10 * time.Second, Window: 60 * time.Second, Runs: 3, Clients: 20}
 	Short   = Profile{Name: "short", Warmup: time.Second, Window: 3 * time.Second, Runs: 1, Clients: 20}
 )

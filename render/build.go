@@ -127,6 +127,7 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	if d := res.Info.Duration(); d > 0 {
 		gj.Requests.RPS = round(float64(g.Count) / (float64(d) / 1e9))
 	}
+	gj.Requests.StdDevMs = ms(stddev(g.Latencies, mean))
 	var waitSum, critWait float64
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
@@ -246,6 +247,19 @@ func mergeSegs(segs []critpath.PathSeg) []critpath.PathSeg {
 }
 
 func ms(ns float64) float64 { return round(ns / 1e6) }
+
+// stddev is the sample standard deviation of xs around mean.
+func stddev(xs []int64, mean float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		d := float64(x) - mean
+		ss += d * d
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
 
 // round keeps three decimals (microseconds for milliseconds).
 func round(x float64) float64 {

@@ -35,7 +35,7 @@ func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
 	}
 	if cpu := in.CPUSeconds * 1e9; cpu > 0 && running/cpu > RunningExcess {
 		out = append(out, FindingJSON{Kind: "running-exceeds-cpu", Text: fmt.Sprintf(
-			"the trace shows %.1f ms running in requests but the process used %.1f ms of CPU in the whole window (%.2f×): threads were off-CPU while Go counted them running — CFS throttling or a paused process; check cgroup cpu.stat and PSI",
+			"the trace shows %.1f ms running in requests but the process used %.1f ms of CPU in the whole window (%.2f×): threads were off-CPU while Go counted them running — other processes competing for the CPUs, CFS throttling, or a paused process; check PSI and the cgroup's cpu.stat",
 			running/1e6, cpu/1e6, running/cpu)})
 	}
 	if d := float64(res.Info.Duration()); d > 0 && in.Cores > 0 && in.CPUSeconds*1e9/(d*in.Cores) > budget.SaturatedBusy {

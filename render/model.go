@@ -65,6 +65,7 @@ type RequestsJSON struct {
 	ExcludedAfter  int     `json:"excluded_after"`
 	Forked         int     `json:"forked"`
 	MeanMs         float64 `json:"mean_ms"`
+	StdDevMs       float64 `json:"stddev_ms"`
 	MinMs          float64 `json:"min_ms"`
 	P50Ms          float64 `json:"p50_ms"`
 	P90Ms          float64 `json:"p90_ms"`

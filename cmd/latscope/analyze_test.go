@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/lab/demotrace"
+)
+
+// fixtureTrace returns a checked-in real trace under testdata/, recording it
+// with the real runtime when LATSCOPE_RETRACE=1 (then run -update too).
+func fixtureTrace(t *testing.T, scenario string) string {
+	t.Helper()
+	path := filepath.Join("testdata", scenario+".trace")
+	if os.Getenv("LATSCOPE_RETRACE") == "1" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := demotrace.DefaultConfig
+		cfg.Scenario, cfg.CPUProfile, cfg.Requests = scenario, true, 30
+		if _, err := demotrace.Record(context.Background(), f, cfg); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return path
+}
+
+func TestAnalyzeGolden(t *testing.T) {
+	serial := fixtureTrace(t, "serial")
+	wg := fixtureTrace(t, "waitgroup")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"analyze-serial.stdout", []string{"analyze", serial}},
+		{"analyze-serial-predict.stdout", []string{"analyze", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", "--predict", "scale=queryDB:0.5", "--cpu-seconds", "0.120", serial}},
+		{"analyze-serial.json", []string{"analyze", "--json", "--cpu-seconds", "0.120", "--predict", "overlap=callUpstream,queryDB", serial}},
+		{"analyze-waitgroup.stdout", []string{"analyze", wg}},
+		{"analyze-waitgroup-frame.stdout", []string{"analyze", "--frame", "queryDB|callUpstream", wg}},
+		{"compare.stdout", []string{"compare", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, err := runCLI(t, c.args...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			golden(t, c.name, stdout)
+		})
+	}
+}
+
+func TestAnalyzeJSONContract(t *testing.T) {
+	stdout, _, err := runCLI(t, "analyze", "--json", "--predict", "remove=lockedSection", fixtureTrace(t, "serial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Fatal(err)
+	}
+	// The fields issue #2 promised (bars and users depend on them).
+	for _, path := range []string{"requests.count", "requests.excluded", "requests.mean_ms", "requests.p50_ms", "requests.p99_ms",
+		"cpu.running_ms", "cpu.runnable_ms", "cpu.independent_ms", "coverage.wait_sum_pct", "coverage.critical_pct"} {
+		m := v
+		parts := strings.Split(path, ".")
+		for _, p := range parts[:len(parts)-1] {
+			m, _ = m[p].(map[string]any)
+		}
+		if _, ok := m[parts[len(parts)-1]]; !ok {
+			t.Errorf("JSON has no %s", path)
+		}
+	}
+	terms, _ := v["terms"].([]any)
+	if len(terms) == 0 {
+		t.Fatal("JSON has no terms")
+	}
+	for _, k := range []string{"frame", "mechanism", "kind", "wait_ms", "share_pct", "requests", "critical_ms", "fix_potential_ms"} {
+		if _, ok := terms[0].(map[string]any)[k]; !ok {
+			t.Errorf("terms[0] has no %s", k)
+		}
+	}
+	if cpu := v["cpu"].(map[string]any); cpu["independent_ms"] != nil {
+		t.Errorf("independent_ms = %v without --cpu-seconds, want null", cpu["independent_ms"])
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.trace")
+	os.WriteFile(empty, nil, 0o644)
+	data, err := os.ReadFile(fixtureTrace(t, "serial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.trace")
+	os.WriteFile(trunc, data[:len(data)/2], 0o644)
+	serial := fixtureTrace(t, "serial")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty", []string{"analyze", empty}, "empty.trace: empty file, not a Go execution trace"},
+		{"truncated", []string{"analyze", trunc}, "trunc.trace: offset"},
+		{"not a trace", []string{"analyze", "main.go"}, "main.go: offset"},
+		{"missing", []string{"analyze", filepath.Join(dir, "nope.trace")}, "no such file"},
+		{"unknown task", []string{"analyze", "--task", "requets", serial}, `--task "requets" matches nothing (request types: request); closest: request`},
+		{"frame matches nothing", []string{"analyze", "--frame", "^zzz", serial}, `--frame "^zzz" matches nothing`},
+		{"prediction matches nothing", []string{"analyze", "--predict", "remove=lockSection", serial}, `prediction "remove=lockSection" matches no term (closest: `},
+		{"bad prediction", []string{"analyze", "--predict", "shrink=x", serial}, `unknown operation "shrink"`},
+		{"bad flag", []string{"analyze", "--bogus", serial}, "flag provided but not defined: -bogus"},
+		{"two files", []string{"analyze", serial, serial}, "want exactly one trace file"},
+		{"unknown command", []string{"analyse", serial}, `unknown command "analyse"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stderr := runExit(t, c.args...)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if msg := oneLine(t, stderr); !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "latscope: ") {
+				t.Errorf("stderr %q, want one line starting latscope: and containing %q", msg, c.want)
+			}
+		})
+	}
+	t.Run("partial", func(t *testing.T) {
+		stdout, _, err := runCLI(t, "analyze", "--partial", trunc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stdout, "the trace is damaged") {
+			t.Errorf("--partial output does not say the trace is damaged:\n%s", stdout)
+		}
+	})
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"analyze", "compare", "demo-trace", "lab"} {
+		stdout, _, err := runCLI(t, cmd, "-h")
+		if err != nil {
+			t.Fatalf("%s -h: %v", cmd, err)
+		}
+		if !strings.Contains(stdout, "usage: latscope "+cmd) || !strings.Contains(stdout, "examples:") {
+			t.Errorf("%s -h prints no usage with examples:\n%s", cmd, stdout)
+		}
+	}
+	if code, _ := runExit(t); code != 2 {
+		t.Errorf("no command: exit %d, want 2", code)
+	}
+}
+
+func TestDemoTraceThenAnalyze(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo.trace")
+	stdout, _, err := runCLI(t, "demo-trace", "--requests", "12", "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "next: latscope analyze --cpu-seconds") {
+		t.Errorf("demo-trace does not say what to run next:\n%s", stdout)
+	}
+	stdout, _, err = runCLI(t, "analyze", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"request: 12 requests", "demotrace.callUpstream", "demotrace.queryDB", "critical path of the median request"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("analyze output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, _, err := runCLI(t, "demo-trace", "--scenario", "nope", "-o", filepath.Join(t.TempDir(), "x.trace")); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
+		t.Errorf("unknown scenario: err = %v", err)
+	}
+}

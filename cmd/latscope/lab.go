@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/latscope/latscope/lab"
+	_ "github.com/latscope/latscope/lab/seed" // the seed-000 scenario
+	"github.com/latscope/latscope/pgcluster"
+)
+
+func init() {
+	register("lab", "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements", runLab)
+}
+
+// labSub are `latscope lab SUB` commands that the lab runs as processes of their own.
+var labSub = map[string]func(ctx context.Context, stdout, stderr io.Writer, args []string) error{
+	"serve": runLabServe,
+}
+
+// labCommand builds the command that runs latscope itself with args; tests
+// replace it.
+var labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.CommandContext(ctx, exe, args...)
+}
+
+const labExamples = `
+examples:
+  latscope lab                     the seed experiment with embedded defaults (about 90 seconds)
+  latscope lab --full              the seed's protocol: 60 s windows, 3 runs per mode, median
+  latscope lab --list              the scenarios
+  latscope lab --db-url postgres://user@127.0.0.1:5432/db seed   use an existing PostgreSQL
+`
+
+// labOptions are the flags of `latscope lab`.
+type labOptions struct {
+	list, full, short, json bool
+	out, dbURL              string
+	clients                 int
+	window                  time.Duration
+}
+
+func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 {
+		if sub, ok := labSub[args[0]]; ok {
+			return sub(ctx, stdout, stderr, args[1:])
+		}
+	}
+	var o labOptions
+	fs := newFlagSet("lab", "lab [flags] [SCENARIO]", stderr)
+	fs.BoolVar(&o.list, "list", false, "list the scenarios and exit")
+	fs.BoolVar(&o.full, "full", false, "the seed's protocol: 60 s windows, 3 runs, median (about 10 minutes)")
+	fs.BoolVar(&o.short, "short", false, "a quick check: 3 s windows (for tests; noisier)")
+	fs.StringVar(&o.out, "o", "", "output `DIR` for report.md, JSON, traces and profiles (default lab-out/SCENARIO-TIME)")
+	fs.StringVar(&o.dbURL, "db-url", "", "use this PostgreSQL `URL` instead of starting a private cluster")
+	fs.IntVar(&o.clients, "clients", 0, "closed-model clients (default 20, as in the seed)")
+	fs.DurationVar(&o.window, "window", 0, "traced window per run (default 20s; --full 60s)")
+	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
+	usageWith(fs, stderr, "lab [flags] [SCENARIO]", labExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.list {
+		for _, s := range lab.Scenarios() {
+			fmt.Fprintf(stdout, "%-8s %s\n", s.Name, s.Summary)
+		}
+		return nil
+	}
+	name := "seed"
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		name = fs.Arg(0)
+	default:
+		return fmt.Errorf("want at most one scenario, got %q", fs.Args())
+	}
+	sc, ok := lab.Lookup(name)
+	if !ok {
+		var names []string
+		for _, s := range lab.Scenarios() {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("unknown scenario %q (scenarios: %s)", name, strings.Join(names, ", "))
+	}
+	env, err := labEnv(&o, name, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkNeeds(sc, env); err != nil {
+		return err
+	}
+	return runScenario(ctx, sc, env, &o, stdout, stderr)
+}
+
+func labEnv(o *labOptions, name string, stderr io.Writer) (*lab.Env, error) {
+	if o.full && o.short {
+		return nil, errors.New("--full and --short exclude each other")
+	}
+	prof := lab.Default
+	switch {
+	case o.full:
+		prof = lab.Full
+	case o.short:
+		prof = lab.Short
+	}
+	if o.clients < 0 {
+		return nil, fmt.Errorf("--clients %d: want at least 1", o.clients)
+	}
+	if o.clients > 0 {
+		prof.Clients = o.clients
+	}
+	if o.window != 0 {
+		if o.window < time.Second || o.window%time.Second != 0 {
+			return nil, fmt.Errorf("--window %s: want whole seconds, at least 1s", o.window)
+		}
+		prof.Window = o.window
+	}
+	if o.out == "" {
+		o.out = filepath.Join("lab-out", name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return nil, fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	logf, err := os.Create(filepath.Join(o.out, "lab.log"))
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: %w", o.out, err)
+	}
+	return &lab.Env{Out: o.out, Log: logf, Profile: prof, Command: labCommand, DBURL: o.dbURL}, nil
+}
+
+// checkNeeds says what is missing before anything starts.
+func checkNeeds(sc lab.Scenario, env *lab.Env) error {
+	for _, n := range sc.Needs {
+		switch n {
+		case "postgres":
+			if env.DBURL != "" {
+				continue
+			}
+			if _, err := pgcluster.FindBinDir(); err != nil {
+				return fmt.Errorf("scenario %s needs PostgreSQL: %w", sc.Name, err)
+			}
+		case "root":
+			if os.Geteuid() != 0 {
+				return fmt.Errorf("scenario %s needs root (it creates cgroups and signals processes): run it with sudo", sc.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptions, stdout, stderr io.Writer) error {
+	bar := newProgress(stderr, sc.Name)
+	env.Progress = bar.set
+	log := env.Log
+	env.Log = io.MultiWriter(log, bar)
+	defer log.(io.Closer).Close()
+	start := time.Now()
+	out, err := sc.Run(ctx, env)
+	bar.done()
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w (log: %s)", sc.Name, err, filepath.Join(env.Out, "lab.log"))
+	}
+	md := reportMarkdown(sc, env, out, time.Since(start))
+	if err := writeAtomic(filepath.Join(env.Out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(env.Out, sc.Name+".json"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out.JSON)
+	}); err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out.JSON); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(stdout, md)
+	}
+	fmt.Fprintf(stderr, "wrote %s (report.md, %s.json, traces and profiles)\n", env.Out, sc.Name)
+	if failed := out.Failed(); len(failed) > 0 {
+		var names []string
+		for _, c := range failed {
+			names = append(names, fmt.Sprintf("%s: got %s, want %s", c.Name, c.Got, c.Want))
+		}
+		return fmt.Errorf("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
+	}
+	return nil
+}
+
+func reportMarkdown(sc lab.Scenario, env *lab.Env, out *lab.Outcome, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n`latscope lab %s` — %s, took %s. Files in `%s`.\n\n", out.Title, sc.Name, time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), env.Out)
+	b.WriteString(out.Markdown)
+	pass := len(out.Checks) - len(out.Failed())
+	fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))
+	for _, c := range out.Checks {
+		mark := "pass"
+		if !c.OK {
+			mark = "**FAIL**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
+	}
+	return b.String()
+}
+
+// progress draws a one-line progress bar on a terminal, or prints steps.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	name  string
+	tty   bool
+	frac  float64
+	step  string
+	start time.Time
+	stop  chan struct{}
+}
+
+func newProgress(w io.Writer, name string) *progress {
+	p := &progress{w: w, name: name, start: time.Now(), stop: make(chan struct{})}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+			go p.tick()
+		}
+	}
+	return p
+}
+
+func (p *progress) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.draw()
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *progress) set(frac float64, step string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frac, p.step = frac, step
+	if p.tty {
+		p.draw()
+		return
+	}
+	fmt.Fprintf(p.w, "lab %s: %3.0f%% %s\n", p.name, 100*frac, step)
+}
+
+func (p *progress) draw() {
+	const width = 30
+	n := int(p.frac * width)
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %3.0f%% %s (%s)", strings.Repeat("#", n), strings.Repeat(".", width-n), 100*p.frac, p.step, time.Since(p.start).Round(time.Second))
+}
+
+// Write shows log lines above the bar.
+func (p *progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", b)
+		p.draw()
+	} else {
+		p.w.Write(b)
+	}
+	return len(b), nil
+}
+
+func (p *progress) done() {
+	close(p.stop)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K")
+	}
+}

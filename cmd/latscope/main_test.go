@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/ (and, with LATSCOPE_RETRACE=1, re-record their traces)")
+
+// TestMain lets the test binary act as latscope itself when
+// LATSCOPE_TEST_MAIN=1, so tests can run it as a child process (the lab's
+// service processes, exit codes).
+func TestMain(m *testing.M) {
+	if os.Getenv("LATSCOPE_TEST_MAIN") == "1" {
+		os.Exit(mainExit(os.Args[1:]))
+	}
+	labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
+		return cmd
+	}
+	os.Exit(m.Run())
+}
+
+// runCLI runs latscope in-process and returns stdout, stderr and the error.
+func runCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), &stdout, &stderr, args)
+	return stdout.String(), stderr.String(), err
+}
+
+// runExit runs latscope as a child process and returns its exit code and stderr.
+func runExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stderr.String()
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
+// golden compares got with testdata/name, rewriting it with -update. A
+// mismatch writes name.got beside it and shows a unified diff.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got == string(want) {
+		os.Remove(path + ".got")
+		return
+	}
+	os.WriteFile(path+".got", []byte(got), 0o644)
+	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(want)), B: difflib.SplitLines(got),
+		FromFile: path, ToFile: path + ".got", Context: 2})
+	t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, diff)
+}
+
+func oneLine(t *testing.T, stderr string) string {
+	t.Helper()
+	s := strings.TrimSpace(stderr)
+	if strings.Contains(s, "\n") {
+		t.Errorf("error output is not one line:\n%s", s)
+	}
+	return s
+}

@@ -1,0 +1,388 @@
+package seed
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/lab"
+	"github.com/latscope/latscope/render"
+)
+
+// Result is the scenario's JSON output.
+type Result struct {
+	Profile     lab.Profile       `json:"profile"`
+	Runs        []*ModeRun        `json:"runs"`
+	Median      map[string]int    `json:"median_run"` // mode → index in Runs
+	Disagree    []RegionShare     `json:"profile_disagreement"`
+	Predictions []PredictionCheck `json:"predictions"`
+	Findings    []string          `json:"findings"`
+	Checks      []lab.Check       `json:"checks"`
+}
+
+// RegionShare is one segment's share in the wall-clock and the CPU view.
+type RegionShare struct {
+	Segment string  `json:"segment"`
+	WallPct float64 `json:"wall_pct"`
+	CPUPct  float64 `json:"cpu_pct"`
+}
+
+// PredictionCheck is a prediction next to its measurement.
+type PredictionCheck struct {
+	Spec          string  `json:"spec"`
+	From          string  `json:"from"`
+	Against       string  `json:"against"`
+	PredictedMs   float64 `json:"predicted_mean_ms"`
+	MeasuredMs    float64 `json:"measured_mean_ms"`
+	ErrorPct      float64 `json:"error_pct"`
+	PredictedRPS  float64 `json:"predicted_rps"`
+	MeasuredRPS   float64 `json:"measured_rps"`
+	PredictedGain float64 `json:"predicted_gain_pct"`
+	MeasuredGain  float64 `json:"measured_gain_pct"`
+}
+
+// segments are the demo's regions, in the seed's order.
+var segments = []string{"cpu", "upstream", "db", "shared"}
+
+func outcome(env *lab.Env, runs []*ModeRun) (*lab.Outcome, error) {
+	res := &Result{Profile: env.Profile, Runs: runs, Median: map[string]int{}}
+	med := map[string]*ModeRun{}
+	for _, m := range Modes {
+		i := medianRun(runs, m)
+		res.Median[m] = i
+		med[m] = runs[i]
+	}
+	var b strings.Builder
+	o := &lab.Outcome{Title: "Seed 000: where did the time go, and which fix helps?", JSON: res}
+	fmt.Fprintf(&b, "Profile %q: %d clients, closed model, warm-up %s excluded, %s traced per run, %d run(s) per mode (median shown).\n\n",
+		env.Profile.Name, env.Profile.Clients, env.Profile.Warmup, env.Profile.Window, env.Profile.Runs)
+	res.Disagree = disagreement(&b, med["serial"])
+	modesTable(&b, med)
+	budgetTable(&b, med)
+	res.Predictions = predictionTable(&b, med)
+	coverageTable(&b, med)
+	o.Checks = checks(med, res)
+	res.Checks = o.Checks
+	res.Findings = findings(&b, env, med)
+	o.Markdown = b.String()
+	return o, nil
+}
+
+// medianRun returns the index of the run of mode with the median mean latency.
+func medianRun(runs []*ModeRun, mode string) int {
+	var idx []int
+	for i, r := range runs {
+		if r.Mode == mode {
+			idx = append(idx, i)
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool { return runs[idx[a]].Load.MeanMs < runs[idx[b]].Load.MeanMs })
+	return idx[len(idx)/2]
+}
+
+func group(r *ModeRun) *render.GroupJSON {
+	if len(r.Report.Groups) == 0 {
+		return &render.GroupJSON{}
+	}
+	return &r.Report.Groups[0]
+}
+
+func disagreement(b *strings.Builder, serial *ModeRun) []RegionShare {
+	g := group(serial)
+	var out []RegionShare
+	var wall, cpu float64
+	for _, s := range segments {
+		for _, r := range g.Regions {
+			if r.Name == s {
+				out = append(out, RegionShare{Segment: s, WallPct: r.WallMs, CPUPct: float64(r.CPUSamples)})
+				wall += r.WallMs
+				cpu += float64(r.CPUSamples)
+			}
+		}
+	}
+	for i := range out { // shares of in-handler time, over the four segments
+		out[i].WallPct = pct(out[i].WallPct, wall)
+		out[i].CPUPct = pct(out[i].CPUPct, cpu)
+	}
+	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
+	fmt.Fprintf(b, "Share of in-handler time per segment: wall clock (goroutine time in the trace) against a CPU profile (in-handler CPU samples, %d of them).\n\n", int(cpu))
+	fmt.Fprintf(b, "| segment | wall clock | CPU profile |\n|---|---:|---:|\n")
+	for _, r := range out {
+		fmt.Fprintf(b, "| %s | %.1f %% | %.1f %% |\n", r.Segment, r.WallPct, r.CPUPct)
+	}
+	if len(out) > 0 {
+		fmt.Fprintf(b, "\nThe CPU profile ranks **%s** first; the wall clock ranks **%s** first.\n\n", top(out, true), top(out, false))
+	}
+	return out
+}
+
+func top(rs []RegionShare, cpu bool) string {
+	best, name := -1.0, ""
+	for _, r := range rs {
+		v := r.WallPct
+		if cpu {
+			v = r.CPUPct
+		}
+		if v > best {
+			best, name = v, r.Segment
+		}
+	}
+	return name
+}
+
+func modesTable(b *strings.Builder, med map[string]*ModeRun) {
+	fmt.Fprintf(b, "## 2. Modes\n\nClient side (every request of the measured window) and CPU per request from the process's utime+stime (an instrument independent of the tracer).\n\n")
+	fmt.Fprintf(b, "| mode | rps | mean ms | p50 ms | p99 ms | CPU ms/request | requests traced |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range Modes {
+		r := med[m]
+		fmt.Fprintf(b, "| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %d |\n", m, r.Load.RPS, r.Load.MeanMs, r.Load.P50Ms, r.Load.P99Ms, r.CPUPerMs, r.Report.Requests.Count)
+	}
+	b.WriteString("\n")
+}
+
+func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
+	fmt.Fprintf(b, "## 3. Budget per mode (ms per request: goroutine time / on the critical path)\n\n")
+	type row struct {
+		name string
+		vals map[string][2]float64
+		max  float64
+	}
+	rows := map[string]*row{}
+	add := func(mode, name string, wait, crit float64) {
+		r := rows[name]
+		if r == nil {
+			r = &row{name: name, vals: map[string][2]float64{}}
+			rows[name] = r
+		}
+		v := r.vals[mode]
+		r.vals[mode] = [2]float64{v[0] + wait, v[1] + crit}
+		r.max = math.Max(r.max, math.Max(wait, crit))
+	}
+	for _, m := range Modes {
+		g := group(med[m])
+		for _, t := range g.Terms {
+			name := fmt.Sprintf("%s (%s, %s)", frame.Short(t.Frame), frame.Short(t.Mechanism), t.Kind)
+			if t.Frame == "" {
+				name = fmt.Sprintf("(no app frame) (%s, %s)", frame.Short(t.Mechanism), t.Kind)
+			}
+			add(m, name, t.WaitMs, t.CriticalMs)
+		}
+	}
+	var list []*row
+	other := &row{name: "other waits", vals: map[string][2]float64{}}
+	for _, r := range rows {
+		if r.max >= 0.5 {
+			list = append(list, r)
+			continue
+		}
+		for m, v := range r.vals {
+			o := other.vals[m]
+			other.vals[m] = [2]float64{o[0] + v[0], o[1] + v[1]}
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].max > list[j].max })
+	list = append(list, other)
+	fmt.Fprintf(b, "| term | %s |\n|---|%s\n", strings.Join(Modes, " | "), strings.Repeat("---:|", len(Modes)))
+	for _, r := range list {
+		fmt.Fprintf(b, "| %s |", r.name)
+		for _, m := range Modes {
+			v := r.vals[m]
+			fmt.Fprintf(b, " %.2f / %.2f |", v[0], v[1])
+		}
+		b.WriteString("\n")
+	}
+	for _, line := range []struct {
+		name string
+		f    func(g *render.GroupJSON) string
+	}{
+		{"running (CPU as Go sees it)", func(g *render.GroupJSON) string {
+			return fmt.Sprintf("%.2f / %.2f", g.CPU.RunningMs, g.CPU.CriticalRunningMs)
+		}},
+		{"runnable (scheduler wait)", func(g *render.GroupJSON) string {
+			return fmt.Sprintf("%.2f / %.2f", g.CPU.RunnableMs, g.CPU.CriticalRunnableMs)
+		}},
+		{"**waits sum / mean**", func(g *render.GroupJSON) string {
+			return fmt.Sprintf("**%.1f %%** / %.1f %%", g.Coverage.WaitSumPct, g.Coverage.CriticalPct)
+		}},
+	} {
+		fmt.Fprintf(b, "| %s |", line.name)
+		for _, m := range Modes {
+			fmt.Fprintf(b, " %s |", line.f(group(med[m])))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nOnce a request forks (concurrent, fixed), the sum of waits exceeds the mean and stops being a decomposition; the critical path still adds up to 100 %.\n\n")
+}
+
+func prediction(r *ModeRun, spec string) (render.PredictionJSON, bool) {
+	for _, p := range group(r).Predictions {
+		if p.Spec == spec {
+			return p, true
+		}
+	}
+	return render.PredictionJSON{}, false
+}
+
+func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCheck {
+	var out []PredictionCheck
+	s, c, f := med["serial"], med["concurrent"], med["fixed"]
+	gs, gc, gf := group(s), group(c), group(f)
+	if p, ok := prediction(s, SerialPredictions[0]); ok {
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.MeanMs, MeasuredMs: gc.Requests.MeanMs,
+			ErrorPct: errPct(p.MeanMs, gc.Requests.MeanMs), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
+			PredictedGain: gain(gs.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gs.Requests.MeanMs, gc.Requests.MeanMs)})
+	}
+	if p, ok := prediction(s, SerialPredictions[1]); ok {
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.MeanMs,
+			MeasuredMs: gf.Requests.MeanMs, PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
+			PredictedGain: gain(gs.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gc.Requests.MeanMs, gf.Requests.MeanMs)})
+	}
+	if p, ok := prediction(c, ConcurrentPredictions[0]); ok {
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.MeanMs, MeasuredMs: gf.Requests.MeanMs,
+			ErrorPct: errPct(p.MeanMs, gf.Requests.MeanMs), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
+			PredictedGain: gain(gc.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gc.Requests.MeanMs, gf.Requests.MeanMs)})
+	}
+	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU).\n\n")
+	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range out {
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct)
+		if p.Against == "fixed vs concurrent" {
+			e = "—"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %% | %.1f %% | %.1f | %.1f |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e, p.PredictedGain, p.MeasuredGain, p.PredictedRPS, p.MeasuredRPS)
+	}
+	b.WriteString("\nThe CPU profile's first place (the shared section) is worth almost nothing; overlapping the two waits is worth about a third of the latency.\n\n")
+	return out
+}
+
+func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
+	fmt.Fprintf(b, "## 5. Two instruments must add up\n\nCritical-path waits and scheduler wait from the trace, plus CPU per request from /proc (independent), against the mean.\n\n")
+	fmt.Fprintf(b, "| mode | mean ms | critical waits ms | runnable ms | independent CPU ms | covered | unexplained ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range Modes {
+		g := group(med[m])
+		var crit float64
+		for _, t := range g.Terms {
+			crit += t.CriticalMs
+		}
+		cov, un, ind := "—", "—", "—"
+		if g.Coverage.IndependentPct != nil {
+			cov, un, ind = fmt.Sprintf("%.1f %%", *g.Coverage.IndependentPct), fmt.Sprintf("%.2f", *g.Coverage.UnexplainedMs), fmt.Sprintf("%.2f", *g.CPU.IndependentMs)
+		}
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", m, g.Requests.MeanMs, crit, g.CPU.CriticalRunnableMs, ind, cov, un)
+	}
+	b.WriteString("\n")
+}
+
+func checks(med map[string]*ModeRun, res *Result) []lab.Check {
+	gs, gc := group(med["serial"]), group(med["concurrent"])
+	var cs []lab.Check
+	add := func(name, want string, got float64, ok bool) {
+		cs = append(cs, lab.Check{Name: name, Want: want, Got: fmt.Sprintf("%.1f", got), OK: ok})
+	}
+	add("serial waits sum / mean (%)", "90–102", gs.Coverage.WaitSumPct, between(gs.Coverage.WaitSumPct, 90, 102))
+	add("concurrent waits sum / mean (%)", "> 120", gc.Coverage.WaitSumPct, gc.Coverage.WaitSumPct > 120)
+	add("concurrent critical path / mean (%)", "98–102", gc.Coverage.CriticalPct, between(gc.Coverage.CriticalPct, 98, 102))
+	for _, p := range res.Predictions {
+		switch {
+		case p.Spec == SerialPredictions[0]:
+			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
+		case p.Against == "fixed vs concurrent":
+			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, math.Abs(p.PredictedGain) < 3)
+			// Two separate runs differ by noise: allow two standard errors
+			// of the difference of their means on top of the 3 %.
+			gf := group(med["fixed"])
+			noise := 200 * math.Sqrt(se2(gc.Requests)+se2(gf.Requests)) / gc.Requests.MeanMs
+			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (± %.1f noise)", noise), p.MeasuredGain, math.Abs(p.MeasuredGain) < 3+noise)
+		}
+	}
+	for _, m := range Modes {
+		g := group(med[m])
+		if c := g.Coverage.IndependentPct; c != nil {
+			add(m+": critical waits + independent CPU / mean (%)", "95–103", *c, between(*c, 95, 103))
+		} else {
+			add(m+": critical waits + independent CPU / mean (%)", "95–103", 0, false)
+		}
+	}
+	if len(res.Disagree) == 4 {
+		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
+		cs = append(cs, lab.Check{Name: "CPU profile's #1 differs from the wall clock's #1", Want: "shared vs upstream", Got: cpuTop + " vs " + wallTop, OK: cpuTop != wallTop && wallTop == "upstream"})
+	}
+	return cs
+}
+
+func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun) []string {
+	var out []string
+	for _, m := range Modes {
+		r := med[m]
+		for _, f := range r.Report.Findings {
+			if f.Kind == "cut-by-window" {
+				continue // expected: the window cuts the requests in flight at its edges
+			}
+			out = append(out, m+": "+f.Text)
+		}
+		if w := r.window; w != nil {
+			secs := w.End.Sub(w.Start).Seconds()
+			if busy := r.CPUMs / 1000 / secs / float64(cores()); busy > 0.9 {
+				out = append(out, fmt.Sprintf("%s: the service used %.0f%% of the machine's CPU: it is CPU-saturated and latency contains CPU queueing (seed mistake 1)", m, 100*busy))
+			}
+		}
+	}
+	if la := loadAverage(); la > 1.5*float64(cores()) {
+		out = append(out, fmt.Sprintf("the machine was busy before the lab started (load average %.1f on %d cores): timings are noisier than they should be", la, cores()))
+	}
+	fmt.Fprintf(b, "## 6. Findings\n\n")
+	if len(out) == 0 {
+		b.WriteString("None: no warm-up in the windows, no CPU saturation, every prediction matched a term.\n")
+	}
+	for _, f := range out {
+		fmt.Fprintf(b, "- %s\n", f)
+	}
+	return out
+}
+
+func cores() int { return runtime.NumCPU() }
+
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var la float64
+	fmt.Sscanf(string(b), "%f", &la)
+	return la
+}
+
+func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
+
+// se2 is the squared standard error of a mean latency.
+func se2(r render.RequestsJSON) float64 {
+	if r.Count < 2 {
+		return 0
+	}
+	return r.StdDevMs * r.StdDevMs / float64(r.Count)
+}
+
+func pct(x, of float64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return round3(100 * x / of)
+}
+
+func errPct(pred, meas float64) float64 {
+	if meas == 0 {
+		return 0
+	}
+	return round3(100 * (pred - meas) / meas)
+}
+
+func gain(before, after float64) float64 {
+	if before == 0 {
+		return 0
+	}
+	return round3(100 * (before - after) / before)
+}
