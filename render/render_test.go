@@ -1,0 +1,71 @@
+package render
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestCapRPS(t *testing.T) {
+	base := ThroughputJSON{Clients: 20, Cores: 2, CPUPerRequestMs: 4, CPUCapRPS: 500}
+	cases := []struct {
+		name  string
+		t     ThroughputJSON
+		mean  float64
+		hold  float64
+		want  float64
+		limit string
+	}{
+		{"Little's law", base, 160, 0, 125, "clients"},
+		{"CPU cap", base, 20, 0, 500, "CPU"},
+		{"pool cap", ThroughputJSON{Clients: 20, Cores: 2, CPUCapRPS: 500, Pool: 10}, 100, 60, 1000.0 / 6, "pool"},
+		{"no requests", base, 0, 0, 0, "no requests"},
+	}
+	for _, c := range cases {
+		got, limit := capRPS(c.t, c.mean, c.hold)
+		if math.Abs(got-c.want) > 0.01 || !strings.HasPrefix(limit, c.limit) {
+			t.Errorf("%s: capRPS = %v (%s), want %v (%s…)", c.name, got, limit, c.want, c.limit)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	before := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 160, P99Ms: 170},
+		Predictions: []PredictionJSON{{Spec: "overlap=a,b", MeanMs: 106, P99Ms: 116, RPS: 188}, {Spec: "remove=c", MeanMs: 159, RPS: 125}},
+		Terms:       []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 50}}}}}
+	after := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 108, P99Ms: 120, RPS: 184},
+		Terms: []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 0}}}}}
+	c, err := Compare(before, after, DefaultMissPct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Predictions[0]; p.Miss || math.Abs(p.ErrorPct-(-1.852)) > 0.001 {
+		t.Errorf("overlap: error %.3f%% miss %v, want -1.852%% and no miss", p.ErrorPct, p.Miss)
+	}
+	if p := c.Predictions[1]; !p.Miss {
+		t.Errorf("remove: error %.1f%%, want a miss", p.ErrorPct)
+	}
+	if len(c.Misses()) != 1 {
+		t.Errorf("Misses() = %d, want 1", len(c.Misses()))
+	}
+	if d := c.Terms[0]; d.Frame != "main.b" || d.DeltaMs != -50 {
+		t.Errorf("largest term change = %+v, want main.b −50 ms", d)
+	}
+	var sb strings.Builder
+	if err := c.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "MISS by +51.0 ms") {
+		t.Errorf("text: %v\n%s", err, sb.String())
+	}
+	other := &Report{Groups: []GroupJSON{{Name: "other"}}}
+	if _, err := Compare(before, other, 5); err == nil || !strings.Contains(err.Error(), `"request"`) {
+		t.Errorf("different request types: err = %v", err)
+	}
+}
+
+func TestStddev(t *testing.T) {
+	if got := stddev([]int64{2, 4, 4, 4, 5, 5, 7, 9}, 5); math.Abs(got-2.138) > 0.001 {
+		t.Errorf("stddev = %v, want 2.138", got)
+	}
+	if stddev([]int64{5}, 5) != 0 {
+		t.Error("stddev of one value is not 0")
+	}
+}
