@@ -63,6 +63,9 @@ func findings(res *Result, a *Analyzer) []error {
 	if len(res.Groups) == 0 || total(res.Groups) == 0 {
 		add(&Finding{Kind: FindNoRequests, Refuse: true, Text: noRequestsText(res)})
 	}
+	if n := res.Info.ExcludedUntyped; n > 0 {
+		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) that began before the trace are excluded (the trace does not record their type)", n)})
+	}
 	if res.Info.Inferred {
 		add(&Finding{Kind: FindInferred, Text: "the trace has no runtime/trace tasks: requests were inferred from net/http server goroutines " +
 			"(from reading a request to finishing its response); wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries"})

@@ -30,10 +30,13 @@ type TraceInfo struct {
 	Goroutines  int
 	Tasks       int // TaskBegin events
 	NestedTasks int // tasks begun inside another open task (counted with their parent)
-	CPUSamples  int
-	Procs       int   // Ps seen (GOMAXPROCS as the trace shows it)
-	ProcBusy    int64 // Σ time Ps were running
-	Inferred    bool  // requests were inferred from net/http server goroutines
+	// ExcludedUntyped counts tasks that ended in the trace but began before
+	// it, whose type the trace does not record.
+	ExcludedUntyped int
+	CPUSamples      int
+	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
+	ProcBusy        int64 // Σ time Ps were running
+	Inferred        bool  // requests were inferred from net/http server goroutines
 }
 
 // Duration returns the trace's length in nanoseconds.

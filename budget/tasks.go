@@ -26,8 +26,11 @@ func (a *Analyzer) taskEnd(ev *tracein.Event) {
 	}
 	r, ok := a.open[ev.Task]
 	if !ok {
-		if ev.Name != "" || ev.Parent == tracein.BackgroundTask || ev.Parent == tracein.NoTask {
-			a.group(nameOr(ev.Name, "(unnamed)"), false).excludedBefore++
+		if ev.Name != "" {
+			a.group(ev.Name, false).excludedBefore++
+		} else {
+			// Begun before the trace: the trace does not say its type.
+			a.info.ExcludedUntyped++
 		}
 		return
 	}

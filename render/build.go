@@ -96,7 +96,8 @@ func appFrames(res *budget.Result) []string {
 func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 	i := res.Info
 	t := TraceJSON{File: in.File, DurationMs: ms(float64(i.Duration())), Records: i.Records, Generations: i.Generations,
-		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred}
+		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred,
+		ExcludedUntyped: i.ExcludedUntyped}
 	if d := i.Duration(); d > 0 && i.Procs > 0 {
 		t.ProcBusyPct = round(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
 	}

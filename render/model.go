@@ -44,17 +44,18 @@ type Report struct {
 
 // TraceJSON describes the input.
 type TraceJSON struct {
-	File        string  `json:"file"`
-	DurationMs  float64 `json:"duration_ms"`
-	Records     int64   `json:"records"`
-	Generations int     `json:"generations"`
-	Goroutines  int     `json:"goroutines"`
-	GOMAXPROCS  int     `json:"gomaxprocs"`
-	ProcBusyPct float64 `json:"proc_busy_pct"`
-	CPUSamples  int     `json:"cpu_samples"`
-	Tasks       int     `json:"tasks"`
-	Inferred    bool    `json:"inferred"`
-	StartWall   string  `json:"start_wall,omitempty"`
+	File            string  `json:"file"`
+	DurationMs      float64 `json:"duration_ms"`
+	Records         int64   `json:"records"`
+	Generations     int     `json:"generations"`
+	Goroutines      int     `json:"goroutines"`
+	GOMAXPROCS      int     `json:"gomaxprocs"`
+	ProcBusyPct     float64 `json:"proc_busy_pct"`
+	CPUSamples      int     `json:"cpu_samples"`
+	Tasks           int     `json:"tasks"`
+	ExcludedUntyped int     `json:"excluded_untyped"`
+	Inferred        bool    `json:"inferred"`
+	StartWall       string  `json:"start_wall,omitempty"`
 }
 
 // RequestsJSON summarises a group's latencies.

@@ -10,6 +10,8 @@ import (
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/render"
+	htmlreport "github.com/latscope/latscope/report/html"
+	"github.com/latscope/latscope/report/pprofexport"
 )
 
 func init() {
@@ -114,6 +116,9 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := noMatch(res); err != nil {
 		return err
 	}
+	if err := writeExtras(&o, opts, rep, res); err != nil {
+		return err
+	}
 	if o.json {
 		return rep.WriteJSON(stdout)
 	}
@@ -134,4 +139,23 @@ func noMatch(res *budget.Result) error {
 // analyzeFile runs the analyser over one trace file ("-" is standard input).
 func analyzeFile(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
 	return analysis.File(ctx, name, opts, partial)
+}
+
+// writeExtras writes the HTML report and pprof profiles that flags ask for.
+func writeExtras(o *analyzeOptions, opts budget.Options, rep *render.Report, res *budget.Result) error {
+	if o.html != "" {
+		hopts := htmlreport.DefaultOptions
+		hopts.MinShare = o.minShare
+		if err := htmlreport.WriteFile(o.html, rep, res, hopts); err != nil {
+			return err
+		}
+	}
+	if o.pprofDir != "" {
+		popts := pprofexport.DefaultOptions
+		popts.Rules, popts.Task = opts.Rules, o.task
+		if _, err := pprofexport.WriteDir(o.pprofDir, res, popts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

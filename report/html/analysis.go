@@ -1,0 +1,63 @@
+package htmlreport
+
+import (
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/render"
+)
+
+// Analysis returns the sections of an analysis, per request type: the
+// budget, the latency distribution, the critical paths, the predictions and
+// the profile disagreement. The findings are separate (FindingsSection).
+func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, error) {
+	opts = withDefaults(opts)
+	var out []Section
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		prefix := ""
+		if len(rep.Groups) > 1 {
+			prefix = g.Name + ": "
+		}
+		if g.Requests.Count == 0 {
+			out = append(out, Section{Title: prefix + "no requests", Intro: "No request of this type began and ended inside the trace."})
+			continue
+		}
+		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts), pathSection(g),
+			predictionSection(g)}
+		if s, ok := regionSection(g); ok {
+			secs = append(secs, s)
+		}
+		for j := range secs {
+			secs[j].Title = prefix + secs[j].Title
+			secs[j].ID = slug(secs[j].Title)
+		}
+		out = append(out, secs...)
+	}
+	return out, nil
+}
+
+func withDefaults(o Options) Options {
+	d := DefaultOptions
+	if o.MinShare < 0 {
+		o.MinShare = d.MinShare
+	}
+	if o.MaxTerms <= 0 {
+		o.MaxTerms = d.MaxTerms
+	}
+	if o.Bins <= 0 {
+		o.Bins = d.Bins
+	}
+	return o
+}
+
+// resultGroup finds a report group's analysis group by name.
+func resultGroup(res *budget.Result, name string) *budget.Group {
+	if res == nil {
+		return nil
+	}
+	for _, g := range res.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}

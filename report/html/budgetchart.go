@@ -1,0 +1,219 @@
+package htmlreport
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/render"
+)
+
+const (
+	colorFolded = "#9aa5b1"
+	colorWaitLg = "#7d8a96"
+	colorCritLg = "#34404c"
+)
+
+// budgetSection draws goroutine time against critical-path time per term.
+func budgetSection(g *render.GroupJSON, opts Options) Section {
+	mean := g.Requests.MeanMs
+	rows, kinds := budgetRows(g, opts)
+	chart := BarChart{
+		Label: "latency budget per request", Unit: "ms per request (mean over " + plural(g.Requests.Count, "request") + ")",
+		Series: []Series{{Name: "goroutine time (wait sum over the request's goroutines)", Color: colorWaitLg, Light: true},
+			{Name: "on the critical path", Color: colorCritLg}},
+		Rows:  rows,
+		Marks: []Mark{{Value: mean, Label: "mean latency " + fmtMs(mean), Color: colorMarkP50}},
+	}
+	var b body
+	b.lead(budgetLead(g)...)
+	var items []legendItem
+	for _, k := range kinds {
+		items = append(items, legendItem{color: KindColor(k), name: k})
+	}
+	b.legend(items)
+	b.raw(chart.SVG())
+	b.p("note", coverageNote(g))
+	if t, err := termsTable(g).HTML(); err == nil {
+		b.details("all terms as a table", t)
+	}
+	return Section{Title: "Latency budget", Body: b.html(),
+		Intro: "Each term is an application frame, the mechanism beneath it and the kind of wait. The pale bar is goroutine time (every goroutine of the request, so parallel waits count more than once); the solid bar is the time the term spent on the critical path, which tiles the latency exactly."}
+}
+
+func budgetRows(g *render.GroupJSON, opts Options) ([]BarRow, []string) {
+	mean := g.Requests.MeanMs
+	var rows []BarRow
+	seen := map[string]bool{}
+	var kinds []string
+	addKind := func(k string) {
+		if !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	var folded render.TermJSON
+	nFolded := 0
+	for _, t := range g.Terms {
+		if len(rows) >= opts.MaxTerms || t.SharePct < opts.MinShare && t.CriticalPct < opts.MinShare {
+			folded.WaitMs += t.WaitMs
+			folded.CriticalMs += t.CriticalMs
+			nFolded++
+			continue
+		}
+		c := KindColor(t.Kind)
+		addKind(t.Kind)
+		rows = append(rows, BarRow{Label: shortFrame(t.Frame), Note: termNote(t), Values: []float64{t.WaitMs, t.CriticalMs},
+			Colors: []string{c, c}, Texts: []string{withPct(t.WaitMs, mean), withPct(t.CriticalMs, mean)}, Tip: termTip(t, g.Requests.Count)})
+	}
+	if nFolded > 0 {
+		rows = append(rows, BarRow{Label: fmt.Sprintf("(%d smaller terms)", nFolded), Note: "each under " + fmtPct(opts.MinShare) + " of the mean",
+			Values: []float64{folded.WaitMs, folded.CriticalMs}, Colors: []string{colorFolded, colorFolded},
+			Texts: []string{withPct(folded.WaitMs, mean), withPct(folded.CriticalMs, mean)}})
+	}
+	c := g.CPU
+	rows = append(rows,
+		BarRow{Label: "running", Note: "on CPU, as the Go scheduler sees it", Values: []float64{c.RunningMs, c.CriticalRunningMs},
+			Colors: []string{KindColor("running"), KindColor("running")}, Texts: []string{withPct(c.RunningMs, mean), withPct(c.CriticalRunningMs, mean)}},
+		BarRow{Label: "runnable", Note: "ready, waiting for a P (scheduler latency)", Values: []float64{c.RunnableMs, c.CriticalRunnableMs},
+			Colors: []string{KindColor("runnable"), KindColor("runnable")}, Texts: []string{withPct(c.RunnableMs, mean), withPct(c.CriticalRunnableMs, mean)}})
+	addKind("running")
+	addKind("runnable")
+	if u := g.Coverage.UnknownMs; u > 0 {
+		rows = append(rows, BarRow{Label: "unknown", Note: "critical-path time the timelines cannot explain", Values: []float64{0, u},
+			Colors: []string{unknownColor, unknownColor}, Texts: []string{" ", withPct(u, mean)}})
+		addKind("unknown")
+	}
+	return rows, kinds
+}
+
+// budgetLead is the sentence above the chart, naming the biggest term on
+// the critical path.
+func budgetLead(g *render.GroupJSON) []string {
+	mean := g.Requests.MeanMs
+	var top *render.TermJSON
+	for i := range g.Terms {
+		if top == nil || g.Terms[i].CriticalMs > top.CriticalMs {
+			top = &g.Terms[i]
+		}
+	}
+	run := g.CPU.CriticalRunningMs + g.CPU.CriticalRunnableMs
+	if top == nil || top.CriticalMs < run {
+		return []string{"Most of the critical path is CPU: ", fmtMs(g.CPU.CriticalRunningMs) + " running", " and ",
+			fmtMs(g.CPU.CriticalRunnableMs) + " runnable", fmt.Sprintf(" of the %s mean.", fmtMs(mean))}
+	}
+	how := top.Kind
+	if top.Mechanism != "" {
+		how += " in " + frame.Short(top.Mechanism)
+	}
+	parts := []string{"The biggest term on the critical path is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how),
+		fmtMs(top.CriticalMs) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
+	if top.FixPotentialMs > 0 {
+		parts[len(parts)-1] = fmt.Sprintf(" (%s); without it a request would take about ", fmtPct(top.CriticalPct))
+		parts = append(parts, fmtMs(top.FixPotentialMs)+" less", ".")
+	}
+	return parts
+}
+
+func coverageNote(g *render.GroupJSON) string {
+	c := g.Coverage
+	s := fmt.Sprintf("Goroutine time sums to %s of the mean latency and the critical path to %s.", fmtPct(c.GoroutineSumPct), fmtPct(c.CriticalPct))
+	if g.Requests.Forked > 0 {
+		s += fmt.Sprintf(" %d of %d requests fork, so goroutine time counts parallel waits more than once; the critical path counts each instant once.",
+			g.Requests.Forked, g.Requests.Count)
+	}
+	if c.UnknownMs > 0 {
+		s += fmt.Sprintf(" %s per request on the critical path is not explained by the timelines.", fmtMs(c.UnknownMs))
+	}
+	if g.CPU.IndependentMs != nil && c.UnexplainedMs != nil {
+		s += fmt.Sprintf(" An independent CPU counter gives %s per request; critical waits + runnable + that CPU explain %s of the mean (%s unexplained).",
+			fmtMs(*g.CPU.IndependentMs), fmtPct(*c.IndependentPct), fmtMs(*c.UnexplainedMs))
+	}
+	return s
+}
+
+func termsTable(g *render.GroupJSON) Table {
+	t := Table{Class: "compact", Columns: []Column{{Name: "term"}, {Name: "mechanism"}, {Name: "kind"},
+		{Name: "wait ms", Num: true, Tip: "goroutine time per request"}, {Name: "share", Num: true},
+		{Name: "critical ms", Num: true, Tip: "on the critical path, per request"}, {Name: "critical", Num: true},
+		{Name: "fix ms", Num: true, Tip: "latency saved per request if the term took no time"},
+		{Name: "contention ms", Num: true, Tip: "critical time ended by another request (lock or pool held elsewhere)"},
+		{Name: "requests", Num: true}, {Name: "on the path, really"}}}
+	for _, tm := range g.Terms {
+		t.Rows = append(t.Rows, []Cell{{Text: shortFrame(tm.Frame), Tip: tm.Frame, Class: "swatch", Color: KindColor(tm.Kind)},
+			{Text: frame.Short(tm.Mechanism), Tip: tm.Mechanism}, {Text: tm.Kind},
+			{Text: fmt.Sprintf("%.3f", tm.WaitMs)}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},
+			{Text: fmt.Sprintf("%.3f", tm.CriticalMs)}, {Text: fmtPct(tm.CriticalPct), Bar: tm.CriticalPct / 100, Color: colorCritLg},
+			{Text: fmt.Sprintf("%.3f", tm.FixPotentialMs)}, {Text: fmt.Sprintf("%.3f", tm.ContentionMs)},
+			{Text: fmt.Sprintf("%d/%d", tm.Requests, g.Requests.Count)}, {Text: causesText(tm), Class: "muted"}})
+	}
+	return t
+}
+
+func termNote(t render.TermJSON) string {
+	if t.Mechanism == "" {
+		return t.Kind
+	}
+	return frame.Short(t.Mechanism) + " · " + t.Kind
+}
+
+func termTip(t render.TermJSON, n int) string {
+	s := fmt.Sprintf("%s\nmechanism: %s\nkind: %s\ngoroutine time %s per request (%s of the mean)\ncritical path %s (%s), fix potential %s\nin %d of %d requests",
+		orNone(t.Frame), orNone(t.Mechanism), t.Kind, fmtMs(t.WaitMs), fmtPct(t.SharePct), fmtMs(t.CriticalMs), fmtPct(t.CriticalPct), fmtMs(t.FixPotentialMs), t.Requests, n)
+	if c := causesText(t); c != "" {
+		s += "\non the path, really: " + c
+	}
+	return s
+}
+
+// causesText lists what the critical time of a term really was, biggest first.
+func causesText(t render.TermJSON) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var cs []kv
+	for k, v := range t.CausesMs {
+		if v > 0 {
+			cs = append(cs, kv{k, v})
+		}
+	}
+	if len(cs) == 1 && cs[0].k == t.Kind {
+		return ""
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].v > cs[j].v || cs[i].v == cs[j].v && cs[i].k < cs[j].k })
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.k + " " + fmtMs(c.v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func shortFrame(f string) string {
+	if f == "" {
+		return "(no app frame)"
+	}
+	return frame.Short(f)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func withPct(v, mean float64) string {
+	if mean <= 0 {
+		return fmtMs(v)
+	}
+	return fmtMs(v) + " · " + fmtPct(100*v/mean)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,277 @@
+package htmlreport_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/lab/demotrace"
+	"github.com/latscope/latscope/render"
+	htmlreport "github.com/latscope/latscope/report/html"
+)
+
+var artifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latscope-html-report"),
+	"`DIR` for the reports and screenshots the browser test renders (overwritten each run)")
+
+// errorProbe records script errors from the first moment of the page.
+const errorProbe = `<script>window.__latscopeErrors=[];window.addEventListener("error",function(e){window.__latscopeErrors.push(String(e.message||e))},true);</script>`
+
+// layoutProbe measures every chart as laid out and writes the result into
+// the DOM for --dump-dom.
+const layoutProbe = `<script>(function(){
+var out={errors:window.__latscopeErrors||[],resources:performance.getEntriesByType("resource").length,charts:[],sections:[]};
+function count(svg,sel,both){var n=0;svg.querySelectorAll(sel).forEach(function(e){var b=e.getBoundingClientRect();if(both?(b.width>0&&b.height>0):(b.width>0||b.height>0))n++});return n}
+document.querySelectorAll("svg.chart").forEach(function(svg){var r=svg.getBoundingClientRect();var s=svg.closest("section");
+out.charts.push({label:svg.getAttribute("aria-label"),section:s?s.id:"",w:r.width,h:r.height,
+n:{bar:count(svg,"rect.bar",true),seg:count(svg,"rect.seg",true),hatch:count(svg,"rect.hatch",true),dot:count(svg,"circle.dot",true),
+series:count(svg,"path.series",false),band:count(svg,"rect.band",true),mark:count(svg,"line.mark",false),text:count(svg,"text",true)}})});
+document.querySelectorAll("section").forEach(function(s){out.sections.push(s.id)});
+var pre=document.createElement("pre");pre.id="latscope-probe";pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
+})();</script>`
+
+// probe is what layoutProbe reports.
+type probe struct {
+	Errors    []string `json:"errors"`
+	Resources int      `json:"resources"`
+	Charts    []struct {
+		Label, Section string
+		W, H           float64
+		N              map[string]int
+	} `json:"charts"`
+	Sections []string `json:"sections"`
+}
+
+func TestReportInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := *artifacts
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  demotrace.Config
+	}{
+		{"serial", demotrace.Config{Scenario: "serial", CPUProfile: true}},
+		{"waitgroup", demotrace.Config{Scenario: "waitgroup", CPUProfile: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, res := analyze(t, tc.cfg, "remove=callUpstream", "overlap=callUpstream,queryDB")
+			opts := htmlreport.DefaultOptions
+			opts.Sections = labSections(t)
+			var buf bytes.Buffer
+			if err := htmlreport.Write(&buf, rep, res, opts); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, tc.name+".html")
+			if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := runProbe(t, bin, dir, tc.name, buf.Bytes())
+			checkProbe(t, p, rep)
+			shot := filepath.Join(dir, tc.name+".png")
+			screenshot(t, bin, page, shot)
+			t.Logf("report %s, screenshot %s", page, shot)
+		})
+	}
+}
+
+// analyze records a scenario and builds its report.
+func analyze(t *testing.T, cfg demotrace.Config, predict ...string) (*render.Report, *budget.Result) {
+	t.Helper()
+	rec := fixture.Record(t, cfg)
+	opts := budget.DefaultOptions
+	for _, s := range predict {
+		p, err := budget.ParsePrediction(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Predictions = append(opts.Predictions, p)
+	}
+	res := fixture.Analyze(t, rec.Path, opts)
+	rep, err := render.Build(res, render.Inputs{File: cfg.Scenario + ".trace", CPUSeconds: rec.Summary.CPU.Seconds()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, res
+}
+
+// checkProbe asserts the charts were laid out with visible marks.
+func checkProbe(t *testing.T, p probe, rep *render.Report) {
+	t.Helper()
+	if len(p.Errors) > 0 {
+		t.Errorf("script errors: %q", p.Errors)
+	}
+	if p.Resources > 0 {
+		t.Errorf("the page fetched %d resources, want none", p.Resources)
+	}
+	n := rep.Groups[0].Requests.Count
+	want := []struct {
+		label string
+		kind  string
+		min   int
+	}{
+		{"latency budget per request", "bar", 2 * 3}, // two terms + running, both bars
+		{"latency histogram", "bar", 3},
+		{"latency histogram", "mark", 4},
+		{"latency by request", "dot", n},
+		{"Median request critical path", "seg", 3},
+		{"CPU samples vs wall clock by region", "bar", 4},
+		{"DB wait by condition", "series", 3},
+		{"DB wait by condition", "band", 1},
+	}
+	for _, w := range want {
+		found := false
+		for _, c := range p.Charts {
+			if c.Label != w.label {
+				continue
+			}
+			found = true
+			if c.W < 400 || c.H < 40 {
+				t.Errorf("%s: laid out at %.0f×%.0f px", w.label, c.W, c.H)
+			}
+			if c.N[w.kind] < w.min {
+				t.Errorf("%s: %d visible %s elements, want ≥ %d", w.label, c.N[w.kind], w.kind, w.min)
+			}
+		}
+		if !found {
+			t.Errorf("no chart %q; charts: %v", w.label, labels(p))
+		}
+	}
+	if rep.Groups[0].Median != nil && rep.Groups[0].Median.Goroutines > 1 {
+		for _, c := range p.Charts {
+			if c.Label == "Median request critical path" && c.N["hatch"] == 0 {
+				t.Errorf("median path runs on %d goroutines but no borrowed segment is drawn", rep.Groups[0].Median.Goroutines)
+			}
+		}
+	}
+}
+
+func labels(p probe) []string {
+	var out []string
+	for _, c := range p.Charts {
+		out = append(out, c.Label)
+	}
+	return out
+}
+
+var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
+
+// runProbe loads the page with the probes in headless Chromium and returns
+// what they measured; console messages (errors, CSP violations) fail the test.
+func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
+	t.Helper()
+	s := strings.Replace(string(page), "<head>", "<head>"+errorProbe, 1)
+	s = strings.Replace(s, "</body>", layoutProbe+"</body>", 1)
+	path := filepath.Join(dir, name+".probe.html")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := runChromium(t, bin, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			t.Errorf("browser console: %s", line)
+		}
+	}
+	m := probeRe.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no probe output in the DOM dump (%d bytes); stderr:\n%s", len(stdout), stderr)
+	}
+	var p probe
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &p); err != nil {
+		t.Fatalf("probe output: %v", err)
+	}
+	return p
+}
+
+func screenshot(t *testing.T, bin, page, png string) {
+	t.Helper()
+	os.Remove(png)
+	runChromium(t, bin, "--hide-scrollbars", "--window-size=1400,2400", "--screenshot="+png, "file://"+page)
+	st, err := os.Stat(png)
+	if err != nil || st.Size() < 20_000 {
+		t.Fatalf("screenshot %s: %v (size %d)", png, err, sizeOf(st))
+	}
+}
+
+func sizeOf(st os.FileInfo) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Size()
+}
+
+func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--disable-extensions", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("SKIP: no headless Chromium on PATH, the HTML report is not checked in a browser (apt-get install chromium; .ci/run installs it)")
+	return ""
+}
+
+// labSections are sections of the kind the lab adds, from made-up numbers:
+// a modes table and a DB-wait timeline with throttling and PSI tracks.
+func labSections(t *testing.T) []htmlreport.Section {
+	t.Helper()
+	modes := htmlreport.Table{Columns: []htmlreport.Column{{Name: "mode"}, {Name: "predicted mean", Num: true}, {Name: "measured mean", Num: true}, {Name: "error", Num: true}},
+		Rows: [][]htmlreport.Cell{
+			{{Text: "baseline"}, {Text: "158 ms"}, {Text: "158 ms", Bar: 1}, {Text: "—", Class: "muted"}},
+			{{Text: "overlap upstream+db"}, {Text: "106 ms"}, {Text: "108 ms", Bar: 108.0 / 158}, {Text: "+1.9%", Class: "good"}},
+		}}
+	tbl, err := modes.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app, db, thr, psi []htmlreport.Point
+	for i := range 120 {
+		x := float64(i) / 4
+		slow := 0.0
+		if x >= 10 && x < 20 {
+			slow = 30
+		}
+		app = append(app, htmlreport.Point{X: x, Y: 40 + slow + float64(i%5)})
+		db = append(db, htmlreport.Point{X: x, Y: 25 + slow*0.9 + float64(i%3)})
+		thr = append(thr, htmlreport.Point{X: x, Y: slow * 8})
+		psi = append(psi, htmlreport.Point{X: x, Y: slow * 1.5})
+	}
+	tl := htmlreport.Timeline{Label: "DB wait by condition", XLabel: "seconds since the run began",
+		Bands: []htmlreport.Band{{From: 10, To: 20, Label: "DB CPU quota 20%"}},
+		Panels: []htmlreport.Panel{
+			{Title: "duration per request", Unit: "ms", Lines: []htmlreport.Line{{Name: "app", Points: app}, {Name: "DB (pg_stat_statements)", Points: db}}},
+			{Title: "DB cgroup throttled", Unit: "ms/s", Height: 70, Lines: []htmlreport.Line{{Name: "throttled", Style: htmlreport.StyleArea, Points: thr, Color: "#d0393e"}}},
+			{Title: "CPU pressure (PSI some avg10)", Unit: "%", Height: 70, Lines: []htmlreport.Line{{Name: "some", Style: htmlreport.StyleStep, Points: psi}}},
+		}}
+	return []htmlreport.Section{
+		{Title: "Modes (lab)", Intro: "An example of a section the lab adds: a table of modes.", Body: tbl},
+		{Title: "DB wait (lab)", Intro: "An example of a lab timeline: app vs DB duration with throttling and PSI tracks.", Body: tl.SVG(),
+			Note: fmt.Sprintf("%d points per track, synthetic.", len(app))},
+	}
+}

@@ -1,0 +1,136 @@
+package htmlreport
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+)
+
+// Histogram is the distribution of values (e.g. latencies in ms) as
+// vertical bars, with reference lines such as p50 and p99.
+type Histogram struct {
+	Label  string
+	Unit   string    // axis title, e.g. "latency, ms"
+	Values []float64 // one per observation
+	Bins   int       // at most this many bins; 0 means 40
+	Marks  []Mark
+	Color  string
+}
+
+// Bin is one histogram bin [Lo, Hi).
+type Bin struct {
+	Lo, Hi float64
+	Count  int
+}
+
+// Binned returns the histogram's bins: a nice width (1, 2, 2.5 or 5 × 10^k)
+// giving about 2√n bins, between 10 and Bins, aligned to the width.
+func (h Histogram) Binned() []Bin {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for _, v := range h.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	limit := h.Bins
+	if limit <= 0 {
+		limit = 40
+	}
+	k := min(max(int(math.Ceil(2*math.Sqrt(float64(n)))), 10), limit)
+	span := hi - lo
+	if span <= 0 {
+		span = math.Max(math.Abs(hi)*0.1, 1e-3)
+	}
+	w := niceStep(span, k)
+	start := math.Floor(lo/w) * w
+	nb := int(math.Floor((hi-start)/w)) + 1
+	bins := make([]Bin, nb)
+	for i := range bins {
+		bins[i] = Bin{Lo: clean(start + float64(i)*w), Hi: clean(start + float64(i+1)*w)}
+	}
+	for _, v := range h.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		i := min(max(int(math.Floor((v-start)/w)), 0), nb-1)
+		bins[i].Count++
+	}
+	return bins
+}
+
+// SVG draws the histogram.
+func (h Histogram) SVG() template.HTML {
+	const height, top, left, right, bottom = 300.0, 46.0, 60.0, 30.0, 44.0
+	s := newSVG(chartW, height, "histogram", h.Label)
+	bins := h.Binned()
+	if len(bins) == 0 {
+		s.text(chartW/2, height/2, "middle", "empty", "no observations")
+		return s.html()
+	}
+	lo, hi := bins[0].Lo, bins[len(bins)-1].Hi
+	maxC := 0
+	for _, b := range bins {
+		maxC = max(maxC, b.Count)
+	}
+	yMax := math.Max(niceMax(float64(maxC), 4), 1)
+	pw, ph := chartW-left-right, height-top-bottom
+	xs := func(v float64) float64 { return left + pw*(v-lo)/(hi-lo) }
+	ys := func(c float64) float64 { return top + ph - ph*c/yMax }
+	for _, t := range ticks(0, yMax, 4) {
+		if t != math.Trunc(t) {
+			continue
+		}
+		s.line(left, ys(t), left+pw, ys(t), "grid")
+		s.text(left-8, ys(t)+4, "end", "tick", fmtNum(t))
+	}
+	s.textTip(16, top+ph/2, "middle", "axis-title vertical", "requests", "")
+	color := h.Color
+	if color == "" {
+		color = colorLatency
+	}
+	for _, b := range bins {
+		if b.Count == 0 {
+			continue
+		}
+		x, w := xs(b.Lo), xs(b.Hi)-xs(b.Lo)
+		tip := fmt.Sprintf("%s – %s: %d", fmtNum(b.Lo), fmtNum(b.Hi), b.Count)
+		s.rect(x+0.5, ys(float64(b.Count)), math.Max(w-1, 1), ys(0)-ys(float64(b.Count)), color, "bar", tip)
+	}
+	s.line(left, ys(0), left+pw, ys(0), "axis")
+	for _, t := range ticks(lo, hi, 10) {
+		s.line(xs(t), ys(0), xs(t), ys(0)+4, "axis")
+		s.text(xs(t), ys(0)+17, "middle", "tick", fmtNum(t))
+	}
+	s.text(left+pw/2, height-6, "middle", "axis-title", h.Unit)
+	h.marks(s, xs, lo, hi, top, ys(0))
+	return s.html()
+}
+
+// marks draws the reference lines, staggering labels that would collide.
+func (h Histogram) marks(s *svg, xs func(float64) float64, lo, hi, top, base float64) {
+	lastEnd := [2]float64{-1e9, -1e9}
+	for _, m := range h.Marks {
+		if m.Value < lo || m.Value > hi {
+			continue
+		}
+		x := xs(m.Value)
+		w := textWidth(m.Label, 12.5) // bold 11 px
+		row := 0
+		if x-w/2 < lastEnd[0]+8 {
+			row = 1
+		}
+		lastEnd[row] = x + w/2
+		y := top - 26 + float64(row)*14
+		s.open("line", attr{"x1", num(x)}, attr{"y1", num(y + 3)}, attr{"x2", num(x)}, attr{"y2", num(base)}, attr{"class", "mark"}, attr{"stroke", m.Color})
+		s.close("line")
+		s.open("text", attr{"x", num(x)}, attr{"y", num(y)}, attr{"text-anchor", "middle"}, attr{"class", "mark-label"}, attr{"fill", m.Color})
+		s.b.WriteString(esc(m.Label))
+		s.close("text")
+	}
+}
