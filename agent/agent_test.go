@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/loadgen"
+	"github.com/latscope/latscope/pglog"
+)
+
+// slowTraceParent marks the one slow request of TestSlowRequestSnapshot.
+const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01"
+
+// TestSlowRequestSnapshot runs a real service with the agent, drives it with
+// the load generator, makes one request slow, and finds exactly that
+// request in the snapshot the flight recorder wrote.
+func TestSlowRequestSnapshot(t *testing.T) {
+	snaps := make(chan string, 4)
+	a, err := New(Options{
+		Dir:         t.TempDir(),
+		Trigger:     Trigger{Threshold: 150 * time.Millisecond},
+		MinInterval: time.Minute,
+		OnSnapshot: func(path string, err error) {
+			if err != nil {
+				t.Errorf("snapshot: %v", err)
+			}
+			snaps <- path
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
+		burn(200 * time.Microsecond)
+		if r.URL.Query().Has("slow") {
+			time.Sleep(300 * time.Millisecond)
+		}
+		w.Write([]byte("ok\n"))
+	})
+	srv := httptest.NewServer(a.Handler(mux))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	load := make(chan error, 1)
+	var served int
+	go func() {
+		o := loadgen.DefaultOptions
+		o.URL, o.Clients, o.Duration, o.Warmup = srv.URL+"/work", 4, 1500*time.Millisecond, 0
+		load <- loadgen.Run(ctx, o, func(r loadgen.Result) {
+			if r.Error == "" {
+				served++
+			}
+		})
+	}()
+	time.Sleep(400 * time.Millisecond)
+	slowStart := time.Now()
+	if code, _ := get(t, nil, srv.URL+"/work?slow=1", "traceparent", slowTraceParent); code != 200 {
+		t.Fatalf("slow request: status %d", code)
+	}
+	slowLatency := time.Since(slowStart)
+	var path string
+	select {
+	case path = <-snaps:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no snapshot within 15 s of the slow request")
+	}
+	if err := <-load; err != nil {
+		t.Fatal(err)
+	}
+	if served == 0 {
+		t.Fatal("the load generator got no answer")
+	}
+	select {
+	case p := <-snaps:
+		t.Errorf("a second snapshot %s: only one request was slow", p)
+	default:
+	}
+
+	res, err := fixture.AnalyzeFile(path, budget.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := group(t, res, "GET /work")
+	if g.Count < 10 {
+		t.Errorf("the snapshot holds %d GET /work requests, want the load around the slow one too", g.Count)
+	}
+	var slow []int64
+	for _, l := range g.Latencies {
+		if l > int64(150*time.Millisecond) {
+			slow = append(slow, l)
+		}
+	}
+	if len(slow) != 1 {
+		t.Fatalf("%d requests over 150 ms in the snapshot, want exactly the slow one: %v", len(slow), slow)
+	}
+	if max := time.Duration(g.Latency.Max); max < 300*time.Millisecond || max > slowLatency {
+		t.Errorf("slowest request %v, want ≥ 300 ms (the sleep) and ≤ %v (as the client saw it)", max, slowLatency)
+	}
+	t.Logf("snapshot %s: %d GET /work requests, slowest %v (client saw %v)", path, g.Count, time.Duration(g.Latency.Max), slowLatency)
+	checkSnapshotLogs(t, path)
+}
+
+// checkSnapshotLogs checks the slow request's log and the CPU and host
+// samples of a snapshot.
+func checkSnapshotLogs(t *testing.T, path string) {
+	evs := traceFileEvents(t, path)
+	slow := logs(evs, SlowLogCategory)
+	if len(slow) != 1 {
+		t.Fatalf("%d %s logs, want 1", len(slow), SlowLogCategory)
+	}
+	want := `route="GET /work" latency_ns=`
+	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "threshold_ns=150000000 ") {
+		t.Errorf("slow log %q, want it to start %q and name the threshold", msg, want)
+	}
+	tp, err := pglog.ParseTraceParent(slow[0].Message[strings.Index(slow[0].Message, "traceparent=")+len("traceparent="):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, _ := pglog.ParseTraceParent(slowTraceParent)
+	if tp.TraceID != parent.TraceID || tp.SpanID == parent.SpanID {
+		t.Errorf("slow request's traceparent %v: want the caller's trace %x with a new span", tp, parent.TraceID)
+	}
+	cpu := logs(evs, CPULogCategory)
+	if len(cpu) < 2 {
+		t.Fatalf("%d CPU counter logs, want periodic ones and one at snapshot time", len(cpu))
+	}
+	first, err1 := ParseCPUSeconds(cpu[0].Message)
+	last, err2 := ParseCPUSeconds(cpu[len(cpu)-1].Message)
+	if err1 != nil || err2 != nil || last < first {
+		t.Errorf("CPU counter %q … %q: %v %v, want it to grow", cpu[0].Message, cpu[len(cpu)-1].Message, err1, err2)
+	}
+	host := logs(evs, hostsig.LogCategory)
+	if len(host) != len(cpu) {
+		t.Errorf("%d host samples and %d CPU counter logs, want one of each per sample", len(host), len(cpu))
+	}
+	for _, h := range host {
+		if _, err := hostsig.ParseLog(h.Message); err != nil {
+			t.Errorf("host sample: %v", err)
+		}
+	}
+}
+
+// group returns the result's group named name.
+func group(t *testing.T, res *budget.Result, name string) *budget.Group {
+	t.Helper()
+	var names []string
+	for _, g := range res.Groups {
+		if g.Name == name {
+			return g
+		}
+		names = append(names, g.Name)
+	}
+	t.Fatalf("no request group %q in %v", name, names)
+	return nil
+}

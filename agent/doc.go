@@ -1,0 +1,35 @@
+// Package agent makes a Go service explain its own latency with latscope:
+// one import, a few lines at start-up.
+//
+//   - Handler (middleware) makes every HTTP request a runtime/trace task named
+//     by its route pattern, so `latscope analyze` groups requests exactly.
+//   - Transport wraps outbound HTTP calls in regions and sends a W3C
+//     traceparent; QueryTracer (pgx v5) and WrapConnector/WrapDriver
+//     (database/sql) put each query in a region, and SQLComment and the
+//     database/sql wrapper prepend a sqlcommenter comment with a traceparent,
+//     so the application's DB span can be joined with PostgreSQL's own log
+//     line for the same statement.
+//   - A flight recorder (runtime/trace.FlightRecorder) keeps the last seconds
+//     of the execution trace in memory; when a request is slower than a
+//     threshold (fixed, or the p99 of the last N requests) it writes a
+//     snapshot to a bounded directory, to be read by `latscope analyze`.
+//     Snapshots carry the process CPU counter and host samples as trace logs,
+//     so the analysis needs nothing else.
+//   - Endpoints (opt-in, loopback by default, optional bearer token) serve
+//     the snapshots, the live flight-recorder window and on-demand traces.
+//
+// What goes into the trace under which log category is a contract with the
+// analysis tools: see the *LogCategory constants and docs/agent.md.
+//
+// Security: execution traces contain function names, file paths, route
+// patterns, SQL traceparents and every value logged with trace.Log. Serve the
+// endpoints on loopback or behind a token, never on a public listener.
+//
+// Only one flight recorder may run in a process (a runtime limit), so only
+// one Agent with a recorder may be open at a time.
+//
+// BUG: a pgx Query's region ends in Rows.Close; rows closed on another
+// goroutine than the one that ran the query end the region on the wrong
+// goroutine, which can make the whole trace unreadable. database/sql users
+// should use WrapConnector, whose regions never leave the calling goroutine.
+package agent

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime/trace"
+	"strconv"
+	"time"
+
+	"github.com/latscope/latscope/pglog"
+)
+
+// traceParentHeader is the W3C Trace Context header.
+const traceParentHeader = "traceparent"
+
+// Handler wraps next so that each request is a runtime/trace task named by
+// its route and carries a traceparent (TraceParent) for outbound calls and
+// queries; with the recorder on, a slow request triggers a snapshot after
+// it ends.
+//
+// The route is Options.Route(r) when set; else r.Pattern when Handler wraps
+// one route of a ServeMux (mux.Handle("GET /x", a.Handler(h))); else, when
+// next is a *http.ServeMux, the pattern the mux will choose (one extra
+// lookup); else "http". Requests no pattern matches are "(no route)".
+func (a *Agent) Handler(next http.Handler) http.Handler {
+	mux, _ := next.(*http.ServeMux)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.serve(w, r, next, mux)
+	})
+}
+
+func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler, mux *http.ServeMux) {
+	route := a.route(r, mux)
+	tctx, task := trace.NewTask(r.Context(), route)
+	ctx := &reqCtx{Context: tctx, ri: reqInfo{spanContext: a.opts.SpanContext}}
+	if tp, ok := a.otherSpan(r.Context()); ok {
+		ctx.ri.tp = tp
+	} else {
+		ctx.ri.tp = requestSpan(firstValue(r.Header[canonicalTraceParent]))
+	}
+	start := time.Now()
+	defer a.finish(ctx, task, route, start, &ctx.ri)
+	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// canonicalTraceParent is traceParentHeader in http.Header's canonical form
+// (indexing the map directly spares Get's canonicalisation).
+const canonicalTraceParent = "Traceparent"
+
+func firstValue(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// reqCtx is a request's context with its reqInfo: one allocation instead
+// of context.WithValue's two.
+type reqCtx struct {
+	context.Context
+	ri reqInfo
+}
+
+// Value implements context.Context.
+func (c *reqCtx) Value(key any) any {
+	if key == (reqKey{}) {
+		return &c.ri
+	}
+	return c.Context.Value(key)
+}
+
+// otherSpan asks Options.SpanContext for the request's span.
+func (a *Agent) otherSpan(ctx context.Context) (tp pglog.TraceParent, ok bool) {
+	if a.opts.SpanContext == nil {
+		return pglog.TraceParent{}, false
+	}
+	tp, ok = a.opts.SpanContext(ctx)
+	return tp, ok && tp.IsValid()
+}
+
+// finish ends a request's task, and snapshots it if it was slow.
+func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, start time.Time, ri *reqInfo) {
+	d := time.Since(start)
+	slow, cut := false, time.Duration(0)
+	if a.rec != nil {
+		slow, cut = a.slow.observe(route, d)
+	}
+	if slow {
+		trace.Log(ctx, SlowLogCategory, slowText(route, d, cut, ri.tp.String()))
+	}
+	task.End()
+	if slow {
+		a.rec.trigger(fmt.Sprintf("slow-%dms", d.Milliseconds()))
+	}
+}
+
+// slowText is the message of a SlowLogCategory log.
+func slowText(route string, d, cut time.Duration, tp string) string {
+	return "route=" + strconv.Quote(route) + " latency_ns=" + strconv.FormatInt(int64(d), 10) +
+		" threshold_ns=" + strconv.FormatInt(int64(cut), 10) + " traceparent=" + tp
+}
+
+// route names r's task.
+func (a *Agent) route(r *http.Request, mux *http.ServeMux) string {
+	switch {
+	case a.opts.Route != nil:
+		return a.opts.Route(r)
+	case r.Pattern != "":
+		return r.Pattern
+	case mux != nil:
+		if _, p := mux.Handler(r); p != "" {
+			return p
+		}
+		return "(no route)"
+	}
+	return "http"
+}

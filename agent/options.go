@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Options configures an Agent. Start from DefaultOptions; a zero numeric
+// field takes the value in DefaultOptions.
+type Options struct {
+	// Dir receives the snapshots; "" means filepath.Join(os.TempDir(), "latscope").
+	Dir string
+	// NoRecorder leaves the flight recorder off: Handler then only makes
+	// tasks, and no snapshot is ever written.
+	NoRecorder bool
+	// Trigger decides which requests are slow enough for a snapshot.
+	Trigger Trigger
+	// MinInterval is the least time between two automatic snapshots.
+	MinInterval time.Duration
+	// MaxSnapshots and MaxDirBytes bound the snapshots in Dir; the oldest
+	// are deleted first (the newest is always kept).
+	MaxSnapshots int
+	MaxDirBytes  int64
+	// FlightMinAge and FlightMaxBytes size the flight recorder's window
+	// (runtime/trace.FlightRecorderConfig); MaxBytes wins when both bind.
+	FlightMinAge   time.Duration
+	FlightMaxBytes uint64
+	// SampleInterval is the time between two host samples and CPU counter
+	// readings written into the trace while the recorder runs.
+	SampleInterval time.Duration
+	// Route names a request's task; nil uses the request's ServeMux pattern
+	// (see Handler). Return a low-cardinality name: a route, not a path.
+	Route func(*http.Request) string
+	// SpanContext, when set, returns the current span of another tracing
+	// system (OpenTelemetry); requests, outbound calls and SQL comments then
+	// carry its IDs instead of latscope's own. See docs/agent.md.
+	SpanContext SpanContextFunc
+	// Listen, when set, serves Endpoints on this address. It must be a
+	// loopback address unless Token is set.
+	Listen string
+	// Token, when set, must come as "Authorization: Bearer TOKEN" with every
+	// request to Endpoints.
+	Token string
+	// OnSnapshot, when set, is called after each snapshot attempt with the
+	// file written or the error (on the snapshot's own goroutine).
+	OnSnapshot func(path string, err error)
+}
+
+// Trigger decides which requests are slow. A fixed Threshold wins; without
+// one, a request is slow when it is slower than the Percentile of the last
+// Window requests of its route (once Window/10 of them were seen).
+type Trigger struct {
+	Threshold  time.Duration
+	Percentile float64 // in (0, 100)
+	Window     int
+	// Floor: a request faster than Floor is never slow, whatever the
+	// percentile says.
+	Floor time.Duration
+}
+
+// DefaultOptions are the defaults of every field.
+var DefaultOptions = Options{
+	Trigger:        Trigger{Percentile: 99, Window: 1000},
+	MinInterval:    30 * time.Second,
+	MaxSnapshots:   10,
+	MaxDirBytes:    256 << 20,
+	FlightMinAge:   10 * time.Second,
+	FlightMaxBytes: 16 << 20,
+	SampleInterval: 250 * time.Millisecond,
+}
+
+// withDefaults fills o's zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	if o.Dir == "" {
+		o.Dir = filepath.Join(os.TempDir(), "latscope")
+	}
+	if o.Trigger.Percentile <= 0 || o.Trigger.Percentile >= 100 {
+		o.Trigger.Percentile = d.Trigger.Percentile
+	}
+	o.Trigger.Window = orDefault(o.Trigger.Window, d.Trigger.Window)
+	o.MinInterval = orDefault(o.MinInterval, d.MinInterval)
+	o.MaxSnapshots = orDefault(o.MaxSnapshots, d.MaxSnapshots)
+	o.MaxDirBytes = orDefault(o.MaxDirBytes, d.MaxDirBytes)
+	o.FlightMinAge = orDefault(o.FlightMinAge, d.FlightMinAge)
+	o.FlightMaxBytes = orDefault(o.FlightMaxBytes, d.FlightMaxBytes)
+	o.SampleInterval = orDefault(o.SampleInterval, d.SampleInterval)
+	return o
+}
+
+// orDefault returns v, or d when v is not positive.
+func orDefault[T int | int64 | uint64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
+}

@@ -1,0 +1,225 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/loadgen"
+)
+
+// The overhead measurement (docs/agent.md, "Overhead"):
+//
+//	go test ./agent -run TestOverhead -overhead -v
+//
+// It serves a small HTTP service in this process, plain and behind the
+// agent (middleware and flight recorder on), and drives it from a child
+// process running the load generator, in interleaved rounds (ABBA). It
+// prints requests/s at saturation and the service's CPU per request at a
+// fixed 5,000 requests/s. It reports; it asserts nothing about speed.
+var (
+	overhead       = flag.Bool("overhead", false, "run the agent's overhead measurement (slow)")
+	overheadRounds = flag.Int("overhead-rounds", 6, "rounds per variant")
+	overheadSecs   = flag.Float64("overhead-seconds", 3, "seconds per round")
+)
+
+// loadEnv carries the child's load spec: URL, clients, rate, seconds.
+const loadEnv = "LATSCOPE_AGENT_OVERHEAD_LOAD"
+
+// loadResult is what the child reports.
+type loadResult struct {
+	OK, Errors int
+	Seconds    float64
+	P50, P99   time.Duration
+}
+
+// TestOverheadLoad is the child: it runs the load given in loadEnv.
+func TestOverheadLoad(t *testing.T) {
+	spec := os.Getenv(loadEnv)
+	if spec == "" {
+		t.Skip("SKIP: only run as the load process of TestOverhead")
+	}
+	f := strings.Fields(spec)
+	o := loadgen.DefaultOptions
+	o.URL = f[0]
+	o.Clients, _ = strconv.Atoi(f[1])
+	o.Rate, _ = strconv.ParseFloat(f[2], 64)
+	secs, _ := strconv.ParseFloat(f[3], 64)
+	o.Duration, o.Warmup, o.MaxInFlight = time.Duration(secs*float64(time.Second)), 500*time.Millisecond, 256
+	var res loadResult
+	var lat []time.Duration
+	err := loadgen.Run(context.Background(), o, func(r loadgen.Result) {
+		switch {
+		case r.Warmup:
+		case r.Error != "":
+			res.Errors++
+		default:
+			res.OK++
+			lat = append(lat, r.Latency)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lat)
+	res.Seconds, res.P50, res.P99 = secs, loadgen.Percentile(lat, 50), loadgen.Percentile(lat, 99)
+	json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// round is one measured run.
+type round struct {
+	loadResult
+	cpu time.Duration // the service process's CPU over the run
+}
+
+func (r round) rps() float64 { return float64(r.OK) / r.Seconds }
+
+// cpuPerRequest is the service's CPU per answered request (the child's
+// warm-up requests included: they cost the service too).
+func (r round) cpuPerRequest(warm float64) time.Duration {
+	return time.Duration(float64(r.cpu) / (float64(r.OK) * (1 + warm/r.Seconds)))
+}
+
+// variant is one configuration of the service.
+type variant struct {
+	name                 string
+	middleware, recorder bool
+}
+
+var variants = []variant{
+	{"plain", false, false},
+	{"middleware only", true, false},
+	{"recorder only", false, true},
+	{"agent", true, true},
+}
+
+func TestOverhead(t *testing.T) {
+	if !*overhead {
+		t.Skip("SKIP: pass -overhead to measure the agent's overhead (about two minutes)")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello/{name}", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("hello " + r.PathValue("name") + "\n"))
+	})
+	var handler atomic.Pointer[http.Handler]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	sampler, err := hostsig.NewSampler(os.Getpid(), hostsig.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sampler.Close()
+	drive := func(clients int, rate float64) round {
+		before, _ := sampler.Sample()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOverheadLoad$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s/hello/x %d %g %g", loadEnv, srv.URL, clients, rate, *overheadSecs))
+		out, err := cmd.Output()
+		after, _ := sampler.Sample()
+		if err != nil {
+			t.Fatalf("load process: %v: %s", err, out)
+		}
+		var r round
+		line := out[:max(0, strings.IndexByte(string(out), '\n'))]
+		if err := json.Unmarshal(line, &r.loadResult); err != nil {
+			t.Fatalf("load process said %q: %v", out, err)
+		}
+		r.cpu = hostsig.Diff(before, after).CPU()
+		return r
+	}
+	run := func(v variant, clients int, rate float64) round {
+		var h http.Handler = mux
+		if v.middleware || v.recorder {
+			// no snapshot during the rounds: their cost is measured on its own
+			a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}, NoRecorder: !v.recorder})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if v.middleware {
+				h = a.Handler(mux)
+			}
+		}
+		handler.Store(&h)
+		return drive(clients, rate)
+	}
+	for _, m := range []struct {
+		name    string
+		clients int
+		rate    float64
+	}{{"saturation, 16 clients", 16, 0}, {"fixed 5000 requests/s", 0, 5000}} {
+		rounds := make([][]round, len(variants))
+		for i := range *overheadRounds {
+			for j := range variants {
+				k := (i + j) % len(variants) // rotate which variant goes first
+				rounds[k] = append(rounds[k], run(variants[k], m.clients, m.rate))
+			}
+		}
+		report(t, m.name, rounds)
+	}
+	snapshotCost(t, sampler, &handler, mux, func() { drive(16, 0) })
+}
+
+// snapshotCost measures one snapshot of a window filled by a saturation
+// round: wall time, the process's CPU and the file's size.
+func snapshotCost(t *testing.T, sampler *hostsig.Sampler, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) {
+	a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	h := a.Handler(mux)
+	handler.Store(&h)
+	load()
+	before, _ := sampler.Sample()
+	start := time.Now()
+	path, err := a.Snapshot()
+	wall := time.Since(start)
+	after, _ := sampler.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("one snapshot after a saturation round: %.1f MB in %v, %v of process CPU", float64(info.Size())/1e6, wall.Round(time.Millisecond), hostsig.Diff(before, after).CPU())
+}
+
+// report logs each variant's medians against the plain service's.
+func report(t *testing.T, name string, rounds [][]round) {
+	med := func(rs []round, f func(round) float64) float64 {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = f(r)
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	rps := func(r round) float64 { return r.rps() }
+	cpu := func(r round) float64 { return float64(r.cpuPerRequest(0.5)) / 1e3 }
+	p99 := func(r round) float64 { return float64(r.P99) / 1e3 }
+	t.Logf("%s, %d rounds each, medians:", name, len(rounds[0]))
+	t.Logf("  %-16s %10s %7s %12s %10s %10s %7s", "variant", "requests/s", "ratio", "CPU µs/req", "added µs", "p99 µs", "errors")
+	for i, v := range variants {
+		errs := 0
+		for _, r := range rounds[i] {
+			errs += r.Errors
+		}
+		t.Logf("  %-16s %10.0f %7.3f %12.2f %10.2f %10.0f %7d", v.name, med(rounds[i], rps), med(rounds[i], rps)/med(rounds[0], rps),
+			med(rounds[i], cpu), med(rounds[i], cpu)-med(rounds[0], cpu), med(rounds[i], p99), errs)
+	}
+}

@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"context"
+	"database/sql"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/latscope/latscope/pgcluster/pgtest"
+	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracein"
+)
+
+// jobSpan is the request span the SQL tests run under.
+var jobSpan, _ = pglog.ParseTraceParent("00-11111111111111111111111111111111-2222222222222222-01")
+
+// checkComment checks that the statement text PostgreSQL ran carries a
+// traceparent of jobSpan's trace that was logged inside an SQL region.
+func checkComment(t *testing.T, evs []tracein.Event, ran string) {
+	t.Helper()
+	tp, ok := pglog.FindTraceParent(ran)
+	if !ok || !strings.HasPrefix(ran, "/*traceparent='") {
+		t.Fatalf("PostgreSQL ran %q: want a leading sqlcommenter comment", ran)
+	}
+	if tp.TraceID != jobSpan.TraceID || tp.SpanID == jobSpan.SpanID {
+		t.Errorf("comment %v: want the request's trace with a span of the query's own", tp)
+	}
+	for _, ev := range logs(evs, SQLLogCategory) {
+		if ev.Message == tp.String() {
+			if !inRegion(evs, ev, SQLRegion) {
+				t.Errorf("%s log %q outside a %q region", SQLLogCategory, ev.Message, SQLRegion)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s log of %v in the trace", SQLLogCategory, tp)
+}
+
+// jobContext returns a task context carrying jobSpan.
+func jobContext() (context.Context, *trace.Task) {
+	ctx, task := trace.NewTask(context.Background(), "job")
+	return ContextWithTraceParent(ctx, jobSpan), task
+}
+
+func pgxConfig(t *testing.T) *pgx.ConnConfig {
+	cfg, err := pgx.ParseConfig(pgtest.Shared(t).URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	return cfg
+}
+
+// TestDatabaseSQL runs the database/sql wrapper over pgx's stdlib driver
+// against a real PostgreSQL.
+func TestDatabaseSQL(t *testing.T) {
+	db := sql.OpenDB(WrapConnector(stdlib.GetConnector(*pgxConfig(t))))
+	defer db.Close()
+	var ran, ranExec string
+	evs := traced(t, func() {
+		ctx, task := jobContext()
+		defer task.End()
+		if err := db.PingContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRowContext(ctx, "SELECT current_query() WHERE $1::int = 1", 1).Scan(&ran); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, "CREATE TEMP TABLE q (s text)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO q SELECT current_query()"); err != nil {
+			t.Fatal(err)
+		}
+		stmt, err := tx.PrepareContext(ctx, "SELECT s FROM q WHERE s LIKE $1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stmt.Close()
+		if err := stmt.QueryRowContext(ctx, "%INSERT%").Scan(&ranExec); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	checkComment(t, evs, ran)
+	checkComment(t, evs, ranExec)
+}
+
+// TestWrapDriver registers the wrapped driver by name.
+func TestWrapDriver(t *testing.T) {
+	registerOnce.Do(func() { sql.Register("latscope-pgx", WrapDriver(stdlib.GetDefaultDriver())) })
+	db, err := sql.Open("latscope-pgx", pgtest.Shared(t).URL()+"&default_query_exec_mode=exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ran string
+	evs := traced(t, func() {
+		ctx, task := jobContext()
+		defer task.End()
+		if err := db.QueryRowContext(ctx, "SELECT current_query()").Scan(&ran); err != nil {
+			t.Fatal(err)
+		}
+	})
+	checkComment(t, evs, ran)
+}
+
+var registerOnce sync.Once
+
+// TestPgx runs QueryTracer and SQLComment against a real PostgreSQL.
+func TestPgx(t *testing.T) {
+	cfg := pgxConfig(t)
+	cfg.Tracer = QueryTracer{}
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ran, ranRows string
+	evs := traced(t, func() {
+		ctx, task := jobContext()
+		defer task.End()
+		if err := conn.QueryRow(ctx, "SELECT current_query() WHERE $1::int = 1", SQLComment{}, 1).Scan(&ran); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := conn.Query(ctx, "SELECT current_query() FROM generate_series(1, 3)", SQLComment{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			rows.Scan(&ranRows)
+		}
+		rows.Close()
+		if _, err := conn.Exec(ctx, "SELECT 1"); err != nil { // traced, not commented
+			t.Fatal(err)
+		}
+	})
+	checkComment(t, evs, ran)
+	checkComment(t, evs, ranRows)
+	if n := len(logs(evs, SQLLogCategory)); n != 3 {
+		t.Errorf("%d %s logs, want one per query (3)", n, SQLLogCategory)
+	}
+	begins, ends := 0, 0
+	for _, ev := range evs {
+		if ev.Name == SQLRegion && ev.Kind == tracein.KindRegionBegin {
+			begins++
+		}
+		if ev.Name == SQLRegion && ev.Kind == tracein.KindRegionEnd {
+			ends++
+		}
+	}
+	if begins != 3 || ends != 3 {
+		t.Errorf("%d region begins and %d ends, want 3 of each", begins, ends)
+	}
+}
