@@ -147,7 +147,7 @@ func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbU
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}
 	rep.Close()
-	mr := &ModeRun{Mode: mode, Run: run, Load: summarize(&rep), CPUMs: ms(w.CPU), Trace: filepath.Base(w.Trace), Profile: filepath.Base(w.Profile), window: w}
+	mr := &ModeRun{Mode: mode, Run: run, Load: summarize(&rep), CPUMs: ms(w.CPU), Trace: rel(env.Out, w.Trace), Profile: rel(env.Out, w.Profile), window: w}
 	if mr.Load.Errors > 0 {
 		return nil, 0, fmt.Errorf("%d of %d requests failed (first: %v)", mr.Load.Errors, mr.Load.Requests+mr.Load.Errors, rep.TopErrors)
 	}
@@ -185,6 +185,14 @@ func summarize(r *loadgen.Report) LoadSummary {
 	l := r.Latency
 	return LoadSummary{Requests: r.Requests, Errors: r.Errors, RPS: round3(r.RPS), MeanMs: ms(l.Mean), P50Ms: ms(l.P50),
 		P90Ms: ms(l.P90), P99Ms: ms(l.P99), MaxMs: ms(l.Max)}
+}
+
+// rel returns path relative to dir, for the JSON.
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
 }
 
 func ms(d time.Duration) float64 { return round3(float64(d) / 1e6) }

@@ -1,0 +1,145 @@
+package burst
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/sched"
+)
+
+// markdown renders the report section.
+func (r *Result) markdown() string {
+	var b strings.Builder
+	r.writeSetup(&b)
+	r.writeVariants(&b)
+	r.writeTraces(&b)
+	r.writePredictions(&b)
+	r.writeFindings(&b)
+	return b.String()
+}
+
+func (r *Result) writeSetup(b *strings.Builder) {
+	s := r.Options.Service
+	limit := "no CFS quota"
+	if r.Limit != nil && r.Limit.Limited {
+		limit = "CFS quota " + r.Limit.Quota.String()
+	}
+	fmt.Fprintf(b, "Each variant runs as its own process (`latscope lab burst-serve`): a batch of %d events every %v, "+
+		"%d SHA-256 rounds per event. Machine: %d CPUs, %s (GOMAXPROCS that fits: %d). "+
+		"Per variant: %v warm-up, %d × %v measured with the independent counter (utime+stime from /proc/PID/stat), "+
+		"then a %v CPU profile and a %v execution trace with CPU samples, both at %d Hz.\n\n",
+		s.Batch, s.Every, s.Work, r.NumCPU, limit, r.Fit,
+		r.Profile.Warmup, max(r.Profile.Runs, 1), r.Profile.Window, r.Options.ProfileWindow, r.Options.TraceWindow, r.Options.Hz)
+}
+
+func (r *Result) writeVariants(b *strings.Builder) {
+	b.WriteString("**CPU per event** (independent counter) and where the CPU went (CPU profile):\n\n")
+	b.WriteString("| variant | fan-out | GOMAXPROCS | events/s | CPU (cores) | CPU/event | thread switches/event | threads | scheduler | GC | instrumentation |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, m := range r.Variants {
+		c := &m.Profile.CPU
+		fmt.Fprintf(b, "| %s | %s | %d | %.0f | %.3f | %.2f µs ± %.2f | %.3f | %d | %.1f %% ± %.1f | %.1f %% | %.1f %% |\n",
+			m.Variant.Name, fanOut(m), m.GOMAXPROCS, m.EventsPerSec, m.Cores, m.CPUPerEvent/1e3, m.Median.Resolution(r.HZ)/1e3,
+			m.SwitchesPerEvent, m.Median.Threads, 100*c.Share(sched.ClassScheduler), 100*c.Margin(sched.ClassScheduler),
+			100*c.Share(sched.ClassGC), 100*c.Share(sched.ClassInstrument))
+	}
+	b.WriteString("\nScheduler CPU by part (profile, share of all CPU):\n\n")
+	b.WriteString("| variant | " + strings.Join(schedGroupNames(), " | ") + " |\n|---|" + strings.Repeat("---:|", len(schedGroups)) + "\n")
+	for _, m := range r.Variants {
+		fmt.Fprintf(b, "| %s |", m.Variant.Name)
+		for _, g := range schedGroups {
+			fmt.Fprintf(b, " %.1f %% |", 100*groupShare(&m.Profile.CPU, g))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+var schedGroups = []sched.Group{sched.GroupFindWork, sched.GroupThreads, sched.GroupHandoff, sched.GroupSpawn, sched.GroupTimers, sched.GroupSysmon}
+
+func schedGroupNames() []string {
+	var out []string
+	for _, g := range schedGroups {
+		out = append(out, g.String())
+	}
+	return out
+}
+
+func groupShare(c *sched.CPU, g sched.Group) float64 {
+	for _, s := range c.Groups {
+		if s.Group == g {
+			return s.Share
+		}
+	}
+	return 0
+}
+
+func fanOut(m *Measurement) string {
+	switch m.Variant.Mode {
+	case Spawn:
+		return "goroutine per event"
+	case Pool:
+		return fmt.Sprintf("%d workers, unbuffered", m.Workers)
+	default:
+		return fmt.Sprintf("%d workers, buffered", m.Workers)
+	}
+}
+
+func (r *Result) writeTraces(b *strings.Builder) {
+	b.WriteString("**What the traces show** (`sched.Analyze`; the tracer's own cost counts as instrumentation):\n\n")
+	b.WriteString("| variant | scheduler (trace) | Ps ran | P starts/s | made runnable/s | in busiest 10 % of time | large bursts/s | median large burst | runnable wait p50 | p99 | finding |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, m := range r.Variants {
+		t := m.Trace.Trace
+		finding := "—"
+		if fired(m.Trace) {
+			finding = "scheduler overhead"
+		}
+		fmt.Fprintf(b, "| %s | %.1f %% | %d | %.0f | %.0f | %.0f %% | %.1f | %d | %s | %s | %s |\n",
+			m.Variant.Name, 100*m.Trace.CPU.Share(sched.ClassScheduler), t.PsSeen, t.PerSecond(t.PStarts),
+			t.PerSecond(t.Wakeups+t.Creations), 100*t.Bursts.Busiest, t.PerSecond(t.Bursts.Large), t.Bursts.LargeMedian,
+			short(t.Wait.P50), short(t.Wait.P99), finding)
+	}
+	b.WriteString("\n")
+}
+
+func short(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+	}
+	return fmt.Sprintf("%d ns", d.Nanoseconds())
+}
+
+func (r *Result) writePredictions(b *strings.Builder) {
+	if len(r.Predictions) == 0 {
+		return
+	}
+	b.WriteString("**Prediction, then measurement.** The scheduler's share of the bursty variant's CPU is what a fix that removes the scheduler work saves: ")
+	b.WriteString("predicted CPU/event = before × (1 − share).\n\n")
+	b.WriteString("| fix | share before | CPU/event before | predicted after | measured after | predicted saving | measured saving | scheduler left |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range r.Predictions {
+		fmt.Fprintf(b, "| %s → %s | %.1f %% ± %.1f | %.2f µs | %.2f µs | %.2f µs | %.0f %% | %.0f %% ± %.1f | %.1f %% |\n",
+			p.From, p.To, 100*p.Share, 100*p.Margin, p.FromCPU/1e3, p.PredictedCPU/1e3, p.MeasuredCPU/1e3,
+			100*p.PredictedSaving, 100*p.MeasuredSaving, 100*p.Resolution, 100*p.ToShare)
+	}
+	b.WriteString("\n")
+}
+
+func (r *Result) writeFindings(b *strings.Builder) {
+	for _, m := range r.Variants {
+		fs := m.Trace.Findings()
+		if len(fs) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "Findings on the %s trace:\n\n", m.Variant.Name)
+		for _, f := range fs {
+			fmt.Fprintf(b, "- **%s**: %s\n", f.Kind, f.Error())
+		}
+		b.WriteString("\n")
+	}
+}
