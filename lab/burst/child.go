@@ -30,6 +30,9 @@ type child struct {
 // startChild starts `latscope lab burst-serve` with cfg and waits until it
 // listens. Its output goes to logPath.
 func startChild(ctx context.Context, command func(context.Context, ...string) *exec.Cmd, cfg ServeConfig, logPath string) (*child, error) {
+	if err := os.Remove(cfg.AddrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("stale address file: %w", err) // else the wait would read the old address
+	}
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("burst-serve log: %w", err)

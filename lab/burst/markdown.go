@@ -35,13 +35,13 @@ func (r *Result) writeSetup(b *strings.Builder) {
 
 func (r *Result) writeVariants(b *strings.Builder) {
 	b.WriteString("**CPU per event** (independent counter) and where the CPU went (CPU profile):\n\n")
-	b.WriteString("| variant | fan-out | GOMAXPROCS | events/s | CPU (cores) | CPU/event | thread switches/event | threads | scheduler | GC | instrumentation |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| variant | fan-out | GOMAXPROCS | events/s | CPU (cores) | CPU/event | thread switches/event | threads | profile coverage | scheduler | GC | instrumentation |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, m := range r.Variants {
 		c := &m.Profile.CPU
-		fmt.Fprintf(b, "| %s | %s | %d | %.0f | %.3f | %.2f µs ± %.2f | %.3f | %d | %.1f %% ± %.1f | %.1f %% | %.1f %% |\n",
+		fmt.Fprintf(b, "| %s | %s | %d | %.0f | %.3f | %.2f µs ± %.2f | %.3f | %d | %.0f %% | %.1f %% ± %.1f | %.1f %% | %.1f %% |\n",
 			m.Variant.Name, fanOut(m), m.GOMAXPROCS, m.EventsPerSec, m.Cores, m.CPUPerEvent/1e3, m.Median.Resolution(r.HZ)/1e3,
-			m.SwitchesPerEvent, m.Median.Threads, 100*c.Share(sched.ClassScheduler), 100*c.Margin(sched.ClassScheduler),
+			m.SwitchesPerEvent, m.Median.Threads, 100*m.Coverage, 100*c.Share(sched.ClassScheduler), 100*c.Margin(sched.ClassScheduler),
 			100*c.Share(sched.ClassGC), 100*c.Share(sched.ClassInstrument))
 	}
 	b.WriteString("\nScheduler CPU by part (profile, share of all CPU):\n\n")
@@ -118,14 +118,15 @@ func (r *Result) writePredictions(b *strings.Builder) {
 	if len(r.Predictions) == 0 {
 		return
 	}
-	b.WriteString("**Prediction, then measurement.** The scheduler's share of the bursty variant's CPU is what a fix that removes the scheduler work saves: ")
-	b.WriteString("predicted CPU/event = before × (1 − share).\n\n")
-	b.WriteString("| fix | share before | CPU/event before | predicted after | measured after | predicted saving | measured saving | scheduler left |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("**Prediction, then measurement.** A fix that removes the scheduler's work saves the scheduler's share of the bursty variant's CPU: ")
+	b.WriteString("predicted CPU/event = before × (1 − share). The profile sampled only part of the CPU the counter saw (coverage), ")
+	b.WriteString("so the saving is predicted between share × coverage (none of the unsampled CPU was the scheduler's) and that plus the unsampled part (all of it was).\n\n")
+	b.WriteString("| fix | share before | coverage | CPU/event before | predicted after | measured after | predicted saving | measured saving | scheduler left |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range r.Predictions {
-		fmt.Fprintf(b, "| %s → %s | %.1f %% ± %.1f | %.2f µs | %.2f µs | %.2f µs | %.0f %% | %.0f %% ± %.1f | %.1f %% |\n",
-			p.From, p.To, 100*p.Share, 100*p.Margin, p.FromCPU/1e3, p.PredictedCPU/1e3, p.MeasuredCPU/1e3,
-			100*p.PredictedSaving, 100*p.MeasuredSaving, 100*p.Resolution, 100*p.ToShare)
+		fmt.Fprintf(b, "| %s → %s | %.1f %% ± %.1f | %.0f %% | %.2f µs | %.2f µs | %.2f µs | %.0f–%.0f %% | %.0f %% ± %.1f | %.1f %% |\n",
+			p.From, p.To, 100*p.Share, 100*p.Margin, 100*p.Coverage, p.FromCPU/1e3, p.PredictedCPU/1e3, p.MeasuredCPU/1e3,
+			100*p.PredictedLow, 100*p.PredictedHigh, 100*p.MeasuredSaving, 100*p.Resolution, 100*p.ToShare)
 	}
 	b.WriteString("\n")
 }

@@ -46,6 +46,11 @@ func (w Window) Resolution(hz int) float64 {
 
 // measureWindow measures one window of length d.
 func measureWindow(ctx context.Context, c *child, d time.Duration) (Window, error) {
+	return c.counted(ctx, func() error { sleep(ctx, d); return ctx.Err() })
+}
+
+// counted reads the independent counter and the event counter around f.
+func (c *child) counted(ctx context.Context, f func() error) (Window, error) {
 	s0, err := c.sampler.Sample()
 	if err != nil {
 		return Window{}, fmt.Errorf("sample burst-serve: %w", err)
@@ -54,8 +59,7 @@ func measureWindow(ctx context.Context, c *child, d time.Duration) (Window, erro
 	if err != nil {
 		return Window{}, err
 	}
-	sleep(ctx, d)
-	if err := ctx.Err(); err != nil {
+	if err := f(); err != nil {
 		return Window{}, err
 	}
 	s1, err := c.sampler.Sample()
@@ -92,13 +96,23 @@ func host(c *child, st Stats) sched.Host {
 	return h
 }
 
-// captureProfile fetches a CPU profile of d at hz, saves it as path and
-// analyses it.
-func (c *child) profile(ctx context.Context, d time.Duration, hz int, path string, h sched.Host) (*sched.Report, error) {
-	body, err := c.get(ctx, fmt.Sprintf("/profile?seconds=%g&hz=%d", d.Seconds(), hz))
+// profile fetches a CPU profile of d at hz, saves it as path and analyses
+// it. The window is the independent counter over the same time, to tell
+// how much of the process's CPU the profile's samples cover.
+func (c *child) profile(ctx context.Context, d time.Duration, hz int, path string, h sched.Host) (*sched.Report, Window, error) {
+	var body []byte
+	w, err := c.counted(ctx, func() (err error) {
+		body, err = c.get(ctx, fmt.Sprintf("/profile?seconds=%g&hz=%d", d.Seconds(), hz))
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, w, err
 	}
+	rep, err := saveProfile(body, path, h)
+	return rep, w, err
+}
+
+func saveProfile(body []byte, path string, h sched.Host) (*sched.Report, error) {
 	if err := os.WriteFile(path, body, 0o644); err != nil {
 		return nil, fmt.Errorf("save profile: %w", err)
 	}

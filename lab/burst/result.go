@@ -38,6 +38,12 @@ type Measurement struct {
 	EventsPerSec     float64 `json:"events_per_sec"`
 	Cores            float64 `json:"cores"`              // CPU / wall
 	SwitchesPerEvent float64 `json:"switches_per_event"` // thread timeslices per event
+	// ProfileWindow is the independent counter over the CPU profile's
+	// window; Coverage is the profile's sampled CPU over it. Below 1, the
+	// samples missed CPU (tick-based sampling misses threads that run
+	// briefly between sleeps, and the kernel side of their wakeups).
+	ProfileWindow Window  `json:"profile_window"`
+	Coverage      float64 `json:"profile_coverage"`
 	// Profile is the scheduler analysis of the CPU profile, Trace that of
 	// the trace with CPU samples.
 	Profile *sched.Report `json:"profile"`
@@ -84,9 +90,15 @@ func (r *Result) variant(name string) *Measurement {
 // next to the saving measured.
 type Prediction struct {
 	From, To string
-	// Share is the scheduler's share of From's CPU (profile), Margin its
-	// 95 % half-width; ToShare is what is left in To.
+	// Share is the scheduler's share of From's sampled CPU (profile), Margin
+	// its 95 % half-width; ToShare is what is left in To.
 	Share, Margin, ToShare float64
+	// Coverage is the share of From's CPU (independent counter) that the
+	// profile sampled. The saving is predicted in [Share × Coverage,
+	// Share × Coverage + (1 − Coverage)]: the unsampled CPU may or may not
+	// be the scheduler's.
+	Coverage                    float64
+	PredictedLow, PredictedHigh float64
 	// CPU per event (ns): From's, predicted for To as From × (1 − Share),
 	// and To's measured.
 	FromCPU, PredictedCPU, MeasuredCPU float64
@@ -111,6 +123,13 @@ func (r *Result) predict() {
 		}
 		pr.PredictedCPU = pr.FromCPU * (1 - pr.Share)
 		pr.PredictedSaving = pr.Share
+		pr.Coverage = from.Coverage
+		if pr.Coverage <= 0 {
+			pr.Coverage = 1 // unknown: take the samples as the whole
+		}
+		cov := min(pr.Coverage, 1)
+		pr.PredictedLow = pr.Share * cov
+		pr.PredictedHigh = pr.PredictedLow + (1 - cov)
 		pr.MeasuredSaving = 1 - pr.MeasuredCPU/pr.FromCPU
 		pr.Resolution = (from.Median.Resolution(r.HZ) + to.Median.Resolution(r.HZ)) / pr.FromCPU
 		r.Predictions = append(r.Predictions, pr)

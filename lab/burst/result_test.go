@@ -65,6 +65,7 @@ func syntheticResult(t *testing.T) *Result {
 	for _, m := range r.Variants {
 		m.summarise()
 	}
+	r.Variants[0].Coverage, r.Variants[1].Coverage = 0.95, 0.9
 	r.predict()
 	return r
 }

@@ -151,8 +151,11 @@ func (m *Measurement) measure(ctx context.Context, env *lab.Env, o Options, c *c
 	m.GOMAXPROCS, m.Workers = st.GOMAXPROCS, st.Workers
 	m.summarise()
 	h := host(c, st)
-	if m.Profile, err = c.profile(ctx, o.ProfileWindow, o.Hz, filepath.Join(env.Out, m.Files.Profile), h); err != nil {
+	if m.Profile, m.ProfileWindow, err = c.profile(ctx, o.ProfileWindow, o.Hz, filepath.Join(env.Out, m.Files.Profile), h); err != nil {
 		return err
+	}
+	if m.ProfileWindow.CPU > 0 && m.Profile.CPU.Unit == "ns" {
+		m.Coverage = float64(m.Profile.CPU.Total) / float64(m.ProfileWindow.CPU)
 	}
 	m.Trace, err = c.trace(ctx, o.TraceWindow, o.Hz, filepath.Join(env.Out, m.Files.Trace), h)
 	return err

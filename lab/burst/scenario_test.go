@@ -28,9 +28,9 @@ func TestScenario(t *testing.T) {
 		t.Logf("check %v: %s: want %s; got %s", c.OK, c.Name, c.Want, c.Got)
 	}
 	want := map[string]bool{
-		"spawn: the scheduler-overhead finding fires on its trace":                  true,
-		"fixed: no scheduler-overhead finding on its trace":                         true,
-		"fixed lowers CPU per event against spawn (independent counter)":            true,
+		"spawn: the scheduler-overhead finding fires on its trace":                true,
+		"fixed: no scheduler-overhead finding on its trace":                       true,
+		"fixed lowers CPU per event against spawn (independent counter)":          true,
 		"the scheduler share of spawn predicts the saving of fixed (lower bound)": true,
 	}
 	for _, c := range out.Checks {

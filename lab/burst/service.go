@@ -89,9 +89,9 @@ type Service struct {
 	queue     chan Event
 	workers   sync.WaitGroup
 	inflight  sync.WaitGroup // events delivered and not yet processed
-	events    atomic.Uint64 // processed
-	batches   atomic.Uint64 // delivered
-	zeros     atomic.Uint64 // digests starting with a zero byte: keeps the work observable
+	events    atomic.Uint64  // processed
+	batches   atomic.Uint64  // delivered
+	zeros     atomic.Uint64  // digests starting with a zero byte: keeps the work observable
 	closeOnce sync.Once
 }
 

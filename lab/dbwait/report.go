@@ -2,6 +2,7 @@ package dbwait
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -180,7 +181,8 @@ func markdown(env *lab.Env, results []*ConditionResult) string {
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %.1f | %.2f | %.1f | %s | %s |\n", c.Name, row.run, row.AtMs, row.AppMs, row.DBMs, row.DiffMs, row.Verdict, row.Evidence)
 		}
 	}
-	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --trace %s/pause-1.trace --pglog %s/pause-1.postgresql.json`.\n", env.Out, env.Out, env.Out)
+	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --trace %s --pglog %s`.\n",
+		env.Out, filepath.Join(env.Out, results[0].Runs[0].Trace), filepath.Join(env.Out, results[0].Runs[0].PGLog))
 	b.WriteString("\nSteal cannot be produced on this machine (no contending guests); the steal rule is tested on recorded samples only.\n")
 	return b.String()
 }

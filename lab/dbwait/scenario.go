@@ -182,9 +182,17 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 	if err := errors.Join(cw.err, ferr); err != nil {
 		return nil, err
 	}
-	rr.Trace, rr.CPUMs, rr.WindowMs = filepath.Base(cw.w.Trace), msf(cw.w.CPU), msf(cw.w.End.Sub(cw.w.Start))
+	rr.Trace, rr.CPUMs, rr.WindowMs = relTo(r.env.Out, cw.w.Trace), msf(cw.w.CPU), msf(cw.w.End.Sub(cw.w.Start))
 	rr.trace = cw.w.Trace
 	return rr, nil
+}
+
+// relTo names file relative to dir when it lies inside it.
+func relTo(dir, file string) string {
+	if rel, err := filepath.Rel(dir, file); err == nil {
+		return rel
+	}
+	return file
 }
 
 // analyse joins the run's trace with its part of the server log, and

@@ -1,7 +1,9 @@
 package dbwait
 
 import (
+	"compress/gzip"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -117,14 +119,15 @@ func saveCaptures(t *testing.T, out string, res *Result) {
 	}
 	for _, c := range res.Conditions {
 		r := c.Runs[0]
-		for from, to := range map[string]string{r.Trace: c.Name + ".trace", r.PGLog: c.Name + ".postgresql.json"} {
-			copyFile(t, filepath.Join(out, from), filepath.Join(dir, to))
+		for from, to := range map[string]string{r.Trace: c.Name + ".trace.gz", r.PGLog: c.Name + ".postgresql.json.gz"} {
+			gzipFile(t, filepath.Join(out, from), filepath.Join(dir, to))
 		}
 	}
 	t.Logf("updated %s", dir)
 }
 
-func copyFile(t *testing.T, from, to string) {
+// gzipFile writes a gzip copy of from to to.
+func gzipFile(t *testing.T, from, to string) {
 	src, err := os.Open(from)
 	if err != nil {
 		t.Fatal(err)
@@ -134,10 +137,11 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := io.Copy(dst, src); err != nil {
+	zw, _ := gzip.NewWriterLevel(dst, gzip.BestCompression)
+	if _, err := io.Copy(zw, src); err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.Close(); err != nil {
+	if err := errors.Join(zw.Close(), dst.Close()); err != nil {
 		t.Fatal(err)
 	}
 }

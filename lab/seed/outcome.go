@@ -48,7 +48,7 @@ type PredictionCheck struct {
 // segments are the demo's regions, in the seed's order.
 var segments = []string{"cpu", "upstream", "db", "shared"}
 
-func outcome(env *lab.Env, runs []*ModeRun) (*lab.Outcome, error) {
+func outcome(env *lab.Env, runs []*ModeRun, loadBefore float64) (*lab.Outcome, error) {
 	res := &Result{Profile: env.Profile, Runs: runs, Median: map[string]int{}}
 	med := map[string]*ModeRun{}
 	for _, m := range Modes {
@@ -67,7 +67,7 @@ func outcome(env *lab.Env, runs []*ModeRun) (*lab.Outcome, error) {
 	coverageTable(&b, med)
 	o.Checks = checks(med, res)
 	res.Checks = o.Checks
-	res.Findings = findings(&b, env, med)
+	res.Findings = findings(&b, env, med, loadBefore)
 	o.Markdown = b.String()
 	return o, nil
 }
@@ -314,7 +314,7 @@ func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 	return cs
 }
 
-func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun) []string {
+func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun, loadBefore float64) []string {
 	var out []string
 	for _, m := range Modes {
 		r := med[m]
@@ -331,7 +331,7 @@ func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun) []strin
 			}
 		}
 	}
-	if la := loadAverage(); la > 1.5*float64(cores()) {
+	if la := loadBefore; la > 1.5*float64(cores()) {
 		out = append(out, fmt.Sprintf("the machine was busy before the lab started (load average %.1f on %d cores): timings are noisier than they should be", la, cores()))
 	}
 	fmt.Fprintf(b, "## 6. Findings\n\n")

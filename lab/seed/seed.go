@@ -68,6 +68,7 @@ type LoadSummary struct {
 
 // Run runs the scenario.
 func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
+	loadBefore := loadAverage()
 	dbURL, stopDB, err := database(ctx, env)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		}
 	}
 	env.Step(1, "report")
-	return outcome(env, runs)
+	return outcome(env, runs, loadBefore)
 }
 
 // database returns the PostgreSQL to use: env.DBURL, or a private cluster.
