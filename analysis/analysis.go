@@ -13,10 +13,18 @@ import (
 	"github.com/latscope/latscope/tracein"
 )
 
+// Consumer is another streaming analysis fed by the same read loop (the
+// scheduler analysis, say). It is created once the stack table exists.
+type Consumer interface{ Event(ev *tracein.Event) }
+
+// NewConsumer creates a Consumer for a trace's stack table.
+type NewConsumer func(stacks *tracein.Stacks) Consumer
+
 // File analyses the trace in the named file ("-" reads standard input).
 // With partial, a damaged trace is analysed up to the damage and a finding
-// says so; otherwise the damage is an error naming the offset.
-func File(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
+// says so; otherwise the damage is an error naming the offset. Each of also
+// sees every record too.
+func File(ctx context.Context, name string, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
 	var r io.Reader = os.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -26,16 +34,20 @@ func File(ctx context.Context, name string, opts budget.Options, partial bool) (
 		defer f.Close()
 		r = f
 	}
-	return Reader(ctx, name, r, opts, partial)
+	return Reader(ctx, name, r, opts, partial, also...)
 }
 
 // Reader analyses a trace read from r; name is used in errors.
-func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool) (*budget.Result, error) {
+func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
 	tr, err := tracein.NewReader(name, r)
 	if err != nil {
 		return nil, err
 	}
 	a := budget.New(opts, tr.Stacks())
+	var extra []Consumer
+	for _, mk := range also {
+		extra = append(extra, mk(tr.Stacks()))
+	}
 	var lost error
 	for n := 0; ; n++ {
 		if n%65536 == 0 && ctx.Err() != nil {
@@ -53,6 +65,9 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 			break
 		}
 		a.Event(&ev)
+		for _, c := range extra {
+			c.Event(&ev)
+		}
 	}
 	res := a.Finalize()
 	if lost != nil {

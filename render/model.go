@@ -39,6 +39,8 @@ type Report struct {
 	Groups   []GroupJSON        `json:"groups"`
 	Outside  map[string]float64 `json:"outside_ms"`
 	Findings []FindingJSON      `json:"findings"`
+	// Sched is the scheduler-overhead analysis (package sched), when run.
+	Sched    any `json:"sched,omitempty"`
 	minShare float64
 }
 

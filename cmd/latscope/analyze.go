@@ -12,6 +12,7 @@ import (
 	"github.com/latscope/latscope/render"
 	htmlreport "github.com/latscope/latscope/report/html"
 	"github.com/latscope/latscope/report/pprofexport"
+	"github.com/latscope/latscope/sched"
 )
 
 func init() {
@@ -94,6 +95,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Infer = o.infer.mode
 	opts.Predictions = o.predict
 	var res *budget.Result
+	var schedRep *sched.Report
 	var err error
 	if strings.HasSuffix(fs.Arg(0), ".jfr") {
 		if analyzeJFR == nil {
@@ -102,7 +104,11 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		o.jfr.App = o.app
 		res, err = analyzeJFR(ctx, fs.Arg(0), o.jfr)
 	} else {
-		res, err = analyzeFile(ctx, fs.Arg(0), opts, o.partial)
+		sa, mk := schedConsumer(opts)
+		res, err = analysis.File(ctx, fs.Arg(0), opts, o.partial, mk)
+		if err == nil {
+			schedRep, err = finishSched(*sa, o.cpuProf, opts)
+		}
 	}
 	if err != nil {
 		return err
@@ -119,10 +125,14 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := writeExtras(&o, opts, rep, res); err != nil {
 		return err
 	}
+	addSchedFindings(rep, schedRep)
 	if o.json {
 		return rep.WriteJSON(stdout)
 	}
-	return rep.WriteText(stdout)
+	if err := rep.WriteText(stdout); err != nil {
+		return err
+	}
+	return writeSchedText(stdout, schedRep)
 }
 
 // noMatch turns a prediction that matched no term into an error.

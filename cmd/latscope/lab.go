@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/lab"
-	_ "github.com/latscope/latscope/lab/seed" // the seed-000 scenario
+	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (seed 001)
+	_ "github.com/latscope/latscope/lab/seed"  // the seed-000 scenario
 	"github.com/latscope/latscope/pgcluster"
 )
 
@@ -24,7 +25,8 @@ func init() {
 
 // labSub are `latscope lab SUB` commands that the lab runs as processes of their own.
 var labSub = map[string]func(ctx context.Context, stdout, stderr io.Writer, args []string) error{
-	"serve": runLabServe,
+	"serve":       runLabServe,
+	"burst-serve": runBurstServe,
 }
 
 // labCommand builds the command that runs latscope itself with args; tests
