@@ -60,7 +60,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	}
 	err := c.run(ctx, stdout, stderr, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, args[0])
+		printHelp(stdout, lastFlags)
 		return nil
 	}
 	if err != nil && !strings.HasPrefix(err.Error(), args[0]+":") {
@@ -104,6 +104,10 @@ type flagHelp struct {
 
 var helps = map[string]*flagHelp{}
 
+// lastFlags is the name of the flag set created last: the one whose -h the
+// dispatcher answers (a subcommand such as "lab serve" creates its own).
+var lastFlags string
+
 // newFlagSet returns a FlagSet that reports errors instead of exiting and
 // printing: parse errors come back as one-line errors, and -h is answered
 // by the dispatcher with the synopsis, the flags and the examples.
@@ -112,6 +116,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	helps[name] = &flagHelp{fs: fs, synopsis: synopsis}
+	lastFlags = name
 	return fs
 }
 
@@ -130,7 +135,11 @@ func printHelp(w io.Writer, name string) {
 	if h == nil {
 		return
 	}
-	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n\nflags:\n", h.synopsis, commands[name].summary)
+	summary := commands[name].summary
+	if summary == "" {
+		summary = "(run by latscope lab as a process of its own)"
+	}
+	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n\nflags:\n", h.synopsis, summary)
 	h.fs.SetOutput(w)
 	h.fs.PrintDefaults()
 	h.fs.SetOutput(io.Discard)
