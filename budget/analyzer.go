@@ -24,6 +24,21 @@ type Analyzer struct {
 	hist      []hseg
 	scratch   scratch
 	warnings  []error
+	// regionNames interns region types; id 0 is "no region".
+	regionNames []string
+	regionIndex map[string]int32
+	free        freeLists
+}
+
+// regionID interns a region type.
+func (a *Analyzer) regionID(name string) int32 {
+	if id, ok := a.regionIndex[name]; ok {
+		return id
+	}
+	id := int32(len(a.regionNames))
+	a.regionNames = append(a.regionNames, name)
+	a.regionIndex[name] = id
+	return id
 }
 
 // New returns an analyser; stacks is the table that the records' StackIDs
@@ -37,6 +52,7 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		procs:  map[int64]tracein.Time{},
 	}
 	a.terms = newTerms(&a.opts.Rules, stacks)
+	a.regionNames, a.regionIndex = []string{""}, map[string]int32{"": 0}
 	a.inferring = opts.Infer != InferTasks
 	a.scratch.init()
 	return a
@@ -186,7 +202,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 		a.resolveWaker(&s, r, waker, start, end)
 	}
 	m.g.Segs = append(m.g.Segs, s)
-	m.regions = append(m.regions, g.regionName())
+	m.regions = append(m.regions, g.regionID())
 }
 
 // resolveWaker fills in who ended a wait of request r: a goroutine of the
@@ -237,10 +253,10 @@ func (a *Analyzer) sample(ev *tracein.Event) {
 	}
 	g.req.samples++
 	if g.req.regionCPU == nil {
-		g.req.regionCPU = map[string]int{}
+		g.req.regionCPU = map[int32]int{}
 		g.req.stackCPU = map[tracein.StackID]int{}
 	}
-	g.req.regionCPU[g.regionName()]++
+	g.req.regionCPU[g.regionID()]++
 	g.req.stackCPU[ev.Stack]++
 }
 

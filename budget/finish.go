@@ -18,12 +18,14 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 		req.Gs[i].Committed = !m.tentative
 	}
 	a.account(a.group(r.name, r.inferred), r, &req)
+	a.free.release(r)
 	r.members = nil
 }
 
 // discard drops request r without booking it.
 func (a *Analyzer) discard(r *reqState, t tracein.Time) {
 	a.closeMembers(r, t)
+	a.free.release(r)
 	r.members = nil
 }
 
@@ -72,14 +74,20 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.pred[i] = append(gs.pred[i], critpath.Simulate(req, a.model(p)))
 	}
 	if a.opts.FixPotential {
-		for tid := range a.scratch.crit {
-			gain := lat - critpath.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
+		simple := committed == 1 && !hasJoin(req)
+		for tid, crit := range a.scratch.crit {
+			// One goroutine and no joins: every wait lasts its recorded
+			// length, so removing a term saves exactly its critical time.
+			gain := crit
+			if !simple {
+				gain = lat - critpath.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
+			}
 			gs.term(tid).fix += gain
 		}
 	}
 	gs.samples += r.samples
-	for name, n := range r.regionCPU {
-		gs.region(name).cpu += n
+	for id, n := range r.regionCPU {
+		gs.region(id).cpu += n
 	}
 	for st, n := range r.stackCPU {
 		gs.cpuStacks[st] += n
@@ -154,6 +162,22 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 		ts.critRequests++
 	}
 	return sum
+}
+
+// hasJoin reports whether any wait of req was ended by another goroutine
+// of the request.
+func hasJoin(req *critpath.Request) bool {
+	for i := range req.Gs {
+		if !req.Gs[i].Committed {
+			continue
+		}
+		for j := range req.Gs[i].Segs {
+			if req.Gs[i].Segs[j].Waker >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func removeOnly(tid critpath.TermID) func(critpath.TermID) float64 {

@@ -47,7 +47,7 @@ type membership struct {
 }
 
 type region struct {
-	name   string
+	id     int32     // index in Analyzer.regionNames
 	joined *reqState // the request this region made the goroutine join, if any
 }
 
@@ -68,12 +68,12 @@ func (g *gstate) history(lb tracein.Time, out []hseg) []hseg {
 	return out
 }
 
-// regionName returns the innermost open region's name, or "".
-func (g *gstate) regionName() string {
+// regionID returns the innermost open region's id (0 is "no region").
+func (g *gstate) regionID() int32 {
 	if len(g.regions) == 0 {
-		return ""
+		return 0
 	}
-	return g.regions[len(g.regions)-1].name
+	return g.regions[len(g.regions)-1].id
 }
 
 // kindOf maps a goroutine state (and wait reason) to a kind.

@@ -25,8 +25,8 @@ type groupState struct {
 	overfull       int
 	pathMismatch   int
 	samples        int
-	regions        map[string]*regionAcc
-	stacks         map[stackKey]*stackAcc
+	regions        []regionAcc                 // by region id
+	stacks         []*[frame.NumKinds]stackAcc // by StackID
 	cpuStacks      map[tracein.StackID]int
 	pred           [][]int64
 	slowest        *Path
@@ -41,21 +41,16 @@ type termAcc struct {
 	causes                      [frame.NumKinds]int64
 }
 
-type stackKey struct {
-	stack tracein.StackID
-	kind  frame.Kind
-}
-
 type stackAcc struct{ wait, crit int64 }
 
 func (gs *groupState) stack(st tracein.StackID, k frame.Kind) *stackAcc {
-	key := stackKey{st, k}
-	s := gs.stacks[key]
-	if s == nil {
-		s = &stackAcc{}
-		gs.stacks[key] = s
+	for int(st) >= len(gs.stacks) {
+		gs.stacks = append(gs.stacks, nil)
 	}
-	return s
+	if gs.stacks[st] == nil {
+		gs.stacks[st] = new([frame.NumKinds]stackAcc)
+	}
+	return &gs.stacks[st][k]
 }
 
 type regionAcc struct {
@@ -67,7 +62,7 @@ type regionAcc struct {
 func (a *Analyzer) group(name string, inferred bool) *groupState {
 	gs := a.groups[name]
 	if gs == nil {
-		gs = &groupState{name: name, inferred: inferred, regions: map[string]*regionAcc{}, stacks: map[stackKey]*stackAcc{}, cpuStacks: map[tracein.StackID]int{}, rng: 0x9E3779B97F4A7C15}
+		gs = &groupState{name: name, inferred: inferred, cpuStacks: map[tracein.StackID]int{}, rng: 0x9E3779B97F4A7C15}
 		gs.pred = make([][]int64, len(a.opts.Predictions))
 		a.groups[name] = gs
 	}
@@ -84,13 +79,11 @@ func (gs *groupState) term(t critpath.TermID) *termAcc {
 	return gs.terms[t]
 }
 
-func (gs *groupState) region(name string) *regionAcc {
-	r := gs.regions[name]
-	if r == nil {
-		r = &regionAcc{}
-		gs.regions[name] = r
+func (gs *groupState) region(id int32) *regionAcc {
+	for int(id) >= len(gs.regions) {
+		gs.regions = append(gs.regions, regionAcc{})
 	}
-	return r
+	return &gs.regions[id]
 }
 
 // keepPath keeps the slowest request's path and a reservoir sample of the

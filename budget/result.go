@@ -191,17 +191,26 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		}
 		return g.Terms[i].Wait > g.Terms[j].Wait
 	})
-	for name, r := range gs.regions {
-		g.Regions = append(g.Regions, RegionStat{Name: name, Wall: r.wall, CPUSamples: r.cpu})
+	for id, r := range gs.regions {
+		if r.wall > 0 || r.cpu > 0 {
+			g.Regions = append(g.Regions, RegionStat{Name: a.regionNames[id], Wall: r.wall, CPUSamples: r.cpu})
+		}
 	}
-	sort.Slice(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
+	sort.SliceStable(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
 	for i, p := range a.opts.Predictions {
 		s := stats(gs.pred[i])
 		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p)})
 	}
 	g.Median = medianPath(gs.reservoir, g.Latency.P50)
-	for k, s := range gs.stacks {
-		g.StackWaits = append(g.StackWaits, StackStat{Stack: k.stack, Kind: k.kind, Wait: s.wait, Critical: s.crit})
+	for st, kinds := range gs.stacks {
+		if kinds == nil {
+			continue
+		}
+		for k, s := range kinds {
+			if s.wait != 0 || s.crit != 0 {
+				g.StackWaits = append(g.StackWaits, StackStat{Stack: tracein.StackID(st), Kind: frame.Kind(k), Wait: s.wait, Critical: s.crit})
+			}
+		}
 	}
 	sort.Slice(g.StackWaits, func(i, j int) bool {
 		a, b := g.StackWaits[i], g.StackWaits[j]

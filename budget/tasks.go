@@ -41,7 +41,7 @@ func (a *Analyzer) taskEnd(ev *tracein.Event) {
 func (a *Analyzer) regionBegin(ev *tracein.Event) {
 	g := a.g(ev.G)
 	a.split(g, ev.Time)
-	rg := region{name: ev.Name}
+	rg := region{id: a.regionID(ev.Name)}
 	if r, ok := a.open[ev.Task]; ok && g.req != r {
 		a.join(g, r, ev.Time, -1, false)
 		rg.joined = r
