@@ -86,7 +86,9 @@ func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
 	var folded TermJSON
 	nFolded := 0
 	for _, t := range g.Terms {
-		if t.SharePct < r.minShare && t.CriticalPct < r.minShare {
+		// Fold small terms; without latencies (a JVM recording counted by
+		// --requests) shares are unknown, so nothing is folded.
+		if g.Requests.MeanMs > 0 && t.SharePct < r.minShare && t.CriticalPct < r.minShare {
 			folded.WaitMs += t.WaitMs
 			folded.CriticalMs += t.CriticalMs
 			folded.SharePct += t.SharePct

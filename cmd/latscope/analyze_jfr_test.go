@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/jfrtest"
+)
+
+// TestAnalyzeJFRRefuses covers the refusals that need no JDK.
+func TestAnalyzeJFRRefuses(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.jfr")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no handler", []string{"--requests", "5", missing}, "--handler: name the frame"},
+		{"no count", []string{"--handler", "A.b", missing}, "no request boundaries"},
+		{"two counts", []string{"--handler", "A.b", "--requests", "5", "--requests-from", "x.jsonl", missing}, "give one"},
+		{"negative count", []string{"--handler", "A.b", "--requests", "-5", missing}, "--requests -5"},
+		{"no file", []string{"--handler", "A.b", "--requests", "5", missing}, "missing.jfr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runCLI(t, append([]string{"analyze"}, tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnalyzeJFR runs `latscope analyze` on a real recording of
+// jfr/testdata/Probe.java made from the JVM's start.
+func TestAnalyzeJFR(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the real JVM recording (about 5 s)")
+	}
+	if _, err := jfr.FindTool(); err != nil {
+		t.Skip("SKIP: no JDK on this machine, so no real JFR recording to test with: ", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := jfrtest.Record(ctx, jfrtest.Options{Dir: t.TempDir(), Warmup: 2 * time.Second, Overrides: jfrtest.DefaultOverrides})
+	if errors.Is(err, jfrtest.ErrNoJDK) {
+		t.Skip("SKIP: no JDK on this machine, so no real JFR recording to test with: ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := run.FromStart
+
+	t.Run("text", func(t *testing.T) {
+		out, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests-from", run.Results, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Probe.handle: ", "Probe.callUpstream", "Probe.queryDb", "BufferedReader.readLine", "network",
+			"critical = wait", "JFR records a wait only if it lasts at least", "jdk.SocketRead 1 ms", "after the JVM started", "outside any request"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		out, _, err := runCLI(t, "analyze", "--json", "--handler", "Probe.handle", "--requests", "40", "--app", "Probe.", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Requests struct{ Count int } `json:"requests"`
+			Terms    []struct {
+				Frame, Mechanism, Kind string
+				WaitMs                 float64 `json:"wait_ms"`
+			} `json:"terms"`
+			Findings []struct{ Kind, Text string } `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		frames := map[string]bool{}
+		for _, tm := range rep.Terms {
+			if tm.Kind == "network" {
+				frames[tm.Frame] = true
+			}
+		}
+		if rep.Requests.Count != 40 || !frames["Probe.callUpstream"] || !frames["Probe.queryDb"] {
+			t.Errorf("count %d, network frames %v", rep.Requests.Count, frames)
+		}
+		kinds := map[string]bool{}
+		for _, f := range rep.Findings {
+			kinds[f.Kind] = true
+		}
+		if !kinds["warm-up"] || !kinds["inferred"] || !kinds["unexplained"] {
+			t.Errorf("finding kinds %v, want warm-up, inferred and unexplained", kinds)
+		}
+	})
+	t.Run("unknown handler", func(t *testing.T) {
+		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handel", "--requests", "40", rec)
+		if err == nil || !strings.Contains(err.Error(), "closest application frames: Probe.handle") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("no jfr tool", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		t.Setenv("JAVA_HOME", "")
+		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests", "40", rec)
+		if err == nil || !strings.Contains(err.Error(), "openjdk-17-jdk-headless") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("load from elsewhere", func(t *testing.T) {
+		old := filepath.Join(t.TempDir(), "old.jsonl")
+		os.WriteFile(old, []byte(`{"seq":0,"client":0,"intended":"2020-01-01T00:00:00Z","start":"2020-01-01T00:00:00Z","latency_ns":1000000,"code":200,"bytes_in":2}`+"\n"), 0o644)
+		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests-from", old, rec)
+		if err == nil || !strings.Contains(err.Error(), "no result lies inside the recording") {
+			t.Errorf("error %v", err)
+		}
+	})
+}

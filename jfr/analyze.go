@@ -1,0 +1,346 @@
+package jfr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Options configure an analysis.
+type Options struct {
+	// Handler names the frame that marks request time: a wait or sample
+	// counts only if its stack contains it. "DemoController.handle" matches
+	// a frame that is it or ends in "." or "$" followed by it.
+	Handler string
+	// Requests is the number of requests in the recording. JFR has no
+	// request boundaries, so the caller must know it; Load replaces it.
+	Requests int
+	// Load, when set, holds the requests counted from load results
+	// (CountRequests), with their latencies.
+	Load       *Requests
+	Rules      Rules
+	StackDepth int    // --stack-depth for jfr print
+	Tool       string // the jfr command; "" finds it (FindTool)
+}
+
+// DefaultOptions are the defaults; set Handler and Requests or Load.
+var DefaultOptions = Options{Rules: DefaultRules, StackDepth: DefaultStackDepth}
+
+// Events are the event types an analysis reads.
+var Events = append(slices.Clone(WaitEvents), "jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad")
+
+// ErrNoCount is returned when neither a request count nor load results are
+// given.
+var ErrNoCount = errors.New("a JFR recording has no request boundaries: give the request count (--requests N) or the load results that drove it (--requests-from results.jsonl); latscope never divides JVM-wide totals by a guessed count")
+
+// ErrNoHandler is returned when Options.Handler is empty.
+var ErrNoHandler = errors.New("--handler: name the frame that handles a request (e.g. DemoController.handle): JFR has no request boundaries, and only waits beneath the handler are request time")
+
+// Analyze reads the recording at path (whose headers are rec) with the JDK's
+// jfr tool and returns its budget.
+func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budget.Result, error) {
+	a, err := New(o, rec)
+	if err != nil {
+		return nil, err
+	}
+	err = Print(ctx, path, PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: Events}, func(ev *Event) error {
+		a.Event(ev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Matched(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a.Finalize(), nil
+}
+
+// Analyzer builds a budget from a recording's events, one at a time.
+type Analyzer struct {
+	opts  Options
+	rec   *Recording
+	count int
+
+	terms []budget.Term
+	index map[budget.Term]int
+	waits []termStat
+	// outside is wait time of events without the handler frame, by kind.
+	outside  [frame.NumKinds]int64
+	regions  map[string]*budget.RegionStat
+	samples  int // all execution samples
+	hSamples int // execution samples under the handler
+	matched  int // events under the handler
+	threads  map[int64]bool
+	handlers map[string]bool // frames that matched Handler
+	seen     map[string]bool // application frames, for suggestions
+	cut      struct {
+		events int
+		wait   int64
+	}
+	records int64
+	env     environment
+}
+
+type termStat struct {
+	wait   int64
+	events int
+}
+
+// maxSuggest bounds the application frames kept for suggestions.
+const maxSuggest = 5000
+
+// New returns an analyzer for the recording rec.
+func New(o Options, rec *Recording) (*Analyzer, error) {
+	if strings.TrimSpace(o.Handler) == "" {
+		return nil, ErrNoHandler
+	}
+	count := o.Requests
+	if o.Load != nil {
+		count = o.Load.Count
+	}
+	if count <= 0 {
+		return nil, ErrNoCount
+	}
+	if rec == nil || len(rec.Chunks) == 0 {
+		return nil, errors.New("no recording headers")
+	}
+	if o.StackDepth <= 0 {
+		o.StackDepth = DefaultStackDepth
+	}
+	return &Analyzer{opts: o, rec: rec, count: count, index: map[budget.Term]int{}, regions: map[string]*budget.RegionStat{},
+		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment()}, nil
+}
+
+// Event adds one event. ev is not kept.
+func (a *Analyzer) Event(ev *Event) {
+	a.records++
+	switch ev.Type {
+	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
+		a.env.event(ev, a.rec)
+		return
+	case "jdk.ExecutionSample":
+		a.sample(ev)
+		return
+	}
+	kind, ok := waitKinds[ev.Type]
+	if !ok {
+		return
+	}
+	a.thread(ev.Thread)
+	h := a.handler(ev.Stack)
+	if h < 0 {
+		a.outside[kind] += int64(ev.Duration)
+		a.suggest(ev.Stack)
+		if ev.Truncated || len(ev.Stack) >= a.opts.StackDepth { // cut by the JVM, or by jfr print
+			a.cut.events++
+			a.cut.wait += int64(ev.Duration)
+		}
+		return
+	}
+	a.matched++
+	attr := a.opts.Rules.Decide(ev.Stack[:h+1])
+	app, mech, kind := attr.Term(ev.Type, ev.MonitorClass)
+	t := budget.Term{Frame: app, Mechanism: mech, Kind: kind}
+	i, ok := a.index[t]
+	if !ok {
+		i = len(a.terms)
+		a.index[t] = i
+		a.terms = append(a.terms, t)
+		a.waits = append(a.waits, termStat{})
+	}
+	a.waits[i].wait += int64(ev.Duration)
+	a.waits[i].events++
+	a.region(app).Wall += int64(ev.Duration)
+}
+
+func (a *Analyzer) sample(ev *Event) {
+	a.samples++
+	a.thread(ev.Thread)
+	h := a.handler(ev.Stack)
+	if h < 0 {
+		return
+	}
+	a.hSamples++
+	a.region(a.opts.Rules.Decide(ev.Stack[:h+1]).App).CPUSamples++
+}
+
+func (a *Analyzer) thread(t Thread) {
+	id := t.JavaID
+	if id == 0 {
+		id = -t.OSID
+	}
+	a.threads[id] = true
+}
+
+// handler returns the index of the outermost frame matching the handler,
+// or -1.
+func (a *Analyzer) handler(stack []Frame) int {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if MatchFrame(stack[i].Method, a.opts.Handler) {
+			a.handlers[stack[i].Method] = true
+			return i
+		}
+	}
+	return -1
+}
+
+// MatchFrame reports whether method is the frame name names: equal, or
+// ending in "." or "$" followed by name.
+func MatchFrame(method, name string) bool {
+	if !strings.HasSuffix(method, name) {
+		return false
+	}
+	rest := method[:len(method)-len(name)]
+	return rest == "" || strings.HasSuffix(rest, ".") || strings.HasSuffix(rest, "$")
+}
+
+func (a *Analyzer) region(app string) *budget.RegionStat {
+	r, ok := a.regions[app]
+	if !ok {
+		r = &budget.RegionStat{Name: app}
+		a.regions[app] = r
+	}
+	return r
+}
+
+func (a *Analyzer) suggest(stack []Frame) {
+	if a.matched > 0 || len(a.seen) >= maxSuggest {
+		return
+	}
+	for _, f := range stack {
+		if a.opts.Rules.IsApp(f.Method) {
+			a.seen[f.Method] = true
+		}
+	}
+}
+
+// Matched returns an error when no wait or sample had the handler frame.
+func (a *Analyzer) Matched() error {
+	if a.matched > 0 || a.hSamples > 0 {
+		return nil
+	}
+	names := make([]string, 0, len(a.seen))
+	for n := range a.seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	hint := ""
+	if c := budget.Closest(a.opts.Handler, names, 3); len(c) > 0 {
+		hint = "; closest application frames: " + strings.Join(c, ", ")
+	}
+	return fmt.Errorf("--handler %q: no wait or sample among %d events has this frame on its stack%s", a.opts.Handler, a.records, hint)
+}
+
+// Finalize returns the result. The Analyzer must not be used afterwards.
+func (a *Analyzer) Finalize() *budget.Result {
+	g := a.group()
+	res := &budget.Result{Info: a.info(), Terms: a.terms, Stacks: tracein.NewStacks(), Groups: []*budget.Group{g}}
+	res.Outside.ByKind = a.outside
+	res.Warnings = a.findings(g)
+	return res
+}
+
+func (a *Analyzer) group() *budget.Group {
+	g := &budget.Group{Name: a.groupName(), Count: a.count, CPUSamples: a.hSamples}
+	if l := a.opts.Load; l != nil {
+		g.ExcludedBefore, g.ExcludedAfter = l.Before, l.After
+		g.Latencies = l.Latencies
+		g.Latency = budget.StatsOf(l.Latencies)
+	}
+	for i, w := range a.waits {
+		ts := budget.TermStat{Term: critpath.TermID(i), Wait: w.wait, Critical: w.wait, Fix: w.wait, Requests: min(w.events, a.count)}
+		ts.Causes[a.terms[i].Kind] = w.wait
+		g.Terms = append(g.Terms, ts)
+	}
+	sort.SliceStable(g.Terms, func(i, j int) bool {
+		x, y := g.Terms[i], g.Terms[j]
+		if x.Critical != y.Critical {
+			return x.Critical > y.Critical
+		}
+		return a.terms[x.Term].Name() < a.terms[y.Term].Name()
+	})
+	for _, r := range a.regions {
+		g.Regions = append(g.Regions, *r)
+	}
+	sort.Slice(g.Regions, func(i, j int) bool {
+		x, y := g.Regions[i], g.Regions[j]
+		if x.Wall != y.Wall {
+			return x.Wall > y.Wall
+		}
+		if x.CPUSamples != y.CPUSamples {
+			return x.CPUSamples > y.CPUSamples
+		}
+		return x.Name < y.Name
+	})
+	return g
+}
+
+// groupName is the handler frame as the recording spells it, when one
+// frame matched, else the --handler text.
+func (a *Analyzer) groupName() string {
+	if len(a.handlers) == 1 {
+		for n := range a.handlers {
+			return n
+		}
+	}
+	return a.opts.Handler
+}
+
+func (a *Analyzer) info() budget.TraceInfo {
+	start, end := a.rec.Start(), a.rec.End()
+	return budget.TraceInfo{
+		Start: tracein.Time(start.UnixNano()), End: tracein.Time(end.UnixNano()), StartWall: start,
+		Records: a.records, Generations: len(a.rec.Chunks), Goroutines: len(a.threads),
+		CPUSamples: a.samples, Procs: a.env.hwThreads, ProcBusy: int64(a.env.jvmBusy * float64(a.env.hwThreads)),
+	}
+}
+
+// environment is what the recording says about its settings and machine.
+type environment struct {
+	settings  settings
+	jvmStart  time.Time
+	hwThreads int
+	lastLoad  time.Time
+	// Σ over jdk.CPULoad samples of share × interval (ns): the JVM's and
+	// the whole machine's CPU, as shares of all hardware threads.
+	jvmBusy, machBusy float64
+	loadTime          float64 // Σ interval (ns)
+}
+
+func newEnvironment() environment {
+	return environment{settings: newSettings()}
+}
+
+func (e *environment) event(ev *Event, rec *Recording) {
+	switch ev.Type {
+	case "jdk.ActiveSetting":
+		e.settings.add(ev, rec)
+	case "jdk.JVMInformation":
+		if !ev.JVMStart.IsZero() && (e.jvmStart.IsZero() || ev.JVMStart.Before(e.jvmStart)) {
+			e.jvmStart = ev.JVMStart
+		}
+	case "jdk.CPUInformation":
+		e.hwThreads = max(e.hwThreads, ev.HWThreads)
+	case "jdk.CPULoad":
+		from := e.lastLoad
+		if from.IsZero() {
+			from = rec.Start()
+		}
+		if d := float64(ev.Start.Sub(from)); d > 0 {
+			e.jvmBusy += (ev.Load.JVMUser + ev.Load.JVMSystem) * d
+			e.machBusy += ev.Load.MachineTotal * d
+			e.loadTime += d
+		}
+		e.lastLoad = ev.Start
+	}
+}

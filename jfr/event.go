@@ -1,0 +1,55 @@
+package jfr
+
+import "time"
+
+// Event is one event of `jfr print --json`, reduced to the values the
+// analysis reads. Values an event type does not have stay zero.
+type Event struct {
+	Type     string // "jdk.SocketRead"
+	Start    time.Time
+	Duration time.Duration // zero for instant events (samples, settings)
+	// Thread is the event's thread: eventThread, or sampledThread for
+	// execution samples.
+	Thread Thread
+	// Stack is the event's stack, leaf first, cut at the depth it was
+	// printed with; nil when the event has none.
+	Stack []Frame
+	// Truncated is set when the JVM cut the stack at the recording's
+	// stack depth (-XX:FlightRecorderOptions:stackdepth, 64 by default).
+	Truncated bool
+
+	Setting      Setting   // jdk.ActiveSetting
+	JVMStart     time.Time // jdk.JVMInformation: when the JVM started
+	HWThreads    int       // jdk.CPUInformation: hardware threads
+	Load         CPULoad   // jdk.CPULoad
+	MonitorClass string    // jdk.JavaMonitorEnter, jdk.JavaMonitorWait: the monitor's class
+}
+
+// Thread identifies a Java thread.
+type Thread struct {
+	Name   string // javaName, or osName for threads without one
+	JavaID int64
+	OSID   int64
+}
+
+// Frame is one stack frame.
+type Frame struct {
+	// Method is the class (with its package, dots for slashes) and the
+	// method: "java.net.Socket$SocketInputStream.read", "Probe.callUpstream".
+	Method string
+	Line   int
+}
+
+// Setting is a jdk.ActiveSetting event: setting Name of the event type with
+// id TypeID has Value ("threshold" = "1 ms"). Recording.TypeName resolves
+// the id.
+type Setting struct {
+	TypeID      int64
+	Name, Value string
+}
+
+// CPULoad is a jdk.CPULoad sample: shares of all the machine's CPU time
+// (0–1) since the previous sample.
+type CPULoad struct {
+	JVMUser, JVMSystem, MachineTotal float64
+}

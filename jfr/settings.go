@@ -1,0 +1,120 @@
+package jfr
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// settings collects jdk.ActiveSetting events by chunk. At a chunk's start
+// the JVM writes the settings of every running recording, and what it
+// records is their combination: the lowest threshold, enabled if any
+// recording enables the event.
+type settings struct {
+	values  map[settingKey][]string
+	types   map[string]bool
+	unnamed int // settings whose event type id no chunk names
+}
+
+type settingKey struct {
+	chunk     int
+	typ, name string
+}
+
+func newSettings() settings {
+	return settings{values: map[settingKey][]string{}, types: map[string]bool{}}
+}
+
+func (s *settings) add(ev *Event, rec *Recording) {
+	typ := rec.TypeName(ev.Setting.TypeID)
+	if typ == "" {
+		s.unnamed++
+		return
+	}
+	k := settingKey{chunk: chunkOf(rec, ev.Start), typ: typ, name: ev.Setting.Name}
+	s.values[k] = append(s.values[k], ev.Setting.Value)
+	s.types[typ] = true
+}
+
+// chunkOf returns the index of the chunk that was being written at t.
+func chunkOf(rec *Recording, t time.Time) int {
+	i := 0
+	for j, c := range rec.Chunks {
+		if !c.Start.After(t) {
+			i = j
+		}
+	}
+	return i
+}
+
+// effective returns the combined value of setting name of event type typ in
+// each chunk that has it, dropping repeats: one value unless it changed
+// while recording.
+func (s *settings) effective(rec *Recording, typ, name string) []string {
+	var out []string
+	for i := range rec.Chunks {
+		vs := s.values[settingKey{chunk: i, typ: typ, name: name}]
+		if len(vs) == 0 {
+			continue
+		}
+		v := combine(name, vs)
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// combine merges the values of several recordings the way JFR does for the
+// settings latscope reads.
+func combine(name string, vs []string) string {
+	switch name {
+	case "enabled":
+		for _, v := range vs {
+			if v == "true" {
+				return "true"
+			}
+		}
+		return "false"
+	case "threshold":
+		best, bestD := vs[0], time.Duration(-1)
+		for _, v := range vs {
+			if d, ok := thresholdValue(v); ok && (bestD < 0 || d < bestD) {
+				best, bestD = v, d
+			}
+		}
+		return best
+	}
+	return vs[len(vs)-1]
+}
+
+// thresholdUnits are the units of JFR's timespan settings.
+var thresholdUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond, "s": time.Second,
+	"m": time.Minute, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+}
+
+// thresholdValue parses a JFR timespan setting such as "10 ms", "0 ns", "1 s".
+func thresholdValue(s string) (time.Duration, bool) {
+	num, unit, _ := strings.Cut(strings.TrimSpace(s), " ")
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if n == 0 {
+		return 0, true
+	}
+	u, ok := thresholdUnits[unit]
+	if !ok || n > int64(1<<62)/int64(u) {
+		return 0, false
+	}
+	return time.Duration(n) * u, true
+}
+
+// longer reports whether JFR threshold a ("20 ms") is longer than b; a
+// value it cannot read counts as longer.
+func longer(a, b string) bool {
+	da, ok := thresholdValue(a)
+	db, _ := thresholdValue(b)
+	return !ok || da > db
+}
