@@ -54,7 +54,7 @@ func (a *Analyzer) latencyFinding(g *budget.Group) *budget.Finding {
 	}
 	return &budget.Finding{Kind: budget.FindInferred, Group: g.Name, Text: fmt.Sprintf(
 		"%s: %d requests from --requests; a recording has no latencies, so the table is time per request, not a share of latency, and every share reads 0 "+
-			"(give --requests-from the `latscope load -o` results for latencies, or --min-share 0 to list every term)",
+			"(give --requests-from the `latscope load -o` results for latencies)",
 		g.Name, a.count)}
 }
 
