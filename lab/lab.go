@@ -67,6 +67,7 @@ type Scenario struct {
 type Outcome struct {
 	Title    string
 	Markdown string // the report section (Markdown tables and findings)
+	HTML     []byte // a self-contained HTML report, written as report.html; nil for none
 	JSON     any    // written as <name>.json
 	Checks   []Check
 }

@@ -186,6 +186,11 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	}); err != nil {
 		return err
 	}
+	if len(out.HTML) > 0 {
+		if err := writeAtomic(filepath.Join(env.Out, "report.html"), func(w io.Writer) error { _, err := w.Write(out.HTML); return err }); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -195,7 +200,7 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	} else {
 		fmt.Fprint(stdout, md)
 	}
-	fmt.Fprintf(stderr, "wrote %s (report.md, %s.json, traces and profiles)\n", env.Out, sc.Name)
+	fmt.Fprintf(stderr, "wrote %s (report.md, report.html, %s.json, traces and profiles)\n", env.Out, sc.Name)
 	if failed := out.Failed(); len(failed) > 0 {
 		var names []string
 		for _, c := range failed {

@@ -30,7 +30,7 @@ func TestLabShort(t *testing.T) {
 	if err != nil && !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("lab: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
 	}
-	for _, f := range []string{"report.md", "seed.json", "serial-1/trace.out", "serial-1/cpu.pprof", "serial-1/capture.json", "concurrent-1/trace.out", "fixed-1/trace.out", "lab.log"} {
+	for _, f := range []string{"report.md", "report.html", "seed.json", "serial-1/trace.out", "serial-1/cpu.pprof", "serial-1/capture.json", "concurrent-1/trace.out", "fixed-1/trace.out", "lab.log"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("lab wrote no %s", f)
 		}

@@ -69,6 +69,11 @@ func outcome(env *lab.Env, runs []*ModeRun, loadBefore float64) (*lab.Outcome, e
 	res.Checks = o.Checks
 	res.Findings = findings(&b, env, med, loadBefore)
 	o.Markdown = b.String()
+	html, err := page(res, med, o.Checks)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	o.HTML = html
 	return o, nil
 }
 

@@ -1,0 +1,63 @@
+package dbwait
+
+import "time"
+
+// Fault is what the lab does to the service or the database during a
+// window.
+type Fault uint8
+
+// Faults.
+const (
+	NoFault    Fault = iota
+	LockFault        // another session holds an ACCESS EXCLUSIVE lock on Table for LockHold
+	PauseFault       // the same lock, and the service is SIGSTOPped for PauseHold while a lookup waits on it
+)
+
+// Fault timing, as in the seed: a 1 s lock; a 1.5 s stop that begins while
+// a lookup waits on that lock, so the answer arrives while the process is
+// stopped.
+const (
+	FaultAt   = time.Second // into the window
+	LockHold  = time.Second
+	PauseHold = 1500 * time.Millisecond
+)
+
+// Condition is one setting the service is measured in.
+type Condition struct {
+	Name    string
+	Summary string
+	Fault   Fault
+	// Quota is the CFS quota of the service's cgroup in CPUs; 0 = none.
+	Quota float64
+	// CPUWork is the CPU each lookup request computes while its statement
+	// is in flight (on HeavyFanout goroutines).
+	CPUWork time.Duration
+	// Delay is the proxy's delay of every response chunk from the
+	// database; 0 = no proxy.
+	Delay time.Duration
+}
+
+// CPU-heavy work of the quota and no-limit conditions: 8 ms of CPU per
+// lookup on two goroutines (4 ms each, on both CPUs) while the statement is
+// in flight, 40 % of one CPU at a lookup every 20 ms. Under QuotaCPUs (20 ms
+// per 100 ms period) the cgroup runs out of quota in the third request of
+// each period, while its statement's answer waits for a free P, and stays
+// throttled to the end of the period. Without a quota the answer waits at
+// most for one 4 ms computation.
+const (
+	HeavyWork   = 8 * time.Millisecond
+	HeavyFanout = 2
+	QuotaCPUs   = 0.2
+	ProxyDelay  = 30 * time.Millisecond
+)
+
+// Conditions run in this order; baseline first, the one the others are
+// compared with.
+var Conditions = []Condition{
+	{Name: "baseline", Summary: "lookups only"},
+	{Name: "lock", Summary: "another session holds a table lock for 1 s", Fault: LockFault},
+	{Name: "pause", Summary: "SIGSTOP for 1.5 s while a lookup waits on a 1 s table lock", Fault: PauseFault},
+	{Name: "quota", Summary: "CFS quota 0.2 CPU per 100 ms, CPU-heavy work", Quota: QuotaCPUs, CPUWork: HeavyWork},
+	{Name: "cpu", Summary: "the same CPU-heavy work, no quota (the control)", CPUWork: HeavyWork},
+	{Name: "proxy", Summary: "a TCP proxy delays every response by 30 ms", Delay: ProxyDelay},
+}

@@ -1,0 +1,228 @@
+package dbwait
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/lab"
+)
+
+// Result is the scenario's JSON.
+type Result struct {
+	Profile    string             `json:"profile"`
+	Conditions []*ConditionResult `json:"conditions"`
+	Checks     []lab.Check        `json:"checks"`
+}
+
+// ConditionResult is one condition over its runs: counts and host deltas
+// are means per run, medians are over the statements of all runs, verdicts
+// are summed.
+type ConditionResult struct {
+	Name        string         `json:"name"`
+	Summary     string         `json:"summary"`
+	Runs        []*RunResult   `json:"runs"`
+	Queries     float64        `json:"statements"`
+	Over        float64        `json:"over_threshold"`
+	DBP50Ms     float64        `json:"db_p50_ms"`
+	DiffP50Ms   float64        `json:"diff_p50_ms"`
+	NrThrottled float64        `json:"nr_throttled"`
+	CgroupPSIMs float64        `json:"cgroup_psi_some_ms"`
+	PSIMs       float64        `json:"psi_some_ms"`
+	StealMs     float64        `json:"steal_ms"`
+	CPUPct      float64        `json:"cpu_pct"`
+	Verdicts    map[string]int `json:"verdicts"`
+	cond        Condition
+}
+
+// RunResult is one window of one condition.
+type RunResult struct {
+	Run         string            `json:"run"`
+	Trace       string            `json:"trace"`
+	PGLog       string            `json:"postgresql_log"`
+	WindowMs    float64           `json:"window_ms"`
+	CPUMs       float64           `json:"process_cpu_ms"`
+	PausedMs    float64           `json:"paused_ms,omitempty"`
+	Queries     int               `json:"statements"`
+	Over        int               `json:"over_threshold"`
+	DBP50Ms     float64           `json:"db_p50_ms"`
+	DiffP50Ms   float64           `json:"diff_p50_ms"`
+	NrThrottled uint64            `json:"nr_throttled"`
+	ThrottledMs float64           `json:"throttled_ms"`
+	CgroupPSIMs float64           `json:"cgroup_psi_some_ms"`
+	PSIMs       float64           `json:"psi_some_ms"`
+	StealMs     float64           `json:"steal_ms"`
+	HostAbsent  map[string]string `json:"host_absent,omitempty"`
+	Verdicts    map[string]int    `json:"verdicts"`
+	Outside     []OutsideQuery    `json:"outside"`
+	Warnings    []string          `json:"warnings,omitempty"`
+	res         *dbwait.Result
+	trace       string
+}
+
+// OutsideQuery is a statement over the threshold.
+type OutsideQuery struct {
+	AtMs       float64 `json:"at_ms"`
+	AppMs      float64 `json:"app_ms"`
+	DBMs       float64 `json:"db_ms"`
+	DiffMs     float64 `json:"diff_ms"`
+	LockWaitMs float64 `json:"lock_wait_ms"`
+	Verdict    string  `json:"verdict"`
+	Evidence   string  `json:"evidence"`
+}
+
+// fill takes the run's numbers from its dbwait result.
+func (rr *RunResult) fill(res *dbwait.Result) {
+	rr.res = res
+	s := res.Summary
+	rr.Queries, rr.Over, rr.DBP50Ms, rr.DiffP50Ms = s.Matched, s.Over, msf(s.DBP50), msf(s.OutsideP50)
+	rr.Verdicts = verdictCounts(s)
+	if rr.WindowMs > 0 {
+		rr.WindowMs = round(rr.WindowMs)
+	}
+	if d := res.Host.Delta; d != nil {
+		rr.NrThrottled, rr.ThrottledMs = d.Throttled, msf(d.ThrottledTime)
+		rr.CgroupPSIMs, rr.PSIMs, rr.StealMs = msf(d.CgroupSome), msf(d.SystemSome), msf(d.Steal)
+		for src := range hostsig.NumSources {
+			if !d.Has(src) {
+				if rr.HostAbsent == nil {
+					rr.HostAbsent = map[string]string{}
+				}
+				rr.HostAbsent[src.String()] = d.Absent[src]
+			}
+		}
+	}
+	for _, q := range res.Queries {
+		if q.Verdict == dbwait.Inside {
+			continue
+		}
+		rr.Outside = append(rr.Outside, OutsideQuery{AtMs: msf(q.Start.Sub(res.TraceStart)), AppMs: msf(q.App), DBMs: msf(q.DB),
+			DiffMs: msf(q.Outside), LockWaitMs: msf(q.LockWait), Verdict: q.Verdict.String(), Evidence: q.Evidence.String()})
+	}
+	for _, w := range res.Warnings {
+		rr.Warnings = append(rr.Warnings, w.Error())
+	}
+}
+
+// verdictCounts counts the verdicts of statements over the threshold.
+func verdictCounts(s dbwait.Summary) map[string]int {
+	m := map[string]int{}
+	for v, vs := range s.ByVerdict {
+		if vd := dbwait.Verdict(v); vd != dbwait.Inside && vs.Count > 0 {
+			m[vd.String()] = vs.Count
+		}
+	}
+	return m
+}
+
+// aggregate computes the condition's means and pooled medians.
+func (c *ConditionResult) aggregate() {
+	c.Verdicts = map[string]int{}
+	var db, diff []time.Duration
+	n := float64(len(c.Runs))
+	for _, r := range c.Runs {
+		c.Queries += float64(r.Queries) / n
+		c.Over += float64(r.Over) / n
+		c.NrThrottled += float64(r.NrThrottled) / n
+		c.CgroupPSIMs += r.CgroupPSIMs / n
+		c.PSIMs += r.PSIMs / n
+		c.StealMs += r.StealMs / n
+		if r.WindowMs > 0 {
+			c.CPUPct += 100 * r.CPUMs / r.WindowMs / n
+		}
+		for k, v := range r.Verdicts {
+			c.Verdicts[k] += v
+		}
+		for _, q := range r.res.Queries {
+			db, diff = append(db, q.DB), append(diff, q.Outside)
+		}
+	}
+	c.DBP50Ms, c.DiffP50Ms = msf(dbwait.Quantile(db, 0.5)), msf(dbwait.Quantile(diff, 0.5))
+	c.Queries, c.Over, c.NrThrottled = round(c.Queries), round(c.Over), round(c.NrThrottled)
+	c.CgroupPSIMs, c.PSIMs, c.StealMs, c.CPUPct = round(c.CgroupPSIMs), round(c.PSIMs), round(c.StealMs), round(c.CPUPct)
+}
+
+// queries returns the statements of every run of the condition.
+func (c *ConditionResult) queries() []dbwait.Query {
+	var out []dbwait.Query
+	for _, r := range c.Runs {
+		out = append(out, r.res.Queries...)
+	}
+	return out
+}
+
+// outcome builds the report, the JSON and the checks.
+func outcome(env *lab.Env, results []*ConditionResult) *lab.Outcome {
+	res := &Result{Profile: env.Profile.Name, Conditions: results}
+	res.Checks = checks(results)
+	return &lab.Outcome{Title: "Was it the database? (seed 003)", Markdown: markdown(env, results), JSON: res, Checks: res.Checks}
+}
+
+func markdown(env *lab.Env, results []*ConditionResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A lookup by primary key every 20 ms, each joined by traceparent with PostgreSQL's own duration; "+
+		"difference = app − DB, over 10 ms = outside the DB, classified with host samples taken every 100 ms inside the service "+
+		"(`latscope dbwait`, [dbwait.md](../docs/dbwait.md)). %d run(s) per condition, %v windows (4 s at least with a fault). "+
+		"Counts and host deltas are means per run; p50s are over all runs' statements; verdicts are summed over runs and count statements over 10 ms.\n\n",
+		env.Profile.Runs, env.Profile.Window)
+	b.WriteString("| condition | what | statements | diff > 10 ms | DB p50 ms | diff p50 ms | nr_throttled | cgroup PSI some Δ ms | PSI some Δ ms (machine) | steal Δ ms | CPU % | verdicts |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		fmt.Fprintf(&b, "| %s | %s | %g | %g | %.3f | %.3f | %g | %g | %g | %g | %g | %s |\n", c.Name, c.Summary, c.Queries, c.Over,
+			c.DBP50Ms, c.DiffP50Ms, c.NrThrottled, c.CgroupPSIMs, c.PSIMs, c.StealMs, c.CPUPct, verdictText(c.Verdicts))
+	}
+	b.WriteString("\n### Slowest statements outside the DB\n\n| condition | run | at ms | app ms | DB ms | diff ms | verdict | evidence |\n|---|---|---|---|---|---|---|---|\n")
+	for _, c := range results {
+		for _, row := range slowest(c, 3) {
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %.1f | %.2f | %.1f | %s | %s |\n", c.Name, row.run, row.AtMs, row.AppMs, row.DBMs, row.DiffMs, row.Verdict, row.Evidence)
+		}
+	}
+	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --trace %s --pglog %s`.\n",
+		env.Out, filepath.Join(env.Out, results[0].Runs[0].Trace), filepath.Join(env.Out, results[0].Runs[0].PGLog))
+	b.WriteString("\nSteal cannot be produced on demand on this machine: the VM's steal is an uncontrolled trickle of 10 ms ticks (the steal column), " +
+		"which can tip a statement to \"steal\" now and then; the steal rule is tested on recorded samples with a steal rise added (dbwait's TestStealOnRecordedSamples).\n")
+	return b.String()
+}
+
+func verdictText(m map[string]int) string {
+	if len(m) == 0 {
+		return "—"
+	}
+	var parts []string
+	for v := range dbwait.NumVerdicts {
+		if n := m[v.String()]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", v, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+type runRow struct {
+	run string
+	OutsideQuery
+}
+
+// slowest returns the n statements with the largest difference.
+func slowest(c *ConditionResult, n int) []runRow {
+	var rows []runRow
+	for _, r := range c.Runs {
+		for _, q := range r.Outside {
+			rows = append(rows, runRow{r.Run, q})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].DiffMs > rows[j].DiffMs })
+	return rows[:min(n, len(rows))]
+}
+
+func msf(d time.Duration) float64 { return round(float64(d) / float64(time.Millisecond)) }
+
+func round(x float64) float64 {
+	if x < 0 {
+		return -round(-x)
+	}
+	return float64(int64(x*1000+0.5)) / 1000
+}

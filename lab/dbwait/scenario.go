@@ -1,0 +1,263 @@
+package dbwait
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/lab"
+	"github.com/latscope/latscope/pgcluster"
+	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tcpproxy"
+	"github.com/latscope/latscope/tracein"
+)
+
+func init() {
+	lab.Register(lab.Scenario{
+		Name:    "dbwait",
+		Summary: "seed 003: time inside vs outside the DB — table lock, SIGSTOP, CFS quota, CPU without a limit, 30 ms proxy",
+		Needs:   []string{"postgres", "root"},
+		Run:     Run,
+	})
+}
+
+// MinFaultWindow is the shortest window of a condition with a fault: the
+// fault starts at FaultAt and the pause ends PauseHold after that.
+const MinFaultWindow = 4 * time.Second
+
+// settle is how long the service runs in its cgroup before the window.
+const settle = time.Second
+
+// Run runs every condition env.Profile.Runs times and checks the verdicts.
+func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
+	if env.DBURL != "" {
+		return nil, errors.New("dbwait reads the server's own jsonlog, so it needs a private cluster: run it without --db-url")
+	}
+	env.Logf("starting a private PostgreSQL cluster (initdb into a temporary directory)…")
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer cluster.Stop()
+	logFile, err := cluster.LogFile()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := setup(ctx, cluster.URL())
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	cg, err := hostsig.NewCgroup("latscope-dbwait-" + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("the CFS quota condition needs its own cgroup (run the lab as root): %w", err)
+	}
+	defer cg.Remove()
+	if err := cg.SetWeight(10000); err != nil { // only the quota limits the service, however busy the machine
+		return nil, err
+	}
+	r := &runner{env: env, cluster: cluster, logFile: logFile, conn: conn, cg: cg}
+	var results []*ConditionResult
+	total := len(Conditions) * env.Profile.Runs
+	for i, c := range Conditions {
+		cr := &ConditionResult{Name: c.Name, Summary: c.Summary, cond: c}
+		for n := 1; n <= env.Profile.Runs; n++ {
+			env.Step(float64(i*env.Profile.Runs+n-1)/float64(total), fmt.Sprintf("%s run %d/%d", c.Name, n, env.Profile.Runs))
+			rr, err := r.run(ctx, c, n)
+			if err != nil {
+				return nil, fmt.Errorf("%s run %d: %w", c.Name, n, err)
+			}
+			cr.Runs = append(cr.Runs, rr)
+		}
+		cr.aggregate()
+		results = append(results, cr)
+	}
+	env.Step(1, "report")
+	return outcome(env, results), nil
+}
+
+// setup connects the lab's own session and creates Table.
+func setup(ctx context.Context, url string) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	_, err = conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id int PRIMARY KEY, val text NOT NULL);
+		INSERT INTO %[1]s SELECT g, md5(g::text) FROM generate_series(1, %d) g; ANALYZE %[1]s`, Table, Rows))
+	if err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("postgres: create %s: %w", Table, err)
+	}
+	return conn, nil
+}
+
+// runner holds what every run shares.
+type runner struct {
+	env     *lab.Env
+	cluster *pgcluster.Cluster
+	logFile string
+	conn    *pgx.Conn // the lab's session: lock holder and log marker
+	cg      *hostsig.Cgroup
+	logOff  int // where the previous run's part of the server log ended
+}
+
+// run measures one condition once: service, cgroup, window with its fault,
+// analysis.
+func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error) {
+	name := fmt.Sprintf("%s-%d", c.Name, n)
+	dbURL := r.cluster.URL()
+	if c.Delay > 0 {
+		px, err := tcpproxy.Start(ctx, tcpproxy.Options{To: fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), Delay: c.Delay})
+		if err != nil {
+			return nil, err
+		}
+		defer px.Close()
+		dbURL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", px.Addr())
+	}
+	p, err := lab.StartProcess(ctx, r.env, "svc-"+name, "lab", "dbwait-serve", "--db-url", dbURL,
+		"--cpu-work", c.CPUWork.String(), "--cpu-fanout", strconv.Itoa(HeavyFanout))
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop()
+	if err := r.cg.SetQuota(c.Quota, 0); err != nil {
+		return nil, err
+	}
+	if err := r.cg.Add(p.PID); err != nil {
+		return nil, err
+	}
+	sleep(ctx, settle)
+	rr, err := r.window(ctx, c, name, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Stop(); err != nil {
+		return nil, err
+	}
+	if err := r.cg.SetQuota(0, 0); err != nil {
+		return nil, err
+	}
+	return rr, r.analyse(ctx, rr)
+}
+
+// window captures the trace while the condition's fault runs.
+func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Process) (*RunResult, error) {
+	secs := int(r.env.Profile.Window / time.Second)
+	if c.Fault != NoFault {
+		secs = max(secs, int(MinFaultWindow/time.Second))
+	}
+	r.env.Logf("%s: %s; tracing %d s", name, c.Summary, secs)
+	type captured struct {
+		w   *lab.Window
+		err error
+	}
+	done := make(chan captured, 1)
+	go func() {
+		w, err := lab.CaptureWindow(ctx, p, secs, r.env.Out, name)
+		done <- captured{w, err}
+	}()
+	rr := &RunResult{Run: name}
+	var ferr error
+	if c.Fault != NoFault {
+		sleep(ctx, FaultAt)
+		switch c.Fault {
+		case LockFault:
+			ferr = holdLock(ctx, r.conn, LockHold)
+		case PauseFault:
+			var m PauseMarks
+			m, ferr = pauseWhileLocked(ctx, r.conn, p.PID, LockHold, PauseHold)
+			rr.PausedMs = msf(m.Continued.Sub(m.Stopped))
+		}
+	}
+	cw := <-done
+	if err := errors.Join(cw.err, ferr); err != nil {
+		return nil, err
+	}
+	rr.Trace, rr.CPUMs, rr.WindowMs = relTo(r.env.Out, cw.w.Trace), msf(cw.w.CPU), msf(cw.w.End.Sub(cw.w.Start))
+	rr.trace = cw.w.Trace
+	return rr, nil
+}
+
+// relTo names file relative to dir when it lies inside it.
+func relTo(dir, file string) string {
+	if rel, err := filepath.Rel(dir, file); err == nil {
+		return rel
+	}
+	return file
+}
+
+// analyse joins the run's trace with its part of the server log, and
+// writes that part beside the trace (<run>.postgresql.json) so that
+// `latscope dbwait` can re-derive every number.
+func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
+	pg, err := r.flushedLog(ctx, rr.Run)
+	if err != nil {
+		return err
+	}
+	rr.PGLog = rr.Run + ".postgresql.json"
+	if err := os.WriteFile(filepath.Join(r.env.Out, rr.PGLog), pg, 0o644); err != nil {
+		return err
+	}
+	a := dbwait.New(dbwait.Options{})
+	f, err := os.Open(rr.trace)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tr, err := tracein.NewReader(rr.trace, f)
+	if err != nil {
+		return err
+	}
+	if err := dbwait.FeedTrace(a, tr); err != nil {
+		return err
+	}
+	if err := dbwait.FeedPGLog(a, pglog.NewReader(bytes.NewReader(pg))); err != nil {
+		return fmt.Errorf("%s: %w", r.logFile, err)
+	}
+	res, err := a.Finalize()
+	if err != nil {
+		return fmt.Errorf("%s: %w", rr.trace, err)
+	}
+	rr.fill(res)
+	var text bytes.Buffer
+	dbwait.WriteText(&text, res, dbwait.TextOptions{})
+	return os.WriteFile(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), text.Bytes(), 0o644)
+}
+
+// flushedLog returns the server log since the previous run, once it holds
+// everything up to now: it logs a marker statement and waits for the
+// collector to write it.
+func (r *runner) flushedLog(ctx context.Context, name string) ([]byte, error) {
+	marker := "latscope dbwait end of " + name
+	if _, err := r.conn.Exec(ctx, "SELECT '"+marker+"'"); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(r.logFile)
+		if err != nil {
+			return nil, err
+		}
+		if i := bytes.Index(b[min(r.logOff, len(b)):], []byte(marker)); i >= 0 {
+			i += r.logOff
+			if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+				part := b[r.logOff : i+j+1]
+				r.logOff = i + j + 1
+				return part, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: the marker %q was not logged within 10 s", r.logFile, marker)
+		}
+		sleep(ctx, 20*time.Millisecond)
+	}
+}

@@ -1,0 +1,69 @@
+package dbwait
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// ServeUsage is the synopsis of `latscope lab dbwait-serve`.
+const ServeUsage = "lab dbwait-serve --db-url URL [--interval 20ms] [--sample-interval 100ms] [--cpu-work 8ms --cpu-fanout 2] [--addr ADDR] [--addr-file FILE]"
+
+// RegisterFlags defines the flags of `latscope lab dbwait-serve` on fs,
+// with c's values as defaults.
+func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DBURL, "db-url", c.DBURL, "PostgreSQL `URL` or DSN (required)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen `ADDR` (/debug/pprof, /stats)")
+	fs.StringVar(&c.AddrFile, "addr-file", c.AddrFile, "write the address to `FILE` once ready")
+	fs.DurationVar(&c.Interval, "interval", c.Interval, "between lookups")
+	fs.DurationVar(&c.SampleInterval, "sample-interval", c.SampleInterval, "between host samples logged into the trace")
+	fs.DurationVar(&c.CPUWork, "cpu-work", c.CPUWork, "CPU computed alongside each lookup, while its statement is in flight")
+	fs.IntVar(&c.CPUFanout, "cpu-fanout", c.CPUFanout, "goroutines (`N`) sharing that CPU work")
+}
+
+// Check validates a parsed configuration.
+func (c ServeConfig) Check() error {
+	switch {
+	case c.DBURL == "":
+		return errors.New("dbwait-serve: flag --db-url is required")
+	case c.Interval <= 0 || c.SampleInterval <= 0:
+		return fmt.Errorf("dbwait-serve: --interval %v, --sample-interval %v: want positive durations", c.Interval, c.SampleInterval)
+	case c.CPUWork < 0 || c.CPUFanout < 1:
+		return fmt.Errorf("dbwait-serve: --cpu-work %v --cpu-fanout %d: want a duration >= 0 and at least 1 goroutine", c.CPUWork, c.CPUFanout)
+	}
+	return nil
+}
+
+// ServeMain parses the flags of `latscope lab dbwait-serve` and runs
+// Serve; cmd/latscope does the same with its own flag set.
+func ServeMain(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	cfg, err := ParseServeFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "usage: latscope %s\n", ServeUsage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, cfg, stdout)
+}
+
+// ParseServeFlags parses the flags into a ServeConfig.
+func ParseServeFlags(args []string) (ServeConfig, error) {
+	cfg := DefaultServeConfig
+	fs := flag.NewFlagSet("dbwait-serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, fmt.Errorf("dbwait-serve: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("dbwait-serve: unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, cfg.Check()
+}
