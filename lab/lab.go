@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sort"
 	"time"
@@ -129,4 +130,16 @@ func (e *Env) Step(frac float64, step string) {
 	if e.Progress != nil {
 		e.Progress(frac, step)
 	}
+}
+
+// LoadAverage returns the machine's 1-minute load average (0 if unknown):
+// checks that compare timings say when the machine was busy.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var la float64
+	fmt.Sscanf(string(b), "%f", &la)
+	return la
 }

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 
+	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/lab/demotrace"
 )
 
@@ -67,23 +66,7 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	return nil
 }
 
-// writeAtomic writes a file through a temporary file in the same
-// directory, so a failure never leaves a partial file behind.
+// writeAtomic writes a file so that a failure never leaves a partial file behind.
 func writeAtomic(name string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil { // CreateTemp makes it 0600
-		return err
-	}
-	return os.Rename(f.Name(), name)
+	return atomicfile.Write(name, write)
 }

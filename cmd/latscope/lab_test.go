@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/seed"
 	"github.com/latscope/latscope/pgcluster"
 )
@@ -25,7 +25,7 @@ func TestLabShort(t *testing.T) {
 		t.Skip("SKIP: -short: the lab takes about 20 s")
 	}
 	out := t.TempDir()
-	la0 := loadAvg()
+	la0 := lab.LoadAverage()
 	stdout, stderr, err := runCLI(t, "lab", "--short", "-o", out)
 	if err != nil && !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("lab: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
@@ -63,7 +63,7 @@ func TestLabShort(t *testing.T) {
 		case structural:
 			t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
 		default:
-			t.Logf("precision check not met (load average %.1f → %.1f on %d CPUs): %s: got %s, want %s", la0, loadAvg(), runtime.NumCPU(), c.Name, c.Got, c.Want)
+			t.Logf("precision check not met (load average %.1f → %.1f on %d CPUs): %s: got %s, want %s", la0, lab.LoadAverage(), runtime.NumCPU(), c.Name, c.Got, c.Want)
 		}
 	}
 	for _, p := range res.Predictions {
@@ -78,16 +78,6 @@ func TestLabShort(t *testing.T) {
 	if len(matches) > 0 {
 		t.Errorf("partial files left behind: %v", matches)
 	}
-}
-
-func loadAvg() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var la float64
-	fmt.Sscanf(string(b), "%f", &la)
-	return la
 }
 
 func TestLabList(t *testing.T) {

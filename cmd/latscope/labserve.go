@@ -8,10 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/lab/demo"
 )
 
@@ -133,23 +132,5 @@ func serveLabUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) e
 	return nil
 }
 
-// writeAddrFile writes data to a temporary file beside path and renames it
-// into place, so a reader never sees a partial file.
-func writeAddrFile(path, data string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteString(data)
-	merr := f.Chmod(0o644)
-	cerr := f.Close()
-	if err := errors.Join(werr, merr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", f.Name(), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
+// writeAddrFile writes the address atomically, so a reader never sees a partial file.
+func writeAddrFile(path, data string) error { return atomicfile.WriteString(path, data) }

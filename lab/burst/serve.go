@@ -1,6 +1,8 @@
 package burst
 
 import (
+	"github.com/latscope/latscope/internal/atomicfile"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
-	"path/filepath"
 	"runtime"
 	rpprof "runtime/pprof"
 	"runtime/trace"
@@ -227,22 +227,5 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) erro
 	return nil
 }
 
-// writeFileAtomic writes data beside path and renames it into place, so a
-// reader never sees a partial file.
-func writeFileAtomic(path, data string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteString(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", f.Name(), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
+// writeFileAtomic writes data so that a reader never sees a partial file.
+func writeFileAtomic(path, data string) error { return atomicfile.WriteString(path, data) }

@@ -351,16 +351,6 @@ func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun, loadBef
 
 func cores() int { return runtime.NumCPU() }
 
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var la float64
-	fmt.Sscanf(string(b), "%f", &la)
-	return la
-}
-
 func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
 
 // se2 is the squared standard error of a mean latency.

@@ -68,7 +68,7 @@ type LoadSummary struct {
 
 // Run runs the scenario.
 func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
-	loadBefore := loadAverage()
+	loadBefore := lab.LoadAverage()
 	dbURL, stopDB, err := database(ctx, env)
 	if err != nil {
 		return nil, err

@@ -1,12 +1,12 @@
 package htmlreport
 
 import (
+	"github.com/latscope/latscope/internal/atomicfile"
+
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -83,23 +83,7 @@ func (p *Page) WriteFile(path string) error {
 }
 
 func writeAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = write(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, write); err != nil {
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package pprofexport
 
 import (
+	"github.com/latscope/latscope/internal/atomicfile"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,26 +41,7 @@ func WriteDir(dir string, res *budget.Result, opts Options) ([]string, error) {
 
 // writeAtomic writes p gzip-compressed to path via a temporary file.
 func writeAtomic(path string, p *profile.Profile) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("pprof %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = p.Write(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, p.Write); err != nil {
 		return fmt.Errorf("pprof %s: %w", path, err)
 	}
 	return nil
