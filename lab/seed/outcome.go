@@ -3,7 +3,6 @@ package seed
 import (
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
