@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	labdbwait "github.com/latscope/latscope/lab/dbwait" // registers the dbwait scenario
+)
+
+// The lab starts the dbwait scenario's service as `latscope lab
+// dbwait-serve`; it is a lab subcommand, not a top-level one.
+func init() {
+	if _, ok := labSub["dbwait-serve"]; !ok {
+		labSub["dbwait-serve"] = runLabDBWaitServe
+	}
+}
+
+const labDBWaitServeExamples = `
+examples:
+  latscope lab dbwait-serve --db-url postgres://postgres@127.0.0.1:5432/postgres --addr-file /tmp/svc.addr
+  latscope lab dbwait-serve --db-url URL --cpu-work 8ms        the CPU-heavy handler of the quota condition
+  curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'; latscope dbwait --trace t.trace --pglog LOG
+`
+
+// runLabDBWaitServe runs the service of `latscope lab dbwait` as its own
+// process.
+func runLabDBWaitServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	cfg := labdbwait.DefaultServeConfig
+	fs := newFlagSet("lab dbwait-serve", labdbwait.ServeUsage, stderr)
+	cfg.RegisterFlags(fs)
+	usageWith(fs, stderr, labdbwait.ServeUsage, labDBWaitServeExamples)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout, "lab dbwait-serve") // its own flags, not the lab's
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("dbwait-serve: unexpected argument %q", fs.Arg(0))
+	}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	return labdbwait.Serve(ctx, cfg, stdout)
+}

@@ -1,0 +1,211 @@
+package dbwait
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Analyzer collects DB spans, statements and host samples, and joins and
+// classifies them in Finalize. It keeps the spans, the statements with a
+// traceparent, the samples and the trace's event-free stretches of at least
+// gapMin; nothing else of the trace. It is not safe for concurrent use.
+type Analyzer struct {
+	opts Options
+
+	open         map[tracein.GoID][]openRegion
+	runnable     map[tracein.GoID]tracein.Time // goroutines now Runnable, since when
+	spans        []span
+	noTP         map[string]int // ended regions of a RegionNames type without a traceparent
+	stray        int            // traceparent logs outside any region
+	extra        int            // traceparent logs in a region that already had one
+	badTP        int            // traceparent logs that do not parse
+	badTPExample string
+
+	gaps         gapList
+	clock        clock
+	samples      []hostsig.Sample
+	inTrace      int // samples found in the trace
+	badSample    int
+	badSampleErr error
+
+	stmts       map[pglog.TraceParent][]pglog.Statement
+	statements  int // statements given, with or without a traceparent
+	uncommented int
+}
+
+// openRegion is a region begun on a goroutine and not yet ended.
+type openRegion struct {
+	name     string
+	task     tracein.TaskID
+	start    tracein.Time
+	tp       pglog.TraceParent
+	runnable time.Duration // the goroutine's time in state Runnable since start
+}
+
+// span is an ended region with a traceparent: one app DB call.
+type span struct {
+	name       string
+	g          tracein.GoID
+	task       tracein.TaskID
+	start, end tracein.Time
+	tp         pglog.TraceParent
+	runnable   time.Duration
+}
+
+// New returns an Analyzer; zero fields of opts take DefaultOptions.
+func New(opts Options) *Analyzer {
+	return &Analyzer{
+		opts:     opts.withDefaults(),
+		open:     map[tracein.GoID][]openRegion{},
+		runnable: map[tracein.GoID]tracein.Time{},
+		noTP:     map[string]int{},
+		stmts:    map[pglog.TraceParent][]pglog.Statement{},
+	}
+}
+
+// TraceEvent takes the next record of the trace, in trace order.
+func (a *Analyzer) TraceEvent(ev tracein.Event) {
+	a.gaps.add(ev.Time)
+	switch ev.Kind {
+	case tracein.KindSync:
+		if !ev.Wall.IsZero() {
+			a.clock.add(ev.Time, ev.Wall)
+		}
+	case tracein.KindRegionBegin:
+		a.open[ev.G] = append(a.open[ev.G], openRegion{name: ev.Name, task: ev.Task, start: ev.Time})
+	case tracein.KindRegionEnd:
+		a.endRegion(ev)
+	case tracein.KindGoState:
+		a.goState(ev)
+	case tracein.KindLog:
+		switch ev.Name {
+		case a.opts.SQLCategory:
+			a.traceParentLog(ev)
+		case a.opts.HostCategory:
+			if !a.opts.NoTraceSamples {
+				a.hostLog(ev.Message)
+			}
+		}
+	}
+}
+
+// endRegion closes the innermost open region of that type on the
+// goroutine (and any left open inside it); an end whose begin preceded the
+// trace is dropped.
+func (a *Analyzer) endRegion(ev tracein.Event) {
+	stack := a.open[ev.G]
+	i := len(stack) - 1
+	for i >= 0 && stack[i].name != ev.Name {
+		i--
+	}
+	if i < 0 {
+		return
+	}
+	r := stack[i]
+	if len(stack[:i]) == 0 {
+		delete(a.open, ev.G)
+	} else {
+		a.open[ev.G] = stack[:i]
+	}
+	switch {
+	case r.tp.IsValid():
+		a.spans = append(a.spans, span{name: r.name, g: ev.G, task: r.task, start: r.start, end: ev.Time, tp: r.tp, runnable: r.runnable})
+	case slices.Contains(a.opts.RegionNames, r.name):
+		a.noTP[r.name]++
+	}
+}
+
+// goState adds the time a goroutine spent Runnable to its open regions.
+func (a *Analyzer) goState(ev tracein.Event) {
+	if ev.From == tracein.Runnable {
+		if since, ok := a.runnable[ev.G]; ok {
+			delete(a.runnable, ev.G)
+			stack := a.open[ev.G]
+			for i := range stack {
+				stack[i].runnable += ev.Time.Sub(max(since, stack[i].start))
+			}
+		}
+	}
+	if ev.To == tracein.Runnable {
+		a.runnable[ev.G] = ev.Time
+	}
+}
+
+// traceParentLog attaches a logged traceparent to the goroutine's innermost
+// open region.
+func (a *Analyzer) traceParentLog(ev tracein.Event) {
+	tp, err := pglog.ParseTraceParent(strings.TrimSpace(ev.Message))
+	if err != nil {
+		if a.badTP == 0 {
+			a.badTPExample = err.Error()
+		}
+		a.badTP++
+		return
+	}
+	stack := a.open[ev.G]
+	switch {
+	case len(stack) == 0:
+		a.stray++
+	case stack[len(stack)-1].tp.IsValid():
+		a.extra++
+	default:
+		stack[len(stack)-1].tp = tp
+	}
+}
+
+// hostLog decodes a host sample logged into the trace.
+func (a *Analyzer) hostLog(msg string) {
+	s, err := hostsig.ParseLog(msg)
+	if err != nil {
+		if a.badSample == 0 {
+			a.badSampleErr = err
+		}
+		a.badSample++
+		return
+	}
+	a.inTrace++
+	a.samples = append(a.samples, s)
+}
+
+// Statement takes one statement of the database's log. Statements without
+// a traceparent are only counted.
+func (a *Analyzer) Statement(s pglog.Statement) {
+	a.statements++
+	if !s.TraceParent.IsValid() {
+		a.uncommented++
+		return
+	}
+	a.stmts[s.TraceParent] = append(a.stmts[s.TraceParent], s)
+}
+
+// Sample takes a host sample taken outside the trace (a samples file).
+func (a *Analyzer) Sample(s hostsig.Sample) {
+	a.samples = append(a.samples, s)
+}
+
+// noSpansError says why there is no span and how to add them.
+func (a *Analyzer) noSpansError() error {
+	hint := fmt.Sprintf("wrap each query in a region (trace.StartRegion(ctx, %q)) and log the traceparent sent in its SQL comment inside it: trace.Log(ctx, %q, tp.String()); package agent does this for pgx and database/sql",
+		"sql", a.opts.SQLCategory)
+	var found []string
+	for _, n := range slices.Sorted(maps.Keys(a.noTP)) {
+		found = append(found, fmt.Sprintf("%d %q regions without a traceparent logged inside (category %s)", a.noTP[n], n, a.opts.SQLCategory))
+	}
+	if a.stray > 0 {
+		found = append(found, fmt.Sprintf("%d %s logs outside any region", a.stray, a.opts.SQLCategory))
+	}
+	if a.badTP > 0 {
+		found = append(found, fmt.Sprintf("%d %s logs are not traceparents (%s)", a.badTP, a.opts.SQLCategory, a.badTPExample))
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%w: %s; %s", ErrNoSpans, strings.Join(found, ", "), hint)
+	}
+	return fmt.Errorf("%w: no region holds a %s log; %s", ErrNoSpans, a.opts.SQLCategory, hint)
+}

@@ -1,0 +1,87 @@
+package dbwait_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/hostsig"
+)
+
+const ms = time.Millisecond
+
+// delta builds a host delta with every source present.
+func delta(f func(d *hostsig.Delta)) *hostsig.Delta {
+	d := &hostsig.Delta{Interval: 200 * ms}
+	if f != nil {
+		f(d)
+	}
+	return d
+}
+
+func absent(src ...hostsig.Source) func(*hostsig.Delta) {
+	return func(d *hostsig.Delta) {
+		for _, s := range src {
+			d.Absent[s] = "not read"
+		}
+	}
+}
+
+// TestClassify covers each rule, its order and what makes it unknown.
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outside time.Duration
+		ev      dbwait.Evidence
+		want    dbwait.Verdict
+	}{
+		{"within the threshold", 10 * ms, dbwait.Evidence{}, dbwait.Inside},
+		{"negative difference", -ms, dbwait.Evidence{}, dbwait.Inside},
+		{"no host samples", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Unknown},
+		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Throttled},
+		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.SystemSome = 2, 80*ms })}, dbwait.Unknown},
+		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
+			absent(hostsig.SourceCgroupPSI)(d)
+			d.Throttled, d.SystemSome = 1, 5*ms
+		})}, dbwait.Throttled},
+		{"throttled, no PSI at all", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
+			absent(hostsig.SourceCgroupPSI, hostsig.SourceSystemPSI)(d)
+			d.Throttled = 1
+		})}, dbwait.Throttled},
+		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 3, 250*ms })}, dbwait.Throttled},
+		{"steal of half the difference", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal = 20 * ms })}, dbwait.Steal},
+		{"a steal tick is not enough", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal = 10 * ms })}, dbwait.Network},
+		{"paused", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 10 * ms })}, dbwait.Paused},
+		{"gap under MinPause", 100 * ms, dbwait.Evidence{Gap: 100 * ms, Host: delta(nil)}, dbwait.Network},
+		{"gap covers under half", 500 * ms, dbwait.Evidence{Gap: 200 * ms, Host: delta(nil)}, dbwait.Network},
+		{"run-queue wait absent", 40 * ms, dbwait.Evidence{Host: delta(absent(hostsig.SourceSchedstat))}, dbwait.Network},
+		{"gap but run-queue wait grew", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 300 * ms })}, dbwait.Runnable},
+		{"threads waited on the run queue", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 20 * ms })}, dbwait.Runnable},
+		{"run-queue wait under half", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 19 * ms })}, dbwait.Network},
+		{"gap, throttle counters absent", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: delta(absent(hostsig.SourceThrottle))}, dbwait.Unknown},
+		{"runnable", 30 * ms, dbwait.Evidence{Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
+		{"network", 30 * ms, dbwait.Evidence{Runnable: ms, Gap: 25 * ms, Host: delta(nil)}, dbwait.Network},
+		{"network needs throttle counters", 30 * ms, dbwait.Evidence{Host: delta(absent(hostsig.SourceThrottle))}, dbwait.Unknown},
+		{"network needs steal", 30 * ms, dbwait.Evidence{Host: delta(absent(hostsig.SourceSteal))}, dbwait.Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := dbwait.Classify(tc.outside, tc.ev, dbwait.Options{}); got != tc.want {
+				t.Errorf("Classify(%v, %+v) = %v, want %v", tc.outside, tc.ev, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerdictText(t *testing.T) {
+	for v := range dbwait.NumVerdicts {
+		b, _ := v.MarshalText()
+		var back dbwait.Verdict
+		if err := back.UnmarshalText(b); err != nil || back != v {
+			t.Errorf("%v: round trip gave %v, %v", v, back, err)
+		}
+	}
+	var v dbwait.Verdict
+	if err := v.UnmarshalText([]byte("slow")); err == nil {
+		t.Error("unknown verdict accepted")
+	}
+}

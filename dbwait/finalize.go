@@ -1,0 +1,225 @@
+package dbwait
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Finalize joins every span with its statement and classifies the time
+// outside the database. It fails with ErrNoSpans, ErrNoMatch or
+// ErrClockMismatch (wrapped with counts and a hint); smaller problems are
+// Result.Warnings. The Analyzer must not be used afterwards.
+func (a *Analyzer) Finalize() (*Result, error) {
+	if len(a.spans) == 0 {
+		return nil, a.noSpansError()
+	}
+	r := &Result{Options: a.opts, TraceStart: a.gaps.first}
+	a.warnTrace(r)
+	samples := a.hostSamples(r)
+	if !a.clock.known() {
+		for _, s := range samples {
+			a.clock.add(tracein.Time(s.Mono), s.Wall)
+		}
+		a.clock.sort()
+	}
+	if a.clock.known() {
+		r.TraceStartWall = a.clock.wall(a.gaps.first)
+	} else {
+		r.Warnings = append(r.Warnings, errors.New("the trace has no clock snapshot (Go 1.25+) and there are no host samples: statements are not placed in their spans, so the paused rule looks at the whole span"))
+	}
+	sort.SliceStable(a.spans, func(i, j int) bool { return a.spans[i].start < a.spans[j].start })
+	a.join(r)
+	if len(r.Queries) == 0 {
+		return nil, a.noMatchError()
+	}
+	if err := a.checkClock(r); err != nil {
+		return nil, err
+	}
+	for i := range r.Queries {
+		q := &r.Queries[i]
+		q.Evidence = a.evidence(q, samples)
+		q.Verdict = Classify(q.Outside, q.Evidence, a.opts)
+	}
+	r.Summary = a.summarize(r)
+	return r, nil
+}
+
+// warnTrace turns the trace's oddities into warnings.
+func (a *Analyzer) warnTrace(r *Result) {
+	if a.stray > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d %s logs outside any region were ignored", a.stray, a.opts.SQLCategory))
+	}
+	if a.extra > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d %s logs in a region that already had one were ignored: give each query its own region", a.extra, a.opts.SQLCategory))
+	}
+	if a.badTP > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d %s logs are not traceparents, e.g. %s", a.badTP, a.opts.SQLCategory, a.badTPExample))
+	}
+	if a.badSample > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d %s logs could not be decoded, e.g. %w", a.badSample, a.opts.HostCategory, a.badSampleErr))
+	}
+	open := 0
+	for _, stack := range a.open {
+		for _, o := range stack {
+			if o.tp.IsValid() {
+				open++
+			}
+		}
+	}
+	if open > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d DB spans were still open at the end of the trace and are not counted", open))
+	}
+}
+
+// hostSamples picks the samples of one process, in time order, without
+// duplicates.
+func (a *Analyzer) hostSamples(r *Result) []hostsig.Sample {
+	if len(a.samples) == 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("no host samples (no %s logs in the trace, no samples file): outside time is classified unknown", a.opts.HostCategory))
+		return nil
+	}
+	pid := a.opts.PID
+	if pid == 0 {
+		pid = a.samples[0].PID
+	}
+	var out []hostsig.Sample
+	others := map[int]bool{}
+	for _, s := range a.samples {
+		if s.PID == pid {
+			out = append(out, s)
+		} else {
+			others[s.PID] = true
+		}
+	}
+	if len(others) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("host samples of %d other processes ignored; using pid %d", len(others), pid))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Mono < out[j].Mono })
+	out = slices.CompactFunc(out, func(x, y hostsig.Sample) bool { return x.Mono == y.Mono })
+	r.Host = HostTotals{Samples: len(out), InTrace: a.inTrace > 0, Interval: medianSpacing(out)}
+	if len(out) >= 2 {
+		d := hostsig.Diff(out[0], out[len(out)-1])
+		r.Host.Delta = &d
+	}
+	return out
+}
+
+func medianSpacing(s []hostsig.Sample) time.Duration {
+	if len(s) < 2 {
+		return 0
+	}
+	d := make([]time.Duration, len(s)-1)
+	for i := range d {
+		d[i] = s[i+1].Mono - s[i].Mono
+	}
+	return quantile(d, 0.5)
+}
+
+// join matches each span with an unused statement of the same
+// traceparent: the one that fits the span best when the clocks are known.
+func (a *Analyzer) join(r *Result) {
+	used := map[pglog.TraceParent][]bool{}
+	for _, sp := range a.spans {
+		q := Query{Region: sp.name, G: sp.g, Task: sp.task, TraceParent: sp.tp, Start: sp.start, End: sp.end, App: sp.end.Sub(sp.start), runnable: sp.runnable}
+		if a.clock.known() {
+			q.StartWall = a.clock.wall(sp.start)
+		}
+		cands := a.stmts[sp.tp]
+		if used[sp.tp] == nil {
+			used[sp.tp] = make([]bool, len(cands))
+		}
+		best := -1
+		var bestStick time.Duration
+		for i, s := range cands {
+			if used[sp.tp][i] {
+				continue
+			}
+			stick := a.stickOut(sp, s)
+			if best < 0 || stick < bestStick {
+				best, bestStick = i, stick
+			}
+		}
+		if best < 0 {
+			r.Unmatched = append(r.Unmatched, q)
+			continue
+		}
+		used[sp.tp][best] = true
+		a.fill(&q, cands[best])
+		r.Queries = append(r.Queries, q)
+	}
+}
+
+// fill copies the statement into q.
+func (a *Analyzer) fill(q *Query, s pglog.Statement) {
+	q.Matched = true
+	q.DB, q.PID, q.LockWait, q.SQL = s.Duration, s.PID, s.LockWait, s.SQL
+	if !s.End.IsZero() {
+		q.DBEnd = s.End.Add(-a.opts.PGClockOffset)
+		q.DBStart = q.DBEnd.Add(-s.Duration)
+	}
+	q.Outside = q.App - q.DB
+}
+
+// stickOut is how far statement s lies outside span sp on the wall clock
+// (0 when inside, or when either time is unknown).
+func (a *Analyzer) stickOut(sp span, s pglog.Statement) time.Duration {
+	if !a.clock.known() || s.End.IsZero() {
+		return 0
+	}
+	end := s.End.Add(-a.opts.PGClockOffset)
+	start := end.Add(-s.Duration)
+	return max(0, a.clock.wall(sp.start).Sub(start), end.Sub(a.clock.wall(sp.end)))
+}
+
+// noMatchError says what was looked for and what the log holds.
+func (a *Analyzer) noMatchError() error {
+	commented := a.statements - a.uncommented
+	hint := "the log is of another server or another time"
+	if commented == 0 {
+		hint = "the SQL carries no traceparent comment (prepend pglog.Comment(tp), e.g. /*traceparent='00-...'*/, to each statement), or the log is of another server"
+	}
+	return fmt.Errorf("%w: none of the %d traceparents logged in the trace is in the statement log (%d statements, %d with a traceparent comment): %s",
+		ErrNoMatch, len(a.spans), a.statements, commented, hint)
+}
+
+// checkClock estimates the clock offset left between the database log and
+// the trace and fails when most statements lie outside their spans.
+func (a *Analyzer) checkClock(r *Result) error {
+	if !a.clock.known() {
+		return nil
+	}
+	var fixes []time.Duration // per statement, the smallest offset that puts it inside its span
+	out := 0
+	var worst time.Duration
+	for _, q := range r.Queries {
+		if q.DBEnd.IsZero() {
+			continue
+		}
+		startW, endW := q.StartWall, a.clock.wall(q.End)
+		lo, hi := q.DBEnd.Sub(endW), q.DBStart.Sub(startW) // offsets that would put the statement inside
+		fixes = append(fixes, min(max(0, lo), max(hi, lo)))
+		if stick := max(0, startW.Sub(q.DBStart), q.DBEnd.Sub(endW)); stick > a.opts.ClockTolerance {
+			out++
+			worst = max(worst, stick)
+		}
+	}
+	if len(fixes) == 0 {
+		return nil
+	}
+	r.ClockOffset = quantile(fixes, 0.5)
+	switch {
+	case out*2 > len(fixes):
+		return fmt.Errorf("%w: %d of %d statements lie outside their app spans by more than %v (up to %v); the database clock looks %v ahead of the trace's: pass that offset (--pg-clock-offset %v) if the database host's clock is off",
+			ErrClockMismatch, out, len(fixes), a.opts.ClockTolerance, worst, r.ClockOffset.Round(time.Microsecond), (a.opts.PGClockOffset + r.ClockOffset).Round(time.Microsecond))
+	case out > 0:
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d of %d statements lie outside their app spans by more than %v (up to %v)", out, len(fixes), a.opts.ClockTolerance, worst))
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package dbwait
+
+import (
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+)
+
+// JSONResult is the JSON form of a Result (`latscope dbwait --json`).
+// Times are milliseconds (_ms); a host counter whose source was absent is
+// null, with the reason under "absent".
+type JSONResult struct {
+	ThresholdMs   float64       `json:"threshold_ms"`
+	Summary       JSONSummary   `json:"summary"`
+	Verdicts      []JSONVerdict `json:"verdicts"`
+	Host          JSONHost      `json:"host"`
+	ClockOffsetMs float64       `json:"clock_offset_ms"`
+	Queries       []JSONQuery   `json:"queries"`
+	Unmatched     []JSONQuery   `json:"unmatched"`
+	Warnings      []string      `json:"warnings"`
+}
+
+// JSONSummary is Summary.
+type JSONSummary struct {
+	Spans         int     `json:"spans"`
+	Matched       int     `json:"matched"`
+	NoTraceParent int     `json:"regions_without_traceparent"`
+	Statements    int     `json:"statements"`
+	Uncommented   int     `json:"statements_without_traceparent"`
+	Over          int     `json:"over_threshold"`
+	AppP50Ms      float64 `json:"app_p50_ms"`
+	DBP50Ms       float64 `json:"db_p50_ms"`
+	DiffP50Ms     float64 `json:"diff_p50_ms"`
+	OverP50Ms     float64 `json:"over_threshold_diff_p50_ms"`
+}
+
+// JSONVerdict is one row of the summary table.
+type JSONVerdict struct {
+	Verdict     Verdict `json:"verdict"`
+	Count       int     `json:"queries"`
+	AppP50Ms    float64 `json:"app_p50_ms"`
+	DBP50Ms     float64 `json:"db_p50_ms"`
+	DiffP50Ms   float64 `json:"diff_p50_ms"`
+	DiffTotalMs float64 `json:"diff_total_ms"`
+}
+
+// JSONHost is HostTotals.
+type JSONHost struct {
+	Samples    int        `json:"samples"`
+	InTrace    bool       `json:"in_trace"`
+	IntervalMs float64    `json:"interval_ms"`
+	Delta      *JSONDelta `json:"delta"`
+}
+
+// JSONDelta is a hostsig.Delta.
+type JSONDelta struct {
+	IntervalMs     float64           `json:"interval_ms"`
+	NrThrottled    *uint64           `json:"nr_throttled"`
+	ThrottledMs    *float64          `json:"throttled_ms"`
+	CgroupPSIMs    *float64          `json:"cgroup_psi_some_ms"`
+	SystemPSIMs    *float64          `json:"psi_some_ms"`
+	StealMs        *float64          `json:"steal_ms"`
+	RunQueueWaitMs *float64          `json:"run_queue_wait_ms"`
+	CPUMs          *float64          `json:"cpu_ms"`
+	Absent         map[string]string `json:"absent,omitempty"`
+}
+
+// JSONQuery is a Query.
+type JSONQuery struct {
+	AtMs        float64       `json:"at_ms"`
+	Wall        *time.Time    `json:"wall,omitempty"`
+	Region      string        `json:"region"`
+	Goroutine   int64         `json:"goroutine"`
+	Task        uint64        `json:"task"`
+	TraceParent string        `json:"traceparent"`
+	AppMs       float64       `json:"app_ms"`
+	DBMs        float64       `json:"db_ms"`
+	DiffMs      float64       `json:"diff_ms"`
+	LockWaitMs  float64       `json:"lock_wait_ms"`
+	PID         int           `json:"backend_pid,omitempty"`
+	SQL         string        `json:"sql,omitempty"`
+	Verdict     *Verdict      `json:"verdict,omitempty"`
+	Evidence    *JSONEvidence `json:"evidence,omitempty"`
+}
+
+// JSONEvidence is Evidence.
+type JSONEvidence struct {
+	GapMs      float64    `json:"no_events_ms"`
+	RunnableMs float64    `json:"runnable_ms"`
+	Placed     bool       `json:"placed"`
+	Host       *JSONDelta `json:"host"`
+}
+
+// JSON returns the JSON form of r.
+func (r *Result) JSON() *JSONResult {
+	s := r.Summary
+	j := &JSONResult{
+		ThresholdMs: msf(r.Options.Threshold),
+		Summary: JSONSummary{
+			Spans: s.Spans, Matched: s.Matched, NoTraceParent: s.NoTraceParent, Statements: s.Statements,
+			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: msf(s.AppP50), DBP50Ms: msf(s.DBP50),
+			DiffP50Ms: msf(s.OutsideP50), OverP50Ms: msf(s.OverP50),
+		},
+		Host:          JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: msf(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
+		ClockOffsetMs: msf(r.ClockOffset),
+		Queries:       []JSONQuery{},
+		Unmatched:     []JSONQuery{},
+		Warnings:      []string{},
+	}
+	for v, vs := range s.ByVerdict {
+		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: msf(vs.AppP50),
+			DBP50Ms: msf(vs.DBP50), DiffP50Ms: msf(vs.OutsideP50), DiffTotalMs: msf(vs.OutsideSum)})
+	}
+	for _, q := range r.Queries {
+		jq := r.jsonQuery(q)
+		v := q.Verdict
+		jq.Verdict = &v
+		jq.Evidence = &JSONEvidence{GapMs: msf(q.Evidence.Gap), RunnableMs: msf(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
+		j.Queries = append(j.Queries, jq)
+	}
+	for _, q := range r.Unmatched {
+		j.Unmatched = append(j.Unmatched, r.jsonQuery(q))
+	}
+	for _, w := range r.Warnings {
+		j.Warnings = append(j.Warnings, w.Error())
+	}
+	return j
+}
+
+func (r *Result) jsonQuery(q Query) JSONQuery {
+	jq := JSONQuery{
+		AtMs: msf(q.Start.Sub(r.TraceStart)), Region: q.Region, Goroutine: int64(q.G), Task: uint64(q.Task),
+		TraceParent: q.TraceParent.String(), AppMs: msf(q.App), DBMs: msf(q.DB), DiffMs: msf(q.Outside),
+		LockWaitMs: msf(q.LockWait), PID: q.PID, SQL: q.SQL,
+	}
+	if !q.StartWall.IsZero() {
+		w := q.StartWall.UTC()
+		jq.Wall = &w
+	}
+	return jq
+}
+
+func jsonDelta(d *hostsig.Delta) *JSONDelta {
+	if d == nil {
+		return nil
+	}
+	j := &JSONDelta{IntervalMs: msf(d.Interval)}
+	f := func(src hostsig.Source, v time.Duration) *float64 {
+		if !d.Has(src) {
+			return nil
+		}
+		x := msf(v)
+		return &x
+	}
+	if d.Has(hostsig.SourceThrottle) {
+		n := d.Throttled
+		j.NrThrottled = &n
+	}
+	j.ThrottledMs = f(hostsig.SourceThrottle, d.ThrottledTime)
+	j.CgroupPSIMs = f(hostsig.SourceCgroupPSI, d.CgroupSome)
+	j.SystemPSIMs = f(hostsig.SourceSystemPSI, d.SystemSome)
+	j.StealMs = f(hostsig.SourceSteal, d.Steal)
+	j.RunQueueWaitMs = f(hostsig.SourceSchedstat, d.Wait)
+	j.CPUMs = f(hostsig.SourceProcess, d.CPU())
+	for src := range hostsig.NumSources {
+		if !d.Has(src) {
+			if j.Absent == nil {
+				j.Absent = map[string]string{}
+			}
+			j.Absent[src.String()] = d.Absent[src]
+		}
+	}
+	return j
+}
+
+// msf is d in milliseconds, rounded to the microsecond.
+func msf(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
+}

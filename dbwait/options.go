@@ -1,0 +1,80 @@
+package dbwait
+
+import (
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+)
+
+// SQLLogCategory is the trace.Log category under which an application logs
+// a statement's traceparent inside the statement's region (package agent's
+// convention).
+const SQLLogCategory = "latscope.sql"
+
+// Options configures an Analyzer. Zero fields take the value in
+// DefaultOptions.
+type Options struct {
+	// Threshold splits differences: up to it the time was inside the
+	// database, above it outside (design §6: 10 ms).
+	Threshold time.Duration
+	// MinPause is the shortest event-free stretch the "paused" rule
+	// accepts. The default, 150 ms, is 1.5 sampling intervals of an
+	// in-process host sampler at hostsig.DefaultInterval: such a sampler
+	// logs into the trace every 100 ms, so a longer silence means even its
+	// timer did not run. Shorter pauses of an idle process look like
+	// network waits.
+	MinPause time.Duration
+	// ClockTolerance is how far a statement may stick out of its span
+	// before the clocks are taken to disagree (PostgreSQL timestamps are
+	// truncated to the millisecond).
+	ClockTolerance time.Duration
+	// PGClockOffset is how far the database host's clock is ahead of the
+	// traced process's; it is subtracted from PostgreSQL timestamps.
+	PGClockOffset time.Duration
+	// RegionNames are region types that are DB spans even without a
+	// traceparent log; they are reported as unjoinable.
+	RegionNames []string
+	// SQLCategory and HostCategory are the trace.Log categories of
+	// traceparents and of host samples.
+	SQLCategory, HostCategory string
+	// NoTraceSamples ignores the host samples logged in the trace, for
+	// when samples come from elsewhere (Analyzer.Sample).
+	NoTraceSamples bool
+	// PID selects the host samples of one process when samples of several
+	// are given; 0 = the PID of the first sample.
+	PID int
+}
+
+// DefaultOptions are the values of zero Options fields.
+var DefaultOptions = Options{
+	Threshold:      10 * time.Millisecond,
+	MinPause:       150 * time.Millisecond,
+	ClockTolerance: 5 * time.Millisecond,
+	RegionNames:    []string{"sql", "db"},
+	SQLCategory:    SQLLogCategory,
+	HostCategory:   hostsig.LogCategory,
+}
+
+// withDefaults fills zero fields from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	if o.Threshold <= 0 {
+		o.Threshold = d.Threshold
+	}
+	if o.MinPause <= 0 {
+		o.MinPause = d.MinPause
+	}
+	if o.ClockTolerance <= 0 {
+		o.ClockTolerance = d.ClockTolerance
+	}
+	if o.RegionNames == nil {
+		o.RegionNames = d.RegionNames
+	}
+	if o.SQLCategory == "" {
+		o.SQLCategory = d.SQLCategory
+	}
+	if o.HostCategory == "" {
+		o.HostCategory = d.HostCategory
+	}
+	return o
+}

@@ -1,0 +1,100 @@
+package dbwait
+
+import (
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Query is one app DB span and, when matched, its statement.
+type Query struct {
+	Region      string
+	G           tracein.GoID
+	Task        tracein.TaskID
+	TraceParent pglog.TraceParent
+	Start, End  tracein.Time  // the region, on the trace clock
+	StartWall   time.Time     // Start on the wall clock; zero when the trace has no clock
+	App         time.Duration // End − Start
+	runnable    time.Duration
+
+	Matched  bool
+	DB       time.Duration // the statement's server time (phases summed, lock waits included)
+	DBStart  time.Time     // wall clock, corrected by Options.PGClockOffset; zero when the log has no times
+	DBEnd    time.Time
+	PID      int           // backend
+	LockWait time.Duration // longest log_lock_waits report
+	SQL      string
+
+	Outside  time.Duration // App − DB: time outside the database
+	Verdict  Verdict
+	Evidence Evidence
+}
+
+// Evidence is what a verdict was decided on.
+type Evidence struct {
+	// Host is the change of the host counters over the sampled interval
+	// covering the span (from the last sample at or before Start to the
+	// first at or after End); nil when no samples cover it.
+	Host *hostsig.Delta
+	// Gap is the longest stretch with no trace event from any goroutine or
+	// P inside the outside time (the span minus the statement, or the whole
+	// span when the statement cannot be placed), and GapStart where it
+	// begins.
+	Gap      time.Duration
+	GapStart tracein.Time
+	// Runnable is how long the span's goroutine was runnable but not
+	// running inside the span: waiting for a P, or on a P whose thread had
+	// no CPU.
+	Runnable time.Duration
+	// Placed tells whether the statement was placed in the span by the
+	// clocks, so that Gap excludes the time inside the database.
+	Placed bool
+}
+
+// VerdictSummary sums the matched queries of one verdict.
+type VerdictSummary struct {
+	Count                     int
+	AppP50, DBP50, OutsideP50 time.Duration
+	OutsideSum                time.Duration
+}
+
+// Summary counts and sums a Result.
+type Summary struct {
+	Spans         int // DB spans with a traceparent
+	Matched       int // of those, joined with a statement
+	NoTraceParent int // regions of a RegionNames type without a traceparent log
+	Statements    int // statements in the log(s)
+	Uncommented   int // of those, without a traceparent comment
+	Over          int // matched with Outside > Threshold
+	AppP50, DBP50 time.Duration
+	OutsideP50    time.Duration
+	OverP50       time.Duration // median Outside of those over the threshold
+	ByVerdict     [NumVerdicts]VerdictSummary
+}
+
+// HostTotals is the change of the host counters over the whole trace.
+type HostTotals struct {
+	Samples  int           // samples used
+	InTrace  bool          // they came from the trace's logs
+	Interval time.Duration // median spacing
+	Delta    *hostsig.Delta
+}
+
+// Result is the join and classification of one trace.
+type Result struct {
+	Options   Options
+	Queries   []Query // matched spans, in start order
+	Unmatched []Query // spans whose traceparent is not in the log
+	Summary   Summary
+	Host      HostTotals
+	// TraceStart is the first event's time, TraceStartWall its wall clock
+	// (zero without a clock).
+	TraceStart     tracein.Time
+	TraceStartWall time.Time
+	// ClockOffset is the estimated (PostgreSQL − trace) clock difference
+	// left after Options.PGClockOffset; near zero when the clocks agree.
+	ClockOffset time.Duration
+	Warnings    []error
+}

@@ -1,0 +1,128 @@
+package tcpproxy
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// chunk is one read from the upstream and when it may be written.
+type chunk struct {
+	data []byte
+	due  time.Time
+}
+
+// serve connects client c to the upstream until either side is done.
+func (p *Proxy) serve(c net.Conn) {
+	defer p.wg.Done()
+	if !p.track(c) {
+		c.Close()
+		return
+	}
+	defer p.untrack(c)
+	d := net.Dialer{Timeout: p.opts.DialTimeout}
+	up, err := d.DialContext(p.ctx, "tcp", p.opts.To)
+	if err != nil {
+		p.failed.Add(1)
+		return
+	}
+	if !p.track(up) {
+		up.Close()
+		return
+	}
+	defer p.untrack(up)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		copyCounting(up, c, &p.toUpstream)
+		closeWrite(up)
+	}()
+	go func() {
+		defer wg.Done()
+		p.delayLine(c, up)
+		closeWrite(c)
+	}()
+	wg.Wait()
+}
+
+// copyCounting copies src to dst, adding the bytes written to n.
+func copyCounting(dst io.Writer, src io.Reader, n *atomic.Int64) {
+	buf := make([]byte, chunkSize)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			w, werr := dst.Write(buf[:k])
+			n.Add(int64(w))
+			if werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// delayLine reads chunks from src and writes each to dst once its delay has
+// passed: a reader stamps them, a writer waits for each stamp in order. When
+// src ends, the chunks already read are still written.
+func (p *Proxy) delayLine(dst, src net.Conn) {
+	queue := make(chan chunk, p.opts.MaxQueued)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.writeDue(dst, queue)
+		src.Close() // the client is gone: stop reading the upstream
+	}()
+	for {
+		buf := make([]byte, chunkSize)
+		k, err := src.Read(buf)
+		if k > 0 {
+			p.chunks.Add(1)
+			select {
+			case queue <- chunk{data: buf[:k], due: time.Now().Add(p.Delay())}:
+			case <-done:
+				return
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(queue)
+	<-done
+}
+
+// writeDue writes queued chunks at their due times until the queue is
+// closed, a write fails or the proxy closes.
+func (p *Proxy) writeDue(dst net.Conn, queue <-chan chunk) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for ch := range queue {
+		if wait := time.Until(ch.due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		n, err := dst.Write(ch.data)
+		p.toClient.Add(int64(n))
+		if err != nil {
+			return
+		}
+	}
+}
+
+// closeWrite half-closes c when it can, so the peer sees the end of data.
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+		return
+	}
+	c.Close()
+}
