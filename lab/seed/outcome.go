@@ -295,12 +295,14 @@ func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 		case p.Spec == SerialPredictions[0]:
 			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
 		case p.Against == "fixed vs concurrent":
-			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, math.Abs(p.PredictedGain) < 3)
+			// "Gains under 3 %": the fix does not help. Slower (a negative
+			// gain) counts too — the seed measured 108.45 → 110.52 ms.
+			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, p.PredictedGain < 3)
 			// Two separate runs differ by noise: allow two standard errors
 			// of the difference of their means on top of the 3 %.
 			gf := group(med["fixed"])
 			noise := 200 * math.Sqrt(se2(gc.Requests)+se2(gf.Requests)) / gc.Requests.MeanMs
-			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (± %.1f noise)", noise), p.MeasuredGain, math.Abs(p.MeasuredGain) < 3+noise)
+			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (+ %.1f noise)", noise), p.MeasuredGain, p.MeasuredGain < 3+noise)
 		}
 	}
 	for _, m := range Modes {
