@@ -49,11 +49,13 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 		extra = append(extra, mk(tr.Stacks()))
 	}
 	var lost error
+	var ev tracein.Event
 	for n := 0; ; n++ {
 		if n%65536 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		ev, err := tr.Next()
+		var err error
+		ev, err = tr.Next()
 		if err == io.EOF {
 			break
 		}

@@ -60,7 +60,7 @@ func (r *Reader) Next() (ev Event, err error) {
 		}
 	}()
 	for {
-		ev, err := r.tr.ReadEvent()
+		tev, err := r.tr.ReadEvent()
 		if err == io.EOF {
 			return Event{}, io.EOF
 		}
@@ -68,8 +68,8 @@ func (r *Reader) Next() (ev Event, err error) {
 			return Event{}, r.wrap(err)
 		}
 		r.events++
-		if out, ok := r.convert(&ev); ok {
-			return out, nil
+		if r.convert(&tev, &ev) {
+			return ev, nil
 		}
 	}
 }
@@ -82,8 +82,8 @@ func (r *Reader) wrap(err error) error {
 }
 
 // convert copies out the fields of ev that analyses use.
-func (r *Reader) convert(ev *trace.Event) (Event, bool) {
-	out := Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
+func (r *Reader) convert(ev *trace.Event, out *Event) bool {
+	*out = Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
 	switch ev.Kind() {
 	case trace.EventSync:
 		r.syncs++
@@ -114,12 +114,12 @@ func (r *Reader) convert(ev *trace.Event) (Event, bool) {
 	case trace.EventStackSample:
 		out.Kind, out.Stack = KindSample, r.stacks.intern(ev.Stack())
 	default:
-		return out, false
+		return false
 	}
-	return out, true
+	return true
 }
 
-func (r *Reader) convertTransition(ev *trace.Event, out Event) (Event, bool) {
+func (r *Reader) convertTransition(ev *trace.Event, out *Event) bool {
 	st := ev.StateTransition()
 	switch st.Resource.Kind {
 	case trace.ResourceGoroutine:
@@ -133,15 +133,15 @@ func (r *Reader) convertTransition(ev *trace.Event, out Event) (Event, bool) {
 		if out.Actor != NoGoroutine && out.Actor != out.G {
 			out.ActorStack = r.stacks.intern(ev.Stack())
 		}
-		return out, true
+		return true
 	case trace.ResourceProc:
 		from, to := st.Proc()
 		out.Kind = KindProcState
 		out.Proc = int64(st.Resource.Proc())
 		out.From, out.To = procState(from), procState(to)
-		return out, from != to
+		return from != to
 	}
-	return out, false
+	return false
 }
 
 func procState(s trace.ProcState) State {
