@@ -67,15 +67,15 @@ type Kind uint8
 
 // Record kinds. Only the kinds an analysis needs are passed on.
 const (
-	KindSync       Kind = iota // a generation boundary; Time is its time
-	KindGoState                // a goroutine state transition
-	KindTaskBegin              // runtime/trace.NewTask
-	KindTaskEnd                // (*trace.Task).End
-	KindRegionBegin            // trace.StartRegion / WithRegion
-	KindRegionEnd              // (*trace.Region).End
-	KindLog                    // trace.Log
-	KindSample                 // a CPU profile sample
-	KindProcState              // a P starting (To=Running) or stopping (To=NotExist)
+	KindSync        Kind = iota // a generation boundary; Time is its time
+	KindGoState                 // a goroutine state transition
+	KindTaskBegin               // runtime/trace.NewTask
+	KindTaskEnd                 // (*trace.Task).End
+	KindRegionBegin             // trace.StartRegion / WithRegion
+	KindRegionEnd               // (*trace.Region).End
+	KindLog                     // trace.Log
+	KindSample                  // a CPU profile sample
+	KindProcState               // a P starting (To=Running) or stopping (To=NotExist)
 )
 
 var kindNames = [...]string{

@@ -17,8 +17,8 @@ type Frame struct {
 // Stacks interns stacks across trace generations: the same sequence of frames
 // gets the same StackID for the whole trace. Frames are ordered leaf first.
 type Stacks struct {
-	frames [][]Frame           // by StackID; frames[0] is the empty stack
-	byKey  map[string]StackID  // frame-sequence key → id
+	frames [][]Frame               // by StackID; frames[0] is the empty stack
+	byKey  map[string]StackID      // frame-sequence key → id
 	gen    map[trace.Stack]StackID // this generation's trace stacks → id
 	key    strings.Builder
 }
