@@ -110,8 +110,11 @@ func TestRecordingTerms(t *testing.T) {
 			} {
 				got, own := perRequest(res, g, w.match)/1e6, parts[w.part]/1e6
 				t.Logf("%-26s JFR %6.2f ms/request, Probe's own timing %6.2f (%.1f%%)", w.name, got, own, 100*got/own)
-				if got > own*(1+edge) || got < own*(0.85-edge) {
-					t.Errorf("%s: %.2f ms per request, want within [%.2f, %.2f] of Probe's own %.2f", w.name, got, own*(0.85-edge), own*(1+edge), own)
+				// Above: JFR and Probe read different clocks around the same
+				// wait, so containment holds only up to their offsets; on the
+				// pool's many short parks that reached 6 % under load: 10 %.
+				if got > own*(1.10+edge) || got < own*(0.85-edge) {
+					t.Errorf("%s: %.2f ms per request, want within [%.2f, %.2f] of Probe's own %.2f", w.name, got, own*(0.85-edge), own*(1.10+edge), own)
 				}
 				if got < w.design*(1-edge) {
 					t.Errorf("%s: %.2f ms per request, below the design's %.0f ms", w.name, got, w.design)
