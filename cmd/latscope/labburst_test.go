@@ -26,7 +26,7 @@ func TestLabBurstServe(t *testing.T) {
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stdout := labBurstOutput{ch: make(chan string, 4)}
+	stdout := labServeOutput{ch: make(chan string, 4)}
 	done := make(chan error, 1)
 	go func() {
 		done <- runBurstServe(ctx, stdout, io.Discard, []string{
@@ -107,13 +107,6 @@ func TestLabBurstServeArgsRoundTrip(t *testing.T) {
 	}
 }
 
-type labBurstOutput struct{ ch chan string }
-
-func (b labBurstOutput) Write(p []byte) (int, error) {
-	b.ch <- string(p)
-	return len(p), nil
-}
-
 func waitLabBurstAddr(t *testing.T, path string, done <-chan error) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -133,14 +126,9 @@ func waitLabBurstAddr(t *testing.T, path string, done <-chan error) string {
 
 func labBurstGet(t *testing.T, url string) []byte {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	code, body := labServeGet(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d: %.200s", url, code, body)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v: %.200s", url, resp.StatusCode, err, body)
-	}
-	return body
+	return []byte(body)
 }
