@@ -101,8 +101,10 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("dbwait-serve: %w", err)
 	}
-	defer sampler.Close()
-	go sampler.Run(ctx, logSample)
+	sctx, stopSampling := context.WithCancel(ctx)
+	sampled := make(chan struct{})
+	go func() { defer close(sampled); sampler.Run(sctx, logSample) }()
+	defer func() { stopSampling(); <-sampled; sampler.Close() }() // never close under a running Sample
 	if cfg.AddrFile != "" {
 		if err := writeAtomic(cfg.AddrFile, ln.Addr().String()+"\n"); err != nil {
 			return fmt.Errorf("dbwait-serve: --addr-file: %w", err)
