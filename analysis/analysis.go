@@ -43,33 +43,39 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 	if err != nil {
 		return nil, err
 	}
-	a := budget.New(opts, tr.Stacks())
+	stacks := tr.Stacks() // only this goroutine touches it (see pipe.go)
+	a := budget.New(opts, stacks)
 	var extra []Consumer
 	for _, mk := range also {
-		extra = append(extra, mk(tr.Stacks()))
+		extra = append(extra, mk(stacks))
 	}
+	p := startPipe(tr)
+	defer p.stop()
 	var lost error
-	var ev tracein.Event
-	for n := 0; ; n++ {
-		if n%65536 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var err error
-		ev, err = tr.Next()
-		if err == io.EOF {
-			break
-		}
+	for {
+		b, err := p.next(ctx)
 		if err != nil {
+			return nil, err
+		}
+		stacks.Resolve(b.recs)
+		for i := range b.recs {
+			ev := &b.recs[i]
+			a.Event(ev)
+			for _, c := range extra {
+				c.Event(ev)
+			}
+		}
+		if err := b.err; err != nil {
+			if err == io.EOF {
+				break
+			}
 			if !partial {
 				return nil, fmt.Errorf("%w (--partial analyses what came before)", err)
 			}
 			lost = err
 			break
 		}
-		a.Event(&ev)
-		for _, c := range extra {
-			c.Event(&ev)
-		}
+		p.recycle(b)
 	}
 	res := a.Finalize()
 	if lost != nil {

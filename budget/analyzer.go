@@ -3,6 +3,7 @@ package budget
 import (
 	"github.com/latscope/latscope/critpath"
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/gotable"
 	"github.com/latscope/latscope/tracein"
 )
 
@@ -11,7 +12,7 @@ import (
 type Analyzer struct {
 	opts      Options
 	terms     *terms
-	gs        map[tracein.GoID]*gstate
+	gs        gotable.Table[gstate]
 	open      map[tracein.TaskID]*reqState
 	groups    map[string]*groupState
 	info      TraceInfo
@@ -28,6 +29,7 @@ type Analyzer struct {
 	regionNames []string
 	regionIndex map[string]int32
 	free        freeLists
+	freeG       []*gstate // states of exited goroutines, for reuse
 }
 
 // regionID interns a region type.
@@ -46,7 +48,6 @@ func (a *Analyzer) regionID(name string) int32 {
 func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	a := &Analyzer{
 		opts:   opts,
-		gs:     map[tracein.GoID]*gstate{},
 		open:   map[tracein.TaskID]*reqState{},
 		groups: map[string]*groupState{},
 		procs:  map[int64]tracein.Time{},
@@ -98,10 +99,15 @@ func (a *Analyzer) clock(ev *tracein.Event) {
 
 // g returns the state of goroutine id, creating it.
 func (a *Analyzer) g(id tracein.GoID) *gstate {
-	g := a.gs[id]
+	g := a.gs.Get(id)
 	if g == nil {
-		g = &gstate{id: id, term: critpath.NoTerm}
-		a.gs[id] = g
+		if n := len(a.freeG); n > 0 {
+			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]
+			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0]}
+		} else {
+			g = &gstate{id: id, term: critpath.NoTerm}
+		}
+		a.gs.Set(id, g)
 		a.info.Goroutines++
 	}
 	return g
@@ -158,7 +164,7 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
 	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm}
-	if c := a.gs[ev.Actor]; c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&flagNoAdopt == 0 {
+	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&flagNoAdopt == 0 {
 		a.join(g, c.req, ev.Time, c.mi, true)
 	}
 	a.inferCreated(g, ev)
@@ -170,8 +176,14 @@ func (a *Analyzer) ended(g *gstate, t tracein.Time) {
 	for g.req != nil {
 		a.leave(g, t, true)
 	}
-	delete(a.gs, g.id)
+	a.gs.Delete(g.id)
+	if len(a.freeG) < maxFreeG {
+		a.freeG = append(a.freeG, g)
+	}
 }
+
+// maxFreeG bounds the exited goroutines' states kept for reuse.
+const maxFreeG = 4096
 
 // split closes g's current interval at t without a state change.
 func (a *Analyzer) split(g *gstate, t tracein.Time) {
@@ -209,7 +221,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 // same request (a join), another request (contention), or a goroutine of no
 // request whose recent timeline is borrowed to explain the wait.
 func (a *Analyzer) resolveWaker(s *critpath.Seg, r *reqState, waker tracein.GoID, waitStart, t tracein.Time) {
-	w := a.gs[waker]
+	w := a.gs.Get(waker)
 	switch {
 	case w == nil:
 	case w.req == r:
@@ -231,7 +243,7 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, t tracein.Time) int32 {
 			return
 		}
 		if h.kind.IsWait() && h.waker != tracein.NoGoroutine {
-			s.Waker = memberOf(a.gs[h.waker], r)
+			s.Waker = memberOf(a.gs.Get(h.waker), r)
 		}
 		b.Segs = append(b.Segs, s)
 	}
@@ -247,7 +259,7 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, t tracein.Time) int32 {
 
 func (a *Analyzer) sample(ev *tracein.Event) {
 	a.info.CPUSamples++
-	g := a.gs[ev.G]
+	g := a.gs.Get(ev.G)
 	if g == nil || g.req == nil {
 		return
 	}

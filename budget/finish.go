@@ -12,11 +12,13 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 	endG := max(memberOf(ender, r), 0)
 	a.closeMembers(r, t)
 	req := critpath.Request{Begin: r.begin, End: t, EndG: endG, Borrows: r.borrows}
-	req.Gs = make([]critpath.G, len(r.members))
-	for i, m := range r.members {
-		req.Gs[i] = m.g
-		req.Gs[i].Committed = !m.tentative
+	req.Gs = a.scratch.gs[:0]
+	for _, m := range r.members {
+		g := m.g
+		g.Committed = !m.tentative
+		req.Gs = append(req.Gs, g)
 	}
+	a.scratch.gs = req.Gs
 	a.account(a.group(r.name, r.inferred), r, &req)
 	a.free.release(r)
 	r.members = nil
@@ -35,7 +37,7 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 		if !m.alive {
 			continue
 		}
-		if g := a.gs[m.g.ID]; g != nil && g.req == r {
+		if g := a.gs.Get(m.g.ID); g != nil && g.req == r {
 			a.leave(g, t, false)
 		}
 		m.alive = false
@@ -47,6 +49,8 @@ type scratch struct {
 	wait  map[critpath.TermID]int64
 	crit  map[critpath.TermID]int64
 	model critpath.Model
+	gs    []critpath.G     // the finishing request's timelines
+	cp    critpath.Scratch // Walk and Simulate memory
 }
 
 func (s *scratch) init() {
@@ -66,12 +70,12 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	} else if sum > lat+lat/50 {
 		gs.overfull++
 	}
-	path := critpath.Walk(req)
+	path := a.scratch.cp.Walk(req)
 	if a.critical(gs, path) != lat {
 		gs.pathMismatch++
 	}
 	for i, p := range a.opts.Predictions {
-		gs.pred[i] = append(gs.pred[i], critpath.Simulate(req, a.model(p)))
+		gs.pred[i] = append(gs.pred[i], a.scratch.cp.Simulate(req, a.model(p)))
 	}
 	if a.opts.FixPotential {
 		simple := committed == 1 && !hasJoin(req)
@@ -80,7 +84,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			// length, so removing a term saves exactly its critical time.
 			gain := crit
 			if !simple {
-				gain = lat - critpath.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
+				gain = lat - a.scratch.cp.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
 			}
 			gs.term(tid).fix += gain
 		}

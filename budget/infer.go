@@ -105,7 +105,7 @@ func (a *Analyzer) stopInferring(t tracein.Time) {
 		return
 	}
 	a.inferring = false
-	for _, g := range a.gs {
+	for _, g := range a.gs.All() {
 		if g.serve != nil && g.serve.span != nil {
 			r := g.serve.span
 			g.serve.span = nil

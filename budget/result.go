@@ -140,7 +140,7 @@ func (a *Analyzer) Finalize() *Result {
 	for _, r := range a.open {
 		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
 	}
-	for _, g := range a.gs {
+	for _, g := range a.gs.All() {
 		if g.serve != nil && g.serve.span != nil {
 			a.group("http (inferred, cut by the trace end)", true).excludedAfter++
 		}

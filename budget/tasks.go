@@ -35,7 +35,7 @@ func (a *Analyzer) taskEnd(ev *tracein.Event) {
 		return
 	}
 	delete(a.open, ev.Task)
-	a.finish(r, ev.Time, a.gs[ev.G])
+	a.finish(r, ev.Time, a.gs.Get(ev.G))
 }
 
 func (a *Analyzer) regionBegin(ev *tracein.Event) {

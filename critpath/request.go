@@ -86,3 +86,13 @@ func segAt(segs []Seg, t tracein.Time) int {
 	}
 	return -1
 }
+
+// Scratch is the working memory of Walk and Simulate, kept for reuse across
+// requests so that an analysis of millions of requests does not allocate
+// per request. The zero value is ready to use; a Scratch belongs to one
+// goroutine at a time.
+type Scratch struct {
+	path  []PathSeg
+	stack []walkFrame
+	gs    []simG
+}

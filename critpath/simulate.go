@@ -30,10 +30,25 @@ func (m *Model) factor(t TermID) float64 {
 // requests, transport goroutines) last their recorded length times the
 // term's factor.
 func Simulate(r *Request, m Model) int64 {
-	s := sim{r: r, m: &m, gs: make([]simG, len(r.Gs))}
+	var sc Scratch
+	return sc.Simulate(r, m)
+}
+
+// Simulate is the package's Simulate with sc's working memory.
+func (sc *Scratch) Simulate(r *Request, m Model) int64 {
 	if len(r.Gs) == 0 {
 		return r.Latency()
 	}
+	gs := sc.gs
+	if cap(gs) < len(r.Gs) {
+		gs = append(gs[:cap(gs)], make([]simG, len(r.Gs)-cap(gs))...)
+	}
+	gs = gs[:len(r.Gs)]
+	for i := range gs {
+		gs[i] = simG{start: gs[i].start[:0], end: gs[i].end[:0], branch: gs[i].branch[:0]}
+	}
+	sc.gs = gs
+	s := sim{r: r, m: &m, gs: gs}
 	return int64(s.point(r.EndG, r.End) - r.Begin)
 }
 

@@ -46,8 +46,16 @@ type walkFrame struct {
 // Walk returns the critical path of r, latest piece first. The pieces tile
 // [Begin, End] exactly: their durations sum to the latency.
 func Walk(r *Request) []PathSeg {
-	w := walker{r: r, now: r.End}
-	w.stack = []walkFrame{{g: r.EndG, lb: r.Begin}}
+	var sc Scratch
+	return sc.Walk(r)
+}
+
+// Walk is the package's Walk with sc's working memory: the returned path is
+// valid until sc is used again.
+func (sc *Scratch) Walk(r *Request) []PathSeg {
+	w := walker{r: r, now: r.End, path: sc.path[:0], stack: sc.stack[:0]}
+	defer func() { sc.path, sc.stack = w.path, w.stack }()
+	w.stack = append(w.stack, walkFrame{g: r.EndG, lb: r.Begin})
 	limit := 1000
 	for i := range r.Gs {
 		limit += 4 * len(r.Gs[i].Segs)

@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/gotable"
 	"io"
 
 	"github.com/latscope/latscope/tracein"
@@ -22,7 +23,8 @@ type Analyzer struct {
 	seen       bool
 	procs      map[int64]struct{}
 	threads    map[int64]struct{}
-	gs         map[tracein.GoID]*gstate
+	gs         gotable.Table[gstate]
+	lastThread int64 // the thread of the previous record, already in threads
 	bursts     *bursts
 	waits      waitHist
 	st         TraceStats
@@ -39,15 +41,15 @@ type gstate struct {
 func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	opts = opts.withDefaults()
 	return &Analyzer{
-		opts:    opts,
-		stacks:  stacks,
-		cpu:     newCPUAcc(opts.Frames, &opts.Rules),
-		byCPU:   map[tracein.StackID]sampleClass{},
-		byApp:   map[tracein.StackID]string{},
-		procs:   map[int64]struct{}{},
-		threads: map[int64]struct{}{},
-		gs:      map[tracein.GoID]*gstate{},
-		bursts:  newBursts(opts.Thresholds),
+		opts:       opts,
+		stacks:     stacks,
+		cpu:        newCPUAcc(opts.Frames, &opts.Rules),
+		byCPU:      map[tracein.StackID]sampleClass{},
+		byApp:      map[tracein.StackID]string{},
+		procs:      map[int64]struct{}{},
+		threads:    map[int64]struct{}{},
+		lastThread: -1,
+		bursts:     newBursts(opts.Thresholds),
 	}
 }
 
@@ -74,8 +76,9 @@ func (a *Analyzer) Event(ev *tracein.Event) {
 	}
 	a.seen = true
 	a.end = max(a.end, ev.Time)
-	if ev.Thread >= 0 && ev.Kind != tracein.KindSync {
+	if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
 		a.threads[ev.Thread] = struct{}{}
+		a.lastThread = ev.Thread
 	}
 	switch ev.Kind {
 	case tracein.KindProcState:
@@ -98,17 +101,17 @@ func (a *Analyzer) procState(ev *tracein.Event) {
 }
 
 func (a *Analyzer) goState(ev *tracein.Event) {
-	g := a.gs[ev.G]
+	g := a.gs.Get(ev.G)
 	if g == nil {
 		if ev.To == tracein.NotExist {
 			return
 		}
 		g = &gstate{runnable: -1}
-		a.gs[ev.G] = g
+		a.gs.Set(ev.G, g)
 	}
 	switch {
 	case ev.To == tracein.NotExist:
-		delete(a.gs, ev.G)
+		a.gs.Delete(ev.G)
 	case ev.To == tracein.Waiting:
 		g.block, g.runnable = ev.Stack, -1
 	case ev.From == tracein.NotExist && ev.To == tracein.Runnable:
@@ -189,6 +192,6 @@ func (a *Analyzer) Finalize() *Report {
 		Procs:      procsOf(a.opts.Host, st.PsSeen),
 		Thresholds: a.opts.Thresholds,
 	}
-	a.gs, a.byCPU, a.byApp, a.bursts = nil, nil, nil, nil
+	a.gs, a.byCPU, a.byApp, a.bursts = gotable.Table[gstate]{}, nil, nil, nil
 	return r
 }

@@ -1,6 +1,10 @@
 package tracein
 
-import "time"
+import (
+	"time"
+
+	"golang.org/x/exp/trace"
+)
 
 // Time is a trace timestamp in nanoseconds on the trace clock (CLOCK_MONOTONIC
 // on Linux for Go 1.22+ traces).
@@ -124,4 +128,8 @@ type Event struct {
 	Reason     string
 	Message    string
 	Wall       time.Time
+
+	// raw and rawActor are the trace's stacks of Stack and ActorStack until
+	// Stacks.Resolve interns them.
+	raw, rawActor trace.Stack
 }

@@ -54,24 +54,47 @@ func (r *Reader) Syncs() int { return r.syncs }
 // events an analysis does not need are skipped. Errors name the input and
 // offset; after an error the Reader must not be used again.
 func (r *Reader) Next() (ev Event, err error) {
+	var one [1]Event
+	if _, err := r.Fill(one[:]); err != nil {
+		return Event{}, err
+	}
+	return one[0], nil
+}
+
+// Fill reads records into recs until it is full and returns how many it
+// read. When it returns fewer, err says why: io.EOF at the end of the trace,
+// or an error naming the input and offset, after which the Reader must not
+// be used again. It is Next for many records at once, without copying each.
+func (r *Reader) Fill(recs []Event) (n int, err error) {
+	n, err = r.FillRaw(recs)
+	r.stacks.Resolve(recs[:n])
+	return n, err
+}
+
+// FillRaw is Fill without interning the records' stacks: their Stack and
+// ActorStack are valid only after Stacks().Resolve has been called on them,
+// in order. It lets one goroutine decode the trace while another interns
+// stacks and analyses the records: the table is only touched by Resolve.
+func (r *Reader) FillRaw(recs []Event) (n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			ev, err = Event{}, fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
+			err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
 		}
 	}()
-	for {
+	for n < len(recs) {
 		tev, err := r.tr.ReadEvent()
 		if err == io.EOF {
-			return Event{}, io.EOF
+			return n, io.EOF
 		}
 		if err != nil {
-			return Event{}, r.wrap(err)
+			return n, r.wrap(err)
 		}
 		r.events++
-		if r.convert(&tev, &ev) {
-			return ev, nil
+		if r.convert(&tev, &recs[n]) {
+			n++
 		}
 	}
+	return n, nil
 }
 
 func (r *Reader) wrap(err error) error {
@@ -87,7 +110,6 @@ func (r *Reader) convert(ev *trace.Event, out *Event) bool {
 	switch ev.Kind() {
 	case trace.EventSync:
 		r.syncs++
-		r.stacks.newGeneration()
 		out.Kind = KindSync
 		if cs := ev.Sync().ClockSnapshot; cs != nil {
 			out.Wall = cs.Wall.Add(ev.Time().Sub(cs.Trace))
@@ -112,7 +134,7 @@ func (r *Reader) convert(ev *trace.Event, out *Event) bool {
 		lg := ev.Log()
 		out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
 	case trace.EventStackSample:
-		out.Kind, out.Stack = KindSample, r.stacks.intern(ev.Stack())
+		out.Kind, out.raw = KindSample, ev.Stack()
 	default:
 		return false
 	}
@@ -129,9 +151,9 @@ func (r *Reader) convertTransition(ev *trace.Event, out *Event) bool {
 		out.G = GoID(st.Resource.Goroutine())
 		out.From, out.To = State(from), State(to)
 		out.Reason = st.Reason
-		out.Stack = r.stacks.intern(st.Stack)
+		out.raw = st.Stack
 		if out.Actor != NoGoroutine && out.Actor != out.G {
-			out.ActorStack = r.stacks.intern(ev.Stack())
+			out.rawActor = ev.Stack()
 		}
 		return true
 	case trace.ResourceProc:

@@ -70,3 +70,20 @@ func (s *Stacks) intern(st trace.Stack) StackID {
 	s.gen[st] = id
 	return id
 }
+
+// Resolve interns the stacks of records from Reader.FillRaw, which must be
+// passed in the order they were read, each exactly once.
+func (s *Stacks) Resolve(recs []Event) {
+	for i := range recs {
+		ev := &recs[i]
+		if ev.Kind == KindSync {
+			s.newGeneration()
+		}
+		if ev.raw != trace.NoStack {
+			ev.Stack, ev.raw = s.intern(ev.raw), trace.NoStack
+		}
+		if ev.rawActor != trace.NoStack {
+			ev.ActorStack, ev.rawActor = s.intern(ev.rawActor), trace.NoStack
+		}
+	}
+}

@@ -159,8 +159,9 @@ func traceinLoop(name string, r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	recs := make([]tracein.Event, 1024) // as the analysis's decoding stage reads
 	for {
-		if _, err := tr.Next(); err == io.EOF {
+		if _, err := tr.Fill(recs); err == io.EOF {
 			return tr.Events(), nil
 		} else if err != nil {
 			return tr.Events(), err
