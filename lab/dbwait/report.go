@@ -59,8 +59,10 @@ type RunResult struct {
 	HostAbsent  map[string]string `json:"host_absent,omitempty"`
 	Verdicts    map[string]int    `json:"verdicts"`
 	Outside     []OutsideQuery    `json:"outside"`
+	Faults      []FaultSpan       `json:"faults,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
 	res         *dbwait.Result
+	samples     []hostsig.Sample // the trace's host samples, for the timeline
 	trace       string
 }
 
@@ -75,9 +77,11 @@ type OutsideQuery struct {
 	Evidence   string  `json:"evidence"`
 }
 
-// fill takes the run's numbers from its dbwait result.
-func (rr *RunResult) fill(res *dbwait.Result) {
-	rr.res = res
+// fill takes the run's numbers from its dbwait result and keeps the
+// trace's host samples for the timeline.
+func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
+	rr.res, rr.samples = res, samples
+	rr.placeFaults(res.TraceStart)
 	s := res.Summary
 	rr.Queries, rr.Over, rr.DBP50Ms, rr.DiffP50Ms = s.Matched, s.Over, msf(s.DBP50), msf(s.OutsideP50)
 	rr.Verdicts = verdictCounts(s)
@@ -155,11 +159,15 @@ func (c *ConditionResult) queries() []dbwait.Query {
 	return out
 }
 
-// outcome builds the report, the JSON and the checks.
-func outcome(env *lab.Env, results []*ConditionResult) *lab.Outcome {
+// outcome builds the report (Markdown and HTML), the JSON and the checks.
+func outcome(env *lab.Env, results []*ConditionResult) (*lab.Outcome, error) {
 	res := &Result{Profile: env.Profile.Name, Conditions: results}
 	res.Checks = checks(results)
-	return &lab.Outcome{Title: "Was it the database? (seed 003)", Markdown: markdown(env, results), JSON: res, Checks: res.Checks}
+	html, err := page(env, results, res.Checks)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	return &lab.Outcome{Title: "Was it the database? (seed 003)", Markdown: markdown(env, results), HTML: html, JSON: res, Checks: res.Checks}, nil
 }
 
 func markdown(env *lab.Env, results []*ConditionResult) string {

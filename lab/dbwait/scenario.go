@@ -16,9 +16,7 @@ import (
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/pgcluster"
-	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tcpproxy"
-	"github.com/latscope/latscope/tracein"
 )
 
 func init() {
@@ -82,7 +80,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		results = append(results, cr)
 	}
 	env.Step(1, "report")
-	return outcome(env, results), nil
+	return outcome(env, results)
 }
 
 // setup connects the lab's own session and creates Table.
@@ -115,7 +113,9 @@ type runner struct {
 func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error) {
 	name := fmt.Sprintf("%s-%d", c.Name, n)
 	dbURL := r.cluster.URL()
+	var proxyOn time.Time
 	if c.Delay > 0 {
+		proxyOn = time.Now()
 		px, err := tcpproxy.Start(ctx, tcpproxy.Options{To: fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), Delay: c.Delay})
 		if err != nil {
 			return nil, err
@@ -129,6 +129,7 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 		return nil, err
 	}
 	defer p.Stop()
+	quotaOn := time.Now()
 	if err := r.cg.SetQuota(c.Quota, 0); err != nil {
 		return nil, err
 	}
@@ -139,6 +140,12 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	rr, err := r.window(ctx, c, name, p)
 	if err != nil {
 		return nil, err
+	}
+	if c.Quota > 0 { // the quota and the proxy stay on to the end of the window
+		rr.addFault(fmt.Sprintf("CFS quota %g CPU", c.Quota), quotaOn, time.Now())
+	}
+	if c.Delay > 0 {
+		rr.addFault(fmt.Sprintf("proxy +%v", c.Delay), proxyOn, time.Now())
 	}
 	if err := p.Stop(); err != nil {
 		return nil, err
@@ -171,11 +178,17 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 		sleep(ctx, FaultAt)
 		switch c.Fault {
 		case LockFault:
+			from := time.Now() // BEGIN and LOCK TABLE take well under a ms on the idle lab session
 			ferr = holdLock(ctx, r.conn, LockHold)
+			rr.addFault("table lock held", from, time.Now())
 		case PauseFault:
 			var m PauseMarks
 			m, ferr = pauseWhileLocked(ctx, r.conn, p.PID, LockHold, PauseHold)
 			rr.PausedMs = msf(m.Continued.Sub(m.Stopped))
+			if !m.Unlocked.IsZero() && !m.Continued.IsZero() {
+				rr.addFault("table lock held", m.Locked, m.Unlocked)
+				rr.addFault(fmt.Sprintf("SIGSTOP %.2f s", rr.PausedMs/1000), m.Stopped, m.Continued)
+			}
 		}
 	}
 	cw := <-done
@@ -207,27 +220,16 @@ func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	if err := os.WriteFile(filepath.Join(r.env.Out, rr.PGLog), pg, 0o644); err != nil {
 		return err
 	}
-	a := dbwait.New(dbwait.Options{})
 	f, err := os.Open(rr.trace)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	tr, err := tracein.NewReader(rr.trace, f)
+	res, samples, err := joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg))
 	if err != nil {
 		return err
 	}
-	if err := dbwait.FeedTrace(a, tr); err != nil {
-		return err
-	}
-	if err := dbwait.FeedPGLog(a, pglog.NewReader(bytes.NewReader(pg))); err != nil {
-		return fmt.Errorf("%s: %w", r.logFile, err)
-	}
-	res, err := a.Finalize()
-	if err != nil {
-		return fmt.Errorf("%s: %w", rr.trace, err)
-	}
-	rr.fill(res)
+	rr.fill(res, samples)
 	var text bytes.Buffer
 	dbwait.WriteText(&text, res, dbwait.TextOptions{})
 	return os.WriteFile(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), text.Bytes(), 0o644)
