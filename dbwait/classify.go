@@ -42,6 +42,29 @@ func covering(samples []hostsig.Sample, start, end tracein.Time) (hostsig.Delta,
 // on the kernel's run queue, for half the difference), network;
 // unknown when a cause cannot be ruled out. It is the one place the rules
 // live. Zero fields of o take DefaultOptions.
+//
+// Steal needs two pieces of evidence that the hypervisor took the
+// process's CPU for at least half the outside time (the share every rule
+// here asks of its cause), because /proc/stat steal is summed over all n
+// CPUs and over the whole sampled interval, often several times longer
+// than the statement:
+//
+//   - steal per CPU, Steal/n, at least outside/2: what the whole VM
+//     descheduled for half the outside time produces (on 2 CPUs, one vCPU
+//     lost for all of it). A trickle of 10 ms ticks spread over the CPUs
+//     and the interval does not reach it;
+//   - a stall in the trace, ev.Gap at least outside/2: stolen time is
+//     neither run nor run-queue wait in the guest, so a process whose
+//     CPU was taken emits no trace events meanwhile. No MinPause here: the
+//     counter, not the length of the silence, tells it from an idle wait.
+//
+// When n is unknown (Delta.CPUs 0: samples recorded before hostsig kept
+// the count), Steal must be at least the whole outside time, one vCPU's
+// worth of the missing time: the rule for n = 2, the machine the recorded
+// samples come from, and stricter than it for n = 1. Below that it is not
+// steal; runtime.NumCPU would describe the reading machine, not the
+// recording one. Steal without a gap is not steal either: the rules below
+// decide, and the paused rule takes a gap without enough steal.
 func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
 	o = o.withDefaults()
 	if outside <= o.Threshold {
@@ -55,7 +78,7 @@ func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
 	switch {
 	case throttle && d.Throttled > 0 && pressureRose(d):
 		return Throttled
-	case d.Has(hostsig.SourceSteal) && d.Steal > 0 && d.Steal >= outside/2:
+	case stolen(d, ev.Gap, outside):
 		return Steal
 	case throttle && d.Throttled == 0 && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
 		(!d.Has(hostsig.SourceSchedstat) || d.Wait < ev.Gap/2):
@@ -66,6 +89,19 @@ func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
 		return Network
 	}
 	return Unknown
+}
+
+// stolen tells whether the host took the process's CPU for at least half
+// the outside time: steal per CPU of at least outside/2 (the whole outside
+// time when the CPU count is unknown) and an event-free stretch as long.
+func stolen(d *hostsig.Delta, gap, outside time.Duration) bool {
+	if !d.Has(hostsig.SourceSteal) || d.Steal <= 0 || 2*gap < outside {
+		return false
+	}
+	if d.CPUs > 0 {
+		return 2*d.Steal >= time.Duration(d.CPUs)*outside // Steal/n >= outside/2, without rounding
+	}
+	return d.Steal >= outside
 }
 
 // pressureRose tells whether CPU pressure confirms throttling: the cgroup's

@@ -19,6 +19,12 @@ func delta(f func(d *hostsig.Delta)) *hostsig.Delta {
 	return d
 }
 
+// steal builds a host delta with every source present and the given
+// steal over n CPUs (0: unknown).
+func steal(total time.Duration, n int) *hostsig.Delta {
+	return delta(func(d *hostsig.Delta) { d.Steal, d.CPUs = total, n })
+}
+
 func absent(src ...hostsig.Source) func(*hostsig.Delta) {
 	return func(d *hostsig.Delta) {
 		for _, s := range src {
@@ -49,8 +55,23 @@ func TestClassify(t *testing.T) {
 			d.Throttled = 1
 		})}, dbwait.Throttled},
 		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 3, 250*ms })}, dbwait.Throttled},
-		{"steal of half the difference", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal = 20 * ms })}, dbwait.Steal},
-		{"a steal tick is not enough", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal = 10 * ms })}, dbwait.Network},
+		// Steal: per CPU at least half the difference, and a stall in the
+		// trace at least as long.
+		{"whole VM stolen for half the difference, with a gap", 40 * ms, dbwait.Evidence{Gap: 25 * ms, Host: steal(40*ms, 2)}, dbwait.Steal},
+		{"per-CPU steal just under half", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(39*ms, 2)}, dbwait.Network},
+		{"trickle over a long interval, no gap", 30 * ms, dbwait.Evidence{Gap: 5 * ms, Host: steal(20*ms, 2)}, dbwait.Network},
+		{"trickle during an idle wait (gap), the lab's proxy", 31 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(30*ms, 2)}, dbwait.Network},
+		{"big steal without a gap", 40 * ms, dbwait.Evidence{Gap: 19 * ms, Host: steal(200*ms, 2)}, dbwait.Network},
+		{"big steal without a gap, threads waited", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal, d.CPUs, d.Wait = 200*ms, 2, 30*ms })}, dbwait.Runnable},
+		{"a steal tick is not enough", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(10*ms, 2)}, dbwait.Network},
+		{"one CPU: half the difference", 40 * ms, dbwait.Evidence{Gap: 20 * ms, Host: steal(20*ms, 1)}, dbwait.Steal},
+		{"8 CPUs: two vCPUs lost are not half the VM", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(80*ms, 8)}, dbwait.Network},
+		{"8 CPUs: the whole VM lost half", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(160*ms, 8)}, dbwait.Steal},
+		{"CPU count unknown: steal of the whole difference", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(40*ms, 0)}, dbwait.Steal},
+		{"CPU count unknown: steal under the difference", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(30*ms, 0)}, dbwait.Network},
+		{"steal absent, gap", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(absent(hostsig.SourceSteal))}, dbwait.Unknown},
+		{"steal beats paused", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: steal(1000*ms, 2)}, dbwait.Steal},
+		{"a gap with trickle steal is paused", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: steal(10*ms, 2)}, dbwait.Paused},
 		{"paused", 500 * ms, dbwait.Evidence{Gap: 500 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 10 * ms })}, dbwait.Paused},
 		{"gap under MinPause", 100 * ms, dbwait.Evidence{Gap: 100 * ms, Host: delta(nil)}, dbwait.Network},
 		{"gap covers under half", 500 * ms, dbwait.Evidence{Gap: 200 * ms, Host: delta(nil)}, dbwait.Network},

@@ -18,7 +18,10 @@
 //
 //   - throttled: the cgroup's nr_throttled rose, and its CPU pressure (PSI
 //     some) rose with it;
-//   - steal: /proc/stat steal rose by at least half the difference;
+//   - steal: /proc/stat steal per CPU rose by at least half the difference
+//     (the whole difference when the CPU count is unknown), and the trace
+//     has a stretch with no event from any goroutine or P covering at
+//     least half of it: the hypervisor took the process's CPU (Classify);
 //   - paused: the trace has a stretch of at least Options.MinPause with no
 //     event from any goroutine or P inside the outside time, covering at
 //     least half of it, while the counters stayed flat (no throttling,

@@ -60,6 +60,7 @@ type JSONDelta struct {
 	CgroupPSIMs    *float64          `json:"cgroup_psi_some_ms"`
 	SystemPSIMs    *float64          `json:"psi_some_ms"`
 	StealMs        *float64          `json:"steal_ms"`
+	CPUs           int               `json:"cpus,omitempty"` // CPUs steal is summed over; left out when unknown
 	RunQueueWaitMs *float64          `json:"run_queue_wait_ms"`
 	CPUMs          *float64          `json:"cpu_ms"`
 	Absent         map[string]string `json:"absent,omitempty"`
@@ -160,6 +161,7 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 	j.CgroupPSIMs = f(hostsig.SourceCgroupPSI, d.CgroupSome)
 	j.SystemPSIMs = f(hostsig.SourceSystemPSI, d.SystemSome)
 	j.StealMs = f(hostsig.SourceSteal, d.Steal)
+	j.CPUs = d.CPUs
 	j.RunQueueWaitMs = f(hostsig.SourceSchedstat, d.Wait)
 	j.CPUMs = f(hostsig.SourceProcess, d.CPU())
 	for src := range hostsig.NumSources {

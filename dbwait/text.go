@@ -144,7 +144,11 @@ func hostText(d *hostsig.Delta) string {
 	add(hostsig.SourceThrottle, "nr_throttled +%d (%s ms)", d.Throttled, ms(d.ThrottledTime))
 	add(hostsig.SourceCgroupPSI, "cgroup PSI some +%s ms", ms(d.CgroupSome))
 	add(hostsig.SourceSystemPSI, "PSI some +%s ms", ms(d.SystemSome))
-	add(hostsig.SourceSteal, "steal +%s ms", ms(d.Steal))
+	if d.CPUs > 0 {
+		add(hostsig.SourceSteal, "steal +%s ms (%d CPUs)", ms(d.Steal), d.CPUs)
+	} else {
+		add(hostsig.SourceSteal, "steal +%s ms", ms(d.Steal))
+	}
 	add(hostsig.SourceSchedstat, "run-queue wait +%s ms", ms(d.Wait))
 	add(hostsig.SourceProcess, "CPU +%s ms", ms(d.CPU()))
 	return strings.Join(parts, ", ")

@@ -48,8 +48,8 @@ func FuzzParseSystemStat(f *testing.F) {
 	addSeeds(f, "proc_stat.txt", "cpu 1 2 3 4 5 6 7 8")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := ParseSystemStat(b, DefaultUserHZ)
-		if err == nil && c.Steal < 0 {
-			t.Errorf("accepted negative steal %+v", c)
+		if err == nil && (c.Steal < 0 || c.CPUs < 0 || c.CPUs > len(b)/5) {
+			t.Errorf("accepted negative steal or an impossible CPU count %+v", c)
 		}
 	})
 }

@@ -21,6 +21,13 @@ type logField struct {
 	ptr func(*Sample) any // *time.Duration, *time.Time, *uint64, *int, *string or *CgroupVersion
 }
 
+// optionalKeys were added after the first samples were recorded. Each is an *int, written
+// only when positive (0 = unknown), and a source without it is still complete, so lines
+// recorded before it existed still decode.
+var optionalKeys = map[string]bool{"ncpu": true}
+
+func (f logField) optional() bool { return optionalKeys[f.key] }
+
 // logFields lists the keys in the order MarshalText writes them. Durations are integer
 // nanoseconds, Wall is Unix nanoseconds.
 var logFields = []logField{
@@ -44,6 +51,7 @@ var logFields = []logField{
 	{"some", SourceSystemPSI, func(s *Sample) any { return &s.SystemSome }},
 	{"full", SourceSystemPSI, func(s *Sample) any { return &s.SystemFull }},
 	{"steal", SourceSteal, func(s *Sample) any { return &s.Steal }},
+	{"ncpu", SourceSteal, func(s *Sample) any { return &s.CPUs }}, // optional
 }
 
 // absentPrefix starts the key that records why a source is absent: no.cgpsi="reason".
@@ -53,7 +61,8 @@ const absentPrefix = "no."
 //
 //	mono=5012345678 wall=1796220440156354603 pid=42 cg=/lab cg2=/lab ut=120000000 ... no.steal="open /proc/stat: ..."
 //
-// The fields of an absent source are replaced by its no.<source> key.
+// The fields of an absent source are replaced by its no.<source> key. ncpu (Sample.CPUs) is
+// left out when it is unknown (0).
 func (s Sample) MarshalText() ([]byte, error) {
 	var b strings.Builder
 	src := Source(255)
@@ -66,6 +75,9 @@ func (s Sample) MarshalText() ([]byte, error) {
 			continue
 		}
 		src = f.src
+		if f.optional() && *f.ptr(&s).(*int) <= 0 {
+			continue // unknown: left out, as in samples recorded before the key existed
+		}
 		writeKV(&b, f.key, formatValue(f.ptr(&s)))
 	}
 	return []byte(b.String()), nil

@@ -78,8 +78,16 @@ func TestParseSystemStat(t *testing.T) {
 		want    SystemCPU
 		wantErr string
 	}{
-		{"cpu  1181 0 1691 634331 103 0 21 69 0 0\ncpu0 1 2 3\n", 100, SystemCPU{User: 11810 * time.Millisecond, System: 16910 * time.Millisecond, Idle: 6343310 * time.Millisecond, IOWait: 1030 * time.Millisecond, SoftIRQ: 210 * time.Millisecond, Steal: 690 * time.Millisecond}, ""},
-		{"cpu 1 2 3 4 5 6 7 8", 250, SystemCPU{4 * time.Millisecond, 8 * time.Millisecond, 12 * time.Millisecond, 16 * time.Millisecond, 20 * time.Millisecond, 24 * time.Millisecond, 28 * time.Millisecond, 32 * time.Millisecond}, ""},
+		{"cpu  1181 0 1691 634331 103 0 21 69 0 0\ncpu0 1 2 3\n", 100, SystemCPU{User: 11810 * time.Millisecond, System: 16910 * time.Millisecond, Idle: 6343310 * time.Millisecond, IOWait: 1030 * time.Millisecond, SoftIRQ: 210 * time.Millisecond, Steal: 690 * time.Millisecond, CPUs: 1}, ""},
+		{"cpu 1 2 3 4 5 6 7 8", 250, SystemCPU{4 * time.Millisecond, 8 * time.Millisecond, 12 * time.Millisecond, 16 * time.Millisecond, 20 * time.Millisecond, 24 * time.Millisecond, 28 * time.Millisecond, 32 * time.Millisecond, 0}, ""},
+		// The CPU count: cpuN lines up to the next line; 0 when the text may be cut short.
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncpu1 1\ncpu7 1\nintr 5\ncpu2 1\n", 100, SystemCPU{Steal: 80 * time.Millisecond, CPUs: 3}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncpu1 1\nint", 100, SystemCPU{Steal: 80 * time.Millisecond, CPUs: 2}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncpu1 1\nintr 3 4", 100, SystemCPU{Steal: 80 * time.Millisecond, CPUs: 2}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncpu1 1", 100, SystemCPU{Steal: 80 * time.Millisecond}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncp", 100, SystemCPU{Steal: 80 * time.Millisecond}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu0 1\ncpux 1\n", 100, SystemCPU{Steal: 80 * time.Millisecond, CPUs: 1}, ""},
+		{"cpu 0 0 0 0 0 0 0 8\ncpu 1\n", 100, SystemCPU{Steal: 80 * time.Millisecond}, ""},
 		{"cpu 1 2 3 4 5 6 7", 100, SystemCPU{}, "want at least 8"},
 		{"cpu0 1 2 3 4 5 6 7 8", 100, SystemCPU{}, "not the cpu line"},
 		{"intr 1\ncpu 1 2 3 4 5 6 7 8", 100, SystemCPU{}, "not the cpu line"},

@@ -11,14 +11,15 @@ import (
 const notInLog = "not in log"
 
 // ParseLog decodes the text of Sample.MarshalText. Unknown keys are ignored, so later
-// versions may add fields; a source with some but not all of its keys is an error.
+// versions may add fields; a source with some but not all of its keys is an error. Keys
+// added later (ncpu) are optional: without one, its field is 0 (unknown).
 func ParseLog(text string) (Sample, error) {
 	kv, err := splitKV(text)
 	if err != nil {
 		return Sample{}, fmt.Errorf("parse %s log: %w", LogCategory, err)
 	}
 	var s Sample
-	var have [NumSources + 1]int // keys found per source; header last
+	var have, haveOpt [NumSources + 1]int // keys found per source (required, optional); header last
 	for _, f := range logFields {
 		v, ok := kv[f.key]
 		if !ok {
@@ -27,19 +28,29 @@ func ParseLog(text string) (Sample, error) {
 		if err := parseValue(f.ptr(&s), v); err != nil {
 			return Sample{}, fmt.Errorf("parse %s log: %s: %w", LogCategory, f.key, err)
 		}
+		if f.optional() {
+			if n := *f.ptr(&s).(*int); n <= 0 {
+				return Sample{}, fmt.Errorf("parse %s log: %s: %d, want at least 1 (leave it out when unknown)", LogCategory, f.key, n)
+			}
+			haveOpt[f.src]++
+			continue
+		}
 		have[f.src]++
 	}
-	if err := checkSources(&s, kv, have); err != nil {
+	if err := checkSources(&s, kv, have, haveOpt); err != nil {
 		return Sample{}, fmt.Errorf("parse %s log: %w", LogCategory, err)
 	}
 	return s, nil
 }
 
-// checkSources decides, per source, whether it is present, excused or incomplete.
-func checkSources(s *Sample, kv map[string]string, have [NumSources + 1]int) error {
+// checkSources decides, per source, whether it is present, excused or incomplete. Optional
+// keys (haveOpt) do not make a source complete, but they do report it.
+func checkSources(s *Sample, kv map[string]string, have, haveOpt [NumSources + 1]int) error {
 	var want [NumSources + 1]int
 	for _, f := range logFields {
-		want[f.src]++
+		if !f.optional() {
+			want[f.src]++
+		}
 	}
 	for _, k := range []string{"mono", "wall", "pid"} {
 		if _, ok := kv[k]; !ok {
@@ -49,12 +60,14 @@ func checkSources(s *Sample, kv map[string]string, have [NumSources + 1]int) err
 	for src := range NumSources {
 		reason, excused := kv[absentPrefix+src.String()]
 		switch {
-		case excused && have[src] > 0:
+		case excused && have[src]+haveOpt[src] > 0:
 			return fmt.Errorf("%s both reported and absent", src)
 		case excused && reason == "":
 			return fmt.Errorf("%s absent without a reason", src)
 		case excused:
 			s.Absent[src] = reason
+		case have[src] == 0 && haveOpt[src] > 0:
+			return fmt.Errorf("%s has only its optional keys", src)
 		case have[src] == 0:
 			s.Absent[src] = notInLog
 		case have[src] < want[src]:

@@ -16,7 +16,7 @@ const (
 	SourceThrottle                // cgroup cpu.stat: Periods, Throttled, ThrottledTime
 	SourceCgroupPSI               // v2 cgroup cpu.pressure: CgroupSome, CgroupFull
 	SourceSystemPSI               // /proc/pressure/cpu: SystemSome, SystemFull
-	SourceSteal                   // /proc/stat: Steal
+	SourceSteal                   // /proc/stat: Steal, CPUs
 	NumSources
 )
 
@@ -60,6 +60,10 @@ type Sample struct {
 	CgroupSome, CgroupFull time.Duration // SourceCgroupPSI: stall totals of the v2 cgroup
 	SystemSome, SystemFull time.Duration // SourceSystemPSI: stall totals of the machine
 	Steal                  time.Duration // SourceSteal: steal of all CPUs
+	// CPUs is the number of CPUs Steal is summed over: the cpuN lines of /proc/stat (online
+	// CPUs, a gauge). 0 means unknown: samples recorded before it was kept have none, and
+	// with SourceSteal it is never a stand-in for a real count.
+	CPUs int
 
 	Absent [NumSources]string // per source: why it is missing; "" when it was read
 }
@@ -85,6 +89,10 @@ type Delta struct {
 	CgroupSome, CgroupFull  time.Duration
 	SystemSome, SystemFull  time.Duration
 	Steal                   time.Duration
+	// CPUs is the number of CPUs Steal is summed over, the larger of the two samples'
+	// counts (so that steal per CPU is never overstated when CPUs came online in between);
+	// 0 when either sample lacks it or SourceSteal is absent.
+	CPUs int
 
 	Absent [NumSources]string
 }
@@ -112,6 +120,9 @@ func Diff(a, b Sample) Delta {
 	d.SystemSome = d.dur(SourceSystemPSI, a.SystemSome, b.SystemSome)
 	d.SystemFull = d.dur(SourceSystemPSI, a.SystemFull, b.SystemFull)
 	d.Steal = d.dur(SourceSteal, a.Steal, b.Steal)
+	if a.CPUs > 0 && b.CPUs > 0 {
+		d.CPUs = max(a.CPUs, b.CPUs)
+	}
 	d.clearAbsent()
 	return d
 }
@@ -174,5 +185,8 @@ func (d *Delta) clearAbsent() {
 	}
 	if !d.Has(SourceSystemPSI) {
 		d.SystemSome, d.SystemFull = 0, 0
+	}
+	if !d.Has(SourceSteal) {
+		d.Steal, d.CPUs = 0, 0
 	}
 }

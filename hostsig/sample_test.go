@@ -15,7 +15,7 @@ func fullSample() Sample {
 		Run: 150 * time.Millisecond, Wait: 400 * time.Millisecond, Timeslices: 67,
 		CgroupVersion: CgroupV1, Periods: 15, Throttled: 14, ThrottledTime: 1063313249,
 		CgroupSome: 732 * time.Millisecond, CgroupFull: 700 * time.Millisecond,
-		SystemSome: 4780 * time.Millisecond, Steal: 690 * time.Millisecond,
+		SystemSome: 4780 * time.Millisecond, Steal: 690 * time.Millisecond, CPUs: 2,
 	}
 }
 
@@ -39,10 +39,14 @@ func TestDiff(t *testing.T) {
 		check  func(Delta) bool
 	}{
 		{"increments", a, later(nil), nil, func(d Delta) bool {
-			return d.Interval == time.Second && d.CPU() == 200*time.Millisecond && d.Throttled == 8 && d.CgroupSome == 500*time.Millisecond && d.Steal == 0
+			return d.Interval == time.Second && d.CPU() == 200*time.Millisecond && d.Throttled == 8 && d.CgroupSome == 500*time.Millisecond && d.Steal == 0 && d.CPUs == 2
 		}},
+		{"a CPU came online: the larger count", a, later(func(b *Sample) { b.CPUs, b.Steal = 3, b.Steal+30*time.Millisecond }), nil,
+			func(d Delta) bool { return d.CPUs == 3 && d.Steal == 30*time.Millisecond }},
+		{"CPU count unknown in one sample (recorded before it was kept)", a, later(func(b *Sample) { b.CPUs = 0 }), nil,
+			func(d Delta) bool { return d.CPUs == 0 && d.Has(SourceSteal) }},
 		{"absent in one sample", a, later(func(b *Sample) { b.Absent[SourceSteal] = "open /proc/stat: denied" }),
-			map[Source]string{SourceSteal: "denied"}, func(d Delta) bool { return d.Throttled == 8 }},
+			map[Source]string{SourceSteal: "denied"}, func(d Delta) bool { return d.Throttled == 8 && d.CPUs == 0 }},
 		{"cgroup moved", a, later(func(b *Sample) { b.CgroupPath = "/other" }),
 			map[Source]string{SourceThrottle: "cgroup changed from /lab to /other"}, func(d Delta) bool { return d.Throttled == 0 && d.CgroupSome > 0 }},
 		{"v2 cgroup moved", a, later(func(b *Sample) { b.CgroupV2Path = "/" }),
@@ -80,8 +84,10 @@ func TestLogRoundTrip(t *testing.T) {
 	odd.CgroupPath, odd.CgroupV2Path = `/with space/and"quote=`, ""
 	odd.Absent[SourceSteal] = "read /proc/stat: permission denied"
 	odd.Absent[SourceCgroupPSI] = "no v2 cgroup hierarchy mounted"
-	odd.Steal, odd.CgroupSome, odd.CgroupFull = 0, 0, 0 // absent sources have zero fields
-	for _, s := range []Sample{fullSample(), odd} {
+	odd.Steal, odd.CPUs, odd.CgroupSome, odd.CgroupFull = 0, 0, 0, 0 // absent sources have zero fields
+	noCPUs := fullSample()
+	noCPUs.CPUs = 0 // unknown: ncpu left out
+	for _, s := range []Sample{fullSample(), odd, noCPUs} {
 		text, err := s.MarshalText()
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +123,11 @@ func TestParseLogErrors(t *testing.T) {
 		{"duplicate", string(good) + " ut=1", "twice"},
 		{"partial source", strings.Replace(string(good), "wait=", "x=", 1), "sched has 2 of its 3 keys"},
 		{"present and absent", string(good) + ` no.steal="x"`, "both"},
-		{"absent without reason", strings.Replace(string(good), "steal=690000000", `no.steal=""`, 1), "without a reason"},
+		{"absent without reason", strings.Replace(string(good), "steal=690000000 ncpu=2", `no.steal=""`, 1), "without a reason"},
+		{"ncpu 0", strings.Replace(string(good), "ncpu=2", "ncpu=0", 1), "ncpu: 0, want at least 1"},
+		{"ncpu negative", strings.Replace(string(good), "ncpu=2", "ncpu=-2", 1), "ncpu: -2"},
+		{"ncpu without steal", strings.Replace(string(good), "steal=690000000 ", "", 1), "steal has only its optional keys"},
+		{"ncpu and absent steal", strings.Replace(string(good), "steal=690000000", `no.steal="x"`, 1), "both"},
 		{"bad number", strings.Replace(string(good), "ut=120000000", "ut=12x", 1), "ut"},
 		{"bad quote", string(good) + ` z="open`, "quoted"},
 		{"quote then junk", string(good) + ` z="a"b`, "no space"},
@@ -129,7 +139,16 @@ func TestParseLogErrors(t *testing.T) {
 			checkErr(t, err, tt.wantErr)
 		})
 	}
-	s, err := ParseLog("mono=1 wall=2 pid=3 later=x")
+	// A line recorded before ncpu existed: steal is complete, its CPU count unknown.
+	old := strings.Replace(string(good), " ncpu=2", "", 1)
+	s, err := ParseLog(old)
+	if err != nil {
+		t.Fatalf("a line without ncpu: %v", err)
+	}
+	if !s.Has(SourceSteal) || s.Steal != 690*time.Millisecond || s.CPUs != 0 {
+		t.Errorf("a line without ncpu: steal %v (absent %q), CPUs %d; want 690ms, present, 0", s.Steal, s.Absent[SourceSteal], s.CPUs)
+	}
+	s, err = ParseLog("mono=1 wall=2 pid=3 later=x")
 	if err != nil {
 		t.Fatal(err)
 	}

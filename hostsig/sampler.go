@@ -160,7 +160,7 @@ func (s *Sampler) readSchedstat(smp *Sample) {
 func (s *Sampler) readSystem(smp *Sample) {
 	smp.Absent[SourceSteal] = s.sysStatErr
 	if s.sysStat != nil {
-		b, err := s.sysStat.read(512)
+		b, err := s.sysStat.read(0) // all of it: the cpuN lines too, for the CPU count
 		var c SystemCPU
 		if err == nil {
 			c, err = ParseSystemStat(b, s.hz)
@@ -168,7 +168,7 @@ func (s *Sampler) readSystem(smp *Sample) {
 		if err != nil {
 			smp.Absent[SourceSteal] = err.Error()
 		}
-		smp.Steal = c.Steal
+		smp.Steal, smp.CPUs = c.Steal, c.CPUs
 	}
 	smp.Absent[SourceSystemPSI] = s.sysPSIErr
 	if s.sysPSI != nil {

@@ -192,7 +192,8 @@ func markdown(env *lab.Env, results []*ConditionResult) string {
 	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --trace %s --pglog %s`.\n",
 		env.Out, filepath.Join(env.Out, results[0].Runs[0].Trace), filepath.Join(env.Out, results[0].Runs[0].PGLog))
 	b.WriteString("\nSteal cannot be produced on demand on this machine: the VM's steal is an uncontrolled trickle of 10 ms ticks (the steal column), " +
-		"which can tip a statement to \"steal\" now and then; the steal rule is tested on recorded samples with a steal rise added (dbwait's TestStealOnRecordedSamples).\n")
+		"which by itself makes no statement \"steal\" (that takes steal per CPU of half the difference and an event-free stretch in the trace as long); " +
+		"the steal rule is tested on recorded samples with steal added (dbwait's TestStealOnRecordedSamples).\n")
 	return b.String()
 }
 

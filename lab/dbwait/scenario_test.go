@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -86,24 +85,19 @@ func TestLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.Markdown)
-	// The premise is that steal cannot happen here; when the VM's
-	// host does steal CPU during the proxy window, the design's rule order
-	// (steal rising → steal, before network) rightly claims some of the
-	// proxy's statements, so that check cannot be asserted for this run.
-	stolen := 0.0
-	for _, c := range out.JSON.(*Result).Conditions {
-		if c.Name == "proxy" && c.Verdicts["steal"] > 0 {
-			stolen = c.StealMs
+	// Every check is asserted, the proxy's too: the VM's trickle of steal
+	// ticks during the proxy window is no evidence of steal for dbwait's
+	// rule (steal per CPU of half the difference, and a stall in the trace).
+	for _, c := range out.Checks {
+		if c.OK {
+			t.Logf("pass: %s: %s", c.Name, c.Got)
+		} else {
+			t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
 		}
 	}
-	for _, c := range out.Checks {
-		switch {
-		case c.OK:
-			t.Logf("pass: %s: %s", c.Name, c.Got)
-		case strings.HasPrefix(c.Name, "proxy") && stolen > 0:
-			t.Logf("NOT ASSERTED (the VM's host stole %.0f ms of CPU during the proxy window, so steal verdicts take precedence by design): %s: got %s, want %s", stolen, c.Name, c.Got, c.Want)
-		default:
-			t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
+	for _, c := range out.JSON.(*Result).Conditions {
+		if c.Name == "proxy" {
+			t.Logf("proxy: steal +%g ms over the window, verdicts %v, diff p50 %.3f ms", c.StealMs, c.Verdicts, c.DiffP50Ms)
 		}
 	}
 	if len(out.Checks) != 5 {
