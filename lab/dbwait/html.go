@@ -120,7 +120,8 @@ func conditionsSection(results []*ConditionResult) (htmlreport.Section, error) {
 			"Counts and host deltas are means per run; p50s are over all runs' statements; verdicts are summed over runs and count statements over 10 ms.",
 		Body: body,
 		Note: "Steal cannot be produced on demand on this machine: the VM's steal is an uncontrolled trickle of 10 ms ticks (the steal column), " +
-			"which can tip a statement to \"steal\" now and then; the steal rule is tested on recorded samples with a steal rise added (dbwait's TestStealOnRecordedSamples)."}, err
+			"which by itself makes no statement \"steal\" (that takes steal per CPU of half the difference and an event-free stretch in the trace as long); " +
+			"the steal rule is tested on recorded samples with steal added (dbwait's TestStealOnRecordedSamples)."}, err
 }
 
 // checksSection lists the checks.
