@@ -49,7 +49,7 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 	for _, mk := range also {
 		extra = append(extra, mk(stacks))
 	}
-	p := startPipe(tr)
+	p := startPipe(name, tr)
 	defer p.stop()
 	var lost error
 	for {

@@ -26,6 +26,11 @@ type stackInfo struct {
 	outerApp string // outermost application frame (the handler, for inferred requests)
 	flags    uint8
 	computed bool
+	// termKind and termID remember the term of the last wait on this stack
+	// (a stack nearly always blocks with one kind), valid when hasTerm.
+	termKind frame.Kind
+	hasTerm  bool
+	termID   critpath.TermID
 }
 
 const (
@@ -90,14 +95,19 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 
 // term returns the TermID for a wait of kind k on stack id.
 func (t *terms) term(id tracein.StackID, k frame.Kind) critpath.TermID {
-	a := t.stack(id).attr
-	key := termKey{app: a.App, mech: a.Mechanism, kind: k}
-	if tid, ok := t.index[key]; ok {
-		return tid
+	si := t.stack(id)
+	if si.hasTerm && si.termKind == k {
+		return si.termID
 	}
-	tid := critpath.TermID(len(t.list))
-	t.list = append(t.list, Term{Frame: a.App, Mechanism: a.Mechanism, Kind: k})
-	t.index[key] = tid
+	a := si.attr
+	key := termKey{app: a.App, mech: a.Mechanism, kind: k}
+	tid, ok := t.index[key]
+	if !ok {
+		tid = critpath.TermID(len(t.list))
+		t.list = append(t.list, Term{Frame: a.App, Mechanism: a.Mechanism, Kind: k})
+		t.index[key] = tid
+	}
+	si.hasTerm, si.termKind, si.termID = true, k, tid
 	return tid
 }
 

@@ -16,8 +16,10 @@ type Analyzer struct {
 	stacks *tracein.Stacks
 	cpu    *cpuAcc
 	byCPU  map[tracein.StackID]sampleClass // classification per sample stack
-	byApp  map[tracein.StackID]string      // application frame per stack
-	funcs  []string                        // scratch
+	byApp  []int32                         // by StackID: 1 + index in names of its application frame; 0 not yet known
+	names  []string                        // frame names of causes; names[0] is ""
+	nameID map[string]int32
+	funcs  []string // scratch
 
 	start, end tracein.Time
 	seen       bool
@@ -45,7 +47,8 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		stacks:     stacks,
 		cpu:        newCPUAcc(opts.Frames, &opts.Rules),
 		byCPU:      map[tracein.StackID]sampleClass{},
-		byApp:      map[tracein.StackID]string{},
+		names:      []string{""},
+		nameID:     map[string]int32{"": 0},
 		procs:      map[int64]struct{}{},
 		threads:    map[int64]struct{}{},
 		lastThread: -1,
@@ -137,29 +140,38 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 
 // actor returns the application frame of the goroutine that made ev.G
 // runnable; "" for the network poller and timers.
-func (a *Analyzer) actor(ev *tracein.Event) string {
+func (a *Analyzer) actor(ev *tracein.Event) int32 {
 	if ev.Actor == tracein.NoGoroutine || ev.Actor == ev.G {
-		return ""
+		return 0
 	}
 	return a.app(ev.ActorStack)
 }
 
 // app returns the application frame of a stack, or its outermost frame
-// when it has none (runtime-internal goroutines).
-func (a *Analyzer) app(id tracein.StackID) string {
+// when it has none (runtime-internal goroutines), as an index in names.
+func (a *Analyzer) app(id tracein.StackID) int32 {
 	if id == tracein.NoStack {
-		return ""
+		return 0
 	}
-	if s, ok := a.byApp[id]; ok {
-		return s
+	if int(id) < len(a.byApp) && a.byApp[id] != 0 {
+		return a.byApp[id] - 1
 	}
 	funcs := a.funcNames(id)
 	s := a.opts.Rules.Decide(funcs).App
 	if s == "" && len(funcs) > 0 {
 		s = funcs[len(funcs)-1]
 	}
-	a.byApp[id] = s
-	return s
+	n, ok := a.nameID[s]
+	if !ok {
+		n = int32(len(a.names))
+		a.names = append(a.names, s)
+		a.nameID[s] = n
+	}
+	for int(id) >= len(a.byApp) {
+		a.byApp = append(a.byApp, 0)
+	}
+	a.byApp[id] = n + 1
+	return n
 }
 
 func (a *Analyzer) funcNames(id tracein.StackID) []string {
@@ -184,7 +196,7 @@ func (a *Analyzer) Finalize() *Report {
 	st := a.st
 	st.Duration = a.end.Sub(a.start)
 	st.PsSeen, st.Threads = len(a.procs), len(a.threads)
-	st.Bursts, st.Causes = a.bursts.finish(a.opts.Top)
+	st.Bursts, st.Causes = a.bursts.finish(a.opts.Top, a.names)
 	st.Wait = a.waits.stats()
 	r := &Report{
 		CPU:        a.cpu.result("trace", "samples", a.opts.Top),

@@ -42,9 +42,11 @@ type Cause struct {
 	PerBurst float64 `json:"per_burst"` // Count / large bursts
 }
 
+// causeKey is a cause with its frames as indexes into the analyser's name
+// table (0 is ""), so counting one costs no string hashing.
 type causeKey struct {
 	kind          CauseKind
-	actor, target string
+	actor, target int32
 }
 
 // BurstStats describes wakeups and creations clustered in time.
@@ -158,7 +160,8 @@ func (b *bursts) close() {
 
 // finish closes the open burst and returns the statistics and the top
 // causes of large bursts.
-func (b *bursts) finish(top int) (BurstStats, []Cause) {
+// names resolves the frames of the causes.
+func (b *bursts) finish(top int, names []string) (BurstStats, []Cause) {
 	b.close()
 	st := b.st
 	st.Busiest = b.busiest()
@@ -173,7 +176,7 @@ func (b *bursts) finish(top int) (BurstStats, []Cause) {
 	if len(sizes) > 0 {
 		st.Max = sizes[len(sizes)-1]
 	}
-	return st, topCauses(b.causes, st.Large, top)
+	return st, topCauses(b.causes, names, st.Large, top)
 }
 
 // sizeQuantile returns the q-quantile of the sizes of at least from, of
@@ -196,10 +199,10 @@ func sizeQuantile(sizes []int, counts map[int]int64, n int64, q float64, from in
 	return sizes[len(sizes)-1]
 }
 
-func topCauses(m map[causeKey]int64, large int64, n int) []Cause {
+func topCauses(m map[causeKey]int64, names []string, large int64, n int) []Cause {
 	out := make([]Cause, 0, len(m))
 	for k, c := range m {
-		cs := Cause{Kind: k.kind, Actor: k.actor, Target: k.target, Count: c}
+		cs := Cause{Kind: k.kind, Actor: names[k.actor], Target: names[k.target], Count: c}
 		if large > 0 {
 			cs.PerBurst = float64(c) / float64(large)
 		}

@@ -14,8 +14,9 @@ import (
 func TestBursts(t *testing.T) {
 	ms := tracein.Time(time.Millisecond)
 	us := tracein.Time(time.Microsecond)
-	spawn := causeKey{kind: CauseCreate, actor: "main.dispatch", target: "main.handle"}
-	poll := causeKey{kind: CauseWake, target: "main.serve"}
+	names := []string{"", "main.dispatch", "main.handle", "main.serve"}
+	spawn := causeKey{kind: CauseCreate, actor: 1, target: 2}
+	poll := causeKey{kind: CauseWake, target: 3}
 	type ev struct {
 		t tracein.Time
 		k causeKey
@@ -34,7 +35,7 @@ func TestBursts(t *testing.T) {
 	for _, e := range evs {
 		b.add(e.t, e.k)
 	}
-	st, causes := b.finish(8)
+	st, causes := b.finish(8, names)
 	want := BurstStats{Gap: time.Millisecond, MinSize: 16, Count: 8, Median: 20, P90: 20, Max: 20, Large: 5, InLarge: 100, LargeMedian: 20, Busiest: 1}
 	if st != want {
 		t.Errorf("stats\n got %+v\nwant %+v", st, want)
@@ -46,12 +47,12 @@ func TestBursts(t *testing.T) {
 	for i := range 1000 { // one wakeup every 1.5 ms: no bursts at all
 		steady.add(tracein.Time(i)*1500*us, poll)
 	}
-	st, causes = steady.finish(8)
+	st, causes = steady.finish(8, names)
 	if st.Count != 1000 || st.Large != 0 || len(causes) != 0 || math.Abs(st.Busiest-0.15) > 0.01 {
 		t.Errorf("steady stream: %+v, causes %v; want 1000 bursts of 1 and the busiest tenth holding 15 %%", st, causes)
 	}
 	none := newBursts(DefaultThresholds)
-	if st, c := none.finish(8); st.Count != 0 || len(c) != 0 || st.Median != 0 {
+	if st, c := none.finish(8, names); st.Count != 0 || len(c) != 0 || st.Median != 0 {
 		t.Errorf("empty: %+v %v", st, c)
 	}
 }

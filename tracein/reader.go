@@ -16,7 +16,6 @@ type Reader struct {
 	tr     *trace.Reader
 	stacks *Stacks
 	events int64
-	syncs  int
 }
 
 // NewReader starts reading a trace from r; name is used in error messages
@@ -47,8 +46,6 @@ func (r *Reader) Offset() int64 { return r.cr.n }
 // Events returns how many trace events have been read.
 func (r *Reader) Events() int64 { return r.events }
 
-// Syncs returns how many generation boundaries (sync events) have been read.
-func (r *Reader) Syncs() int { return r.syncs }
 
 // Next returns the next record, or io.EOF at the end of the trace. Trace
 // events an analysis does not need are skipped. Errors name the input and
@@ -90,7 +87,50 @@ func (r *Reader) FillRaw(recs []Event) (n int, err error) {
 			return n, r.wrap(err)
 		}
 		r.events++
-		if r.convert(&tev, &recs[n]) {
+		if convert(&tev, &recs[n]) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ReadRaw reads the trace's next events, undecoded, into evs until it is
+// full and returns how many it read; err is as for Fill. With Convert it
+// splits FillRaw in two, so that conversion can run on either of two
+// goroutines.
+func (r *Reader) ReadRaw(evs []trace.Event) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
+		}
+	}()
+	for n < len(evs) {
+		ev, err := r.tr.ReadEvent()
+		if err == io.EOF {
+			return n, io.EOF
+		}
+		if err != nil {
+			return n, r.wrap(err)
+		}
+		r.events++
+		evs[n] = ev
+		n++
+	}
+	return n, nil
+}
+
+// Convert turns events from ReadRaw into records, as FillRaw does (their
+// stacks still to be resolved, in order, by Stacks.Resolve), and returns
+// how many it wrote; recs must be at least as long as evs. It keeps no
+// state, so any goroutine may call it. name is used in errors.
+func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: bad trace data (parser failed: %v)", name, p)
+		}
+	}()
+	for i := range evs {
+		if convert(&evs[i], &recs[n]) {
 			n++
 		}
 	}
@@ -105,17 +145,16 @@ func (r *Reader) wrap(err error) error {
 }
 
 // convert copies out the fields of ev that analyses use.
-func (r *Reader) convert(ev *trace.Event, out *Event) bool {
+func convert(ev *trace.Event, out *Event) bool {
 	*out = Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
 	switch ev.Kind() {
 	case trace.EventSync:
-		r.syncs++
 		out.Kind = KindSync
 		if cs := ev.Sync().ClockSnapshot; cs != nil {
 			out.Wall = cs.Wall.Add(ev.Time().Sub(cs.Trace))
 		}
 	case trace.EventStateTransition:
-		return r.convertTransition(ev, out)
+		return convertTransition(ev, out)
 	case trace.EventTaskBegin, trace.EventTaskEnd:
 		t := ev.Task()
 		out.Kind = KindTaskBegin
@@ -141,7 +180,7 @@ func (r *Reader) convert(ev *trace.Event, out *Event) bool {
 	return true
 }
 
-func (r *Reader) convertTransition(ev *trace.Event, out *Event) bool {
+func convertTransition(ev *trace.Event, out *Event) bool {
 	st := ev.StateTransition()
 	switch st.Resource.Kind {
 	case trace.ResourceGoroutine:

@@ -3,9 +3,9 @@
 //
 // The runtime hands out goroutine IDs in increasing order, so goroutines
 // alive at the same time have nearby IDs. A Table keeps them in pages of
-// consecutive IDs: a lookup is one small-map probe for the page (usually
-// skipped: the last page used is remembered) and one index, instead of a
-// probe into a map as large as the number of live goroutines.
+// consecutive IDs, the recent pages in a slice: a lookup is two indexes
+// instead of a probe into a map as large as the number of live goroutines.
+// Memory follows the pages that hold live goroutines.
 package gotable
 
 import (
@@ -17,6 +17,10 @@ import (
 const (
 	pageBits = 8
 	pageLen  = 1 << pageBits
+	// maxDense is the most pages indexed directly: IDs within 4 Mi of the
+	// newest pages (128 KiB of page pointers). Older pages, of long-lived
+	// goroutines, live in a map.
+	maxDense = 1 << 14
 )
 
 type page[T any] struct {
@@ -26,30 +30,63 @@ type page[T any] struct {
 
 // Table maps goroutine IDs to *T. The zero value is an empty table.
 type Table[T any] struct {
-	pages    map[int64]*page[T]
-	lastKey  int64
-	lastPage *page[T] // nil when lastKey is not cached
-	n        int
+	dense []*page[T] // pages base, base+1, …
+	base  int64
+	old   map[int64]*page[T] // pages below base
+	n     int
 }
 
-func (t *Table[T]) page(id tracein.GoID, create bool) *page[T] {
-	k := int64(id) >> pageBits
-	if t.lastPage != nil && t.lastKey == k {
-		return t.lastPage
-	}
-	p := t.pages[k]
-	if p == nil {
-		if !create {
-			return nil
+// page returns the page of ID key k, creating it when create is set.
+func (t *Table[T]) page(k int64, create bool) *page[T] {
+	if i := k - t.base; i >= 0 && i < int64(len(t.dense)) {
+		if p := t.dense[i]; p != nil || !create {
+			return p
 		}
-		if t.pages == nil {
-			t.pages = map[int64]*page[T]{}
-		}
-		p = new(page[T])
-		t.pages[k] = p
+	} else if p := t.old[k]; p != nil || !create {
+		return p
 	}
-	t.lastKey, t.lastPage = k, p
+	p := new(page[T])
+	switch {
+	case len(t.dense) == 0 && len(t.old) == 0:
+		t.base, t.dense = k, append(t.dense[:0], p)
+	case k < t.base:
+		if t.old == nil {
+			t.old = map[int64]*page[T]{}
+		}
+		t.old[k] = p
+	default:
+		t.grow(k)
+		t.dense[k-t.base] = p
+	}
 	return p
+}
+
+// grow extends the dense window to page k (k ≥ base), sliding it up and
+// moving the pages that fall out of it to the map when it would get too long.
+func (t *Table[T]) grow(k int64) {
+	if k-t.base >= maxDense {
+		newBase := k - maxDense/2
+		for i, p := range t.dense {
+			if t.base+int64(i) >= newBase {
+				break
+			}
+			if p != nil {
+				if t.old == nil {
+					t.old = map[int64]*page[T]{}
+				}
+				t.old[t.base+int64(i)] = p
+			}
+		}
+		if drop := newBase - t.base; drop < int64(len(t.dense)) {
+			t.dense = append(t.dense[:0], t.dense[drop:]...)
+		} else {
+			t.dense = t.dense[:0]
+		}
+		t.base = newBase
+	}
+	for int64(len(t.dense)) <= k-t.base {
+		t.dense = append(t.dense, nil)
+	}
 }
 
 // Get returns the value of id, or nil.
@@ -57,7 +94,7 @@ func (t *Table[T]) Get(id tracein.GoID) *T {
 	if id < 0 {
 		return nil
 	}
-	p := t.page(id, false)
+	p := t.page(int64(id)>>pageBits, false)
 	if p == nil {
 		return nil
 	}
@@ -69,7 +106,7 @@ func (t *Table[T]) Set(id tracein.GoID, v *T) {
 	if id < 0 || v == nil {
 		return
 	}
-	p := t.page(id, true)
+	p := t.page(int64(id)>>pageBits, true)
 	slot := &p.vals[id&(pageLen-1)]
 	if *slot == nil {
 		p.n++
@@ -84,7 +121,8 @@ func (t *Table[T]) Delete(id tracein.GoID) {
 	if id < 0 {
 		return
 	}
-	p := t.page(id, false)
+	k := int64(id) >> pageBits
+	p := t.page(k, false)
 	if p == nil {
 		return
 	}
@@ -96,10 +134,10 @@ func (t *Table[T]) Delete(id tracein.GoID) {
 	p.n--
 	t.n--
 	if p.n == 0 {
-		k := int64(id) >> pageBits
-		delete(t.pages, k)
-		if t.lastKey == k {
-			t.lastPage = nil
+		if i := k - t.base; i >= 0 && i < int64(len(t.dense)) {
+			t.dense[i] = nil
+		} else {
+			delete(t.old, k)
 		}
 	}
 }
@@ -111,11 +149,22 @@ func (t *Table[T]) Len() int { return t.n }
 // table must not be changed during the iteration.
 func (t *Table[T]) All() iter.Seq2[tracein.GoID, *T] {
 	return func(yield func(tracein.GoID, *T) bool) {
-		for k, p := range t.pages {
+		each := func(k int64, p *page[T]) bool {
 			for i, v := range p.vals {
 				if v != nil && !yield(tracein.GoID(k<<pageBits|int64(i)), v) {
-					return
+					return false
 				}
+			}
+			return true
+		}
+		for i, p := range t.dense {
+			if p != nil && !each(t.base+int64(i), p) {
+				return
+			}
+		}
+		for k, p := range t.old {
+			if !each(k, p) {
+				return
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package gotable
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/latscope/latscope/tracein"
@@ -55,8 +56,44 @@ func TestAgainstMap(t *testing.T) {
 	for id := range ref {
 		tab.Delete(id)
 	}
-	if tab.Len() != 0 || len(tab.pages) != 0 {
-		t.Fatalf("after deleting all: Len %d, %d pages kept", tab.Len(), len(tab.pages))
+	if tab.Len() != 0 || len(tab.old) != 0 || slices.ContainsFunc(tab.dense, func(p *page[int]) bool { return p != nil }) {
+		t.Fatalf("after deleting all: Len %d, pages kept", tab.Len())
+	}
+}
+
+// TestFarIDs keeps long-lived goroutines with low IDs while new IDs run
+// far ahead, so the dense window slides and old pages move to the map.
+func TestFarIDs(t *testing.T) {
+	var tab Table[int]
+	ids := []tracein.GoID{1, 2, 300, 5 << 20, 3, 20 << 20, 20<<20 + 1, 60 << 20, 7, 61 << 20}
+	vals := make([]int, len(ids))
+	for i, id := range ids {
+		vals[i] = i
+		tab.Set(id, &vals[i])
+		for j, id := range ids[:i+1] {
+			if got := tab.Get(id); got != &vals[j] {
+				t.Fatalf("after setting %d: Get(%d) = %v, want %d", ids[i], id, got, j)
+			}
+		}
+	}
+	if tab.Len() != len(ids) || len(tab.dense) > maxDense {
+		t.Fatalf("Len %d, %d dense pages", tab.Len(), len(tab.dense))
+	}
+	n := 0
+	for range tab.All() {
+		n++
+	}
+	if n != len(ids) {
+		t.Fatalf("All yields %d, want %d", n, len(ids))
+	}
+	for _, id := range ids {
+		tab.Delete(id)
+		if tab.Get(id) != nil {
+			t.Fatalf("Get(%d) after Delete", id)
+		}
+	}
+	if tab.Len() != 0 || len(tab.old) != 0 {
+		t.Fatalf("Len %d, %d old pages after deleting all", tab.Len(), len(tab.old))
 	}
 }
 
