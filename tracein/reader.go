@@ -46,7 +46,6 @@ func (r *Reader) Offset() int64 { return r.cr.n }
 // Events returns how many trace events have been read.
 func (r *Reader) Events() int64 { return r.events }
 
-
 // Next returns the next record, or io.EOF at the end of the trace. Trace
 // events an analysis does not need are skipped. Errors name the input and
 // offset; after an error the Reader must not be used again.
