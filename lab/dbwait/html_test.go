@@ -3,14 +3,13 @@ package dbwait
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/latscope/latscope/internal/chromiumtest"
 	"html"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -276,7 +275,7 @@ var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
 // tracks, bands and the threshold visible. It leaves the report and a
 // screenshot in -artifacts.
 func TestHTMLInChromium(t *testing.T) {
-	bin := chromiumBin(t)
+	bin := chromiumtest.Bin(t, "the dbwait lab's HTML report")
 	results, out := htmlPage(t)
 	dir := *htmlArtifacts
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -292,7 +291,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(probePage, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr := runChromium(t, bin, "--enable-logging=stderr", "--v=0", "--window-size=1300,5200", "--dump-dom", "file://"+probePage)
+	stdout, stderr := chromiumtest.Run(t, bin, "--enable-logging=stderr", "--v=0", "--window-size=1300,5200", "--dump-dom", "file://"+probePage)
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.Contains(line, ":CONSOLE") {
 			t.Errorf("browser console: %s", line)
@@ -344,34 +343,9 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	shot := filepath.Join(dir, "report.png")
 	os.Remove(shot)
-	runChromium(t, bin, "--hide-scrollbars", "--window-size=1300,5200", "--screenshot="+shot, "file://"+page)
+	chromiumtest.Run(t, bin, "--hide-scrollbars", "--window-size=1300,5200", "--screenshot="+shot, "file://"+page)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 50_000 {
 		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("report %s, screenshot %s", page, shot)
-}
-
-func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--disable-extensions", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), errb.String()
-}
-
-func chromiumBin(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("SKIP (loud): no headless Chromium on PATH, the dbwait lab's HTML report is not checked in a browser (apt-get install chromium; .ci/run installs it)")
-	return ""
 }

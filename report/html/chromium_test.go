@@ -2,18 +2,16 @@ package htmlreport_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/latscope/latscope/internal/chromiumtest"
 	"html"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/internal/fixture"
@@ -54,7 +52,7 @@ type probe struct {
 }
 
 func TestReportInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := chromiumtest.Bin(t, "the HTML report")
 	dir := *artifacts
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -178,7 +176,7 @@ func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr := runChromium(t, bin, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
+	stdout, stderr := chromiumtest.Run(t, bin, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.Contains(line, ":CONSOLE") {
 			t.Errorf("browser console: %s", line)
@@ -198,7 +196,7 @@ func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
 func screenshot(t *testing.T, bin, page, png string) {
 	t.Helper()
 	os.Remove(png)
-	runChromium(t, bin, "--hide-scrollbars", "--window-size=1400,2400", "--screenshot="+png, "file://"+page)
+	chromiumtest.Run(t, bin, "--hide-scrollbars", "--window-size=1400,2400", "--screenshot="+png, "file://"+page)
 	st, err := os.Stat(png)
 	if err != nil || st.Size() < 20_000 {
 		t.Fatalf("screenshot %s: %v (size %d)", png, err, sizeOf(st))
@@ -210,31 +208,6 @@ func sizeOf(st os.FileInfo) int64 {
 		return 0
 	}
 	return st.Size()
-}
-
-func runChromium(t *testing.T, bin string, args ...string) (stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--disable-extensions", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
-	}
-	return out.String(), errb.String()
-}
-
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("SKIP: no headless Chromium on PATH, the HTML report is not checked in a browser (apt-get install chromium; .ci/run installs it)")
-	return ""
 }
 
 // labSections are sections of the kind the lab adds, from made-up numbers:
