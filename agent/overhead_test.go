@@ -199,27 +199,45 @@ func snapshotCost(t *testing.T, sampler *hostsig.Sampler, handler *atomic.Pointe
 	t.Logf("one snapshot after a saturation round: %.1f MB in %v, %v of process CPU", float64(info.Size())/1e6, wall.Round(time.Millisecond), hostsig.Diff(before, after).CPU())
 }
 
-// report logs each variant's medians against the plain service's.
+// report logs each variant's medians against the plain service's, and the
+// paired comparison: round i of a variant against round i of plain, which
+// ran in the same rotation, a few seconds apart. The paired median with its
+// interquartile range says how far the noise between neighbouring rounds
+// reaches.
 func report(t *testing.T, name string, rounds [][]round) {
 	med := func(rs []round, f func(round) float64) float64 {
 		xs := make([]float64, len(rs))
 		for i, r := range rs {
 			xs[i] = f(r)
 		}
-		slices.Sort(xs)
-		return xs[len(xs)/2]
+		return quartiles(xs)[1]
 	}
 	rps := func(r round) float64 { return r.rps() }
 	cpu := func(r round) float64 { return float64(r.cpuPerRequest(0.5)) / 1e3 }
 	p99 := func(r round) float64 { return float64(r.P99) / 1e3 }
-	t.Logf("%s, %d rounds each, medians:", name, len(rounds[0]))
-	t.Logf("  %-16s %10s %7s %12s %10s %10s %7s", "variant", "requests/s", "ratio", "CPU µs/req", "added µs", "p99 µs", "errors")
+	t.Logf("%s, %d rounds each, medians; paired: median [interquartile range] of round-by-round against plain:", name, len(rounds[0]))
+	t.Logf("  %-16s %10s %7s %12s %10s %10s %7s %24s %24s", "variant", "requests/s", "ratio", "CPU µs/req", "added µs", "p99 µs", "errors", "paired ratio", "paired added µs")
 	for i, v := range variants {
 		errs := 0
-		for _, r := range rounds[i] {
+		ratios, added := make([]float64, len(rounds[i])), make([]float64, len(rounds[i]))
+		for j, r := range rounds[i] {
 			errs += r.Errors
+			ratios[j] = rps(r) / rps(rounds[0][j])
+			added[j] = cpu(r) - cpu(rounds[0][j])
 		}
-		t.Logf("  %-16s %10.0f %7.3f %12.2f %10.2f %10.0f %7d", v.name, med(rounds[i], rps), med(rounds[i], rps)/med(rounds[0], rps),
-			med(rounds[i], cpu), med(rounds[i], cpu)-med(rounds[0], cpu), med(rounds[i], p99), errs)
+		qr, qa := quartiles(ratios), quartiles(added)
+		t.Logf("  %-16s %10.0f %7.3f %12.2f %10.2f %10.0f %7d %8.3f [%.3f, %.3f] %8.2f [%+.2f, %+.2f]", v.name, med(rounds[i], rps), med(rounds[i], rps)/med(rounds[0], rps),
+			med(rounds[i], cpu), med(rounds[i], cpu)-med(rounds[0], cpu), med(rounds[i], p99), errs, qr[1], qr[0], qr[2], qa[1], qa[0], qa[2])
 	}
+}
+
+// quartiles returns the first quartile, median and third quartile of xs
+// (nearest rank), reordering xs.
+func quartiles(xs []float64) [3]float64 {
+	if len(xs) == 0 {
+		return [3]float64{}
+	}
+	slices.Sort(xs)
+	at := func(q float64) float64 { return xs[min(len(xs)-1, int(q*float64(len(xs))))] }
+	return [3]float64{at(0.25), at(0.5), at(0.75)}
 }
