@@ -57,10 +57,10 @@ else
 	echo "== reusing $trace ($(stat -c %s "$trace") bytes; --regen to record it again)"
 fi
 
-echo "== comparing ($reps run(s) per tool, interleaved)"
+echo "== comparing ($reps run(s) per tool, interleaved; go tool trace after the others: its ~10 GB disturbs the runs that follow it)"
 "$bin/compare" -trace "$trace" -reps "$reps" \
 	-base "x/exp/trace read loop" -subject "latscope analyze" -rival "go tool trace -pprof=sync" \
-	-capped "go tool trace -pprof=sync" -cap "$cap" \
+	-capped "go tool trace -pprof=sync" -cap "$cap" -after "go tool trace -pprof=sync" \
 	-tool "x/exp/trace read loop|$bin/readloop {trace}" \
 	-tool "tracein only (no analysis)|$bin/profile -stage tracein {trace}" \
 	-tool "latscope analyze|$bin/latscope analyze {trace}" \

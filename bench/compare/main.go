@@ -43,6 +43,7 @@ type Options struct {
 	Size    int64
 	Cap     int64 // RLIMIT_AS for capped tools, bytes
 	Capped  []string
+	After   []string // tools run after the interleaved runs, all their runs in a row
 }
 
 // DefaultOptions are the flags' defaults (the targets of issue 2).
@@ -93,6 +94,7 @@ func run(stdout, stderr io.Writer, args []string) error {
 	fs.Int64Var(&o.Size, "target-size", o.Size, "...on a trace of at least this many `BYTES`")
 	fs.Int64Var(&o.Cap, "cap", o.Cap, "address-space limit in `BYTES` for the tools named by -capped")
 	fs.Var(listFlag{&o.Capped}, "capped", "`NAME` of a tool to run under -cap (repeatable)")
+	fs.Var(listFlag{&o.After}, "after", "`NAME` of a tool to run after the interleaved runs of the others, all its runs in a row (repeatable): for a tool whose memory use disturbs the runs that follow it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,17 +105,34 @@ func run(stdout, stderr io.Writer, args []string) error {
 	if len(o.Tools) == 0 || o.Reps < 1 {
 		return errors.New("want at least one -tool and -reps ≥ 1")
 	}
-	for _, n := range []struct{ flag, name string }{{"-base", o.Base}, {"-subject", o.Subject}, {"-rival", o.Rival}} {
+	names := []struct{ flag, name string }{{"-base", o.Base}, {"-subject", o.Subject}, {"-rival", o.Rival}}
+	for _, a := range o.After {
+		names = append(names, struct{ flag, name string }{"-after", a})
+	}
+	for _, n := range names {
 		if n.name != "" && !slices.ContainsFunc(o.Tools, func(t tool) bool { return t.name == n.name }) {
 			return fmt.Errorf("%s %q: no -tool of that name", n.flag, n.name)
 		}
 	}
 	res := make([][]sample, len(o.Tools))
+	one := func(rep, i int) {
+		s := measure(o.Tools[i], o)
+		res[i] = append(res[i], s)
+		fmt.Fprintf(stderr, "compare: run %d/%d %-28s %s\n", rep+1, o.Reps, o.Tools[i].name, s)
+	}
+	after := func(i int) bool { return slices.Contains(o.After, o.Tools[i].name) }
 	for rep := range o.Reps {
-		for i, t := range o.Tools {
-			s := measure(t, o)
-			res[i] = append(res[i], s)
-			fmt.Fprintf(stderr, "compare: run %d/%d %-28s %s\n", rep+1, o.Reps, t.name, s)
+		for i := range o.Tools {
+			if !after(i) {
+				one(rep, i)
+			}
+		}
+	}
+	for i := range o.Tools {
+		if after(i) {
+			for rep := range o.Reps {
+				one(rep, i)
+			}
 		}
 	}
 	sums := make([]summary, len(o.Tools))

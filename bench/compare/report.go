@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -57,7 +58,11 @@ func find(sums []summary, name string) *summary {
 
 // report prints the table (Markdown) and the targets.
 func report(w io.Writer, o Options, size int64, sums []summary) {
-	fmt.Fprintf(w, "\ntrace %s: %d bytes (%.1f MiB); %d run(s) per tool, interleaved; median wall time\n\n", o.Trace, size, float64(size)/(1<<20), o.Reps)
+	order := "interleaved"
+	if len(o.After) > 0 {
+		order += "; " + strings.Join(o.After, ", ") + " after the others"
+	}
+	fmt.Fprintf(w, "\ntrace %s: %d bytes (%.1f MiB); %d run(s) per tool, %s; median wall time\n\n", o.Trace, size, float64(size)/(1<<20), o.Reps, order)
 	fmt.Fprintf(w, "| tool | MiB/s | wall s (median / best) | CPU s | peak RSS MiB | × %s (wall) | × %s (CPU) |\n", o.Base, o.Base)
 	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|\n")
 	base := find(sums, o.Base)
