@@ -35,6 +35,9 @@ var (
 // recordBurst runs a burst.Service in this process with GOMAXPROCS 32 (as
 // `latscope lab burst-serve` does) and records two seconds of it, once per
 // mode for all tests.
+// burstWindow is how long each burst variant is traced.
+const burstWindow = 2 * time.Second
+
 func recordBurst(t *testing.T, mode burst.Mode) *recording {
 	t.Helper()
 	recMu.Lock()
@@ -43,7 +46,7 @@ func recordBurst(t *testing.T, mode burst.Mode) *recording {
 		return r
 	}
 	r := &recording{}
-	r.trace, r.profile, r.err = record(mode, 2*time.Second)
+	r.trace, r.profile, r.err = record(mode, burstWindow)
 	recordings[mode] = r
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -216,8 +219,13 @@ func TestBurstFixedNoFinding(t *testing.T) {
 	if text, ok := findings(rep)[sched.FindSchedOverhead]; ok {
 		t.Errorf("fixed pool: unexpected finding: %s", text)
 	}
-	if tr := rep.Trace; tr.Creations > 100 || tr.Bursts.Large > 0 {
-		t.Errorf("fixed pool: %d creations, %d large bursts; want a steady pool", tr.Creations, tr.Bursts.Large)
+	// Spawning makes one large burst per batch; a steady pool makes none
+	// per batch, though a scheduling hiccup (two workers handed items in
+	// quick succession) can now and then cluster 16 wake-ups: allow a
+	// quarter of the batches, far below spawn's one per batch.
+	batches := int64(burstWindow / burst.DefaultConfig.Every)
+	if tr := rep.Trace; tr.Creations > 100 || 4*tr.Bursts.Large > batches {
+		t.Errorf("fixed pool: %d creations, %d large bursts in %d batches; want a steady pool", tr.Creations, tr.Bursts.Large, batches)
 	}
 }
 
