@@ -32,12 +32,12 @@ var (
 	recordings = map[burst.Mode]*recording{}
 )
 
-// recordBurst runs a burst.Service in this process with GOMAXPROCS 32 (as
-// `latscope lab burst-serve` does) and records two seconds of it, once per
-// mode for all tests.
 // burstWindow is how long each burst variant is traced.
 const burstWindow = 2 * time.Second
 
+// recordBurst runs a burst.Service in this process with GOMAXPROCS 32 (as
+// `latscope lab burst-serve` does) and records burstWindow of it, once per
+// mode for all tests.
 func recordBurst(t *testing.T, mode burst.Mode) *recording {
 	t.Helper()
 	recMu.Lock()
