@@ -5,6 +5,9 @@ package chromiumtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"html"
+	"regexp"
 	"os/exec"
 	"strings"
 	"testing"
@@ -40,4 +43,29 @@ func Run(t testing.TB, bin string, args ...string) (stdout, stderr string) {
 		t.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String())
 	}
 	return out.String(), errb.String()
+}
+
+// probeRe finds what a page's probe script left in the DOM: JSON in
+// <pre id="latscope-probe">.
+var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
+
+// Probe opens page in bin with console logging on and decodes into v the
+// JSON that the page's probe script wrote into <pre id="latscope-probe">.
+// Every console message (a script error, a blocked fetch, a CSP violation)
+// fails t. args are added to Chromium's (a window size, say).
+func Probe(t testing.TB, bin, page string, v any, args ...string) {
+	t.Helper()
+	stdout, stderr := Run(t, bin, append([]string{"--enable-logging=stderr", "--v=0"}, append(args, "--dump-dom", "file://"+page)...)...)
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, ":CONSOLE") {
+			t.Errorf("browser console: %s", line)
+		}
+	}
+	m := probeRe.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no probe output in the DOM dump of %s (%d bytes); stderr:\n%s", page, len(stdout), stderr)
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), v); err != nil {
+		t.Fatalf("probe output of %s: %v", page, err)
+	}
 }

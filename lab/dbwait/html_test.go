@@ -3,7 +3,6 @@ package dbwait
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"github.com/latscope/latscope/internal/chromiumtest"
@@ -267,8 +266,6 @@ type browserProbe struct {
 	} `json:"charts"`
 }
 
-var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
-
 // TestHTMLInChromium opens the report built from the captures in headless
 // Chromium: no script error, no console message (a CSP violation is one),
 // nothing fetched, and every run's timeline laid out with all its dots,
@@ -291,20 +288,8 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(probePage, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr := chromiumtest.Run(t, bin, "--enable-logging=stderr", "--v=0", "--window-size=1300,5200", "--dump-dom", "file://"+probePage)
-	for _, line := range strings.Split(stderr, "\n") {
-		if strings.Contains(line, ":CONSOLE") {
-			t.Errorf("browser console: %s", line)
-		}
-	}
-	m := probeRe.FindStringSubmatch(stdout)
-	if m == nil {
-		t.Fatalf("no probe output in the DOM dump (%d bytes); stderr:\n%s", len(stdout), stderr)
-	}
 	var p browserProbe
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &p); err != nil {
-		t.Fatalf("probe output: %v", err)
-	}
+	chromiumtest.Probe(t, bin, probePage, &p, "--window-size=1300,5200")
 	if len(p.Errors) > 0 {
 		t.Errorf("script errors: %q", p.Errors)
 	}

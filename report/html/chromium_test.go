@@ -2,14 +2,11 @@ package htmlreport_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"github.com/latscope/latscope/internal/chromiumtest"
-	"html"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -164,8 +161,6 @@ func labels(p probe) []string {
 	return out
 }
 
-var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
-
 // runProbe loads the page with the probes in headless Chromium and returns
 // what they measured; console messages (errors, CSP violations) fail the test.
 func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
@@ -176,20 +171,8 @@ func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr := chromiumtest.Run(t, bin, "--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+path)
-	for _, line := range strings.Split(stderr, "\n") {
-		if strings.Contains(line, ":CONSOLE") {
-			t.Errorf("browser console: %s", line)
-		}
-	}
-	m := probeRe.FindStringSubmatch(stdout)
-	if m == nil {
-		t.Fatalf("no probe output in the DOM dump (%d bytes); stderr:\n%s", len(stdout), stderr)
-	}
 	var p probe
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &p); err != nil {
-		t.Fatalf("probe output: %v", err)
-	}
+	chromiumtest.Probe(t, bin, path, &p)
 	return p
 }
 
