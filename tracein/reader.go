@@ -62,31 +62,20 @@ func (r *Reader) Next() (ev Event, err error) {
 // or an error naming the input and offset, after which the Reader must not
 // be used again. It is Next for many records at once, without copying each.
 func (r *Reader) Fill(recs []Event) (n int, err error) {
-	n, err = r.FillRaw(recs)
+	n, err = r.fill(recs)
 	r.stacks.Resolve(recs[:n])
 	return n, err
 }
 
-// FillRaw is Fill without interning the records' stacks: their Stack and
-// ActorStack are valid only after Stacks().Resolve has been called on them,
-// in order. It lets one goroutine decode the trace while another interns
-// stacks and analyses the records: the table is only touched by Resolve.
-func (r *Reader) FillRaw(recs []Event) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
-		}
-	}()
+// fill is Fill without interning the records' stacks.
+func (r *Reader) fill(recs []Event) (n int, err error) {
+	defer r.recovered(&err)
 	for n < len(recs) {
-		tev, err := r.tr.ReadEvent()
-		if err == io.EOF {
-			return n, io.EOF
-		}
+		ev, err := r.read()
 		if err != nil {
-			return n, r.wrap(err)
+			return n, err
 		}
-		r.events++
-		if convert(&tev, &recs[n]) {
+		if convert(&ev, &recs[n]) {
 			n++
 		}
 	}
@@ -94,32 +83,47 @@ func (r *Reader) FillRaw(recs []Event) (n int, err error) {
 }
 
 // ReadRaw reads the trace's next events, undecoded, into evs until it is
-// full and returns how many it read; err is as for Fill. With Convert it
-// splits FillRaw in two, so that conversion can run on either of two
-// goroutines.
+// full and returns how many it read; err is as for Fill. With Convert and
+// Stacks.Resolve it splits Fill in three, so that one goroutine can decode
+// the trace while another converts and analyses: ReadRaw's calls must be in
+// order on one goroutine; Resolve's, in the same order, on one goroutine
+// (the stack table's only writer); Convert may run anywhere in between.
 func (r *Reader) ReadRaw(evs []trace.Event) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
-		}
-	}()
+	defer r.recovered(&err)
 	for n < len(evs) {
-		ev, err := r.tr.ReadEvent()
-		if err == io.EOF {
-			return n, io.EOF
-		}
+		ev, err := r.read()
 		if err != nil {
-			return n, r.wrap(err)
+			return n, err
 		}
-		r.events++
 		evs[n] = ev
 		n++
 	}
 	return n, nil
 }
 
-// Convert turns events from ReadRaw into records, as FillRaw does (their
-// stacks still to be resolved, in order, by Stacks.Resolve), and returns
+// read returns the next trace event; errors are as for Fill.
+func (r *Reader) read() (trace.Event, error) {
+	ev, err := r.tr.ReadEvent()
+	if err == io.EOF {
+		return ev, io.EOF
+	}
+	if err != nil {
+		return ev, r.wrap(err)
+	}
+	r.events++
+	return ev, nil
+}
+
+// recovered, deferred, turns a parser panic into an error naming the input
+// and offset: the parser must never take the process down.
+func (r *Reader) recovered(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
+	}
+}
+
+// Convert turns events from ReadRaw into records, as Fill does but with
+// their stacks still to be resolved, in order, by Stacks.Resolve, and returns
 // how many it wrote; recs must be at least as long as evs. It keeps no
 // state, so any goroutine may call it. name is used in errors.
 func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {

@@ -71,7 +71,7 @@ func (s *Stacks) intern(st trace.Stack) StackID {
 	return id
 }
 
-// Resolve interns the stacks of records from Reader.FillRaw, which must be
+// Resolve interns the stacks of records from Convert, which must be
 // passed in the order they were read, each exactly once.
 func (s *Stacks) Resolve(recs []Event) {
 	for i := range recs {
