@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"flag"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
@@ -231,22 +232,5 @@ func longest(r *dbwait.Result, f func(dbwait.Query) time.Duration) dbwait.Query 
 // a mismatch writes name.got beside it.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file; got in %s.got (go test -update accepts it)", path, path)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }

@@ -3,6 +3,7 @@ package hostsig
 import (
 	"flag"
 	"fmt"
+	"github.com/latscope/latscope/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,23 +88,7 @@ func dump(v any) string {
 
 // checkGolden compares got with the golden file, rewriting it with -update. On a mismatch
 // it writes got next to it as .got.
-func checkGolden(t *testing.T, golden, got string) {
+func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != got {
-		os.WriteFile(golden+".got", []byte(got), 0o644)
-		t.Errorf("%s differs from the parser output (written to .got):\nwant:\n%s\ngot:\n%s", golden, want, got)
-	}
+	golden.Check(t, path, []byte(got), *update)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,20 +93,7 @@ func TestAnalyzeGolden(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("output differs from %s (wrote %s.got; go test -update accepts it):\n%s", path, path, got)
-	}
+	goldenfile.Check(t, path, got, *update)
 }
 
 func ev(typ string, start time.Time, d time.Duration, thread string, stack ...string) Event {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -137,20 +137,7 @@ func TestReporterGolden(t *testing.T) {
 // mismatch it writes got next to it as FILE.got.
 func golden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(file+".got", got, 0o644)
-		t.Errorf("%s differs (got written to %s.got):\n--- got\n%s--- want\n%s", file, file, got, want)
-	}
+	goldenfile.Check(t, file, got, *update)
 }
 
 // BenchmarkReport measures Add and Close (sort and percentiles) over 100k

@@ -3,8 +3,8 @@ package pglog_test
 import (
 	"flag"
 	"fmt"
+	"github.com/latscope/latscope/internal/golden"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,35 +65,7 @@ func dump(entries []pglog.Entry, stmts []pglog.Statement) string {
 // compareGolden compares got with the golden file, rewriting it under
 // -update; a mismatch writes got to <golden>.got and names the first
 // differing line.
-func compareGolden(t *testing.T, golden, got string) {
+func compareGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
-	}
-	if got == string(want) {
-		return
-	}
-	gotFile := golden + ".got"
-	os.WriteFile(gotFile, []byte(got), 0o644)
-	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(gl), len(wl)) {
-		g, w := at(gl, i), at(wl, i)
-		if g != w {
-			t.Fatalf("%s differs at line %d (got in %s):\n got: %s\nwant: %s", golden, i+1, filepath.Base(gotFile), g, w)
-		}
-	}
-}
-
-func at(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "<EOF>"
+	golden.Check(t, path, []byte(got), *update)
 }

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -90,41 +89,7 @@ func TestGolden(t *testing.T) {
 // writes name.got beside it.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file (see %s.got):\n%s", path, path, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return fmt.Sprintf("line %d:\n-%s\n+%s", i+1, a, b)
-		}
-	}
-	return ""
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 // FuzzFromProfile: no profile, however malformed, makes the analysis panic.

@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pmezard/go-difflib/difflib"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/ (and, with LATSCOPE_RETRACE=1, re-record their traces)")
@@ -62,25 +61,7 @@ func runExit(t *testing.T, args ...string) (int, string) {
 // mismatch writes name.got beside it and shows a unified diff.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got == string(want) {
-		os.Remove(path + ".got")
-		return
-	}
-	os.WriteFile(path+".got", []byte(got), 0o644)
-	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(want)), B: difflib.SplitLines(got),
-		FromFile: path, ToFile: path + ".got", Context: 2})
-	t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, diff)
+	goldenfile.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
 
 func oneLine(t *testing.T, stderr string) string {

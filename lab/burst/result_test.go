@@ -3,7 +3,7 @@ package burst
 import (
 	"bytes"
 	"flag"
-	"os"
+	goldenfile "github.com/latscope/latscope/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
@@ -110,20 +110,5 @@ func TestChecksFail(t *testing.T) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs from the golden file; see %s.got", path, path)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got, *update)
 }

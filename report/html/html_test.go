@@ -3,6 +3,7 @@ package htmlreport_test
 import (
 	"bytes"
 	"flag"
+	"github.com/latscope/latscope/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,21 +28,7 @@ func TestWriteGolden(t *testing.T) {
 	if err := htmlreport.Write(&buf, rep, res, htmlreport.DefaultOptions); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "synthetic.html")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		got := golden + ".got"
-		os.WriteFile(got, buf.Bytes(), 0o644)
-		t.Errorf("output differs from %s; wrote %s (diff them; go test -update accepts)", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "synthetic.html"), buf.Bytes(), *update)
 }
 
 func TestWriteSections(t *testing.T) {
