@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -45,17 +46,51 @@ func Run(t testing.TB, bin string, args ...string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-// probeRe finds what a page's probe script left in the DOM: JSON in
-// <pre id="latscope-probe">.
+// errorProbe records script errors from the first moment; layoutProbe
+// measures every chart as laid out and writes the result into the DOM as
+// JSON in <pre id="latscope-probe">, for --dump-dom.
+const errorProbe = `<script>window.__latscopeErrors=[];window.addEventListener("error",function(e){window.__latscopeErrors.push(String(e.message||e))},true);</script>`
+
+const layoutProbe = `<script>(function(){
+var out={errors:window.__latscopeErrors||[],resources:performance.getEntriesByType("resource").length,charts:[],sections:[]};
+function count(svg,sel,both){var n=0;svg.querySelectorAll(sel).forEach(function(e){var b=e.getBoundingClientRect();if(both?(b.width>0&&b.height>0):(b.width>0||b.height>0))n++});return n}
+document.querySelectorAll("svg.chart").forEach(function(svg){var r=svg.getBoundingClientRect();var s=svg.closest("section");
+out.charts.push({label:svg.getAttribute("aria-label"),section:s?s.id:"",w:r.width,h:r.height,
+n:{bar:count(svg,"rect.bar",true),seg:count(svg,"rect.seg",true),hatch:count(svg,"rect.hatch",true),dot:count(svg,"circle.dot",true),
+series:count(svg,"path.series",false),area:count(svg,"path.area",false),band:count(svg,"rect.band",true),mark:count(svg,"line.mark",false),text:count(svg,"text",true)}})});
+document.querySelectorAll("section").forEach(function(s){out.sections.push(s.id)});
+var pre=document.createElement("pre");pre.id="latscope-probe";pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
+})();</script>`
+
 var probeRe = regexp.MustCompile(`(?s)<pre id="latscope-probe">(.*?)</pre>`)
 
-// Probe opens page in bin with console logging on and decodes into v the
-// JSON that the page's probe script wrote into <pre id="latscope-probe">.
-// Every console message (a script error, a blocked fetch, a CSP violation)
-// fails t. args are added to Chromium's (a window size, say).
-func Probe(t testing.TB, bin, page string, v any, args ...string) {
+// Layout is what the browser laid out: script errors, resources fetched,
+// every chart (svg.chart) with its size and how many of each kind of mark
+// are visible in it (bar, seg, hatch, dot, series, area, band, mark,
+// text), and the page's section ids.
+type Layout struct {
+	Errors    []string `json:"errors"`
+	Resources int      `json:"resources"`
+	Charts    []struct {
+		Label, Section string
+		W, H           float64
+		N              map[string]int
+	} `json:"charts"`
+	Sections []string `json:"sections"`
+}
+
+// Measure writes page, with the probes added, to path, opens it in bin and
+// returns its Layout. Every console message (a script error, a blocked
+// fetch, a CSP violation) fails t. args are added to Chromium's (a window
+// size, say).
+func Measure(t testing.TB, bin string, page []byte, path string, args ...string) Layout {
 	t.Helper()
-	stdout, stderr := Run(t, bin, append([]string{"--enable-logging=stderr", "--v=0"}, append(args, "--dump-dom", "file://"+page)...)...)
+	s := strings.Replace(string(page), "<head>", "<head>"+errorProbe, 1)
+	s = strings.Replace(s, "</body>", layoutProbe+"</body>", 1)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := Run(t, bin, append([]string{"--enable-logging=stderr", "--v=0"}, append(args, "--dump-dom", "file://"+path)...)...)
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.Contains(line, ":CONSOLE") {
 			t.Errorf("browser console: %s", line)
@@ -63,9 +98,11 @@ func Probe(t testing.TB, bin, page string, v any, args ...string) {
 	}
 	m := probeRe.FindStringSubmatch(stdout)
 	if m == nil {
-		t.Fatalf("no probe output in the DOM dump of %s (%d bytes); stderr:\n%s", page, len(stdout), stderr)
+		t.Fatalf("no probe output in the DOM dump of %s (%d bytes); stderr:\n%s", path, len(stdout), stderr)
 	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), v); err != nil {
-		t.Fatalf("probe output of %s: %v", page, err)
+	var l Layout
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &l); err != nil {
+		t.Fatalf("probe output of %s: %v", path, err)
 	}
+	return l
 }

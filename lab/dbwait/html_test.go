@@ -242,30 +242,6 @@ func TestHTMLWithoutSamples(t *testing.T) {
 	}
 }
 
-// errorProbe and layoutProbe are report/html's browser probes (its
-// chromium_test.go): script errors from the first moment, and every chart
-// as laid out, written into the DOM for --dump-dom.
-const errorProbe = `<script>window.__latscopeErrors=[];window.addEventListener("error",function(e){window.__latscopeErrors.push(String(e.message||e))},true);</script>`
-
-const layoutProbe = `<script>(function(){
-var out={errors:window.__latscopeErrors||[],resources:performance.getEntriesByType("resource").length,charts:[]};
-function count(svg,sel,both){var n=0;svg.querySelectorAll(sel).forEach(function(e){var b=e.getBoundingClientRect();if(both?(b.width>0&&b.height>0):(b.width>0||b.height>0))n++});return n}
-document.querySelectorAll("svg.chart").forEach(function(svg){var r=svg.getBoundingClientRect();var s=svg.closest("section");
-out.charts.push({label:svg.getAttribute("aria-label"),section:s?s.id:"",w:r.width,h:r.height,
-n:{dot:count(svg,"circle.dot",true),series:count(svg,"path.series",false),area:count(svg,"path.area",false),band:count(svg,"rect.band",true),mark:count(svg,"line.mark",false)}})});
-var pre=document.createElement("pre");pre.id="latscope-probe";pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
-})();</script>`
-
-type browserProbe struct {
-	Errors    []string `json:"errors"`
-	Resources int      `json:"resources"`
-	Charts    []struct {
-		Label, Section string
-		W, H           float64
-		N              map[string]int
-	} `json:"charts"`
-}
-
 // TestHTMLInChromium opens the report built from the captures in headless
 // Chromium: no script error, no console message (a CSP violation is one),
 // nothing fetched, and every run's timeline laid out with all its dots,
@@ -282,14 +258,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(page, out.HTML, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(out.HTML), "<head>", "<head>"+errorProbe, 1)
-	s = strings.Replace(s, "</body>", layoutProbe+"</body>", 1)
-	probePage := filepath.Join(dir, "report.probe.html")
-	if err := os.WriteFile(probePage, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var p browserProbe
-	chromiumtest.Probe(t, bin, probePage, &p, "--window-size=1300,5200")
+	p := chromiumtest.Measure(t, bin, out.HTML, filepath.Join(dir, "report.probe.html"), "--window-size=1300,5200")
 	if len(p.Errors) > 0 {
 		t.Errorf("script errors: %q", p.Errors)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/latscope/latscope/internal/chromiumtest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/budget"
@@ -20,33 +19,8 @@ import (
 var artifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latscope-html-report"),
 	"`DIR` for the reports and screenshots the browser test renders (overwritten each run)")
 
-// errorProbe records script errors from the first moment of the page.
-const errorProbe = `<script>window.__latscopeErrors=[];window.addEventListener("error",function(e){window.__latscopeErrors.push(String(e.message||e))},true);</script>`
-
-// layoutProbe measures every chart as laid out and writes the result into
-// the DOM for --dump-dom.
-const layoutProbe = `<script>(function(){
-var out={errors:window.__latscopeErrors||[],resources:performance.getEntriesByType("resource").length,charts:[],sections:[]};
-function count(svg,sel,both){var n=0;svg.querySelectorAll(sel).forEach(function(e){var b=e.getBoundingClientRect();if(both?(b.width>0&&b.height>0):(b.width>0||b.height>0))n++});return n}
-document.querySelectorAll("svg.chart").forEach(function(svg){var r=svg.getBoundingClientRect();var s=svg.closest("section");
-out.charts.push({label:svg.getAttribute("aria-label"),section:s?s.id:"",w:r.width,h:r.height,
-n:{bar:count(svg,"rect.bar",true),seg:count(svg,"rect.seg",true),hatch:count(svg,"rect.hatch",true),dot:count(svg,"circle.dot",true),
-series:count(svg,"path.series",false),band:count(svg,"rect.band",true),mark:count(svg,"line.mark",false),text:count(svg,"text",true)}})});
-document.querySelectorAll("section").forEach(function(s){out.sections.push(s.id)});
-var pre=document.createElement("pre");pre.id="latscope-probe";pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
-})();</script>`
-
-// probe is what layoutProbe reports.
-type probe struct {
-	Errors    []string `json:"errors"`
-	Resources int      `json:"resources"`
-	Charts    []struct {
-		Label, Section string
-		W, H           float64
-		N              map[string]int
-	} `json:"charts"`
-	Sections []string `json:"sections"`
-}
+// probe is what the browser laid out.
+type probe = chromiumtest.Layout
 
 func TestReportInChromium(t *testing.T) {
 	bin := chromiumtest.Bin(t, "the HTML report")
@@ -165,15 +139,7 @@ func labels(p probe) []string {
 // what they measured; console messages (errors, CSP violations) fail the test.
 func runProbe(t *testing.T, bin, dir, name string, page []byte) probe {
 	t.Helper()
-	s := strings.Replace(string(page), "<head>", "<head>"+errorProbe, 1)
-	s = strings.Replace(s, "</body>", layoutProbe+"</body>", 1)
-	path := filepath.Join(dir, name+".probe.html")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var p probe
-	chromiumtest.Probe(t, bin, path, &p)
-	return p
+	return chromiumtest.Measure(t, bin, page, filepath.Join(dir, name+".probe.html"))
 }
 
 func screenshot(t *testing.T, bin, page, png string) {
