@@ -126,14 +126,7 @@ func conditionsSection(results []*ConditionResult) (htmlreport.Section, error) {
 
 // checksSection lists the checks.
 func checksSection(checks []lab.Check) (htmlreport.Section, error) {
-	t := htmlreport.Table{Columns: []htmlreport.Column{{Name: "check"}, {Name: "want"}, {Name: "got", Num: true}, {Name: ""}}}
-	for _, c := range checks {
-		mark, class := "pass", "good"
-		if !c.OK {
-			mark, class = "FAIL", "bad"
-		}
-		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: c.Name}, {Text: c.Want}, {Text: c.Got}, {Text: mark, Class: class}})
-	}
+	t := lab.ChecksTable(checks)
 	body, err := t.HTML()
 	return htmlreport.Section{ID: "checks", Title: "Checks", Intro: "Tolerances come from the method, not from tuning (docs/dbwait.md).", Body: body}, err
 }
