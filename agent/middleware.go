@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -21,8 +22,9 @@ const traceParentHeader = "traceparent"
 //
 // The route is Options.Route(r) when set; else r.Pattern when Handler wraps
 // one route of a ServeMux (mux.Handle("GET /x", a.Handler(h))); else, when
-// next is a *http.ServeMux, the pattern the mux will choose (one extra
-// lookup); else "http". Requests no pattern matches are "(no route)".
+// next is a *http.ServeMux, the pattern the mux chooses (for a pattern
+// without wildcards Handler then serves the chosen handler itself, so that
+// the mux is searched once); else "http". Requests no pattern matches are "(no route)".
 func (a *Agent) Handler(next http.Handler) http.Handler {
 	mux, _ := next.(*http.ServeMux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +33,19 @@ func (a *Agent) Handler(next http.Handler) http.Handler {
 }
 
 func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler, mux *http.ServeMux) {
-	route := a.route(r, mux)
+	var h http.Handler // the mux's choice, when the agent looked it up
+	var route, pattern string
+	switch {
+	case a.opts.Route != nil:
+		route = a.opts.Route(r)
+	case r.Pattern != "":
+		route = r.Pattern
+	case mux != nil:
+		h, pattern = mux.Handler(r)
+		route = cmp.Or(pattern, "(no route)")
+	default:
+		route = "http"
+	}
 	tctx, task := trace.NewTask(r.Context(), route)
 	ctx := &reqCtx{Context: tctx, ri: reqInfo{spanContext: a.opts.SpanContext}}
 	if tp, ok := a.otherSpan(r.Context()); ok {
@@ -41,7 +55,10 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	}
 	start := time.Now()
 	defer a.finish(ctx, task, route, start, &ctx.ri)
-	next.ServeHTTP(w, r.WithContext(ctx))
+	r = r.WithContext(ctx)
+	if h == nil || !serveRouted(w, r, h, pattern) {
+		next.ServeHTTP(w, r)
+	}
 }
 
 // canonicalTraceParent is traceParentHeader in http.Header's canonical form
@@ -99,20 +116,4 @@ func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, star
 func slowText(route string, d, cut time.Duration, tp string) string {
 	return "route=" + strconv.Quote(route) + " latency_ns=" + strconv.FormatInt(int64(d), 10) +
 		" threshold_ns=" + strconv.FormatInt(int64(cut), 10) + " traceparent=" + tp
-}
-
-// route names r's task.
-func (a *Agent) route(r *http.Request, mux *http.ServeMux) string {
-	switch {
-	case a.opts.Route != nil:
-		return a.opts.Route(r)
-	case r.Pattern != "":
-		return r.Pattern
-	case mux != nil:
-		if _, p := mux.Handler(r); p != "" {
-			return p
-		}
-		return "(no route)"
-	}
-	return "http"
 }
