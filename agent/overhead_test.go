@@ -140,7 +140,7 @@ func TestOverhead(t *testing.T) {
 		r.cpu = hostsig.Diff(before, after).CPU()
 		return r
 	}
-	run := func(v variant, clients int, rate float64) round {
+	run := func(v variant, clients int, rate float64, cost *costSamples) round {
 		var h http.Handler = mux
 		if v.middleware || v.recorder {
 			// no snapshot during the rounds: their cost is measured on its own
@@ -154,7 +154,9 @@ func TestOverhead(t *testing.T) {
 			}
 		}
 		handler.Store(&h)
-		return drive(clients, rate)
+		var r round
+		profiled(t, cost, func() { r = drive(clients, rate) })
+		return r
 	}
 	for _, m := range []struct {
 		name    string
@@ -162,15 +164,49 @@ func TestOverhead(t *testing.T) {
 		rate    float64
 	}{{"saturation, 16 clients", 16, 0}, {"fixed 5000 requests/s", 0, 5000}} {
 		rounds := make([][]round, len(variants))
+		cost := make([]costSamples, len(variants))
 		for i := range *overheadRounds {
 			for j := range variants {
 				k := (i + j) % len(variants) // rotate which variant goes first
-				rounds[k] = append(rounds[k], run(variants[k], m.clients, m.rate))
+				rounds[k] = append(rounds[k], run(variants[k], m.clients, m.rate, &cost[k]))
 			}
 		}
 		report(t, m.name, rounds)
+		cpu := make([]float64, len(variants))
+		for i := range variants {
+			cpu[i] = median(rounds[i], func(r round) float64 { return float64(r.cpuPerRequest(0.5)) / 1e3 })
+		}
+		reportCost(t, m.name, cost, cpu)
 	}
+	eventsPerRequest(t, &handler, mux, func() { drive(0, 5000) })
 	snapshotCost(t, sampler, &handler, mux, func() { drive(16, 0) })
+}
+
+// eventsPerRequest counts the trace events the service writes per request at
+// 5,000 requests/s with the agent on: a snapshot right after one round holds
+// the round (the flight recorder keeps FlightMinAge, 10 s).
+func eventsPerRequest(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) {
+	a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	h := a.Handler(mux)
+	handler.Store(&h)
+	load()
+	path, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := countEvents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.tasks == 0 {
+		t.Fatalf("%s: no task in the snapshot", path)
+	}
+	t.Logf("trace events of the service at 5000 requests/s with the agent: %.1f per request, %.1f of them with a stack (%d events, %d requests in the window)",
+		float64(c.events)/float64(c.tasks), float64(c.stacks)/float64(c.tasks), c.events, c.tasks)
 }
 
 // snapshotCost measures one snapshot of a window filled by a saturation
@@ -205,13 +241,7 @@ func snapshotCost(t *testing.T, sampler *hostsig.Sampler, handler *atomic.Pointe
 // interquartile range says how far the noise between neighbouring rounds
 // reaches.
 func report(t *testing.T, name string, rounds [][]round) {
-	med := func(rs []round, f func(round) float64) float64 {
-		xs := make([]float64, len(rs))
-		for i, r := range rs {
-			xs[i] = f(r)
-		}
-		return quartiles(xs)[1]
-	}
+	med := median
 	rps := func(r round) float64 { return r.rps() }
 	cpu := func(r round) float64 { return float64(r.cpuPerRequest(0.5)) / 1e3 }
 	p99 := func(r round) float64 { return float64(r.P99) / 1e3 }
@@ -229,6 +259,15 @@ func report(t *testing.T, name string, rounds [][]round) {
 		t.Logf("  %-16s %10.0f %7.3f %12.2f %10.2f %10.0f %7d %8.3f [%.3f, %.3f] %8.2f [%+.2f, %+.2f]", v.name, med(rounds[i], rps), med(rounds[i], rps)/med(rounds[0], rps),
 			med(rounds[i], cpu), med(rounds[i], cpu)-med(rounds[0], cpu), med(rounds[i], p99), errs, qr[1], qr[0], qr[2], qa[1], qa[0], qa[2])
 	}
+}
+
+// median returns the median of f over rs.
+func median(rs []round, f func(round) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return quartiles(xs)[1]
 }
 
 // quartiles returns the first quartile, median and third quartile of xs
