@@ -24,7 +24,8 @@ const traceParentHeader = "traceparent"
 // one route of a ServeMux (mux.Handle("GET /x", a.Handler(h))); else, when
 // next is a *http.ServeMux, the pattern the mux chooses (for a pattern
 // without wildcards Handler then serves the chosen handler itself, so that
-// the mux is searched once); else "http". Requests no pattern matches are "(no route)".
+// the mux is searched once); else "http". Requests no pattern matches are
+// "(no route)".
 func (a *Agent) Handler(next http.Handler) http.Handler {
 	mux, _ := next.(*http.ServeMux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
