@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -155,26 +154,21 @@ type eventCount struct {
 	events, stacks, tasks int
 }
 
-// countEvents counts the events of the trace file at path, those with a
-// stack, and the tasks begun.
-func countEvents(path string) (eventCount, error) {
-	f, err := os.Open(path)
+// countEvents counts the events of the trace read from r (named name in
+// errors), those with a stack, and the tasks begun.
+func countEvents(name string, r io.Reader) (eventCount, error) {
+	tr, err := trace.NewReader(r)
 	if err != nil {
-		return eventCount{}, err
-	}
-	defer f.Close()
-	r, err := trace.NewReader(f)
-	if err != nil {
-		return eventCount{}, fmt.Errorf("%s: %w", path, err)
+		return eventCount{}, fmt.Errorf("%s: %w", name, err)
 	}
 	var c eventCount
 	for {
-		ev, err := r.ReadEvent()
+		ev, err := tr.ReadEvent()
 		if err == io.EOF {
 			return c, nil
 		}
 		if err != nil {
-			return c, fmt.Errorf("%s: %w", path, err)
+			return c, fmt.Errorf("%s: %w", name, err)
 		}
 		c.events++
 		if ev.Stack() != trace.NoStack {

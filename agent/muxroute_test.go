@@ -42,6 +42,17 @@ func routeMux() *http.ServeMux {
 	return mux
 }
 
+// agentHandler returns mux behind an agent without its recorder, closed when
+// the test ends.
+func agentHandler(tb testing.TB, mux http.Handler) http.Handler {
+	a, err := New(Options{NoRecorder: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close() })
+	return a.Handler(mux)
+}
+
 // serveBoth serves one request with the mux alone and behind the agent and
 // returns what each answered: status, Location and body.
 func serveBoth(t testing.TB, mux http.Handler, agent http.Handler, r *http.Request) (plain, wrapped string) {
@@ -56,12 +67,7 @@ func serveBoth(t testing.TB, mux http.Handler, agent http.Handler, r *http.Reque
 
 func TestMuxRoutesServeAsTheMux(t *testing.T) {
 	mux := routeMux()
-	a, err := New(Options{NoRecorder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	h := a.Handler(mux)
+	h := agentHandler(t, mux)
 	for _, c := range []struct{ method, target string }{
 		{"GET", "/"}, {"GET", "/x"}, {"GET", "/hello/ann"}, {"HEAD", "/hello/ann"}, {"GET", "/hello/a%2Fb"},
 		{"GET", "/hello/a%25b"}, {"GET", "/hello/ann/"}, {"GET", "/hello/"}, {"GET", "/hello"}, {"PUT", "/hello/ann"},
@@ -122,12 +128,7 @@ func FuzzMuxRoutes(f *testing.F) {
 	}
 	f.Add("POST", "/items/%41")
 	mux := routeMux()
-	a, err := New(Options{NoRecorder: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer a.Close()
-	h := a.Handler(mux)
+	h := agentHandler(f, mux)
 	f.Fuzz(func(t *testing.T, method, target string) {
 		r, err := http.NewRequest(method, "http://example.com"+target, nil)
 		if err != nil || !strings.HasPrefix(target, "/") {

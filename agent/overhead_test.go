@@ -182,23 +182,36 @@ func TestOverhead(t *testing.T) {
 	snapshotCost(t, sampler, &handler, mux, func() { drive(16, 0) })
 }
 
-// eventsPerRequest counts the trace events the service writes per request at
-// 5,000 requests/s with the agent on: a snapshot right after one round holds
-// the round (the flight recorder keeps FlightMinAge, 10 s).
-func eventsPerRequest(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) {
+// loadedAgent starts an agent that snapshots only when asked, puts it in
+// front of mux as the service's handler and runs load. The caller closes
+// it: only one flight recorder may run in a process.
+func loadedAgent(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) *Agent {
 	a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
 	h := a.Handler(mux)
 	handler.Store(&h)
 	load()
+	return a
+}
+
+// eventsPerRequest counts the trace events the service writes per request at
+// 5,000 requests/s with the agent on: a snapshot right after one round holds
+// the round (the flight recorder keeps FlightMinAge, 10 s).
+func eventsPerRequest(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) {
+	a := loadedAgent(t, handler, mux, load)
+	defer a.Close()
 	path, err := a.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := countEvents(path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := countEvents(path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,14 +225,8 @@ func eventsPerRequest(t *testing.T, handler *atomic.Pointer[http.Handler], mux h
 // snapshotCost measures one snapshot of a window filled by a saturation
 // round: wall time, the process's CPU and the file's size.
 func snapshotCost(t *testing.T, sampler *hostsig.Sampler, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) {
-	a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := loadedAgent(t, handler, mux, load)
 	defer a.Close()
-	h := a.Handler(mux)
-	handler.Store(&h)
-	load()
 	before, _ := sampler.Sample()
 	start := time.Now()
 	path, err := a.Snapshot()
