@@ -8,8 +8,9 @@ type Rules struct {
 	// App, when non-empty, lists package-path prefixes that are the user's
 	// code; only frames in them can be application frames (--app PREFIX).
 	App []string
-	// Infra lists package-path prefixes of infrastructure modules (drivers,
-	// routers, RPC, latscope's own agent) that are never application frames.
+	// Infra lists the module paths of infrastructure libraries (drivers,
+	// routers, RPC, telemetry, latscope's own agent) whose packages are never
+	// application frames: a path matches itself and the packages below it.
 	Infra []string
 	// Machinery lists function-name prefixes that are never mechanisms: the
 	// runtime and the internals beneath the standard library's blocking APIs.
@@ -18,23 +19,39 @@ type Rules struct {
 
 // DefaultRules are the built-in rules.
 var DefaultRules = Rules{
+	// Libraries, by module path, never a whole organisation's namespace:
+	// a service written by that organisation (github.com/prometheus/prometheus,
+	// say) is still the application.
 	Infra: []string{
-		"golang.org/x/",
-		"github.com/jackc/",
-		"github.com/lib/pq",
-		"github.com/go-sql-driver/",
-		"github.com/mattn/go-sqlite3",
-		"github.com/redis/go-redis",
-		"github.com/go-redis/",
-		"google.golang.org/grpc",
-		"google.golang.org/protobuf",
-		"go.opentelemetry.io/",
-		"github.com/prometheus/",
-		"github.com/gin-gonic/gin",
-		"github.com/labstack/echo",
-		"github.com/go-chi/chi",
-		"github.com/gorilla/",
-		"github.com/valyala/fasthttp",
+		// the Go project's extra libraries
+		"golang.org/x/net", "golang.org/x/sync", "golang.org/x/crypto", "golang.org/x/time",
+		"golang.org/x/oauth2", "golang.org/x/sys", "golang.org/x/text",
+		// SQL, key-value and message-queue clients and drivers
+		"github.com/jackc/pgx", "github.com/jackc/pgconn", "github.com/jackc/pgproto3",
+		"github.com/jackc/pgtype", "github.com/jackc/puddle", "github.com/lib/pq",
+		"github.com/go-sql-driver/mysql", "github.com/mattn/go-sqlite3", "modernc.org/sqlite",
+		"github.com/jmoiron/sqlx", "gorm.io/gorm", "gorm.io/driver", "github.com/uptrace/bun",
+		"github.com/redis/go-redis", "github.com/go-redis/redis", "github.com/gomodule/redigo",
+		"github.com/bradfitz/gomemcache", "go.mongodb.org/mongo-driver",
+		"github.com/segmentio/kafka-go", "github.com/IBM/sarama", "github.com/Shopify/sarama",
+		"github.com/nats-io/nats.go", "github.com/rabbitmq/amqp091-go",
+		"github.com/elastic/go-elasticsearch", "github.com/aws/aws-sdk-go", "github.com/aws/aws-sdk-go-v2",
+		// RPC and serialisation
+		"google.golang.org/grpc", "google.golang.org/protobuf", "github.com/golang/protobuf",
+		"github.com/gogo/protobuf", "github.com/grpc-ecosystem/grpc-gateway",
+		"github.com/json-iterator/go", "github.com/goccy/go-json", "github.com/klauspost/compress",
+		"github.com/andybalholm/brotli",
+		// telemetry and logging
+		"go.opentelemetry.io/otel", "go.opentelemetry.io/contrib",
+		"github.com/prometheus/client_golang", "github.com/prometheus/common",
+		"github.com/prometheus/procfs", "github.com/prometheus/client_model",
+		"go.uber.org/zap", "github.com/sirupsen/logrus", "github.com/rs/zerolog",
+		// routers and HTTP servers
+		"github.com/gin-gonic/gin", "github.com/labstack/echo", "github.com/go-chi/chi",
+		"github.com/gorilla/mux", "github.com/gorilla/handlers", "github.com/gorilla/websocket",
+		"github.com/julienschmidt/httprouter", "github.com/gofiber/fiber",
+		"github.com/valyala/fasthttp", "github.com/quic-go/quic-go",
+		// latscope's own agent
 		"github.com/latscope/latscope/agent",
 	},
 	Machinery: []string{
@@ -88,11 +105,25 @@ func (r *Rules) IsApp(fn string) bool {
 		return false
 	}
 	for _, p := range r.Infra {
-		if strings.HasPrefix(pkg, p) || pkg+"/" == p {
+		if underPath(pkg, p) {
 			return false
 		}
 	}
 	return true
+}
+
+// underPath reports whether package path pkg is prefix itself or below it
+// (element by element: "github.com/go-chi/chi" covers ".../chi/v5" but not
+// ".../chitchat"). A prefix that ends in "/" or "." matches as a plain prefix.
+func underPath(pkg, prefix string) bool {
+	if !strings.HasPrefix(pkg, prefix) {
+		return false
+	}
+	if len(pkg) == len(prefix) {
+		return true
+	}
+	last := prefix[len(prefix)-1]
+	return last == '/' || last == '.' || pkg[len(prefix)] == '/'
 }
 
 func (r *Rules) isMachinery(fn string) bool {

@@ -17,6 +17,9 @@ func TestDecide(t *testing.T) {
 		{"user select", nil, []string{"runtime.gopark", "runtime.selectgo", "main.worker"}, "main.worker", ""},
 		{"no app frame", nil, []string{"runtime.gopark", "net/http.(*persistConn).readLoop"}, "", "net/http.(*persistConn).readLoop"},
 		{"app prefix", []string{"github.com/acme/"}, []string{"runtime.gopark", "sync.(*WaitGroup).Wait", "github.com/other/lib.Do", "github.com/acme/svc.handle", "main.main"}, "github.com/acme/svc.handle", "sync.(*WaitGroup).Wait"},
+		{"an organisation's server is the application", nil, []string{"runtime.gopark", "runtime.selectgo", "github.com/prometheus/prometheus/web.(*Handler).Query", "github.com/prometheus/client_golang/prometheus/promhttp.InstrumentHandlerDuration.func1", "net/http.HandlerFunc.ServeHTTP"}, "github.com/prometheus/prometheus/web.(*Handler).Query", ""},
+		{"its client library is not", nil, []string{"runtime.gopark", "sync.(*Mutex).Lock", "github.com/prometheus/client_golang/prometheus.(*Registry).Gather", "main.handle"}, "main.handle", "sync.(*Mutex).Lock"},
+		{"router is infra by module path", nil, []string{"runtime.gopark", "github.com/go-chi/chi/v5.(*Mux).ServeHTTP", "github.com/go-chi/chitchat.Serve"}, "github.com/go-chi/chitchat.Serve", "github.com/go-chi/chi/v5.(*Mux).ServeHTTP"},
 		{"agent is infra", nil, []string{"runtime.gopark", "github.com/latscope/latscope/agent.(*mw).ServeHTTP", "main.main"}, "main.main", "github.com/latscope/latscope/agent.(*mw).ServeHTTP"},
 	}
 	for _, tt := range tests {
@@ -28,6 +31,24 @@ func TestDecide(t *testing.T) {
 				t.Errorf("Decide = {%q, %q}, want {%q, %q}", got.App, got.Mechanism, tt.wantApp, tt.wantMech)
 			}
 		})
+	}
+}
+
+func TestUnderPath(t *testing.T) {
+	for _, tt := range []struct {
+		pkg, prefix string
+		want        bool
+	}{
+		{"github.com/go-chi/chi", "github.com/go-chi/chi", true},
+		{"github.com/go-chi/chi/v5", "github.com/go-chi/chi", true},
+		{"github.com/go-chi/chitchat", "github.com/go-chi/chi", false},
+		{"github.com/prometheus/prometheus/web", "github.com/prometheus/client_golang", false},
+		{"github.com/acme/x", "github.com/acme/", true},
+		{"gorm.io/gorm", "gorm.io/gorm", true},
+	} {
+		if got := underPath(tt.pkg, tt.prefix); got != tt.want {
+			t.Errorf("underPath(%q, %q) = %v, want %v", tt.pkg, tt.prefix, got, tt.want)
+		}
 	}
 }
 
