@@ -106,8 +106,10 @@ func NotInput(output string, inputs ...string) error {
 // renames them into place. The zero Set is empty and ready to use; a Set
 // is used once.
 type Set struct {
-	files  []member
-	inputs []string
+	files   []member
+	inputs  []string
+	dirs    []string // directories to create at Commit
+	created []string // directories Commit created, outermost first
 }
 
 // member is one file of a Set.
@@ -128,6 +130,11 @@ func (s *Set) Add(path string, write func(io.Writer) error) {
 // Inputs records files that no member may replace (see [NotInput]);
 // Commit refuses a member that is one of them.
 func (s *Set) Inputs(paths ...string) { s.inputs = append(s.inputs, paths...) }
+
+// Dir makes Commit create directory dir (and its parents) when missing,
+// before writing the members in it; a failed Commit removes the
+// directories it created.
+func (s *Set) Dir(dir string) { s.dirs = append(s.dirs, dir) }
 
 // Paths returns the paths added so far, in order.
 func (s *Set) Paths() []string {
@@ -150,6 +157,9 @@ func (s *Set) Check() error {
 			return fmt.Errorf("%s is written twice by the same command", m.path)
 		}
 		seen[clean] = true
+		if err := checkParents(m.path); err != nil {
+			return err
+		}
 		if err := CheckTarget(m.path); err != nil {
 			return err
 		}
@@ -176,6 +186,11 @@ func (s *Set) Commit() (err error) {
 			s.cleanup()
 		}
 	}()
+	for _, d := range s.dirs {
+		if err := s.mkdir(d); err != nil {
+			return err
+		}
+	}
 	for i := range s.files {
 		if err := s.files[i].writeTemp(); err != nil {
 			return err
@@ -185,6 +200,41 @@ func (s *Set) Commit() (err error) {
 		if err := s.files[i].place(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkParents refuses a member whose directory exists but is not one
+// (a file "out" given as --pprof out, say), with an error naming it.
+func checkParents(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
+// mkdir creates dir and its missing parents, remembering which it created.
+func (s *Set) mkdir(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil {
+			return fmt.Errorf("cannot create directory %s: %w", dir, bare(err))
+		}
+		s.created = append(s.created, missing[i])
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("cannot create directory %s: a file of that name exists", dir)
 	}
 	return nil
 }
@@ -246,6 +296,9 @@ func (s *Set) rollback() {
 		case m.backup != "":
 			os.Remove(m.backup)
 		}
+	}
+	for i := len(s.created) - 1; i >= 0; i-- {
+		os.Remove(s.created[i]) // only when empty: never another's files
 	}
 }
 

@@ -200,3 +200,35 @@ func TestNotInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSetDir: a directory the set creates is removed when the set fails.
+func TestSetDir(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a", "b")
+	var s Set
+	s.Dir(out)
+	s.Add(filepath.Join(out, "x"), func(w io.Writer) error { return errors.New("boom") })
+	if err := s.Commit(); err == nil {
+		t.Fatal("no error")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed commit left %v", entries)
+	}
+	s = Set{}
+	s.Dir(out)
+	s.Add(filepath.Join(out, "x"), func(w io.Writer) error { return nil })
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "x")); err != nil {
+		t.Error(err)
+	}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	s = Set{}
+	s.Dir(file)
+	s.Add(filepath.Join(file, "x"), func(w io.Writer) error { return nil })
+	if err := s.Commit(); err == nil || !strings.Contains(err.Error(), file+" is not a directory") {
+		t.Errorf("err = %v", err)
+	}
+}
