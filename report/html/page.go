@@ -77,14 +77,16 @@ func (p *Page) Write(w io.Writer) error {
 }
 
 // WriteFile writes the page to path via a temporary file and a rename, so
-// a browser never sees half a report.
+// a browser never sees half a report. An existing path that is not a
+// regular file (a symbolic link, device or FIFO) is refused (package
+// atomicfile); the error names it.
 func (p *Page) WriteFile(path string) error {
 	return writeAtomic(path, p.Write)
 }
 
 func writeAtomic(path string, write func(io.Writer) error) error {
 	if err := atomicfile.Write(path, write); err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
+		return fmt.Errorf("--html: %w", err) // the error names path
 	}
 	return nil
 }

@@ -1,48 +1,65 @@
 package pprofexport
 
 import (
-	"github.com/latscope/latscope/internal/atomicfile"
-
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/atomicfile"
 )
 
 // Files are the names WriteDir writes, in order.
 var Files = []string{"wall.pb.gz", "offcpu.pb.gz", "critical.pb.gz"}
 
-// WriteDir writes the three profiles (wall.pb.gz, offcpu.pb.gz,
-// critical.pb.gz) into dir, creating it, and returns their paths. Each file
-// is written to a temporary name and renamed, so a reader never sees a
-// partial profile.
-func WriteDir(dir string, res *budget.Result, opts Options) ([]string, error) {
+// Profiles builds the three profiles WriteDir writes, in the order of Files.
+func Profiles(res *budget.Result, opts Options) ([]*profile.Profile, error) {
 	makers := []func(*budget.Result, Options) (*profile.Profile, error){Wall, OffCPU, Critical}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--pprof %s: %w", dir, err)
-	}
-	var paths []string
+	ps := make([]*profile.Profile, len(makers))
 	for i, mk := range makers {
 		p, err := mk(res, opts)
 		if err != nil {
-			return paths, err
+			return nil, err
 		}
-		path := filepath.Join(dir, Files[i])
-		if err := writeAtomic(path, p); err != nil {
-			return paths, err
-		}
-		paths = append(paths, path)
+		ps[i] = p
 	}
-	return paths, nil
+	return ps, nil
 }
 
-// writeAtomic writes p gzip-compressed to path via a temporary file.
-func writeAtomic(path string, p *profile.Profile) error {
-	if err := atomicfile.Write(path, p.Write); err != nil {
-		return fmt.Errorf("pprof %s: %w", path, err)
+// Writers returns, for each of Files, a function writing that profile
+// gzip-compressed, for callers that write the files together with others
+// (all or nothing).
+func Writers(res *budget.Result, opts Options) ([]func(io.Writer) error, error) {
+	ps, err := Profiles(res, opts)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	ws := make([]func(io.Writer) error, len(ps))
+	for i, p := range ps {
+		ws[i] = p.Write
+	}
+	return ws, nil
+}
+
+// WriteDir writes the three profiles (wall.pb.gz, offcpu.pb.gz,
+// critical.pb.gz) into dir, creating it, and returns their paths. The files
+// are written all or nothing (package atomicfile): on any error no profile
+// is written, previous ones are left as they were, and a directory created
+// for them is removed. A target that is not a regular file is refused.
+func WriteDir(dir string, res *budget.Result, opts Options) ([]string, error) {
+	ws, err := Writers(res, opts)
+	if err != nil {
+		return nil, err
+	}
+	var set atomicfile.Set
+	set.Dir(dir)
+	for i, w := range ws {
+		set.Add(filepath.Join(dir, Files[i]), w)
+	}
+	if err := set.Commit(); err != nil {
+		return nil, fmt.Errorf("--pprof: %w", err)
+	}
+	return set.Paths(), nil
 }
