@@ -5,6 +5,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,9 @@ func File(ctx context.Context, name string, opts budget.Options, partial bool, a
 			return nil, err
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, &tracein.Error{Name: name, Offset: -1, Msg: "is a directory, not a trace file"}
+		}
 		r = f
 	}
 	return Reader(ctx, name, r, opts, partial, also...)
@@ -57,7 +61,14 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 		if err != nil {
 			return nil, err
 		}
-		stacks.Resolve(b.recs)
+		n, err := stacks.Resolve(b.recs)
+		if err != nil { // a damaged stack table: analyse the records before its first use
+			var te *tracein.Error
+			if errors.As(err, &te) && te.Offset < 0 {
+				te.Offset = b.offset
+			}
+			b.recs, b.err = b.recs[:n], err
+		}
 		for i := range b.recs {
 			ev := &b.recs[i]
 			a.Event(ev)

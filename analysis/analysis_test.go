@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -95,4 +96,93 @@ func TestPipelineCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
+}
+
+// TestDamagedOldFormat: a damaged Go 1.19 trace whose stacks name a string
+// the trace lacks made the stack interning of the read loop panic; now it is
+// a one-line error naming the file and offset, and with partial the records
+// before it are analysed.
+func TestDamagedOldFormat(t *testing.T) {
+	const path = "../tracein/testdata/damaged/go1.19-string-table.trace"
+	for _, partial := range []bool{false, true} {
+		res, err := File(context.Background(), path, budget.DefaultOptions, partial)
+		if !partial {
+			var d interface{ Details() string }
+			if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), path+": offset ") ||
+				!strings.Contains(err.Error(), "string table") || !errors.As(err, &d) {
+				t.Errorf("error %v: want one line naming the file, the offset and the string table, with Details", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("partial: %v", err)
+		}
+		last := res.Warnings[len(res.Warnings)-1].Error()
+		if !strings.Contains(last, "damaged") || !strings.Contains(last, "string table") || strings.Contains(last, "\n") {
+			t.Errorf("partial: last warning %q", last)
+		}
+	}
+}
+
+// TestLongParserError: the parser's multi-line "failed to advance" error is
+// one line, in the error and in the partial analysis's warning.
+func TestLongParserError(t *testing.T) {
+	const path = "../tracein/testdata/damaged/go1.26-frontier.trace"
+	_, err := File(context.Background(), path, budget.DefaultOptions, false)
+	var d interface{ Details() string }
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "failed to advance") ||
+		!errors.As(err, &d) || !strings.Contains(d.Details(), "frontier") {
+		t.Fatalf("error %v: want one line, with the parser's dump in Details", err)
+	}
+	res, err := File(context.Background(), path, budget.DefaultOptions, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Error(), "\n") {
+			t.Errorf("warning of several lines: %q", w.Error())
+		}
+	}
+}
+
+// TestDirectory: a directory says so rather than "empty file".
+func TestDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := File(context.Background(), dir, budget.DefaultOptions, false)
+	if err == nil || err.Error() != dir+": is a directory, not a trace file" {
+		t.Fatalf("error %v, want one saying it is a directory", err)
+	}
+}
+
+// FuzzReader runs the read loop (decoding stage, stack interning, analysis)
+// over arbitrary bytes, with and without partial: errors must be one line
+// naming the input, and nothing may panic. Seeds: one small trace per
+// format.
+func FuzzReader(f *testing.F) {
+	paths, err := filepath.Glob("../tracein/testdata/formats/*.trace")
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no seed traces: %v", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, partial bool) {
+		res, err := Reader(context.Background(), "fuzz", bytes.NewReader(data), budget.DefaultOptions, partial)
+		if err != nil {
+			var te *tracein.Error
+			if msg := err.Error(); !errors.As(err, &te) || !strings.HasPrefix(msg, "fuzz: ") || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q (%T): want a one-line *tracein.Error naming the input", msg, err)
+			}
+			return
+		}
+		for _, w := range res.Warnings {
+			if strings.Contains(w.Error(), "\n") {
+				t.Fatalf("warning of several lines: %q", w.Error())
+			}
+		}
+	})
 }

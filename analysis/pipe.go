@@ -34,6 +34,7 @@ type batch struct {
 	recs      []tracein.Event // their records once converted, stacks not yet interned
 	converted bool
 	err       error // the reader's error after the events (io.EOF at the end)
+	offset    int64 // the input's offset after the events
 }
 
 // pipe is the decoding stage.
@@ -63,7 +64,7 @@ func (p *pipe) decode(tr *tracein.Reader) {
 			return
 		}
 		n, err := tr.ReadRaw(b.raw[:cap(b.raw)])
-		b.raw, b.err = b.raw[:n], err
+		b.raw, b.err, b.offset = b.raw[:n], err, tr.Offset()
 		if len(p.full) > 0 { // the analysis is behind: convert here
 			p.convert(b)
 		}

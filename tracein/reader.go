@@ -3,8 +3,8 @@ package tracein
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
+	"strings"
 
 	"golang.org/x/exp/trace"
 )
@@ -19,22 +19,43 @@ type Reader struct {
 }
 
 // NewReader starts reading a trace from r; name is used in error messages
-// (usually the file name).
+// (usually the file name). Errors are *Error.
 func NewReader(name string, r io.Reader) (rd *Reader, err error) {
 	cr := &countingReader{r: bufio.NewReaderSize(r, 1<<20)}
 	defer func() {
 		if p := recover(); p != nil { // the parser must never take the process down
-			rd, err = nil, fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", name, cr.n, p)
+			rd, err = nil, panicError(name, cr.n, p)
 		}
 	}()
+	head, _ := cr.r.Peek(16)
+	head = append([]byte(nil), head...)
 	tr, err := trace.NewReader(cr)
 	if err != nil {
-		if cr.n == 0 {
-			return nil, fmt.Errorf("%s: empty file, not a Go execution trace", name)
+		if e := readError(name, cr.n, cr.err); e != nil {
+			return nil, e
 		}
-		return nil, fmt.Errorf("%s: offset %d: not a Go execution trace: %w", name, cr.n, err)
+		if cr.n == 0 {
+			return nil, &Error{Name: name, Offset: -1, Msg: "empty file, not a Go execution trace"}
+		}
+		if v, ok := headerVersion(head); ok { // a trace, damaged or of a version this reader lacks
+			return nil, newError(name, cr.n, "bad Go "+v+" trace", err)
+		}
+		return nil, newError(name, cr.n, "not a Go execution trace", err)
 	}
-	return &Reader{name: name, cr: cr, tr: tr, stacks: NewStacks()}, nil
+	return &Reader{name: name, cr: cr, tr: tr, stacks: &Stacks{name: name, frames: [][]Frame{nil}, byKey: map[string]StackID{}, gen: map[trace.Stack]StackID{}}}, nil
+}
+
+// headerVersion returns the version in a trace header, "go 1.N trace".
+func headerVersion(head []byte) (string, bool) {
+	v, ok := strings.CutPrefix(string(head), "go 1.")
+	if !ok {
+		return "", false
+	}
+	minor, ok := strings.CutSuffix(strings.TrimRight(v, "\x00"), " trace")
+	if !ok || minor == "" || strings.Trim(minor, "0123456789") != "" {
+		return "", false
+	}
+	return "1." + minor, true
 }
 
 // Stacks returns the table that the StackIDs of this reader's events index.
@@ -63,7 +84,10 @@ func (r *Reader) Next() (ev Event, err error) {
 // be used again. It is Next for many records at once, without copying each.
 func (r *Reader) Fill(recs []Event) (n int, err error) {
 	n, err = r.fill(recs)
-	r.stacks.Resolve(recs[:n])
+	if m, rerr := r.stacks.Resolve(recs[:n]); rerr != nil { // a damaged stack table: stop at its first use
+		rerr.(*Error).Offset = r.cr.n
+		return m, rerr
+	}
 	return n, err
 }
 
@@ -118,7 +142,7 @@ func (r *Reader) read() (trace.Event, error) {
 // and offset: the parser must never take the process down.
 func (r *Reader) recovered(err *error) {
 	if p := recover(); p != nil {
-		*err = fmt.Errorf("%s: offset %d: bad trace data (parser failed: %v)", r.name, r.cr.n, p)
+		*err = panicError(r.name, r.cr.n, p)
 	}
 }
 
@@ -129,7 +153,7 @@ func (r *Reader) recovered(err *error) {
 func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: bad trace data (parser failed: %v)", name, p)
+			err = panicError(name, -1, p)
 		}
 	}()
 	for i := range evs {
@@ -140,11 +164,15 @@ func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 	return n, nil
 }
 
+// wrap turns an error of the trace parser into an *Error.
 func (r *Reader) wrap(err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: offset %d: trace is truncated (%v)", r.name, r.cr.n, err)
+	if e := readError(r.name, r.cr.n, r.cr.err); e != nil {
+		return e
 	}
-	return fmt.Errorf("%s: offset %d: bad trace data: %w", r.name, r.cr.n, err)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return newError(r.name, r.cr.n, "trace is truncated", err)
+	}
+	return newError(r.name, r.cr.n, "bad trace data", err)
 }
 
 // convert copies out the fields of ev that analyses use.
@@ -215,14 +243,18 @@ func procState(s trace.ProcState) State {
 	return NotExist
 }
 
+// countingReader counts the bytes read and keeps the input's first error
+// other than io.EOF (a read error, not bad data).
 type countingReader struct {
-	r *bufio.Reader
-	n int64
+	r   *bufio.Reader
+	n   int64
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.keep(err)
 	return n, err
 }
 
@@ -231,5 +263,12 @@ func (c *countingReader) ReadByte() (byte, error) {
 	if err == nil {
 		c.n++
 	}
+	c.keep(err)
 	return b, err
+}
+
+func (c *countingReader) keep(err error) {
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 }

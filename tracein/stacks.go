@@ -17,6 +17,7 @@ type Frame struct {
 // Stacks interns stacks across trace generations: the same sequence of frames
 // gets the same StackID for the whole trace. Frames are ordered leaf first.
 type Stacks struct {
+	name   string                  // the input, for errors
 	frames [][]Frame               // by StackID; frames[0] is the empty stack
 	byKey  map[string]StackID      // frame-sequence key → id
 	gen    map[trace.Stack]StackID // this generation's trace stacks → id
@@ -72,9 +73,19 @@ func (s *Stacks) intern(st trace.Stack) StackID {
 }
 
 // Resolve interns the stacks of records from Convert, which must be
-// passed in the order they were read, each exactly once.
-func (s *Stacks) Resolve(recs []Event) {
-	for i := range recs {
+// passed in the order they were read, each exactly once, and returns how many
+// it resolved: all of them unless a record's stack cannot be read (a damaged
+// trace's stack or string table), when err is an *Error with an unknown
+// offset and the records from that one on must not be used, nor Resolve
+// called again.
+func (s *Stacks) Resolve(recs []Event) (n int, err error) {
+	var i int
+	defer func() {
+		if p := recover(); p != nil { // the trace's tables are read only here, lazily
+			n, err = i, panicError(s.name, -1, p)
+		}
+	}()
+	for i = range recs {
 		ev := &recs[i]
 		if ev.Kind == KindSync {
 			s.newGeneration()
@@ -86,4 +97,5 @@ func (s *Stacks) Resolve(recs []Event) {
 			ev.ActorStack, ev.rawActor = s.intern(ev.rawActor), trace.NoStack
 		}
 	}
+	return len(recs), nil
 }
