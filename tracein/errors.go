@@ -15,10 +15,11 @@ import (
 // parser's full text (a state dump of dozens of lines, say, or the stack of
 // a recovered panic) is behind Details.
 //
-// Callers print Error; a debugging mode finds the long text with
+// Callers print Error; a debugging mode (latscope --debug) finds the long
+// text of any error in the chain with
 //
 //	var d interface{ Details() string }
-//	if errors.As(err, &d) { fmt.Println(d.Details()) }
+//	if errors.As(err, &d) && d.Details() != "" { fmt.Println(d.Details()) }
 type Error struct {
 	Name   string // the input, usually the file name
 	Offset int64  // bytes of input consumed when it failed; -1 if unknown
@@ -42,14 +43,10 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Details returns the full text of the failure: the one-line error followed
-// by everything the parser said, however many lines.
-func (e *Error) Details() string {
-	if e.details == "" {
-		return e.Error()
-	}
-	return e.Error() + "\n" + e.details
-}
+// Details returns what the one line leaves out: the parser's full text,
+// however many lines (with a recovered panic, its stack), or "" when the
+// one line is all there is.
+func (e *Error) Details() string { return e.details }
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
@@ -69,7 +66,6 @@ func newError(name string, offset int64, what string, cause error) *Error {
 	}
 	if rest != "" {
 		e.details = cause.Error()
-		e.Msg += fmt.Sprintf(" (--debug shows %d more lines)", strings.Count(strings.TrimRight(rest, "\n"), "\n")+1)
 	}
 	return e
 }
