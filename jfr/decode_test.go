@@ -119,8 +119,25 @@ func TestDecodeSticky(t *testing.T) {
 	}
 }
 
+// TestDecodeSeed decodes testdata/seed.json, FuzzDecoder's main seed: the
+// first event of each type in testdata/print.json, stacks cut to two frames
+// (print.json itself, at 88 kB, kept the fuzzing engine busy minimising it).
+func TestDecodeSeed(t *testing.T) {
+	b, err := os.ReadFile("testdata/seed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := decodeAllEvents(t, bytes.NewReader(b))
+	if err != nil || len(evs) != 9 {
+		t.Fatalf("%d events, %v; want 9, one of each type in print.json", len(evs), err)
+	}
+	if len(b) > 8<<10 {
+		t.Errorf("seed of %d bytes: keep it small, the fuzzing engine minimises what it finds", len(b))
+	}
+}
+
 func FuzzDecoder(f *testing.F) {
-	b, err := os.ReadFile("testdata/print.json")
+	b, err := os.ReadFile("testdata/seed.json")
 	if err != nil {
 		f.Fatal(err)
 	}
