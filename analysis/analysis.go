@@ -61,13 +61,12 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 		if err != nil {
 			return nil, err
 		}
-		n, err := stacks.Resolve(b.recs)
-		if err != nil { // a damaged stack table: analyse the records before its first use
-			var te *tracein.Error
-			if errors.As(err, &te) && te.Offset < 0 {
-				te.Offset = b.offset
-			}
+		if n, err := stacks.Resolve(b.recs); err != nil { // a damaged stack table: analyse the records before its first use
 			b.recs, b.err = b.recs[:n], err
+		}
+		var te *tracein.Error
+		if errors.As(b.err, &te) && te.Offset < 0 { // resolving and converting know no offset: the batch's
+			te.Offset = b.offset
 		}
 		for i := range b.recs {
 			ev := &b.recs[i]
