@@ -88,7 +88,9 @@ func (c Config) withDefaults() Config {
 }
 
 // Record runs a scenario and writes the execution trace of its measured
-// window (after warm-up) to w.
+// window (after warm-up) to w. An error writing to w is returned (the
+// runtime's tracer drops them), after the run, and the trace is then
+// incomplete.
 func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	cfg = cfg.withDefaults()
 	if _, ok := Scenarios[cfg.Scenario]; !ok {
@@ -111,14 +113,47 @@ func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	}
 	cpu0 := processCPU()
 	t0 := time.Now()
-	if err := trace.Start(w); err != nil {
+	sw := &stickyWriter{w: w}
+	if err := trace.Start(sw); err != nil {
 		return Summary{}, fmt.Errorf("trace: %w", err)
 	}
 	var s Summary
 	err = drive(ctx, srv.url, cfg.Clients, cfg.Requests, &s.Latencies)
-	trace.Stop()
+	trace.Stop() // flushes the trace to sw
 	s.Wall, s.CPU, s.Requests = time.Since(t0), processCPU()-cpu0, len(s.Latencies)
+	if werr := sw.error(); werr != nil {
+		return s, fmt.Errorf("writing the trace: %w", werr)
+	}
 	return s, err
+}
+
+// stickyWriter keeps the first error of w and refuses every write after it,
+// so that the error the runtime's tracer ignores can be reported once the
+// trace has stopped.
+type stickyWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
+}
+
+func (s *stickyWriter) error() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 func names() string {
