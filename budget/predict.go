@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -29,7 +30,13 @@ type Prediction struct {
 	Factor float64
 }
 
+// MaxScaleFactor is the largest FACTOR a scale prediction accepts: beyond
+// it the prediction is no longer a what-if about this service, and scaled
+// waits overflow.
+const MaxScaleFactor = 1000
+
 // ParsePrediction parses "remove=NAME", "scale=NAME:F" or "overlap=A,B".
+// F is a finite number from 0 to MaxScaleFactor.
 // NAME matches application frames that equal it or end in "."+NAME or
 // "/"+NAME, so "callUpstream" matches "main.callUpstream".
 func ParsePrediction(spec string) (Prediction, error) {
@@ -44,8 +51,8 @@ func ParsePrediction(spec string) (Prediction, error) {
 	case "scale":
 		name, f, ok := strings.Cut(arg, ":")
 		v, err := strconv.ParseFloat(f, 64)
-		if !ok || name == "" || err != nil || v < 0 {
-			return Prediction{}, fmt.Errorf("prediction %q: want scale=TERM:FACTOR with FACTOR ≥ 0, e.g. scale=queryDB:0.5", spec)
+		if !ok || name == "" || err != nil || math.IsNaN(v) || v < 0 || v > MaxScaleFactor {
+			return Prediction{}, fmt.Errorf("prediction %q: want scale=TERM:FACTOR with FACTOR a number from 0 to %d, e.g. scale=queryDB:0.5", spec, MaxScaleFactor)
 		}
 		p.Op, p.A, p.Factor = OpScale, name, v
 	case "overlap":
