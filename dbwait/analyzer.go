@@ -38,6 +38,10 @@ type Analyzer struct {
 	stmts       map[pglog.TraceParent][]pglog.Statement
 	statements  int // statements given, with or without a traceparent
 	uncommented int
+
+	logLines       int    // PostgreSQL log entries read (FeedPGLog)
+	badDuration    int    // entries whose "duration: " did not parse
+	badDurationMsg string // the first of them, shortened
 }
 
 // openRegion is a region begun on a goroutine and not yet ended.

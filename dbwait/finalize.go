@@ -22,6 +22,9 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	}
 	r := &Result{Options: a.opts, TraceStart: a.gaps.first}
 	a.warnTrace(r)
+	if a.badDuration > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d statement log lines were ignored: their duration did not parse (first: %q)", a.badDuration, a.badDurationMsg))
+	}
 	samples := a.hostSamples(r)
 	if !a.clock.known() {
 		for _, s := range samples {
@@ -178,12 +181,22 @@ func (a *Analyzer) stickOut(sp span, s pglog.Statement) time.Duration {
 	return max(0, a.clock.wall(sp.start).Sub(start), end.Sub(a.clock.wall(sp.end)))
 }
 
-// noMatchError says what was looked for and what the log holds.
+// noMatchError says what was looked for and what the log holds: durations
+// that did not parse, a log without statement durations, statements
+// without a traceparent comment, or statements of another server or time.
 func (a *Analyzer) noMatchError() error {
 	commented := a.statements - a.uncommented
 	hint := "the log is of another server or another time"
-	if commented == 0 {
+	switch {
+	case a.badDuration > 0 && commented == 0:
+		hint = fmt.Sprintf("%d of the log's %d lines have a duration that did not parse (first: %q); want PostgreSQL's \"duration: 12.345 ms  statement: …\"",
+			a.badDuration, a.logLines, a.badDurationMsg)
+	case a.statements == 0 && a.logLines > 0:
+		hint = fmt.Sprintf("none of the log's %d lines is a statement with its duration: set log_min_duration_statement = 0 (docs/dbwait.md)", a.logLines)
+	case commented == 0:
 		hint = "the SQL carries no traceparent comment (prepend pglog.Comment(tp), e.g. /*traceparent='00-...'*/, to each statement), or the log is of another server"
+	case a.badDuration > 0:
+		hint += fmt.Sprintf("; also, %d lines have a duration that did not parse (first: %q)", a.badDuration, a.badDurationMsg)
 	}
 	return fmt.Errorf("%w: none of the %d traceparents logged in the trace is in the statement log (%d statements, %d with a traceparent comment): %s",
 		ErrNoMatch, len(a.spans), a.statements, commented, hint)
