@@ -225,6 +225,6 @@ func (a *Analyzer) matcher(name string) func(critpath.TermID) bool {
 		if t < 0 || int(t) >= len(a.terms.list) {
 			return false
 		}
-		return MatchName(a.terms.list[t].Frame, name)
+		return a.terms.list[t].Matches(name)
 	}
 }

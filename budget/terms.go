@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/critpath"
@@ -8,22 +9,30 @@ import (
 	"github.com/latscope/latscope/tracein"
 )
 
-// Term is one row of a budget: an application frame, a mechanism and a kind.
+// Term is one row of a budget: an application call path, a mechanism and a
+// kind. Two waits beneath one shared helper are one term only when they
+// were reached by the same chain of application frames.
 type Term struct {
-	Frame     string     // innermost application frame; "" when the stack has none
+	Frame string // innermost application frame; "" when the stack has none
+	// Path is the application call path: the application frames of the
+	// blocking stack, outermost first, ending at Frame (direct recursion
+	// folded to one frame). Empty when Frame is.
+	Path      []string
 	Mechanism string     // innermost non-runtime frame; "" when the frame blocked itself
 	Kind      frame.Kind // from the runtime's wait reason
 }
 
 type termKey struct {
-	app, mech string
-	kind      frame.Kind
+	path, mech string
+	kind       frame.Kind
 }
 
 // stackInfo is what the analyser needs to know about a stack, computed once.
 type stackInfo struct {
 	attr     frame.Attribution
-	outerApp string // outermost application frame (the handler, for inferred requests)
+	outerApp string   // outermost application frame (the handler, for inferred requests)
+	path     []string // application call path, outermost first (interned)
+	pathKey  string
 	flags    uint8
 	computed bool
 	// termKind and termID remember the term of the last wait on this stack
@@ -49,10 +58,12 @@ type terms struct {
 	index  map[termKey]critpath.TermID
 	info   []stackInfo // by StackID
 	funcs  []string    // scratch
+	apps   []string    // scratch: application frames, leaf first
+	paths  map[string][]string
 }
 
 func newTerms(rules *frame.Rules, stacks *tracein.Stacks) *terms {
-	return &terms{rules: rules, stacks: stacks, index: map[termKey]critpath.TermID{}}
+	return &terms{rules: rules, stacks: stacks, index: map[termKey]critpath.TermID{}, paths: map[string][]string{}}
 }
 
 // stack returns the cached information of a stack.
@@ -66,6 +77,7 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 	}
 	si.computed = true
 	t.funcs = t.funcs[:0]
+	t.apps = t.apps[:0]
 	prev := ""
 	for _, f := range t.stacks.Frames(id) {
 		t.funcs = append(t.funcs, f.Func)
@@ -86,11 +98,37 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 		}
 		if t.rules.IsApp(f.Func) {
 			si.outerApp = f.Func
+			if n := len(t.apps); n == 0 || t.apps[n-1] != f.Func {
+				t.apps = append(t.apps, f.Func)
+			}
 		}
 		prev = f.Func
 	}
 	si.attr = t.rules.Decide(t.funcs)
+	if si.attr.App != "" {
+		si.path, si.pathKey = t.internPath(si.attr.App)
+	}
 	return si
+}
+
+// internPath returns the call path from the application frames in t.apps
+// (leaf first), from the outermost down to app, shared between stacks.
+func (t *terms) internPath(app string) ([]string, string) {
+	i := slices.Index(t.apps, app)
+	if i < 0 {
+		i = 0
+	}
+	apps := t.apps[i:]
+	path := make([]string, len(apps))
+	for j, f := range apps {
+		path[len(apps)-1-j] = f
+	}
+	key := pathKey(path)
+	if p, ok := t.paths[key]; ok {
+		return p, key
+	}
+	t.paths[key] = path
+	return path, key
 }
 
 // term returns the TermID for a wait of kind k on stack id.
@@ -100,25 +138,29 @@ func (t *terms) term(id tracein.StackID, k frame.Kind) critpath.TermID {
 		return si.termID
 	}
 	a := si.attr
-	key := termKey{app: a.App, mech: a.Mechanism, kind: k}
+	key := termKey{path: si.pathKey, mech: a.Mechanism, kind: k}
 	tid, ok := t.index[key]
 	if !ok {
 		tid = critpath.TermID(len(t.list))
-		t.list = append(t.list, Term{Frame: a.App, Mechanism: a.Mechanism, Kind: k})
+		t.list = append(t.list, Term{Frame: a.App, Path: si.path, Mechanism: a.Mechanism, Kind: k})
 		t.index[key] = tid
 	}
 	si.hasTerm, si.termKind, si.termID = true, k, tid
 	return tid
 }
 
-// Name returns a term's display name: "frame (mechanism, kind)".
+// Name returns a term's display name: "frame [mechanism, kind]".
 func (t Term) Name() string {
-	var b strings.Builder
 	if t.Frame == "" {
-		b.WriteString("(no app frame)")
-	} else {
-		b.WriteString(frame.Short(t.Frame))
+		return t.NamedAs("(no app frame)")
 	}
+	return t.NamedAs(frame.Short(t.Frame))
+}
+
+// NamedAs returns "label [mechanism, kind]", for a label from Labels.
+func (t Term) NamedAs(label string) string {
+	var b strings.Builder
+	b.WriteString(label)
 	b.WriteString(" [")
 	if t.Mechanism != "" {
 		b.WriteString(frame.Short(t.Mechanism))

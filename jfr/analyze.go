@@ -72,7 +72,7 @@ type Analyzer struct {
 	count int
 
 	terms []budget.Term
-	index map[budget.Term]int
+	index map[termKey]int
 	waits []termStat
 	// outside is wait time of events without the handler frame, by kind.
 	outside  [frame.NumKinds]int64
@@ -117,7 +117,7 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 	if o.StackDepth <= 0 {
 		o.StackDepth = DefaultStackDepth
 	}
-	return &Analyzer{opts: o, rec: rec, count: count, index: map[budget.Term]int{}, regions: map[string]*budget.RegionStat{},
+	return &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: map[string]*budget.RegionStat{},
 		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment()}, nil
 }
 
@@ -150,12 +150,13 @@ func (a *Analyzer) Event(ev *Event) {
 	a.matched++
 	attr := a.opts.Rules.Decide(ev.Stack[:h+1])
 	app, mech, kind := attr.Term(ev.Type, ev.MonitorClass)
-	t := budget.Term{Frame: app, Mechanism: mech, Kind: kind}
-	i, ok := a.index[t]
+	path := a.appPath(ev.Stack[:h+1], attr.AppIndex, app)
+	k := termKey{path: strings.Join(path, "\n"), mech: mech, kind: kind}
+	i, ok := a.index[k]
 	if !ok {
 		i = len(a.terms)
-		a.index[t] = i
-		a.terms = append(a.terms, t)
+		a.index[k] = i
+		a.terms = append(a.terms, budget.Term{Frame: app, Path: path, Mechanism: mech, Kind: kind})
 		a.waits = append(a.waits, termStat{})
 	}
 	a.waits[i].wait += int64(ev.Duration)
@@ -287,6 +288,33 @@ func (a *Analyzer) group() *budget.Group {
 
 // groupName is the handler frame as the recording spells it, when one
 // frame matched, else the --handler text.
+// termKey identifies a term: its call path, mechanism and kind.
+type termKey struct {
+	path, mech string
+	kind       frame.Kind
+}
+
+// appPath returns the application call path of a wait: the application
+// frames from the handler (stack's last frame) down to the application
+// frame at appIndex, outermost first, direct recursion folded. A term whose
+// frame is not an application frame (a pool, say) has the path [app].
+func (a *Analyzer) appPath(stack []Frame, appIndex int, app string) []string {
+	if app == "" {
+		return nil
+	}
+	if appIndex < 0 || stack[appIndex].Method != app {
+		return []string{app}
+	}
+	var path []string
+	for i := len(stack) - 1; i >= appIndex; i-- {
+		m := stack[i].Method
+		if a.opts.Rules.IsApp(m) && (len(path) == 0 || path[len(path)-1] != m) {
+			path = append(path, m)
+		}
+	}
+	return path
+}
+
 func (a *Analyzer) groupName() string {
 	if len(a.handlers) == 1 {
 		for n := range a.handlers {

@@ -142,20 +142,25 @@ func TestAnalyzer(t *testing.T) {
 	if g.Name != "com.acme.Ctl.handle" || g.Count != 2 || g.CPUSamples != 1 || res.Info.CPUSamples != 2 || res.Info.Procs != 4 || res.Info.Goroutines != 5 {
 		t.Errorf("group %q count %d samples %d/%d procs %d threads %d", g.Name, g.Count, g.CPUSamples, res.Info.CPUSamples, res.Info.Procs, res.Info.Goroutines)
 	}
-	want := map[budget.Term][2]int64{ // wait, requests
+	type key struct {
+		Frame, Mechanism string
+		Kind             frame.Kind
+	}
+	want := map[key][2]int64{ // wait, requests
 		{Frame: "com.acme.Api.call", Mechanism: "java.net.Socket$SocketInputStream.read", Kind: frame.Network}: {170e6, 2},
 		{Frame: "com.acme.Repo.find", Mechanism: "org.postgresql.core.PGStream.receive", Kind: frame.Network}:  {20e6, 1},
 	}
 	for _, ts := range g.Terms {
 		tm := res.Terms[ts.Term]
-		w, ok := want[tm]
+		k := key{tm.Frame, tm.Mechanism, tm.Kind}
+		w, ok := want[k]
 		if !ok || ts.Wait != w[0] || ts.Critical != w[0] || int64(ts.Requests) != w[1] || ts.Causes[frame.Network] != w[0] {
 			t.Errorf("term %s: %+v", tm.Name(), ts)
 		}
-		delete(want, tm)
+		delete(want, k)
 	}
-	for tm := range want {
-		t.Errorf("no term %s", tm.Name())
+	for k := range want {
+		t.Errorf("no term %+v", k)
 	}
 	if s, p := res.Outside.ByKind[frame.Sleep], res.Outside.ByKind[frame.Sync]; s != 3e9 || p != 1e9 {
 		t.Errorf("outside: sleep %d, sync %d", s, p)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/latscope/latscope/budget"
@@ -20,7 +21,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Trace: traceJSON(res, in), Outside: outsideJSON(res), minShare: in.MinShare}
+	rep := &Report{Trace: traceJSON(res, in), Outside: outsideJSON(res), minShare: in.MinShare, tree: in.Tree}
 	total := 0
 	for _, g := range res.Groups {
 		total += g.Count
@@ -85,9 +86,11 @@ func appFrames(res *budget.Result) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range res.Terms {
-		if t.Frame != "" && !seen[t.Frame] {
-			seen[t.Frame] = true
-			out = append(out, t.Frame)
+		for _, f := range append(t.Path, t.Frame) {
+			if f != "" && !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
 	return out
@@ -130,14 +133,15 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	}
 	gj.Requests.StdDevMs = ms(stddev(g.Latencies, mean))
 	var waitSum, critWait float64
+	labels := budget.Labels(res.Terms)
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
 		waitSum += float64(ts.Wait)
 		critWait += float64(ts.Critical)
-		if in.Frame != nil && !in.Frame.MatchString(t.Frame) {
+		if in.Frame != nil && !onPath(in.Frame, t) {
 			continue
 		}
-		gj.Terms = append(gj.Terms, termJSON(t, ts, n, mean))
+		gj.Terms = append(gj.Terms, termJSON(t, labels[ts.Term], ts, n, mean))
 	}
 	if gj.Terms == nil {
 		gj.Terms = []TermJSON{}
@@ -152,12 +156,32 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	gj.Regions = regionsJSON(g, n)
 	gj.Throughput = throughput(res, g, in, gj)
 	gj.Predictions = predictionsJSON(res, g, in, gj)
-	gj.Slowest, gj.Median = pathJSON(res, g.Slowest), pathJSON(res, g.Median)
+	gj.Slowest, gj.Median = pathJSON(res, labels, g.Slowest), pathJSON(res, labels, g.Median)
 	return gj
 }
 
-func termJSON(t budget.Term, ts budget.TermStat, n, mean float64) TermJSON {
-	tj := TermJSON{Frame: t.Frame, Mechanism: t.Mechanism, Kind: t.Kind.String(),
+// onPath reports whether re matches a frame on the term's call path.
+func onPath(re *regexp.Regexp, t budget.Term) bool {
+	if re.MatchString(t.Frame) {
+		return true
+	}
+	for _, f := range t.Path {
+		if re.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
+
+func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) TermJSON {
+	path := t.Path
+	if path == nil && t.Frame != "" {
+		path = []string{t.Frame}
+	}
+	if path == nil {
+		path = []string{}
+	}
+	tj := TermJSON{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
 		WaitMs: ms(float64(ts.Wait) / n), CriticalMs: ms(float64(ts.Critical) / n),
 		FixPotentialMs: ms(float64(ts.Fix) / n), ContentionMs: ms(float64(ts.Contention) / n), Requests: ts.Requests}
 	if mean > 0 {
@@ -215,7 +239,7 @@ func regionsJSON(g *budget.Group, n float64) []RegionJSON {
 	return out
 }
 
-func pathJSON(res *budget.Result, p *budget.Path) *PathJSON {
+func pathJSON(res *budget.Result, labels []string, p *budget.Path) *PathJSON {
 	if p == nil {
 		return nil
 	}
@@ -224,7 +248,7 @@ func pathJSON(res *budget.Result, p *budget.Path) *PathJSON {
 		sj := SegmentJSON{StartMs: ms(float64(s.Start - p.Begin)), DurMs: ms(float64(s.Dur())), Goroutine: int64(s.G),
 			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}
 		if s.Term != critpath.NoTerm {
-			sj.Term = res.Terms[s.Term].Name()
+			sj.Term = res.Terms[s.Term].NamedAs(labels[s.Term])
 		}
 		pj.Segments = append(pj.Segments, sj)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
@@ -40,14 +41,17 @@ type PredictionCheck struct {
 	Miss            bool    `json:"miss"`
 }
 
-// TermDelta is a term's critical time per request before and after.
+// TermDelta is a term's critical time per request before and after. Terms
+// are the same term in both traces when call path, mechanism and kind agree.
 type TermDelta struct {
-	Frame     string  `json:"frame"`
-	Mechanism string  `json:"mechanism"`
-	Kind      string  `json:"kind"`
-	BeforeMs  float64 `json:"before_ms"`
-	AfterMs   float64 `json:"after_ms"`
-	DeltaMs   float64 `json:"delta_ms"`
+	Name      string   `json:"name"`
+	Frame     string   `json:"frame"`
+	AppPath   []string `json:"app_path"`
+	Mechanism string   `json:"mechanism"`
+	Kind      string   `json:"kind"`
+	BeforeMs  float64  `json:"before_ms"`
+	AfterMs   float64  `json:"after_ms"`
+	DeltaMs   float64  `json:"delta_ms"`
 }
 
 // Compare compares the primary request type of two reports. before must
@@ -89,12 +93,12 @@ func errPct(pred, meas float64) float64 {
 }
 
 func termDeltas(before, after []TermJSON) []TermDelta {
-	type key struct{ f, m, k string }
+	type key struct{ p, m, k string }
 	rows := map[key]*TermDelta{}
 	get := func(t TermJSON) *TermDelta {
-		k := key{t.Frame, t.Mechanism, t.Kind}
+		k := key{strings.Join(t.AppPath, "\n"), t.Mechanism, t.Kind}
 		if rows[k] == nil {
-			rows[k] = &TermDelta{Frame: t.Frame, Mechanism: t.Mechanism, Kind: t.Kind}
+			rows[k] = &TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind}
 		}
 		return rows[k]
 	}
@@ -113,7 +117,7 @@ func termDeltas(before, after []TermJSON) []TermDelta {
 		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {
 			return math.Abs(out[i].DeltaMs) > math.Abs(out[j].DeltaMs)
 		}
-		return out[i].Frame+out[i].Mechanism+out[i].Kind < out[j].Frame+out[j].Mechanism+out[j].Kind
+		return out[i].Name+out[i].Mechanism+out[i].Kind < out[j].Name+out[j].Mechanism+out[j].Kind
 	})
 	return out
 }
@@ -160,7 +164,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if i >= 12 || (t.BeforeMs < 0.01 && t.AfterMs < 0.01) {
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", termName(t.Frame), frame.Short(t.Mechanism), t.Kind, t.BeforeMs, t.AfterMs, t.DeltaMs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind, t.BeforeMs, t.AfterMs, t.DeltaMs)
 	}
 	tw.Flush()
 	return ew.err

@@ -26,6 +26,8 @@ type Inputs struct {
 	// MinShare folds terms under this share of the mean (percent) into one
 	// row in text output. JSON always lists every term.
 	MinShare float64
+	// Tree adds to the text output the waits rolled up by call path.
+	Tree bool
 }
 
 // Report is the derived, printable form of a result. Field names and units
@@ -42,6 +44,7 @@ type Report struct {
 	// Sched is the scheduler-overhead analysis (package sched), when run.
 	Sched    any `json:"sched,omitempty"`
 	minShare float64
+	tree     bool
 }
 
 // TraceJSON describes the input.
@@ -79,7 +82,12 @@ type RequestsJSON struct {
 
 // TermJSON is one budget row, per request.
 type TermJSON struct {
-	Frame          string             `json:"frame"`
+	// Name is the display name: the shortest suffix of AppPath that is
+	// unique among the trace's terms ("ListOrders › query").
+	Name  string `json:"name"`
+	Frame string `json:"frame"`
+	// AppPath is the application call path, outermost first, ending at Frame.
+	AppPath        []string           `json:"app_path"`
 	Mechanism      string             `json:"mechanism"`
 	Kind           string             `json:"kind"`
 	WaitMs         float64            `json:"wait_ms"`

@@ -72,6 +72,9 @@ func (r *Report) writeGroup(ew *errWriter, g *GroupJSON) {
 	}
 	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.MeanMs, q.P50Ms, q.P90Ms, q.P99Ms, q.MaxMs)
 	r.writeBudget(ew, g)
+	if r.tree {
+		r.writeTree(ew, g)
+	}
 	r.writePredictions(ew, g)
 	writePath(ew, "median", g.Median)
 	if g.Slowest != nil && (g.Median == nil || g.Slowest.Task != g.Median.Task) {
@@ -95,7 +98,7 @@ func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
 			nFolded++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t  %s\n", termName(t.Frame), frame.Short(t.Mechanism), t.Kind,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
 			t.WaitMs, t.SharePct, t.CriticalMs, t.FixPotentialMs, t.Requests, g.Requests.Count, causes(t))
 	}
 	if nFolded > 0 {

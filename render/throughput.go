@@ -102,7 +102,7 @@ func predictionsJSON(res *budget.Result, g *budget.Group, in Inputs, gj GroupJSO
 		hold := gj.Throughput.PoolHoldMs
 		if in.Pool > 0 && p.Op != budget.OpOverlap {
 			hold = poolHold(res, g, func(t budget.Term) float64 {
-				if !budget.MatchName(t.Frame, p.A) {
+				if !t.Matches(p.A) {
 					return 1
 				}
 				if p.Op == budget.OpRemove {

@@ -1,0 +1,63 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestCallTree(t *testing.T) {
+	terms := []TermJSON{
+		{AppPath: []string{"main.GetUser", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", CriticalMs: 4, WaitMs: 4},
+		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", CriticalMs: 45, WaitMs: 45},
+		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "sync.(*Mutex).Lock", Kind: "sync", CriticalMs: 1, WaitMs: 2},
+		{AppPath: []string{"main.ListOrders"}, Kind: "sleep", CriticalMs: 0.5, WaitMs: 0.5},
+		{AppPath: []string{}, Mechanism: "net/http.(*persistConn).readLoop", Kind: "network", CriticalMs: 0, WaitMs: 3},
+	}
+	root := callTree(terms)
+	var check func(n *callNode)
+	check = func(n *callNode) {
+		if len(n.children) == 0 {
+			return
+		}
+		var c, w float64
+		for _, ch := range n.children {
+			c += ch.critical
+			w += ch.wait
+			check(ch)
+		}
+		if math.Abs(c-n.critical) > 1e-9 || math.Abs(w-n.wait) > 1e-9 {
+			t.Errorf("%s: critical %v wait %v, children sum to %v, %v", n.label, n.critical, n.wait, c, w)
+		}
+	}
+	check(root)
+	if root.critical != 50.5 || root.children[0].label != "main.ListOrders" || root.children[0].critical != 46.5 {
+		t.Errorf("root %v, first child %q %v", root.critical, root.children[0].label, root.children[0].critical)
+	}
+	var buf bytes.Buffer
+	(&Report{}).writeTree(&errWriter{w: &buf}, &GroupJSON{Terms: terms})
+	if !strings.Contains(buf.String(), "  main.ListOrders\n") || !strings.Contains(buf.String(), "      [net.(*netFD).Read, network]\n") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+	var rows []string
+	for _, row := range root.rows(0, nil) {
+		rows = append(rows, fmt.Sprintf("%.2f %.2f %s%s", row.critical, row.wait, strings.Repeat(">", row.depth), row.label))
+	}
+	want := []string{
+		"46.50 47.50 main.ListOrders",
+		"46.00 47.00 >store.(*Store).query",
+		"45.00 45.00 >>[net.(*netFD).Read, network]",
+		"1.00 2.00 >>[sync.(*Mutex).Lock, sync]",
+		"0.50 0.50 >[sleep]",
+		"4.00 4.00 main.GetUser",
+		"4.00 4.00 >store.(*Store).query",
+		"4.00 4.00 >>[net.(*netFD).Read, network]",
+		"0.00 3.00 (no app frame)",
+		"0.00 3.00 >[http.(*persistConn).readLoop, network]",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tree rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
