@@ -9,37 +9,46 @@ import (
 	"github.com/latscope/latscope/frame"
 )
 
-// callNode is one frame of the call-path tree: its time is the sum of its
-// children's, and a term is a leaf beneath the innermost frame of its path.
-type callNode struct {
-	label          string
-	critical, wait float64
-	children       []*callNode
-	index          map[string]*callNode
+// CallNode is one frame of the call-path tree of a request type's waits
+// (ms per request). An inner node's times are the sums of its children's;
+// each term is a leaf, "[mechanism, kind]", beneath the innermost frame of
+// its call path. The root holds the whole.
+type CallNode struct {
+	Label          string
+	Frame          string // the full frame name; "" for leaves and the root
+	Kind           string // a leaf's kind of wait; "" for frames
+	Critical, Wait float64
+	Children       []*CallNode // most critical first
+	index          map[string]*CallNode
 }
 
-func (n *callNode) child(key, label string) *callNode {
+func (n *CallNode) child(key, label string) *CallNode {
 	if n.index == nil {
-		n.index = map[string]*callNode{}
+		n.index = map[string]*CallNode{}
 	}
 	c := n.index[key]
 	if c == nil {
-		c = &callNode{label: label}
+		c = &CallNode{Label: label}
 		n.index[key] = c
-		n.children = append(n.children, c)
+		n.Children = append(n.Children, c)
 	}
 	return c
 }
 
-// callTree rolls a group's terms up by call path.
-func callTree(terms []TermJSON) *callNode {
-	root := &callNode{}
+// CallTree rolls a group's terms up by call path.
+func CallTree(terms []TermJSON) *CallNode {
+	root := &CallNode{}
 	for _, t := range terms {
 		n := root
-		for _, f := range t.AppPath {
-			n = n.child(f, frame.Short(f))
+		path := t.AppPath
+		if len(path) == 0 && t.Frame != "" {
+			path = []string{t.Frame}
 		}
-		if len(t.AppPath) == 0 {
+		for _, f := range path {
+			n = n.child(f, frame.Short(f))
+			n.Frame = f
+		}
+		if len(path) == 0 {
 			n = n.child("", "(no app frame)")
 		}
 		leaf := "[" + t.Kind + "]"
@@ -47,8 +56,9 @@ func callTree(terms []TermJSON) *callNode {
 			leaf = "[" + frame.Short(t.Mechanism) + ", " + t.Kind + "]"
 		}
 		n = n.child("\x00"+t.Mechanism+"\x00"+t.Kind, leaf)
-		n.critical += t.CriticalMs
-		n.wait += t.WaitMs
+		n.Kind = t.Kind
+		n.Critical += t.CriticalMs
+		n.Wait += t.WaitMs
 	}
 	root.sum()
 	return root
@@ -56,50 +66,51 @@ func callTree(terms []TermJSON) *callNode {
 
 // sum sets every inner node's time to the sum of its children's and orders
 // children by critical time.
-func (n *callNode) sum() {
-	if len(n.children) == 0 {
+func (n *CallNode) sum() {
+	if len(n.Children) == 0 {
 		return
 	}
-	n.critical, n.wait = 0, 0
-	for _, c := range n.children {
+	n.Critical, n.Wait = 0, 0
+	for _, c := range n.Children {
 		c.sum()
-		n.critical += c.critical
-		n.wait += c.wait
+		n.Critical += c.Critical
+		n.Wait += c.Wait
 	}
-	sort.SliceStable(n.children, func(i, j int) bool {
-		if n.children[i].critical != n.children[j].critical {
-			return n.children[i].critical > n.children[j].critical
+	sort.SliceStable(n.Children, func(i, j int) bool {
+		if n.Children[i].Critical != n.Children[j].Critical {
+			return n.Children[i].Critical > n.Children[j].Critical
 		}
-		return n.children[i].wait > n.children[j].wait
+		return n.Children[i].Wait > n.Children[j].Wait
 	})
 }
 
 // writeTree prints the group's waits rolled up by call path (--tree).
 func (r *Report) writeTree(ew *errWriter, g *GroupJSON) {
-	root := callTree(g.Terms)
-	if len(root.children) == 0 {
+	root := CallTree(g.Terms)
+	if len(root.Children) == 0 {
 		return
 	}
 	ew.printf("\nwaits by call path, ms per request (a frame's time is the sum of the rows beneath it)\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "critical\twait\t\n")
-	for _, row := range root.rows(0, nil) {
-		fmt.Fprintf(tw, "%.2f\t%.2f\t  %s%s\n", row.critical, row.wait, strings.Repeat("  ", row.depth), row.label)
+	for _, row := range root.Rows() {
+		fmt.Fprintf(tw, "%.2f\t%.2f\t  %s%s\n", row.Critical, row.Wait, strings.Repeat("  ", row.Depth), row.Label)
 	}
 	tw.Flush()
 }
 
-// treeRow is one printed row of the tree.
-type treeRow struct {
-	depth          int
-	label          string
-	critical, wait float64
+// CallRow is one node of a call tree with its depth (0 beneath the root).
+type CallRow struct {
+	Depth int
+	*CallNode
 }
 
-// rows lists the nodes beneath n, depth first.
-func (n *callNode) rows(depth int, out []treeRow) []treeRow {
-	for _, c := range n.children {
-		out = append(out, treeRow{depth, c.label, c.critical, c.wait})
+// Rows lists the nodes beneath n, depth first.
+func (n *CallNode) Rows() []CallRow { return n.rows(0, nil) }
+
+func (n *CallNode) rows(depth int, out []CallRow) []CallRow {
+	for _, c := range n.Children {
+		out = append(out, CallRow{depth, c})
 		out = c.rows(depth+1, out)
 	}
 	return out

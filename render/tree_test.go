@@ -16,25 +16,25 @@ func TestCallTree(t *testing.T) {
 		{AppPath: []string{"main.ListOrders"}, Kind: "sleep", CriticalMs: 0.5, WaitMs: 0.5},
 		{AppPath: []string{}, Mechanism: "net/http.(*persistConn).readLoop", Kind: "network", CriticalMs: 0, WaitMs: 3},
 	}
-	root := callTree(terms)
-	var check func(n *callNode)
-	check = func(n *callNode) {
-		if len(n.children) == 0 {
+	root := CallTree(terms)
+	var check func(n *CallNode)
+	check = func(n *CallNode) {
+		if len(n.Children) == 0 {
 			return
 		}
 		var c, w float64
-		for _, ch := range n.children {
-			c += ch.critical
-			w += ch.wait
+		for _, ch := range n.Children {
+			c += ch.Critical
+			w += ch.Wait
 			check(ch)
 		}
-		if math.Abs(c-n.critical) > 1e-9 || math.Abs(w-n.wait) > 1e-9 {
-			t.Errorf("%s: critical %v wait %v, children sum to %v, %v", n.label, n.critical, n.wait, c, w)
+		if math.Abs(c-n.Critical) > 1e-9 || math.Abs(w-n.Wait) > 1e-9 {
+			t.Errorf("%s: critical %v wait %v, children sum to %v, %v", n.Label, n.Critical, n.Wait, c, w)
 		}
 	}
 	check(root)
-	if root.critical != 50.5 || root.children[0].label != "main.ListOrders" || root.children[0].critical != 46.5 {
-		t.Errorf("root %v, first child %q %v", root.critical, root.children[0].label, root.children[0].critical)
+	if root.Critical != 50.5 || root.Children[0].Label != "main.ListOrders" || root.Children[0].Critical != 46.5 {
+		t.Errorf("root %v, first child %q %v", root.Critical, root.Children[0].Label, root.Children[0].Critical)
 	}
 	var buf bytes.Buffer
 	(&Report{}).writeTree(&errWriter{w: &buf}, &GroupJSON{Terms: terms})
@@ -42,8 +42,8 @@ func TestCallTree(t *testing.T) {
 		t.Errorf("text:\n%s", buf.String())
 	}
 	var rows []string
-	for _, row := range root.rows(0, nil) {
-		rows = append(rows, fmt.Sprintf("%.2f %.2f %s%s", row.critical, row.wait, strings.Repeat(">", row.depth), row.label))
+	for _, row := range root.Rows() {
+		rows = append(rows, fmt.Sprintf("%.2f %.2f %s%s", row.Critical, row.Wait, strings.Repeat(">", row.Depth), row.Label))
 	}
 	want := []string{
 		"46.50 47.50 main.ListOrders",

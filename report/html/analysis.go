@@ -23,6 +23,9 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 		}
 		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts), pathSection(g),
 			predictionSection(g)}
+		if s, ok := callPathSection(g); ok {
+			secs = append(secs, s)
+		}
 		if s, ok := regionSection(g); ok {
 			secs = append(secs, s)
 		}

@@ -64,7 +64,7 @@ func budgetRows(g *render.GroupJSON, opts Options) ([]BarRow, []string) {
 		}
 		c := KindColor(t.Kind)
 		addKind(t.Kind)
-		rows = append(rows, BarRow{Label: shortFrame(t.Frame), Note: termNote(t), Values: []float64{t.WaitMs, t.CriticalMs},
+		rows = append(rows, BarRow{Label: termLabel(t), Note: termNote(t), Values: []float64{t.WaitMs, t.CriticalMs},
 			Colors: []string{c, c}, Texts: []string{withPct(t.WaitMs, mean), withPct(t.CriticalMs, mean)}, Tip: termTip(t, g.Requests.Count)})
 	}
 	if nFolded > 0 {
@@ -141,7 +141,7 @@ func termsTable(g *render.GroupJSON) Table {
 		{Name: "contention ms", Num: true, Tip: "critical time ended by another request (lock or pool held elsewhere)"},
 		{Name: "requests", Num: true}, {Name: "on the path, really"}}}
 	for _, tm := range g.Terms {
-		t.Rows = append(t.Rows, []Cell{{Text: shortFrame(tm.Frame), Tip: tm.Frame, Class: "swatch", Color: KindColor(tm.Kind)},
+		t.Rows = append(t.Rows, []Cell{{Text: termLabel(tm), Tip: strings.Join(tm.AppPath, " › "), Class: "swatch", Color: KindColor(tm.Kind)},
 			{Text: frame.Short(tm.Mechanism), Tip: tm.Mechanism}, {Text: tm.Kind},
 			{Text: fmt.Sprintf("%.3f", tm.WaitMs)}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},
 			{Text: fmt.Sprintf("%.3f", tm.CriticalMs)}, {Text: fmtPct(tm.CriticalPct), Bar: tm.CriticalPct / 100, Color: colorCritLg},
@@ -216,4 +216,12 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// termLabel is a term's display name (its shortest unique call path).
+func termLabel(t render.TermJSON) string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return shortFrame(t.Frame)
 }
