@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/render"
 	htmlreport "github.com/latscope/latscope/report/html"
 	"github.com/latscope/latscope/report/pprofexport"
@@ -67,15 +72,15 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.frame, "frame", "show only terms whose application frame matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
 	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable)")
-	fs.Float64Var(&o.cpuSecs, "cpu-seconds", -1, "process CPU time (utime+stime) over the trace window from an independent counter, for the cross-check")
-	fs.Float64Var(&o.clients, "clients", 0, "closed-model clients for throughput predictions (default: estimated from the trace)")
-	fs.Float64Var(&o.cores, "cores", 0, "CPU cores available to the service (default: GOMAXPROCS in the trace)")
-	fs.IntVar(&o.pool, "pool", 0, "connection pool size, to cap predicted throughput by the pool")
+	floatVar(fs, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check")
+	floatVar(fs, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
+	floatVar(fs, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
+	intVar(fs, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else net/http server requests), tasks, http")
-	fs.Float64Var(&o.minShare, "min-share", 0.5, "fold terms under this share of the mean (percent) into one row in text output")
+	floatVar(fs, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
 	fs.StringVar(&o.jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` (e.g. DemoController.handle) whose threads' events are request time")
-	fs.IntVar(&o.jfr.Requests, "requests", 0, "JVM recordings: the number of requests in the recording")
+	intVar(fs, &o.jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&o.jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
 	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
@@ -85,10 +90,27 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("analyze: want exactly one trace file (or - for standard input), got %d arguments", fs.NArg())
+		return fmt.Errorf("want exactly one trace file (or - for standard input), got %d arguments", fs.NArg())
 	}
-	if o.clients < 0 || o.cores < 0 || o.pool < 0 || o.minShare < 0 {
-		return errors.New("analyze: --clients, --cores, --pool and --min-share must not be negative")
+	file := fs.Arg(0)
+	isJFR := strings.HasSuffix(file, ".jfr")
+	if set := setFlags(fs, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
+		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
+	}
+	if err := checkInput(file, "trace"); err != nil {
+		return err
+	}
+	if o.cpuProf != "" {
+		if isJFR {
+			return fmt.Errorf("--cpu applies to Go execution traces only; %s is a JVM recording", file)
+		}
+		if err := checkInput(o.cpuProf, "CPU profile"); err != nil {
+			return fmt.Errorf("--cpu: %w", err)
+		}
+	}
+	out := newExtras(&o, file)
+	if err := out.set.Check(); err != nil { // before the analysis, which may take long
+		return err
 	}
 	opts := budget.DefaultOptions
 	opts.Rules.App = o.app
@@ -96,24 +118,25 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Predictions = o.predict
 	var res *budget.Result
 	var schedRep *sched.Report
+	var schedWarn []string
 	var err error
-	if strings.HasSuffix(fs.Arg(0), ".jfr") {
+	if isJFR {
 		if analyzeJFR == nil {
-			return errors.New("analyze: this build cannot read JVM recordings")
+			return errors.New("this build cannot read JVM recordings")
 		}
 		o.jfr.App = o.app
-		res, err = analyzeJFR(ctx, fs.Arg(0), o.jfr)
+		res, err = analyzeJFR(ctx, file, o.jfr)
 	} else {
 		sa, mk := schedConsumer(opts)
-		res, err = analysis.File(ctx, fs.Arg(0), opts, o.partial, mk)
+		res, err = analysis.File(ctx, file, opts, o.partial, mk)
 		if err == nil {
-			schedRep, err = finishSched(*sa, o.cpuProf, opts)
+			schedRep, schedWarn, err = finishSched(*sa, o.cpuProf, opts, res.Info)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	in := render.Inputs{File: fs.Arg(0), CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
+	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
 		Task: o.task, Frame: o.frame.re, MinShare: o.minShare}
 	rep, err := render.Build(res, in)
 	if err != nil {
@@ -122,10 +145,10 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := noMatch(res); err != nil {
 		return err
 	}
-	if err := writeExtras(&o, opts, rep, res); err != nil {
+	if err := out.write(&o, opts, rep, res); err != nil {
 		return err
 	}
-	addSchedFindings(rep, schedRep)
+	addSchedFindings(rep, schedRep, schedWarn)
 	if o.json {
 		return rep.WriteJSON(stdout)
 	}
@@ -133,6 +156,18 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return err
 	}
 	return writeSchedText(stdout, schedRep)
+}
+
+// setFlags returns the names (as --name) of those of names that were given
+// on the command line.
+func setFlags(fs *flag.FlagSet, names ...string) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(names, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
 }
 
 // noMatch turns a prediction that matched no term into an error.
@@ -151,21 +186,63 @@ func analyzeFile(ctx context.Context, name string, opts budget.Options, partial 
 	return analysis.File(ctx, name, opts, partial)
 }
 
-// writeExtras writes the HTML report and pprof profiles that flags ask for.
-func writeExtras(o *analyzeOptions, opts budget.Options, rep *render.Report, res *budget.Result) error {
+// extras are analyze's output files, --html and --pprof, written all or
+// nothing: both complete, or neither (previous files stay as they were).
+type extras struct {
+	set   atomicfile.Set
+	page  *htmlreport.Page
+	pprof []func(io.Writer) error
+}
+
+// newExtras plans the output files the flags ask for; none may be an input.
+func newExtras(o *analyzeOptions, inputs ...string) *extras {
+	x := &extras{}
+	x.set.Inputs(inputs...)
+	x.set.Inputs(o.cpuProf)
+	if o.html != "" {
+		x.set.Add(o.html, func(w io.Writer) error { return x.page.Write(w) })
+	}
+	if o.pprofDir != "" {
+		x.set.Dir(o.pprofDir)
+		for i, name := range pprofexport.Files {
+			x.set.Add(filepath.Join(o.pprofDir, name), func(w io.Writer) error { return x.pprof[i](w) })
+		}
+	}
+	return x
+}
+
+// write builds the HTML report and pprof profiles and writes them.
+func (x *extras) write(o *analyzeOptions, opts budget.Options, rep *render.Report, res *budget.Result) error {
+	if len(x.set.Paths()) == 0 {
+		return nil
+	}
+	var err error
 	if o.html != "" {
 		hopts := htmlreport.DefaultOptions
 		hopts.MinShare = o.minShare
-		if err := htmlreport.WriteFile(o.html, rep, res, hopts); err != nil {
-			return err
+		if x.page, err = htmlreport.Build(rep, res, hopts); err != nil {
+			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	if o.pprofDir != "" {
 		popts := pprofexport.DefaultOptions
 		popts.Rules, popts.Task = opts.Rules, o.task
-		if _, err := pprofexport.WriteDir(o.pprofDir, res, popts); err != nil {
-			return err
+		if x.pprof, err = pprofexport.Writers(res, popts); err != nil {
+			return fmt.Errorf("--pprof: %w", err)
 		}
 	}
-	return nil
+	return x.set.Commit()
+}
+
+// checkInput refuses an input path that is a directory, before a reader
+// mistakes it for an empty file. what names the input in the error.
+func checkInput(path, what string) error {
+	if path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory, not a %s file", path, what)
+	}
+	return nil // a missing file is the reader's to report
 }

@@ -25,7 +25,7 @@ func TestAnalyzeJFRRefuses(t *testing.T) {
 		{"no handler", []string{"--requests", "5", missing}, "--handler: name the frame"},
 		{"no count", []string{"--handler", "A.b", missing}, "no request boundaries"},
 		{"two counts", []string{"--handler", "A.b", "--requests", "5", "--requests-from", "x.jsonl", missing}, "give one"},
-		{"negative count", []string{"--handler", "A.b", "--requests", "-5", missing}, "--requests -5"},
+		{"negative count", []string{"--handler", "A.b", "--requests", "-5", missing}, `invalid value "-5" for flag -requests`},
 		{"no file", []string{"--handler", "A.b", "--requests", "5", missing}, "missing.jfr"},
 	}
 	for _, tt := range tests {

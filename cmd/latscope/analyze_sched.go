@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -26,32 +27,129 @@ func schedConsumer(opts budget.Options) (*(*sched.Analyzer), analysis.NewConsume
 }
 
 // finishSched finalises the scheduler analysis, adding a pprof CPU profile
-// of the same window when --cpu gives one.
-func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options) (*sched.Report, error) {
+// of the same window when --cpu gives one. A profile whose time window does
+// not overlap the trace's is refused; other signs that it comes from
+// another window or process are returned as warnings (see checkProfile).
+func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, info budget.TraceInfo) (*sched.Report, []string, error) {
 	if sa == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rep := sa.Finalize()
 	if cpuProf == "" {
-		return rep, nil
+		return rep, nil, nil
 	}
 	f, err := os.Open(cpuProf)
 	if err != nil {
-		return nil, fmt.Errorf("--cpu: %w", err)
+		return nil, nil, fmt.Errorf("--cpu: %w", err)
 	}
 	defer f.Close()
 	p, err := profile.Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("--cpu %s: not a pprof profile: %w", cpuProf, err)
+		return nil, nil, fmt.Errorf("--cpu %s: not a pprof profile: %w", cpuProf, err)
+	}
+	warns, err := checkProfile(p, info)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
 	}
 	if err := rep.UseProfile(p, sched.Options{Rules: opts.Rules}); err != nil {
-		return nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
+		return nil, nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
 	}
-	return rep, nil
+	for i, w := range warns {
+		warns[i] = fmt.Sprintf("--cpu %s: %s", cpuProf, w)
+	}
+	return rep, warns, nil
 }
 
-// addSchedFindings adds the scheduler findings and report to the analysis report.
-func addSchedFindings(rep *render.Report, s *sched.Report) {
+// profileWindowSlack is how far apart the profile's and the trace's clocks
+// may be read (both are the process's wall clock, read at slightly
+// different moments when the profile and trace are requested together).
+const profileWindowSlack = time.Second
+
+// checkProfile compares what a CPU profile says about where it comes from
+// with the trace. The evidence that is real:
+//
+//   - time: runtime/pprof records the wall-clock start (TimeNanos) and
+//     length (DurationNanos) of the profile; the trace records its start on
+//     the wall clock (clock snapshot) and its length. Windows that do not
+//     overlap cannot be of the same trace: an error.
+//   - samples: while a Go process is being CPU-profiled, its execution
+//     trace carries the same SIGPROF samples. A trace with no CPU samples
+//     beside a profile with many in the same window, or sample rates far
+//     apart, means another process (or a profile not of this window): a
+//     warning, since sample counts are statistical.
+//
+// A build ID would be stronger, but a trace carries none. When a clock is
+// missing the check is said to be impossible, as a warning.
+func checkProfile(p *profile.Profile, info budget.TraceInfo) ([]string, error) {
+	var warns []string
+	traceDur := time.Duration(info.Duration())
+	profDur := time.Duration(p.DurationNanos)
+	if p.TimeNanos == 0 || info.StartWall.IsZero() {
+		what := "the trace has no wall-clock time (no clock snapshot)"
+		if p.TimeNanos == 0 {
+			what = "the profile has no start time"
+		}
+		return []string{"cannot check that the profile is of the trace's window: " + what}, nil
+	}
+	pStart := time.Unix(0, p.TimeNanos)
+	pEnd := pStart.Add(profDur)
+	tStart := info.StartWall
+	tEnd := tStart.Add(traceDur)
+	overlap := time.Duration(min(pEnd.UnixNano(), tEnd.UnixNano()) - max(pStart.UnixNano(), tStart.UnixNano()))
+	if overlap < -profileWindowSlack {
+		return nil, fmt.Errorf("the profile covers %s, the trace %s: not the same window, so not the same run (take both at once, e.g. with latscope capture)",
+			window(pStart, pEnd), window(tStart, tEnd))
+	}
+	if traceDur > 0 && overlap < traceDur/2 {
+		warns = append(warns, fmt.Sprintf("the profile covers only %.0f%% of the trace's window (profile %s, trace %s)",
+			100*max(0, overlap.Seconds())/traceDur.Seconds(), window(pStart, pEnd), window(tStart, tEnd)))
+	}
+	if overlap > 0 && profDur > 0 && traceDur > 0 {
+		profSamples := sampleCount(p)
+		inProf := float64(profSamples) * overlap.Seconds() / profDur.Seconds()
+		inTrace := float64(info.CPUSamples) * overlap.Seconds() / traceDur.Seconds()
+		switch {
+		case info.CPUSamples == 0 && inProf >= 10:
+			warns = append(warns, fmt.Sprintf("the trace has no CPU samples, yet the profile has %d over the same window: a process being CPU-profiled writes its samples into its trace, so the profile looks like another process's", profSamples))
+		case inProf >= 10 && inTrace >= 10 && (inProf > 3*inTrace || inTrace > 3*inProf):
+			warns = append(warns, fmt.Sprintf("the profile has %.0f samples over the shared window, the trace %.0f: they should be about equal for one process, so the profile may be another process's", inProf, inTrace))
+		}
+	}
+	return warns, nil
+}
+
+// sampleCount is the number of samples in p (the "samples" value, or one
+// per sample).
+func sampleCount(p *profile.Profile) int64 {
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Type == "samples" {
+			idx = i
+			break
+		}
+	}
+	var n int64
+	for _, s := range p.Sample {
+		if idx >= 0 && idx < len(s.Value) {
+			n += s.Value[idx]
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// window formats a wall-clock interval in UTC.
+func window(a, b time.Time) string {
+	return fmt.Sprintf("%s–%s UTC", a.UTC().Format("2006-01-02 15:04:05.0"), b.UTC().Format("15:04:05.0"))
+}
+
+// addSchedFindings adds the scheduler findings, the report and the
+// warnings about the --cpu profile to the analysis report.
+func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
+	for _, w := range warns {
+		rep.Findings = append(rep.Findings, render.FindingJSON{Kind: "cpu-profile-mismatch", Text: w})
+	}
 	if s == nil {
 		return
 	}

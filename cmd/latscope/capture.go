@@ -56,11 +56,11 @@ func runCapture(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	path := filepath.Join(cfg.dir, capture.TraceFile)
 	res, err := analyzeFile(ctx, path, budget.DefaultOptions, false)
 	if err != nil {
-		return fmt.Errorf("capture: saved %s, but its analysis failed: %w", cfg.dir, err)
+		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
 	}
 	rep, err := render.Build(res, render.Inputs{File: path, CPUSeconds: m.CPU.Seconds, MinShare: 0.5})
 	if err != nil {
-		return fmt.Errorf("capture: saved %s, but its analysis failed: %w", cfg.dir, err)
+		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
 	}
 	if cfg.json {
 		return rep.WriteJSON(stdout)
@@ -91,7 +91,7 @@ func parseCaptureFlags(args []string, stderr io.Writer) (captureConfig, error) {
 	o := &cfg.opts
 	fs := newFlagSet("capture", captureSynopsis, stderr)
 	usageWith(fs, stderr, captureSynopsis, captureUsage)
-	fs.IntVar(&o.Seconds, "seconds", o.Seconds, "length of the trace and CPU profile in whole `seconds`")
+	intVar(fs, &o.Seconds, "seconds", o.Seconds, 1, 3600, "length of the trace and CPU profile in whole `seconds`")
 	fs.StringVar(&cfg.dir, "o", "", "output `DIR` (must not exist; default capture-<time>)")
 	fs.StringVar(&o.Token, "token", "", "bearer `TOKEN` for services that want one")
 	fs.BoolVar(&cfg.json, "json", false, "print the analysis as JSON (schema: docs/json.md)")
@@ -102,7 +102,7 @@ func parseCaptureFlags(args []string, stderr io.Writer) (captureConfig, error) {
 		return cfg, err
 	}
 	if len(pos) != 1 {
-		return cfg, fmt.Errorf("capture: want one URL argument, got %d (see latscope capture -h)", len(pos))
+		return cfg, fmt.Errorf("want one URL argument, got %d (see latscope capture -h)", len(pos))
 	}
 	o.URL = pos[0]
 	if cfg.dir == "" {

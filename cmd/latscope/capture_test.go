@@ -127,7 +127,7 @@ func TestCaptureErrors(t *testing.T) {
 	}{
 		{"no URL", []string{"capture", "--seconds", "1"}, "want one URL"},
 		{"two URLs", []string{"capture", "http://a", "http://b"}, "want one URL"},
-		{"bad seconds", []string{"capture", "--seconds", "0", "http://127.0.0.1:1"}, "seconds 0"},
+		{"bad seconds", []string{"capture", "--seconds", "0", "http://127.0.0.1:1"}, `invalid value "0" for flag -seconds`},
 		{"unknown flag", []string{"capture", "--nope", "http://127.0.0.1:1"}, "nope"},
 		{"pprof not mounted", []string{"capture", "--seconds", "1", noPprof.URL}, "net/http/pprof"},
 	}

@@ -32,18 +32,20 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&preds, "predict", "what-if `SPEC` evaluated on BEFORE (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
-	fs.Float64Var(&miss, "miss", render.DefaultMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
-	fs.Float64Var(&clients, "clients", 0, "closed-model clients for throughput predictions (default: estimated from BEFORE)")
+	positiveFloatVar(fs, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
+	floatVar(fs, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
 	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return fmt.Errorf("compare: want two trace files (before and after), got %d arguments", fs.NArg())
+		return fmt.Errorf("want two trace files (before and after), got %d arguments", fs.NArg())
 	}
-	if miss <= 0 {
-		return fmt.Errorf("compare: --miss must be positive, got %g", miss)
+	for _, name := range fs.Args() {
+		if err := checkInput(name, "trace"); err != nil {
+			return err
+		}
 	}
 	reports := make([]*render.Report, 2)
 	for i, name := range fs.Args() {

@@ -75,15 +75,15 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	o.opts.NoTraceSamples = o.samples != "" // the file replaces the trace's samples
 	switch {
 	case fs.NArg() > 0:
-		return nil, fmt.Errorf("dbwait: unexpected argument %q (the trace goes in --trace)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q (the trace goes in --trace)", fs.Arg(0))
 	case o.trace == "":
-		return nil, errors.New("dbwait: flag --trace is required")
+		return nil, errors.New("flag --trace is required")
 	case len(o.pglogs) == 0 && len(o.mysqlCSV) == 0:
-		return nil, errors.New("dbwait: give the database's statement log: --pglog FILE (PostgreSQL jsonlog) or --mysql-csv FILE")
+		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog) or --mysql-csv FILE")
 	case o.opts.Threshold <= 0:
-		return nil, fmt.Errorf("dbwait: flag --threshold %v: want a positive duration", o.opts.Threshold)
+		return nil, fmt.Errorf("flag --threshold %v: want a positive duration", o.opts.Threshold)
 	case o.opts.MinPause <= 0:
-		return nil, fmt.Errorf("dbwait: flag --min-pause %v: want a positive duration", o.opts.MinPause)
+		return nil, fmt.Errorf("flag --min-pause %v: want a positive duration", o.opts.MinPause)
 	}
 	return o, nil
 }
@@ -98,11 +98,11 @@ func dbwaitAnalyze(o *dbwaitOptions) (*dbwait.Result, error) {
 		}
 		return dbwait.FeedTrace(a, r)
 	}); err != nil {
-		return nil, fmt.Errorf("dbwait: --trace: %w", err)
+		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	if o.samples != "" {
 		if err := feedFile(o.samples, func(f *os.File) error { return dbwait.ReadSamples(o.samples, f, a.Sample) }); err != nil {
-			return nil, fmt.Errorf("dbwait: --samples: %w", err)
+			return nil, fmt.Errorf("--samples: %w", err)
 		}
 	}
 	for _, name := range o.pglogs {
@@ -112,17 +112,17 @@ func dbwaitAnalyze(o *dbwaitOptions) (*dbwait.Result, error) {
 			}
 			return nil
 		}); err != nil {
-			return nil, fmt.Errorf("dbwait: --pglog: %w", err)
+			return nil, fmt.Errorf("--pglog: %w", err)
 		}
 	}
 	for _, name := range o.mysqlCSV {
 		if err := feedFile(name, func(f *os.File) error { return dbwait.ReadMySQLCSV(name, f, a.Statement) }); err != nil {
-			return nil, fmt.Errorf("dbwait: --mysql-csv: %w", err)
+			return nil, fmt.Errorf("--mysql-csv: %w", err)
 		}
 	}
 	res, err := a.Finalize()
 	if err != nil {
-		return nil, fmt.Errorf("dbwait: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	return res, nil
 }

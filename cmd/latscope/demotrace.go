@@ -27,8 +27,8 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	out := fs.String("o", "demo.trace", "output `FILE`")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	fs.StringVar(&cfg.Scenario, "scenario", cfg.Scenario, "scenario `NAME` (see --list)")
-	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "closed-model clients")
-	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "requests recorded (after warm-up)")
+	intVar(fs, &cfg.Clients, "clients", cfg.Clients, 1, 10_000, "closed-model clients `N`")
+	intVar(fs, &cfg.Requests, "requests", cfg.Requests, 1, 10_000_000, "requests `N` recorded (after warm-up)")
 	fs.BoolVar(&cfg.CPUProfile, "cpuprofile", true, "run the CPU profiler too, so the trace carries CPU samples")
 	usageWith(fs, stderr, "demo-trace [flags]", demoTraceExamples)
 	if err := fs.Parse(args); err != nil {
@@ -46,25 +46,26 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 		return nil
 	}
 	if fs.NArg() != 0 {
-		return fmt.Errorf("demo-trace: unexpected argument %q", fs.Arg(0))
-	}
-	if cfg.Clients < 1 || cfg.Requests < 1 {
-		return fmt.Errorf("demo-trace: --clients and --requests must be at least 1")
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var sum demotrace.Summary
 	err := writeAtomic(*out, func(w io.Writer) error {
 		var err error
-		sum, err = demotrace.Record(ctx, w, cfg)
+		sum, err = demotrace.Record(ctx, demoTraceOutput(w), cfg)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("demo-trace: %w", err)
+		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: scenario %s, %d requests from %d clients, client-side mean %.2f ms, process CPU %.3f s over %.2f s\n",
 		*out, cfg.Scenario, sum.Requests, cfg.Clients, float64(sum.Mean().Microseconds())/1000, sum.CPU.Seconds(), sum.Wall.Seconds())
 	fmt.Fprintf(stdout, "next: latscope analyze --cpu-seconds %.3f %s\n", sum.CPU.Seconds(), *out)
 	return nil
 }
+
+// demoTraceOutput wraps the output file's writer; tests make it fail (a
+// full disk) to check that nothing is left behind.
+var demoTraceOutput = func(w io.Writer) io.Writer { return w }
 
 // writeAtomic writes a file so that a failure never leaves a partial file behind.
 func writeAtomic(name string, write func(io.Writer) error) error {

@@ -29,24 +29,36 @@ func register(name, summary string, run func(ctx context.Context, stdout, stderr
 }
 
 // mainExit runs latscope with args and returns the process exit status:
-// 0 on success, 2 on any error (the error is printed as one line).
+// 0 on success, 2 on any error, printed as one line (with --debug or
+// LATSCOPE_DEBUG=1, followed by the error's details).
 func mainExit(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	debug, _ := globalFlags(args)
 	if err := run(ctx, os.Stdout, os.Stderr, args); err != nil {
-		fmt.Fprintf(os.Stderr, "latscope: %v\n", err)
+		printError(os.Stderr, err, debug)
 		return 2
 	}
 	return 0
 }
 
-// run dispatches args to a subcommand. It never exits the process.
+// run dispatches args to a subcommand. It never exits the process. Errors
+// of a command are *commandError, whose text starts with the command name.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	_, args = globalFlags(args)
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
+		return fmt.Errorf("unknown global flag %s (global flags: --debug; a command's flags go after it)", args[0])
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				return c.run(ctx, stdout, stderr, []string{"-h"})
+			if _, ok := commands[args[1]]; !ok {
+				return fmt.Errorf("help: unknown command %q (commands: %s)", args[1], strings.Join(commandNames(), ", "))
 			}
+			help := []string{args[1], "-h"}
+			if len(args) > 2 && args[1] == "lab" && labSub[args[2]] != nil {
+				help = []string{"lab", args[2], "-h"} // "help lab serve" is "lab serve -h"
+			}
+			return run(ctx, stdout, stderr, help)
 		}
 		usage(stdout)
 		if len(args) == 0 {
@@ -63,10 +75,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		printHelp(stdout, lastFlags)
 		return nil
 	}
-	if err != nil && !strings.HasPrefix(err.Error(), args[0]+":") {
-		err = fmt.Errorf("%s: %w", args[0], err)
-	}
-	return err
+	return inCommand(args[0], err)
 }
 
 func commandNames() []string {

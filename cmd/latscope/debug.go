@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// debugEnv is the environment variable that has the effect of --debug.
+const debugEnv = "LATSCOPE_DEBUG"
+
+// detailer is an error that knows more than its one line: where in a trace
+// it happened, what was read around it. --debug prints the details.
+type detailer interface{ Details() string }
+
+// globalFlags strips the flags that come before the command (--debug) from
+// args. debug is also set by LATSCOPE_DEBUG=1 (or any value but "" and "0").
+func globalFlags(args []string) (debug bool, rest []string) {
+	if v := os.Getenv(debugEnv); v != "" && v != "0" {
+		debug = true
+	}
+	for len(args) > 0 && (args[0] == "--debug" || args[0] == "-debug") {
+		debug = true
+		args = args[1:]
+	}
+	return debug, args
+}
+
+// printError prints err as latscope's error message: exactly one line
+// starting "latscope: " unless debug is set. An error whose text runs over
+// several lines is cut to its first, with a pointer to --debug. With debug,
+// the whole text follows and then the Details of every error in the chain
+// that has them.
+func printError(w io.Writer, err error, debug bool) {
+	msg := err.Error()
+	first, _, multi := strings.Cut(msg, "\n")
+	first = strings.TrimRight(first, " \r\t:")
+	ds := details(err)
+	switch {
+	case !debug && (multi || len(ds) > 0):
+		fmt.Fprintf(w, "latscope: %s (--debug for details)\n", first)
+		return
+	case !debug:
+		fmt.Fprintf(w, "latscope: %s\n", first)
+		return
+	}
+	fmt.Fprintf(w, "latscope: %s\n", strings.TrimRight(msg, "\n"))
+	for _, d := range ds {
+		fmt.Fprintf(w, "\ndetails:\n%s\n", strings.TrimRight(d, "\n"))
+	}
+}
+
+// details returns the distinct non-empty Details of the errors in err's
+// tree (errors.Unwrap and Unwrap() []error), outermost first.
+func details(err error) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(error)
+	walk = func(e error) {
+		for e != nil {
+			if d, ok := e.(detailer); ok {
+				if s := strings.TrimSpace(d.Details()); s != "" && !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+				}
+			}
+			if m, ok := e.(interface{ Unwrap() []error }); ok {
+				for _, x := range m.Unwrap() {
+					walk(x)
+				}
+				return
+			}
+			e = errors.Unwrap(e)
+		}
+	}
+	walk(err)
+	return out
+}
+
+// commandError is an error of one command: its text starts with the
+// command's name, added once by run whatever the command returned.
+type commandError struct {
+	cmd string
+	err error
+}
+
+func (e *commandError) Error() string {
+	msg := e.err.Error()
+	// Commands that still prefix their own errors (load, lab, proxy, and
+	// the capture package) keep working: their prefix is not doubled.
+	if strings.HasPrefix(msg, e.cmd+": ") {
+		return msg
+	}
+	return e.cmd + ": " + msg
+}
+
+func (e *commandError) Unwrap() error { return e.err }
+
+// inCommand wraps err (when not nil and not already wrapped) as an error of
+// command cmd.
+func inCommand(cmd string, err error) error {
+	var ce *commandError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	return &commandError{cmd: cmd, err: err}
+}
