@@ -12,7 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latscope/latscope/capture"
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/pgcluster"
+	"github.com/latscope/latscope/pgcluster/proclife"
 )
 
 // Process is a service the lab runs as its own OS process.
@@ -30,7 +33,8 @@ func (p *Process) URL() string { return "http://" + p.Addr }
 
 // StartProcess runs `latscope args...` through env.Command with an extra
 // --addr-file flag and waits until the process has written its listening
-// address there (which it does once it is ready).
+// address there (which it does once it is ready). The process is killed if
+// the lab dies (StartChild).
 func StartProcess(ctx context.Context, env *Env, name string, args ...string) (*Process, error) {
 	addrFile := filepath.Join(env.Out, name+".addr")
 	os.Remove(addrFile)
@@ -39,7 +43,7 @@ func StartProcess(ctx context.Context, env *Env, name string, args ...string) (*
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 15 * time.Second
-	if err := cmd.Start(); err != nil {
+	if err := StartChild(cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &Process{Name: name, PID: cmd.Process.Pid, cmd: cmd, done: make(chan error, 1), log: &out}
@@ -118,4 +122,54 @@ func lastLine(s string) string {
 		return "(no output)"
 	}
 	return s
+}
+
+// StartChild starts cmd so that the kernel kills it (SIGKILL) when the lab
+// process dies, however it dies: a lab killed with SIGKILL leaves no service
+// running. Every process the lab starts goes through it.
+func StartChild(cmd *exec.Cmd) error { return proclife.Start(cmd, syscall.SIGKILL) }
+
+// RunMarker is the file in a lab's output folder that names the running
+// lab process; it is removed when the run ends. A folder that still has one
+// whose process is gone belongs to a killed run.
+const RunMarker = ".lab-running"
+
+// MarkRunning writes the RunMarker into out and returns the function that
+// removes it at the end of the run.
+func MarkRunning(out string) (func(), error) {
+	p := filepath.Join(out, RunMarker)
+	if err := proclife.WriteOwner(p); err != nil {
+		return nil, err
+	}
+	return func() { os.Remove(p) }, nil
+}
+
+// SweepLeftovers removes what killed labs left behind: the private
+// PostgreSQL clusters whose owner process is gone (pgcluster.Sweep stops a
+// server still running) and, in each output folder under parent whose
+// RunMarker names a dead process, the unfinished capture folders
+// (*.partial) and the marker. Folders of live labs are not touched. It
+// returns what it removed.
+func SweepLeftovers(parent string) ([]string, error) {
+	removed, err := pgcluster.Sweep()
+	errs := []error{err}
+	markers, _ := filepath.Glob(filepath.Join(parent, "*", RunMarker))
+	for _, m := range markers {
+		if gone, err := proclife.OwnerGone(m); err != nil || !gone {
+			continue
+		}
+		dir := filepath.Dir(m)
+		partials, _ := filepath.Glob(filepath.Join(dir, "*"+capture.PartialSuffix))
+		for _, p := range partials {
+			if err := os.RemoveAll(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, p)
+		}
+		if err := os.Remove(m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // ErrNoBinaries is wrapped by errors from FindBinDir and Start when no
-// initdb/pg_ctl pair is found.
-var ErrNoBinaries = errors.New("no PostgreSQL server binaries (initdb, pg_ctl) found: " +
+// initdb/postgres pair is found.
+var ErrNoBinaries = errors.New("no PostgreSQL server binaries (initdb, postgres) found: " +
 	"install the Debian package postgresql (apt-get install postgresql) " +
 	"or point latscope at an existing server with --db-url")
 
@@ -23,7 +23,7 @@ var ErrNoBinaries = errors.New("no PostgreSQL server binaries (initdb, pg_ctl) f
 // and Ubuntu.
 const debianRoot = "/usr/lib/postgresql"
 
-// FindBinDir returns the directory holding initdb and pg_ctl: the newest
+// FindBinDir returns the directory holding initdb and postgres: the newest
 // /usr/lib/postgresql/<version>/bin, else the directory of initdb on PATH,
 // else `pg_config --bindir`.
 func FindBinDir() (string, error) {
@@ -91,9 +91,9 @@ func pgConfigBinDir() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// hasBinaries reports whether dir holds executable initdb and pg_ctl.
+// hasBinaries reports whether dir holds executable initdb and postgres.
 func hasBinaries(dir string) error {
-	for _, name := range []string{"initdb", "pg_ctl"} {
+	for _, name := range []string{"initdb", "postgres"} {
 		p := filepath.Join(dir, name)
 		fi, err := os.Stat(p)
 		if err != nil {

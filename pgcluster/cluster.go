@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -22,13 +24,13 @@ const DirPrefix = "latscope-pg-"
 const (
 	dataDir   = "data"       // the PostgreSQL data directory (PGDATA)
 	sockDir   = "sock"       // the default unix_socket_directories
-	pgctlLog  = "pg_ctl.log" // server stderr before the logging collector runs
+	pgctlLog  = "pg_ctl.log" // server stderr before the logging collector runs (named as when pg_ctl started it)
 	ownerFile = "owner"      // PID and start time of the process that started the cluster
 )
 
 // Start-up limits.
 const (
-	defaultStartTimeout = 60 * time.Second // pg_ctl -t when ctx has no deadline
+	defaultStartTimeout = 60 * time.Second // start-up bound when ctx has no deadline
 	portAttempts        = 5                // tries with an auto-picked port lost to another process
 )
 
@@ -39,11 +41,13 @@ type Cluster struct {
 	data string
 	port int
 	run  *runner
+	srv  atomic.Pointer[server] // the postmaster, once started
 	stop func() error
 }
 
 // Start creates and starts a cluster: initdb (as the postgres user when
-// root) and pg_ctl start -w. ctx bounds the start-up only. On failure
+// root), then the postmaster as a child of this process that ends when this
+// process dies. ctx bounds the start-up only. On failure
 // everything is cleaned up: the server, if it came up, is stopped and the
 // directory removed.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
@@ -136,7 +140,7 @@ func (c *Cluster) prepare(ctx context.Context, extra map[string]string) error {
 	return appendFile(filepath.Join(c.data, "postgresql.conf"), confText(settings))
 }
 
-// startServer runs pg_ctl start -w on port, or on a free port when port is
+// startServer starts the server on port, or on a free port when port is
 // 0, retrying with a new port when another process took it first.
 func (c *Cluster) startServer(ctx context.Context, port int) error {
 	for attempt := 1; ; attempt++ {
@@ -148,31 +152,87 @@ func (c *Cluster) startServer(ctx context.Context, port int) error {
 			}
 			c.port = p
 		}
-		err := c.run.run(ctx, fmt.Sprintf("pg_ctl start on 127.0.0.1:%d", c.port), "pg_ctl",
-			"-D", c.data, "-l", filepath.Join(c.dir, pgctlLog), "-w", "-t", startTimeout(ctx),
-			"-o", fmt.Sprintf("-p %d", c.port), "start")
+		err := c.startPostgres(ctx)
 		if err == nil {
 			return nil
 		}
+		if ctx.Err() != nil {
+			return err // interrupted: one line; the output is in pg_ctl.log
+		}
 		logTail := serverLogTail(c.dir)
-		if port == 0 && attempt < portAttempts && ctx.Err() == nil && portTaken(logTail) {
-			if kerr := killPostmaster(c.data, 5*time.Second); kerr != nil {
-				return errors.Join(err, kerr)
-			}
+		if port == 0 && attempt < portAttempts && portTaken(logTail) {
 			continue
 		}
 		return fmt.Errorf("%w\n%s", err, logTail)
 	}
 }
 
-// startTimeout is pg_ctl's -t: the time left before ctx's deadline, in whole
-// seconds, at least 1.
-func startTimeout(ctx context.Context) string {
-	d := defaultStartTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		d = time.Until(dl)
+// startPostgres runs the postmaster in the foreground as a direct child of
+// this process (not daemonized by pg_ctl, which would re-parent it), so that
+// its parent-death signal, SIGQUIT (immediate shutdown: it ends its
+// backends and removes its shared memory), ends the server when this
+// process dies, even by SIGKILL. It waits until postmaster.pid says
+// "ready", the server exits, or ctx's deadline (60 s without one) passes.
+func (c *Cluster) startPostgres(ctx context.Context) error {
+	what := fmt.Sprintf("postgres on 127.0.0.1:%d", c.port)
+	logPath := filepath.Join(c.dir, pgctlLog)
+	logf, err := os.Create(logPath) // truncated: an earlier attempt's bind error must not count again
+	if err != nil {
+		return fmt.Errorf("pgcluster: %w", err)
 	}
-	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+	defer logf.Close() // the server has its own descriptor
+	cmd := c.run.command(context.Background(), "postgres", "-D", c.data, "-p", strconv.Itoa(c.port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := start(cmd, syscall.SIGQUIT); err != nil {
+		return fmt.Errorf("pgcluster: %s: %w", what, err)
+	}
+	srv := &server{cmd: cmd, exited: make(chan struct{})}
+	go func() { srv.err = cmd.Wait(); close(srv.exited) }()
+	c.srv.Store(srv)
+
+	wait := defaultStartTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		if pidFileReady(c.data, cmd.Process.Pid) {
+			return nil
+		}
+		select {
+		case <-srv.exited:
+			return fmt.Errorf("pgcluster: %s: postgres: %v", what, srv.err)
+		case <-ctx.Done():
+			c.stopServer()
+			return fmt.Errorf("pgcluster: %s: %w", what, context.Cause(ctx))
+		case <-timeout.C:
+			c.stopServer()
+			return fmt.Errorf("pgcluster: %s: not ready after %v", what, wait.Round(time.Second))
+		case <-tick.C:
+		}
+	}
+}
+
+// server is a running postmaster started by this process.
+type server struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd.Wait returned
+	err    error         // cmd.Wait's result, set before exited is closed
+}
+
+// pidFileReady reports whether data/postmaster.pid names pid and its status
+// line (the 8th, PostgreSQL 10 and later) says "ready", which is what pg_ctl
+// start -w waits for.
+func pidFileReady(data string, pid int) bool {
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(string(b), "\n")
+	return len(lines) >= 8 && strings.TrimSpace(lines[0]) == strconv.Itoa(pid) && strings.TrimSpace(lines[7]) == "ready"
 }
 
 // portTaken reports whether a server log says the port was in use.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,17 +165,28 @@ func TestSweepStaleCluster(t *testing.T) {
 	}
 }
 
-// crashEnv makes the test binary a child that starts a cluster, prints its
-// directory and PID, and waits to be killed.
+// crashEnv makes the test binary a child that starts a cluster, opens a
+// connection (so a backend runs), prints the cluster directory, and waits
+// to be killed.
 const crashEnv = "PGCLUSTER_TEST_CRASH_CHILD"
 
-func TestSweepAfterCrash(t *testing.T) {
+// TestServerDiesWithOwnerAndSweep kills the process that started a cluster
+// with SIGKILL: the postmaster and every process under it must end with it
+// (the postmaster is its direct child with a parent-death signal), and
+// Sweep must then remove the directory the dead owner left.
+func TestServerDiesWithOwnerAndSweep(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		c, err := pgcluster.Start(context.Background(), pgcluster.Options{})
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		conn, err := pgx.Connect(context.Background(), c.DSN())
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		defer conn.Close(context.Background())
 		fmt.Println(c.Dir())
 		time.Sleep(time.Minute)
 		os.Exit(1)
@@ -182,7 +194,7 @@ func TestSweepAfterCrash(t *testing.T) {
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepAfterCrash$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithOwnerAndSweep$")
 	cmd.Env = append(os.Environ(), crashEnv+"=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -199,10 +211,27 @@ func TestSweepAfterCrash(t *testing.T) {
 		t.Fatalf("child said %q, %v", dir, err)
 	}
 	pid := readPID(t, filepath.Join(dir, "data"))
+	tree := descendants(cmd.Process.Pid)
+	if !slices.Contains(tree, pid) || len(tree) < 3 {
+		t.Errorf("processes under the owner %d: %v; want the postmaster %d and its backends and helpers", cmd.Process.Pid, tree, pid)
+	}
 	cmd.Process.Kill() // the crash: no Stop
 	cmd.Wait()
-	if !isAlive(pid) {
-		t.Fatalf("postmaster %d died with its owner; the sweep has nothing to do", pid)
+	killed := time.Now()
+	deadline := killed.Add(15 * time.Second)
+	for left := tree; ; {
+		left = slices.DeleteFunc(left, func(p int) bool { return !isAlive(p) })
+		if len(left) == 0 {
+			t.Logf("the %d processes under the owner ended %v after its SIGKILL", len(tree), time.Since(killed).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("15 s after SIGKILL of the owner, these still run: %v (postmaster %d)", left, pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the dead owner's %s is already gone before the sweep: %v", dir, err)
 	}
 	removed, err := pgcluster.Sweep()
 	if err != nil {
@@ -212,9 +241,39 @@ func TestSweepAfterCrash(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s survived the sweep: %v", dir, err)
 	}
-	if isAlive(pid) {
-		t.Errorf("postmaster %d survived the sweep", pid)
+}
+
+// descendants lists the live processes under pid (not pid itself), from
+// the parent PIDs in /proc.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 {
+			parent[p], _ = strconv.Atoi(f[1])
+		}
 	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // isAlive reports whether pid runs and is not a zombie.
@@ -354,5 +413,60 @@ func BenchmarkStartStop(b *testing.B) {
 		if err := c.Stop(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// firstWrite is a log writer that closes started on its first write.
+type firstWrite struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	once    sync.Once
+	started chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.once.Do(func() { close(w.started) })
+	return w.buf.Write(p)
+}
+
+func (w *firstWrite) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestStartInterruptedDuringInitdb cancels Start while initdb runs (a
+// Ctrl-C): the error is one line that says so, initdb's output goes to
+// Options.Log only, and nothing is left behind.
+func TestStartInterruptedDuringInitdb(t *testing.T) {
+	if _, err := pgcluster.FindBinDir(); err != nil {
+		t.Skipf("SKIP: no PostgreSQL here: %v", err)
+	}
+	dir := filepath.Join(reachableTempDir(t), "c")
+	log := &firstWrite{started: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-log.started // initdb has begun
+		cancel()
+	}()
+	c, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Log: log})
+	if err == nil {
+		c.Stop()
+		t.Fatal("Start succeeded although its ctx was cancelled during initdb")
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error does not wrap context.Canceled: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, "signal: killed") {
+		t.Errorf("error is not one line saying it was cancelled:\n%s", msg)
+	}
+	if !strings.Contains(log.String(), "initdb") && !strings.Contains(log.String(), "database system") {
+		t.Errorf("Options.Log lacks initdb's output: %q", log.String())
+	}
+	if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("interrupted Start left %s behind: %v", dir, serr)
 	}
 }

@@ -15,7 +15,7 @@ type Options struct {
 	Dir      string            // "" = a new os.MkdirTemp dir; the cluster owns and deletes it on Stop (must be absent or empty)
 	Port     int               // 0 = pick a free 127.0.0.1 port (retried if another process takes it first)
 	Settings map[string]string // extra/overriding postgresql.conf settings, merged over DefaultSettings; "" deletes a default
-	Log      io.Writer         // receives initdb/pg_ctl output; nil = discarded (but included in errors)
+	Log      io.Writer         // receives initdb's output; nil = discarded (but included in errors)
 }
 
 // DirToken in a setting's value is replaced by the cluster directory.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/latscope/latscope/pgcluster/proclife"
 )
 
 // ErrNoPostgresUser is wrapped by Start's error when the caller is root and
@@ -27,17 +29,16 @@ const serverUser = "postgres"
 // runner runs PostgreSQL binaries from binDir: directly, or as serverUser
 // when the calling process is root.
 type runner struct {
-	binDir  string
-	log     io.Writer // may be nil
-	asUser  bool      // switch to serverUser
-	runuser string    // path of runuser; "" = switch with SysProcAttr.Credential
-	uid     int
-	gid     int
+	binDir string
+	log    io.Writer // may be nil
+	asUser bool      // switch to serverUser
+	cred   *syscall.Credential
+	home   string // serverUser's home directory
 }
 
 // newRunner decides how to run binaries from binDir.
 func newRunner(binDir string, log io.Writer) (*runner, error) {
-	r := &runner{binDir: binDir, log: log, uid: -1, gid: -1}
+	r := &runner{binDir: binDir, log: log}
 	if os.Geteuid() != 0 {
 		return r, nil
 	}
@@ -45,41 +46,48 @@ func newRunner(binDir string, log io.Writer) (*runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgcluster: looking up user %s: %w", serverUser, errors.Join(ErrNoPostgresUser, err))
 	}
-	r.asUser = true
-	r.uid, _ = strconv.Atoi(u.Uid)
-	r.gid, _ = strconv.Atoi(u.Gid)
-	if p, err := exec.LookPath("runuser"); err == nil {
-		r.runuser = p
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("pgcluster: user %s: %w", serverUser, err)
+	}
+	r.asUser, r.home = true, u.HomeDir
+	r.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+				r.cred.Groups = append(r.cred.Groups, uint32(g))
+			}
+		}
 	}
 	return r, nil
 }
 
-// command builds the exec.Cmd for binDir/name args, in its own process group
-// so that cancelling ctx kills runuser and the tool beneath it.
+// command builds the exec.Cmd for binDir/name args: as serverUser (switched
+// with SysProcAttr.Credential, so no helper process stands between this
+// process and the tool), in its own process group, so that cancelling ctx
+// kills the tool and everything it started and a Ctrl-C at the terminal
+// reaches only this process. Start it with r.start.
 func (r *runner) command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	bin := filepath.Join(r.binDir, name)
-	var cmd *exec.Cmd
-	switch {
-	case r.asUser && r.runuser != "":
-		cmd = exec.CommandContext(ctx, r.runuser, append([]string{"-u", serverUser, "--", bin}, args...)...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	case r.asUser:
-		cmd = exec.CommandContext(ctx, bin, args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true,
-			Credential: &syscall.Credential{Uid: uint32(r.uid), Gid: uint32(r.gid)}}
-	default:
-		cmd = exec.CommandContext(ctx, bin, args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	}
+	cmd := exec.CommandContext(ctx, filepath.Join(r.binDir, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: r.cred}
 	cmd.Env = toolEnv()
+	if r.asUser {
+		cmd.Env = append(cmd.Env, "HOME="+r.home, "USER="+serverUser, "LOGNAME="+serverUser)
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
+// start starts cmd so that it gets sig if this process dies (proclife).
+func start(cmd *exec.Cmd, sig syscall.Signal) error { return proclife.Start(cmd, sig) }
+
 // run runs binDir/name args and returns its combined output, which is also
 // copied to r.log. A failure's message is "pgcluster: <what>: <cause>",
-// followed by the tail of the output on the next lines.
+// followed by the tail of the output on the next lines; when ctx ended the
+// run, it is the one line "pgcluster: <what>: <ctx's error>" (the output is
+// in r.log).
 func (r *runner) run(ctx context.Context, what, name string, args ...string) error {
 	var out bytes.Buffer
 	w := io.Writer(&out)
@@ -88,7 +96,14 @@ func (r *runner) run(ctx context.Context, what, name string, args ...string) err
 	}
 	cmd := r.command(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Run(); err != nil {
+	err := start(cmd, syscall.SIGKILL)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("pgcluster: %s: %w", what, context.Cause(ctx))
+	}
+	if err != nil {
 		return fmt.Errorf("pgcluster: %s: %s: %w\n%s", what, name, err, tail(out.Bytes(), tailBytes))
 	}
 	return nil
@@ -99,7 +114,7 @@ func (r *runner) chown(path string) error {
 	if !r.asUser {
 		return nil
 	}
-	if err := os.Chown(path, r.uid, r.gid); err != nil {
+	if err := os.Chown(path, int(r.cred.Uid), int(r.cred.Gid)); err != nil {
 		return fmt.Errorf("pgcluster: chown %s to %s: %w", path, serverUser, err)
 	}
 	return nil

@@ -2,25 +2,25 @@ package pgcluster
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/latscope/latscope/pgcluster/proclife"
 )
 
 // Shutdown limits.
 const (
-	stopTimeout = 30 * time.Second // pg_ctl stop -t
+	stopTimeout = 30 * time.Second // fast shutdown before an immediate one
 	killWait    = 5 * time.Second  // wait after SIGQUIT, and again after SIGKILL
 )
 
-// Stop shuts the server down (pg_ctl stop -m fast, then signals if pg_ctl
-// fails) and removes Dir. It succeeds when the server is already gone. It is
+// Stop shuts the server down (fast shutdown, then immediate, then SIGKILL)
+// and removes Dir. It succeeds when the server is already gone. It is
 // idempotent and safe to call from several goroutines: the first call does
 // the work and every call returns its result.
 func (c *Cluster) Stop() error { return c.stop() }
@@ -37,22 +37,36 @@ func (c *Cluster) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// stopServer stops the server if its postmaster.pid exists.
+// stopServer ends the postmaster this process started, if it runs: SIGINT
+// (fast shutdown: backends are ended, the pid file and shared memory
+// removed), then SIGQUIT (immediate shutdown), then SIGKILL, each after
+// the previous one had its time. The postmaster is our child and is not
+// reaped before it exits, so its PID cannot name another process.
 func (c *Cluster) stopServer() error {
-	if _, err := os.Stat(filepath.Join(c.data, "postmaster.pid")); errors.Is(err, fs.ErrNotExist) {
+	srv := c.srv.Load()
+	if srv == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+killWait)
-	defer cancel()
-	err := c.run.run(ctx, "pg_ctl stop "+c.data, "pg_ctl", "-D", c.data, "-m", "fast", "-w",
-		"-t", strconv.Itoa(int(stopTimeout.Seconds())), "stop")
-	if err == nil {
-		return nil
+	steps := []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{{syscall.SIGINT, stopTimeout}, {syscall.SIGQUIT, killWait}, {syscall.SIGKILL, killWait}}
+	for _, st := range steps {
+		select {
+		case <-srv.exited:
+			return nil
+		default:
+		}
+		if err := srv.cmd.Process.Signal(st.sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("pgcluster: signalling postmaster %d of %s: %w", srv.cmd.Process.Pid, c.data, err)
+		}
+		select {
+		case <-srv.exited:
+			return nil
+		case <-time.After(st.wait):
+		}
 	}
-	if kerr := killPostmaster(c.data, killWait); kerr != nil {
-		return errors.Join(err, kerr)
-	}
-	return nil
+	return fmt.Errorf("pgcluster: postmaster %d of %s survived SIGKILL for %v", srv.cmd.Process.Pid, c.data, killWait)
 }
 
 // killPostmaster ends the postmaster named by data/postmaster.pid, if that
@@ -110,7 +124,7 @@ func isPostmaster(pid int, data string) bool {
 func waitExit(pid int, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
-		if !processAlive(pid) {
+		if !proclife.Alive(pid) {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -118,32 +132,4 @@ func waitExit(pid int, wait time.Duration) bool {
 		}
 		time.Sleep(pollInterval)
 	}
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return syscall.Kill(pid, 0) == syscall.EPERM // no /proc: EPERM still means it exists
-	}
-	_, state, _ := statFields(b)
-	return state != "Z" && state != "X"
-}
-
-// statFields splits /proc/<pid>/stat after the parenthesised command name:
-// it returns the fields from the state on, the state, and whether the format
-// was recognised.
-func statFields(b []byte) ([]string, string, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, "", false
-	}
-	var fields []string
-	for f := range bytes.FieldsSeq(b[i+1:]) {
-		fields = append(fields, string(f))
-	}
-	if len(fields) == 0 {
-		return nil, "", false
-	}
-	return fields, fields[0], true
 }

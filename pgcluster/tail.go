@@ -23,7 +23,7 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-// serverLogTail gathers the tails of the pg_ctl log (start-up errors before
+// serverLogTail gathers the tails of pg_ctl.log (start-up errors before
 // the logging collector runs) and of the newest file in the server's log
 // directory, for an error message.
 func serverLogTail(dir string) string {

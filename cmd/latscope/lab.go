@@ -6,12 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latscope/latscope/lab"
 	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (seed 001)
@@ -41,7 +48,7 @@ var labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
 
 const labExamples = `
 examples:
-  latscope lab                     the seed experiment with embedded defaults (about 90 seconds)
+  latscope lab                     the seed experiment with embedded defaults (about 80 seconds)
   latscope lab --full              the seed's protocol: 60 s windows, 3 runs per mode, median
   latscope lab --list              the scenarios
   latscope lab --db-url postgres://user@127.0.0.1:5432/db seed   use an existing PostgreSQL
@@ -64,7 +71,7 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	var o labOptions
 	fs := newFlagSet("lab", "lab [flags] [SCENARIO]", stderr)
 	fs.BoolVar(&o.list, "list", false, "list the scenarios and exit")
-	fs.BoolVar(&o.full, "full", false, "the seed's protocol: 60 s windows, 3 runs, median (about 10 minutes)")
+	fs.BoolVar(&o.full, "full", false, "the seed's protocol: 60 s windows, 3 runs, median (about 11 minutes)")
 	fs.BoolVar(&o.short, "short", false, "a quick check: 3 s windows (for tests; noisier)")
 	fs.StringVar(&o.out, "o", "", "output `DIR` for report.md, JSON, traces and profiles (default lab-out/SCENARIO-TIME)")
 	fs.StringVar(&o.dbURL, "db-url", "", "use this PostgreSQL `URL` instead of starting a private cluster")
@@ -97,19 +104,50 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		return fmt.Errorf("unknown scenario %q (scenarios: %s)", name, strings.Join(names, ", "))
 	}
-	env, err := labEnv(&o, name, stderr)
+	// After the flags, leftovers of killed runs are swept (they belong to
+	// dead processes). Everything that can refuse the run does so before
+	// anything is created or started: flags, the output folder,
+	// prerequisites, the database. Only then is the output folder created.
+	prof, err := labProfile(&o)
 	if err != nil {
 		return err
 	}
-	if err := checkNeeds(sc, env); err != nil {
+	if o.out == "" {
+		o.out = filepath.Join("lab-out", name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if removed, err := lab.SweepLeftovers(filepath.Dir(filepath.Clean(o.out))); len(removed) > 0 || err != nil {
+		fmt.Fprintf(stderr, "lab: removed what killed runs left: %s%s\n", strings.Join(removed, ", "), errSuffix(err))
+	}
+	if err := checkOutDir(o.out); err != nil {
+		return err
+	}
+	if err := checkNeeds(sc, o.dbURL); err != nil {
+		return err
+	}
+	if o.dbURL != "" && slices.Contains(sc.Needs, "postgres") {
+		if err := checkDBURL(ctx, o.dbURL); err != nil {
+			return err
+		}
+	}
+	env, err := labEnv(&o, prof)
+	if err != nil {
 		return err
 	}
 	return runScenario(ctx, sc, env, &o, stdout, stderr)
 }
 
-func labEnv(o *labOptions, name string, stderr io.Writer) (*lab.Env, error) {
+// errSuffix is "; err" on one line, or "" for a nil err.
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "; " + strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+// labProfile is the measuring profile the flags ask for.
+func labProfile(o *labOptions) (lab.Profile, error) {
 	if o.full && o.short {
-		return nil, errors.New("--full and --short exclude each other")
+		return lab.Profile{}, errors.New("--full and --short exclude each other")
 	}
 	prof := lab.Default
 	switch {
@@ -119,20 +157,45 @@ func labEnv(o *labOptions, name string, stderr io.Writer) (*lab.Env, error) {
 		prof = lab.Short
 	}
 	if o.clients < 0 {
-		return nil, fmt.Errorf("--clients %d: want at least 1", o.clients)
+		return prof, fmt.Errorf("--clients %d: want at least 1", o.clients)
 	}
 	if o.clients > 0 {
 		prof.Clients = o.clients
 	}
 	if o.window != 0 {
 		if o.window < time.Second || o.window%time.Second != 0 {
-			return nil, fmt.Errorf("--window %s: want whole seconds, at least 1s", o.window)
+			return prof, fmt.Errorf("--window %s: want whole seconds, at least 1s", o.window)
 		}
 		prof.Window = o.window
 	}
-	if o.out == "" {
-		o.out = filepath.Join("lab-out", name+"-"+time.Now().Format("20060102-150405"))
+	return prof, nil
+}
+
+// checkOutDir refuses an output folder that exists and is not empty (a
+// previous lab's, whose captures would clash with this run's), or is not a
+// folder, before anything starts.
+func checkOutDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("-o %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("-o %s: not a folder", dir)
 	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", dir, err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("-o %s: the folder is not empty (a previous lab's output?); name a new or empty folder", dir)
+	}
+	return nil
+}
+
+// labEnv creates the output folder and the lab log.
+func labEnv(o *labOptions, prof lab.Profile) (*lab.Env, error) {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return nil, fmt.Errorf("-o %s: %w", o.out, err)
 	}
@@ -140,18 +203,88 @@ func labEnv(o *labOptions, name string, stderr io.Writer) (*lab.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: %w", o.out, err)
 	}
-	return &lab.Env{Out: o.out, Log: logf, Profile: prof, Command: labCommand, DBURL: o.dbURL}, nil
+	return &lab.Env{Out: o.out, Log: logf, Detail: logf, Profile: prof, Command: labCommand, DBURL: o.dbURL}, nil
 }
 
+// dbConnectTimeout bounds the check that --db-url reaches PostgreSQL.
+const dbConnectTimeout = 5 * time.Second
+
+// checkDBURL connects to url once, within dbConnectTimeout, so that a wrong
+// URL fails at once with one line naming its host and port (never its
+// password), not after a service waited for it.
+func checkDBURL(ctx context.Context, url string) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("--db-url: %s", firstLine(err.Error())) // pgx redacts the password
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if strings.HasPrefix(cfg.Host, "/") {
+		addr = fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	cfg.ConnectTimeout = dbConnectTimeout
+	cctx, cancel := context.WithTimeout(ctx, dbConnectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, cfg)
+	if err == nil {
+		err = conn.Ping(cctx)
+		conn.Close(context.Background())
+	}
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	why := dbErrReason(cctx, err)
+	if cfg.Password != "" {
+		why = strings.ReplaceAll(why, cfg.Password, "xxxxx")
+	}
+	return fmt.Errorf("--db-url: no PostgreSQL at %s: %s", addr, why)
+}
+
+// dbErrReason is the short cause of a failed connection: a timeout, or the
+// innermost error (connection refused, an authentication failure, ...).
+func dbErrReason(ctx context.Context, err error) string {
+	var ne net.Error
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Sprintf("no answer within %v (is it PostgreSQL?)", dbConnectTimeout)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Err.Error() // "connect: connection refused"
+	}
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			break
+		}
+		err = u
+	}
+	return firstLine(err.Error())
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// findPGBinDir finds the PostgreSQL server binaries; tests replace it.
+var findPGBinDir = pgcluster.FindBinDir
+
 // checkNeeds says what is missing before anything starts.
-func checkNeeds(sc lab.Scenario, env *lab.Env) error {
+func checkNeeds(sc lab.Scenario, dbURL string) error {
 	for _, n := range sc.Needs {
 		switch n {
 		case "postgres":
-			if env.DBURL != "" {
+			if dbURL != "" {
 				continue
 			}
-			if _, err := pgcluster.FindBinDir(); err != nil {
+			if _, err := findPGBinDir(); err != nil {
 				return fmt.Errorf("scenario %s needs PostgreSQL: %w", sc.Name, err)
 			}
 		case "root":
@@ -169,11 +302,23 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	log := env.Log
 	env.Log = io.MultiWriter(log, bar)
 	defer log.(io.Closer).Close()
+	unmark, err := lab.MarkRunning(env.Out)
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", env.Out, err)
+	}
+	defer unmark()
 	start := time.Now()
 	out, err := sc.Run(ctx, env)
 	bar.done()
+	logPath := filepath.Join(env.Out, "lab.log")
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: whatever the parts said while they were being stopped
+		// (initdb's output, "signal: killed") goes to the log only.
+		fmt.Fprintf(log, "interrupted: %v\n", err)
+		return fmt.Errorf("interrupted (log: %s)", logPath)
+	}
 	if err != nil {
-		return fmt.Errorf("scenario %s: %w (log: %s)", sc.Name, err, filepath.Join(env.Out, "lab.log"))
+		return fmt.Errorf("scenario %s: %w (log: %s)", sc.Name, err, logPath)
 	}
 	md := reportMarkdown(sc, env, out, time.Since(start))
 	if err := writeAtomic(filepath.Join(env.Out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {

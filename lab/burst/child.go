@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/lab"
 )
 
 // child is one burst-serve process started by the scenario.
@@ -39,7 +40,7 @@ func startChild(ctx context.Context, command func(context.Context, ...string) *e
 	}
 	cmd := command(ctx, append([]string{"lab", "burst-serve"}, cfg.Args()...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	if err := lab.StartChild(cmd); err != nil { // killed if the lab dies
 		log.Close()
 		return nil, fmt.Errorf("start burst-serve: %w", err)
 	}

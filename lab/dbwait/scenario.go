@@ -41,7 +41,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		return nil, errors.New("dbwait reads the server's own jsonlog, so it needs a private cluster: run it without --db-url")
 	}
 	env.Logf("starting a private PostgreSQL cluster (initdb into a temporary directory)…")
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{})
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Log: env.Detail})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -105,7 +105,7 @@ func database(ctx context.Context, env *lab.Env) (string, func(), error) {
 		return env.DBURL, func() {}, nil
 	}
 	env.Logf("starting a private PostgreSQL cluster (initdb into a temporary directory)…")
-	c, err := pgcluster.Start(ctx, pgcluster.Options{})
+	c, err := pgcluster.Start(ctx, pgcluster.Options{Log: env.Detail})
 	if err != nil {
 		return "", nil, fmt.Errorf("postgres: %w", err)
 	}
