@@ -70,7 +70,7 @@ func Run(ctx context.Context, dir string, o Options) (*Meta, error) {
 		return nil, fmt.Errorf("capture: %s already exists; choose another -o", dir)
 	}
 	partial := dir + PartialSuffix
-	if err := os.RemoveAll(partial); err != nil { // left by a capture that died
+	if err := removePartial(partial); err != nil { // left by a capture that died
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	if err := os.MkdirAll(partial, 0o755); err != nil {
@@ -85,6 +85,35 @@ func Run(ctx context.Context, dir string, o Options) (*Meta, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// removePartial removes a partial directory left by a capture that died,
+// and refuses to remove anything else of that name: a symbolic link, a
+// file, or a directory holding files a capture does not write.
+func removePartial(partial string) error {
+	st, err := os.Lstat(partial)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	foreign := fmt.Errorf("%s exists and is not a capture's partial directory; remove it or choose another -o", partial)
+	if !st.IsDir() {
+		return foreign
+	}
+	entries, err := os.ReadDir(partial)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case TraceFile, ProfileFile, MetaFile:
+		default:
+			return foreign
+		}
+	}
+	return os.RemoveAll(partial)
 }
 
 // run fetches everything into the partial directory.
@@ -160,19 +189,34 @@ func download(ctx context.Context, f *fetcher, o Options, path, what, name strin
 	if err == nil {
 		err = w.Flush()
 	}
+	if err == nil {
+		err = file.Sync() // a full disk may only say so here or at Close
+	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}
 	return n, err
 }
 
-// writeMeta writes m as indented JSON.
+// writeMeta writes m as indented JSON, synced to disk before the capture
+// directory is renamed into place.
 func writeMeta(name string, m *Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(name, append(b, '\n'), 0o644)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReadMeta reads a capture directory's capture.json.
