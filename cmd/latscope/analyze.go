@@ -97,7 +97,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if set := setFlags(fs, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
 		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
 	}
-	if err := checkInput(file, "trace"); err != nil {
+	if err := checkInput(file, "trace file"); err != nil {
 		return err
 	}
 	if o.cpuProf != "" {
@@ -242,7 +242,7 @@ func checkInput(path, what string) error {
 	}
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory, not a %s file", path, what)
+		return fmt.Errorf("%s is a directory, not a %s", path, what)
 	}
 	return nil // a missing file is the reader's to report
 }

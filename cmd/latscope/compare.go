@@ -43,7 +43,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return fmt.Errorf("want two trace files (before and after), got %d arguments", fs.NArg())
 	}
 	for _, name := range fs.Args() {
-		if err := checkInput(name, "trace"); err != nil {
+		if err := checkInput(name, "trace file"); err != nil {
 			return err
 		}
 	}

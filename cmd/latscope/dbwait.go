@@ -127,8 +127,12 @@ func dbwaitAnalyze(o *dbwaitOptions) (*dbwait.Result, error) {
 	return res, nil
 }
 
-// feedFile opens name and passes it to fn.
+// feedFile opens name and passes it to fn. A directory is refused before
+// a reader takes it for an empty file.
 func feedFile(name string, fn func(*os.File) error) error {
+	if err := checkInput(name, "file"); err != nil {
+		return err
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return err

@@ -59,8 +59,8 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	}
 	fmt.Fprintf(stdout, "wrote %s: scenario %s, %d requests from %d clients, client-side mean %.2f ms, process CPU %.3f s over %.2f s\n",
 		*out, cfg.Scenario, sum.Requests, cfg.Clients, float64(sum.Mean().Microseconds())/1000, sum.CPU.Seconds(), sum.Wall.Seconds())
-	fmt.Fprintf(stdout, "next: latscope analyze --cpu-seconds %.3f %s\n", sum.CPU.Seconds(), *out)
-	return nil
+	_, err = fmt.Fprintf(stdout, "next: latscope analyze --cpu-seconds %.3f %s\n", sum.CPU.Seconds(), *out)
+	return err
 }
 
 // demoTraceOutput wraps the output file's writer; tests make it fail (a
