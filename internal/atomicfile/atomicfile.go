@@ -197,7 +197,8 @@ func (s *Set) Commit() (err error) {
 		}
 	}
 	for i := range s.files {
-		if err := s.files[i].place(); err != nil {
+		// The last rename cannot be undone by a later failure: no backup.
+		if err := s.files[i].place(i < len(s.files)-1); err != nil {
 			return err
 		}
 	}
@@ -262,13 +263,13 @@ func (m *member) writeTemp() error {
 	return nil
 }
 
-// place renames m's temporary file over its target, keeping a hard link to
-// the previous file until the whole set is in place.
-func (m *member) place() error {
+// place renames m's temporary file over its target. With backup, it keeps
+// a hard link to the previous file until the whole set is in place.
+func (m *member) place(backup bool) error {
 	if err := CheckTarget(m.path); err != nil { // it may have changed since Check
 		return err
 	}
-	if _, err := os.Lstat(m.path); err == nil {
+	if _, err := os.Lstat(m.path); err == nil && backup {
 		b := m.tmp + ".old"
 		if os.Link(m.path, b) == nil {
 			m.backup = b
