@@ -22,6 +22,7 @@ type Analyzer struct {
 	inferring bool
 	seenTask  bool
 	spans     int // open inferred requests
+	inf       inferState
 	hist      []hseg
 	scratch   scratch
 	warnings  []error

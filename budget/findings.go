@@ -67,8 +67,7 @@ func findings(res *Result, a *Analyzer) []error {
 		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) that began before the trace are excluded (the trace does not record their type)", n)})
 	}
 	if res.Info.Inferred {
-		add(&Finding{Kind: FindInferred, Text: "the trace has no runtime/trace tasks: requests were inferred from net/http server goroutines " +
-			"(from reading a request to finishing its response); wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries"})
+		add(&Finding{Kind: FindInferred, Text: a.inferredText()})
 	}
 	if d, p := res.Info.Duration(), res.Info.Procs; d > 0 && p > 0 {
 		if busy := float64(res.Info.ProcBusy) / float64(d*int64(p)); busy > SaturatedBusy {

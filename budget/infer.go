@@ -1,42 +1,224 @@
 package budget
 
 import (
+	"fmt"
+
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/tracein"
 )
 
-// serveState follows a net/http server connection goroutine: a request
-// span runs from the moment it stops waiting for the next request (or is
-// created) until it blocks reading the next one again.
+// Inferred requests (no runtime/trace tasks) follow net/http's server
+// connection goroutine, (*conn).serve, which for each request on a
+// connection reads it (readRequest; on keep-alive connections after a
+// bufio Peek that waits for the next request's first bytes), starts a
+// background read goroutine ((*connReader).startBackgroundRead), runs the
+// handler, and writes the response ((*response).finishRequest flushes it,
+// then abortPendingRead waits for the background read to stop).
+//
+// The trace records stacks only at state transitions, so a request boundary
+// that does not block is invisible to block events alone: two back-to-back
+// keep-alive requests then look like one. But every request leaves marks
+// that carry a stack whether or not anything blocks, in every trace format
+// from Go 1.19 to 1.26 (docs/accuracy.md shows them per server):
+//
+//   - the read syscall of the next request (under Peek or readRequest);
+//   - the creation of the background-read goroutine (once per request
+//     without a body, after its header was read);
+//   - the write syscall under finishRequest that sends the response.
+//
+// A request begins when the connection goroutine is created, wakes from
+// waiting for the next request, or issues the read syscall for it without
+// having waited; it ends when the response write returns, when the
+// goroutine waits in abortPendingRead, blocks for the next request, reads
+// it, or exits — whichever comes first. A second background read in one
+// span splits it.
+
+// servePhase is where a connection goroutine is between and inside requests.
+type servePhase uint8
+
+const (
+	phUnknown servePhase = iota // seen first mid-request or between: not decided yet
+	phIdle                      // between requests (blocked is set while it waits for bytes)
+	phOpen                      // inside a request of this trace: span is set
+	phCut                       // inside a request that began before the trace
+)
+
+// How an inferred request began and ended, for the finding.
+const (
+	beganCreate = iota // the connection goroutine was created
+	beganWake          // it woke from waiting for the next request
+	beganRead          // it read the next request without waiting
+	beganLate          // first seen at its background read or handler
+	numBegan
+)
+
+const (
+	endWrite = iota // its response write returned
+	endAbort        // it waited for the background read after the response
+	endNext         // the next request's read or background read began
+	endIdle         // it blocked waiting for the next request
+	endExit         // the connection goroutine exited
+	numEnded
+)
+
+// serveState follows one net/http server connection goroutine.
 type serveState struct {
-	idle        bool // blocked waiting for the next request
-	done        bool // blocked after writing a response
-	provisional bool // the span began when a response finished; the next request may not have arrived
-	span        *reqState
-	handler     bool   // a stack inside the handler was seen during the span
-	name        string // outermost application frame seen inside the handler
+	phase   servePhase
+	blocked bool // phIdle: blocked waiting for the next request's bytes
+	first   bool // blocked at the trace's start reading a connection's first request
+	writing bool // a response write under finishRequest is in progress
+	span    *reqState
+	began   uint8
+	bg      bool   // the span's background read was started
+	handler bool   // a stack inside the handler was seen during the span
+	wrote   bool   // a response write was seen during the span
+	name    string // outermost application frame seen inside the handler
 }
 
-// inferCreated starts a span when a connection goroutine is created.
+// confirmed reports whether the open span is certainly a request: the
+// connection did more than look for bytes that may not have come.
+func (s *serveState) confirmed() bool {
+	return s.bg || s.handler || s.wrote || s.began == beganWake || s.began == beganCreate
+}
+
+// progressed reports whether the open span is past reading its request, so
+// that a read of the next request ends it.
+func (s *serveState) progressed() bool { return s.bg || s.handler || s.wrote }
+
+// inferState is the analyser's inference bookkeeping.
+type inferState struct {
+	kinds      []uint8 // by StackID: ik* bits, computed once
+	began      [numBegan]int
+	ended      [numEnded]int
+	cutBefore  map[string]int // began before the trace, by handler ("" unknown)
+	cutAfter   map[string]int // had not ended at the trace end, by handler
+	sawPeek    bool           // a keep-alive wait under Peek was seen: net/http of Go 1.21 or later
+	discarded  int            // spans that turned out to hold no request
+	splitSpans int            // spans split by a second background read in them
+}
+
+const (
+	ikComputed = 1 << iota
+	ikAbort    // (*connReader).abortPendingRead: the response is written
+	ikFinish   // (*response).finishRequest without abortPendingRead: writing the response
+	ikPeek     // bufio.(*Reader).Peek under (*conn).serve: waiting for a keep-alive request
+)
+
+// kind returns the inference bits of a stack beyond the terms' flags.
+func (a *Analyzer) inferKind(id tracein.StackID) uint8 {
+	k := &a.inf
+	for int(id) >= len(k.kinds) {
+		k.kinds = append(k.kinds, 0)
+	}
+	if b := k.kinds[id]; b != 0 {
+		return b
+	}
+	b := uint8(ikComputed)
+	f := a.terms.stack(id).flags
+	if f&flagReadRequest != 0 {
+		prev := ""
+		for _, f := range a.terms.stacks.Frames(id) {
+			if f.Func == "net/http.(*conn).serve" && prev == "bufio.(*Reader).Peek" {
+				b |= ikPeek
+				a.inf.sawPeek = true
+			}
+			prev = f.Func
+		}
+	}
+	if f&flagDone != 0 {
+		b |= ikFinish
+		for _, f := range a.terms.stacks.Frames(id) {
+			if f.Func == "net/http.(*connReader).abortPendingRead" {
+				b = b&^ikFinish | ikAbort
+				break
+			}
+		}
+	}
+	k.kinds[id] = b
+	return b
+}
+
+// inferCreated starts a span when a connection goroutine is created, and
+// treats a background read started by one as a request mark.
 func (a *Analyzer) inferCreated(g *gstate, ev *tracein.Event) {
-	if !a.inferring || a.terms.stack(ev.Stack).flags&flagServe == 0 {
+	if !a.inferring {
 		return
 	}
-	g.serve = &serveState{}
-	a.beginSpan(g, ev.Time)
+	f := a.terms.stack(ev.Stack).flags
+	if f&flagServe != 0 {
+		g.serve = &serveState{phase: phIdle}
+		a.beginSpan(g, ev.Time, beganCreate)
+		return
+	}
+	if f&flagNoAdopt == 0 || ev.Actor == g.id {
+		return
+	}
+	c := a.gs.Get(ev.Actor)
+	if c == nil || c.serve == nil {
+		return
+	}
+	s, t := c.serve, ev.Time
+	switch s.phase {
+	case phOpen:
+		if s.bg { // a second request in one span: its boundary did not show
+			a.inf.splitSpans++
+			a.endSpan(c, t, endNext)
+			a.beginSpan(c, t, beganLate)
+		}
+	case phCut:
+		// The cut request's background read began before the trace.
+		s.phase = phIdle
+		a.beginSpan(c, t, beganLate)
+	case phUnknown:
+		a.cutBefore(s, "")
+		return
+	default:
+		a.beginSpan(c, t, beganLate)
+	}
+	s.bg = true
 }
 
-// inferInitial recognises connection goroutines that exist when the trace starts.
+// inferInitial recognises connection goroutines that exist when the trace
+// starts, and whether a request was in flight on them.
 func (a *Analyzer) inferInitial(g *gstate, ev *tracein.Event) {
 	if !a.inferring || g.serve != nil {
 		return
 	}
-	if f := a.terms.stack(ev.Stack).flags; f&flagServe != 0 {
-		g.serve = &serveState{idle: f&flagReadRequest != 0 && ev.To == tracein.Waiting}
+	si := a.terms.stack(ev.Stack)
+	if si.flags&flagServe == 0 {
+		return // not one, or no stack yet: its first stack tells
+	}
+	s := &serveState{phase: phUnknown}
+	g.serve = s
+	ik := a.inferKind(ev.Stack)
+	switch {
+	case si.flags&flagReadRequest != 0:
+		s.phase = phIdle
+		s.blocked = ev.To == tracein.Waiting
+		// Since Go 1.21 a keep-alive connection waits for its next request
+		// under Peek; a wait in readRequest itself is a new connection's
+		// first request, whose client has connected before the trace.
+		s.first = s.blocked && ik&ikPeek == 0
+	case ik&ikAbort != 0:
+		s.phase = phIdle
+	case si.flags&flagHandler != 0:
+		a.cutBefore(s, si.outerApp)
+	case ik&ikFinish != 0:
+		a.cutBefore(s, "")
+		s.writing = ev.To == tracein.Syscall
 	}
 }
 
-// inferTransition moves a connection goroutine's span along.
+// cutBefore counts the request in flight on s when the trace started.
+func (a *Analyzer) cutBefore(s *serveState, name string) {
+	if a.inf.cutBefore == nil {
+		a.inf.cutBefore = map[string]int{}
+	}
+	a.inf.cutBefore[name]++
+	s.phase, s.name = phCut, name
+}
+
+// inferTransition moves a connection goroutine along its requests.
 func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 	if !a.inferring {
 		return
@@ -46,57 +228,186 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		if si.flags&flagServe == 0 {
 			return
 		}
-		g.serve = &serveState{}
+		g.serve = &serveState{phase: phUnknown}
 	}
-	s := g.serve
-	if s.span != nil && si.flags&flagHandler != 0 {
-		s.handler = true
-		if s.name == "" && si.outerApp != "" {
-			s.name = si.outerApp
-		}
+	s, t := g.serve, ev.Time
+	if s.writing && ev.From == tracein.Syscall {
+		s.writing = false
+		a.answered(g, t, endWrite)
+	}
+	ik := uint8(0)
+	if si.flags&(flagDone|flagReadRequest) != 0 {
+		ik = a.inferKind(ev.Stack)
 	}
 	switch {
-	case ev.To == tracein.Waiting && si.flags&flagReadRequest != 0:
-		a.endSpan(g, ev.Time, s.handler)
-		s.idle = true
-	case ev.To == tracein.Waiting && si.flags&flagDone != 0:
-		a.endSpan(g, ev.Time, true)
-		s.done = true
 	case ev.To == tracein.NotExist:
-		a.endSpan(g, ev.Time, s.handler)
-	case ev.From == tracein.Waiting && s.idle:
-		s.idle = false
-		a.beginSpan(g, ev.Time)
-	case ev.From == tracein.Waiting && s.done:
-		// The next request may already be waiting in the buffer, in which
-		// case the goroutine never blocks between the two: start now.
-		s.done = false
-		a.beginSpan(g, ev.Time)
-		s.provisional = true
+		a.answered(g, t, endExit)
+		s.phase = phIdle
+	case ev.To == tracein.Waiting && si.flags&flagReadRequest != 0 && frame.KindOfReason(ev.Reason) == frame.Network:
+		if s.phase == phOpen && !s.progressed() && s.began != beganRead {
+			break // the request's header is still arriving
+		}
+		a.answered(g, t, endIdle)
+		s.phase, s.blocked = phIdle, true
+	case ev.From == tracein.Waiting && s.phase == phIdle && s.blocked:
+		first := s.first
+		s.blocked, s.first = false, false
+		if first && (a.inf.sawPeek || !a.info.StartWall.IsZero()) {
+			// Go 1.25 or later (a clock snapshot), or Peek seen: the
+			// request began before the trace, on a new connection.
+			a.cutBefore(s, "")
+			break
+		}
+		a.beginSpan(g, t, beganWake)
+	case ev.To == tracein.Syscall && si.flags&flagReadRequest != 0:
+		switch {
+		case s.phase == phOpen && !s.progressed():
+			// still reading this request
+		case s.phase == phUnknown:
+			s.phase = phIdle
+			a.beginSpan(g, t, beganRead)
+		default:
+			a.answered(g, t, endNext)
+			a.beginSpan(g, t, beganRead)
+		}
+	case ev.To == tracein.Waiting && ik&ikAbort != 0:
+		a.answered(g, t, endAbort)
+		s.phase = phIdle
+	case ik&ikFinish != 0 && (ev.To == tracein.Syscall || ev.To == tracein.Waiting):
+		switch s.phase {
+		case phUnknown:
+			a.cutBefore(s, "")
+		case phIdle:
+			return // a write after the request was ended: nothing to split
+		}
+		s.wrote, s.writing = true, true
+	case si.flags&flagHandler != 0:
+		switch s.phase {
+		case phUnknown:
+			a.cutBefore(s, si.outerApp)
+		case phIdle:
+			a.beginSpan(g, t, beganLate)
+		}
+		if s.phase == phOpen {
+			s.handler = true
+			if s.name == "" && si.outerApp != "" {
+				s.name = si.outerApp
+			}
+		}
 	}
 }
 
-func (a *Analyzer) beginSpan(g *gstate, t tracein.Time) {
+// answered ends the request open or cut on g at t.
+func (a *Analyzer) answered(g *gstate, t tracein.Time, how int) {
+	s := g.serve
+	switch s.phase {
+	case phOpen:
+		a.endSpan(g, t, how)
+	case phCut:
+		s.phase = phIdle
+	}
+}
+
+func (a *Analyzer) beginSpan(g *gstate, t tracein.Time, how uint8) {
+	s := g.serve
+	if s.span != nil {
+		a.endSpan(g, t, endNext)
+	}
 	r := &reqState{name: "", begin: t, inferred: true}
-	g.serve.span, g.serve.handler, g.serve.name, g.serve.provisional = r, false, "", false
+	*s = serveState{phase: phOpen, span: r, began: how}
 	a.spans++
 	a.join(g, r, t, -1, false)
 }
 
-func (a *Analyzer) endSpan(g *gstate, t tracein.Time, keep bool) {
+func (a *Analyzer) endSpan(g *gstate, t tracein.Time, how int) {
 	s := g.serve
 	r := s.span
 	if r == nil {
 		return
 	}
-	s.span = nil
+	// A connection that closes before any sign of a request (a client
+	// closing an idle connection) held none.
+	keep := s.confirmed() && (how != endExit || s.progressed())
+	s.span, s.phase, s.writing = nil, phIdle, false
 	a.spans--
-	r.name = "http " + nameOr(frame.Short(s.name), "handler")
+	r.name = inferredName(s.name)
 	if !keep {
+		a.inf.discarded++
 		a.discard(r, t)
 		return
 	}
+	a.inf.began[s.began]++
+	a.inf.ended[how]++
 	a.finish(r, t, g)
+}
+
+func inferredName(app string) string { return "http " + nameOr(frame.Short(app), "handler") }
+
+// inferFinalize books the requests still open at the trace's end and the
+// ones in flight at its start into the groups of their handlers: with the
+// handler unknown, into the inferred group with the most requests.
+func (a *Analyzer) inferFinalize() {
+	if !a.inferring && a.opts.Infer != InferHTTP {
+		return
+	}
+	for _, g := range a.gs.All() {
+		s := g.serve
+		if s == nil {
+			continue
+		}
+		switch {
+		case s.phase == phOpen && s.confirmed():
+			if a.inf.cutAfter == nil {
+				a.inf.cutAfter = map[string]int{}
+			}
+			a.inf.cutAfter[s.name]++
+		}
+	}
+	main := ""
+	for _, gs := range a.groups {
+		if gs.inferred && (main == "" || gs.count > a.groups[main].count || gs.count == a.groups[main].count && gs.name < main) {
+			main = gs.name
+		}
+	}
+	if main == "" {
+		main = inferredName("")
+	}
+	groupOf := func(app string) *groupState {
+		if app == "" {
+			return a.group(main, true)
+		}
+		return a.group(inferredName(app), true)
+	}
+	for app, n := range a.inf.cutBefore {
+		groupOf(app).excludedBefore += n
+	}
+	for app, n := range a.inf.cutAfter {
+		groupOf(app).excludedAfter += n
+	}
+}
+
+// inferredText is the finding that says how requests were inferred.
+func (a *Analyzer) inferredText() string {
+	k := &a.inf
+	n := 0
+	for _, c := range k.ended {
+		n += c
+	}
+	before, after := 0, 0
+	for _, c := range k.cutBefore {
+		before += c
+	}
+	for _, c := range k.cutAfter {
+		after += c
+	}
+	return fmt.Sprintf("the trace has no runtime/trace tasks: %d requests were inferred from net/http server connection goroutines "+
+		"(HTTP/1.x; one per request read, split at net/http's own request boundaries): "+
+		"began at a new connection %d, on waking for the next request %d, at reading it without waiting %d, at its background read or handler %d; "+
+		"ended at the response write %d, at the wait after the response %d, at the next request %d, on blocking for the next request %d, at connection close %d; "+
+		"%d began before the trace and %d had not ended at its end (not counted); "+
+		"wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries",
+		n, k.began[beganCreate], k.began[beganWake], k.began[beganRead], k.began[beganLate],
+		k.ended[endWrite], k.ended[endAbort], k.ended[endNext], k.ended[endIdle], k.ended[endExit], before, after)
 }
 
 // stopInferring drops inferred requests once the trace shows it has tasks.
@@ -114,4 +425,5 @@ func (a *Analyzer) stopInferring(t tracein.Time) {
 		g.serve = nil
 	}
 	a.spans = 0
+	a.inf = inferState{}
 }

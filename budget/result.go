@@ -140,11 +140,7 @@ func (a *Analyzer) Finalize() *Result {
 	for _, r := range a.open {
 		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
 	}
-	for _, g := range a.gs.All() {
-		if g.serve != nil && g.serve.span != nil {
-			a.group("http (inferred, cut by the trace end)", true).excludedAfter++
-		}
-	}
+	a.inferFinalize()
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.Info.ProcBusy = a.procBusy
 	for p, start := range a.procs {
