@@ -20,11 +20,15 @@ type Term struct {
 	Path      []string
 	Mechanism string     // innermost non-runtime frame; "" when the frame blocked itself
 	Kind      frame.Kind // from the runtime's wait reason
+	// Fallback is set when no frame of the stack was compiled from the
+	// service's own source, so Frame is a dependency's (frame.DecideFiles).
+	Fallback bool
 }
 
 type termKey struct {
 	path, mech string
 	kind       frame.Kind
+	fallback   bool
 }
 
 // stackInfo is what the analyser needs to know about a stack, computed once.
@@ -58,6 +62,7 @@ type terms struct {
 	index  map[termKey]critpath.TermID
 	info   []stackInfo // by StackID
 	funcs  []string    // scratch
+	files  []string    // scratch
 	apps   []string    // scratch: application frames, leaf first
 	paths  map[string][]string
 }
@@ -76,11 +81,16 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 		return si
 	}
 	si.computed = true
-	t.funcs = t.funcs[:0]
+	t.funcs, t.files = t.funcs[:0], t.files[:0]
 	t.apps = t.apps[:0]
-	prev := ""
-	for _, f := range t.stacks.Frames(id) {
+	frames := t.stacks.Frames(id)
+	for _, f := range frames {
 		t.funcs = append(t.funcs, f.Func)
+		t.files = append(t.files, f.File)
+	}
+	si.attr = t.rules.DecideFiles(t.funcs, t.files)
+	prev := ""
+	for _, f := range frames {
 		switch f.Func {
 		case "net/http.(*conn).serve":
 			si.flags |= flagServe
@@ -96,7 +106,7 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 		case "net/http.(*connReader).backgroundRead":
 			si.flags |= flagNoAdopt
 		}
-		if t.rules.IsApp(f.Func) {
+		if t.rules.IsAppFrame(f.Func, f.File, si.attr.Fallback) {
 			si.outerApp = f.Func
 			if n := len(t.apps); n == 0 || t.apps[n-1] != f.Func {
 				t.apps = append(t.apps, f.Func)
@@ -104,7 +114,6 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 		}
 		prev = f.Func
 	}
-	si.attr = t.rules.Decide(t.funcs)
 	if si.attr.App != "" {
 		si.path, si.pathKey = t.internPath(si.attr.App)
 	}
@@ -138,11 +147,11 @@ func (t *terms) term(id tracein.StackID, k frame.Kind) critpath.TermID {
 		return si.termID
 	}
 	a := si.attr
-	key := termKey{path: si.pathKey, mech: a.Mechanism, kind: k}
+	key := termKey{path: si.pathKey, mech: a.Mechanism, kind: k, fallback: a.Fallback}
 	tid, ok := t.index[key]
 	if !ok {
 		tid = critpath.TermID(len(t.list))
-		t.list = append(t.list, Term{Frame: a.App, Path: si.path, Mechanism: a.Mechanism, Kind: k})
+		t.list = append(t.list, Term{Frame: a.App, Path: si.path, Mechanism: a.Mechanism, Kind: k, Fallback: a.Fallback})
 		t.index[key] = tid
 	}
 	si.hasTerm, si.termKind, si.termID = true, k, tid

@@ -67,16 +67,53 @@ var DefaultRules = Rules{
 type Attribution struct {
 	App       string // innermost application frame; "" when the stack has none
 	Mechanism string // innermost non-machinery frame; "" when none
+	// Fallback is set when no frame of the stack was compiled from the
+	// service's own source and App was chosen by function name alone from
+	// frames built from the module cache (see DecideFiles).
+	Fallback bool
 }
 
 // Decide attributes a stack given as function names, leaf first.
 func (r *Rules) Decide(funcs []string) Attribution {
+	return r.decide(funcs, func(i int) bool { return r.IsApp(funcs[i]) })
+}
+
+// DecideFiles attributes a stack given as function names and their source
+// files, leaf first. Unless App is set, a frame compiled from a dependency
+// — a file in the module cache or a vendor directory (IsDependencyFile) —
+// is not the application: the application is the code the service was
+// built from. When no frame of the stack qualifies (a binary installed from
+// the module cache, whose own code is there too), it falls back to Decide
+// and sets Fallback.
+func (r *Rules) DecideFiles(funcs, files []string) Attribution {
+	if len(r.App) > 0 || len(files) != len(funcs) {
+		return r.Decide(funcs)
+	}
+	a := r.decide(funcs, func(i int) bool { return r.IsAppFrame(funcs[i], files[i], false) })
+	if a.App == "" {
+		a = r.Decide(funcs)
+		a.Fallback = a.App != ""
+	}
+	return a
+}
+
+// IsAppFrame reports whether a frame is the user's code under the rule
+// DecideFiles applied: by function and file, or by function alone when
+// the stack's attribution fell back.
+func (r *Rules) IsAppFrame(fn, file string, fallback bool) bool {
+	if !r.IsApp(fn) {
+		return false
+	}
+	return len(r.App) > 0 || fallback || !IsDependencyFile(file)
+}
+
+func (r *Rules) decide(funcs []string, isApp func(i int) bool) Attribution {
 	var a Attribution
-	for _, fn := range funcs {
+	for i, fn := range funcs {
 		if a.Mechanism == "" && !r.isMachinery(fn) {
 			a.Mechanism = fn
 		}
-		if r.IsApp(fn) {
+		if isApp(i) {
 			a.App = fn
 			break
 		}
@@ -85,6 +122,22 @@ func (r *Rules) Decide(funcs []string) Attribution {
 		a.Mechanism = ""
 	}
 	return a
+}
+
+// IsDependencyFile reports whether a source file was compiled from the
+// module cache or a vendor directory: a path element "module@vX…"
+// (".../pkg/mod/github.com/x/y@v1.2.3/z.go", or with -trimpath
+// "github.com/x/y@v1.2.3/z.go") or an element "vendor".
+func IsDependencyFile(file string) bool {
+	for _, el := range strings.Split(file, "/") {
+		if el == "vendor" {
+			return true
+		}
+		if i := strings.Index(el, "@v"); i > 0 && i+2 < len(el) && el[i+2] >= '0' && el[i+2] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // IsApp reports whether fn (a fully qualified function name) is the user's code.

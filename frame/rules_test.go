@@ -34,6 +34,67 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestDecideFiles(t *testing.T) {
+	const cache = "/root/go/pkg/mod/"
+	tests := []struct {
+		name         string
+		app          []string
+		stack, files []string
+		wantApp      string
+		wantFallback bool
+	}{
+		{"a dependency's frame is not the service's", nil,
+			[]string{"runtime.gopark", "github.com/oklog/run.(*Group).Run", "github.com/acme/svc/api.serve", "main.main"},
+			[]string{"/usr/local/go/src/runtime/proc.go", cache + "github.com/oklog/run@v1.1.0/group.go", "/src/svc/api/serve.go", "/src/svc/main.go"},
+			"github.com/acme/svc/api.serve", false},
+		{"trimmed paths", nil,
+			[]string{"runtime.gopark", "github.com/unknown/router.(*Mux).ServeHTTP", "github.com/acme/svc/api.Get"},
+			[]string{"runtime/proc.go", "github.com/unknown/router@v0.0.0-20240101000000-abcdef/mux.go", "github.com/acme/svc/api/get.go"},
+			"github.com/acme/svc/api.Get", false},
+		{"vendored", nil,
+			[]string{"runtime.gopark", "github.com/unknown/router.(*Mux).ServeHTTP", "main.handle"},
+			[]string{"runtime/proc.go", "/src/svc/vendor/github.com/unknown/router/mux.go", "/src/svc/main.go"},
+			"main.handle", false},
+		{"a binary installed from the module cache falls back", nil,
+			[]string{"runtime.gopark", "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*Server).ServeHTTP"},
+			[]string{"runtime/proc.go", cache + "github.com/caddyserver/caddy/v2@v2.8.4/modules/caddyhttp/server.go"},
+			"github.com/caddyserver/caddy/v2/modules/caddyhttp.(*Server).ServeHTTP", true},
+		{"--app wins", []string{"github.com/oklog/"},
+			[]string{"runtime.gopark", "github.com/oklog/run.(*Group).Run", "main.main"},
+			[]string{"runtime/proc.go", cache + "github.com/oklog/run@v1.1.0/group.go", "/src/svc/main.go"},
+			"github.com/oklog/run.(*Group).Run", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := DefaultRules
+			r.App = tt.app
+			got := r.DecideFiles(tt.stack, tt.files)
+			if got.App != tt.wantApp || got.Fallback != tt.wantFallback {
+				t.Errorf("DecideFiles = %+v, want App %q Fallback %v", got, tt.wantApp, tt.wantFallback)
+			}
+		})
+	}
+}
+
+func TestIsDependencyFile(t *testing.T) {
+	for file, want := range map[string]bool{
+		"/root/go/pkg/mod/github.com/jackc/pgx/v5@v5.13.0/conn.go":  true,
+		"github.com/jackc/pgx/v5@v5.13.0/conn.go":                   true,
+		"/root/go/pkg/mod/github.com/!burnt!sushi/toml@v1.3.2/x.go": true,
+		"/src/app/vendor/github.com/x/y/z.go":                       true,
+		"/work/main/budget/terms.go":                                false,
+		"github.com/latscope/latscope/budget/terms.go":              false,
+		"/usr/local/go/src/net/http/server.go":                      false,
+		"/home/me@vacation/src/app/main.go":                         false,
+		"/home/me/src/app@v2/main.go":                               true, // looks like a version: a dependency
+		"":                                                          false,
+	} {
+		if got := IsDependencyFile(file); got != want {
+			t.Errorf("IsDependencyFile(%q) = %v, want %v", file, got, want)
+		}
+	}
+}
+
 func TestUnderPath(t *testing.T) {
 	for _, tt := range []struct {
 		pkg, prefix string

@@ -107,7 +107,25 @@ func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 	if !i.StartWall.IsZero() {
 		t.StartWall = i.StartWall.UTC().Format("2006-01-02T15:04:05.000Z")
 	}
+	for _, tm := range res.Terms {
+		if tm.Fallback {
+			t.FallbackTerms++
+		}
+	}
+	t.AppRule = appRule(in.App, t.FallbackTerms)
 	return t
+}
+
+// appRule says in words which rule chose the application frames.
+func appRule(app []string, fallback int) string {
+	if len(app) > 0 {
+		return "application frames: packages under " + strings.Join(app, ", ") + " (as given)"
+	}
+	s := "application frames: code built from the service's own source, not the standard library, the module cache, vendor/ or a known library (--app PREFIX to choose)"
+	if fallback > 0 {
+		s += fmt.Sprintf("; %d term(s) had no such frame and name the innermost frame of another module instead (a binary built from the module cache)", fallback)
+	}
+	return s
 }
 
 func outsideJSON(res *budget.Result) map[string]float64 {

@@ -28,6 +28,9 @@ type Inputs struct {
 	MinShare float64
 	// Tree adds to the text output the waits rolled up by call path.
 	Tree bool
+	// App are the package prefixes the user named as the application
+	// (frame.Rules.App); nil when the default rule chose.
+	App []string
 }
 
 // Report is the derived, printable form of a result. Field names and units
@@ -61,6 +64,11 @@ type TraceJSON struct {
 	ExcludedUntyped int     `json:"excluded_untyped"`
 	Inferred        bool    `json:"inferred"`
 	StartWall       string  `json:"start_wall,omitempty"`
+	// AppRule says which rule chose the application frames.
+	AppRule string `json:"app_rule"`
+	// FallbackTerms counts terms whose stack had no frame of the service's
+	// own source, attributed by function name to a dependency's frame.
+	FallbackTerms int `json:"fallback_terms"`
 }
 
 // RequestsJSON summarises a group's latencies.

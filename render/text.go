@@ -25,6 +25,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Trace
 	ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.DurationMs, t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	if t.AppRule != "" {
+		ew.printf("%s\n", t.AppRule)
+	}
 	for _, f := range r.Findings {
 		if f.Refuse {
 			ew.printf("\nrefused: %s\n", f.Text)

@@ -102,10 +102,11 @@ func (b *builder) attribution(id tracein.StackID) frame.Attribution {
 	if !ok {
 		frames := b.res.Stacks.Frames(id)
 		funcs := make([]string, len(frames))
+		files := make([]string, len(frames))
 		for i, f := range frames {
-			funcs[i] = f.Func
+			funcs[i], files[i] = f.Func, f.File
 		}
-		a = b.rules.Decide(funcs)
+		a = b.rules.DecideFiles(funcs, files)
 		b.attrs[id] = a
 	}
 	return a
