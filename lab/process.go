@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -146,13 +147,16 @@ func MarkRunning(out string) (func(), error) {
 
 // SweepLeftovers removes what killed labs left behind: the private
 // PostgreSQL clusters whose owner process is gone (pgcluster.Sweep stops a
-// server still running) and, in each output folder under parent whose
+// server still running), the empty cgroups named CgroupPrefix*-PID of dead
+// PIDs and, in each output folder under parent whose
 // RunMarker names a dead process, the unfinished capture folders
 // (*.partial) and the marker. Folders of live labs are not touched. It
 // returns what it removed.
 func SweepLeftovers(parent string) ([]string, error) {
 	removed, err := pgcluster.Sweep()
 	errs := []error{err}
+	cgs, err := sweepCgroups()
+	removed, errs = append(removed, cgs...), append(errs, err)
 	markers, _ := filepath.Glob(filepath.Join(parent, "*", RunMarker))
 	for _, m := range markers {
 		if gone, err := proclife.OwnerGone(m); err != nil || !gone {
@@ -169,6 +173,50 @@ func SweepLeftovers(parent string) ([]string, error) {
 		}
 		if err := os.Remove(m); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// CgroupPrefix starts the name of every cgroup a lab scenario creates; the
+// name ends in "-PID" of the lab process (as latscope-dbwait-1234).
+const CgroupPrefix = "latscope-"
+
+// sweepCgroups removes the cgroups named CgroupPrefix*-PID, in the v1 cpu
+// and the v2 hierarchy, whose PID no longer runs. Removing a cgroup
+// (rmdir) fails while a process is in it, so a cgroup in use is never
+// lost. Only root creates them, so only root sweeps.
+func sweepCgroups() ([]string, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, nil // no cgroups to speak of
+	}
+	mounts, err := hostsig.ParseMountinfo(b)
+	if err != nil {
+		return nil, nil
+	}
+	var removed []string
+	var errs []error
+	for _, v := range []hostsig.CgroupVersion{hostsig.CgroupV1, hostsig.CgroupV2} {
+		root, err := hostsig.CgroupDir(mounts, v, "/")
+		if err != nil {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(root, CgroupPrefix+"*"))
+		for _, d := range dirs {
+			name := filepath.Base(d)
+			pid, err := strconv.Atoi(name[strings.LastIndexByte(name, '-')+1:])
+			if err != nil || pid <= 0 || proclife.Alive(pid) {
+				continue
+			}
+			if err := os.Remove(d); err != nil {
+				errs = append(errs, fmt.Errorf("cgroup %s: %w", d, err))
+				continue
+			}
+			removed = append(removed, d)
 		}
 	}
 	return removed, errors.Join(errs...)

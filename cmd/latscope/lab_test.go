@@ -415,3 +415,34 @@ func alive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
+
+// TestSweepLeftoverCgroups: the lab's start removes a scenario cgroup whose
+// lab process is dead and keeps one whose process lives.
+func TestSweepLeftoverCgroups(t *testing.T) {
+	root := "/sys/fs/cgroup/cpu" // the v1 cpu hierarchy of the VM
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: only root creates cgroups")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(root, fmt.Sprintf("%stest-%d", lab.CgroupPrefix, dead.Process.Pid))
+	live := filepath.Join(root, fmt.Sprintf("%stest-%d", lab.CgroupPrefix, os.Getpid()))
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Skipf("SKIP: cannot create a cgroup here: %v", err)
+	}
+	defer os.Remove(gone)
+	if err := os.Mkdir(live, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(live)
+	removed, err := lab.SweepLeftovers(t.TempDir())
+	t.Logf("removed %v, %v", removed, err)
+	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead lab's cgroup %s survived the sweep", gone)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the sweep removed the live process's cgroup %s: %v", live, err)
+	}
+}

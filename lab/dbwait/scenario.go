@@ -55,7 +55,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	cg, err := hostsig.NewCgroup("latscope-dbwait-" + strconv.Itoa(os.Getpid()))
+	cg, err := hostsig.NewCgroup(lab.CgroupPrefix + "dbwait-" + strconv.Itoa(os.Getpid())) // lab.SweepLeftovers removes it if the lab is killed
 	if err != nil {
 		return nil, fmt.Errorf("the CFS quota condition needs its own cgroup (run the lab as root): %w", err)
 	}
