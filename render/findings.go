@@ -23,6 +23,9 @@ func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
 	for _, w := range res.Warnings {
 		var f *budget.Finding
 		if errors.As(w, &f) {
+			if f.Kind == budget.FindCPUSaturated && in.CPUSeconds >= 0 {
+				continue // the process's own counter decides below
+			}
 			out = append(out, FindingJSON{Kind: f.Kind.String(), Group: f.Group, Text: f.Text, Refuse: f.Refuse})
 		}
 	}
@@ -38,9 +41,7 @@ func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
 			"the trace shows %.1f ms running in requests but the process used %.1f ms of CPU in the whole window (%.2f×): threads were off-CPU while Go counted them running — other processes competing for the CPUs, CFS throttling, or a paused process; check PSI and the cgroup's cpu.stat",
 			running/1e6, cpu/1e6, running/cpu)})
 	}
-	if d := float64(res.Info.Duration()); d > 0 && in.Cores > 0 && in.CPUSeconds*1e9/(d*in.Cores) > budget.SaturatedBusy {
-		out = append(out, FindingJSON{Kind: "cpu-saturated", Text: fmt.Sprintf("the process used %.0f%% of %g cores over the window: latency contains CPU queueing", 100*in.CPUSeconds*1e9/(d*in.Cores), in.Cores)})
-	}
+	out = append(out, saturation(res, in)...)
 	p := rep.Groups[0]
 	if c := p.Coverage.IndependentPct; c != nil && (*c < CoverageLow || *c > CoverageHigh) {
 		out = append(out, FindingJSON{Kind: "coverage", Group: p.Name, Text: fmt.Sprintf(
@@ -48,4 +49,29 @@ func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
 			p.Name, *c, *p.Coverage.UnexplainedMs, CoverageLow, CoverageHigh)})
 	}
 	return out
+}
+
+// saturation says, from the process's own CPU counter, whether the process
+// or only the host was short of CPU. The trace alone cannot tell them
+// apart: Ps count as running while their threads wait for a CPU that
+// other processes hold.
+func saturation(res *budget.Result, in Inputs) []FindingJSON {
+	d := float64(res.Info.Duration())
+	procs := float64(res.Info.Procs)
+	if d <= 0 || procs <= 0 {
+		return nil
+	}
+	cores := in.Cores
+	if cores <= 0 {
+		cores = procs
+	}
+	used := in.CPUSeconds * 1e9 / (d * cores)
+	busy := float64(res.Info.ProcBusy) / (d * procs)
+	switch {
+	case used > budget.SaturatedBusy:
+		return []FindingJSON{{Kind: "cpu-saturated", Text: fmt.Sprintf("the process is CPU-saturated: its own counter shows it used %.0f%% of %g cores over the window, so latency contains CPU queueing; a budget taken now overstates every wait", 100*used, cores)}}
+	case busy > budget.SaturatedBusy:
+		return []FindingJSON{{Kind: "host-busy", Text: fmt.Sprintf("the host, not the process, was short of CPU: Ps were running %.0f%% of the trace (GOMAXPROCS %d) but the process used only %.0f%% of %g cores by its own counter — its threads waited for CPUs that other processes or CFS throttling held, and that time shows as running", 100*busy, res.Info.Procs, 100*used, cores)}}
+	}
+	return nil
 }

@@ -119,7 +119,7 @@ func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
 	cv := g.Coverage
 	ew.printf("waits are %.1f%% of the mean (goroutine time)", cv.WaitSumPct)
 	if c.IndependentMs != nil {
-		ew.printf("; critical waits + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)\n", *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
+		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)\n", c.CriticalRunnableMs, *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
 	} else {
 		ew.printf("; no independent CPU reading (pass --cpu-seconds to cross-check)\n")
 	}
