@@ -207,8 +207,31 @@ func writePath(ew *errWriter, label string, p *PathJSON) {
 	}
 	ew.printf("\ncritical path of the %s request (task %d, %.2f ms, %d goroutines):\n", label, p.Task, p.LatencyMs, p.Goroutines)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	for _, s := range p.Segments {
-		if s.DurMs < 0.01 && len(p.Segments) > 12 {
+	for _, r := range pathRows(p.Segments) {
+		if r.pieces > 1 {
+			r.what += fmt.Sprintf(" (%d pieces)", r.pieces)
+		}
+		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\tG%d\t%s\n", r.startMs, r.durMs, r.g, r.what)
+	}
+	tw.Flush()
+}
+
+// pathRow is one printed row of a critical path.
+type pathRow struct {
+	startMs, durMs float64
+	g              int64
+	what           string
+	pieces         int
+}
+
+// pathRows describes a path's segments. On a long path, segments under
+// 10 µs are left out, and consecutive rows that say the same thing on the
+// same goroutine (running, then a 5 µs wait, then running) are one row:
+// its duration is the sum of the pieces', its start the first's.
+func pathRows(segs []SegmentJSON) []pathRow {
+	var out []pathRow
+	for _, s := range segs {
+		if s.DurMs < 0.01 && len(segs) > 12 {
 			continue
 		}
 		what := s.Kind
@@ -221,9 +244,14 @@ func writePath(ew *errWriter, label string, p *PathJSON) {
 		if s.Contention {
 			what += " (held by another request)"
 		}
-		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\tG%d\t%s\n", s.StartMs, s.DurMs, s.Goroutine, what)
+		if n := len(out); n > 0 && out[n-1].g == s.Goroutine && out[n-1].what == what {
+			out[n-1].durMs += s.DurMs
+			out[n-1].pieces++
+			continue
+		}
+		out = append(out, pathRow{startMs: s.StartMs, durMs: s.DurMs, g: s.Goroutine, what: what, pieces: 1})
 	}
-	tw.Flush()
+	return out
 }
 
 func (r *Report) writeOutside(ew *errWriter) {

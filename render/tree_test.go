@@ -90,3 +90,21 @@ func TestSaturation(t *testing.T) {
 		})
 	}
 }
+
+func TestPathRows(t *testing.T) {
+	var segs []SegmentJSON
+	at := 0.0
+	for i := range 30 { // running pieces split by 5 µs waits, then a wait
+		segs = append(segs, SegmentJSON{StartMs: at, DurMs: 0.5, Goroutine: 7, Kind: "running"})
+		at += 0.5
+		if i < 29 {
+			segs = append(segs, SegmentJSON{StartMs: at, DurMs: 0.005, Goroutine: 7, Kind: "runnable"})
+			at += 0.005
+		}
+	}
+	segs = append(segs, SegmentJSON{StartMs: at, DurMs: 20, Goroutine: 7, Kind: "network", Term: "main.query [net.(*netFD).Read, network]"})
+	rows := pathRows(segs)
+	if len(rows) != 2 || rows[0].pieces != 30 || math.Abs(rows[0].durMs-15) > 1e-9 || rows[0].what != "running" || rows[1].durMs != 20 {
+		t.Errorf("rows = %+v", rows)
+	}
+}
