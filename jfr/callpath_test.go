@@ -1,0 +1,52 @@
+package jfr
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/budget"
+)
+
+// TestCallPathTerms: a shared helper beneath two callers is two terms on
+// the JVM too, and direct recursion folds.
+func TestCallPathTerms(t *testing.T) {
+	rec := &Recording{Chunks: []Chunk{{Start: t0, Duration: 10 * time.Second}}}
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * 1e9)) }
+	read := "java.net.Socket$SocketInputStream.read"
+	evs := []Event{
+		ev("jdk.SocketRead", at(1), 4*time.Millisecond, "w1", read, "com.acme.Remote.exec", "com.acme.Users.get", "com.acme.Ctl.handle"),
+		ev("jdk.SocketRead", at(2), 45*time.Millisecond, "w1", read, "com.acme.Remote.exec", "com.acme.Orders.list", "com.acme.Ctl.handle"),
+		ev("jdk.SocketRead", at(3), 45*time.Millisecond, "w2", read, "com.acme.Remote.exec", "com.acme.Orders.list", "com.acme.Ctl.handle"),
+		ev("jdk.SocketRead", at(4), 3*time.Millisecond, "w2", read, "com.acme.Remote.exec", "com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Tree.walk", "com.acme.Ctl.handle"),
+	}
+	o := DefaultOptions
+	o.Handler, o.Requests = "Ctl.handle", 2
+	res := run(t, o, rec, evs)
+	labels := budget.Labels(res.Terms)
+	got := map[string]int64{}
+	for _, ts := range res.Groups[0].Terms {
+		got[labels[ts.Term]] = ts.Wait
+		if p := res.Terms[ts.Term].Path; p[0] != "com.acme.Ctl.handle" {
+			t.Errorf("path %q does not start at the handler", p)
+		}
+	}
+	want := map[string]int64{
+		"com.acme.Users.get › com.acme.Remote.exec":   4e6,
+		"com.acme.Orders.list › com.acme.Remote.exec": 90e6,
+		"com.acme.Tree.walk › com.acme.Remote.exec":   3e6,
+	}
+	for l, w := range want {
+		if got[l] != w {
+			t.Errorf("%s: wait %d, want %d (terms: %v)", l, got[l], w, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("terms %v, want %v", got, want)
+	}
+	for _, tm := range res.Terms {
+		if strings.Count(strings.Join(tm.Path, " "), "Tree.walk") > 1 {
+			t.Errorf("recursion not folded: %q", tm.Path)
+		}
+	}
+}
