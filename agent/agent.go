@@ -9,10 +9,12 @@ import (
 	"os"
 	"runtime/trace"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/pglog"
 )
 
 // Log categories of what the agent writes into the trace (trace.Log). Their
@@ -21,6 +23,10 @@ const (
 	// SQLLogCategory: inside each query's region, the traceparent sent in
 	// the statement's SQL comment ("00-<trace>-<span>-<flags>").
 	SQLLogCategory = "latscope.sql"
+	// SQLEndLogCategory: where a pgx query ended (QueryTracer), on any
+	// goroutine, in the query's task: an SQLEnd, "traceparent=00-…
+	// duration_ns=N".
+	SQLEndLogCategory = "latscope.sql.end"
 	// HTTPLogCategory: inside each outbound call's region, the traceparent
 	// sent in its traceparent header.
 	HTTPLogCategory = "latscope.http"
@@ -49,6 +55,7 @@ type Agent struct {
 	slow   *slowness
 	rec    *recorder // nil with NoRecorder
 	sample *sampler
+	manual *bucket // rate limit of window copies asked over the endpoints
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -64,7 +71,7 @@ func New(opts Options) (*Agent, error) {
 	if err := checkListen(o.Listen, o.Token); err != nil {
 		return nil, err
 	}
-	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler()}
+	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(), manual: newBucket(o.ManualInterval, o.ManualBurst)}
 	ctx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	if !o.NoRecorder {
@@ -217,4 +224,37 @@ func ParseCPUSeconds(msg string) (time.Duration, error) {
 		return 0, fmt.Errorf("agent: %s log %q: want non-negative decimal seconds", CPULogCategory, msg)
 	}
 	return time.Duration(f*1e9 + 0.5), nil
+}
+
+// SQLEnd is the message of an SQLEndLogCategory log: which query ended
+// (the traceparent of its SQLLogCategory log) and how long it took from
+// TraceQueryStart.
+type SQLEnd struct {
+	TraceParent pglog.TraceParent
+	Duration    time.Duration
+}
+
+// String formats e as a log message: "traceparent=00-… duration_ns=N".
+func (e SQLEnd) String() string {
+	return "traceparent=" + e.TraceParent.String() + " duration_ns=" + strconv.FormatInt(int64(e.Duration), 10)
+}
+
+// ParseSQLEnd parses the message of an SQLEndLogCategory log.
+func ParseSQLEnd(msg string) (SQLEnd, error) {
+	var e SQLEnd
+	tpText, durText, ok := strings.Cut(msg, " ")
+	tpText, okTP := strings.CutPrefix(tpText, "traceparent=")
+	durText, okDur := strings.CutPrefix(durText, "duration_ns=")
+	if !ok || !okTP || !okDur {
+		return e, fmt.Errorf("agent: %s log %q: want \"traceparent=00-… duration_ns=N\"", SQLEndLogCategory, msg)
+	}
+	tp, err := pglog.ParseTraceParent(tpText)
+	if err != nil {
+		return e, fmt.Errorf("agent: %s log %q: %w", SQLEndLogCategory, msg, err)
+	}
+	ns, err := strconv.ParseInt(durText, 10, 64)
+	if err != nil || ns < 0 {
+		return e, fmt.Errorf("agent: %s log %q: duration_ns: want a non-negative integer", SQLEndLogCategory, msg)
+	}
+	return SQLEnd{TraceParent: tp, Duration: time.Duration(ns)}, nil
 }

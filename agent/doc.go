@@ -4,8 +4,9 @@
 //   - Handler (middleware) makes every HTTP request a runtime/trace task named
 //     by its route pattern, so `latscope analyze` groups requests exactly.
 //   - Transport wraps outbound HTTP calls in regions and sends a W3C
-//     traceparent; QueryTracer (pgx v5) and WrapConnector/WrapDriver
-//     (database/sql) put each query in a region, and SQLComment and the
+//     traceparent; WrapConnector/WrapDriver (database/sql) put each query in
+//     a region, QueryTracer (pgx v5) marks each query's start with a region
+//     and logs its end and duration, and SQLComment and the
 //     database/sql wrapper prepend a sqlcommenter comment with a traceparent,
 //     so the application's DB span can be joined with PostgreSQL's own log
 //     line for the same statement.
@@ -23,13 +24,17 @@
 //
 // Security: execution traces contain function names, file paths, route
 // patterns, SQL traceparents and every value logged with trace.Log. Serve the
-// endpoints on loopback or behind a token, never on a public listener.
+// endpoints on loopback or behind a token, never on a public listener. The
+// snapshot directory must be the service user's own (0700 by default; New
+// refuses another user's), and the agent lists, serves and deletes only
+// regular files it owns there. Window copies over the endpoints are rate
+// limited and on-demand traces capped in size. docs/security.md has the
+// threat model.
 //
 // Only one flight recorder may run in a process (a runtime limit), so only
 // one Agent with a recorder may be open at a time.
 //
-// BUG: a pgx Query's region ends in Rows.Close; rows closed on another
-// goroutine than the one that ran the query end the region on the wrong
-// goroutine, which can make the whole trace unreadable. database/sql users
-// should use WrapConnector, whose regions never leave the calling goroutine.
+// The agent never leaves a region open across calls it does not control:
+// every region it writes begins and ends on one goroutine, so a trace stays
+// readable whichever goroutine closes a pgx query's rows (see QueryTracer).
 package agent

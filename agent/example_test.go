@@ -15,8 +15,8 @@ import (
 
 // A service adopts the agent in five lines: start it, wrap the mux. Slow
 // requests (over the p99 of their route) leave snapshots in
-// $TMPDIR/latscope for `latscope analyze`; the endpoints serve them on
-// loopback.
+// $TMPDIR/latscope-<uid> (agent.DefaultDir, private to the service's user)
+// for `latscope analyze`; the endpoints serve them on loopback.
 func Example() {
 	opts := agent.DefaultOptions
 	opts.Listen = "127.0.0.1:6061" // GET /debug/latscope/snapshots
@@ -39,8 +39,9 @@ func ExampleTransport() {
 	_ = client // use it with requests made with the request's context
 }
 
-// pgx: the tracer makes regions; SQLComment sends the traceparent in a
-// comment. Exec mode keeps the unique, commented statements out of pgx's
+// pgx: the tracer marks each query's start and logs its end and duration
+// (on whichever goroutine closes the rows); SQLComment sends the
+// traceparent in a comment. Exec mode keeps the unique, commented statements out of pgx's
 // statement cache.
 func ExampleQueryTracer() {
 	cfg, err := pgxpool.ParseConfig("postgres://127.0.0.1/app")

@@ -4,13 +4,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
 // Options configures an Agent. Start from DefaultOptions; a zero numeric
 // field takes the value in DefaultOptions.
 type Options struct {
-	// Dir receives the snapshots; "" means filepath.Join(os.TempDir(), "latscope").
+	// Dir receives the snapshots. "" means the default directory,
+	// filepath.Join(os.TempDir(), "latscope-<euid>"), created with mode 0700;
+	// New refuses it if it exists and is not a directory of the process's
+	// effective uid with mode 0700. A Dir that is set is created (with its
+	// parents) mode 0700 if missing, and refused unless it is a directory,
+	// not a symlink, owned by the effective uid and not writable by group or
+	// others. The agent lists, serves and deletes only regular files of its
+	// own there. See docs/security.md.
 	Dir string
 	// NoRecorder leaves the flight recorder off: Handler then only makes
 	// tasks, and no snapshot is ever written.
@@ -43,9 +51,22 @@ type Options struct {
 	// Token, when set, must come as "Authorization: Bearer TOKEN" with every
 	// request to Endpoints.
 	Token string
+	// ManualInterval and ManualBurst rate-limit the endpoints that copy the
+	// flight recorder's window (POST snapshot and GET flight, together): a
+	// token bucket of ManualBurst tokens, refilled one per ManualInterval.
+	// A request without a token is answered 429 with Retry-After.
+	// Agent.Snapshot, called by the service itself, is not limited.
+	ManualInterval time.Duration
+	ManualBurst    int
+	// MaxTraceBytes caps an on-demand trace (GET /debug/latscope/trace):
+	// the trace stops as soon as it has written MaxTraceBytes, however many
+	// seconds were asked for. See Endpoints.
+	MaxTraceBytes int64
 	// OnSnapshot, when set, is called after each snapshot attempt with the
 	// file written or the error (on the snapshot's own goroutine).
 	OnSnapshot func(path string, err error)
+
+	defaultDir bool // Dir was "": the default directory, checked as private
 }
 
 // Trigger decides which requests are slow. A fixed Threshold wins; without
@@ -69,13 +90,24 @@ var DefaultOptions = Options{
 	FlightMinAge:   10 * time.Second,
 	FlightMaxBytes: 16 << 20,
 	SampleInterval: 250 * time.Millisecond,
+	ManualInterval: 10 * time.Second,
+	ManualBurst:    3,
+	MaxTraceBytes:  64 << 20,
+}
+
+// DefaultDir returns the default snapshot directory:
+// filepath.Join(os.TempDir(), "latscope-<effective uid>"). The uid in the
+// name keeps the services of different users apart; the checks of
+// Options.Dir keep another user's directory of that name from being used.
+func DefaultDir() string {
+	return filepath.Join(os.TempDir(), "latscope-"+strconv.Itoa(os.Geteuid()))
 }
 
 // withDefaults fills o's zero fields from DefaultOptions.
 func (o Options) withDefaults() Options {
 	d := DefaultOptions
 	if o.Dir == "" {
-		o.Dir = filepath.Join(os.TempDir(), "latscope")
+		o.Dir, o.defaultDir = DefaultDir(), true
 	}
 	if o.Trigger.Percentile <= 0 || o.Trigger.Percentile >= 100 {
 		o.Trigger.Percentile = d.Trigger.Percentile
@@ -87,6 +119,9 @@ func (o Options) withDefaults() Options {
 	o.FlightMinAge = orDefault(o.FlightMinAge, d.FlightMinAge)
 	o.FlightMaxBytes = orDefault(o.FlightMaxBytes, d.FlightMaxBytes)
 	o.SampleInterval = orDefault(o.SampleInterval, d.SampleInterval)
+	o.ManualInterval = orDefault(o.ManualInterval, d.ManualInterval)
+	o.ManualBurst = orDefault(o.ManualBurst, d.ManualBurst)
+	o.MaxTraceBytes = orDefault(o.MaxTraceBytes, d.MaxTraceBytes)
 	return o
 }
 

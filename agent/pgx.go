@@ -3,46 +3,63 @@ package agent
 import (
 	"context"
 	"runtime/trace"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/pglog"
 )
 
-// QueryTracer is a pgx v5 tracer (pgx.ConnConfig.Tracer): each Query,
-// QueryRow and Exec runs in a region named SQLRegion, inside which the
-// statement's traceparent is logged under SQLLogCategory. A pgx tracer
-// cannot change the SQL; pass SQLComment among the arguments to send the
-// same traceparent in a comment.
+// QueryTracer is a pgx v5 tracer (pgx.ConnConfig.Tracer) for Query,
+// QueryRow and Exec. A pgx tracer cannot change the SQL; pass SQLComment
+// among the arguments to send the traceparent in a comment.
 //
-// pgx ends a Query's region when its Rows are closed: close them on the
-// goroutine that ran the query (see the package's BUG note).
+// pgx calls TraceQueryStart on the goroutine that runs the query, and
+// TraceQueryEnd wherever the query ends: inside Exec, but for Query and
+// QueryRow in Rows.Close (or the Next or Scan that reaches the end), which
+// may run on another goroutine. A region must begin and end on one
+// goroutine, or the trace parser rejects the whole trace. So QueryTracer
+// never holds a region open across pgx calls:
+//
+//   - TraceQueryStart writes a region named SQLRegion on the querying
+//     goroutine, with the statement's traceparent logged inside it under
+//     SQLLogCategory, and ends the region at once. The region marks where
+//     and in which task the query began.
+//   - TraceQueryEnd logs an SQLEnd (the traceparent and the query's
+//     duration, measured from TraceQueryStart) under SQLEndLogCategory, on
+//     whichever goroutine pgx ends the query, in the query's task.
+//
+// The query's span runs from the region's begin to the SQLEndLogCategory
+// log with the same traceparent (docs/agent.md).
 type QueryTracer struct{}
 
 var _ pgx.QueryTracer = QueryTracer{}
 
-// querySpan is one query's region and traceparent, kept in the context pgx
+// querySpan is one query's traceparent and start, kept in the context pgx
 // hands from TraceQueryStart to the rest of the call.
 type querySpan struct {
-	region *trace.Region
-	tp     pglog.TraceParent
+	tp    pglog.TraceParent
+	start time.Time
 }
 
 type querySpanKey struct{}
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (QueryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	qs := &querySpan{region: trace.StartRegion(ctx, SQLRegion), tp: callSpan(ctx)}
+	qs := &querySpan{tp: callSpan(ctx), start: time.Now()}
+	r := trace.StartRegion(ctx, SQLRegion)
 	trace.Log(ctx, SQLLogCategory, qs.tp.String())
+	r.End()
 	return context.WithValue(ctx, querySpanKey{}, qs)
 }
 
-// TraceQueryEnd implements pgx.QueryTracer.
+// TraceQueryEnd implements pgx.QueryTracer. It may run on any goroutine.
 func (QueryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	if qs, ok := ctx.Value(querySpanKey{}).(*querySpan); ok && qs.region != nil {
-		qs.region.End()
-		qs.region = nil
+	qs, ok := ctx.Value(querySpanKey{}).(*querySpan)
+	if !ok || !trace.IsEnabled() {
+		return
 	}
+	trace.Log(ctx, SQLEndLogCategory, SQLEnd{TraceParent: qs.tp, Duration: time.Since(qs.start)}.String())
 }
 
 // SQLComment is a pgx.QueryRewriter that prepends a sqlcommenter comment

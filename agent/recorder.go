@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +29,7 @@ var ErrBusy = errors.New("agent: a snapshot is already being written")
 type recorder struct {
 	fr     *trace.FlightRecorder
 	o      Options
+	dir    *snapDir
 	sample func() // writes a host sample and the CPU counter into the trace
 	last   atomic.Int64
 	busy   atomic.Bool
@@ -39,18 +39,20 @@ type recorder struct {
 	wg     sync.WaitGroup
 }
 
-// startRecorder creates Dir, clears its stale temporary files and starts
-// the flight recorder.
+// startRecorder creates and verifies Dir (openSnapDir), clears its stale
+// temporary files and starts the flight recorder.
 func startRecorder(o Options, sample func()) (*recorder, error) {
-	if err := os.MkdirAll(o.Dir, 0o750); err != nil {
-		return nil, fmt.Errorf("agent: snapshot directory: %w", err)
+	dir, err := openSnapDir(o.Dir, o.defaultDir)
+	if err != nil {
+		return nil, err
 	}
-	removeStaleTemps(o.Dir, time.Hour)
+	dir.removeStaleTemps(time.Hour)
 	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: o.FlightMinAge, MaxBytes: o.FlightMaxBytes})
 	if err := fr.Start(); err != nil {
+		dir.close()
 		return nil, fmt.Errorf("agent: starting the flight recorder (only one may run per process): %w", err)
 	}
-	return &recorder{fr: fr, o: o, sample: sample}, nil
+	return &recorder{fr: fr, o: o, dir: dir, sample: sample}, nil
 }
 
 // trigger writes a snapshot in the background unless one was written less
@@ -89,25 +91,26 @@ func (r *recorder) snapshot(reason string) (string, error) {
 	r.sample() // the CPU counter and host signals as of now, inside the window
 	name := snapshotPrefix + time.Now().UTC().Format(nameTime) + fmt.Sprintf("-p%d-%s", os.Getpid(), reason) + snapshotSuffix
 	path := filepath.Join(r.o.Dir, name)
-	if err := r.write(path); err != nil {
+	if err := r.write(name); err != nil {
 		return "", fmt.Errorf("agent: snapshot %s: %w", path, err)
 	}
-	if err := prune(r.o.Dir, name, r.o.MaxSnapshots, r.o.MaxDirBytes); err != nil {
+	if err := prune(r.dir, name, r.o.MaxSnapshots, r.o.MaxDirBytes); err != nil {
 		return path, fmt.Errorf("agent: pruning %s: %w", r.o.Dir, err)
 	}
 	return path, nil
 }
 
-// write writes the window to a temporary file and renames it to path.
-func (r *recorder) write(path string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPattern)
+// write writes the window to a temporary file (mode 0600) and renames it
+// to name.
+func (r *recorder) write(name string) (err error) {
+	f, tmp, err := r.dir.createTemp()
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			r.dir.root.Remove(tmp)
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
@@ -123,7 +126,7 @@ func (r *recorder) write(path string) (err error) {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return r.dir.root.Rename(tmp, name)
 }
 
 // close waits for snapshots being written and stops the flight recorder.
@@ -133,6 +136,7 @@ func (r *recorder) close() {
 	r.mu.Unlock()
 	r.wg.Wait()
 	r.fr.Stop()
+	r.dir.close()
 }
 
 // SnapshotFile is one snapshot in the directory.
@@ -140,27 +144,6 @@ type SnapshotFile struct {
 	Name  string    `json:"name"`
 	Bytes int64     `json:"bytes"`
 	Time  time.Time `json:"time"`
-}
-
-// listSnapshots returns the snapshots in dir, oldest first.
-func listSnapshots(dir string) ([]SnapshotFile, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []SnapshotFile
-	for _, e := range ents {
-		if !isSnapshotName(e.Name()) || !e.Type().IsRegular() {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		out = append(out, SnapshotFile{Name: e.Name(), Bytes: info.Size(), Time: info.ModTime()})
-	}
-	slices.SortFunc(out, func(a, b SnapshotFile) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
 }
 
 // isSnapshotName reports whether name is a snapshot's file name (and
@@ -171,9 +154,10 @@ func isSnapshotName(name string) bool {
 }
 
 // prune deletes the oldest snapshots of dir until at most maxFiles remain
-// and they take at most maxBytes; keep is never deleted.
-func prune(dir, keep string, maxFiles int, maxBytes int64) error {
-	files, err := listSnapshots(dir)
+// and they take at most maxBytes; keep is never deleted, nor is any file
+// that is not one of ours (snapDir.list).
+func prune(dir *snapDir, keep string, maxFiles int, maxBytes int64) error {
+	files, err := dir.list()
 	if err != nil {
 		return err
 	}
@@ -190,7 +174,7 @@ func prune(dir, keep string, maxFiles int, maxBytes int64) error {
 		if f.Name == keep {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, f.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := dir.remove(f.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 			continue
 		}
@@ -198,15 +182,4 @@ func prune(dir, keep string, maxFiles int, maxBytes int64) error {
 		total -= f.Bytes
 	}
 	return errors.Join(errs...)
-}
-
-// removeStaleTemps deletes temporary files older than age (left by a
-// process that died while writing).
-func removeStaleTemps(dir string, age time.Duration) {
-	tmps, _ := filepath.Glob(filepath.Join(dir, tempPattern))
-	for _, t := range tmps {
-		if info, err := os.Stat(t); err == nil && time.Since(info.ModTime()) > age {
-			os.Remove(t)
-		}
-	}
 }

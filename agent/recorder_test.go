@@ -36,10 +36,15 @@ func TestPrune(t *testing.T) {
 			}
 			other := filepath.Join(dir, "notes.txt") // not ours: never touched
 			os.WriteFile(other, make([]byte, 1000), 0o644)
-			if err := prune(dir, names[tt.keep], tt.maxFiles, tt.maxBytes); err != nil {
+			d, err := openSnapDir(dir, false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			files, err := listSnapshots(dir)
+			defer d.close()
+			if err := prune(d, names[tt.keep], tt.maxFiles, tt.maxBytes); err != nil {
+				t.Fatal(err)
+			}
+			files, err := d.list()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +73,12 @@ func TestRemoveStaleTemps(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(stale, old, old)
-	removeStaleTemps(dir, time.Hour)
+	d, err := openSnapDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	d.removeStaleTemps(time.Hour)
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale temporary file still there (%v)", err)
 	}
@@ -121,7 +131,7 @@ func TestSnapshotRateLimit(t *testing.T) {
 		t.Fatal("no snapshot")
 	}
 	a.rec.wg.Wait()
-	files, _ := listSnapshots(dir)
+	files, _ := a.rec.dir.list()
 	if len(files) != 1 {
 		t.Errorf("%d snapshots after 5 triggers within MinInterval, want 1", len(files))
 	}

@@ -1,15 +1,19 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"io"
 	"runtime/trace"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	xtrace "golang.org/x/exp/trace"
 
 	"github.com/latscope/latscope/pgcluster/pgtest"
 	"github.com/latscope/latscope/pglog"
@@ -164,5 +168,119 @@ func TestPgx(t *testing.T) {
 	}
 	if begins != 3 || ends != 3 {
 		t.Errorf("%d region begins and %d ends, want 3 of each", begins, ends)
+	}
+}
+
+// TestPgxRowsClosedElsewhere: rows read and closed on another goroutine, as
+// in a pipeline, must leave a trace that parses (golang.org/x/exp/trace),
+// with each query's span in it: the traceparent logged inside a region that
+// begins and ends on the querying goroutine, and the query's end and
+// duration logged where pgx ended it. Both goroutines run regions of their
+// own around the query, which is what made a region ended on the wrong
+// goroutine a parse error ("misuse of region").
+func TestPgxRowsClosedElsewhere(t *testing.T) {
+	cfg := pgxConfig(t)
+	cfg.Tracer = QueryTracer{}
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tests := []struct {
+		name string
+		run  func(ctx context.Context) (pgx.Rows, error) // on the querying goroutine
+		read func(rows pgx.Rows) error                   // on the other one
+	}{
+		{"Query, Close elsewhere", func(ctx context.Context) (pgx.Rows, error) {
+			return conn.Query(ctx, "SELECT pg_sleep(0.02), 1")
+		}, func(rows pgx.Rows) error { rows.Close(); return rows.Err() }},
+		{"Query, Next to the end elsewhere", func(ctx context.Context) (pgx.Rows, error) {
+			return conn.Query(ctx, "SELECT g FROM generate_series(1, 3) g", SQLComment{})
+		}, func(rows pgx.Rows) error {
+			for rows.Next() {
+			}
+			return rows.Err()
+		}},
+		{"QueryRow, Scan elsewhere", func(ctx context.Context) (pgx.Rows, error) {
+			return conn.Query(ctx, "SELECT 1")
+		}, func(rows pgx.Rows) error { _, err := pgx.CollectOneRow(rows, pgx.RowTo[int32]); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := trace.Start(&buf); err != nil {
+				t.Fatal(err)
+			}
+			func() {
+				defer trace.Stop()
+				ctx, task := jobContext()
+				defer task.End()
+				outer := trace.StartRegion(ctx, "handler")
+				rows, err := tt.run(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error)
+				go func() {
+					defer trace.StartRegion(ctx, "consumer").End()
+					done <- tt.read(rows)
+				}()
+				if err := <-done; err != nil {
+					t.Error(err)
+				}
+				outer.End()
+			}()
+			raw := buf.Bytes()
+			if err := parseAll(raw); err != nil {
+				t.Fatalf("the trace does not parse: %v", err)
+			}
+			evs := traceEvents(t, t.Name(), bytes.NewReader(raw))
+			starts := logs(evs, SQLLogCategory)
+			ends := logs(evs, SQLEndLogCategory)
+			if len(starts) != 1 || len(ends) != 1 {
+				t.Fatalf("%d %s logs and %d %s logs, want one of each", len(starts), SQLLogCategory, len(ends), SQLEndLogCategory)
+			}
+			start, end := starts[0], ends[0]
+			if !inRegion(evs, start, SQLRegion) {
+				t.Errorf("%s log outside a %q region", SQLLogCategory, SQLRegion)
+			}
+			e, err := ParseSQLEnd(end.Message)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.TraceParent.String() != start.Message {
+				t.Errorf("end log %q: want the traceparent %s", end.Message, start.Message)
+			}
+			if start.G == end.G {
+				t.Errorf("the end was logged on the querying goroutine; the test meant to end the query on another")
+			}
+			if d := end.Time.Sub(start.Time); e.Duration <= 0 || e.Duration > d+time.Millisecond {
+				t.Errorf("duration_ns %v, want positive and at most the %v between the logs", e.Duration, d)
+			}
+			if start.Task != end.Task || start.Task == 0 {
+				t.Errorf("logs in tasks %d and %d, want both in the request's task", start.Task, end.Task)
+			}
+			for _, ev := range evs {
+				if ev.Name == SQLRegion && ev.G != start.G {
+					t.Errorf("%v of region %q on goroutine %d; the query ran on %d", ev.Kind, SQLRegion, ev.G, start.G)
+				}
+			}
+		})
+	}
+}
+
+// parseAll reads a whole trace with golang.org/x/exp/trace.
+func parseAll(raw []byte) error {
+	r, err := xtrace.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := r.ReadEvent(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
 	}
 }
