@@ -53,15 +53,15 @@ func (ic Icicle) SVG() template.HTML {
 				w := pw * finite(v.value(c)) / scale
 				p := append(path[:len(path):len(path)], c.Label)
 				if w >= 0.5 {
-					fill := colorFrame
+					fill, class := colorFrame, "frame-label"
 					if c.Kind != "" {
-						fill = KindColor(c.Kind)
+						fill, class = KindColor(c.Kind), "frame-label leaf"
 					}
 					y := top + title + float64(d)*rowH
 					tip := fmt.Sprintf("%s\ncritical %s · goroutine time %s per request", strings.Join(p, " › "), fmtMs(c.Critical), fmtMs(c.Wait))
 					s.rect(left+x, y, math.Max(w-gap, 0.5), rowH-gap, fill, "frame", tip)
 					if w > 60 {
-						s.textTip(left+x+4, y+rowH/2+4, "start", "frame-label", clip(c.Label, int(w/6.5)), tip)
+						s.textTip(left+x+4, y+rowH/2+4, "start", class, clip(c.Label, int(w/6.5)), tip)
 					}
 					draw(c, x, d+1, p)
 				}
@@ -96,7 +96,7 @@ func callPathSection(g *render.GroupJSON) (Section, bool) {
 	b.raw(Icicle{Label: "waits by call path", Root: root}.SVG())
 	t := Table{Class: "compact", Columns: []Column{{Name: "call path"}, {Name: "critical ms", Num: true}, {Name: "goroutine ms", Num: true}}}
 	for _, r := range root.Rows() {
-		t.Rows = append(t.Rows, []Cell{{Text: strings.Repeat("  ", r.Depth) + r.Label, Tip: r.Frame},
+		t.Rows = append(t.Rows, []Cell{{Text: strings.Repeat("\u00a0\u00a0\u00a0", r.Depth) + r.Label, Tip: r.Frame},
 			{Text: fmt.Sprintf("%.2f", r.Critical), Bar: r.Critical / math.Max(root.Critical, 1e-9)},
 			{Text: fmt.Sprintf("%.2f", r.Wait)}})
 	}
