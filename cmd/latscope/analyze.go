@@ -130,7 +130,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		sa, mk := schedConsumer(opts)
 		res, err = analysis.File(ctx, file, opts, o.partial, mk)
 		if err == nil {
-			schedRep, schedWarn, err = finishSched(*sa, o.cpuProf, opts, res.Info)
+			schedRep, schedWarn, err = finishSched(*sa, o.cpuProf, opts, res)
 		}
 	}
 	if err != nil {

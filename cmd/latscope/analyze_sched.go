@@ -30,7 +30,7 @@ func schedConsumer(opts budget.Options) (*(*sched.Analyzer), analysis.NewConsume
 // of the same window when --cpu gives one. A profile whose time window does
 // not overlap the trace's is refused; other signs that it comes from
 // another window or process are returned as warnings (see checkProfile).
-func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, info budget.TraceInfo) (*sched.Report, []string, error) {
+func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, res *budget.Result) (*sched.Report, []string, error) {
 	if sa == nil {
 		return nil, nil, nil
 	}
@@ -47,7 +47,10 @@ func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, info b
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cpu %s: not a pprof profile: %w", cpuProf, err)
 	}
-	warns, err := checkProfile(p, info)
+	warns, err := checkProfile(p, res.Info)
+	if err == nil {
+		warns = append(warns, checkProfileFuncs(p, res)...)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
 	}
@@ -60,10 +63,11 @@ func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, info b
 	return rep, warns, nil
 }
 
-// profileWindowSlack is how far apart the profile's and the trace's clocks
-// may be read (both are the process's wall clock, read at slightly
-// different moments when the profile and trace are requested together).
-const profileWindowSlack = time.Second
+// clockTolerance is how far apart the profile's and the trace's starts may
+// be read on the same wall clock: runtime/pprof reads it when profiling
+// starts, the tracer at its first clock snapshot (a few ms apart when both
+// are requested at once, as latscope capture does).
+const clockTolerance = 100 * time.Millisecond
 
 // checkProfile compares what a CPU profile says about where it comes from
 // with the trace. The evidence that is real:
@@ -71,7 +75,8 @@ const profileWindowSlack = time.Second
 //   - time: runtime/pprof records the wall-clock start (TimeNanos) and
 //     length (DurationNanos) of the profile; the trace records its start on
 //     the wall clock (clock snapshot) and its length. Windows that do not
-//     overlap cannot be of the same trace: an error.
+//     overlap, or share under a tenth of the shorter one, cannot be of the
+//     same run: an error. An overlap under half the trace is a warning.
 //   - samples: while a Go process is being CPU-profiled, its execution
 //     trace carries the same SIGPROF samples. A trace with no CPU samples
 //     beside a profile with many in the same window, or sample rates far
@@ -96,8 +101,9 @@ func checkProfile(p *profile.Profile, info budget.TraceInfo) ([]string, error) {
 	tStart := info.StartWall
 	tEnd := tStart.Add(traceDur)
 	overlap := time.Duration(min(pEnd.UnixNano(), tEnd.UnixNano()) - max(pStart.UnixNano(), tStart.UnixNano()))
-	if overlap < -profileWindowSlack {
-		return nil, fmt.Errorf("the profile covers %s, the trace %s: not the same window, so not the same run (take both at once, e.g. with latscope capture)",
+	shorter := min(traceDur, profDur)
+	if overlap+clockTolerance <= 0 || shorter > 0 && overlap < shorter/10 {
+		return nil, fmt.Errorf("the profile covers %s, the trace %s: not the same window, so the profile is of another run or process (take both at once, e.g. with latscope capture)",
 			window(pStart, pEnd), window(tStart, tEnd))
 	}
 	if traceDur > 0 && overlap < traceDur/2 {
@@ -116,6 +122,96 @@ func checkProfile(p *profile.Profile, info budget.TraceInfo) ([]string, error) {
 		}
 	}
 	return warns, nil
+}
+
+// checkProfileFuncs is the third piece of evidence: the program. When the
+// trace carries CPU samples (so its stack table holds the stacks the CPU
+// was in), the application functions a CPU profile of the same process
+// spends its samples in appear in the trace's stacks too. A profile whose
+// application functions (package main, or a package path with a dot in its
+// first element) are all unknown to the trace is another program's. A
+// second process of the same binary is not caught here.
+func checkProfileFuncs(p *profile.Profile, res *budget.Result) []string {
+	if res.Stacks == nil || res.Info.CPUSamples < 10 {
+		return nil
+	}
+	known := map[string]bool{}
+	for id := 0; id < res.Stacks.Len(); id++ {
+		for _, f := range res.Stacks.Frames(tracein.StackID(id)) {
+			if isAppFunc(f.Func) {
+				known[f.Func] = true
+			}
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
+	idx := -1
+	for i, st := range p.SampleType {
+		if st.Type == "samples" {
+			idx = i
+		}
+	}
+	var app, found int64
+	example := ""
+	for _, s := range p.Sample {
+		n := int64(1)
+		if idx >= 0 && idx < len(s.Value) {
+			n = s.Value[idx]
+		}
+		hasApp, hit := false, false
+		for _, fn := range profileFuncs(s) {
+			if !isAppFunc(fn) {
+				continue
+			}
+			hasApp = true
+			if known[fn] {
+				hit = true
+			} else if example == "" {
+				example = fn
+			}
+		}
+		if hasApp {
+			app += n
+			if hit {
+				found += n
+			}
+		}
+	}
+	if app >= 10 && found*10 < app {
+		return []string{fmt.Sprintf("%d of the profile's %d samples in application code are in functions the trace never saw (e.g. %s): the profile looks like another program's", app-found, app, example)}
+	}
+	return nil
+}
+
+// profileFuncs returns the function names of a sample, inlined frames
+// included.
+func profileFuncs(s *profile.Sample) []string {
+	var fns []string
+	for _, loc := range s.Location {
+		if loc == nil {
+			continue
+		}
+		for _, ln := range loc.Line {
+			if ln.Function != nil {
+				fns = append(fns, ln.Function.Name)
+			}
+		}
+	}
+	return fns
+}
+
+// isAppFunc reports whether a function name is outside the standard
+// library: package main, or a package path whose first element has a dot.
+func isAppFunc(fn string) bool {
+	if strings.HasPrefix(fn, "main.") {
+		return true
+	}
+	first, _, _ := strings.Cut(fn, "/")
+	if !strings.Contains(fn, "/") {
+		return false // "fmt.Println", "runtime.mcall": a standard package
+	}
+	return strings.Contains(first, ".")
 }
 
 // sampleCount is the number of samples in p (the "samples" value, or one

@@ -162,8 +162,11 @@ func TestCPUProfileWindow(t *testing.T) {
 	}
 	dur := time.Duration(info.Duration())
 	dir := t.TempDir()
-	write := func(name string, start time.Time, d time.Duration, samples int64) string {
-		fn := &profile.Function{ID: 1, Name: "main.work"}
+	write := func(name string, start time.Time, d time.Duration, samples int64, funcs ...string) string {
+		if len(funcs) == 0 {
+			funcs = []string{"github.com/latscope/latscope/lab/demotrace.cpuWork"} // in the trace's stacks
+		}
+		fn := &profile.Function{ID: 1, Name: funcs[0]}
 		loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
 		p := &profile.Profile{
 			SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -188,10 +191,14 @@ func TestCPUProfileWindow(t *testing.T) {
 	earlier := write("earlier.pprof", info.StartWall.Add(-time.Hour), dur, n)
 	tenfold := write("tenfold.pprof", info.StartWall, dur, 10*n)
 	half := write("half.pprof", info.StartWall.Add(dur*3/4), dur, n)
+	sliver := write("sliver.pprof", info.StartWall.Add(dur*19/20), dur, n)
+	other := write("other.pprof", info.StartWall, dur, n, "example.com/other/svc.work")
 
-	_, _, err = runCLI(t, "analyze", "--cpu", earlier, serial)
-	if err == nil || !strings.Contains(err.Error(), "not the same window") {
-		t.Errorf("a profile taken an hour before: err = %v", err)
+	for _, prof := range []string{earlier, sliver} {
+		_, _, err = runCLI(t, "analyze", "--cpu", prof, serial)
+		if err == nil || !strings.Contains(err.Error(), "not the same window") {
+			t.Errorf("%s: err = %v", filepath.Base(prof), err)
+		}
 	}
 	for _, c := range []struct {
 		prof, want string
@@ -199,6 +206,7 @@ func TestCPUProfileWindow(t *testing.T) {
 		{same, ""},
 		{tenfold, "they should be about equal for one process"},
 		{half, "the profile covers only 25% of the trace's window"},
+		{other, "in functions the trace never saw (e.g. example.com/other/svc.work): the profile looks like another program's"},
 	} {
 		stdout, _, err := runCLI(t, "analyze", "--json", "--cpu", c.prof, serial)
 		if err != nil {
