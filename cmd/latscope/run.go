@@ -88,12 +88,13 @@ func commandNames() []string {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: latscope <command> [flags] [args]")
+	fmt.Fprintln(w, "usage: latscope [--debug] <command> [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'latscope <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'latscope <command> -h' (or 'latscope help <command>') for a command's flags.")
+	fmt.Fprintln(w, "--debug (or LATSCOPE_DEBUG=1) prints an error's details after its one line.")
 	fmt.Fprintln(w, usageExamples)
 }
 
