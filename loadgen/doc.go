@@ -33,8 +33,16 @@
 // ended has Warmup set and is excluded from every metric of a [Report]. No
 // request is sent after the run's end; requests in flight then are awaited.
 // The measured window runs from the earliest intended send time to the latest
-// completion among measured results, and rps is the measured count divided by
-// that window, not by the requested duration.
+// completion among measured results, and rps is the measured count of
+// successful requests divided by that window, not by the requested duration.
+// Failed requests have a rate of their own (Report.ErrorRPS): they are never
+// counted as throughput.
+//
+// # Validation
+//
+// [Options.Validate], which Run calls first, checks every field whichever
+// model is chosen (URL and port, method, header names and values, ranges of
+// the numbers and durations) and returns an [*OptionError] naming the field.
 //
 // # Percentiles
 //

@@ -24,7 +24,11 @@ type Report struct {
 	// and the latest completion of a measured result.
 	Start, End time.Time
 	Window     time.Duration // End - Start
-	RPS        float64       // Requests / Window; 0 if the window is empty
+	// RPS is the throughput: successful requests (Requests - Errors) per
+	// second of Window; ErrorRPS is the failed ones (Errors / Window). Both
+	// are 0 if the window is empty. Failures are never counted as
+	// throughput: a refused connection fails fast.
+	RPS, ErrorRPS float64
 
 	Latency Latencies   // over every measured result, failed ones included
 	Codes   map[int]int // measured results by status code; 0 = no response
@@ -102,9 +106,10 @@ func (rp *Report) Close() {
 		st.sorted = true
 	}
 	rp.Window = rp.End.Sub(rp.Start)
-	rp.RPS = 0
+	rp.RPS, rp.ErrorRPS = 0, 0
 	if rp.Window > 0 {
-		rp.RPS = float64(rp.Requests) / rp.Window.Seconds()
+		rp.RPS = float64(rp.Requests-rp.Errors) / rp.Window.Seconds()
+		rp.ErrorRPS = float64(rp.Errors) / rp.Window.Seconds()
 	}
 	lat := st.latencies
 	rp.Latency = Latencies{Mean: st.sum.mean(len(lat))}
@@ -114,6 +119,9 @@ func (rp *Report) Close() {
 	}
 	rp.TopErrors, rp.DistinctErrors = topErrors(st.errors, TopErrors), len(st.errors)
 }
+
+// Succeeded is the number of measured results without an error.
+func (rp *Report) Succeeded() int { return rp.Requests - rp.Errors }
 
 // Percentile returns the p-th percentile of the measured latencies as
 // defined by the package function Percentile. Call it after Close.

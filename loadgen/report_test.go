@@ -57,7 +57,9 @@ func TestReport(t *testing.T) {
 		{"Errors", rp.Errors, 3},
 		{"BytesIn", rp.BytesIn, int64(55)},
 		{"Window", rp.Window, 100 * ms}, // 100 ms (first intended) to 200 ms (last completion)
-		{"RPS", rp.RPS, 80.0},
+		{"RPS", rp.RPS, 50.0},           // 5 successful in 100 ms: failures are not throughput
+		{"ErrorRPS", rp.ErrorRPS, 30.0}, // 3 failed in 100 ms
+		{"Succeeded", rp.Succeeded(), 5},
 		// sorted: 20 21 22 23 25 30 50 50
 		{"Latency", rp.Latency, Latencies{Min: 20 * ms, Mean: 30125 * time.Microsecond, P50: 23 * ms, P90: 50 * ms, P99: 50 * ms, Max: 50 * ms}},
 		{"Codes", fmt.Sprint(rp.Codes), "map[0:2 200:5 500:1]"},
@@ -110,6 +112,12 @@ func TestReporterGolden(t *testing.T) {
 	wide.Add(&Result{Intended: t0, Latency: 847 * time.Microsecond, Code: 200})
 	wide.Add(&Result{Intended: t0, Latency: 30290282 * time.Microsecond, Error: "context deadline exceeded"})
 	wide.Close()
+	// failed: every request refused, fast; the rate of failures is not throughput.
+	failed := &Report{}
+	for i := range 4 {
+		failed.Add(&Result{Intended: t0.Add(time.Duration(i) * time.Millisecond), Latency: time.Millisecond, Error: "dial tcp 127.0.0.1:1: connect: connection refused"})
+	}
+	failed.Close()
 	reporters := []struct {
 		file string
 		rp   *Report
@@ -120,6 +128,8 @@ func TestReporterGolden(t *testing.T) {
 		{"report-empty.txt", empty, NewTextReporter},
 		{"report-empty.json", empty, NewJSONReporter},
 		{"report-wide.txt", wide, NewTextReporter},
+		{"report-failed.txt", failed, NewTextReporter},
+		{"report-failed.json", failed, NewJSONReporter},
 	}
 	for _, r := range reporters {
 		t.Run(r.file, func(t *testing.T) {

@@ -26,13 +26,17 @@ func NewTextReporter(r *Report) Reporter {
 		}
 		row("requests", "%d  (excluded: %d warm-up; late %d, dropped %d)", r.Requests, r.Warmup, r.Late, r.Dropped)
 		row("window", "%.3f s  (%s to %s)", r.Window.Seconds(), stamp(r.Start), stamp(r.End))
-		row("rps", "%.2f", r.RPS)
+		if r.Errors == 0 {
+			row("rps", "%.2f", r.RPS)
+		} else { // failures are not throughput: a refused connection fails fast
+			row("rps", "%.2f successful, %.2f failed", r.RPS, r.ErrorRPS)
+		}
 		names, values := latencyCells(r.Latency)
 		row("latency", "%s", names)
 		row("  (ms)", "%s", values)
 		row("bytes in", "%d", r.BytesIn)
 		row("codes", "%s", codeList(r.Codes))
-		row("errors", "%d%s", r.Errors, distinct(r))
+		row("errors", "%s%s", errorCount(r), distinct(r))
 		for _, e := range r.TopErrors {
 			row("", "%6d  %s", e.Count, e.Message)
 		}
@@ -83,6 +87,14 @@ func codeList(codes map[int]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// errorCount is "0", or "3 of 8 (37.5%)".
+func errorCount(r *Report) string {
+	if r.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d of %d (%.1f%%)", r.Errors, r.Requests, 100*float64(r.Errors)/float64(r.Requests))
+}
+
 func distinct(r *Report) string {
 	switch {
 	case r.DistinctErrors == 0:
@@ -105,6 +117,7 @@ type jsonReport struct {
 	Late           int            `json:"late"`
 	Dropped        int            `json:"dropped"`
 	RPS            float64        `json:"rps"`
+	ErrorRPS       float64        `json:"error_rps"`
 	MinMS          float64        `json:"min_ms"`
 	MeanMS         float64        `json:"mean_ms"`
 	P50MS          float64        `json:"p50_ms"`
@@ -132,7 +145,7 @@ func NewJSONReporter(r *Report) Reporter {
 		l := r.Latency
 		j := jsonReport{
 			Requests: r.Requests, Errors: r.Errors, Warmup: r.Warmup, Late: r.Late, Dropped: r.Dropped,
-			RPS:   r.RPS,
+			RPS: r.RPS, ErrorRPS: r.ErrorRPS,
 			MinMS: ms(l.Min), MeanMS: ms(l.Mean), P50MS: ms(l.P50), P90MS: ms(l.P90), P99MS: ms(l.P99), MaxMS: ms(l.Max),
 			WindowS: r.Window.Seconds(),
 			Start:   r.Start.UTC(), End: r.End.UTC(),

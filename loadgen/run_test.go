@@ -284,18 +284,21 @@ func TestRunErrors(t *testing.T) {
 	unavailable := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
+	// Only the timeout case has a short timeout: on a loaded machine a dial
+	// or an answer can take longer than 30 ms.
 	tests := []struct {
 		name, url, want string
 		code            int
+		timeout         time.Duration
 	}{
-		{"timeout", slow.URL, "context deadline exceeded", 0},
-		{"status", unavailable.URL, "503 Service Unavailable", 503},
-		{"refused", "http://127.0.0.1:1/", "connect: connection refused", 0},
+		{"timeout", slow.URL, "context deadline exceeded", 0, 30 * time.Millisecond},
+		{"status", unavailable.URL, "503 Service Unavailable", 503, 10 * time.Second},
+		{"refused", "http://127.0.0.1:1/", "connect: connection refused", 0, 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := DefaultOptions
-			opts.URL, opts.Clients, opts.Timeout = tt.url, 2, 30*time.Millisecond
+			opts.URL, opts.Clients, opts.Timeout = tt.url, 2, tt.timeout
 			opts.Warmup, opts.Duration = 0, 100*time.Millisecond
 			rs, err := collect(t, context.Background(), opts)
 			if err != nil {
@@ -365,19 +368,47 @@ func TestOptionsValidate(t *testing.T) {
 		want string // "" = valid
 	}{
 		{"defaults", func(o *Options) {}, ""},
-		{"open", func(o *Options) { o.Rate, o.Clients = 10, 0 }, ""},
-		{"no URL", func(o *Options) { o.URL = "" }, "URL"},
+		{"open", func(o *Options) { o.Rate = 10 }, ""},
+		{"empty method is GET", func(o *Options) { o.Method = "" }, ""},
+		{"port 65535", func(o *Options) { o.URL = "https://[::1]:65535/" }, ""},
+		{"header", func(o *Options) { o.Header = http.Header{"X-A": {"a\tb"}, "Host": {"example.test:80"}} }, ""},
+		{"limits", func(o *Options) { o.Rate, o.Clients, o.MaxInFlight = MaxRate, MaxClients, MaxInFlightLimit }, ""},
+		{"longest run", func(o *Options) { o.Warmup, o.Duration = time.Hour, never-time.Hour }, ""},
+
+		{"no URL", func(o *Options) { o.URL = "" }, `URL "": scheme must be http or https`},
 		{"ftp", func(o *Options) { o.URL = "ftp://127.0.0.1/" }, "scheme must be http or https"},
+		{"no scheme", func(o *Options) { o.URL = "127.0.0.1:8080" }, "URL"},
 		{"no host", func(o *Options) { o.URL = "http:///x" }, "no host"},
-		{"method", func(o *Options) { o.Method = "BAD METHOD" }, "Method"},
-		{"clients", func(o *Options) { o.Clients = 0 }, "Clients = 0"},
-		{"rate NaN", func(o *Options) { o.Rate = math.NaN() }, "Rate"},
-		{"rate negative", func(o *Options) { o.Rate = -1 }, "Rate"},
-		{"in flight", func(o *Options) { o.Rate, o.MaxInFlight = 5, 0 }, "MaxInFlight"},
-		{"duration", func(o *Options) { o.Duration = 0 }, "Duration"},
-		{"warmup", func(o *Options) { o.Warmup = -time.Second }, "Warmup"},
-		{"timeout", func(o *Options) { o.Timeout = -1 }, "Timeout"},
-		{"think", func(o *Options) { o.Think = -1 }, "Think"},
+		{"port only", func(o *Options) { o.URL = "http://:8080/" }, "no host"},
+		{"port 0", func(o *Options) { o.URL = "http://127.0.0.1:0/" }, "port 0: want 1 to 65535"},
+		{"port 99999", func(o *Options) { o.URL = "http://127.0.0.1:99999/" }, "port 99999: want 1 to 65535"},
+		{"port not a number", func(o *Options) { o.URL = "http://127.0.0.1:http/" }, "invalid port"},
+		{"method", func(o *Options) { o.Method = "BAD METHOD" }, `Method "BAD METHOD"`},
+		{"header CRLF", func(o *Options) { o.Header = http.Header{"X-A": {"a\r\nX-B: b"}} }, "control character U+000D"},
+		{"header LF", func(o *Options) { o.Header = http.Header{"X-A": {"a\nb"}} }, "control character U+000A"},
+		{"header NUL", func(o *Options) { o.Header = http.Header{"X-A": {"a\x00"}} }, "control character U+0000"},
+		{"header name", func(o *Options) { o.Header = http.Header{"Bad Name": {"x"}} }, `Header "Bad Name": the name is not a token`},
+		{"header empty name", func(o *Options) { o.Header = http.Header{"": {"x"}} }, "the name is not a token"},
+		{"Host CRLF", func(o *Options) { o.Header = http.Header{"Host": {"a\r\n"}} }, `Header "Host: a\r\n"`},
+		{"clients 0", func(o *Options) { o.Clients = 0 }, "Clients 0: want 1 to 100000"},
+		{"clients 0, open", func(o *Options) { o.Rate, o.Clients = 10, 0 }, "Clients 0"},
+		{"clients negative", func(o *Options) { o.Clients = -3 }, "Clients -3"},
+		{"clients huge", func(o *Options) { o.Clients = MaxClients + 1 }, "Clients 100001"},
+		{"rate NaN", func(o *Options) { o.Rate = math.NaN() }, "Rate NaN"},
+		{"rate +Inf", func(o *Options) { o.Rate = math.Inf(1) }, "Rate +Inf"},
+		{"rate -Inf", func(o *Options) { o.Rate = math.Inf(-1) }, "Rate -Inf"},
+		{"rate negative", func(o *Options) { o.Rate = -1 }, "Rate -1"},
+		{"rate huge", func(o *Options) { o.Rate = 2e9 }, "Rate 2e+09"},
+		{"in flight 0, open", func(o *Options) { o.Rate, o.MaxInFlight = 5, 0 }, "MaxInFlight 0"},
+		{"in flight 0, closed", func(o *Options) { o.MaxInFlight = 0 }, "MaxInFlight 0"},
+		{"in flight negative", func(o *Options) { o.MaxInFlight = -1 }, "MaxInFlight -1"},
+		{"in flight huge", func(o *Options) { o.MaxInFlight = MaxInFlightLimit + 1 }, "MaxInFlight 1000001"},
+		{"duration 0", func(o *Options) { o.Duration = 0 }, "Duration 0s: want more than 0"},
+		{"duration negative", func(o *Options) { o.Duration = -time.Second }, "Duration -1s"},
+		{"warmup + duration overflows", func(o *Options) { o.Warmup, o.Duration = time.Hour, never-time.Hour+1 }, "Warmup + Duration exceeds"},
+		{"warmup", func(o *Options) { o.Warmup = -time.Second }, "Warmup -1s"},
+		{"timeout", func(o *Options) { o.Timeout = -1 }, "Timeout -1ns"},
+		{"think", func(o *Options) { o.Think = -1 }, "Think -1ns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,10 +418,17 @@ func TestOptionsValidate(t *testing.T) {
 			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
-			if err != nil {
-				if rerr := Run(context.Background(), o, nil); rerr == nil || rerr.Error() != err.Error() {
-					t.Errorf("Run = %v, want the Validate error", rerr)
-				}
+			if err == nil {
+				return
+			}
+			if oe, ok := errors.AsType[*OptionError](err); !ok || !strings.Contains(err.Error(), "loadgen: "+oe.Option+" ") {
+				t.Errorf("Validate() = %#v, want an *OptionError naming its option", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("Validate() = %q, want one line", err)
+			}
+			if rerr := Run(context.Background(), o, nil); rerr == nil || rerr.Error() != err.Error() {
+				t.Errorf("Run = %v, want the Validate error", rerr)
 			}
 		})
 	}

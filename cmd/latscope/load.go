@@ -7,12 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -49,17 +48,20 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
-	var file *resultsFile
-	if cfg.out != "" {
-		if file, err = createResults(cfg.out); err != nil {
-			return err
-		}
-		defer file.abort()
+	var (
+		rep     *loadgen.Report
+		written int
+	)
+	if cfg.out == "" {
+		rep, err = runLoadgen(ctx, cfg.opts, nil)
+	} else {
+		rep, written, err = runLoadToFile(ctx, cfg)
 	}
-	rep, err := runLoadgen(ctx, cfg.opts, file)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		printReport(stdout, rep, cfg.json) // what completed is still worth reading
-		if file != nil {
+		if rep != nil {
+			printReport(stdout, rep, cfg.json) // what completed is still worth reading
+		}
+		if cfg.out != "" {
 			return fmt.Errorf("load: %w (no results file written)", err)
 		}
 		return fmt.Errorf("load: %w", err)
@@ -67,25 +69,80 @@ func runLoad(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
-	if file != nil {
-		if err := file.commit(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "load: wrote %d results to %s\n", file.n, cfg.out)
+	if cfg.out != "" {
+		fmt.Fprintf(stderr, "load: wrote %d results to %s\n", written, cfg.out)
 	}
-	return printReport(stdout, rep, cfg.json)
+	if err := printReport(stdout, rep, cfg.json); err != nil {
+		return err
+	}
+	return checkSucceeded(rep)
 }
 
-// runLoadgen runs the load, feeding a report and the results file.
-func runLoadgen(ctx context.Context, opts loadgen.Options, file *resultsFile) (*loadgen.Report, error) {
+// runLoadToFile runs the load and writes every result to cfg.out through
+// atomicfile, which renames the file into place only when the run
+// completed and refuses to replace what is not a regular file. It returns
+// the report (nil if the run never started) and the results written.
+func runLoadToFile(ctx context.Context, cfg loadConfig) (*loadgen.Report, int, error) {
+	var (
+		rep    *loadgen.Report
+		runErr error
+		n      int
+	)
+	err := atomicfile.Write(cfg.out, func(w io.Writer) error {
+		buf := bufio.NewWriter(w)
+		enc := loadgen.NewJSONEncoder(buf)
+		if strings.EqualFold(filepath.Ext(cfg.out), ".csv") {
+			enc = loadgen.NewCSVEncoder(buf)
+		}
+		rep, runErr = runLoadgen(ctx, cfg.opts, func(r *loadgen.Result) error {
+			if err := enc.Encode(r); err != nil {
+				return fmt.Errorf("load: flag -o: writing %s: %w", cfg.out, err)
+			}
+			n++
+			return nil
+		})
+		if runErr != nil {
+			return runErr
+		}
+		return buf.Flush()
+	})
+	switch {
+	case runErr != nil:
+		return rep, n, runErr
+	case err != nil:
+		return nil, n, fmt.Errorf("load: flag -o: %w", err)
+	}
+	return rep, n, nil
+}
+
+// checkSucceeded is the error of a run that measured no successful
+// request: every request failed, or none was measured. Its report has been
+// printed; the exit status says it failed.
+func checkSucceeded(rep *loadgen.Report) error {
+	switch {
+	case rep.Requests == 0:
+		return fmt.Errorf("load: no request was measured (%d warm-up, %d dropped)", rep.Warmup, rep.Dropped)
+	case rep.Succeeded() == 0:
+		top := ""
+		if len(rep.TopErrors) > 0 {
+			top = ", most often: " + rep.TopErrors[0].Message
+		}
+		return fmt.Errorf("load: all %d measured requests failed%s", rep.Requests, top)
+	}
+	return nil
+}
+
+// runLoadgen runs the load, feeding a report and, if write is not nil,
+// write. The first error of write stops the run and is returned.
+func runLoadgen(ctx context.Context, opts loadgen.Options, write func(*loadgen.Result) error) (*loadgen.Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rep := &loadgen.Report{}
 	var werr error
 	err := loadgen.Run(ctx, opts, func(r loadgen.Result) {
 		rep.Add(&r)
-		if file != nil && werr == nil {
-			if werr = file.write(&r); werr != nil {
+		if write != nil && werr == nil {
+			if werr = write(&r); werr != nil {
 				cancel()
 			}
 		}
@@ -137,7 +194,13 @@ func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *flag
 	fs.IntVar(&o.MaxInFlight, "max-in-flight", o.MaxInFlight, "open model: most requests outstanding at once")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "per-request timeout (0 = none)")
 	fs.DurationVar(&o.Think, "think", o.Think, "closed model: pause between an answer and the next request")
-	fs.StringVar(&o.Method, "method", o.Method, "HTTP `method`")
+	fs.Func("method", "HTTP `method` (default GET)", func(v string) error {
+		if v == "" {
+			return errors.New("want a method such as GET or POST, got an empty one")
+		}
+		o.Method = v
+		return nil
+	})
 	fs.Var(headers, "H", "request header `\"Name: value\"` (repeatable)")
 	fs.StringVar(&cfg.out, "o", "", "write every result to `FILE` as JSON lines (CSV if FILE ends in .csv)")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON")
@@ -160,35 +223,32 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// checkLoadConfig validates the flags, naming the first bad one.
+// loadFlags names the flag of each loadgen.Options field the command sets.
+var loadFlags = map[string]string{
+	"Method": "--method", "Header": "-H", "Clients": "-c/--clients", "Rate": "--rate",
+	"MaxInFlight": "--max-in-flight", "Duration": "-d/--duration", "Warmup": "--warmup",
+	"Timeout": "--timeout", "Think": "--think",
+}
+
+// checkLoadConfig validates the flags: loadgen.Options.Validate checks the
+// options, and its error is told in terms of the flag that set the option.
 func checkLoadConfig(cfg *loadConfig) error {
-	o := &cfg.opts
-	if err := loadgen.ValidateURL(o.URL); err != nil {
-		return fmt.Errorf("load: URL: %w", err)
+	if cfg.out != "" && strings.HasSuffix(cfg.out, string(filepath.Separator)) {
+		return fmt.Errorf("load: flag -o %q: want a file name, not a directory", cfg.out)
 	}
-	if _, err := http.NewRequest(o.Method, o.URL, nil); err != nil {
-		return fmt.Errorf("load: flag --method %q: %w", o.Method, err)
+	err := cfg.opts.Validate()
+	oe, ok := errors.AsType[*loadgen.OptionError](err)
+	switch {
+	case err == nil:
+		return nil
+	case !ok:
+		return fmt.Errorf("load: %w", err)
+	case oe.Option == "URL":
+		return fmt.Errorf("load: URL %s: %s", oe.Value, oe.Reason)
+	case loadFlags[oe.Option] != "":
+		return fmt.Errorf("load: flag %s %s: %s", loadFlags[oe.Option], oe.Value, oe.Reason)
 	}
-	checks := []struct {
-		bad        bool
-		flag, want string
-		got        any
-	}{
-		{o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0), "--rate", "a finite rate ≥ 0", o.Rate},
-		{!o.Open() && o.Clients < 1, "-c/--clients", "at least 1", o.Clients},
-		{o.Open() && o.MaxInFlight < 1, "--max-in-flight", "at least 1", o.MaxInFlight},
-		{o.Duration <= 0, "-d/--duration", "more than 0", o.Duration},
-		{o.Warmup < 0, "--warmup", "at least 0", o.Warmup},
-		{o.Timeout < 0, "--timeout", "at least 0", o.Timeout},
-		{o.Think < 0, "--think", "at least 0", o.Think},
-		{cfg.out != "" && strings.HasSuffix(cfg.out, string(filepath.Separator)), "-o", "a file name", cfg.out},
-	}
-	for _, c := range checks {
-		if c.bad {
-			return fmt.Errorf("load: flag %s: want %s, got %v", c.flag, c.want, c.got)
-		}
-	}
-	return o.Validate()
+	return fmt.Errorf("load: %w", err)
 }
 
 // headerFlag collects repeated -H "Name: value" flags.
@@ -204,79 +264,14 @@ func (h headerFlag) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// Set adds one "Name: value" header.
+// Set adds one "Name: value" header; loadgen.Options.Validate checks the
+// name and the value.
 func (h headerFlag) Set(s string) error {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
-	if !ok || name == "" || strings.ContainsFunc(name, notTokenChar) {
+	if !ok || name == "" {
 		return fmt.Errorf("want \"Name: value\", got %q", s)
 	}
 	http.Header(h).Add(name, strings.TrimSpace(value))
 	return nil
-}
-
-// notTokenChar reports a character not allowed in a header name (RFC 9110 token).
-func notTokenChar(c rune) bool {
-	return c <= ' ' || c >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c)
-}
-
-// resultsFile writes results to a temporary file next to the target and
-// renames it into place only on success, so a failed run leaves no partial
-// file.
-type resultsFile struct {
-	path string
-	f    *os.File
-	buf  *bufio.Writer
-	enc  loadgen.Encoder
-	n    int
-	done bool
-}
-
-func createResults(path string) (*resultsFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return nil, fmt.Errorf("load: flag -o: %w", err)
-	}
-	rf := &resultsFile{path: path, f: f, buf: bufio.NewWriter(f)}
-	rf.enc = loadgen.NewJSONEncoder(rf.buf)
-	if strings.EqualFold(filepath.Ext(path), ".csv") {
-		rf.enc = loadgen.NewCSVEncoder(rf.buf)
-	}
-	return rf, nil
-}
-
-func (rf *resultsFile) write(r *loadgen.Result) error {
-	if err := rf.enc.Encode(r); err != nil {
-		return fmt.Errorf("load: writing %s: %w", rf.f.Name(), err)
-	}
-	rf.n++
-	return nil
-}
-
-// commit flushes the file and renames it into place.
-func (rf *resultsFile) commit() error {
-	err := rf.buf.Flush()
-	if err == nil {
-		err = rf.f.Chmod(0o644)
-	}
-	if err == nil {
-		err = rf.f.Close()
-	}
-	if err == nil {
-		err = os.Rename(rf.f.Name(), rf.path)
-	}
-	if err != nil {
-		return fmt.Errorf("load: writing %s: %w", rf.path, err)
-	}
-	rf.done = true
-	return nil
-}
-
-// abort removes the temporary file unless commit succeeded.
-func (rf *resultsFile) abort() {
-	if rf.done {
-		return
-	}
-	rf.f.Close()
-	os.Remove(rf.f.Name())
 }

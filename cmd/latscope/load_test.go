@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,43 +164,214 @@ func TestLoadOutputFailure(t *testing.T) {
 	}
 }
 
+// TestLoadOutputNotRegular: -o never replaces what is not a regular file
+// (internal/atomicfile refuses it): the run is refused before any load,
+// naming -o, and the symlink, FIFO, directory or device is left as it was.
+func TestLoadOutputNotRegular(t *testing.T) {
+	_, url := newLoadServer(t)
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string) // creates the node at path
+	}{
+		{"symlink", func(t *testing.T, path string) {
+			target := filepath.Join(filepath.Dir(path), "target")
+			loadMust(t, os.WriteFile(target, []byte("keep"), 0o644))
+			loadMust(t, os.Symlink(target, path))
+		}},
+		{"dangling symlink", func(t *testing.T, path string) { loadMust(t, os.Symlink("nowhere", path)) }},
+		{"FIFO", func(t *testing.T, path string) { loadMust(t, syscall.Mkfifo(path, 0o644)) }},
+		{"directory", func(t *testing.T, path string) { loadMust(t, os.Mkdir(path, 0o755)) }},
+		{"device", func(t *testing.T, path string) {
+			// a character device like /dev/null (1, 3), made in the test's own directory
+			if err := syscall.Mknod(path, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+				t.Skipf("cannot make a device node (needs root): %v", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "results.jsonl")
+			tt.make(t, path)
+			before := describeDir(t, dir)
+			type result struct {
+				stdout string
+				err    error
+			}
+			done := make(chan result, 1)
+			go func() {
+				stdout, _, err := runLoadArgs(t, context.Background(), append(slices.Clone(short), "-o", path, url)...)
+				done <- result{stdout, err}
+			}()
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("load -o did not return within 10 s (blocked opening the node?)")
+			}
+			if r.err == nil || !strings.Contains(r.err.Error(), "flag -o") || !strings.Contains(r.err.Error(), path) || strings.Contains(r.err.Error(), "\n") {
+				t.Errorf("err = %v, want one line naming -o and %s", r.err, path)
+			}
+			if r.stdout != "" {
+				t.Errorf("printed a report; want the refusal before any load:\n%s", r.stdout)
+			}
+			if after := describeDir(t, dir); after != before {
+				t.Errorf("directory changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// describeDir lists dir's entries with their types, link targets and the
+// contents of regular files.
+func describeDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	loadMust(t, err)
+	var b strings.Builder
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		loadMust(t, err)
+		fmt.Fprintf(&b, "%s %v", e.Name(), fi.Mode().Type())
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			fmt.Fprintf(&b, " -> %s", l)
+		case fi.Mode().IsRegular():
+			c, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, " %q", c)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+func loadMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadBadFlags: a bad flag or URL is refused before any load, in one
+// line naming the flag, by loadgen.Options.Validate.
 func TestLoadBadFlags(t *testing.T) {
 	const url = "http://127.0.0.1:1/"
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-c", "0", url}, "-c/--clients"},
-		{[]string{"--clients", "-3", url}, "-c/--clients"},
+		{[]string{"-c", "0", url}, "flag -c/--clients 0: want 1 to 100000"},
+		{[]string{"--clients", "-3", url}, "flag -c/--clients -3"},
+		{[]string{"-c", "100001", url}, "flag -c/--clients 100001"},
+		{[]string{"--rate", "10", "-c", "0", url}, "flag -c/--clients 0"},
 		{[]string{"-c", "many", url}, "flag -c"},
-		{[]string{"-d", "0s", url}, "-d/--duration"},
-		{[]string{"--duration", "-1s", url}, "-d/--duration"},
+		{[]string{"-d", "0s", url}, "flag -d/--duration 0s: want more than 0"},
+		{[]string{"--duration", "-1s", url}, "flag -d/--duration -1s"},
 		{[]string{"-d", "10", url}, "flag -d"},
-		{[]string{"--warmup", "-1s", url}, "--warmup"},
-		{[]string{"--rate", "-5", url}, "--rate"},
-		{[]string{"--rate", "NaN", url}, "--rate"},
-		{[]string{"--rate", "+Inf", url}, "--rate"},
-		{[]string{"--rate", "10", "--max-in-flight", "0", url}, "--max-in-flight"},
-		{[]string{"--timeout", "-1s", url}, "--timeout"},
-		{[]string{"--think", "-1ms", url}, "--think"},
-		{[]string{"--method", "NOT A METHOD", url}, "--method"},
+		{[]string{"-d", "2562047h", "--warmup", "1h", url}, "flag -d/--duration 2562047h0m0s: Warmup + Duration exceeds"},
+		{[]string{"--warmup", "-1s", url}, "flag --warmup -1s"},
+		{[]string{"--rate", "-5", url}, "flag --rate -5"},
+		{[]string{"--rate", "NaN", url}, "flag --rate NaN"},
+		{[]string{"--rate", "+Inf", url}, "flag --rate +Inf"},
+		{[]string{"--rate", "-Inf", url}, "flag --rate -Inf"},
+		{[]string{"--rate", "1e10", url}, "flag --rate 1e+10"},
+		{[]string{"--rate", "10", "--max-in-flight", "0", url}, "flag --max-in-flight 0"},
+		{[]string{"--max-in-flight", "0", url}, "flag --max-in-flight 0: want 1 to 1000000"},
+		{[]string{"--max-in-flight", "-1", url}, "flag --max-in-flight -1"},
+		{[]string{"--max-in-flight", "1000001", url}, "flag --max-in-flight 1000001"},
+		{[]string{"--timeout", "-1s", url}, "flag --timeout -1s"},
+		{[]string{"--think", "-1ms", url}, "flag --think -1ms"},
+		{[]string{"--method", "NOT A METHOD", url}, `flag --method "NOT A METHOD"`},
+		{[]string{"--method", "", url}, "flag -method: want a method such as GET or POST"},
 		{[]string{"-H", "no colon", url}, "flag -H"},
 		{[]string{"-H", ": empty name", url}, "flag -H"},
-		{[]string{"-H", "bad name: x", url}, "flag -H"},
+		{[]string{"-H", "bad name: x", url}, `flag -H "bad name": the name is not a token`},
+		{[]string{"-H", "X-A: a\r\nX-B: b", url}, `flag -H "X-A: a\r\nX-B: b": the value holds the control character U+000D`},
+		{[]string{"-H", "X-A: a\nb", url}, "flag -H"},
+		{[]string{"-H", "Host: a\rb", url}, "flag -H"},
+		{[]string{"-o", "dir" + string(filepath.Separator), url}, "flag -o"},
 		{[]string{"--nope", url}, "-nope"},
 		{[]string{}, "want one URL argument, got 0"},
 		{[]string{url, url}, "want one URL argument, got 2"},
-		{[]string{"ftp://127.0.0.1/"}, "URL"},
+		{[]string{"ftp://127.0.0.1/"}, "URL \"ftp://127.0.0.1/\": scheme must be http or https"},
 		{[]string{"127.0.0.1:8080"}, "URL"},
+		{[]string{"http://127.0.0.1:99999/"}, "URL \"http://127.0.0.1:99999/\": port 99999: want 1 to 65535"},
+		{[]string{"http://127.0.0.1:0/"}, "port 0: want 1 to 65535"},
+		{[]string{"http://127.0.0.1:x/"}, "invalid port"},
+		{[]string{"http://:8080/"}, "no host"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			_, _, err := runLoadArgs(t, context.Background(), tt.args...)
+			start := time.Now()
+			stdout, _, err := runLoadArgs(t, context.Background(), tt.args...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("err = %v, want one line naming %q", err, tt.want)
+				t.Errorf("err = %v, want one line with %q", err, tt.want)
+			}
+			if stdout != "" || time.Since(start) > time.Second {
+				t.Errorf("refused after %v, having printed %q; want at once, before any load", time.Since(start), stdout)
 			}
 		})
 	}
+}
+
+// TestLoadAllFailed: a run in which no request succeeded prints its report,
+// with failures apart from throughput, and fails; one with some failures
+// does not.
+func TestLoadAllFailed(t *testing.T) {
+	refused := "http://" + refusedAddr(t) + "/"
+	_, ok := newLoadServer(t)
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	defer busy.Close()
+	var n atomic.Int64
+	half := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}
+	}))
+	defer half.Close()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string   // "" = success
+		stdout  []string // in the report
+	}{
+		{"refused", []string{refused}, "load: all ", []string{"rps       0.00 successful, ", " failed\n", "errors    ", " (100.0%)", "connection refused"}},
+		{"refused, open", []string{"--rate", "200", refused}, "most often: dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/"), "http://") + ": connect: connection refused", []string{"rps       0.00 successful, "}},
+		{"503", []string{busy.URL}, "measured requests failed, most often: 503 Service Unavailable", []string{"codes     503: "}},
+		{"refused, JSON", []string{"--json", refused}, "load: all ", []string{`"rps": 0,`, `"error_rps": `}},
+		{"half failed", []string{half.URL}, "", []string{" successful, ", " failed\n"}},
+		// request 0 is due at 0 and answered in the warm-up; request 1 is due after the end.
+		{"nothing measured", []string{"--rate", "1", "--warmup", "100ms", "-d", "1ms", ok}, "load: no request was measured (1 warm-up, 0 dropped)", []string{"requests  0  (excluded: 1 warm-up"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, _, err := runLoadArgs(t, context.Background(), append(slices.Clone(short), tt.args...)...)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+			for _, want := range tt.stdout {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("report lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+// refusedAddr is a loopback address where nothing listens.
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
 
 // TestLoadHelp: -h prints the synopsis, the flags and the examples.
