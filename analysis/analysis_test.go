@@ -163,12 +163,13 @@ func FuzzReader(f *testing.F) {
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no seed traces: %v", err)
 	}
-	for _, p := range paths {
+	damaged, _ := filepath.Glob("../tracein/testdata/damaged/*.trace") // inputs that panicked or printed a dump
+	for i, p := range append(paths, damaged...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b, false)
+		f.Add(b, i >= len(paths))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, partial bool) {
 		res, err := Reader(context.Background(), "fuzz", bytes.NewReader(data), budget.DefaultOptions, partial)

@@ -310,6 +310,14 @@ func FuzzReader(f *testing.F) {
 	}
 	good := formats(f)["go1.26.trace"]
 	f.Add(good[:len(good)/3])
+	damaged, _ := filepath.Glob("testdata/damaged/*.trace") // the inputs that panicked or printed a dump
+	for _, p := range damaged {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := tracein.NewReader("fuzz", bytes.NewReader(data))
