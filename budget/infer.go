@@ -53,7 +53,7 @@ const (
 )
 
 const (
-	endWrite = iota // its response write returned
+	endWrite = iota // its response write began (the last bytes went to the kernel)
 	endAbort        // it waited for the background read after the response
 	endNext         // the next request's read or background read began
 	endIdle         // it blocked waiting for the next request
@@ -66,7 +66,6 @@ type serveState struct {
 	phase   servePhase
 	blocked bool // phIdle: blocked waiting for the next request's bytes
 	first   bool // blocked at the trace's start reading a connection's first request
-	writing bool // a response write under finishRequest is in progress
 	span    *reqState
 	began   uint8
 	bg      bool   // the span's background read was started
@@ -205,7 +204,9 @@ func (a *Analyzer) inferInitial(g *gstate, ev *tracein.Event) {
 		a.cutBefore(s, si.outerApp)
 	case ik&ikFinish != 0:
 		a.cutBefore(s, "")
-		s.writing = ev.To == tracein.Syscall
+		if ev.To == tracein.Syscall { // writing its response
+			s.phase = phIdle
+		}
 	}
 }
 
@@ -231,10 +232,6 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		g.serve = &serveState{phase: phUnknown}
 	}
 	s, t := g.serve, ev.Time
-	if s.writing && ev.From == tracein.Syscall {
-		s.writing = false
-		a.answered(g, t, endWrite)
-	}
 	ik := uint8(0)
 	if si.flags&(flagDone|flagReadRequest) != 0 {
 		ik = a.inferKind(ev.Stack)
@@ -274,13 +271,19 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		a.answered(g, t, endAbort)
 		s.phase = phIdle
 	case ik&ikFinish != 0 && (ev.To == tracein.Syscall || ev.To == tracein.Waiting):
+		// The response's last bytes go to the kernel: the client can
+		// have them before the syscall returns (its return, and the
+		// event, wait for the thread to run again).
 		switch s.phase {
 		case phUnknown:
 			a.cutBefore(s, "")
 		case phIdle:
 			return // a write after the request was ended: nothing to split
 		}
-		s.wrote, s.writing = true, true
+		s.wrote = true
+		if ev.To == tracein.Syscall {
+			a.answered(g, t, endWrite)
+		}
 	case si.flags&flagHandler != 0:
 		switch s.phase {
 		case phUnknown:
@@ -328,7 +331,7 @@ func (a *Analyzer) endSpan(g *gstate, t tracein.Time, how int) {
 	// A connection that closes before any sign of a request (a client
 	// closing an idle connection) held none.
 	keep := s.confirmed() && (how != endExit || s.progressed())
-	s.span, s.phase, s.writing = nil, phIdle, false
+	s.span, s.phase = nil, phIdle
 	a.spans--
 	r.name = inferredName(s.name)
 	if !keep {
