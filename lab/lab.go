@@ -63,7 +63,8 @@ var (
 type Scenario struct {
 	Name    string
 	Summary string
-	// Needs lists what the scenario requires ("postgres", "root", "cgroup");
+	// Needs lists what the scenario requires ("postgres": server binaries
+	// or --db-url; "private-postgres": server binaries, no --db-url; "root");
 	// the lab checks before running and says what is missing.
 	Needs []string
 	Run   func(ctx context.Context, env *Env) (*Outcome, error)

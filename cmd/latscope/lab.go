@@ -287,6 +287,13 @@ func checkNeeds(sc lab.Scenario, dbURL string) error {
 			if _, err := findPGBinDir(); err != nil {
 				return fmt.Errorf("scenario %s needs PostgreSQL: %w", sc.Name, err)
 			}
+		case "private-postgres":
+			if dbURL != "" {
+				return fmt.Errorf("scenario %s reads the server's own log, so it needs a private cluster: run it without --db-url", sc.Name)
+			}
+			if _, err := findPGBinDir(); err != nil {
+				return fmt.Errorf("scenario %s needs PostgreSQL: %w", sc.Name, err)
+			}
 		case "root":
 			if os.Geteuid() != 0 {
 				return fmt.Errorf("scenario %s needs root (it creates cgroups and signals processes): run it with sudo", sc.Name)

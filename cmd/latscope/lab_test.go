@@ -142,6 +142,19 @@ func TestLabRefusesUsedOutput(t *testing.T) {
 	}
 }
 
+// TestLabDBWaitRefusesDBURL: dbwait needs its private cluster's log, so
+// --db-url is refused before anything is created or connected to.
+func TestLabDBWaitRefusesDBURL(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	_, _, err := runCLI(t, "lab", "--short", "-o", out, "--db-url", "postgres://x@127.0.0.1:1/db", "dbwait")
+	if err == nil || !strings.Contains(err.Error(), "without --db-url") {
+		t.Fatalf("lab dbwait --db-url: %v; want a refusal", err)
+	}
+	if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the refusal created %s", out)
+	}
+}
+
 // TestLabDBURLNotPostgres: --db-url at a port where something accepts but
 // never answers (or nothing listens) fails within seconds, in one line
 // naming host:port and not the password, before the output folder exists.

@@ -23,7 +23,7 @@ func init() {
 	lab.Register(lab.Scenario{
 		Name:    "dbwait",
 		Summary: "seed 003: time inside vs outside the DB — table lock, SIGSTOP, CFS quota, CPU without a limit, 30 ms proxy",
-		Needs:   []string{"postgres", "root"},
+		Needs:   []string{"private-postgres", "root"},
 		Run:     Run,
 	})
 }
