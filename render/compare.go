@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
@@ -42,7 +41,9 @@ type PredictionCheck struct {
 }
 
 // TermDelta is a term's critical time per request before and after. Terms
-// are the same term in both traces when call path, mechanism and kind agree.
+// are the same term in both traces when their names (the shortest unique
+// call-path suffix in each trace), mechanisms and kinds agree: a fix that
+// moves a call into a goroutine changes its full path, not its name.
 type TermDelta struct {
 	Name      string   `json:"name"`
 	Frame     string   `json:"frame"`
@@ -96,7 +97,7 @@ func termDeltas(before, after []TermJSON) []TermDelta {
 	type key struct{ p, m, k string }
 	rows := map[key]*TermDelta{}
 	get := func(t TermJSON) *TermDelta {
-		k := key{strings.Join(t.AppPath, "\n"), t.Mechanism, t.Kind}
+		k := key{nameOr(t.Name, t.Frame), t.Mechanism, t.Kind}
 		if rows[k] == nil {
 			rows[k] = &TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind}
 		}

@@ -37,6 +37,7 @@ type analyzeOptions struct {
 	pool     int
 	infer    inferFlag
 	minShare float64
+	tree     bool
 	partial  bool
 	jfr      jfrOptions
 	html     string
@@ -69,9 +70,10 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs := newFlagSet("analyze", "analyze [flags] TRACE", stderr)
 	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/json.md)")
 	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
-	fs.Var(&o.frame, "frame", "show only terms whose application frame matches `REGEX`")
+	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
-	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable)")
+	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable); TERM is any frame on a call path (GetUser) or a run of them (GetUser>query)")
+	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
 	floatVar(fs, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check")
 	floatVar(fs, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
@@ -137,7 +139,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return err
 	}
 	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
-		Task: o.task, Frame: o.frame.re, MinShare: o.minShare}
+		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
 	rep, err := render.Build(res, in)
 	if err != nil {
 		return err
@@ -150,12 +152,26 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	addSchedFindings(rep, schedRep, schedWarn)
 	if o.json {
-		return rep.WriteJSON(stdout)
+		err = rep.WriteJSON(stdout)
+	} else if err = rep.WriteText(stdout); err == nil {
+		err = writeSchedText(stdout, schedRep)
 	}
-	if err := rep.WriteText(stdout); err != nil {
+	if err != nil {
 		return err
 	}
-	return writeSchedText(stdout, schedRep)
+	return refusal(res)
+}
+
+// refusal turns a refusal of the whole trace (no requests, say), which the
+// report has printed, into the command's error.
+func refusal(res *budget.Result) error {
+	for _, w := range res.Warnings {
+		var f *budget.Finding
+		if errors.As(w, &f) && f.Refuse && f.Group == "" {
+			return fmt.Errorf("refused: %s", f.Text)
+		}
+	}
+	return nil
 }
 
 // setFlags returns the names (as --name) of those of names that were given
@@ -170,8 +186,21 @@ func setFlags(fs *flag.FlagSet, names ...string) []string {
 	return set
 }
 
-// noMatch turns a prediction that matched no term into an error.
+// noMatch turns a prediction that matched no term, or whose name is
+// ambiguous, into an error.
 func noMatch(res *budget.Result) error {
+	for _, g := range res.Groups {
+		for _, p := range g.Predictions {
+			for _, name := range []string{p.A, p.B} {
+				if name == "" {
+					continue
+				}
+				if err := budget.CheckName(res.Terms, name); err != nil {
+					return fmt.Errorf("--predict %s: %w", p.Spec, err)
+				}
+			}
+		}
+	}
 	for _, w := range res.Warnings {
 		var f *budget.Finding
 		if errors.As(w, &f) && f.Kind == budget.FindNoMatch {
