@@ -235,8 +235,19 @@ type SQLEnd struct {
 }
 
 // String formats e as a log message: "traceparent=00-… duration_ns=N".
-func (e SQLEnd) String() string {
-	return "traceparent=" + e.TraceParent.String() + " duration_ns=" + strconv.FormatInt(int64(e.Duration), 10)
+func (e SQLEnd) String() string { return formatSQLEnd(e.TraceParent.String(), e.Duration) }
+
+// formatSQLEnd formats an SQLEnd from its traceparent's text, in one
+// allocation.
+func formatSQLEnd(tp string, d time.Duration) string {
+	var b strings.Builder
+	b.Grow(len("traceparent= duration_ns=") + len(tp) + 20)
+	b.WriteString("traceparent=")
+	b.WriteString(tp)
+	b.WriteString(" duration_ns=")
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], int64(d), 10))
+	return b.String()
 }
 
 // ParseSQLEnd parses the message of an SQLEndLogCategory log.

@@ -164,3 +164,31 @@ func BenchmarkPgxStatementCache(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQueryTracer measures QueryTracer's TraceQueryStart and
+// TraceQueryEnd for one query, with the flight recorder on, against the
+// single region it used to hold open across the two (begin and log at
+// start, end at end; unsafe when rows close on another goroutine).
+func BenchmarkQueryTracer(b *testing.B) {
+	a, err := New(Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	ctx, task := trace.NewTask(ContextWithTraceParent(context.Background(), jobSpan), "job")
+	defer task.End()
+	b.Run("agent", func(b *testing.B) {
+		var qt QueryTracer
+		for b.Loop() {
+			qt.TraceQueryEnd(qt.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{}), nil, pgx.TraceQueryEndData{})
+		}
+	})
+	b.Run("one-region-baseline", func(b *testing.B) {
+		for b.Loop() {
+			r := trace.StartRegion(ctx, SQLRegion)
+			trace.Log(ctx, SQLLogCategory, callSpan(ctx).String())
+			qctx := context.WithValue(ctx, querySpanKey{}, r)
+			qctx.Value(querySpanKey{}).(*trace.Region).End()
+		}
+	})
+}

@@ -39,6 +39,7 @@ var _ pgx.QueryTracer = QueryTracer{}
 // hands from TraceQueryStart to the rest of the call.
 type querySpan struct {
 	tp    pglog.TraceParent
+	text  string // tp.String(), for the end log
 	start time.Time
 }
 
@@ -47,8 +48,9 @@ type querySpanKey struct{}
 // TraceQueryStart implements pgx.QueryTracer.
 func (QueryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	qs := &querySpan{tp: callSpan(ctx), start: time.Now()}
+	qs.text = qs.tp.String()
 	r := trace.StartRegion(ctx, SQLRegion)
-	trace.Log(ctx, SQLLogCategory, qs.tp.String())
+	trace.Log(ctx, SQLLogCategory, qs.text)
 	r.End()
 	return context.WithValue(ctx, querySpanKey{}, qs)
 }
@@ -59,7 +61,7 @@ func (QueryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQu
 	if !ok || !trace.IsEnabled() {
 		return
 	}
-	trace.Log(ctx, SQLEndLogCategory, SQLEnd{TraceParent: qs.tp, Duration: time.Since(qs.start)}.String())
+	trace.Log(ctx, SQLEndLogCategory, formatSQLEnd(qs.text, time.Since(qs.start)))
 }
 
 // SQLComment is a pgx.QueryRewriter that prepends a sqlcommenter comment

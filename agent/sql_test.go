@@ -265,6 +265,14 @@ func TestPgxRowsClosedElsewhere(t *testing.T) {
 				if ev.Name == SQLRegion && ev.G != start.G {
 					t.Errorf("%v of region %q on goroutine %d; the query ran on %d", ev.Kind, SQLRegion, ev.G, start.G)
 				}
+				if ev.Name == SQLRegion && ev.Kind == tracein.KindRegionBegin {
+					// The end log's time minus its duration is the start.
+					skew := end.Time.Sub(ev.Time) - e.Duration
+					t.Logf("query of %v; end log - duration - region begin = %v", e.Duration, skew)
+					if skew < -10*time.Millisecond || skew > 10*time.Millisecond {
+						t.Errorf("end log - duration_ns is %v from the region's begin, want within 10 ms", skew)
+					}
+				}
 			}
 		})
 	}
