@@ -213,6 +213,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 	}
 	if waker != tracein.NoGoroutine && waker != g.id && g.kind.IsWait() {
 		a.resolveWaker(&s, r, waker, start, end)
+		s.JoinAll = s.Waker >= 0 && a.terms.stack(g.stack).flags&flagJoinAll != 0
 	}
 	m.g.Segs = append(m.g.Segs, s)
 	m.regions = append(m.regions, g.regionID())

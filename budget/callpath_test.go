@@ -52,12 +52,12 @@ func TestMatches(t *testing.T) {
 		{"query", true},
 		{"(*Store).query", true},
 		{"store.(*Store).query", true},
-		{"handle", true},            // the closure's enclosing function is on the path
-		{"handle > query", true},    // consecutive frames (closure folded to handle)
-		{"handle›query", true},      // the display separator
+		{"handle", true},         // the closure's enclosing function is on the path
+		{"handle > query", true}, // consecutive frames (closure folded to handle)
+		{"handle›query", true},   // the display separator
 		{"handle.func2 > query", true},
-		{"query > handle", false},   // order matters
-		{"andle", false},            // whole names only
+		{"query > handle", false}, // order matters
+		{"andle", false},          // whole names only
 		{"main.handle.func2.1", true},
 		{"other", false},
 		{"", false},
@@ -83,9 +83,9 @@ func TestCheckName(t *testing.T) {
 		name      string
 		ambiguous bool
 	}{
-		{"store.query", false},   // one function, two callers: not ambiguous
-		{"query", true},          // store.query and cache.query
-		{"GetUser>query", true},  // still two functions beneath GetUser
+		{"store.query", false},  // one function, two callers: not ambiguous
+		{"query", true},         // store.query and cache.query
+		{"GetUser>query", true}, // still two functions beneath GetUser
 		{"GetUser>store.query", false},
 		{"handle", false}, // handle and its closure are one function
 		{"nothing", false},

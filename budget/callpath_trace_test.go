@@ -18,6 +18,7 @@ import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // The call-path workload: every wait goes through one shared helper,
@@ -362,5 +363,34 @@ func TestCallPathPrediction(t *testing.T) {
 		if predicted < ordersMs*0.98 {
 			t.Errorf("%s: predicted %.2f ms, below listOrders's %d ms query", pr.Spec, predicted, ordersMs)
 		}
+	}
+}
+
+// TestJoinPrediction: in a WaitGroup fork (upstream 100 ms beside a 50 ms
+// query), shrinking the upstream call makes the query the join's end. The
+// prediction from the first trace is checked against a second trace in
+// which the upstream really answered in a fifth of the time.
+func TestJoinPrediction(t *testing.T) {
+	cfg := demotrace.DefaultConfig
+	cfg.Scenario = "waitgroup"
+	before := fixture.Record(t, cfg)
+	cfg.Upstream /= 5
+	after := fixture.Record(t, cfg)
+	opts := budget.DefaultOptions
+	p, err := budget.ParsePrediction("scale=callUpstream:0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Predictions = []budget.Prediction{p}
+	gb := only(t, fixture.Analyze(t, before.Path, opts))
+	ga := only(t, fixture.Analyze(t, after.Path, budget.DefaultOptions))
+	predicted, measured := gb.Predictions[0].Mean/1e6, ga.Latency.Mean/1e6
+	tol := 3 * math.Sqrt(sqErr(gb)+sqErr(ga)) / 1e6
+	if math.Abs(predicted-measured) > tol {
+		t.Errorf("scale=callUpstream:0.2: predicted %.2f ms, measured %.2f ms (before %.2f ms; tolerance %.2f ms)", predicted, measured, gb.Latency.Mean/1e6, tol)
+	}
+	// the query (50 ms) now ends the join: the prediction cannot be below it
+	if predicted < float64(cfg.DB)/1e6 {
+		t.Errorf("predicted %.2f ms, below the %v query the join waits for", predicted, cfg.DB)
 	}
 }

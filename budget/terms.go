@@ -52,6 +52,7 @@ const (
 	flagHandler                 // inside a net/http handler
 	flagDone                    // the response was written (finishRequest/abortPendingRead)
 	flagNoAdopt                 // a net/http server goroutine that is never a request's child
+	flagJoinAll                 // a wait that joins every goroutine started before it (critpath.Seg.JoinAll)
 )
 
 // terms interns terms and caches per-stack attribution.
@@ -105,6 +106,8 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 			si.flags |= flagDone
 		case "net/http.(*connReader).backgroundRead":
 			si.flags |= flagNoAdopt
+		case "sync.(*WaitGroup).Wait", "golang.org/x/sync/errgroup.(*Group).Wait":
+			si.flags |= flagJoinAll
 		}
 		if t.rules.IsAppFrame(f.Func, f.File, si.attr.Fallback) {
 			si.outerApp = f.Func

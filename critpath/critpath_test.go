@@ -101,6 +101,29 @@ func TestForkedCriticalPath(t *testing.T) {
 	}
 }
 
+// TestJoinAllPrediction: a WaitGroup join records only the last child's
+// wake-up; removing that child's wait makes the other child the join's end.
+func TestJoinAllPrediction(t *testing.T) {
+	removeA := Model{Scale: func(t TermID) float64 { return map[bool]float64{true: 0, false: 1}[t == 0] }}
+	for _, tt := range []struct {
+		name    string
+		joinAll bool
+		want    tracein.Time
+	}{
+		{"WaitGroup: B becomes critical", true, 53 * ms}, // 1 + 50 (B) + 2
+		{"a plain hand-off from A", false, 3 * ms},        // only A was awaited
+	} {
+		r := forked()
+		r.Gs[0].Segs[1].JoinAll = tt.joinAll
+		if got := tracein.Time(Simulate(r, removeA)); got != tt.want {
+			t.Errorf("%s: Simulate = %v ms, want %v ms", tt.name, float64(got)/1e6, float64(tt.want)/1e6)
+		}
+		if got := Simulate(r, Model{}); got != r.Latency() {
+			t.Errorf("%s: identity = %d, want %d", tt.name, got, r.Latency())
+		}
+	}
+}
+
 func TestRandomRequestsSumToLatency(t *testing.T) {
 	f := func(seed int64) bool {
 		r := randomRequest(rand.New(rand.NewSource(seed)))
@@ -140,7 +163,7 @@ func randomRequest(rng *rand.Rand) *Request {
 			c.Segs[len(c.Segs)-1].End = end
 			r.Gs = append(r.Gs, c)
 			root = &r.Gs[0]
-			root.Segs = append(root.Segs, Seg{Start: t, End: end, Kind: frame.Sync, Term: 6, Waker: int32(len(r.Gs) - 1), Borrow: -1})
+			root.Segs = append(root.Segs, Seg{Start: t, End: end, Kind: frame.Sync, Term: 6, Waker: int32(len(r.Gs) - 1), Borrow: -1, JoinAll: rng.Intn(2) == 0})
 			t = end
 		case 2: // a wait explained by a borrowed timeline that covers part of it
 			d = step()

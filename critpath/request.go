@@ -28,6 +28,11 @@ type Seg struct {
 	Borrow int32
 	// Contention is set when a goroutine of another request ended the wait.
 	Contention bool
+	// JoinAll is set for a wait that joins every goroutine its goroutine
+	// started (sync.WaitGroup.Wait, errgroup.Group.Wait): the trace records
+	// only the last goroutine's wake-up, but in a simulation the wait also
+	// lasts until the others are done.
+	JoinAll bool
 }
 
 // Dur returns the segment's length in nanoseconds.

@@ -150,6 +150,9 @@ func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 		end = t
 		if f != 0 {
 			end = max(t, s.point(seg.Waker, seg.End))
+			if seg.JoinAll {
+				end = max(end, s.joined(g, seg))
+			}
 		}
 	default:
 		d := tracein.Time(float64(seg.End-seg.Start) * f)
@@ -173,6 +176,24 @@ func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	}
 	sg.start = append(sg.start, t)
 	sg.end = append(sg.end, end)
+	return end
+}
+
+// joined returns the simulated time by which every goroutine that g started
+// before a JoinAll wait and that ended while it waited is done: the others
+// a WaitGroup or errgroup waits for besides the one whose wake-up the trace
+// recorded.
+func (s *sim) joined(g int32, seg *Seg) tracein.Time {
+	var end tracein.Time
+	for h := range s.r.Gs {
+		H := &s.r.Gs[h]
+		if H.Creator != g || !H.Committed || H.Start > seg.Start || len(H.Segs) == 0 {
+			continue
+		}
+		if last := H.Segs[len(H.Segs)-1].End; last > seg.Start && last <= seg.End {
+			end = max(end, s.point(int32(h), last))
+		}
+	}
 	return end
 }
 
