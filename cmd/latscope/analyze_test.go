@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/latscope/latscope/lab/demotrace"
 )
@@ -43,6 +45,7 @@ func TestAnalyzeGolden(t *testing.T) {
 		{"analyze-serial.json", []string{"analyze", "--json", "--cpu-seconds", "0.120", "--predict", "overlap=callUpstream,queryDB", serial}},
 		{"analyze-waitgroup.stdout", []string{"analyze", wg}},
 		{"analyze-waitgroup-frame.stdout", []string{"analyze", "--frame", "queryDB|callUpstream", wg}},
+		{"analyze-waitgroup-tree.stdout", []string{"analyze", "--tree", "--predict", "remove=overlapWaitGroup>callUpstream", wg}},
 		{"compare.stdout", []string{"compare", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
 	}
 	for _, c := range cases {
@@ -176,5 +179,28 @@ func TestDemoTraceThenAnalyze(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "demo-trace", "--scenario", "nope", "-o", filepath.Join(t.TempDir(), "x.trace")); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
 		t.Errorf("unknown scenario: err = %v", err)
+	}
+}
+
+// TestAnalyzeNoRequests: a trace that holds no request is refused with a
+// non-zero exit, after the report says why.
+func TestAnalyzeNoRequests(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idle.trace")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	trace.Stop()
+	f.Close()
+	stdout, _, err := runCLI(t, "analyze", path)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if !strings.Contains(string(stdout), "refused:") {
+		t.Errorf("the report does not say why:\n%s", stdout)
 	}
 }
