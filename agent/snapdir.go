@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// ErrNotOurs is returned for a file named like a snapshot that the agent
+// errNotOurs is the error for a file named like a snapshot that the agent
 // will not read, list, serve or delete: not a regular file (a symlink, a
 // directory, a fifo), not owned by the process's effective uid, or with
 // more than one link. See docs/security.md.
-var ErrNotOurs = errors.New("agent: not a snapshot this process wrote")
+var errNotOurs = errors.New("agent: not a snapshot this process wrote")
 
 // snapDir is the verified snapshot directory. Every operation goes through
 // root (an open handle on the directory, openat-based), so replacing the
@@ -99,20 +99,20 @@ func fileOwner(info fs.FileInfo) (int, bool) {
 	return int(st.Uid), true
 }
 
-// checkOurs reports ErrNotOurs unless info (an Lstat or an Fstat) is a
+// checkOurs reports errNotOurs unless info (an Lstat or an Fstat) is a
 // regular file owned by uid with a single link.
 func checkOurs(info fs.FileInfo, uid int) error {
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %v, not a regular file", ErrNotOurs, info.Name(), info.Mode().Type())
+		return fmt.Errorf("%w: %s is %v, not a regular file", errNotOurs, info.Name(), info.Mode().Type())
 	}
 	st, ok := info.Sys().(*syscall.Stat_t)
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: %s: no owner", ErrNotOurs, info.Name())
+		return fmt.Errorf("%w: %s: no owner", errNotOurs, info.Name())
 	case int(st.Uid) != uid:
-		return fmt.Errorf("%w: %s is owned by uid %d", ErrNotOurs, info.Name(), st.Uid)
+		return fmt.Errorf("%w: %s is owned by uid %d", errNotOurs, info.Name(), st.Uid)
 	case st.Nlink != 1:
-		return fmt.Errorf("%w: %s has %d links", ErrNotOurs, info.Name(), st.Nlink)
+		return fmt.Errorf("%w: %s has %d links", errNotOurs, info.Name(), st.Nlink)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func (d *snapDir) stat(name string) (fs.FileInfo, error) {
 // swapped in from blocking the open.
 func (d *snapDir) open(name string) (*os.File, fs.FileInfo, error) {
 	if !isSnapshotName(name) {
-		return nil, nil, fmt.Errorf("%w: %q is not a snapshot name", ErrNotOurs, name)
+		return nil, nil, fmt.Errorf("%w: %q is not a snapshot name", errNotOurs, name)
 	}
 	before, err := d.stat(name)
 	if err != nil {
@@ -145,7 +145,7 @@ func (d *snapDir) open(name string) (*os.File, fs.FileInfo, error) {
 	}
 	info, err := f.Stat()
 	if err == nil && !os.SameFile(before, info) {
-		err = fmt.Errorf("%w: %s was replaced while being opened", ErrNotOurs, name)
+		err = fmt.Errorf("%w: %s was replaced while being opened", errNotOurs, name)
 	}
 	if err == nil {
 		err = checkOurs(info, d.uid)
