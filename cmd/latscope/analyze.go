@@ -17,7 +17,6 @@ import (
 	"github.com/latscope/latscope/render"
 	htmlreport "github.com/latscope/latscope/report/html"
 	"github.com/latscope/latscope/report/pprofexport"
-	"github.com/latscope/latscope/sched"
 )
 
 func init() {
@@ -118,48 +117,45 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Rules.App = o.app
 	opts.Infer = o.infer.mode
 	opts.Predictions = o.predict
-	var res *budget.Result
-	var schedRep *sched.Report
-	var schedWarn []string
-	var err error
-	if isJFR {
-		if analyzeJFR == nil {
-			return errors.New("this build cannot read JVM recordings")
-		}
-		o.jfr.App = o.app
-		res, err = analyzeJFR(ctx, file, o.jfr)
-	} else {
-		sa, mk := schedConsumer(opts)
-		res, err = analysis.File(ctx, file, opts, o.partial, mk)
-		if err == nil {
-			schedRep, schedWarn, err = finishSched(*sa, o.cpuProf, opts, res)
-		}
-	}
-	if err != nil {
-		return err
-	}
 	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
 		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
+	var tr *traceReport
+	var err error
+	if isJFR {
+		tr, err = analyzeRecording(ctx, file, o.jfr, o.app, in)
+	} else {
+		tr, err = analyzeTrace(ctx, file, opts, o.partial, o.cpuProf, in)
+	}
+	if err != nil {
+		return err
+	}
+	if err := noMatch(tr.res); err != nil {
+		return err
+	}
+	if err := out.write(&o, opts, tr.rep, tr.res); err != nil {
+		return err
+	}
+	if err := tr.write(stdout, o.json); err != nil {
+		return err
+	}
+	return refusal(tr.res)
+}
+
+// analyzeRecording reads a JVM recording into the same report as a trace.
+func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []string, in render.Inputs) (*traceReport, error) {
+	if analyzeJFR == nil {
+		return nil, errors.New("this build cannot read JVM recordings")
+	}
+	o.App = app
+	res, err := analyzeJFR(ctx, file, o)
+	if err != nil {
+		return nil, err
+	}
 	rep, err := render.Build(res, in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := noMatch(res); err != nil {
-		return err
-	}
-	if err := out.write(&o, opts, rep, res); err != nil {
-		return err
-	}
-	addSchedFindings(rep, schedRep, schedWarn)
-	if o.json {
-		err = rep.WriteJSON(stdout)
-	} else if err = rep.WriteText(stdout); err == nil {
-		err = writeSchedText(stdout, schedRep)
-	}
-	if err != nil {
-		return err
-	}
-	return refusal(res)
+	return &traceReport{res: res, rep: rep}, nil
 }
 
 // refusal turns a refusal of the whole trace (no requests, say), which the

@@ -54,18 +54,19 @@ func runCapture(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	printSaved(stderr, cfg.dir, m)
 	path := filepath.Join(cfg.dir, capture.TraceFile)
-	res, err := analyzeFile(ctx, path, budget.DefaultOptions, false)
+	prof := ""
+	if m.Profile != nil {
+		prof = filepath.Join(cfg.dir, m.Profile.Name)
+	}
+	in := render.Inputs{File: path, CPUSeconds: m.CPU.Seconds, MinShare: 0.5}
+	tr, err := analyzeTrace(ctx, path, budget.DefaultOptions, false, prof, in)
 	if err != nil {
 		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
 	}
-	rep, err := render.Build(res, render.Inputs{File: path, CPUSeconds: m.CPU.Seconds, MinShare: 0.5})
-	if err != nil {
-		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
+	if err := tr.write(stdout, cfg.json); err != nil {
+		return err
 	}
-	if cfg.json {
-		return rep.WriteJSON(stdout)
-	}
-	return rep.WriteText(stdout)
+	return refusal(tr.res)
 }
 
 // printSaved says what the capture wrote.
