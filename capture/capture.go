@@ -153,21 +153,26 @@ func run(ctx context.Context, partial string, o Options) (*Meta, error) {
 	return m, nil
 }
 
-// notMounted is the advice for a 404 from /debug/pprof.
-const notMounted = `the service does not serve net/http/pprof at this address (import _ "net/http/pprof" and serve http.DefaultServeMux, or mount pprof.Trace and pprof.Profile on your mux)`
+// notServed is the advice for a 404 from one net/http/pprof endpoint
+// (handler: "Trace" or "Profile"). Some services mount only part of
+// net/http/pprof, so the message names the endpoint that is missing.
+func notServed(endpoint, handler string) string {
+	return fmt.Sprintf(`the service does not serve %s at this address (net/http/pprof's %s handler: import _ "net/http/pprof" and serve http.DefaultServeMux, or mount pprof.%s at %s on your mux)`,
+		endpoint, handler, handler, endpoint)
+}
 
 // downloads fetches the trace and, concurrently, the CPU profile.
 func downloads(ctx context.Context, f *fetcher, o Options, partial string, m *Meta) error {
 	g, gctx := errgroup.WithContext(ctx)
 	secs := strconv.Itoa(o.Seconds)
 	g.Go(func() error {
-		n, err := download(gctx, f, o, "/debug/pprof/trace?seconds="+secs, "trace", filepath.Join(partial, TraceFile))
+		n, err := download(gctx, f, o, "/debug/pprof/trace?seconds="+secs, "trace", notServed("/debug/pprof/trace", "Trace"), filepath.Join(partial, TraceFile))
 		m.Trace = File{Name: TraceFile, Bytes: n}
 		return err
 	})
 	if !o.NoProfile {
 		g.Go(func() error {
-			n, err := download(gctx, f, o, "/debug/pprof/profile?seconds="+secs, "CPU profile", filepath.Join(partial, ProfileFile))
+			n, err := download(gctx, f, o, "/debug/pprof/profile?seconds="+secs, "CPU profile", notServed("/debug/pprof/profile", "Profile"), filepath.Join(partial, ProfileFile))
 			m.Profile = &File{Name: ProfileFile, Bytes: n}
 			return err
 		})
@@ -178,14 +183,14 @@ func downloads(ctx context.Context, f *fetcher, o Options, partial string, m *Me
 	return nil
 }
 
-// download fetches path into the file name.
-func download(ctx context.Context, f *fetcher, o Options, path, what, name string) (int64, error) {
+// download fetches path into the file name; notFound is the advice for a 404.
+func download(ctx context.Context, f *fetcher, o Options, path, what, notFound, name string) (int64, error) {
 	file, err := os.Create(name)
 	if err != nil {
 		return 0, err
 	}
 	w := bufio.NewWriterSize(file, 1<<20)
-	n, err := f.fetch(ctx, o.endpoint(path), what, notMounted, w, "")
+	n, err := f.fetch(ctx, o.endpoint(path), what, notFound, w, "")
 	if err == nil {
 		err = w.Flush()
 	}

@@ -173,6 +173,15 @@ func TestRunErrors(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
+	noTrace := service(t, true, func(h http.Handler) http.Handler { // pprof without its trace endpoint
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/debug/pprof/trace" {
+				http.NotFound(w, r)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	refused := "http://" + ln.Addr().String()
 	ln.Close()
@@ -186,6 +195,7 @@ func TestRunErrors(t *testing.T) {
 	}{
 		{"connection refused", refused, "", 0, []string{"connection refused", "is the service running"}},
 		{"no pprof", notFound.URL, "", 0, []string{"404", `net/http/pprof`}},
+		{"pprof without the trace endpoint", noTrace.URL, "", 0, []string{"404", "does not serve /debug/pprof/trace", "pprof.Trace"}},
 		{"credentials wanted", auth.URL, "", 0, []string{"401", "pass --token"}},
 		{"token refused", auth.URL, "wrong", 0, []string{"401", "token was refused"}},
 		{"timeout", hang.URL, "", 500 * time.Millisecond, []string{"timed out", "--timeout"}},
