@@ -54,7 +54,8 @@ type Options struct {
 	// ManualInterval and ManualBurst rate-limit the endpoints that copy the
 	// flight recorder's window (POST snapshot and GET flight, together): a
 	// token bucket of ManualBurst tokens, refilled one per ManualInterval.
-	// A request without a token is answered 429 with Retry-After.
+	// A request that finds the bucket empty is answered 429 with
+	// Retry-After.
 	// Agent.Snapshot, called by the service itself, is not limited.
 	ManualInterval time.Duration
 	ManualBurst    int
