@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,12 +125,23 @@ func TestEndpoints(t *testing.T) {
 // TestEndpointsNoRecorder: without a recorder, on-demand traces still
 // carry the CPU counter and host samples.
 func TestEndpointsNoRecorder(t *testing.T) {
-	a, err := New(Options{NoRecorder: true, Listen: "127.0.0.1:0", SampleInterval: 50 * time.Millisecond})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, plantedName), []byte("not read"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Options{NoRecorder: true, Dir: dir, Listen: "127.0.0.1:0", SampleInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	base := "http://" + a.Addr() + EndpointsPrefix
+	// Without the recorder the agent opens no directory and serves no file.
+	if code, body := get(t, nil, base+"snapshots"); code != 200 || strings.TrimSpace(string(body)) != "[]" {
+		t.Errorf("list without a recorder: %d %s, want []", code, body)
+	}
+	if code, _ := get(t, nil, base+"snapshots/"+plantedName); code != 404 {
+		t.Errorf("download without a recorder: status %d, want 404", code)
+	}
 	if code, _ := get(t, nil, base+"flight"); code != 404 {
 		t.Errorf("flight without a recorder: status %d, want 404", code)
 	}
