@@ -9,12 +9,11 @@ import (
 	"os"
 	"runtime/trace"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/internal/tracelog"
 )
 
 // Log categories of what the agent writes into the trace (trace.Log). Their
@@ -22,30 +21,29 @@ import (
 const (
 	// SQLLogCategory: inside each query's region, the traceparent sent in
 	// the statement's SQL comment ("00-<trace>-<span>-<flags>").
-	SQLLogCategory = "latscope.sql"
+	SQLLogCategory = tracelog.SQL
 	// SQLEndLogCategory: where a pgx query ended (QueryTracer), on any
-	// goroutine, in the query's task: an SQLEnd, "traceparent=00-…
-	// duration_ns=N".
-	SQLEndLogCategory = "latscope.sql.end"
+	// goroutine, in the query's task: "traceparent=00-… duration_ns=N".
+	SQLEndLogCategory = tracelog.SQLEnd
 	// HTTPLogCategory: inside each outbound call's region, the traceparent
 	// sent in its traceparent header.
-	HTTPLogCategory = "latscope.http"
+	HTTPLogCategory = tracelog.HTTP
 	// CPULogCategory: the process CPU time (utime+stime) in decimal seconds,
 	// outside any task.
-	CPULogCategory = "latscope.cpu"
+	CPULogCategory = tracelog.CPU
 	// SlowLogCategory: inside a slow request's task, just before it ends,
 	// why it triggered a snapshot (route, latency_ns, threshold_ns,
 	// traceparent).
-	SlowLogCategory = "latscope.slow"
+	SlowLogCategory = tracelog.Slow
 )
 
 // Region names of the agent's regions.
 const (
 	// SQLRegion is the region of one query.
-	SQLRegion = "sql"
+	SQLRegion = tracelog.SQLRegion
 	// HTTPRegionPrefix starts the region of one outbound call; the host
 	// follows ("http upstream:8080").
-	HTTPRegionPrefix = "http "
+	HTTPRegionPrefix = tracelog.HTTPRegionPrefix
 )
 
 // Agent is the running agent of one service: the flight recorder, the host
@@ -224,48 +222,4 @@ func ParseCPUSeconds(msg string) (time.Duration, error) {
 		return 0, fmt.Errorf("agent: %s log %q: want non-negative decimal seconds", CPULogCategory, msg)
 	}
 	return time.Duration(f*1e9 + 0.5), nil
-}
-
-// SQLEnd is the message of an SQLEndLogCategory log: which query ended
-// (the traceparent of its SQLLogCategory log) and how long it took from
-// TraceQueryStart.
-type SQLEnd struct {
-	TraceParent pglog.TraceParent
-	Duration    time.Duration
-}
-
-// String formats e as a log message: "traceparent=00-… duration_ns=N".
-func (e SQLEnd) String() string { return formatSQLEnd(e.TraceParent.String(), e.Duration) }
-
-// formatSQLEnd formats an SQLEnd from its traceparent's text, in one
-// allocation.
-func formatSQLEnd(tp string, d time.Duration) string {
-	var b strings.Builder
-	b.Grow(len("traceparent= duration_ns=") + len(tp) + 20)
-	b.WriteString("traceparent=")
-	b.WriteString(tp)
-	b.WriteString(" duration_ns=")
-	var num [20]byte
-	b.Write(strconv.AppendInt(num[:0], int64(d), 10))
-	return b.String()
-}
-
-// ParseSQLEnd parses the message of an SQLEndLogCategory log.
-func ParseSQLEnd(msg string) (SQLEnd, error) {
-	var e SQLEnd
-	tpText, durText, ok := strings.Cut(msg, " ")
-	tpText, okTP := strings.CutPrefix(tpText, "traceparent=")
-	durText, okDur := strings.CutPrefix(durText, "duration_ns=")
-	if !ok || !okTP || !okDur {
-		return e, fmt.Errorf("agent: %s log %q: want \"traceparent=00-… duration_ns=N\"", SQLEndLogCategory, msg)
-	}
-	tp, err := pglog.ParseTraceParent(tpText)
-	if err != nil {
-		return e, fmt.Errorf("agent: %s log %q: %w", SQLEndLogCategory, msg, err)
-	}
-	ns, err := strconv.ParseInt(durText, 10, 64)
-	if err != nil || ns < 0 {
-		return e, fmt.Errorf("agent: %s log %q: duration_ns: want a non-negative integer", SQLEndLogCategory, msg)
-	}
-	return SQLEnd{TraceParent: tp, Duration: time.Duration(ns)}, nil
 }

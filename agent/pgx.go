@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/internal/tracelog"
 	"github.com/latscope/latscope/pglog"
 )
 
@@ -61,7 +62,7 @@ func (QueryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQu
 	if !ok || !trace.IsEnabled() {
 		return
 	}
-	trace.Log(ctx, SQLEndLogCategory, formatSQLEnd(qs.text, time.Since(qs.start)))
+	trace.Log(ctx, SQLEndLogCategory, tracelog.FormatSQLEnd(qs.text, time.Since(qs.start)))
 }
 
 // SQLComment is a pgx.QueryRewriter that prepends a sqlcommenter comment

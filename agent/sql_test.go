@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	xtrace "golang.org/x/exp/trace"
 
+	"github.com/latscope/latscope/internal/tracelog"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
@@ -245,7 +246,7 @@ func TestPgxRowsClosedElsewhere(t *testing.T) {
 			if !inRegion(evs, start, SQLRegion) {
 				t.Errorf("%s log outside a %q region", SQLLogCategory, SQLRegion)
 			}
-			e, err := ParseSQLEnd(end.Message)
+			e, err := tracelog.ParseSQLEnd(end.Message)
 			if err != nil {
 				t.Fatal(err)
 			}

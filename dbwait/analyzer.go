@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tracelog"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
 )
@@ -27,6 +28,15 @@ type Analyzer struct {
 	extra        int            // traceparent logs in a region that already had one
 	badTP        int            // traceparent logs that do not parse
 	badTPExample string
+
+	// Statements whose region only marks the start end with an end log
+	// (SQLEndCategory), perhaps on another goroutine. Until it comes, a
+	// span stays pending on the goroutine that began it, which keeps
+	// counting its runnable time.
+	pending   map[tracein.GoID][]int    // indexes in spans, by querying goroutine
+	byTP      map[pglog.TraceParent]int // index in spans of the last span of a traceparent
+	endLogged int                       // spans ended by an end log
+	endAlone  int                       // end logs with no span (the query began before the trace)
 
 	gaps         gapList
 	clock        clock
@@ -61,7 +71,14 @@ type span struct {
 	start, end tracein.Time
 	tp         pglog.TraceParent
 	runnable   time.Duration
+	// after is the querying goroutine's runnable time since the region
+	// ended, added to runnable if an end log extends the span.
+	after time.Duration
 }
+
+// maxPending bounds the spans one goroutine keeps waiting for an end log:
+// a goroutine runs its queries one after the other, or a few at once.
+const maxPending = 8
 
 // New returns an Analyzer; zero fields of opts take DefaultOptions.
 func New(opts Options) *Analyzer {
@@ -71,6 +88,8 @@ func New(opts Options) *Analyzer {
 		runnable: map[tracein.GoID]tracein.Time{},
 		noTP:     map[string]int{},
 		stmts:    map[pglog.TraceParent][]pglog.Statement{},
+		pending:  map[tracein.GoID][]int{},
+		byTP:     map[pglog.TraceParent]int{},
 	}
 }
 
@@ -92,6 +111,8 @@ func (a *Analyzer) TraceEvent(ev tracein.Event) {
 		switch ev.Name {
 		case a.opts.SQLCategory:
 			a.traceParentLog(ev)
+		case a.opts.SQLEndCategory:
+			a.endLog(ev)
 		case a.opts.HostCategory:
 			if !a.opts.NoTraceSamples {
 				a.hostLog(ev.Message)
@@ -121,6 +142,13 @@ func (a *Analyzer) endRegion(ev tracein.Event) {
 	switch {
 	case r.tp.IsValid():
 		a.spans = append(a.spans, span{name: r.name, g: ev.G, task: r.task, start: r.start, end: ev.Time, tp: r.tp, runnable: r.runnable})
+		a.byTP[r.tp] = len(a.spans) - 1
+		p := append(a.pending[ev.G], len(a.spans)-1)
+		if len(p) > maxPending {
+			delete(a.byTP, a.spans[p[0]].tp)
+			p = p[1:]
+		}
+		a.pending[ev.G] = p
 	case slices.Contains(a.opts.RegionNames, r.name):
 		a.noTP[r.name]++
 	}
@@ -134,6 +162,10 @@ func (a *Analyzer) goState(ev tracein.Event) {
 			stack := a.open[ev.G]
 			for i := range stack {
 				stack[i].runnable += ev.Time.Sub(max(since, stack[i].start))
+			}
+			for _, i := range a.pending[ev.G] {
+				s := &a.spans[i]
+				s.after += ev.Time.Sub(max(since, s.end))
 			}
 		}
 	}
@@ -161,6 +193,40 @@ func (a *Analyzer) traceParentLog(ev tracein.Event) {
 		a.extra++
 	default:
 		stack[len(stack)-1].tp = tp
+	}
+}
+
+// endLog ends the span of a statement whose region only marked its start
+// (package agent's pgx tracer): the span runs to the end log, on whichever
+// goroutine it was written, and keeps the querying goroutine's runnable
+// time until then.
+func (a *Analyzer) endLog(ev tracein.Event) {
+	e, err := tracelog.ParseSQLEnd(strings.TrimSpace(ev.Message))
+	if err != nil {
+		if a.badTP == 0 {
+			a.badTPExample = err.Error()
+		}
+		a.badTP++
+		return
+	}
+	i, ok := a.byTP[e.TraceParent]
+	if !ok {
+		a.endAlone++
+		return
+	}
+	delete(a.byTP, e.TraceParent)
+	s := &a.spans[i]
+	s.end = max(s.end, ev.Time)
+	s.runnable += s.after
+	a.endLogged++
+	p := a.pending[s.g]
+	if k := slices.Index(p, i); k >= 0 {
+		p = slices.Delete(p, k, k+1)
+	}
+	if len(p) == 0 {
+		delete(a.pending, s.g)
+	} else {
+		a.pending[s.g] = p
 	}
 }
 

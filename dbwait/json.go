@@ -25,6 +25,8 @@ type JSONSummary struct {
 	Spans         int     `json:"spans"`
 	Matched       int     `json:"matched"`
 	NoTraceParent int     `json:"regions_without_traceparent"`
+	EndLogged     int     `json:"spans_ended_by_end_log"`
+	EndWithout    int     `json:"end_logs_without_span"`
 	Statements    int     `json:"statements"`
 	Uncommented   int     `json:"statements_without_traceparent"`
 	Over          int     `json:"over_threshold"`
@@ -98,7 +100,7 @@ func (r *Result) JSON() *JSONResult {
 	j := &JSONResult{
 		ThresholdMs: msf(r.Options.Threshold),
 		Summary: JSONSummary{
-			Spans: s.Spans, Matched: s.Matched, NoTraceParent: s.NoTraceParent, Statements: s.Statements,
+			Spans: s.Spans, Matched: s.Matched, NoTraceParent: s.NoTraceParent, EndLogged: s.EndLogged, EndWithout: s.EndWithoutSpan, Statements: s.Statements,
 			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: msf(s.AppP50), DBP50Ms: msf(s.DBP50),
 			DiffP50Ms: msf(s.OutsideP50), OverP50Ms: msf(s.OverP50),
 		},

@@ -4,12 +4,19 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tracelog"
 )
 
 // SQLLogCategory is the trace.Log category under which an application logs
 // a statement's traceparent inside the statement's region (package agent's
 // convention).
-const SQLLogCategory = "latscope.sql"
+const SQLLogCategory = tracelog.SQL
+
+// SQLEndLogCategory is the category of the log that ends a statement whose
+// region only marks its start: "traceparent=… duration_ns=N", written
+// where the query ended (package agent's pgx tracer; pgx ends a query in
+// Rows.Close, possibly on another goroutine).
+const SQLEndLogCategory = tracelog.SQLEnd
 
 // Options configures an Analyzer. Zero fields take the value in
 // DefaultOptions.
@@ -34,9 +41,9 @@ type Options struct {
 	// RegionNames are region types that are DB spans even without a
 	// traceparent log; they are reported as unjoinable.
 	RegionNames []string
-	// SQLCategory and HostCategory are the trace.Log categories of
-	// traceparents and of host samples.
-	SQLCategory, HostCategory string
+	// SQLCategory, SQLEndCategory and HostCategory are the trace.Log
+	// categories of traceparents, of statement ends and of host samples.
+	SQLCategory, SQLEndCategory, HostCategory string
 	// NoTraceSamples ignores the host samples logged in the trace, for
 	// when samples come from elsewhere (Analyzer.Sample).
 	NoTraceSamples bool
@@ -52,6 +59,7 @@ var DefaultOptions = Options{
 	ClockTolerance: 5 * time.Millisecond,
 	RegionNames:    []string{"sql", "db"},
 	SQLCategory:    SQLLogCategory,
+	SQLEndCategory: SQLEndLogCategory,
 	HostCategory:   hostsig.LogCategory,
 }
 
@@ -72,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SQLCategory == "" {
 		o.SQLCategory = d.SQLCategory
+	}
+	if o.SQLEndCategory == "" {
+		o.SQLEndCategory = d.SQLEndCategory
 	}
 	if o.HostCategory == "" {
 		o.HostCategory = d.HostCategory

@@ -65,13 +65,17 @@ type Summary struct {
 	Spans         int // DB spans with a traceparent
 	Matched       int // of those, joined with a statement
 	NoTraceParent int // regions of a RegionNames type without a traceparent log
-	Statements    int // statements in the log(s)
-	Uncommented   int // of those, without a traceparent comment
-	Over          int // matched with Outside > Threshold
-	AppP50, DBP50 time.Duration
-	OutsideP50    time.Duration
-	OverP50       time.Duration // median Outside of those over the threshold
-	ByVerdict     [NumVerdicts]VerdictSummary
+	// EndLogged counts spans that an end log (SQLEndCategory) ended: their
+	// region only marked the start. EndWithoutSpan counts end logs whose
+	// start was not in the trace.
+	EndLogged, EndWithoutSpan int
+	Statements                int // statements in the log(s)
+	Uncommented               int // of those, without a traceparent comment
+	Over                      int // matched with Outside > Threshold
+	AppP50, DBP50             time.Duration
+	OutsideP50                time.Duration
+	OverP50                   time.Duration // median Outside of those over the threshold
+	ByVerdict                 [NumVerdicts]VerdictSummary
 }
 
 // HostTotals is the change of the host counters over the whole trace.

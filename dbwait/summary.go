@@ -8,7 +8,8 @@ import (
 
 // summarize counts the result and takes medians.
 func (a *Analyzer) summarize(r *Result) Summary {
-	s := Summary{Spans: len(a.spans), Matched: len(r.Queries), Statements: a.statements, Uncommented: a.uncommented}
+	s := Summary{Spans: len(a.spans), Matched: len(r.Queries), Statements: a.statements, Uncommented: a.uncommented,
+		EndLogged: a.endLogged, EndWithoutSpan: a.endAlone}
 	for _, n := range a.noTP {
 		s.NoTraceParent += n
 	}

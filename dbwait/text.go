@@ -29,6 +29,13 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 	if s.NoTraceParent > 0 {
 		fmt.Fprintf(bw, "%d DB regions logged no traceparent and cannot be joined\n", s.NoTraceParent)
 	}
+	if s.EndLogged > 0 || s.EndWithoutSpan > 0 {
+		fmt.Fprintf(bw, "%d spans end at their statement's end log (the region marks only the start)", s.EndLogged)
+		if s.EndWithoutSpan > 0 {
+			fmt.Fprintf(bw, "; %d end logs of statements that began before the trace are left out", s.EndWithoutSpan)
+		}
+		fmt.Fprintln(bw)
+	}
 	writeHost(bw, r.Host)
 	fmt.Fprintf(bw, "\ndifference = app − DB; up to %v: inside the DB, above: outside it\n\n", r.Options.Threshold)
 	writeSummary(bw, s)

@@ -20,16 +20,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tracelog"
 	"github.com/latscope/latscope/pglog"
 )
 
 // Names the service and the scenario share.
 const (
-	Table       = "dbwait_items" // looked up by primary key
-	Rows        = 10000          // rows in Table
-	TaskType    = "lookup"       // the task of one lookup
-	SQLRegion   = "sql"          // the region of one statement (package agent's name)
-	SQLCategory = "latscope.sql" // its traceparent log (package agent's category)
+	Table       = "dbwait_items"     // looked up by primary key
+	Rows        = 10000              // rows in Table
+	TaskType    = "lookup"           // the task of one lookup
+	SQLRegion   = tracelog.SQLRegion // the region of one statement
+	SQLCategory = tracelog.SQL       // its traceparent log
 )
 
 // ServeConfig configures the service.

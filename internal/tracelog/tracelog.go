@@ -1,0 +1,87 @@
+// Package tracelog is the contract between what latscope's agent (and the
+// lab's services) write into an execution trace and what the analysers
+// read from it: the log categories, the region names and the formats of
+// the messages. Both sides import it; neither defines the names again.
+package tracelog
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/pglog"
+)
+
+// Log categories (trace.Log) and their messages.
+const (
+	// SQL: inside each query's region, the traceparent sent in the
+	// statement's SQL comment ("00-<trace>-<span>-<flags>").
+	SQL = "latscope.sql"
+	// SQLEnd: where a query whose region could not span it ended (pgx ends
+	// a query in Rows.Close, on any goroutine), in the query's task: an
+	// SQLEndMsg.
+	SQLEnd = "latscope.sql.end"
+	// HTTP: inside each outbound call's region, the traceparent sent in its
+	// traceparent header.
+	HTTP = "latscope.http"
+	// CPU: the process CPU time (utime+stime) in decimal seconds, outside
+	// any task.
+	CPU = "latscope.cpu"
+	// Slow: inside a slow request's task, just before it ends, why it
+	// triggered a snapshot (route, latency_ns, threshold_ns, traceparent).
+	Slow = "latscope.slow"
+)
+
+// Region names.
+const (
+	// SQLRegion is the region of one query: the whole query (database/sql),
+	// or a mark where it began, its end logged under SQLEnd (pgx).
+	SQLRegion = "sql"
+	// HTTPRegionPrefix starts the region of one outbound call; the host
+	// follows ("http upstream:8080").
+	HTTPRegionPrefix = "http "
+)
+
+// SQLEndMsg is the message of an SQLEnd log: which query ended (the
+// traceparent of its SQL log) and how long it took from its start.
+type SQLEndMsg struct {
+	TraceParent pglog.TraceParent
+	Duration    time.Duration
+}
+
+// String formats e as a log message: "traceparent=00-… duration_ns=N".
+func (e SQLEndMsg) String() string { return FormatSQLEnd(e.TraceParent.String(), e.Duration) }
+
+// FormatSQLEnd formats an SQLEnd message from a traceparent's text, in one
+// allocation.
+func FormatSQLEnd(tp string, d time.Duration) string {
+	var b strings.Builder
+	b.Grow(len("traceparent= duration_ns=") + len(tp) + 20)
+	b.WriteString("traceparent=")
+	b.WriteString(tp)
+	b.WriteString(" duration_ns=")
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], int64(d), 10))
+	return b.String()
+}
+
+// ParseSQLEnd parses the message of an SQLEnd log.
+func ParseSQLEnd(msg string) (SQLEndMsg, error) {
+	var e SQLEndMsg
+	tpText, durText, ok := strings.Cut(msg, " ")
+	tpText, okTP := strings.CutPrefix(tpText, "traceparent=")
+	durText, okDur := strings.CutPrefix(durText, "duration_ns=")
+	if !ok || !okTP || !okDur {
+		return e, fmt.Errorf("%s log %q: want \"traceparent=00-… duration_ns=N\"", SQLEnd, msg)
+	}
+	tp, err := pglog.ParseTraceParent(tpText)
+	if err != nil {
+		return e, fmt.Errorf("%s log %q: %w", SQLEnd, msg, err)
+	}
+	ns, err := strconv.ParseInt(durText, 10, 64)
+	if err != nil || ns < 0 {
+		return e, fmt.Errorf("%s log %q: duration_ns: want a non-negative integer", SQLEnd, msg)
+	}
+	return SQLEndMsg{TraceParent: tp, Duration: time.Duration(ns)}, nil
+}

@@ -1,0 +1,55 @@
+package tracelog
+
+import (
+	"testing"
+
+	"github.com/latscope/latscope/pglog"
+)
+
+func TestSQLEndRoundTrip(t *testing.T) {
+	tp, _ := pglog.ParseTraceParent("00-11111111111111111111111111111111-2222222222222222-01")
+	tests := []struct {
+		e    SQLEndMsg
+		text string
+	}{
+		{SQLEndMsg{tp, 0}, "traceparent=00-11111111111111111111111111111111-2222222222222222-01 duration_ns=0"},
+		{SQLEndMsg{tp, 48213377}, "traceparent=00-11111111111111111111111111111111-2222222222222222-01 duration_ns=48213377"},
+	}
+	for _, tt := range tests {
+		if got := tt.e.String(); got != tt.text {
+			t.Errorf("String() = %q, want %q", got, tt.text)
+		}
+		if got, err := ParseSQLEnd(tt.text); err != nil || got != tt.e {
+			t.Errorf("ParseSQLEnd(%q) = %+v, %v; want %+v", tt.text, got, err, tt.e)
+		}
+	}
+	for _, bad := range []string{
+		"",
+		"00-11111111111111111111111111111111-2222222222222222-01",
+		"traceparent=00-11111111111111111111111111111111-2222222222222222-01",
+		"traceparent=00-11111111111111111111111111111111-2222222222222222-01 duration_ns=-1",
+		"traceparent=00-11111111111111111111111111111111-2222222222222222-01 duration_ns=1ms",
+		"traceparent=xx duration_ns=1",
+		"duration_ns=1 traceparent=00-11111111111111111111111111111111-2222222222222222-01",
+	} {
+		if _, err := ParseSQLEnd(bad); err == nil {
+			t.Errorf("ParseSQLEnd(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzParseSQLEnd(f *testing.F) {
+	f.Add("traceparent=00-11111111111111111111111111111111-2222222222222222-01 duration_ns=48213377")
+	f.Add("traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00 duration_ns=0")
+	f.Add("traceparent= duration_ns=")
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseSQLEnd(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseSQLEnd(e.String())
+		if err != nil || again != e {
+			t.Fatalf("%q parsed to %+v, which formats to %q and parses back to %+v, %v", s, e, e.String(), again, err)
+		}
+	})
+}
