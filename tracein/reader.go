@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 
 	"golang.org/x/exp/trace"
@@ -38,11 +39,22 @@ func NewReader(name string, r io.Reader) (rd *Reader, err error) {
 			return nil, &Error{Name: name, Offset: -1, Msg: "empty file, not a Go execution trace"}
 		}
 		if v, ok := headerVersion(head); ok { // a trace, damaged or of a version this reader lacks
-			return nil, newError(name, cr.n, "bad Go "+v+" trace", err)
+			msg := "bad Go " + v + " trace"
+			if isOldFormat(v) {
+				msg += " (the Go 1.11–1.21 format is parsed whole before its first event: this one cannot be analysed even in part, with --partial or without)"
+			}
+			return nil, newError(name, cr.n, msg, err)
 		}
 		return nil, newError(name, cr.n, "not a Go execution trace", err)
 	}
 	return &Reader{name: name, cr: cr, tr: tr, stacks: &Stacks{name: name, frames: [][]Frame{nil}, byKey: map[string]StackID{}, gen: map[trace.Stack]StackID{}}}, nil
+}
+
+// isOldFormat reports whether a version ("1.21") writes the trace format
+// that x/exp/trace converts in memory, whole, before its first event.
+func isOldFormat(v string) bool {
+	minor, err := strconv.Atoi(strings.TrimPrefix(v, "1."))
+	return err == nil && minor < 22
 }
 
 // headerVersion returns the version in a trace header, "go 1.N trace".

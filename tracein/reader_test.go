@@ -347,3 +347,24 @@ func fuzzCheck(t *testing.T, err error) {
 		t.Fatalf("error %q (%T): want a one-line *tracein.Error naming the input", msg, err)
 	}
 }
+
+// TestTruncatedOldFormat: a Go 1.11–1.21 trace that fails before its first
+// event says that the format is parsed whole (x/exp/trace converts it in
+// memory first), so that --partial cannot help; a cut Go 1.22+ trace does
+// not. (A Go 1.19 trace cut in half fails later, at a stack, and --partial
+// analyses what came before.)
+func TestTruncatedOldFormat(t *testing.T) {
+	for _, v := range []string{"1.11", "1.21", "1.26"} {
+		data, err := os.ReadFile("testdata/formats/go" + v + ".trace")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = readAll("cut.trace", data[:len(data)/2])
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("go%s cut in half: error %v", v, err)
+		}
+		if old := v != "1.26"; strings.Contains(err.Error(), "parsed whole") != old {
+			t.Errorf("go%s cut in half: %v", v, err)
+		}
+	}
+}
