@@ -25,7 +25,13 @@ func (p *Proxy) serve(c net.Conn) {
 	d := net.Dialer{Timeout: p.opts.DialTimeout}
 	up, err := d.DialContext(p.ctx, "tcp", p.opts.To)
 	if err != nil {
+		if p.ctx.Err() != nil {
+			return // closing: not a failure of the upstream
+		}
 		p.failed.Add(1)
+		if p.opts.DialFailed != nil {
+			p.opts.DialFailed(err)
+		}
 		return
 	}
 	if !p.track(up) {

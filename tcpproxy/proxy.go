@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,14 +29,109 @@ const DefaultMaxQueued = 1024
 // chunkSize is the largest read from the upstream.
 const chunkSize = 32 << 10
 
-// Options configures a Proxy.
+// Options configures a Proxy. Start checks it with Validate.
 type Options struct {
-	Listen    string        // address to listen on; "" = 127.0.0.1:0
-	To        string        // upstream address (required)
-	Delay     time.Duration // added to every chunk from the upstream; 0 = none
-	MaxQueued int           // chunks in flight per connection; 0 = DefaultMaxQueued
+	Listen    string        // address to listen on, [HOST]:PORT, port 0 to 65535; "" = 127.0.0.1:0
+	To        string        // upstream HOST:PORT, port 1 to 65535 (required)
+	Delay     time.Duration // added to every chunk from the upstream; 0 (none) to MaxDelay
+	MaxQueued int           // chunks in flight per connection, 0 to MaxMaxQueued; 0 = DefaultMaxQueued
 	// DialTimeout bounds connecting to the upstream; 0 = 10 s.
 	DialTimeout time.Duration
+	// DialFailed, if set, is called with the error of every failed dial to
+	// the upstream (the client's connection is then closed). It is called
+	// from the connection's goroutine, never after Close returns.
+	DialFailed func(error)
+}
+
+// Bounds of Options.
+const (
+	// MaxDelay is the longest delay: more is a typo, not a network.
+	MaxDelay = time.Hour
+	// MaxMaxQueued is the largest Options.MaxQueued (each chunk holds up
+	// to 32 KiB).
+	MaxMaxQueued = 1 << 16
+)
+
+// An OptionError is Validate's refusal of one field of Options.
+type OptionError struct {
+	Option string // the field: "Listen", "To", "Delay", "MaxQueued", "DialTimeout"
+	Value  string // the refused value as text; strings are quoted
+	Reason string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("tcpproxy: %s %s: %s", e.Option, e.Value, e.Reason)
+}
+
+// Validate checks every field of o and returns an *OptionError naming the
+// first bad one. Addresses are checked for their form only: nothing is
+// resolved or dialled.
+func (o Options) Validate() error {
+	if o.To == "" {
+		return &OptionError{Option: "To", Value: `""`, Reason: "no upstream address: want HOST:PORT"}
+	}
+	if err := CheckAddr(o.To, false); err != nil {
+		return &OptionError{Option: "To", Value: strconv.Quote(o.To), Reason: err.Error()}
+	}
+	if o.Listen != "" {
+		if err := CheckAddr(o.Listen, true); err != nil {
+			return &OptionError{Option: "Listen", Value: strconv.Quote(o.Listen), Reason: err.Error()}
+		}
+	}
+	switch {
+	case o.Delay < 0 || o.Delay > MaxDelay:
+		return &OptionError{Option: "Delay", Value: o.Delay.String(), Reason: fmt.Sprintf("want 0 to %v", MaxDelay)}
+	case o.MaxQueued < 0 || o.MaxQueued > MaxMaxQueued:
+		return &OptionError{Option: "MaxQueued", Value: strconv.Itoa(o.MaxQueued), Reason: fmt.Sprintf("want 0 (the default, %d) to %d", DefaultMaxQueued, MaxMaxQueued)}
+	case o.DialTimeout < 0:
+		return &OptionError{Option: "DialTimeout", Value: o.DialTimeout.String(), Reason: "want 0 (10 s) or more"}
+	}
+	return nil
+}
+
+// CheckAddr checks that addr is HOST:PORT: a host name or IP address (IPv6
+// in brackets) and a decimal port from 1 to 65535. A listen address may
+// leave the host out (all interfaces) and use port 0 (any free port). A URL
+// such as http://host:80 is refused: the proxy forwards TCP, not HTTP.
+func CheckAddr(addr string, listen bool) error {
+	if strings.Contains(addr, "://") {
+		return errors.New("want HOST:PORT, not a URL")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return fmt.Errorf("want HOST:PORT: %s", ae.Err)
+		}
+		return fmt.Errorf("want HOST:PORT: %w", err)
+	}
+	minPort := 1
+	if listen {
+		minPort = 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || strings.TrimLeft(port, "0123456789") != "" || n < minPort || n > 65535 {
+		return fmt.Errorf("port %q: want a number from %d to 65535", port, minPort)
+	}
+	switch {
+	case host == "" && listen:
+		return nil
+	case host == "":
+		return errors.New("no host: want HOST:PORT")
+	case strings.HasPrefix(addr, "["): // SplitHostPort took the brackets of an IPv6 address
+		ip, _, _ := strings.Cut(host, "%") // zone
+		if net.ParseIP(ip) == nil {
+			return fmt.Errorf("host %q is not an IPv6 address", host)
+		}
+	case strings.IndexFunc(host, notHostChar) >= 0:
+		return fmt.Errorf("host %q: want a host name or IP address", host)
+	}
+	return nil
+}
+
+// notHostChar reports a character that no host name or IPv4 address has.
+func notHostChar(c rune) bool {
+	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_')
 }
 
 // Stats counts what a Proxy has done.
@@ -62,18 +159,17 @@ type Proxy struct {
 	closeOnce                                     sync.Once
 }
 
-// Start listens and serves until Close or until ctx is done.
+// Start checks opts, listens and serves until Close or until ctx is done.
+// It does not dial the upstream: a proxy may start before its server, and
+// each client connection dials on its own (see Options.DialFailed).
 func Start(ctx context.Context, opts Options) (*Proxy, error) {
-	if opts.To == "" {
-		return nil, errors.New("tcpproxy: no upstream address (Options.To)")
-	}
-	if opts.Delay < 0 {
-		return nil, fmt.Errorf("tcpproxy: delay %v is negative", opts.Delay)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if opts.Listen == "" {
 		opts.Listen = "127.0.0.1:0"
 	}
-	if opts.MaxQueued <= 0 {
+	if opts.MaxQueued == 0 {
 		opts.MaxQueued = DefaultMaxQueued
 	}
 	if opts.DialTimeout <= 0 {
@@ -102,9 +198,10 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 // Delay returns the current delay.
 func (p *Proxy) Delay() time.Duration { return time.Duration(p.delay.Load()) }
 
-// SetDelay changes the delay for chunks read from now on.
+// SetDelay changes the delay for chunks read from now on; it is clamped to
+// 0 to MaxDelay.
 func (p *Proxy) SetDelay(d time.Duration) {
-	p.delay.Store(int64(max(d, 0)))
+	p.delay.Store(int64(min(max(d, 0), MaxDelay)))
 }
 
 // Stats returns the counters so far.

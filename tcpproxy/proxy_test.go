@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -181,8 +182,8 @@ func TestCloseEndsConnections(t *testing.T) {
 	}
 }
 
-// TestUpstreamDown: a refused upstream closes the client connection and
-// is counted.
+// TestUpstreamDown: a refused upstream closes the client connection, is
+// counted and reported to DialFailed.
 func TestUpstreamDown(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -190,7 +191,8 @@ func TestUpstreamDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := start(t, tcpproxy.Options{To: addr})
+	failed := make(chan error, 10)
+	p := start(t, tcpproxy.Options{To: addr, DialFailed: func(err error) { failed <- err }})
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -203,20 +205,89 @@ func TestUpstreamDown(t *testing.T) {
 	if st := p.Stats(); st.Failed != 1 {
 		t.Errorf("Failed = %d, want 1", st.Failed)
 	}
+	select {
+	case err := <-failed:
+		if !strings.Contains(err.Error(), addr) {
+			t.Errorf("DialFailed(%v), want the error naming %s", err, addr)
+		}
+	default:
+		t.Error("DialFailed was not called")
+	}
 }
 
+// TestStartErrors: Start refuses bad options before listening, with an
+// *OptionError naming the field; a listen failure names the address.
 func TestStartErrors(t *testing.T) {
 	for _, tc := range []struct {
-		opts tcpproxy.Options
-		want string
+		opts   tcpproxy.Options
+		option string // of the *OptionError; "" = another error
+		want   string
 	}{
-		{tcpproxy.Options{}, "no upstream"},
-		{tcpproxy.Options{To: "127.0.0.1:1", Delay: -time.Second}, "negative"},
-		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "256.0.0.1:0"}, "listen 256.0.0.1:0"},
+		{tcpproxy.Options{}, "To", `To "": no upstream address`},
+		{tcpproxy.Options{To: "nohost"}, "To", `To "nohost": want HOST:PORT: missing port in address`},
+		{tcpproxy.Options{To: "127.0.0.1"}, "To", "missing port in address"},
+		{tcpproxy.Options{To: ":99999"}, "To", `port "99999": want a number from 1 to 65535`},
+		{tcpproxy.Options{To: ":5432"}, "To", "no host"},
+		{tcpproxy.Options{To: "127.0.0.1:0"}, "To", `port "0": want a number from 1 to 65535`},
+		{tcpproxy.Options{To: "127.0.0.1:65536"}, "To", `port "65536"`},
+		{tcpproxy.Options{To: "127.0.0.1:-1"}, "To", `port "-1"`},
+		{tcpproxy.Options{To: "127.0.0.1:+80"}, "To", `port "+80"`},
+		{tcpproxy.Options{To: "localhost:postgresql"}, "To", `port "postgresql": want a number`},
+		{tcpproxy.Options{To: "[::1"}, "To", "missing ']' in address"},
+		{tcpproxy.Options{To: "::1:5432"}, "To", "too many colons"},
+		{tcpproxy.Options{To: "[nohost]:5432"}, "To", "not an IPv6 address"},
+		{tcpproxy.Options{To: "http://127.0.0.1:80"}, "To", "not a URL"},
+		{tcpproxy.Options{To: "127.0.0.1:80/db"}, "To", `port "80/db"`},
+		{tcpproxy.Options{To: "db/x:80"}, "To", `host "db/x"`},
+		{tcpproxy.Options{To: "a b:80"}, "To", `host "a b"`},
+		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "127.0.0.1"}, "Listen", `Listen "127.0.0.1": want HOST:PORT`},
+		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "127.0.0.1:99999"}, "Listen", `port "99999": want a number from 0 to 65535`},
+		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "tcp://127.0.0.1:0"}, "Listen", "not a URL"},
+		{tcpproxy.Options{To: "127.0.0.1:1", Delay: -time.Second}, "Delay", "Delay -1s: want 0 to 1h0m0s"},
+		{tcpproxy.Options{To: "127.0.0.1:1", Delay: tcpproxy.MaxDelay + 1}, "Delay", "want 0 to 1h0m0s"},
+		{tcpproxy.Options{To: "127.0.0.1:1", MaxQueued: -1}, "MaxQueued", "MaxQueued -1"},
+		{tcpproxy.Options{To: "127.0.0.1:1", MaxQueued: tcpproxy.MaxMaxQueued + 1}, "MaxQueued", "MaxQueued 65537"},
+		{tcpproxy.Options{To: "127.0.0.1:1", DialTimeout: -1}, "DialTimeout", "DialTimeout -1ns"},
+		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "256.0.0.1:0"}, "", "listen 256.0.0.1:0"},
 	} {
-		_, err := tcpproxy.Start(context.Background(), tc.opts)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Start(%+v) = %v, want an error with %q", tc.opts, err, tc.want)
+		p, err := tcpproxy.Start(context.Background(), tc.opts)
+		if err == nil {
+			p.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Start(%+v) = %v, want one line with %q", tc.opts, err, tc.want)
+		}
+		oe, ok := errors.AsType[*tcpproxy.OptionError](err)
+		if got := ""; ok {
+			got = oe.Option
+			if got != tc.option {
+				t.Errorf("Start(%+v): option %q, want %q", tc.opts, got, tc.option)
+			}
+		} else if tc.option != "" {
+			t.Errorf("Start(%+v) = %v, want an *OptionError for %s", tc.opts, err, tc.option)
+		}
+	}
+}
+
+// TestValidAddrs: the forms of address Validate accepts.
+func TestValidAddrs(t *testing.T) {
+	for _, tc := range []struct {
+		addr   string
+		listen bool
+	}{
+		{"127.0.0.1:5432", false},
+		{"localhost:1", false},
+		{"db.example.test:65535", false},
+		{"my_db-1:5432", false},
+		{"[::1]:5432", false},
+		{"[fe80::1%eth0]:5432", false},
+		{"127.0.0.1:0", true},
+		{":6432", true},
+		{":0", true},
+		{"[::1]:0", true},
+	} {
+		if err := tcpproxy.CheckAddr(tc.addr, tc.listen); err != nil {
+			t.Errorf("CheckAddr(%q, listen %v) = %v, want nil", tc.addr, tc.listen, err)
 		}
 	}
 }

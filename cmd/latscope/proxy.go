@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"sync"
+	"time"
 
 	"github.com/latscope/latscope/tcpproxy"
 )
@@ -28,16 +31,31 @@ type proxyOptions struct {
 	addrFile string
 }
 
+// proxyProbeTimeout bounds the test connection to the server at start.
+const proxyProbeTimeout = 3 * time.Second
+
+// proxyDialReportEvery is the least time between two lines about failed
+// dials to the server.
+const proxyDialReportEvery = 10 * time.Second
+
 func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o, err := parseProxy(stderr, args)
 	if err != nil {
 		return err
 	}
+	dials := &dialReporter{w: stderr, to: o.opts.To, every: proxyDialReportEvery}
+	o.opts.DialFailed = dials.failed
 	p, err := tcpproxy.Start(ctx, o.opts)
 	if err != nil {
-		return fmt.Errorf("proxy: %w", err)
+		return proxyFlagError(err)
 	}
 	defer p.Close()
+	// A proxy may be started before its server, so a server that does not
+	// answer yet is a warning, not an error; without it the proxy would
+	// listen silently while closing every client.
+	if err := probe(ctx, o.opts.To); err != nil && ctx.Err() == nil {
+		dials.printf("proxy: warning: the server %s does not answer (%v); listening anyway: client connections are closed until it does\n", o.opts.To, bareDialError(err))
+	}
 	if o.addrFile != "" {
 		if err := writeAddrFile(o.addrFile, p.Addr()+"\n"); err != nil {
 			return fmt.Errorf("proxy: --addr-file: %w", err)
@@ -52,12 +70,77 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	return nil
 }
 
+// probe opens and closes one connection to addr.
+func probe(ctx context.Context, addr string) error {
+	d := net.Dialer{Timeout: proxyProbeTimeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// bareDialError drops the "dial tcp ADDR: " prefix of a dial error whose
+// address the message already names.
+func bareDialError(err error) error {
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// dialReporter prints failed dials to the server on stderr: the first at
+// once, then at most one line per period with the count since the last.
+type dialReporter struct {
+	w     io.Writer
+	to    string
+	every time.Duration
+
+	mu     sync.Mutex
+	last   time.Time
+	missed int
+}
+
+func (d *dialReporter) failed(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	if !d.last.IsZero() && now.Sub(d.last) < d.every {
+		d.missed++
+		return
+	}
+	more := ""
+	if d.missed > 0 {
+		more = fmt.Sprintf(" (and %d more since the last such line)", d.missed)
+	}
+	fmt.Fprintf(d.w, "proxy: closed a client connection: the server %s does not answer (%v)%s\n", d.to, bareDialError(err), more)
+	d.last, d.missed = now, 0
+}
+
+// printf writes to the reporter's writer under its lock.
+func (d *dialReporter) printf(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.w, format, args...)
+}
+
+// proxyFlags names the flag of each tcpproxy.Options field the command sets.
+var proxyFlags = map[string]string{"To": "--to", "Listen": "--listen", "Delay": "--delay"}
+
+// proxyFlagError tells a tcpproxy.OptionError in terms of the flag.
+func proxyFlagError(err error) error {
+	if oe, ok := errors.AsType[*tcpproxy.OptionError](err); ok && proxyFlags[oe.Option] != "" {
+		return fmt.Errorf("proxy: flag %s %s: %s", proxyFlags[oe.Option], oe.Value, oe.Reason)
+	}
+	return fmt.Errorf("proxy: %w", err)
+}
+
 func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 	o := &proxyOptions{opts: tcpproxy.Options{Listen: "127.0.0.1:0"}}
 	fs := newFlagSet("proxy", proxySynopsis, stderr)
-	fs.StringVar(&o.opts.Listen, "listen", o.opts.Listen, "`ADDR` to listen on")
-	fs.StringVar(&o.opts.To, "to", "", "server `HOST:PORT` to forward to (required)")
-	fs.DurationVar(&o.opts.Delay, "delay", 0, "added to every chunk the server sends")
+	fs.StringVar(&o.opts.Listen, "listen", o.opts.Listen, "`ADDR` to listen on, [HOST]:PORT (port 0 = any free port)")
+	fs.StringVar(&o.opts.To, "to", "", "server `HOST:PORT` to forward to (required; port 1 to 65535)")
+	fs.DurationVar(&o.opts.Delay, "delay", 0, "added to every chunk the server sends (0 to 1h)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the listening address to `FILE` once listening")
 	usageWith(fs, stderr, proxySynopsis, proxyExamples)
 	if err := fs.Parse(args); err != nil {
@@ -68,8 +151,11 @@ func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 		return nil, fmt.Errorf("proxy: unexpected argument %q", fs.Arg(0))
 	case o.opts.To == "":
 		return nil, errors.New("proxy: flag --to is required (the server's HOST:PORT)")
-	case o.opts.Delay < 0:
-		return nil, fmt.Errorf("proxy: flag --delay %v: want 0 or more", o.opts.Delay)
+	case o.opts.Listen == "":
+		return nil, errors.New(`proxy: flag --listen "": want [HOST]:PORT (the default, 127.0.0.1:0, is any free loopback port)`)
+	}
+	if err := o.opts.Validate(); err != nil {
+		return nil, proxyFlagError(err)
 	}
 	return o, nil
 }

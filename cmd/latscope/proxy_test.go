@@ -38,15 +38,7 @@ func TestProxyCommand(t *testing.T) {
 	go func() {
 		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "30ms", "--addr-file", addrFile})
 	}()
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
-		if b, err := os.ReadFile(addrFile); err == nil {
-			addr = strings.TrimSpace(string(b))
-		} else if time.Now().After(deadline) {
-			t.Fatal("the proxy wrote no --addr-file within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	addr := waitAddrFile(t, addrFile, done)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -69,19 +61,114 @@ func TestProxyCommand(t *testing.T) {
 	}
 }
 
+// TestProxyFlags: bad flags are refused before listening, in one line
+// naming the flag; tcpproxy.Options.Validate does the checking.
 func TestProxyFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{}, "proxy: flag --to is required"},
-		{[]string{"--to", "127.0.0.1:1", "--delay", "-1s"}, "flag --delay -1s: want 0 or more"},
+		{[]string{"--to", "nohost"}, `proxy: flag --to "nohost": want HOST:PORT: missing port in address`},
+		{[]string{"--to", ":99999"}, `proxy: flag --to ":99999": port "99999": want a number from 1 to 65535`},
+		{[]string{"--to", "127.0.0.1:0"}, `flag --to "127.0.0.1:0": port "0"`},
+		{[]string{"--to", ":5432"}, `flag --to ":5432": no host`},
+		{[]string{"--to", "[::1"}, `flag --to "[::1": want HOST:PORT: missing ']' in address`},
+		{[]string{"--to", "http://127.0.0.1:5432"}, `flag --to "http://127.0.0.1:5432": want HOST:PORT, not a URL`},
+		{[]string{"--to", "postgres://u@db:5432/x"}, "not a URL"},
+		{[]string{"--to", "localhost:postgresql"}, `port "postgresql": want a number from 1 to 65535`},
+		{[]string{"--to", "127.0.0.1:1", "--delay", "-1s"}, "proxy: flag --delay -1s: want 0 to 1h0m0s"},
+		{[]string{"--to", "127.0.0.1:1", "--delay", "2h"}, "proxy: flag --delay 2h0m0s: want 0 to 1h0m0s"},
+		{[]string{"--to", "127.0.0.1:1", "--delay", "30"}, "flag -delay"},
 		{[]string{"--to", "127.0.0.1:1", "x"}, `unexpected argument "x"`},
+		{[]string{"--to", "127.0.0.1:1", "--listen", ""}, `flag --listen "": want [HOST]:PORT`},
+		{[]string{"--to", "127.0.0.1:1", "--listen", "6432"}, `flag --listen "6432": want HOST:PORT: missing port in address`},
+		{[]string{"--to", "127.0.0.1:1", "--listen", "127.0.0.1:99999"}, `flag --listen "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
 		{[]string{"--to", "127.0.0.1:1", "--listen", "256.1.1.1:0"}, "proxy: tcpproxy: listen 256.1.1.1:0"},
 	} {
-		_, _, err := runCLI(t, append([]string{"proxy"}, tc.args...)...)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("proxy %q: err = %v, want %q", tc.args, err, tc.want)
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			// a timeout, so that a proxy wrongly started ends the test
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, &stdout, &stderr, append([]string{"proxy"}, tc.args...))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line with %q", err, tc.want)
+			}
+			if stdout.Len() > 0 || stderr.Len() > 0 {
+				t.Errorf("printed %q, %q; want nothing (refused before listening)", stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+// TestProxyServerDown: a proxy started before its server listens (that is
+// a legitimate order) but says so at once, naming the server, and says so
+// again when it closes a client because the server does not answer.
+func TestProxyServerDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := ln.Addr().String()
+	ln.Close()
+	addrFile := filepath.Join(t.TempDir(), "proxy.addr")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", to, "--addr-file", addrFile})
+	}()
+	addr := waitAddrFile(t, addrFile, done)
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("read from the proxy = %d, %v; want EOF (server down)", n, err)
+		}
+		c.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("err = %v, want none: a server that is down is a warning", err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	wants := []string{
+		"proxy: warning: the server " + to + " does not answer (connect: connection refused); listening anyway",
+		"proxy: closed a client connection: the server " + to + " does not answer (connect: connection refused)",
+	}
+	// three failed dials within 10 s: one line each for the warning and the first failure
+	if len(lines) != len(wants) {
+		t.Errorf("stderr has %d lines, want %d:\n%s", len(lines), len(wants), stderr.String())
+	}
+	for i, want := range wants {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], want) {
+			t.Errorf("stderr line %d does not start %q:\n%s", i+1, want, stderr.String())
+		}
+	}
+	if want := "proxy: 3 connections (3 upstream dials failed)"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+	}
+}
+
+// waitAddrFile waits up to 10 s for the proxy to write its address.
+func waitAddrFile(t *testing.T, path string, done <-chan error) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the proxy ended before listening: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy wrote no --addr-file within 10 s")
 		}
 	}
 }
