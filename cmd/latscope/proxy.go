@@ -53,7 +53,7 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	// A proxy may be started before its server, so a server that does not
 	// answer yet is a warning, not an error; without it the proxy would
 	// listen silently while closing every client.
-	if err := probe(ctx, o.opts.To); err != nil && ctx.Err() == nil {
+	if err := proxyProbe(ctx, o.opts.To); err != nil && ctx.Err() == nil {
 		dials.printf("proxy: warning: the server %s does not answer (%v); listening anyway: client connections are closed until it does\n", o.opts.To, bareDialError(err))
 	}
 	if o.addrFile != "" {
@@ -70,8 +70,8 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	return nil
 }
 
-// probe opens and closes one connection to addr.
-func probe(ctx context.Context, addr string) error {
+// proxyProbe opens and closes one connection to addr.
+func proxyProbe(ctx context.Context, addr string) error {
 	d := net.Dialer{Timeout: proxyProbeTimeout}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
