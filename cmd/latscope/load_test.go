@@ -343,13 +343,26 @@ func TestLoadAllFailed(t *testing.T) {
 		{"refused, open", []string{"--rate", "200", refused}, "most often: dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/"), "http://") + ": connect: connection refused", []string{"rps       0.00 successful, "}},
 		{"503", []string{busy.URL}, "measured requests failed, most often: 503 Service Unavailable", []string{"codes     503: "}},
 		{"refused, JSON", []string{"--json", refused}, "load: all ", []string{`"rps": 0,`, `"error_rps": `}},
+		// the results file of a run that failed is still written: the errors are in it
+		{"refused, -o", []string{"-o", "OUT", refused}, "load: all ", []string{"rps       0.00 successful, "}},
 		{"half failed", []string{half.URL}, "", []string{" successful, ", " failed\n"}},
 		// request 0 is due at 0 and answered in the warm-up; request 1 is due after the end.
 		{"nothing measured", []string{"--rate", "1", "--warmup", "100ms", "-d", "1ms", ok}, "load: no request was measured (1 warm-up, 0 dropped)", []string{"requests  0  (excluded: 1 warm-up"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, _, err := runLoadArgs(t, context.Background(), append(slices.Clone(short), tt.args...)...)
+			args := slices.Clone(tt.args)
+			out := filepath.Join(t.TempDir(), "results.jsonl")
+			if i := slices.Index(args, "OUT"); i >= 0 {
+				args[i] = out
+			}
+			stdout, _, err := runLoadArgs(t, context.Background(), append(slices.Clone(short), args...)...)
+			if slices.Contains(tt.args, "OUT") {
+				b, rerr := os.ReadFile(out)
+				if rerr != nil || !bytes.Contains(b, []byte("connection refused")) {
+					t.Errorf("results file: %v, %d bytes; want the failed results", rerr, len(b))
+				}
+			}
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n")) {
 				t.Errorf("err = %v, want %q", err, tt.wantErr)
 			}
