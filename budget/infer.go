@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/tracein"
@@ -404,13 +405,31 @@ func (a *Analyzer) inferredText() string {
 		after += c
 	}
 	return fmt.Sprintf("the trace has no runtime/trace tasks: %d requests were inferred from net/http server connection goroutines "+
-		"(HTTP/1.x; one per request read, split at net/http's own request boundaries): "+
-		"began at a new connection %d, on waking for the next request %d, at reading it without waiting %d, at its background read or handler %d; "+
-		"ended at the response write %d, at the wait after the response %d, at the next request %d, on blocking for the next request %d, at connection close %d; "+
-		"%d began before the trace and %d had not ended at its end (not counted); "+
+		"(HTTP/1.x), split at net/http's own request boundaries: began %s; ended %s; "+
+		"%d began before the trace and %d had not ended at its end (excluded); "+
 		"wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries",
-		n, k.began[beganCreate], k.began[beganWake], k.began[beganRead], k.began[beganLate],
-		k.ended[endWrite], k.ended[endAbort], k.ended[endNext], k.ended[endIdle], k.ended[endExit], before, after)
+		n, counted(k.began[:], beganNames[:]), counted(k.ended[:], endedNames[:]), before, after)
+}
+
+var (
+	beganNames = [numBegan]string{beganCreate: "with a new connection", beganWake: "on waking for the next request",
+		beganRead: "on reading it without waiting", beganLate: "at its background read or handler"}
+	endedNames = [numEnded]string{endWrite: "at the response write", endAbort: "at the wait after the response",
+		endNext: "at the next request", endIdle: "on waiting for the next request", endExit: "at the connection's close"}
+)
+
+// counted lists the non-zero counts with their names: "on waking … 2303, …".
+func counted(ns []int, names []string) string {
+	var parts []string
+	for i, n := range ns {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", names[i], n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stopInferring drops inferred requests once the trace shows it has tasks.

@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -101,8 +102,10 @@ func TestInferredMatchesClient(t *testing.T) {
 			if want.BeganBefore+want.NotEnded > 0 && !hasFinding(res, budget.FindCutByWindow) {
 				t.Error("no finding says requests were cut by the window")
 			}
-			if !hasFinding(res, budget.FindInferred) {
+			if f := finding(res, budget.FindInferred); f == nil {
 				t.Error("no finding says how requests were inferred")
+			} else if want := fmt.Sprintf("%d requests were inferred", g.Count); !strings.Contains(f.Text, want) || !strings.Contains(f.Text, "ended at the response write") {
+				t.Errorf("inferred finding %q, want %q and how they ended", f.Text, want)
 			}
 		})
 	}
@@ -122,13 +125,15 @@ func TestInferredGo119(t *testing.T) {
 	}
 }
 
-func hasFinding(res *budget.Result, k budget.FindingKind) bool {
+func hasFinding(res *budget.Result, k budget.FindingKind) bool { return finding(res, k) != nil }
+
+func finding(res *budget.Result, k budget.FindingKind) *budget.Finding {
 	for _, w := range res.Warnings {
 		if f, ok := w.(*budget.Finding); ok && f.Kind == k {
-			return true
+			return f
 		}
 	}
-	return false
+	return nil
 }
 
 func counts(res *budget.Result) map[string][3]int {
