@@ -100,7 +100,7 @@ type inferState struct {
 const (
 	ikComputed = 1 << iota
 	ikAbort    // (*connReader).abortPendingRead: the response is written
-	ikFinish   // (*response).finishRequest without abortPendingRead: writing the response
+	ikFinish   // a write to the connection under (*response).finishRequest: the response's last bytes
 	ikPeek     // bufio.(*Reader).Peek under (*conn).serve: waiting for a keep-alive request
 )
 
@@ -126,12 +126,21 @@ func (a *Analyzer) inferKind(id tracein.StackID) uint8 {
 		}
 	}
 	if f&flagDone != 0 {
-		b |= ikFinish
+		write, finish := false, false
 		for _, f := range a.terms.stacks.Frames(id) {
-			if f.Func == "net/http.(*connReader).abortPendingRead" {
-				b = b&^ikFinish | ikAbort
-				break
+			switch f.Func {
+			case "net/http.(*connReader).abortPendingRead":
+				b |= ikAbort
+			case "net/http.checkConnErrorWriter.Write":
+				write = true // the connection's writer (under TLS too)
+			case "net/http.(*response).finishRequest":
+				finish = true
 			}
+		}
+		// Only the response's write: finishRequest may also read what is
+		// left of the request's body before it.
+		if b&ikAbort == 0 && write && finish {
+			b |= ikFinish
 		}
 	}
 	k.kinds[id] = b
