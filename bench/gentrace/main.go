@@ -22,6 +22,8 @@ import (
 	"runtime/trace"
 	"sync/atomic"
 	"time"
+
+	"github.com/latscope/latscope/internal/sticky"
 )
 
 // Options configure a recording.
@@ -101,7 +103,8 @@ func record(ctx context.Context, stdout io.Writer, o Options) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cw := &countingWriter{w: f}
+	sw := sticky.New(f) // runtime/trace drops write errors
+	cw := &countingWriter{w: sw}
 	req0, t0 := ws.requests.Load(), time.Now()
 	if err := trace.Start(cw); err != nil {
 		return fmt.Errorf("trace: %w", err)
@@ -113,6 +116,9 @@ func record(ctx context.Context, stdout io.Writer, o Options) error {
 	<-ld.done
 	if err != nil {
 		return err
+	}
+	if err := sw.Err(); err != nil {
+		return fmt.Errorf("-o %s: %w", o.Out, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("-o %s: %w", o.Out, err)

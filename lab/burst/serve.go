@@ -2,6 +2,7 @@ package burst
 
 import (
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/sticky"
 
 	"context"
 	"encoding/json"
@@ -174,11 +175,15 @@ func startCPUProfile(w io.Writer, hz int) error {
 }
 
 func captureProfile(ctx context.Context, w io.Writer, d time.Duration, hz int) error {
-	if err := startCPUProfile(w, hz); err != nil {
+	sw := sticky.New(w) // runtime/pprof drops write errors
+	if err := startCPUProfile(sw, hz); err != nil {
 		return err
 	}
 	sleep(ctx, d)
 	rpprof.StopCPUProfile()
+	if err := sw.Err(); err != nil {
+		return fmt.Errorf("writing the CPU profile: %w", err)
+	}
 	return nil
 }
 
@@ -189,11 +194,15 @@ func captureTrace(ctx context.Context, w io.Writer, d time.Duration, hz int) err
 		return err
 	}
 	defer rpprof.StopCPUProfile()
-	if err := trace.Start(w); err != nil {
+	sw := sticky.New(w) // runtime/trace drops write errors
+	if err := trace.Start(sw); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
 	sleep(ctx, d)
 	trace.Stop()
+	if err := sw.Err(); err != nil {
+		return fmt.Errorf("writing the trace: %w", err)
+	}
 	return nil
 }
 

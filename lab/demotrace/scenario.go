@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/latscope/latscope/internal/sticky"
 )
 
 // Scenarios lists the scenario names Record accepts, with what each does.
@@ -113,7 +115,7 @@ func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	}
 	cpu0 := processCPU()
 	t0 := time.Now()
-	sw := &stickyWriter{w: w}
+	sw := sticky.New(w)
 	if err := trace.Start(sw); err != nil {
 		return Summary{}, fmt.Errorf("trace: %w", err)
 	}
@@ -121,39 +123,10 @@ func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	err = drive(ctx, srv.url, cfg.Clients, cfg.Requests, &s.Latencies)
 	trace.Stop() // flushes the trace to sw
 	s.Wall, s.CPU, s.Requests = time.Since(t0), processCPU()-cpu0, len(s.Latencies)
-	if werr := sw.error(); werr != nil {
+	if werr := sw.Err(); werr != nil {
 		return s, fmt.Errorf("writing the trace: %w", werr)
 	}
 	return s, err
-}
-
-// stickyWriter keeps the first error of w and refuses every write after it,
-// so that the error the runtime's tracer ignores can be reported once the
-// trace has stopped.
-type stickyWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	err error
-}
-
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err != nil {
-		return 0, s.err
-	}
-	n, err := s.w.Write(p)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	s.err = err
-	return n, err
-}
-
-func (s *stickyWriter) error() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 func names() string {
