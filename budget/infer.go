@@ -24,15 +24,20 @@ import (
 //
 //   - the read syscall of the next request (under Peek or readRequest);
 //   - the creation of the background-read goroutine (once per request
-//     without a body, after its header was read);
-//   - the write syscall under finishRequest that sends the response.
+//     after its header was read; for a request with a body, when the
+//     handler has read it to the end);
+//   - the write syscall under finishRequest that sends the response's
+//     last bytes.
 //
 // A request begins when the connection goroutine is created, wakes from
 // waiting for the next request, or issues the read syscall for it without
-// having waited; it ends when the response write returns, when the
-// goroutine waits in abortPendingRead, blocks for the next request, reads
-// it, or exits — whichever comes first. A second background read in one
-// span splits it.
+// having waited; it ends when that response write begins (its return
+// waits for the thread to run again; the client can have the bytes
+// before), or else when the goroutine waits in abortPendingRead, blocks
+// for the next request, reads it, or exits — whichever comes first. A
+// second background read in one span splits it. Requests in flight at the
+// trace's start are counted as begun before it, open ones at its end as
+// not ended, in their handler's group (inferFinalize).
 
 // servePhase is where a connection goroutine is between and inside requests.
 type servePhase uint8
@@ -92,7 +97,7 @@ type inferState struct {
 	ended      [numEnded]int
 	cutBefore  map[string]int // began before the trace, by handler ("" unknown)
 	cutAfter   map[string]int // had not ended at the trace end, by handler
-	sawPeek    bool           // a keep-alive wait under Peek was seen: net/http of Go 1.21 or later
+	sawPeek    bool           // a keep-alive wait under Peek was seen
 	discarded  int            // spans that turned out to hold no request
 	splitSpans int            // spans split by a second background read in them
 }
@@ -104,7 +109,7 @@ const (
 	ikPeek     // bufio.(*Reader).Peek under (*conn).serve: waiting for a keep-alive request
 )
 
-// kind returns the inference bits of a stack beyond the terms' flags.
+// inferKind returns the inference bits of a stack beyond the terms' flags.
 func (a *Analyzer) inferKind(id tracein.StackID) uint8 {
 	k := &a.inf
 	for int(id) >= len(k.kinds) {
@@ -175,11 +180,15 @@ func (a *Analyzer) inferCreated(g *gstate, ev *tracein.Event) {
 			a.beginSpan(c, t, beganLate)
 		}
 	case phCut:
+		if !s.bg { // the cut request's own background read
+			s.bg = true
+			return
+		}
 		// The cut request's background read began before the trace.
 		s.phase = phIdle
 		a.beginSpan(c, t, beganLate)
 	case phUnknown:
-		a.cutBefore(s, "")
+		a.cutBefore(s, "", true)
 		return
 	default:
 		a.beginSpan(c, t, beganLate)
@@ -204,30 +213,37 @@ func (a *Analyzer) inferInitial(g *gstate, ev *tracein.Event) {
 	case si.flags&flagReadRequest != 0:
 		s.phase = phIdle
 		s.blocked = ev.To == tracein.Waiting
-		// Since Go 1.21 a keep-alive connection waits for its next request
-		// under Peek; a wait in readRequest itself is a new connection's
-		// first request, whose client has connected before the trace.
+		// Recent net/http waits for a keep-alive connection's next request
+		// under Peek (older versions only with an idle or read timeout); a
+		// wait in readRequest itself is then a new connection's first
+		// request, whose client connected before the trace.
 		s.first = s.blocked && ik&ikPeek == 0
 	case ik&ikAbort != 0:
 		s.phase = phIdle
 	case si.flags&flagHandler != 0:
-		a.cutBefore(s, si.outerApp)
+		a.cutBefore(s, si.outerApp, true)
 	case ik&ikFinish != 0:
-		a.cutBefore(s, "")
+		a.cutBefore(s, "", true)
 		if ev.To == tracein.Syscall { // writing its response
 			s.phase = phIdle
 		}
 	}
 }
 
-// cutBefore counts the request in flight on s when the trace started.
-func (a *Analyzer) cutBefore(s *serveState, name string) {
+// cutBefore counts the request in flight on s when the trace started;
+// progressed says it is past reading its header.
+func (a *Analyzer) cutBefore(s *serveState, name string, progressed bool) {
 	if a.inf.cutBefore == nil {
 		a.inf.cutBefore = map[string]int{}
 	}
 	a.inf.cutBefore[name]++
-	s.phase, s.name = phCut, name
+	*s = serveState{phase: phCut, name: name, bg: progressed}
 }
+
+// peekEra reports whether the server waits for keep-alive requests under
+// Peek, so that a wait or read in readRequest itself is a request being
+// read: the trace showed such a wait, or it has a clock snapshot (Go 1.25+).
+func (a *Analyzer) peekEra() bool { return a.inf.sawPeek || !a.info.StartWall.IsZero() }
 
 // inferTransition moves a connection goroutine along its requests.
 func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
@@ -251,25 +267,32 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		a.answered(g, t, endExit)
 		s.phase = phIdle
 	case ev.To == tracein.Waiting && si.flags&flagReadRequest != 0 && frame.KindOfReason(ev.Reason) == frame.Network:
-		if s.phase == phOpen && !s.progressed() && s.began != beganRead {
+		if s.phase == phOpen && !s.progressed() && s.began != beganRead || s.phase == phCut && !s.progressed() {
 			break // the request's header is still arriving
 		}
+		unknown := s.phase == phUnknown
 		a.answered(g, t, endIdle)
 		s.phase, s.blocked = phIdle, true
+		// First seen waiting in readRequest itself: a new connection's
+		// first request (see inferInitial).
+		s.first = unknown && ik&ikPeek == 0
 	case ev.From == tracein.Waiting && s.phase == phIdle && s.blocked:
 		first := s.first
 		s.blocked, s.first = false, false
-		if first && (a.inf.sawPeek || !a.info.StartWall.IsZero()) {
-			// Go 1.25 or later (a clock snapshot), or Peek seen: the
-			// request began before the trace, on a new connection.
-			a.cutBefore(s, "")
+		if first && a.peekEra() {
+			// The request began before the trace, on a connection
+			// accepted before it.
+			a.cutBefore(s, "", false)
 			break
 		}
 		a.beginSpan(g, t, beganWake)
 	case ev.To == tracein.Syscall && si.flags&flagReadRequest != 0:
 		switch {
-		case s.phase == phOpen && !s.progressed():
+		case (s.phase == phOpen || s.phase == phCut) && !s.progressed():
 			// still reading this request
+		case s.phase == phUnknown && ik&ikPeek == 0 && a.peekEra():
+			// Reading a request's header, first seen: it began before.
+			a.cutBefore(s, "", false)
 		case s.phase == phUnknown:
 			s.phase = phIdle
 			a.beginSpan(g, t, beganRead)
@@ -286,7 +309,7 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		// event, wait for the thread to run again).
 		switch s.phase {
 		case phUnknown:
-			a.cutBefore(s, "")
+			a.cutBefore(s, "", true)
 		case phIdle:
 			return // a write after the request was ended: nothing to split
 		}
@@ -297,7 +320,9 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 	case si.flags&flagHandler != 0:
 		switch s.phase {
 		case phUnknown:
-			a.cutBefore(s, si.outerApp)
+			a.cutBefore(s, si.outerApp, true)
+		case phCut:
+			s.handler = true
 		case phIdle:
 			a.beginSpan(g, t, beganLate)
 		}
