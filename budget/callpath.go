@@ -18,10 +18,11 @@ const PathSep = " › "
 func pathKey(path []string) string { return strings.Join(path, "\n") }
 
 // Matches reports whether the term lies beneath a frame that name names.
-// name is one frame ("GetUser", matched as MatchName matches a frame) or a
-// run of consecutive frames of the call path ("ListOrders›query"). A frame
-// also matches the closures declared inside it: "handle" matches
-// "main.handle.func2.1", so a goroutine a handler starts is beneath it.
+// name is one frame ("GetUser", matched as MatchName matches a frame) or
+// frames of the call path from outer to inner ("ListOrders>query": query
+// beneath ListOrders, with any frames between them). A frame also matches
+// the closures declared inside it: "handle" matches "main.handle.func2.1",
+// so a goroutine a handler starts is beneath it.
 func (t Term) Matches(name string) bool {
 	return matchRun(t.path(), splitName(name)) >= 0
 }
@@ -45,22 +46,40 @@ func splitName(name string) []string {
 	return parts
 }
 
-// matchRun returns the index in path of the last frame of the innermost
-// run of consecutive frames matched by parts, or -1.
+// matchRun returns the index in path of the innermost frame that matches
+// the last of parts and has the others above it, in order (not necessarily
+// adjacent), or -1.
 func matchRun(path, parts []string) int {
-	for end := len(path) - 1; end >= len(parts)-1; end-- {
-		ok := true
-		for i := range parts {
-			if !matchFrame(path[end-len(parts)+1+i], parts[i]) {
-				ok = false
-				break
+	last := len(parts) - 1
+	for end := len(path) - 1; end >= last; end-- {
+		if !matchFrame(path[end], parts[last]) {
+			continue
+		}
+		i := last - 1
+		for j := end - 1; j >= 0 && i >= 0; j-- {
+			if matchFrame(path[j], parts[i]) {
+				i--
 			}
 		}
-		if ok {
+		if i < 0 {
 			return end
 		}
 	}
 	return -1
+}
+
+// matchedFrames returns, for a match of parts ending at end, the frames
+// that matched each part (innermost matches first, then outward).
+func matchedFrames(path, parts []string, end int) []string {
+	out := make([]string, len(parts))
+	i := len(parts) - 1
+	for j := end; j >= 0 && i >= 0; j-- {
+		if matchFrame(path[j], parts[i]) {
+			out[i] = path[j]
+			i--
+		}
+	}
+	return out
 }
 
 // matchFrame reports whether fn, or the function whose closure fn is,
@@ -134,9 +153,9 @@ func NameCandidates(terms []Term, name string) []string {
 		}
 		// Candidates differ by the functions matched, not by what lies
 		// beneath them or by closures of one function.
-		run := make([]string, len(parts))
+		run := matchedFrames(p, parts, end)
 		for i := range run {
-			run[i] = declared(p[end-len(parts)+1+i])
+			run[i] = declared(run[i])
 		}
 		k := pathKey(run)
 		if seen[k] {
@@ -189,10 +208,16 @@ func shortFunc(fn string) string {
 	return fn
 }
 
+// displayPath joins frames with PathSep, each without its package's
+// directories, and without its package at all when the frame before it is
+// of the same package: "store.(*Store).Query › (*Store).query".
 func displayPath(p []string) string {
 	s := make([]string, len(p))
 	for i, f := range p {
 		s[i] = frame.Short(f)
+		if i > 0 && frame.Package(f) == frame.Package(p[i-1]) {
+			s[i] = shortFunc(f)
+		}
 	}
 	return strings.Join(s, PathSep)
 }

@@ -66,6 +66,14 @@ func TestMatches(t *testing.T) {
 			t.Errorf("Matches(%q) = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+	// frames between the named ones: an exported wrapper beneath the caller
+	wrapped := pathTerm("main.user", "github.com/acme/store.(*Store).Query", "github.com/acme/store.(*Store).query")
+	if !wrapped.Matches("user>query") || !wrapped.Matches("user > (*Store).Query > query") || wrapped.Matches("Query>user") {
+		t.Error("user>query: frames between the named ones")
+	}
+	if got := Labels([]Term{wrapped, pathTerm("main.orders", "github.com/acme/store.(*Store).Query", "github.com/acme/store.(*Store).query")})[0]; got != "main.user › store.(*Store).Query › (*Store).query" {
+		t.Errorf("label %q: the package is said once per run of frames in it", got)
+	}
 	// A term without a path (a JVM recording) matches by its frame.
 	if !(Term{Frame: "com.acme.Repo.find"}).Matches("Repo.find") {
 		t.Error("frame-only term does not match its frame")

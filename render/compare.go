@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
@@ -41,9 +42,10 @@ type PredictionCheck struct {
 }
 
 // TermDelta is a term's critical time per request before and after. Terms
-// are the same term in both traces when their names (the shortest unique
-// call-path suffix in each trace), mechanisms and kinds agree: a fix that
-// moves a call into a goroutine changes its full path, not its name.
+// are the same term in both traces when their call paths, mechanisms and
+// kinds agree, or, for a call the fix moved (into a goroutine, under
+// another caller), when its innermost frame, mechanism and kind are unique
+// among the terms left on both sides. Name is the first trace's.
 type TermDelta struct {
 	Name      string   `json:"name"`
 	Frame     string   `json:"frame"`
@@ -94,25 +96,52 @@ func errPct(pred, meas float64) float64 {
 }
 
 func termDeltas(before, after []TermJSON) []TermDelta {
-	type key struct{ p, m, k string }
-	rows := map[key]*TermDelta{}
-	get := func(t TermJSON) *TermDelta {
-		k := key{nameOr(t.Name, t.Frame), t.Mechanism, t.Kind}
-		if rows[k] == nil {
-			rows[k] = &TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind}
-		}
-		return rows[k]
-	}
+	var out []TermDelta
+	var leftB, leftA []TermJSON
+	// the same call path, mechanism and kind: the same term
+	byPath := map[string]int{}
 	for _, t := range before {
-		get(t).BeforeMs = t.CriticalMs
+		byPath[termKey(t.AppPath, t)] = len(out)
+		out = append(out, delta(t, t.CriticalMs, 0))
 	}
 	for _, t := range after {
-		get(t).AfterMs = t.CriticalMs
+		if i, ok := byPath[termKey(t.AppPath, t)]; ok {
+			out[i].AfterMs = t.CriticalMs
+			delete(byPath, termKey(t.AppPath, t))
+			continue
+		}
+		leftA = append(leftA, t)
 	}
-	out := []TermDelta{}
-	for _, r := range rows {
-		r.DeltaMs = round(r.AfterMs - r.BeforeMs)
-		out = append(out, *r)
+	for _, t := range before {
+		if _, ok := byPath[termKey(t.AppPath, t)]; ok {
+			leftB = append(leftB, t)
+		}
+	}
+	// a call the fix moved (into a goroutine, under another caller) keeps
+	// its innermost frame: pair what is left by frame when that is unique
+	// on both sides
+	count := func(ts []TermJSON) map[string]int {
+		n := map[string]int{}
+		for _, t := range ts {
+			n[termKey([]string{t.Frame}, t)]++
+		}
+		return n
+	}
+	nb, na := count(leftB), count(leftA)
+	for _, t := range leftA {
+		k := termKey([]string{t.Frame}, t)
+		if nb[k] == 1 && na[k] == 1 {
+			for _, b := range leftB {
+				if termKey([]string{b.Frame}, b) == k {
+					out[byPath[termKey(b.AppPath, b)]].AfterMs = t.CriticalMs
+				}
+			}
+			continue
+		}
+		out = append(out, delta(t, 0, t.CriticalMs))
+	}
+	for i := range out {
+		out[i].DeltaMs = round(out[i].AfterMs - out[i].BeforeMs)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {
@@ -121,6 +150,15 @@ func termDeltas(before, after []TermJSON) []TermDelta {
 		return out[i].Name+out[i].Mechanism+out[i].Kind < out[j].Name+out[j].Mechanism+out[j].Kind
 	})
 	return out
+}
+
+// termKey identifies a term by path (or frame), mechanism and kind.
+func termKey(path []string, t TermJSON) string {
+	return strings.Join(path, "\n") + "\x00" + t.Mechanism + "\x00" + t.Kind
+}
+
+func delta(t TermJSON, before, after float64) TermDelta {
+	return TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind, BeforeMs: before, AfterMs: after}
 }
 
 // Misses returns the predictions that missed.

@@ -108,3 +108,31 @@ func TestPathRows(t *testing.T) {
 		t.Errorf("rows = %+v", rows)
 	}
 }
+
+// TestTermDeltas: terms pair by call path, and a call the fix moved pairs
+// by its innermost frame when that is unique on both sides.
+func TestTermDeltas(t *testing.T) {
+	q := "acme/store.(*Store).query"
+	before := []TermJSON{
+		{Name: "getUser › query", Frame: q, AppPath: []string{"main.getUser", q}, Kind: "network", CriticalMs: 4.67},
+		{Name: "listOrders › query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", CriticalMs: 40},
+		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle", "main.callUpstream"}, Kind: "select", CriticalMs: 100},
+	}
+	after := []TermJSON{ // getUser removed; the upstream call moved into a goroutine
+		{Name: "store.(*Store).query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", CriticalMs: 40.5},
+		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle.func1", "main.callUpstream"}, Kind: "select", CriticalMs: 101},
+	}
+	got := map[string][2]float64{}
+	for _, d := range termDeltas(before, after) {
+		got[d.Name] = [2]float64{d.BeforeMs, d.AfterMs}
+	}
+	want := map[string][2]float64{"getUser › query": {4.67, 0}, "listOrders › query": {40, 40.5}, "main.callUpstream": {100, 101}}
+	if len(got) != len(want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %v, want %v", k, got[k], w)
+		}
+	}
+}
