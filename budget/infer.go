@@ -184,7 +184,7 @@ func (a *Analyzer) inferCreated(g *gstate, ev *tracein.Event) {
 			s.bg = true
 			return
 		}
-		// The cut request's background read began before the trace.
+		// The cut request had its background read: this is the next one's.
 		s.phase = phIdle
 		a.beginSpan(c, t, beganLate)
 	case phUnknown:
