@@ -79,7 +79,9 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 		pc := PredictionCheck{Spec: p.Spec, PredictedMeanMs: p.MeanMs, MeasuredMeanMs: a.Requests.MeanMs,
 			PredictedP99Ms: p.P99Ms, MeasuredP99Ms: a.Requests.P99Ms, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
 		pc.ErrorPct = errPct(pc.PredictedMeanMs, pc.MeasuredMeanMs)
-		pc.P99ErrorPct = errPct(pc.PredictedP99Ms, pc.MeasuredP99Ms)
+		if pc.PredictedP99Ms > 0 { // 0: not predicted (the requests queue at a cap)
+			pc.P99ErrorPct = errPct(pc.PredictedP99Ms, pc.MeasuredP99Ms)
+		}
 		pc.RPSErrorPct = errPct(pc.PredictedRPS, pc.MeasuredRPS)
 		pc.Miss = math.Abs(pc.ErrorPct) > missPct
 		c.Predictions = append(c.Predictions, pc)

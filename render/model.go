@@ -154,12 +154,19 @@ type RegionJSON struct {
 
 // PredictionJSON is one what-if.
 type PredictionJSON struct {
-	Spec     string  `json:"spec"`
+	Spec string `json:"spec"`
+	// MeanMs is the predicted mean: the simulated one, or when the capped
+	// throughput cannot serve the clients at it, clients / rps (Little's
+	// law for a closed model: the requests queue at the cap).
 	MeanMs   float64 `json:"mean_ms"`
-	P99Ms    float64 `json:"p99_ms"`
+	P99Ms    float64 `json:"p99_ms"` // 0 when the requests queue: not predicted
 	DeltaPct float64 `json:"delta_pct"`
 	RPS      float64 `json:"rps"`
 	Limit    string  `json:"limit"`
+	// SimulatedMeanMs is the mean of the requests' re-simulated timelines;
+	// QueueMs is what MeanMs adds to it for the queue at the cap.
+	SimulatedMeanMs float64 `json:"simulated_mean_ms"`
+	QueueMs         float64 `json:"queue_ms"`
 }
 
 // ThroughputJSON states the closed-model inputs used for rps predictions.

@@ -196,7 +196,13 @@ func (r *Report) writePredictions(ew *errWriter, g *GroupJSON) {
 	fmt.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
 	fmt.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.MeanMs, g.Requests.P99Ms, tp.MeasuredRPS)
 	for _, p := range g.Predictions {
-		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%.2f\t%.1f\t%s\t\n", p.Spec, p.MeanMs, p.DeltaPct, p.P99Ms, p.RPS, p.Limit)
+		p99 := fmt.Sprintf("%.2f", p.P99Ms)
+		limit := p.Limit
+		if p.QueueMs > 0 {
+			p99 = "n/a"
+			limit += fmt.Sprintf(", +%.2f ms queued", p.QueueMs)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.MeanMs, p.DeltaPct, p99, p.RPS, limit)
 	}
 	tw.Flush()
 }

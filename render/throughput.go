@@ -115,7 +115,29 @@ func predictionsJSON(res *budget.Result, g *budget.Group, in Inputs, gj GroupJSO
 		if math.IsNaN(pj.RPS) {
 			pj.RPS = 0
 		}
+		queueAtCap(&pj, gj.Throughput.Clients, gj.Requests.MeanMs)
 		out = append(out, pj)
 	}
 	return out
+}
+
+// queueAtCap keeps a prediction consistent with its throughput: in a
+// closed model with N clients and throughput X, Little's law gives a mean
+// of N / X. When a cap holds X below what the simulated mean allows, the
+// clients queue at the cap and the mean is N / X; the p99 of the simulated
+// timelines then says nothing and is dropped. measuredMs is the trace's
+// mean, for DeltaPct.
+func queueAtCap(pj *PredictionJSON, clients, measuredMs float64) {
+	pj.SimulatedMeanMs = pj.MeanMs
+	if pj.RPS <= 0 || clients <= 0 {
+		return
+	}
+	q := clients * 1000 / pj.RPS
+	if q <= pj.MeanMs*1.0005 { // the clients' own rate (rounding aside)
+		return
+	}
+	pj.QueueMs, pj.MeanMs, pj.P99Ms = round(q-pj.MeanMs), round(q), 0
+	if measuredMs > 0 {
+		pj.DeltaPct = round(100 * (pj.MeanMs - measuredMs) / measuredMs)
+	}
 }
