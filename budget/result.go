@@ -37,6 +37,7 @@ type TraceInfo struct {
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
 	Inferred        bool  // requests were inferred from net/http server goroutines
+	JVM             bool  // a JVM recording (package jfr), not a Go trace
 }
 
 // Duration returns the trace's length in nanoseconds.

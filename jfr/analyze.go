@@ -330,6 +330,7 @@ func (a *Analyzer) info() budget.TraceInfo {
 		Start: tracein.Time(start.UnixNano()), End: tracein.Time(end.UnixNano()), StartWall: start,
 		Records: a.records, Generations: len(a.rec.Chunks), Goroutines: len(a.threads),
 		CPUSamples: a.samples, Procs: a.env.hwThreads, ProcBusy: int64(a.env.jvmBusy * float64(a.env.hwThreads)),
+		JVM: true,
 	}
 }
 

@@ -112,14 +112,17 @@ func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 			t.FallbackTerms++
 		}
 	}
-	t.AppRule = appRule(in.App, t.FallbackTerms)
+	t.AppRule = appRule(in.App, t.FallbackTerms, i.JVM)
 	return t
 }
 
 // appRule says in words which rule chose the application frames.
-func appRule(app []string, fallback int) string {
+func appRule(app []string, fallback int, jvm bool) string {
 	if len(app) > 0 {
 		return "application frames: packages under " + strings.Join(app, ", ") + " (as given)"
+	}
+	if jvm {
+		return "application frames: classes outside the JDK, connection pools and known libraries (--app PREFIX to choose)"
 	}
 	s := "application frames: code built from the service's own source, not the standard library, the module cache, vendor/ or a known library (--app PREFIX to choose)"
 	if fallback > 0 {

@@ -135,7 +135,7 @@ func TestBadInput(t *testing.T) {
 	}
 	t.Run("partial", func(t *testing.T) {
 		stdout, _, err := runCLI(t, "analyze", "--partial", trunc)
-		if err != nil {
+		if err != nil && !strings.Contains(err.Error(), "refused") { // what came before may hold no whole request
 			t.Fatal(err)
 		}
 		if !strings.Contains(stdout, "the trace is damaged") {
