@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/critpath"
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
 )
 
 // ErrNoMatch is wrapped by Build's errors for filters that match nothing.
@@ -112,12 +113,12 @@ func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 			t.FallbackTerms++
 		}
 	}
-	t.AppRule = appRule(in.App, t.FallbackTerms, i.JVM)
+	t.AppRule = appRule(in.App, t.FallbackTerms, i.JVM, sawModuleCache(res))
 	return t
 }
 
 // appRule says in words which rule chose the application frames.
-func appRule(app []string, fallback int, jvm bool) string {
+func appRule(app []string, fallback int, jvm, moduleCache bool) string {
 	if len(app) > 0 {
 		return "application frames: packages under " + strings.Join(app, ", ") + " (as given)"
 	}
@@ -128,7 +129,27 @@ func appRule(app []string, fallback int, jvm bool) string {
 	if fallback > 0 {
 		s += fmt.Sprintf("; %d term(s) had no such frame and name the innermost frame of another module instead (a binary built from the module cache)", fallback)
 	}
+	if !moduleCache {
+		s += "; no frame of the trace came from the module cache or vendor/, so dependencies, if any, are told apart only by the list of known libraries (a distribution's or GOPATH build shows no module versions)"
+	}
 	return s
+}
+
+// sawModuleCache reports whether any frame of the trace was compiled from
+// the module cache or a vendor directory, so that the default rule could
+// tell dependencies apart at all.
+func sawModuleCache(res *budget.Result) bool {
+	if res.Stacks == nil {
+		return false
+	}
+	for id := 1; id < res.Stacks.Len(); id++ {
+		for _, f := range res.Stacks.Frames(tracein.StackID(id)) {
+			if frame.IsDependencyFile(f.File) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func outsideJSON(res *budget.Result) map[string]float64 {

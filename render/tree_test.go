@@ -152,3 +152,22 @@ func TestQueueAtCap(t *testing.T) {
 		t.Errorf("not capped: %+v", free)
 	}
 }
+
+func TestAppRule(t *testing.T) {
+	for _, tt := range []struct {
+		app         []string
+		fallback    int
+		jvm, module bool
+		want        string
+	}{
+		{[]string{"github.com/acme/"}, 0, false, true, "packages under github.com/acme/ (as given)"},
+		{nil, 0, false, true, "built from the service's own source"},
+		{nil, 3, false, true, "3 term(s) had no such frame"},
+		{nil, 0, false, false, "only by the list of known libraries"},
+		{nil, 0, true, false, "outside the JDK"},
+	} {
+		if got := appRule(tt.app, tt.fallback, tt.jvm, tt.module); !strings.Contains(got, tt.want) {
+			t.Errorf("appRule(%v, %d, %v, %v) = %q, want %q in it", tt.app, tt.fallback, tt.jvm, tt.module, got, tt.want)
+		}
+	}
+}
