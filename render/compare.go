@@ -86,7 +86,7 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 		pc.Miss = math.Abs(pc.ErrorPct) > missPct
 		c.Predictions = append(c.Predictions, pc)
 	}
-	c.Terms = termDeltas(b.Terms, a.Terms)
+	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
 	return c, nil
 }
 
@@ -97,11 +97,16 @@ func errPct(pred, meas float64) float64 {
 	return round(100 * (pred - meas) / meas)
 }
 
-func termDeltas(before, after []TermJSON) []TermDelta {
-	var out []TermDelta
+func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDelta {
+	// running and runnable are on the critical path too: a fix that moves
+	// the waiting onto the CPUs shows there
+	out := []TermDelta{
+		{Name: "running (on CPU as Go sees it)", Kind: "running", BeforeMs: cpuBefore.CriticalRunningMs, AfterMs: cpuAfter.CriticalRunningMs},
+		{Name: "runnable (scheduler wait)", Kind: "runnable", BeforeMs: cpuBefore.CriticalRunnableMs, AfterMs: cpuAfter.CriticalRunnableMs},
+	}
 	var leftB, leftA []TermJSON
 	// the same call path, mechanism and kind: the same term
-	byPath := map[string]int{}
+	byPath := map[string]int{} // before's unpaired terms, by path
 	for _, t := range before {
 		byPath[termKey(t.AppPath, t)] = len(out)
 		out = append(out, delta(t, t.CriticalMs, 0))

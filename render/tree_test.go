@@ -123,10 +123,11 @@ func TestTermDeltas(t *testing.T) {
 		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle.func1", "main.callUpstream"}, Kind: "select", CriticalMs: 101},
 	}
 	got := map[string][2]float64{}
-	for _, d := range termDeltas(before, after) {
+	for _, d := range termDeltas(before, after, CPUJSON{CriticalRunningMs: 1}, CPUJSON{CriticalRunningMs: 1, CriticalRunnableMs: 26}) {
 		got[d.Name] = [2]float64{d.BeforeMs, d.AfterMs}
 	}
-	want := map[string][2]float64{"getUser › query": {4.67, 0}, "listOrders › query": {40, 40.5}, "main.callUpstream": {100, 101}}
+	want := map[string][2]float64{"getUser › query": {4.67, 0}, "listOrders › query": {40, 40.5}, "main.callUpstream": {100, 101},
+		"running (on CPU as Go sees it)": {1, 1}, "runnable (scheduler wait)": {0, 26}}
 	if len(got) != len(want) {
 		t.Errorf("rows %v, want %v", got, want)
 	}
