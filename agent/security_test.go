@@ -145,7 +145,7 @@ func symlinkDir(t *testing.T, dir string) {
 	}
 }
 
-// TestPlantedSnapshotNotServed reproduces the attack of issue #15: a file
+// TestPlantedSnapshotNotServed reproduces the planted-file attack: a file
 // named like a snapshot that the service did not write (a symlink to a file
 // only the service may read, a hard link to it, a file of another user) is
 // neither listed, nor served, nor pruned; a real snapshot still is.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestParsePredictionFactor: a scale factor must be a finite number in
-// range (issue #15 item 5: scale=T:NaN predicted a mean of −7.8e12 ms).
+// range (scale=T:NaN predicted a mean of −7.8e12 ms).
 func TestParsePredictionFactor(t *testing.T) {
 	for _, c := range []struct {
 		factor string

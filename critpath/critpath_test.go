@@ -111,7 +111,7 @@ func TestJoinAllPrediction(t *testing.T) {
 		want    tracein.Time
 	}{
 		{"WaitGroup: B becomes critical", true, 53 * ms}, // 1 + 50 (B) + 2
-		{"a plain hand-off from A", false, 3 * ms},        // only A was awaited
+		{"a plain hand-off from A", false, 3 * ms},       // only A was awaited
 	} {
 		r := forked()
 		r.Gs[0].Segs[1].JoinAll = tt.joinAll

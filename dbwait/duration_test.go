@@ -11,7 +11,7 @@ import (
 
 // TestNoMatchSaysWhatDidNotParse: when the log's durations do not parse,
 // the error says so instead of blaming a missing traceparent comment
-// (issue #15 item 11); a log without durations at all says how to get them.
+// ; a log without durations at all says how to get them.
 func TestNoMatchSaysWhatDidNotParse(t *testing.T) {
 	base := loadCapture(t, "baseline")
 	ms := regexp.MustCompile(`^duration: ([0-9]+)\.([0-9]+) ms`)

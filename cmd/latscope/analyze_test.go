@@ -68,7 +68,7 @@ func TestAnalyzeJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 		t.Fatal(err)
 	}
-	// The fields issue #2 promised (bars and users depend on them).
+	// The fields the first release promised (bars and users depend on them).
 	for _, path := range []string{"requests.count", "requests.excluded", "requests.mean_ms", "requests.p50_ms", "requests.p99_ms",
 		"cpu.running_ms", "cpu.runnable_ms", "cpu.independent_ms", "coverage.wait_sum_pct", "coverage.critical_pct"} {
 		m := v

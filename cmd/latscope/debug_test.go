@@ -17,7 +17,7 @@ func (e *detailedError) Error() string   { return e.msg }
 func (e *detailedError) Details() string { return e.details }
 
 // TestPrintError: without --debug every error is exactly one line; with it
-// the details of every error in the chain follow (issue #15 item 4).
+// the details of every error in the chain follow.
 func TestPrintError(t *testing.T) {
 	inner := &detailedError{"t.trace: offset 120: bad event", "events before offset 120:\n  EvGoStart g=7\n  EvGoBlock g=7"}
 	wrapped := fmt.Errorf("analyze: %w", inner)
@@ -89,7 +89,7 @@ func TestDebugFlag(t *testing.T) {
 }
 
 // TestHelpForms: "help CMD", "--help CMD" and "-h CMD" print the command's
-// help and succeed (issue #15 item 11: they printed "flag: help requested"
+// help and succeed (they printed "flag: help requested"
 // and exited 2).
 func TestHelpForms(t *testing.T) {
 	for _, args := range [][]string{

@@ -7,7 +7,7 @@ import (
 )
 
 // TestNumericFlags: every numeric flag refuses NaN, ±Inf and values out of
-// its range, with an error naming the flag (issue #15 item 5).
+// its range, with an error naming the flag.
 func TestNumericFlags(t *testing.T) {
 	serial := fixtureTrace(t, "serial")
 	jfrFile := filepath.Join(t.TempDir(), "x.jfr")

@@ -47,7 +47,7 @@ func listDir(t *testing.T, dir string) string {
 }
 
 // TestOutputPaths: analyze's outputs replace only regular files, never the
-// input, and are written all or nothing (issue #15 item 6).
+// input, and are written all or nothing.
 func TestOutputPaths(t *testing.T) {
 	dir := t.TempDir()
 	tr := copyFixture(t, dir, "serial")
@@ -120,7 +120,7 @@ func TestOutputPaths(t *testing.T) {
 }
 
 // TestInputChecks: a directory as a trace is refused in one line; the JVM
-// flags are refused on a Go trace (issue #15 item 11).
+// flags are refused on a Go trace.
 func TestInputChecks(t *testing.T) {
 	dir := t.TempDir()
 	serial := fixtureTrace(t, "serial")
@@ -148,7 +148,7 @@ func TestInputChecks(t *testing.T) {
 
 // TestCPUProfileWindow: a --cpu profile whose time window is not the
 // trace's is refused; one whose sample count does not fit the trace is
-// flagged (issue #15 item 11: a profile of another process was accepted
+// flagged (a profile of another process was accepted
 // without a word).
 func TestCPUProfileWindow(t *testing.T) {
 	serial := fixtureTrace(t, "serial")
@@ -221,7 +221,7 @@ func TestCPUProfileWindow(t *testing.T) {
 }
 
 // TestDemoTraceWriteError: a failed write of the trace (a full disk) makes
-// demo-trace fail and leaves no file (issue #15 item 3).
+// demo-trace fail and leaves no file.
 func TestDemoTraceWriteError(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: records a trace")

@@ -24,7 +24,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 }
 
 // TestRecordReportsWriteErrors: runtime/trace drops its writer's errors, so
-// Record must notice them itself (issue #15 item 3: demo-trace exited 0
+// Record must notice them itself (demo-trace exited 0
 // having written a truncated trace on a full disk).
 func TestRecordReportsWriteErrors(t *testing.T) {
 	if testing.Short() {
