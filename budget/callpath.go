@@ -210,16 +210,24 @@ func shortFunc(fn string) string {
 
 // displayPath joins frames with PathSep, each without its package's
 // directories, and without its package at all when the frame before it is
-// of the same package: "store.(*Store).Query › (*Store).query".
+// of the same Go package: "store.(*Store).Query › (*Store).query". (JVM
+// methods, "com.acme.Repo.find", keep their names whole.)
 func displayPath(p []string) string {
 	s := make([]string, len(p))
 	for i, f := range p {
 		s[i] = frame.Short(f)
-		if i > 0 && frame.Package(f) == frame.Package(p[i-1]) {
+		if i > 0 && samePackage(f, p[i-1]) {
 			s[i] = shortFunc(f)
 		}
 	}
 	return strings.Join(s, PathSep)
+}
+
+// samePackage reports whether two Go function names are of one package
+// (a path with a slash, or main).
+func samePackage(a, b string) bool {
+	pa := frame.Package(a)
+	return pa == frame.Package(b) && (pa == "main" || strings.Contains(pa, "/"))
 }
 
 // Labels returns each term's display name: the shortest suffix of its call
