@@ -19,6 +19,7 @@ import (
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/lab/demotrace"
+	"github.com/latscope/latscope/render"
 )
 
 // The call-path workload: every wait goes through one shared helper,
@@ -320,6 +321,15 @@ func TestCallPathTerms(t *testing.T) {
 	}
 }
 
+// tolerance is how far a prediction from trace b may be from the mean of
+// trace a, in ms: what latscope compare calls a hit (render.DefaultMissPct
+// of the measured mean), plus three standard errors of the difference of
+// two means, from the requests' own spread in both runs (two runs differ
+// by chance).
+func tolerance(b, a *budget.Group) float64 {
+	return a.Latency.Mean/1e6*render.DefaultMissPct/100 + 3*math.Sqrt(sqErr(b)+sqErr(a))/1e6
+}
+
 // sqErr is the squared standard error of a group's mean latency (ns²).
 func sqErr(g *budget.Group) float64 {
 	var ss float64
@@ -353,9 +363,7 @@ func TestCallPathPrediction(t *testing.T) {
 			t.Fatalf("%s matched no term", pr.Spec)
 		}
 		predicted := pr.Mean / 1e6
-		// Two runs' means differ by chance: allow three standard errors of
-		// the difference, from the requests' own spread in both runs.
-		tol := 3 * math.Sqrt(sqErr(gb)+sqErr(ga)) / 1e6
+		tol := tolerance(gb, ga)
 		if d := math.Abs(predicted - measured); d > tol {
 			t.Errorf("%s: predicted %.2f ms, measured %.2f ms (before %.2f ms; tolerance %.2f ms)", pr.Spec, predicted, measured, gb.Latency.Mean/1e6, tol)
 		}
@@ -385,7 +393,7 @@ func TestJoinPrediction(t *testing.T) {
 	gb := only(t, fixture.Analyze(t, before.Path, opts))
 	ga := only(t, fixture.Analyze(t, after.Path, budget.DefaultOptions))
 	predicted, measured := gb.Predictions[0].Mean/1e6, ga.Latency.Mean/1e6
-	tol := 3 * math.Sqrt(sqErr(gb)+sqErr(ga)) / 1e6
+	tol := tolerance(gb, ga)
 	if math.Abs(predicted-measured) > tol {
 		t.Errorf("scale=callUpstream:0.2: predicted %.2f ms, measured %.2f ms (before %.2f ms; tolerance %.2f ms)", predicted, measured, gb.Latency.Mean/1e6, tol)
 	}
