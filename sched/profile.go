@@ -55,7 +55,7 @@ func profileCPU(p *profile.Profile, opts Options) (CPU, error) {
 		if cpu >= len(s.Value) || s.Value[cpu] < 0 {
 			continue
 		}
-		funcs = sampleFuncs(funcs[:0], s)
+		funcs = SampleFuncs(funcs[:0], s)
 		n := int64(1)
 		if count >= 0 && count < len(s.Value) {
 			n = s.Value[count]
@@ -65,9 +65,9 @@ func profileCPU(p *profile.Profile, opts Options) (CPU, error) {
 	return acc.result("profile", "ns", opts.Top), nil
 }
 
-// sampleFuncs appends the function names of s, leaf first, inlined frames
-// expanded (a Location's Line[0] is the innermost).
-func sampleFuncs(dst []string, s *profile.Sample) []string {
+// SampleFuncs appends the function names of a pprof sample to dst, leaf
+// first, inlined frames expanded (a Location's Line[0] is the innermost).
+func SampleFuncs(dst []string, s *profile.Sample) []string {
 	for _, loc := range s.Location {
 		if loc == nil {
 			continue

@@ -160,7 +160,7 @@ func checkProfileFuncs(p *profile.Profile, res *budget.Result) []string {
 			n = s.Value[idx]
 		}
 		hasApp, hit := false, false
-		for _, fn := range profileFuncs(s) {
+		for _, fn := range sched.SampleFuncs(nil, s) {
 			if !isAppFunc(fn) {
 				continue
 			}
@@ -182,23 +182,6 @@ func checkProfileFuncs(p *profile.Profile, res *budget.Result) []string {
 		return []string{fmt.Sprintf("%d of the profile's %d samples in application code are in functions the trace never saw (e.g. %s): the profile looks like another program's", app-found, app, example)}
 	}
 	return nil
-}
-
-// profileFuncs returns the function names of a sample, inlined frames
-// included.
-func profileFuncs(s *profile.Sample) []string {
-	var fns []string
-	for _, loc := range s.Location {
-		if loc == nil {
-			continue
-		}
-		for _, ln := range loc.Line {
-			if ln.Function != nil {
-				fns = append(fns, ln.Function.Name)
-			}
-		}
-	}
-	return fns
 }
 
 // isAppFunc reports whether a function name is outside the standard
