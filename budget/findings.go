@@ -115,7 +115,7 @@ func groupFindings(g *Group, a *Analyzer) []error {
 	}
 	for _, p := range g.Predictions {
 		if !p.Matched {
-			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list)))})
+			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
 		}
 	}
 	return out
@@ -149,12 +149,15 @@ func warmup(g *Group, gs *groupState) *Finding {
 	return nil
 }
 
-// frameNames lists the distinct application frames of terms.
-func frameNames(ts []Term) []string {
+// frameNames lists the distinct frames on the call paths of a group's
+// terms: the names a prediction for that group can use.
+func frameNames(list []Term, in []TermStat) []string {
 	var names []string
-	for _, t := range ts {
-		if t.Frame != "" && !slices.Contains(names, t.Frame) {
-			names = append(names, t.Frame)
+	for _, ts := range in {
+		for _, f := range list[ts.Term].path() {
+			if !slices.Contains(names, f) {
+				names = append(names, f)
+			}
 		}
 	}
 	return names
