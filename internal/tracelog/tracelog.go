@@ -31,6 +31,18 @@ const (
 	// Slow: inside a slow request's task, just before it ends, why it
 	// triggered a snapshot (route, latency_ns, threshold_ns, traceparent).
 	Slow = "latscope.slow"
+	// Module: the service's main module path (runtime/debug.ReadBuildInfo),
+	// outside any task, at start and then every ModuleEvery, so that every
+	// window of a flight recorder holds one near its start. The analysers
+	// take the application to be that module's code.
+	Module = "latscope.module"
+)
+
+// ModuleEvery is how often the agent repeats its Module log; the analysers
+// look for it in the trace's first ModuleLookahead.
+const (
+	ModuleEvery     = 500 * time.Millisecond
+	ModuleLookahead = 2 * ModuleEvery
 )
 
 // Region names.
