@@ -38,6 +38,10 @@ type TraceInfo struct {
 	ProcBusy        int64 // Σ time Ps were running
 	Inferred        bool  // requests were inferred from net/http server goroutines
 	JVM             bool  // a JVM recording (package jfr), not a Go trace
+	// Module is the main module whose code was taken as the application
+	// (frame.Rules.Module: from the agent's log in the trace, or given);
+	// "" when the default rules chose.
+	Module string
 }
 
 // Duration returns the trace's length in nanoseconds.
@@ -144,6 +148,7 @@ func (a *Analyzer) Finalize() *Result {
 	a.inferFinalize()
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.Info.ProcBusy = a.procBusy
+	res.Info.Module = a.opts.Rules.Module
 	for p, start := range a.procs {
 		_ = p
 		res.Info.ProcBusy += int64(a.info.End - start)

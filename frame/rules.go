@@ -8,6 +8,11 @@ type Rules struct {
 	// App, when non-empty, lists package-path prefixes that are the user's
 	// code; only frames in them can be application frames (--app PREFIX).
 	App []string
+	// Module, when non-empty (and App is empty), is the service's main
+	// module path (from the agent's trace log, or capture): the application
+	// is package main and the packages of that module, whoever wrote them
+	// and wherever they were compiled from, less the Infra libraries.
+	Module string
 	// Infra lists the module paths of infrastructure libraries (drivers,
 	// routers, RPC, telemetry, latscope's own agent) whose packages are never
 	// application frames: a path matches itself and the packages below it.
@@ -89,6 +94,16 @@ func (r *Rules) DecideFiles(funcs, files []string) Attribution {
 	if len(r.App) > 0 || len(files) != len(funcs) {
 		return r.Decide(funcs)
 	}
+	if r.Module != "" { // the module says it; files do not matter
+		a := r.Decide(funcs)
+		if a.App == "" { // no frame of the module: the innermost non-standard one, said so
+			wide := *r
+			wide.Module = ""
+			a = wide.Decide(funcs)
+			a.Fallback = a.App != ""
+		}
+		return a
+	}
 	a := r.decide(funcs, func(i int) bool { return r.IsAppFrame(funcs[i], files[i], false) })
 	if a.App == "" {
 		a = r.Decide(funcs)
@@ -101,10 +116,15 @@ func (r *Rules) DecideFiles(funcs, files []string) Attribution {
 // DecideFiles applied: by function and file, or by function alone when
 // the stack's attribution fell back.
 func (r *Rules) IsAppFrame(fn, file string, fallback bool) bool {
+	if fallback && r.Module != "" && len(r.App) == 0 {
+		wide := *r
+		wide.Module = ""
+		return wide.IsApp(fn)
+	}
 	if !r.IsApp(fn) {
 		return false
 	}
-	return len(r.App) > 0 || fallback || !IsDependencyFile(file)
+	return len(r.App) > 0 || r.Module != "" || fallback || !IsDependencyFile(file)
 }
 
 func (r *Rules) decide(funcs []string, isApp func(i int) bool) Attribution {
@@ -162,7 +182,7 @@ func (r *Rules) IsApp(fn string) bool {
 			return false
 		}
 	}
-	return true
+	return r.Module == "" || underPath(pkg, r.Module)
 }
 
 // underPath reports whether package path pkg is prefix itself or below it

@@ -76,6 +76,47 @@ func TestDecideFiles(t *testing.T) {
 	}
 }
 
+// TestModule: with the main module known, the application is its packages
+// and package main, wherever they were compiled from; a stack without one
+// falls back to the innermost non-standard frame and says so.
+func TestModule(t *testing.T) {
+	const cache = "/root/go/pkg/mod/"
+	tests := []struct {
+		name         string
+		module       string
+		stack, files []string
+		wantApp      string
+		wantFallback bool
+	}{
+		{"installed from the module cache", "github.com/caddyserver/caddy/v2",
+			[]string{"runtime.gopark", "github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP", "github.com/caddyserver/caddy/v2/modules/caddyhttp.(*Server).ServeHTTP"},
+			[]string{"runtime/proc.go", cache + "github.com/caddyserver/caddy/v2@v2.8.4/modules/caddyhttp/reverseproxy/reverseproxy.go", cache + "github.com/caddyserver/caddy/v2@v2.8.4/modules/caddyhttp/server.go"},
+			"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP", false},
+		{"a distribution's build: a dependency without module versions", "github.com/prometheus/prometheus",
+			[]string{"runtime.gopark", "go.opencensus.io/stats/view.(*worker).start", "github.com/prometheus/prometheus/web.(*Handler).query"},
+			[]string{"runtime/proc.go", "/build/_build/src/go.opencensus.io/stats/view/worker.go", "/build/_build/src/github.com/prometheus/prometheus/web/api.go"},
+			"github.com/prometheus/prometheus/web.(*Handler).query", false},
+		{"package main is the module's", "github.com/acme/svc",
+			[]string{"runtime.gopark", "github.com/other/lib.Do", "main.handle"},
+			[]string{"runtime/proc.go", "/src/lib/do.go", "/src/svc/main.go"},
+			"main.handle", false},
+		{"no frame of the module: fallback", "github.com/acme/svc",
+			[]string{"runtime.gopark", "github.com/other/lib.(*Pool).worker"},
+			[]string{"runtime/proc.go", cache + "github.com/other/lib@v1.0.0/pool.go"},
+			"github.com/other/lib.(*Pool).worker", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := DefaultRules
+			r.Module = tt.module
+			got := r.DecideFiles(tt.stack, tt.files)
+			if got.App != tt.wantApp || got.Fallback != tt.wantFallback {
+				t.Errorf("DecideFiles = %+v, want App %q Fallback %v", got, tt.wantApp, tt.wantFallback)
+			}
+		})
+	}
+}
+
 func TestIsDependencyFile(t *testing.T) {
 	for file, want := range map[string]bool{
 		"/root/go/pkg/mod/github.com/jackc/pgx/v5@v5.13.0/conn.go":  true,

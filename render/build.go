@@ -113,14 +113,22 @@ func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 			t.FallbackTerms++
 		}
 	}
-	t.AppRule = appRule(in.App, t.FallbackTerms, i.JVM, sawModuleCache(res))
+	t.Module = i.Module
+	t.AppRule = appRule(in.App, i.Module, t.FallbackTerms, i.JVM, sawModuleCache(res))
 	return t
 }
 
 // appRule says in words which rule chose the application frames.
-func appRule(app []string, fallback int, jvm, moduleCache bool) string {
+func appRule(app []string, module string, fallback int, jvm, moduleCache bool) string {
 	if len(app) > 0 {
 		return "application frames: packages under " + strings.Join(app, ", ") + " (as given)"
+	}
+	if module != "" {
+		s := "application frames: package main and the main module " + module + " (as the service reported it), less known libraries (--app PREFIX to choose)"
+		if fallback > 0 {
+			s += fmt.Sprintf("; %d term(s) had no frame of it and name the innermost frame of another module instead", fallback)
+		}
+		return s
 	}
 	if jvm {
 		return "application frames: classes outside the JDK, connection pools and known libraries (--app PREFIX to choose)"

@@ -66,6 +66,8 @@ type TraceJSON struct {
 	StartWall       string  `json:"start_wall,omitempty"`
 	// AppRule says which rule chose the application frames.
 	AppRule string `json:"app_rule"`
+	// Module is the main module taken as the application ("" by default).
+	Module string `json:"main_module,omitempty"`
 	// FallbackTerms counts terms whose stack had no frame of the service's
 	// own source, attributed by function name to a dependency's frame.
 	FallbackTerms int `json:"fallback_terms"`

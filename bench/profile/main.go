@@ -32,6 +32,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/sched"
 	"github.com/latscope/latscope/tracein"
 	"golang.org/x/exp/trace"
@@ -176,8 +177,8 @@ func analyzeLoop(name string, r io.Reader, opts budget.Options, withSched bool) 
 	var sa *sched.Analyzer
 	var also []analysis.NewConsumer
 	if withSched {
-		also = append(also, func(st *tracein.Stacks) analysis.Consumer {
-			sa = sched.New(sched.Options{Rules: opts.Rules}, st)
+		also = append(also, func(st *tracein.Stacks, rules frame.Rules) analysis.Consumer {
+			sa = sched.New(sched.Options{Rules: rules}, st)
 			return sa
 		})
 	}

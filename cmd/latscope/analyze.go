@@ -132,6 +132,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := noMatch(tr.res); err != nil {
 		return err
 	}
+	opts.Rules.Module = tr.res.Info.Module // the module the trace named, for the pprof export too
 	if err := out.write(&o, opts, tr.rep, tr.res); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/render"
 	"github.com/latscope/latscope/sched"
 	"github.com/latscope/latscope/tracein"
@@ -20,8 +21,8 @@ import (
 // that creates it inside analyze's read loop.
 func schedConsumer(opts budget.Options) (*(*sched.Analyzer), analysis.NewConsumer) {
 	sa := new(*sched.Analyzer)
-	return sa, func(st *tracein.Stacks) analysis.Consumer {
-		*sa = sched.New(sched.Options{Rules: opts.Rules}, st)
+	return sa, func(st *tracein.Stacks, rules frame.Rules) analysis.Consumer {
+		*sa = sched.New(sched.Options{Rules: rules}, st)
 		return *sa
 	}
 }

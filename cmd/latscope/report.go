@@ -28,6 +28,7 @@ func analyzeTrace(ctx context.Context, file string, opts budget.Options, partial
 	if err != nil {
 		return nil, err
 	}
+	opts.Rules.Module = res.Info.Module // the module the trace named, for the CPU profile too
 	schedRep, warns, err := finishSched(*sa, cpuProf, opts, res)
 	if err != nil {
 		return nil, err
