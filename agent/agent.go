@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"runtime/trace"
 	"strconv"
 	"sync"
@@ -35,6 +36,11 @@ const (
 	// why it triggered a snapshot (route, latency_ns, threshold_ns,
 	// traceparent).
 	SlowLogCategory = tracelog.Slow
+	// ModuleLogCategory: outside any task, at most every 500 ms (with the
+	// host samples), the service's main module path from
+	// runtime/debug.ReadBuildInfo: the analysers take that module's code to
+	// be the application.
+	ModuleLogCategory = tracelog.Module
 )
 
 // Region names of the agent's regions.
@@ -153,27 +159,50 @@ func (a *Agent) listen(addr string) error {
 	return nil
 }
 
-// sampler writes host samples and the CPU counter into the trace. A nil
-// hostsig.Sampler (no /proc) makes it a no-op.
+// sampler writes host samples, the CPU counter and the main module into
+// the trace. A nil hostsig.Sampler (no /proc) logs only the module.
 type sampler struct {
-	mu sync.Mutex
-	s  *hostsig.Sampler
+	mu     sync.Mutex
+	s      *hostsig.Sampler
+	module string    // main module path; "" when the binary has none
+	logged time.Time // when the module was last logged
 }
 
 func newSampler() *sampler {
+	m := mainModule()
 	s, err := hostsig.NewSampler(os.Getpid(), hostsig.Options{})
 	if err != nil {
-		return &sampler{} // no /proc: nothing to log
+		return &sampler{module: m} // no /proc: no host samples
 	}
-	return &sampler{s: s}
+	return &sampler{s: s, module: m}
+}
+
+// mainModule returns the binary's main module path, or "" when it has
+// none (a binary built from files, "command-line-arguments").
+func mainModule() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path == "" || bi.Main.Path == "command-line-arguments" {
+		return ""
+	}
+	return bi.Main.Path
 }
 
 // log takes one sample and writes it into the trace, outside any task: the
-// host sample under hostsig.LogCategory and utime+stime under CPULogCategory.
+// host sample under hostsig.LogCategory and utime+stime under
+// CPULogCategory; and, at most every tracelog.ModuleEvery, the main module
+// under ModuleLogCategory, which tells the analysers whose code is the
+// application (so that every flight-recorder window holds it near its start).
 func (s *sampler) log() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.s == nil || !trace.IsEnabled() {
+	if !trace.IsEnabled() {
+		return
+	}
+	if now := time.Now(); s.module != "" && now.Sub(s.logged) >= tracelog.ModuleEvery {
+		trace.Log(context.Background(), ModuleLogCategory, s.module)
+		s.logged = now
+	}
+	if s.s == nil {
 		return
 	}
 	smp, err := s.s.Sample()
