@@ -36,10 +36,11 @@ const (
 	// why it triggered a snapshot (route, latency_ns, threshold_ns,
 	// traceparent).
 	SlowLogCategory = tracelog.Slow
-	// ModuleLogCategory: outside any task, at most every 500 ms (with the
-	// host samples), the service's main module path from
-	// runtime/debug.ReadBuildInfo: the analysers take that module's code to
-	// be the application.
+	// ModuleLogCategory: outside any task, while the agent runs and a trace
+	// is on, at its start and then every tracelog.ModuleEvery (500 ms), the
+	// service's main module path (Options.Module, by default from
+	// runtime/debug.ReadBuildInfo): the analysers take that module's code
+	// to be the application.
 	ModuleLogCategory = tracelog.Module
 )
 
@@ -75,7 +76,7 @@ func New(opts Options) (*Agent, error) {
 	if err := checkListen(o.Listen, o.Token); err != nil {
 		return nil, err
 	}
-	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(), manual: newBucket(o.ManualInterval, o.ManualBurst)}
+	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(o.Module, o.SampleInterval), manual: newBucket(o.ManualInterval, o.ManualBurst)}
 	ctx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	if !o.NoRecorder {
@@ -87,6 +88,11 @@ func New(opts Options) (*Agent, error) {
 		a.rec = rec
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sample.loop(ctx, o.SampleInterval) }()
+	} else if a.sample.module != "" {
+		// No recorder, but the service may trace itself (net/http/pprof,
+		// runtime/trace.Start): name the module in those traces too.
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); a.sample.moduleLoop(ctx) }()
 	}
 	if o.Listen != "" {
 		if err := a.listen(o.Listen); err != nil {
@@ -164,17 +170,32 @@ func (a *Agent) listen(addr string) error {
 type sampler struct {
 	mu     sync.Mutex
 	s      *hostsig.Sampler
-	module string    // main module path; "" when the binary has none
-	logged time.Time // when the module was last logged
+	module string        // main module path; "" logs none
+	due    time.Duration // the module is logged again once this long has passed
+	logged time.Time     // when the module was last logged
+	closed bool
 }
 
-func newSampler() *sampler {
-	m := mainModule()
-	s, err := hostsig.NewSampler(os.Getpid(), hostsig.Options{})
-	if err != nil {
-		return &sampler{module: m} // no /proc: no host samples
+// newSampler returns the sampler of module (Options.Module, or the
+// binary's main module when ""), whose loop will tick every interval.
+func newSampler(module string, interval time.Duration) *sampler {
+	if module == "" {
+		module = mainModule()
 	}
-	return &sampler{s: s, module: m}
+	s := &sampler{module: module, due: moduleDue(interval)}
+	if hs, err := hostsig.NewSampler(os.Getpid(), hostsig.Options{}); err == nil {
+		s.s = hs // else no /proc: no host samples
+	}
+	return s
+}
+
+// moduleDue is how long after the last module log the loop's next tick
+// logs it again: ModuleEvery less half a tick, so that a tick a little
+// early does not wait a whole tick more. Logs are then ModuleEvery apart
+// when interval divides it, and never more than ModuleEvery + interval/2
+// (750 ms): well within tracelog.ModuleLookahead.
+func moduleDue(interval time.Duration) time.Duration {
+	return tracelog.ModuleEvery - min(interval, tracelog.ModuleEvery)/2
 }
 
 // mainModule returns the binary's main module path, or "" when it has
@@ -189,19 +210,14 @@ func mainModule() string {
 
 // log takes one sample and writes it into the trace, outside any task: the
 // host sample under hostsig.LogCategory and utime+stime under
-// CPULogCategory; and, at most every tracelog.ModuleEvery, the main module
-// under ModuleLogCategory, which tells the analysers whose code is the
-// application (so that every flight-recorder window holds it near its start).
+// CPULogCategory; and the main module when due (logModule).
 func (s *sampler) log() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !trace.IsEnabled() {
+	if s.closed || !trace.IsEnabled() {
 		return
 	}
-	if now := time.Now(); s.module != "" && now.Sub(s.logged) >= tracelog.ModuleEvery {
-		trace.Log(context.Background(), ModuleLogCategory, s.module)
-		s.logged = now
-	}
+	s.logModule(false)
 	if s.s == nil {
 		return
 	}
@@ -215,23 +231,84 @@ func (s *sampler) log() {
 	trace.Log(context.Background(), CPULogCategory, FormatCPUSeconds(smp.CPU()))
 }
 
-// loop logs a sample every interval until ctx is done.
+// logModule writes the main module under ModuleLogCategory, outside any
+// task, if forced or if it was last written at least s.due ago: it tells
+// the analysers whose code is the application, so every flight-recorder
+// window must hold one near its start. s.mu is held and tracing is on.
+func (s *sampler) logModule(force bool) {
+	if now := time.Now(); s.module != "" && (force || now.Sub(s.logged) >= s.due) {
+		trace.Log(context.Background(), ModuleLogCategory, s.module)
+		s.logged = now
+	}
+}
+
+// moduleTick logs the main module when due, and nothing else.
+func (s *sampler) moduleTick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !trace.IsEnabled() {
+		return
+	}
+	s.logModule(false)
+}
+
+// traceStarted logs the main module at the start of a trace just begun
+// (Endpoints' trace), however recently the last one was written.
+func (s *sampler) traceStarted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !trace.IsEnabled() {
+		return
+	}
+	s.logModule(true)
+}
+
+// loop logs a sample every interval until ctx is done, and the main module
+// at least every tracelog.ModuleEvery: on the same ticker when interval is
+// no longer than that, else on a second one.
 func (s *sampler) loop(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var mod <-chan time.Time
+	if interval > tracelog.ModuleEvery && s.module != "" {
+		mt := time.NewTicker(tracelog.ModuleEvery)
+		defer mt.Stop()
+		mod = mt.C
+	}
+	s.log()
 	for {
-		s.log()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			s.log()
+		case <-mod:
+			s.moduleTick()
 		}
 	}
 }
 
+// moduleLoop logs only the main module, every tracelog.ModuleEvery until
+// ctx is done: the agent without a recorder, for traces taken by others.
+func (s *sampler) moduleLoop(ctx context.Context) {
+	t := time.NewTicker(tracelog.ModuleEvery)
+	defer t.Stop()
+	s.moduleTick()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.moduleTick()
+		}
+	}
+}
+
+// close stops all logging.
 func (s *sampler) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	if s.s != nil {
 		s.s.Close()
 		s.s = nil

@@ -195,6 +195,7 @@ func (a *Agent) serveTrace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
+	a.sample.traceStarted() // the module first: a new trace must name it
 	a.sample.log()
 	var tick <-chan time.Time
 	if a.rec == nil { // else the recorder's own loop is sampling already

@@ -38,6 +38,12 @@ type Options struct {
 	// SampleInterval is the time between two host samples and CPU counter
 	// readings written into the trace while the recorder runs.
 	SampleInterval time.Duration
+	// Module is the main module path logged for the analysers
+	// (ModuleLogCategory), which take that module's code to be the
+	// application; default from runtime/debug.ReadBuildInfo. A binary built
+	// from files (module "command-line-arguments") logs none unless Module
+	// is set.
+	Module string
 	// Route names a request's task; nil uses the request's ServeMux pattern
 	// (see Handler). Return a low-cardinality name: a route, not a path.
 	Route func(*http.Request) string

@@ -34,6 +34,11 @@ type Meta struct {
 	Trace   File      `json:"trace"`
 	Profile *File     `json:"profile,omitempty"`
 	CPU     CPU       `json:"cpu"`
+	// MainModule is the service's main module path, from the path label
+	// of go_build_info on /metrics (client_golang's build-info collector);
+	// "" when the service does not export it. The analysis takes that
+	// module's code to be the application unless told otherwise (--app).
+	MainModule string `json:"main_module,omitempty"`
 	// Warnings are what the capture could not do (no metrics, say).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -122,25 +127,28 @@ func run(ctx context.Context, partial string, o Options) (*Meta, error) {
 	defer cancel()
 	f := &fetcher{c: o.client(), token: o.Token, timeout: o.timeout()}
 	m := &Meta{URL: o.URL, Seconds: o.Seconds, CPU: CPU{Metric: CPUMetric, Seconds: -1}}
-	before, beforeAt, cpuErr := readCPU(ctx, f, o)
+	before, cpuErr := readMetrics(ctx, f, o)
 	if ctx.Err() != nil || errors.Is(cpuErr, errUnreachable) {
 		return nil, fmt.Errorf("capture: %w", cpuErr)
 	}
+	m.MainModule = before.module
 	m.Start = time.Now()
 	if err := downloads(ctx, f, o, partial, m); err != nil {
 		return nil, err
 	}
 	m.End = time.Now()
 	if cpuErr == nil {
-		var after float64
-		var afterAt time.Time
-		after, afterAt, cpuErr = readCPU(ctx, f, o)
-		if cpuErr == nil && after < before {
-			cpuErr = fmt.Errorf("%s went down from %g to %g: did the service restart?", CPUMetric, before, after)
+		var after scrape
+		after, cpuErr = readMetrics(ctx, f, o)
+		if m.MainModule == "" {
+			m.MainModule = after.module
+		}
+		if cpuErr == nil && after.cpu < before.cpu {
+			cpuErr = fmt.Errorf("%s went down from %g to %g: did the service restart?", CPUMetric, before.cpu, after.cpu)
 		}
 		if cpuErr == nil {
-			m.CPU.Before, m.CPU.After, m.CPU.BeforeTime, m.CPU.AfterTime = before, after, beforeAt, afterAt
-			m.CPU.Seconds = after - before
+			m.CPU.Before, m.CPU.After, m.CPU.BeforeTime, m.CPU.AfterTime = before.cpu, after.cpu, before.at, after.at
+			m.CPU.Seconds = after.cpu - before.cpu
 		}
 	}
 	if cpuErr != nil {
