@@ -13,6 +13,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/capture"
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/render"
 	htmlreport "github.com/latscope/latscope/report/html"
@@ -115,6 +116,13 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	opts := budget.DefaultOptions
 	opts.Rules.App = o.app
+	if len(o.app) == 0 && !isJFR {
+		mod, err := capturedModule(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "analyze: warning: %v; the trace's own log, if any, names the main module\n", err)
+		}
+		opts.Rules.Module = mod
+	}
 	opts.Infer = o.infer.mode
 	opts.Predictions = o.predict
 	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
@@ -271,4 +279,26 @@ func checkInput(path, what string) error {
 		return fmt.Errorf("%s is a directory, not a %s", path, what)
 	}
 	return nil // a missing file is the reader's to report
+}
+
+// capturedModule is the main module that latscope capture recorded in the
+// capture.json beside file, when file is that capture's trace; "" otherwise
+// (the trace's own log, if any, then names it). A capture.json that is there
+// but cannot be read is an error the caller reports as a warning.
+func capturedModule(file string) (string, error) {
+	dir := filepath.Dir(file)
+	if filepath.Base(file) != capture.TraceFile {
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, capture.MetaFile)); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	m, err := capture.ReadMeta(dir)
+	if err != nil {
+		return "", err
+	}
+	if m.Trace.Name != capture.TraceFile {
+		return "", nil
+	}
+	return m.MainModule, nil
 }

@@ -59,7 +59,9 @@ func runCapture(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		prof = filepath.Join(cfg.dir, m.Profile.Name)
 	}
 	in := render.Inputs{File: path, CPUSeconds: m.CPU.Seconds, MinShare: 0.5}
-	tr, err := analyzeTrace(ctx, path, budget.DefaultOptions, false, prof, in)
+	opts := budget.DefaultOptions
+	opts.Rules.Module = m.MainModule // from go_build_info, when the service exports it
+	tr, err := analyzeTrace(ctx, path, opts, false, prof, in)
 	if err != nil {
 		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
 	}

@@ -32,7 +32,7 @@ func captureService(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewBuildInfoCollector())
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
 		ctx, task := trace.NewTask(r.Context(), "work")
@@ -99,21 +99,41 @@ func TestCapture(t *testing.T) {
 			}
 			continue
 		}
-		var rep struct {
-			Trace struct {
-				CPUSamples int `json:"cpu_samples"`
-			}
-			Requests struct{ Count int }
-			CPU      struct {
-				IndependentMs *float64 `json:"independent_ms"`
-			}
-		}
+		var rep captureJSON
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 			t.Fatalf("--json output: %v\n%s", err, stdout.String())
 		}
 		if rep.Requests.Count < 10 || rep.Trace.CPUSamples == 0 || rep.CPU.IndependentMs == nil {
 			t.Errorf("analysis: %+v; want requests, CPU samples and the independent CPU figure", rep)
 		}
+		// The service's go_build_info names its main module; capture and a
+		// later analyze of the saved trace take it as the application.
+		if m.MainModule == "" || rep.Trace.Module != m.MainModule {
+			t.Errorf("capture.json main_module %q, the analysis's %q; want the same, non-empty", m.MainModule, rep.Trace.Module)
+		}
+		stdout.Reset()
+		if err := run(context.Background(), &stdout, &stderr, []string{"analyze", "--json", filepath.Join(dir, capture.TraceFile)}); err != nil {
+			t.Fatalf("analyze of the capture: %v", err)
+		}
+		var again captureJSON
+		if err := json.Unmarshal(stdout.Bytes(), &again); err != nil {
+			t.Fatal(err)
+		}
+		if again.Trace.Module != m.MainModule {
+			t.Errorf("analyze of the saved trace: main_module %q, want capture.json's %q", again.Trace.Module, m.MainModule)
+		}
+	}
+}
+
+// captureJSON is the part of the --json report the capture tests read.
+type captureJSON struct {
+	Trace struct {
+		CPUSamples int    `json:"cpu_samples"`
+		Module     string `json:"main_module"`
+	}
+	Requests struct{ Count int }
+	CPU      struct {
+		IndependentMs *float64 `json:"independent_ms"`
 	}
 }
 
