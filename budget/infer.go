@@ -441,6 +441,8 @@ func (a *Analyzer) inferredText() string {
 	return fmt.Sprintf("the trace has no runtime/trace tasks: %d requests were inferred from net/http server connection goroutines "+
 		"(HTTP/1.x), split at net/http's own request boundaries: began %s; ended %s; "+
 		"%d began before the trace and %d had not ended at its end (excluded); "+
+		"a latency runs from the server's first sight of the request to its response write, so the network, the client's own work "+
+		"and, for a new connection, its dial and handshake are not in it; "+
 		"wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries",
 		n, counted(k.began[:], beganNames[:]), counted(k.ended[:], endedNames[:]), before, after)
 }
