@@ -1,0 +1,65 @@
+package queueing
+
+import (
+	"fmt"
+	"math"
+)
+
+// ErlangC returns the probability that an arrival waits in an M/M/c queue
+// with c servers and offered load a = λ·S (in Erlangs). It is 1 when
+// a ≥ c (the queue is unstable).
+func ErlangC(c int, a float64) float64 {
+	if c < 1 || a < 0 || math.IsNaN(a) {
+		return math.NaN()
+	}
+	if a >= float64(c) {
+		return 1
+	}
+	// Erlang B by its stable recursion, then C = B / (1 − ρ(1 − B)).
+	b := 1.0
+	for k := 1; k <= c; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	rho := a / float64(c)
+	return b / (1 - rho*(1-b))
+}
+
+// MMc is the open M/M/c queue's mean behaviour.
+type MMc struct {
+	Util     float64 // ρ = λS/c
+	PWait    float64 // Erlang C
+	Wait     float64 // mean time in queue, seconds
+	Response float64 // Wait + S
+	Queue    float64 // mean number in the system (Little)
+}
+
+// OpenMMc solves an M/M/c queue with arrival rate lambda (per second),
+// mean service time s (seconds) and c servers. It fails when the queue is
+// unstable (λS ≥ c).
+func OpenMMc(lambda, s float64, c int) (MMc, error) {
+	if c < 1 || lambda < 0 || s < 0 || math.IsNaN(lambda+s) || math.IsInf(lambda+s, 0) {
+		return MMc{}, fmt.Errorf("%w: M/M/c with λ=%v, S=%v, c=%d", ErrBadNetwork, lambda, s, c)
+	}
+	a := lambda * s
+	if a >= float64(c) {
+		return MMc{}, fmt.Errorf("%w: M/M/%d unstable: offered load %.3g ≥ %d servers", ErrBadNetwork, c, a, c)
+	}
+	m := MMc{Util: a / float64(c), PWait: ErlangC(c, a)}
+	if s > 0 {
+		m.Wait = m.PWait * s / (float64(c) - a)
+	}
+	m.Response = m.Wait + s
+	m.Queue = lambda * m.Response
+	return m, nil
+}
+
+// WaitQuantile returns the q-quantile (0 < q < 1) of the time in queue of
+// an M/M/c queue: the wait is 0 with probability 1−C and exponential with
+// rate cμ−λ otherwise.
+func (m MMc) WaitQuantile(q, lambda, s float64, c int) float64 {
+	if q <= 1-m.PWait || s <= 0 {
+		return 0
+	}
+	rate := float64(c)/s - lambda
+	return math.Log(m.PWait/(1-q)) / rate
+}
