@@ -1,0 +1,214 @@
+package queues
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"runtime/trace"
+	"time"
+
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/queueing"
+)
+
+// Case is one scenario: the service's shape and the fix applied.
+type Case struct {
+	Name      string        `json:"name"`
+	Cores     int           `json:"cores"` // GOMAXPROCS
+	CPU       time.Duration `json:"cpu_ns"`
+	DB        time.Duration `json:"db_ns"`
+	Upstream  time.Duration `json:"upstream_ns"`
+	Pool      int           `json:"pool"`
+	Fix       string        `json:"fix"`       // the what-if, applied for real afterwards
+	Saturates string        `json:"saturates"` // the resource the fix should saturate
+}
+
+// Cases are the two scenarios: the fix saturates the pool, or the CPU.
+var Cases = []Case{
+	{Name: "pool", Cores: 2, CPU: 500 * time.Microsecond, DB: 10 * time.Millisecond, Upstream: 30 * time.Millisecond, Pool: 4,
+		Fix: "remove=callUpstream", Saturates: "withConn"},
+	{Name: "cpu", Cores: 1, CPU: 3 * time.Millisecond, DB: 2 * time.Millisecond, Upstream: 40 * time.Millisecond, Pool: 64,
+		Fix: "remove=callUpstream", Saturates: "CPU"},
+}
+
+// Config sets the run.
+type Config struct {
+	Clients []int         // closed-loop client counts
+	Warm    time.Duration // before each window
+	Window  time.Duration // measured window per run
+	Cases   []Case
+}
+
+// DefaultConfig is `latscope lab queues`; ShortConfig is its reduced run.
+var (
+	DefaultConfig = Config{Clients: []int{6, 16}, Warm: time.Second, Window: 5 * time.Second, Cases: Cases}
+	ShortConfig   = Config{Clients: []int{6, 16}, Warm: 300 * time.Millisecond, Window: time.Second, Cases: Cases}
+)
+
+// Tolerance is the acceptance bound on a prediction's error; Goal is the aim.
+const (
+	Tolerance = 5.0 // per cent
+	Goal      = 2.0
+)
+
+// Run is one case at one client count.
+type Run struct {
+	Case       string              `json:"case"`
+	Clients    int                 `json:"clients"`
+	Before     Load                `json:"before"` // measured by the clients, while tracing
+	After      Load                `json:"after"`  // the fix applied, re-measured
+	Validation queueing.Validation `json:"validation"`
+	Predicted  queueing.State      `json:"predicted"`
+	Moves      string              `json:"moves,omitempty"`
+	MeanErr    float64             `json:"mean_error_pct"`
+	RPSErr     float64             `json:"rps_error_pct"`
+	Pass       bool                `json:"pass"`
+	Cause      string              `json:"cause,omitempty"` // why a miss happened, when one did
+	AfterModel *queueing.Model     `json:"after_model,omitempty"`
+}
+
+// Report is the lab's outcome.
+type Report struct {
+	RoundsPerMs float64 `json:"sha256_rounds_per_ms"`
+	Runs        []Run   `json:"runs"`
+	Passed      int     `json:"passed"`
+}
+
+// Execute runs every case at every client count. log gets progress.
+func Execute(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
+	prev := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(prev)
+	rep := &Report{RoundsPerMs: calibrate()}
+	for _, c := range cfg.Cases {
+		for _, n := range cfg.Clients {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			r, err := runCase(ctx, cfg, c, n, rep.RoundsPerMs)
+			if err != nil {
+				return rep, fmt.Errorf("case %s, %d clients: %w", c.Name, n, err)
+			}
+			fmt.Fprintf(log, "%s\n", r.line())
+			if r.Pass {
+				rep.Passed++
+			}
+			rep.Runs = append(rep.Runs, *r)
+		}
+	}
+	return rep, nil
+}
+
+func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*Run, error) {
+	runtime.GOMAXPROCS(c.Cores)
+	in := queueing.Inputs{Task: "request", Clients: float64(n), Cores: float64(c.Cores),
+		Pools: []queueing.PoolSpec{{Name: "withConn", Size: c.Pool}}}
+	r := &Run{Case: c.Name, Clients: n}
+	before := newService(c.CPU, c.DB, c.Upstream, c.Pool, rounds)
+	res, load, err := traced(ctx, cfg, before, n, "before")
+	if err != nil {
+		return nil, err
+	}
+	r.Before = load
+	p, err := queueing.Predict(res, in, []string{c.Fix})
+	if err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	r.Validation, r.Predicted, r.Moves = p.Validation, p.Outcomes[0].After, p.Outcomes[0].Moves
+	after := newService(c.CPU, c.DB, 0, c.Pool, rounds) // the fix, really applied
+	ares, aload, err := traced(ctx, cfg, after, n, "after")
+	if err != nil {
+		return nil, err
+	}
+	r.After = aload
+	r.MeanErr = errPct(r.Predicted.MeanMs, aload.MeanMs)
+	r.RPSErr = errPct(r.Predicted.RPS, aload.RPS)
+	r.Pass = math.Abs(r.MeanErr) <= Tolerance && math.Abs(r.RPSErr) <= Tolerance
+	if am, err := queueing.Build(ares, in); err == nil {
+		r.AfterModel = am
+	}
+	if !r.Pass || math.Abs(r.MeanErr) > Goal || math.Abs(r.RPSErr) > Goal {
+		r.Cause = cause(p, r)
+	}
+	return r, nil
+}
+
+// traced drives s with n clients while recording a runtime trace of the
+// window, and analyses it.
+func traced(ctx context.Context, cfg Config, s *Service, n int, name string) (*budget.Result, Load, error) {
+	var buf bytes.Buffer
+	var terr error
+	load := drive(ctx, s, n, cfg.Warm, cfg.Window, func() { terr = trace.Start(&buf) }, trace.Stop)
+	if terr != nil {
+		return nil, load, fmt.Errorf("%s: start trace: %w", name, terr)
+	}
+	opts := budget.DefaultOptions
+	opts.FixPotential = false
+	opts.Rules.App = []string{"github.com/latscope/latscope/lab/queues"}
+	res, err := analysis.Reader(ctx, name, &buf, opts, false)
+	if err != nil {
+		return nil, load, fmt.Errorf("%s: analyse: %w", name, err)
+	}
+	return res, load, nil
+}
+
+func errPct(pred, meas float64) float64 {
+	if meas == 0 {
+		return math.Inf(1)
+	}
+	return math.Round(1000*100*(pred-meas)/meas) / 1000
+}
+
+// cause explains a miss by the demand that changed between the model's
+// "after" and the one measured after the fix, or by the queueing the model
+// got wrong.
+func cause(p *queueing.Prediction, r *Run) string {
+	var out string
+	if v := p.Validation.MeanResidual; math.Abs(v) > Goal {
+		out = fmt.Sprintf("the model of the trace as recorded is already %+.1f %% off (mean); ", v)
+	}
+	if r.AfterModel == nil {
+		return out + "the after trace could not be modelled"
+	}
+	// The model's residence at each resource against the measured one
+	// after the fix: the largest gap is the cause.
+	measured := map[string]float64{}
+	for _, a := range r.AfterModel.Resources {
+		res := a.DemandMs + a.WaitMs
+		if a.Kind == queueing.Delays {
+			res += r.AfterModel.WakeupMs // the after model's delays exclude it
+		}
+		measured[a.Name] = res
+	}
+	worst, gap := "", 0.0
+	for _, u := range r.Predicted.Resources {
+		if m, ok := measured[u.Name]; ok && math.Abs(m-u.ResidenceMs) > math.Abs(gap) {
+			gap = m - u.ResidenceMs
+			worst = fmt.Sprintf("%s: %.3g ms per request predicted (demand %.3g + queue %.3g), %.3g ms measured after the fix", u.Name, u.ResidenceMs, u.DemandMs, u.WaitMs, m)
+		}
+	}
+	if worst == "" {
+		return out + "no resource of the model explains it"
+	}
+	return out + worst + "; Go's scheduler runs a goroutine until it blocks (not processor sharing), so wake-ups wait behind CPU bursts and a freed connection's next holder waits to run while holding it"
+}
+
+func (r *Run) line() string {
+	status := "ok"
+	if !r.Pass {
+		status = "MISS"
+	}
+	s := fmt.Sprintf("%-4s N=%-3d before %.2f ms %.1f rps (model %+.1f%%/%+.1f%%) | %s: predicted %.2f ms %.1f rps, measured %.2f ms %.1f rps: %+.1f%% / %+.1f%% %s",
+		r.Case, r.Clients, r.Before.MeanMs, r.Before.RPS, r.Validation.MeanResidual, r.Validation.RPSResidual,
+		"fix", r.Predicted.MeanMs, r.Predicted.RPS, r.After.MeanMs, r.After.RPS, r.MeanErr, r.RPSErr, status)
+	if r.Moves != "" {
+		s += "; " + r.Moves
+	}
+	if r.Cause != "" {
+		s += "\n     cause: " + r.Cause
+	}
+	return s
+}
