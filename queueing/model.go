@@ -119,7 +119,15 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	if dur <= 0 {
 		return nil, fmt.Errorf("trace has no duration")
 	}
-	m := &Model{Group: g.Name, Requests: g.Count, MeasuredMeanMs: g.Latency.Mean / 1e6, MeasuredRPS: n / dur}
+	// Throughput counts every request that ended in the window, including
+	// those that began before it (cut, and left out of the means); tasks
+	// whose type the trace does not record are shared by request count.
+	var all int
+	for _, h := range res.Groups {
+		all += h.Count
+	}
+	ended := float64(g.Count+g.ExcludedBefore) + float64(res.Info.ExcludedUntyped)*n/float64(max(all, 1))
+	m := &Model{Group: g.Name, Requests: g.Count, MeasuredMeanMs: g.Latency.Mean / 1e6, MeasuredRPS: ended / dur}
 	switch {
 	case in.Clients > 0:
 		m.Clients = int(math.Round(in.Clients))

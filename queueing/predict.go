@@ -189,6 +189,8 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 		f = 0
 	}
 	var parts []string
+	cut := map[string]float64{}
+	var order []string
 	var matched bool
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
@@ -218,8 +220,14 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 		}
 		if target != nil && d != 0 {
 			target.DemandMs = max(0, target.DemandMs-d)
-			parts = append(parts, fmt.Sprintf("%s −%.3g ms", target.Name, d))
+			if _, ok := cut[target.Name]; !ok {
+				order = append(order, target.Name)
+			}
+			cut[target.Name] += d
 		}
+	}
+	for _, name := range order {
+		parts = append(parts, fmt.Sprintf("%s −%.3g ms", name, cut[name]))
 	}
 	if !matched {
 		return nil, "", fmt.Errorf("what-if %q: no wait of request type %q matches %q", spec, g.Name, pr.A)

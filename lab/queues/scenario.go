@@ -45,8 +45,8 @@ type Config struct {
 
 // DefaultConfig is `latscope lab queues`; ShortConfig is its reduced run.
 var (
-	DefaultConfig = Config{Clients: []int{6, 16}, Warm: time.Second, Window: 5 * time.Second, Cases: Cases}
-	ShortConfig   = Config{Clients: []int{6, 16}, Warm: 300 * time.Millisecond, Window: time.Second, Cases: Cases}
+	DefaultConfig = Config{Clients: []int{6, 12}, Warm: time.Second, Window: 5 * time.Second, Cases: Cases}
+	ShortConfig   = Config{Clients: []int{6, 12}, Warm: 300 * time.Millisecond, Window: time.Second, Cases: Cases}
 )
 
 // Tolerance is the acceptance bound on a prediction's error; Goal is the aim.

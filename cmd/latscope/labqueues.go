@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/latscope/latscope/lab/queues"
+)
+
+func init() {
+	labSub["queues"] = runLabQueues
+}
+
+const labQueuesSynopsis = "lab queues [flags]"
+
+const labQueuesExamples = `
+examples:
+  latscope lab queues               both cases at 6 and 12 clients, 5 s windows (about 50 seconds)
+  latscope lab queues --short       1 s windows (about 15 seconds; noisier)
+  latscope lab queues --clients 8,24 --window 10s --json
+`
+
+// runLabQueues runs the queueing model's acceptance lab in this process:
+// a small pool and tight cores (GOMAXPROCS), a fix that saturates the pool
+// in one case and the CPU in the other, predicted from a "before" trace and
+// re-measured with the fix applied. It fails when a prediction misses by
+// more than queues.Tolerance.
+func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	cfg := queues.DefaultConfig
+	var short, asJSON bool
+	var clients intList
+	fs := newFlagSet("lab queues", labQueuesSynopsis, stderr)
+	fs.BoolVar(&short, "short", false, "1 s windows (for tests; noisier)")
+	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
+	fs.Var(&clients, "clients", "closed-loop client counts `N,N` (default 6,12)")
+	fs.DurationVar(&cfg.Window, "window", 0, "measured window per run (default 5s; --short 1s)")
+	usageWith(fs, stderr, labQueuesSynopsis, labQueuesExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("lab queues: unexpected argument %q", fs.Arg(0))
+	}
+	window := cfg.Window
+	if short {
+		cfg = queues.ShortConfig
+	}
+	if window > 0 {
+		if window > 10*time.Minute {
+			return fmt.Errorf("lab queues: --window %v: at most 10m", window)
+		}
+		cfg.Window = window
+	}
+	if len(clients) > 0 {
+		cfg.Clients = clients
+	}
+	log := stdout
+	if asJSON {
+		log = stderr
+	}
+	rep, err := queues.Execute(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("lab queues: %w", err)
+	}
+	if asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		if err := e.Encode(rep); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "lab queues: %d of %d predictions within %.0f %% of the re-measured mean and throughput\n", rep.Passed, len(rep.Runs), queues.Tolerance)
+	if rep.Passed < len(rep.Runs) {
+		return fmt.Errorf("lab queues: %d of %d predictions missed (causes above)", len(rep.Runs)-rep.Passed, len(rep.Runs))
+	}
+	return nil
+}
+
+// intList is a comma-separated list of client counts.
+type intList []int
+
+func (l *intList) String() string { return fmt.Sprint([]int(*l)) }
+
+func (l *intList) Set(v string) error {
+	*l = nil
+	for _, f := range splitComma(v) {
+		var n int
+		if _, err := fmt.Sscanf(f, "%d", &n); err != nil || n < 1 || n > 1000 {
+			return fmt.Errorf("want client counts from 1 to 1000 separated by commas, got %q", v)
+		}
+		*l = append(*l, n)
+	}
+	return nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/queueing"
+)
+
+func init() {
+	register("predict", "what-ifs solved on the closed queueing network measured from a trace: latency, throughput, utilisation, where the bottleneck moves", runPredict)
+}
+
+// poolList is a repeatable --pool NAME:SIZE flag.
+type poolList []queueing.PoolSpec
+
+func (p *poolList) String() string {
+	var ss []string
+	for _, x := range *p {
+		ss = append(ss, fmt.Sprintf("%s:%d", x.Name, x.Size))
+	}
+	return strings.Join(ss, ",")
+}
+
+func (p *poolList) Set(v string) error {
+	x, err := queueing.ParsePool(v)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, x)
+	return nil
+}
+
+const predictSynopsis = "predict [flags] TRACE"
+
+const predictExamples = `
+what-ifs (--what-if, repeatable):
+  remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   as in analyze --predict
+  pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N
+
+examples:
+  latscope predict --clients 20 --pool withConn:10 --what-if remove=callUpstream demo.trace
+  latscope predict --clients 20 --pool 10 --what-if overlap=callUpstream,queryDB --what-if pool=20 demo.trace
+  latscope predict --json --clients 16 --cores 2 --what-if clients=32 demo.trace
+`
+
+func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	var (
+		asJSON  bool
+		app     stringList
+		task    string
+		clients float64
+		cores   float64
+		pools   poolList
+		whatIfs stringList
+	)
+	fs := newFlagSet("predict", predictSynopsis, stderr)
+	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md, \"predict\")")
+	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
+	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
+	floatVar(fs, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law)")
+	floatVar(fs, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
+	fs.Var(&pools, "pool", "a pool `NAME:SIZE` (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
+	fs.Var(&whatIfs, "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE, cores=N, clients=N")
+	usageWith(fs, stderr, predictSynopsis, predictExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("want exactly one trace file (or - for standard input), got %d arguments", fs.NArg())
+	}
+	file := fs.Arg(0)
+	if err := checkInput(file, "trace file"); err != nil {
+		return err
+	}
+	opts := budget.DefaultOptions
+	opts.FixPotential = false
+	opts.Rules.App = app
+	if len(app) == 0 {
+		if mod, err := capturedModule(file); err != nil {
+			fmt.Fprintf(stderr, "predict: warning: %v; the trace's own log, if any, names the main module\n", err)
+		} else {
+			opts.Rules.Module = mod
+		}
+	}
+	for _, w := range whatIfs { // overlaps need the timeline simulation
+		if strings.HasPrefix(w, "overlap=") {
+			p, err := budget.ParsePrediction(w)
+			if err != nil {
+				return fmt.Errorf("--what-if: %w", err)
+			}
+			opts.Predictions = append(opts.Predictions, p)
+		}
+	}
+	res, err := analysis.File(ctx, file, opts, false)
+	if err != nil {
+		return err
+	}
+	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools}, whatIfs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(p)
+	}
+	return writePrediction(stdout, p)
+}
+
+// writePrediction prints the model, its validation and each what-if.
+func writePrediction(w io.Writer, p *queueing.Prediction) error {
+	m := p.Model
+	var b strings.Builder
+	est := ""
+	if m.ClientsEstimated {
+		est = " (estimated)"
+	}
+	fmt.Fprintf(&b, "queueing model of %q (%s): %d requests, %d clients%s, think %.3g ms, scheduling latency %.3g ms\n",
+		m.Group, p.Method, m.Requests, m.Clients, est, m.ThinkMs, m.WakeupMs)
+	for _, r := range m.Resources {
+		servers := ""
+		if r.Servers > 0 {
+			servers = fmt.Sprintf(" ×%d", r.Servers)
+		}
+		fmt.Fprintf(&b, "  %-16s %-5s%-6s demand %8.3f ms  measured wait %8.3f ms\n", r.Name, r.Kind, servers, r.DemandMs, r.WaitMs)
+	}
+	v := p.Validation
+	fmt.Fprintf(&b, "as recorded: model %.3f ms %.1f rps, measured %.3f ms %.1f rps (residual %+.1f %% / %+.1f %%)\n",
+		v.ModelMeanMs, v.ModelRPS, v.MeasuredMeanMs, v.MeasuredRPS, v.MeanResidual, v.RPSResidual)
+	for _, o := range p.Outcomes {
+		fmt.Fprintf(&b, "\n%s: %s\n", o.Spec, o.Change)
+		fmt.Fprintf(&b, "  mean %.3f → %.3f ms, throughput %.1f → %.1f rps, p99 %s\n", o.Before.MeanMs, o.After.MeanMs, o.Before.RPS, o.After.RPS, o.P99Note)
+		for i, u := range o.After.Resources {
+			bu := o.Before.Resources[i]
+			if u.Kind == queueing.Delays {
+				continue
+			}
+			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs)
+		}
+		if o.Moves != "" {
+			fmt.Fprintf(&b, "  %s\n", o.Moves)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
