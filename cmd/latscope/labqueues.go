@@ -32,11 +32,12 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	cfg := queues.DefaultConfig
 	var short, asJSON bool
 	var clients intList
+	var window time.Duration
 	fs := newFlagSet("lab queues", labQueuesSynopsis, stderr)
 	fs.BoolVar(&short, "short", false, "1 s windows (for tests; noisier)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
 	fs.Var(&clients, "clients", "closed-loop client counts `N,N` (default 6,12)")
-	fs.DurationVar(&cfg.Window, "window", 0, "measured window per run (default 5s; --short 1s)")
+	fs.DurationVar(&window, "window", 0, "measured window per run (default 5s; --short 1s)")
 	usageWith(fs, stderr, labQueuesSynopsis, labQueuesExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,7 +45,6 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("lab queues: unexpected argument %q", fs.Arg(0))
 	}
-	window := cfg.Window
 	if short {
 		cfg = queues.ShortConfig
 	}
