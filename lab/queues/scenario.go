@@ -193,6 +193,15 @@ func cause(p *queueing.Prediction, r *Run) string {
 	if worst == "" {
 		return out + "no resource of the model explains it"
 	}
+	// A demand that changed by itself (the fix does not touch it) is a
+	// measurement cause, not a queueing one.
+	for _, u := range r.Predicted.Resources {
+		for _, a := range r.AfterModel.Resources {
+			if a.Name == u.Name && a.Kind != queueing.Delays && u.DemandMs > 0 && math.Abs(a.DemandMs-u.DemandMs) > 0.03*u.DemandMs {
+				out += fmt.Sprintf("%s demand %.3g ms in the before trace, %.3g ms after the fix (running and held time include time the OS gave the thread to other processes, and the hand-off of a freed connection); ", u.Name, u.DemandMs, a.DemandMs)
+			}
+		}
+	}
 	return out + worst + "; Go's scheduler runs a goroutine until it blocks (not processor sharing), so wake-ups wait behind CPU bursts and a freed connection's next holder waits to run while holding it"
 }
 
