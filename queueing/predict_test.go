@@ -1,0 +1,158 @@
+package queueing_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"runtime"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/queueing"
+)
+
+// pool is the test service's connection pool: a buffered-channel semaphore.
+var pool = make(chan struct{}, 2)
+
+// withConn holds a connection for a 5 ms query.
+func withConn() {
+	pool <- struct{}{}
+	queryDB()
+	<-pool
+}
+
+func queryDB()      { time.Sleep(5 * time.Millisecond) }
+func callUpstream() { time.Sleep(25 * time.Millisecond) }
+
+// record traces 6 closed-loop clients for half a second and analyses the
+// trace: a real runtime trace of a program this test runs.
+func record(t *testing.T) *budget.Result {
+	t.Helper()
+	if trace.IsEnabled() {
+		t.Skip("a runtime trace is already running (go test -trace?)")
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			for !stop.Load() {
+				_, task := trace.NewTask(context.Background(), "request")
+				withConn()
+				callUpstream()
+				task.End()
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	trace.Stop()
+	stop.Store(true)
+	wg.Wait()
+	opts := budget.DefaultOptions
+	opts.FixPotential = false
+	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
+	res, err := analysis.Reader(context.Background(), "test", &buf, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestPredictFromTrace(t *testing.T) {
+	res := record(t)
+	in := queueing.Inputs{Task: "request", Clients: 6, Cores: float64(runtime.GOMAXPROCS(0)),
+		Pools: []queueing.PoolSpec{{Name: "withConn", Size: 2}}}
+	p, err := queueing.Predict(res, in, []string{"remove=callUpstream", "pool=withConn:4", "clients=12", "cores=1", "scale=queryDB:0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The configuration: 2 connections held ~5 ms, a ~25 ms delay, 6 clients
+	// (the pool about half busy).
+	var hold float64
+	for _, r := range p.Model.Resources {
+		if r.Name == "withConn" {
+			hold = r.DemandMs
+		}
+	}
+	if hold < 5 || hold > 6.5 {
+		t.Errorf("pool hold %.3f ms, want 5 ms of query (plus wake-ups)", hold)
+	}
+	t.Logf("model as recorded: %+v", p.Validation)
+	if v := p.Validation.MeanResidual; math.Abs(v) > 10 {
+		t.Errorf("model of the trace as recorded is %+.1f %% off", v)
+	}
+	want := []struct {
+		bottleneck string
+		faster     bool // mean falls
+	}{
+		{"withConn", true},  // remove the upstream: the pool saturates (2 / 5 ms = 400 rps)
+		{"withConn", true},  // a larger pool
+		{"withConn", false}, // more clients queue
+		{"withConn", false}, // one core: CPU is still light
+		{"withConn", true},  // a faster query
+	}
+	for i, o := range p.Outcomes {
+		if o.After.Bottleneck != want[i].bottleneck {
+			t.Errorf("%s: bottleneck %q, want %q", o.Spec, o.After.Bottleneck, want[i].bottleneck)
+		}
+		if (o.After.MeanMs < o.Before.MeanMs) != want[i].faster && o.After.MeanMs != o.Before.MeanMs {
+			t.Errorf("%s: mean %.3f → %.3f", o.Spec, o.Before.MeanMs, o.After.MeanMs)
+		}
+		if o.P99Note == "" {
+			t.Errorf("%s: no word on the p99", o.Spec)
+		}
+	}
+	// Removing the upstream leaves 6 clients on 2 connections held 5 ms:
+	// the pool's capacity bounds the throughput.
+	if x := p.Outcomes[0].After.RPS; x > 1000*2/hold*1.001 {
+		t.Errorf("remove=callUpstream: %.1f rps beyond the pool's capacity %.1f", x, 1000*2/hold)
+	}
+
+	bad := []struct{ spec, msg string }{
+		{"pool=nosuch:3", "no modelled pool"},
+		{"cores=0", "cores=N"},
+		{"clients=x", "clients=N"},
+		{"remove=nosuchframe", "matches"},
+		{"frobnicate=1", "unknown operation"},
+	}
+	for _, b := range bad {
+		if _, err := queueing.Predict(res, in, []string{b.spec}); err == nil || !strings.Contains(err.Error(), b.msg) {
+			t.Errorf("%s: err %v, want one saying %q", b.spec, err, b.msg)
+		}
+	}
+	if _, err := queueing.Predict(res, queueing.Inputs{Task: "nosuch"}, nil); err == nil {
+		t.Error("an unknown request type accepted")
+	}
+}
+
+func TestParsePool(t *testing.T) {
+	tests := []struct {
+		in   string
+		want queueing.PoolSpec
+		ok   bool
+	}{
+		{"withConn:10", queueing.PoolSpec{Name: "withConn", Size: 10}, true},
+		{"10", queueing.PoolSpec{Size: 10}, true},
+		{"a.b>c:1", queueing.PoolSpec{Name: "a.b>c", Size: 1}, true},
+		{"x:0", queueing.PoolSpec{}, false},
+		{"x:-1", queueing.PoolSpec{}, false},
+		{"x:y", queueing.PoolSpec{}, false},
+		{"", queueing.PoolSpec{}, false},
+	}
+	for _, tt := range tests {
+		got, err := queueing.ParsePool(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParsePool(%q) = %+v, %v", tt.in, got, err)
+		}
+	}
+}
