@@ -205,6 +205,14 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 			return false
 		}
 		var held float64
+		var any bool
+		for _, ts := range g.Terms {
+			t := res.Terms[ts.Term]
+			any = any || r.acquire(t) || r.hold(t)
+		}
+		if !any {
+			return nil, fmt.Errorf("pool %q: no wait of request type %q acquires it or runs beneath it", r.Name, g.Name)
+		}
 		for _, ts := range g.Terms {
 			if t := res.Terms[ts.Term]; r.hold(t) || r.acquire(t) && ts.Critical > 0 {
 				held += float64(ts.Requests) / n

@@ -58,6 +58,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		cores   float64
 		pools   poolList
 		whatIfs stringList
+		jfr     jfrOptions
 	)
 	fs := newFlagSet("predict", predictSynopsis, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md, \"predict\")")
@@ -67,6 +68,9 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	floatVar(fs, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
 	fs.Var(&pools, "pool", "a pool `NAME:SIZE` (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
 	fs.Var(&whatIfs, "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE, cores=N, clients=N")
+	fs.StringVar(&jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` whose threads' events are request time, as in analyze")
+	intVar(fs, &jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
+	fs.StringVar(&jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
 	usageWith(fs, stderr, predictSynopsis, predictExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -78,10 +82,14 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := checkInput(file, "trace file"); err != nil {
 		return err
 	}
+	isJFR := strings.HasSuffix(file, ".jfr")
+	if set := setFlags(fs, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
+		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
+	}
 	opts := budget.DefaultOptions
 	opts.FixPotential = false
 	opts.Rules.App = app
-	if len(app) == 0 {
+	if len(app) == 0 && !isJFR {
 		if mod, err := capturedModule(file); err != nil {
 			fmt.Fprintf(stderr, "predict: warning: %v; the trace's own log, if any, names the main module\n", err)
 		} else {
@@ -97,7 +105,17 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			opts.Predictions = append(opts.Predictions, p)
 		}
 	}
-	res, err := analysis.File(ctx, file, opts, false)
+	var res *budget.Result
+	var err error
+	switch {
+	case isJFR && analyzeJFR == nil:
+		return fmt.Errorf("%s: this build cannot read JVM recordings", file)
+	case isJFR: // the same model from a JVM recording (no overlap: JFR gets no timeline simulation)
+		jfr.App = app
+		res, err = analyzeJFR(ctx, file, jfr)
+	default:
+		res, err = analysis.File(ctx, file, opts, false)
+	}
 	if err != nil {
 		return err
 	}
