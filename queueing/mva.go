@@ -82,8 +82,15 @@ func MVA(net Network, n int) (Solution, error) {
 	sol := Solution{N: n, Residence: make([]float64, K), Queue: make([]float64, K), Util: make([]float64, K)}
 	q := make([]float64, K)   // Q_k(n-1)
 	p := make([][]float64, K) // p_k(j | n-1), j = 0..c-1 (multi-server only)
+	// A station with at least n servers never queues: it is a delay that
+	// still reports its utilisation (and needs no probabilities).
+	kind := make([]StationKind, K)
 	for k, s := range net.Stations {
-		if s.Kind == Queueing && s.Servers > 1 {
+		kind[k] = s.Kind
+		if s.Kind == Queueing && s.Servers >= n && s.Servers > 1 {
+			kind[k] = Delay
+		}
+		if kind[k] == Queueing && s.Servers > 1 {
 			p[k] = make([]float64, s.Servers)
 			p[k][0] = 1
 		}
@@ -93,7 +100,7 @@ func MVA(net Network, n int) (Solution, error) {
 		var R float64
 		for k, s := range net.Stations {
 			switch {
-			case s.Kind == Delay:
+			case kind[k] == Delay:
 				sol.Residence[k] = s.Demand
 			case s.Servers == 1:
 				sol.Residence[k] = s.Demand * (1 + q[k])
@@ -114,7 +121,7 @@ func MVA(net Network, n int) (Solution, error) {
 		}
 		for k, s := range net.Stations {
 			q[k] = X * sol.Residence[k]
-			if s.Kind != Queueing || s.Servers == 1 {
+			if kind[k] != Queueing || s.Servers == 1 {
 				continue
 			}
 			c := s.Servers

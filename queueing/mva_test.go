@@ -84,6 +84,7 @@ func TestMVAMultiServerExact(t *testing.T) {
 		{20, 10, 0.05, 0.1}, // the seed lab's pool: 20 clients, 10 connections
 		{40, 6, 0.047, 0.07},
 		{200, 8, 0.01, 0.02},
+		{5, 1000000, 0.05, 0.1}, // more servers than clients: no queue, no N×c work
 	}
 	for _, tt := range tests {
 		net := Network{Think: tt.z, Stations: []Station{{Name: "pool", Servers: tt.c, Demand: tt.d}}}

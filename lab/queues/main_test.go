@@ -3,6 +3,7 @@ package queues
 import (
 	"context"
 	"os"
+	"runtime/trace"
 	"testing"
 )
 
@@ -11,6 +12,9 @@ import (
 // bottleneck to the resource the case saturates) and logs the errors; the
 // accuracy bound is the lab's own check, run on a quiet host.
 func TestLabShort(t *testing.T) {
+	if trace.IsEnabled() {
+		t.Skip("a runtime trace is already running (go test -trace?): the lab records its own")
+	}
 	cfg := ShortConfig
 	cfg.Clients = []int{8}
 	if os.Getenv("QUEUES_FULL") != "" {
