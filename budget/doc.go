@@ -2,7 +2,7 @@
 // records of one Go execution trace (package tracein) in a single pass and,
 // for every request (a runtime/trace task that begins and ends inside the
 // trace, or an inferred net/http server request when the trace has no
-// tasks), decomposes its latency two ways (design §2–§3):
+// tasks), decomposes its latency two ways (docs/method.md §2–§4):
 //
 //   - the wait sum: the goroutine time of all the request's goroutines, by
 //     term (application frame, mechanism, kind), plus running and runnable

@@ -47,7 +47,7 @@ type Finding struct {
 // Error returns the finding's text.
 func (f *Finding) Error() string { return f.Text }
 
-// Thresholds used by findings; they come from the method (design §5).
+// Thresholds used by findings; they come from the method (docs/method.md §6).
 const (
 	// SaturatedBusy is the share of P time busy above which CPU queueing is
 	// part of latency.

@@ -10,7 +10,7 @@ import (
 // Op is a what-if operation.
 type Op uint8
 
-// Operations (design §4).
+// Operations (docs/method.md §5).
 const (
 	OpRemove  Op = iota // the term costs nothing
 	OpScale             // the term's waits are multiplied by Factor

@@ -48,7 +48,7 @@ type TraceInfo struct {
 func (t TraceInfo) Duration() int64 { return int64(t.End - t.Start) }
 
 // Outside is goroutine time spent outside any request, by kind. It is never
-// divided by a request count (design §5, pitfall 3).
+// divided by a request count (docs/method.md §6, pitfall "process-wide totals divided by requests").
 type Outside struct {
 	ByKind [frame.NumKinds]int64
 }

@@ -7,7 +7,7 @@ import "github.com/latscope/latscope/tracein"
 type Model struct {
 	// Scale returns the factor for a term's waits; nil means 1 for all.
 	Scale func(TermID) float64
-	// Overlap lists pairs of term sets to run concurrently (design §4:
+	// Overlap lists pairs of term sets to run concurrently (docs/method.md §5:
 	// latency − A − B + max(A, B) when independent).
 	Overlap []Pair
 }

@@ -36,7 +36,7 @@ func covering(samples []hostsig.Sample, start, end tracein.Time) (hostsig.Delta,
 	return hostsig.Diff(samples[i], samples[j]), true
 }
 
-// Classify decides where outside time went, in the order of design §6:
+// Classify decides where outside time went, in the order of docs/method.md §8:
 // throttled, steal, paused, then runnable (CPU contention without
 // throttling: the goroutine was runnable, or the process's threads waited
 // on the kernel's run queue, for half the difference), network;

@@ -1,6 +1,6 @@
 // Package dbwait tells, for each database call an application made, how
 // much of its time the database spent on the statement and where the rest
-// went (design §6, seed 003).
+// went (docs/method.md §8).
 //
 // An application DB span is a trace region (trace.StartRegion) inside which
 // the statement's W3C traceparent was logged under SQLLogCategory
@@ -31,7 +31,7 @@
 //     runnable (waiting for a P) for at least half the difference, or the
 //     process's threads waited on the kernel's run queue (schedstat) that
 //     long over the sampled interval — busy neighbours or the process's own
-//     CPU work (an addition to design §6, whose four causes would call
+//     CPU work (an addition to the four causes of docs/method.md §8, which would call
 //     this "network");
 //   - network: all of the above could be checked and none holds;
 //   - unknown: no host sample covers the span, or a source needed to rule a

@@ -22,7 +22,7 @@ const SQLEndLogCategory = tracelog.SQLEnd
 // DefaultOptions.
 type Options struct {
 	// Threshold splits differences: up to it the time was inside the
-	// database, above it outside (design §6: 10 ms).
+	// database, above it outside (docs/method.md §8: 10 ms).
 	Threshold time.Duration
 	// MinPause is the shortest event-free stretch the "paused" rule
 	// accepts. The default, 150 ms, is 1.5 sampling intervals of an

@@ -106,7 +106,7 @@ func (s *spinner) start(t *testing.T) {
 
 // TestThrottling runs a CPU spinner for 1 s under a 0.2-CPU quota, either in the quota's
 // cgroup or in a child of it without its own quota (a parent limit, which Go's GOMAXPROCS
-// misses), and checks every signal the classification of design §6 relies on.
+// misses), and checks every signal the classification of docs/method.md §8 relies on.
 //
 // Tolerance on the spinner's CPU: the spin may start anywhere in a period, so one period's
 // quota (20 ms) of phase; /proc truncates utime and stime to 10 ms ticks (two fields, two

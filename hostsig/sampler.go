@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultInterval is the sampling interval of Sampler.Run when Options.Interval is zero.
-// design §6 asks for one second or faster.
+// docs/method.md §8 asks for one second or faster.
 const DefaultInterval = 100 * time.Millisecond
 
 // Options configures a Sampler.

@@ -16,7 +16,7 @@ import (
 const DefaultMissPct = 5.0
 
 // Comparison checks predictions made from one trace against a second trace
-// in which the change was made for real ("true zeroing", design §4).
+// in which the change was made for real ("true zeroing", docs/method.md §5).
 type Comparison struct {
 	Before      RequestsJSON      `json:"before"`
 	After       RequestsJSON      `json:"after"`

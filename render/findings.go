@@ -7,14 +7,16 @@ import (
 	"github.com/latscope/latscope/budget"
 )
 
-// Cross-check thresholds (design §5, §9).
+// Cross-check thresholds (docs/method.md §6).
 const (
 	// RunningExcess: trace Running time above this multiple of the
 	// independent CPU means threads were off-CPU while Go thought they ran
-	// (CFS throttling measured 1.77× at 20 % quota; 0.91 unthrottled).
+	// (CFS throttling measured 1.77× at 20 % quota; 0.91 unthrottled;
+	// docs/method.md §6).
 	RunningExcess = 1.3
 	// CoverageLow and CoverageHigh bound the independent-CPU coverage that
-	// counts as explained (the seed reached 99.8 %).
+	// counts as explained (docs/method.md §6: the seed experiment reached
+	// 99.8 %).
 	CoverageLow, CoverageHigh = 95.0, 103.0
 )
 

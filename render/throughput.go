@@ -20,7 +20,7 @@ func isPoolWait(t budget.Term) bool {
 	return false
 }
 
-// throughput fills in the closed-model inputs (design §4): rps = clients /
+// throughput fills in the closed-model inputs (docs/method.md §5): rps = clients /
 // mean latency, capped by cores / CPU per request and pool size / hold time.
 func throughput(res *budget.Result, g *budget.Group, in Inputs, gj GroupJSON) ThroughputJSON {
 	t := ThroughputJSON{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, MeasuredRPS: gj.Requests.RPS}

@@ -247,7 +247,7 @@ func TestUseProfile(t *testing.T) {
 	}
 }
 
-// TestDemoModesNoFinding: the seed-000 service (CPU, upstream HTTP, a
+// TestDemoModesNoFinding: the seed experiment's service (CPU, upstream HTTP, a
 // database round trip, a mutex) is not scheduler-bound in any mode.
 func TestDemoModesNoFinding(t *testing.T) {
 	for _, scenario := range []string{"serial", "waitgroup"} {

@@ -1,5 +1,5 @@
 // Package sched finds runtime overhead that hides in the Go scheduler
-// (design §7, seed 001): CPU the process spends finding, parking and waking
+// (docs/method.md §9): CPU the process spends finding, parking and waking
 // goroutines and OS threads instead of running its own code.
 //
 // It reads CPU samples — from an execution trace recorded while the CPU
@@ -16,7 +16,7 @@
 // stacks, not by the length of the trace.
 //
 // A Finding is raised when the scheduler's share of CPU exceeds
-// DefaultThresholds.SchedShare (10 %, the seed's rule of thumb), naming the
+// DefaultThresholds.SchedShare (10 %, docs/method.md §9), naming the
 // application frames that create or wake the goroutines of the bursts, and
 // when GOMAXPROCS is above the CPUs the process may use.
 //

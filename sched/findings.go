@@ -51,7 +51,7 @@ func (f *Finding) Error() string {
 	return f.Text + ". Options: " + strings.Join(f.Options, "; ")
 }
 
-// Fixes for scheduler overhead (seed 001's recommendations, in Go terms).
+// Fixes for scheduler overhead (docs/method.md §9, in Go terms).
 const (
 	OptionPool     = "a bounded worker pool sized to the CPUs, fed by a buffered channel, instead of a goroutine per item or a pool as wide as GOMAXPROCS"
 	OptionBatch    = "batching: hand a worker a slice of items per wakeup, not one item"
@@ -89,7 +89,7 @@ func (r *Report) Findings() []Finding {
 func (r *Report) overhead(t Thresholds) Finding {
 	c := &r.CPU
 	var b strings.Builder
-	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (±%.0f, %d samples; a look is due above %.0f %%, design §7)",
+	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (±%.0f, %d samples; a look is due above %.0f %%, docs/method.md §9)",
 		100*c.Share(ClassScheduler), 100*c.Margin(ClassScheduler), c.Samples, 100*t.SchedShare)
 	if parts := schedParts(c); parts != "" {
 		fmt.Fprintf(&b, ": %s", parts)

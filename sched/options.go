@@ -10,8 +10,8 @@ import (
 // (docs/sched.md); a zero field takes DefaultThresholds' value.
 type Thresholds struct {
 	// SchedShare is the share of CPU in the scheduler above which the
-	// overhead is a finding: the seed's "scan over 10–15 % deserves a look"
-	// (design §7), at its lower end.
+	// overhead is a finding: the rule of thumb "scan over 10–15 % deserves a look"
+	// (docs/method.md §9), at its lower end.
 	SchedShare float64 `json:"sched_share"`
 	// MinSamples is the fewest CPU samples on which a share is judged; with
 	// fewer, the 95 % interval of a 10 % share is wider than ±8 points.

@@ -6,7 +6,7 @@
 //
 // The lab puts it between a service and PostgreSQL to make the seed's
 // "network delay" condition: the database measures the same statement time,
-// the application measures Delay more (design §6). What the client sends is
+// the application measures Delay more (docs/method.md §8). What the client sends is
 // passed on at once.
 package tcpproxy
 

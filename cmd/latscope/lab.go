@@ -21,8 +21,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latscope/latscope/lab"
-	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (seed 001)
-	_ "github.com/latscope/latscope/lab/seed"  // the seed-000 scenario
+	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (docs/method.md §9)
+	_ "github.com/latscope/latscope/lab/seed"  // the seed experiment
 	"github.com/latscope/latscope/pgcluster"
 )
 

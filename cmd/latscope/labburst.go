@@ -18,7 +18,7 @@ examples:
   curl -o burst.trace 'http://ADDR/trace?seconds=2'; latscope analyze burst.trace
 `
 
-// runBurstServe runs the burst component of the seed-001 lab scenario as its
+// runBurstServe runs the burst component of the burst lab scenario as its
 // own process: it sets GOMAXPROCS, receives a batch of events at a fixed
 // interval, fans them out as --mode says, and serves its counters, a CPU
 // profile and a trace on loopback until ctx is cancelled. The lab command

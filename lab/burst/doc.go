@@ -1,4 +1,4 @@
-// Package burst is the lab scenario of seed 001: bursty work that wakes a
+// Package burst is the lab scenario of docs/method.md §9: bursty work that wakes a
 // whole pool at once, so the scheduler's own scan/park/wake machinery costs
 // a large share of CPU, and the fix that routes the same work to a small
 // steady pool.

@@ -16,7 +16,7 @@ import (
 func init() {
 	lab.Register(lab.Scenario{
 		Name:    "burst",
-		Summary: "seed 001: batches fanned out to goroutines wake the scheduler; a small steady pool cuts CPU per event",
+		Summary: "batches fanned out to goroutines wake the scheduler; a small steady pool cuts CPU per event",
 		Run:     Run,
 	})
 }
@@ -101,7 +101,7 @@ func RunOptions(ctx context.Context, env *lab.Env, o Options) (*lab.Outcome, err
 	env.Step(1, "burst done")
 	res.predict()
 	return &lab.Outcome{
-		Title:    "Runtime overhead that hides in the scheduler (seed 001)",
+		Title:    "Runtime overhead that hides in the scheduler",
 		Markdown: res.markdown(),
 		JSON:     res,
 		Checks:   res.checks(),

@@ -1,4 +1,4 @@
-// Package dbwait is the lab scenario of seed 003 (design §6): was it the
+// Package dbwait is the lab scenario of docs/method.md §8: was it the
 // database? A small service (Serve, run by the lab as its own process with
 // `latscope lab dbwait-serve`) looks rows up by primary key every 20 ms,
 // each statement in a trace region with its traceparent logged inside and

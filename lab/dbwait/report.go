@@ -167,7 +167,7 @@ func outcome(env *lab.Env, results []*ConditionResult) (*lab.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("html report: %w", err)
 	}
-	return &lab.Outcome{Title: "Was it the database? (seed 003)", Markdown: markdown(env, results), HTML: html, JSON: res, Checks: res.Checks}, nil
+	return &lab.Outcome{Title: "Was it the database?", Markdown: markdown(env, results), HTML: html, JSON: res, Checks: res.Checks}, nil
 }
 
 func markdown(env *lab.Env, results []*ConditionResult) string {

@@ -22,7 +22,7 @@ import (
 func init() {
 	lab.Register(lab.Scenario{
 		Name:    "dbwait",
-		Summary: "seed 003: time inside vs outside the DB — table lock, SIGSTOP, CFS quota, CPU without a limit, 30 ms proxy",
+		Summary: "time inside vs outside the DB — table lock, SIGSTOP, CFS quota, CPU without a limit, 30 ms proxy",
 		Needs:   []string{"private-postgres", "root"},
 		Run:     Run,
 	})

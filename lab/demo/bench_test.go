@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// BenchmarkModes drives each mode with 20 closed-model clients (seed 000's
+// BenchmarkModes drives each mode with 20 closed-model clients (the seed experiment's
 // load) over real loopback HTTP and real PostgreSQL, and reports the mean
 // and median latency, throughput and the process's CPU per request. The
 // process also holds the clients and the upstream, so cpu-ms/req is an upper

@@ -33,7 +33,7 @@ type Config struct {
 	SQLPrefix func(ctx context.Context) string
 }
 
-// DefaultConfig is seed 000's service in serial mode, minus the two URLs.
+// DefaultConfig is the seed experiment's service in serial mode, minus the two URLs.
 var DefaultConfig = Config{
 	Mode:          ModeSerial,
 	PoolSize:      10,

@@ -1,4 +1,4 @@
-// Package demo is the lab's demo service: seed 000's one-endpoint service,
+// Package demo is the lab's demo service: the seed experiment's one-endpoint service,
 // written in Go.
 //
 // GET /work runs four segments, each inside a runtime/trace region of a

@@ -56,7 +56,7 @@ func outcome(env *lab.Env, runs []*ModeRun, loadBefore float64) (*lab.Outcome, e
 		med[m] = runs[i]
 	}
 	var b strings.Builder
-	o := &lab.Outcome{Title: "Seed 000: where did the time go, and which fix helps?", JSON: res}
+	o := &lab.Outcome{Title: "The seed experiment: where did the time go, and which fix helps?", JSON: res}
 	fmt.Fprintf(&b, "Profile %q: %d clients, closed model, warm-up %s excluded, %s traced per run, %d run(s) per mode (median shown).\n\n",
 		env.Profile.Name, env.Profile.Clients, env.Profile.Warmup, env.Profile.Window, env.Profile.Runs)
 	res.Disagree = disagreement(&b, med["serial"])

@@ -1,4 +1,4 @@
-// Package seed is the lab scenario of seed 000 (design §1, §8): one
+// Package seed is the lab scenario of the seed experiment (docs/method.md §1, §5): one
 // endpoint with four segments — CPU, an upstream HTTP call, a PostgreSQL
 // query behind a pool, a shared section under a mutex — run in three modes
 // (serial, concurrent, fixed) under closed-model load, each mode traced in
@@ -26,7 +26,7 @@ import (
 func init() {
 	lab.Register(lab.Scenario{
 		Name:    "seed",
-		Summary: "seed 000: CPU profile vs wall clock, serial vs concurrent vs fixed, predictions checked against measurements",
+		Summary: "the seed experiment: CPU profile vs wall clock, serial vs concurrent vs fixed, predictions checked against measurements",
 		Needs:   []string{"postgres"},
 		Run:     Run,
 	})

@@ -1,7 +1,7 @@
 // Package upstream is the lab's slow dependency: a real HTTP server on the
 // loopback interface that answers every request after a fixed delay.
 //
-// It plays the "100 ms blocking HTTP call" of seed 000. The lab runs it in the
+// It plays the "100 ms blocking HTTP call" of the seed experiment (docs/demo-service.md). The lab runs it in the
 // orchestrator's own process, not the demo service's, so the service can be
 // paused or CPU-throttled alone while the upstream keeps time. The delay is a
 // timer, not a busy loop: the upstream uses no CPU while a request waits.
@@ -32,7 +32,7 @@ type Options struct {
 	Addr string
 }
 
-// DefaultOptions is the upstream of seed 000: 100 ms on a free loopback port.
+// DefaultOptions is the seed experiment's upstream: 100 ms on a free loopback port.
 var DefaultOptions = Options{Delay: DefaultDelay, Addr: "127.0.0.1:0"}
 
 // Handler answers every request with "ok\n" after a delay. It counts the
