@@ -23,12 +23,14 @@ const (
 	FindUnexplained                     // critical-path time the timelines could not explain
 	FindNoMatch                         // a prediction or filter matched nothing (an error for the CLI)
 	FindCPUMismatch                     // trace running time and the independent CPU counter disagree
+	FindHostBusy                        // Ps busy nearly all the time, but the process's own counter shows it was not
 )
 
 var findingNames = [...]string{
 	FindNoRequests: "no-requests", FindInferred: "inferred", FindCutByWindow: "cut-by-window",
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
-	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "cpu-mismatch",
+	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
+	FindHostBusy: "host-busy",
 }
 
 // String returns the kind's name as used in JSON.

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/latscope/latscope/budget"
 )
 
 func TestCallTree(t *testing.T) {
@@ -61,33 +59,6 @@ func TestCallTree(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tree rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-// TestSaturation: the process's own counter decides whether the process or
-// only the host was short of CPU.
-func TestSaturation(t *testing.T) {
-	for _, tt := range []struct {
-		name       string
-		cpuSeconds float64 // over a 1 s trace on 2 Ps
-		busy       float64 // share of P time running
-		want       string
-	}{
-		{"process saturated", 1.9, 0.97, "cpu-saturated"},
-		{"host busy, process at half", 1.0, 0.97, "host-busy"},
-		{"neither", 0.5, 0.5, ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res := &budget.Result{Info: budget.TraceInfo{Start: 0, End: 1e9, Procs: 2, ProcBusy: int64(tt.busy * 2e9)}}
-			got := saturation(res, Inputs{CPUSeconds: tt.cpuSeconds})
-			kind := ""
-			if len(got) == 1 {
-				kind = got[0].Kind
-			}
-			if len(got) > 1 || kind != tt.want {
-				t.Errorf("saturation = %+v, want kind %q", got, tt.want)
-			}
-		})
 	}
 }
 
