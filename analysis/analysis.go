@@ -112,7 +112,7 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 				break
 			}
 			if !partial {
-				return nil, fmt.Errorf("%w (--partial analyses what came before)", err)
+				return nil, &DamagedError{Err: err}
 			}
 			lost = err
 			break
@@ -160,3 +160,14 @@ func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
 	}
 	return "", last || len(l.held) >= maxHeld
 }
+
+// DamagedError is returned when the trace breaks off after records that
+// could be read and a partial analysis was not asked for: analysing with
+// partial set would read what came before the damage.
+type DamagedError struct{ Err error }
+
+// Error returns the reader's error.
+func (e *DamagedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *DamagedError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"math"
 	"regexp"
 	"strings"
@@ -34,7 +35,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 		rep.Groups = append(rep.Groups, gj)
 	}
 	if !matched {
-		return nil, fmt.Errorf("--frame %q %w: no application frame matches%s", in.Frame, ErrNoMatch, closestShort(in.Frame.String(), appFrames(res)))
+		return nil, opterr.Wrap("frame", fmt.Errorf("%q %w: no application frame matches%s", in.Frame, ErrNoMatch, closestShort(in.Frame.String(), appFrames(res))))
 	}
 	if len(rep.Groups) > 0 {
 		p := rep.Groups[0]
@@ -59,9 +60,9 @@ func filterGroups(res *budget.Result, in Inputs) ([]*budget.Group, error) {
 		names = append(names, g.Name)
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("--task %q %w: the trace has no requests", in.Task, ErrNoMatch)
+		return nil, opterr.Wrap("task", fmt.Errorf("%q %w: the trace has no requests", in.Task, ErrNoMatch))
 	}
-	return nil, fmt.Errorf("--task %q %w (request types: %s)%s", in.Task, ErrNoMatch, strings.Join(names, ", "), closest(in.Task, names))
+	return nil, opterr.Wrap("task", fmt.Errorf("%q %w (request types: %s)%s", in.Task, ErrNoMatch, strings.Join(names, ", "), closest(in.Task, names)))
 }
 
 func closest(name string, candidates []string) string {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"math"
 	"sort"
@@ -71,7 +72,7 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 			}
 		}
 		if a.Name != b.Name {
-			return nil, fmt.Errorf("compare: request type %q of the first trace is not in the second (it has %q); pick one with --task", b.Name, a.Name)
+			return nil, fmt.Errorf("compare: %w", opterr.Wrap("task", fmt.Errorf("not given: request type %q of the first trace is not in the second (it has %q); pick one", b.Name, a.Name)))
 		}
 	}
 	c := &Comparison{Before: b.Requests, After: a.Requests, MissPct: missPct, group: b.Name, Predictions: []PredictionCheck{}}

@@ -217,7 +217,18 @@ func noMatch(res *budget.Result) error {
 
 // analyzeFile runs the analyser over one trace file ("-" is standard input).
 func analyzeFile(ctx context.Context, name string, opts budget.Options, partial bool) (*budget.Result, error) {
-	return analysis.File(ctx, name, opts, partial)
+	res, err := analysis.File(ctx, name, opts, partial)
+	return res, partialHint(err)
+}
+
+// partialHint says, on a trace that broke off after readable records, that
+// --partial analyses what came before.
+func partialHint(err error) error {
+	var de *analysis.DamagedError
+	if errors.As(err, &de) {
+		return fmt.Errorf("%w (--partial analyses what came before)", err)
+	}
+	return err
 }
 
 // extras are analyze's output files, --html and --pprof, written all or

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"os"
 	"strings"
@@ -87,7 +88,7 @@ type commandError struct {
 }
 
 func (e *commandError) Error() string {
-	msg := e.err.Error()
+	msg := opterr.Flagged(e.err.Error(), e.err, optionFlag)
 	// Commands that still prefix their own errors (load, lab, proxy, and
 	// the capture package) keep working: their prefix is not doubled.
 	if strings.HasPrefix(msg, e.cmd+": ") {
@@ -97,6 +98,16 @@ func (e *commandError) Error() string {
 }
 
 func (e *commandError) Unwrap() error { return e.err }
+
+// optionFlag is the flag that sets a library option named in an
+// opterr.Error: every command spells these options the same way.
+func optionFlag(option string) string {
+	switch option {
+	case "task", "frame", "html", "pprof":
+		return "--" + option
+	}
+	return ""
+}
 
 // inCommand wraps err (when not nil and not already wrapped) as an error of
 // command cmd.

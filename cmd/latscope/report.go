@@ -26,7 +26,7 @@ func analyzeTrace(ctx context.Context, file string, opts budget.Options, partial
 	sa, mk := schedConsumer(opts)
 	res, err := analysis.File(ctx, file, opts, partial, mk)
 	if err != nil {
-		return nil, err
+		return nil, partialHint(err)
 	}
 	opts.Rules.Module = res.Info.Module // the module the trace named, for the CPU profile too
 	schedRep, warns, err := finishSched(*sa, cpuProf, opts, res)

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/opterr"
 
 	_ "embed"
 	"fmt"
@@ -86,7 +87,7 @@ func (p *Page) WriteFile(path string) error {
 
 func writeAtomic(path string, write func(io.Writer) error) error {
 	if err := atomicfile.Write(path, write); err != nil {
-		return fmt.Errorf("--html: %w", err) // the error names path
+		return opterr.Wrap("html", err) // the error names path
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func Write(w io.Writer, rep *render.Report, res *budget.Result, opts Options) er
 func WriteFile(path string, rep *render.Report, res *budget.Result, opts Options) error {
 	p, err := Build(rep, res, opts)
 	if err != nil {
-		return fmt.Errorf("--html %s: %w", path, err)
+		return opterr.Wrap("html", fmt.Errorf("%s: %w", path, err))
 	}
 	return p.WriteFile(path)
 }

@@ -2,6 +2,7 @@ package pprofexport
 
 import (
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -107,7 +108,7 @@ func groups(res *budget.Result, opts Options) ([]*budget.Group, error) {
 		}
 		names = append(names, g.Name)
 	}
-	return nil, fmt.Errorf("pprof export: --task %q matches no request type (request types: %s)", opts.Task, strings.Join(names, ", "))
+	return nil, fmt.Errorf("pprof export: %w", opterr.Wrap("task", fmt.Errorf("%q matches no request type (request types: %s)", opts.Task, strings.Join(names, ", "))))
 }
 
 // comment states what a profile holds and what its values are totals over.

@@ -1,7 +1,7 @@
 package pprofexport
 
 import (
-	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"path/filepath"
 
@@ -59,7 +59,7 @@ func WriteDir(dir string, res *budget.Result, opts Options) ([]string, error) {
 		set.Add(filepath.Join(dir, Files[i]), w)
 	}
 	if err := set.Commit(); err != nil {
-		return nil, fmt.Errorf("--pprof: %w", err)
+		return nil, opterr.Wrap("pprof", err)
 	}
 	return set.Paths(), nil
 }
