@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"net/http"
 	"strings"
@@ -66,7 +67,7 @@ func (f *fetcher) explain(ctx context.Context, req *http.Request, err error) err
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("cannot connect to %s: connection refused (is the service running, and listening at this address?)%w", req.URL.Host, quiet(errUnreachable))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s timed out: the capture may take %v (--timeout; default --seconds + 10 s)", req.URL.Redacted(), f.timeout)
+		return fmt.Errorf("%s timed out after %v: %w", req.URL.Redacted(), f.timeout, opterr.Wrap("timeout", errors.New("may be too short (the default is the capture's seconds + 10 s)")))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("the connection closed early (did the server's WriteTimeout end it?): %w", err)
 	}
@@ -80,7 +81,7 @@ func checkStatus(resp *http.Response, url, token, notFound string) error {
 		return nil
 	case http.StatusUnauthorized, http.StatusForbidden:
 		if token == "" {
-			return fmt.Errorf("%s answered %s: the service wants credentials; pass --token", url, resp.Status)
+			return fmt.Errorf("%s answered %s: the service wants credentials: %w", url, resp.Status, opterr.Wrap("token", errors.New("not given")))
 		}
 		return fmt.Errorf("%s answered %s: the token was refused", url, resp.Status)
 	case http.StatusNotFound:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/internal/opterr"
 	"slices"
 	"sort"
 	"strings"
@@ -40,10 +41,10 @@ var Events = append(slices.Clone(WaitEvents), "jdk.ExecutionSample", "jdk.Active
 
 // ErrNoCount is returned when neither a request count nor load results are
 // given.
-var ErrNoCount = errors.New("a JFR recording has no request boundaries: give the request count (--requests N) or the load results that drove it (--requests-from results.jsonl); latscope never divides JVM-wide totals by a guessed count")
+var ErrNoCount = opterr.Wrap("requests", errors.New("not given: a JFR recording has no request boundaries: give the request count, or the load results that drove it; latscope never divides JVM-wide totals by a guessed count"))
 
 // ErrNoHandler is returned when Options.Handler is empty.
-var ErrNoHandler = errors.New("--handler: name the frame that handles a request (e.g. DemoController.handle): JFR has no request boundaries, and only waits beneath the handler are request time")
+var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: name the frame that handles a request (e.g. DemoController.handle): JFR has no request boundaries, and only waits beneath the handler are request time"))
 
 // Analyze reads the recording at path (whose headers are rec) with the JDK's
 // jfr tool and returns its budget.
@@ -239,7 +240,7 @@ func (a *Analyzer) Matched() error {
 	if c := budget.Closest(a.opts.Handler, names, 3); len(c) > 0 {
 		hint = "; closest application frames: " + strings.Join(c, ", ")
 	}
-	return fmt.Errorf("--handler %q: no wait or sample among %d events has this frame on its stack%s", a.opts.Handler, a.records, hint)
+	return opterr.Wrap("handler", fmt.Errorf("%q: no wait or sample among %d events has this frame on its stack%s", a.opts.Handler, a.records, hint))
 }
 
 // Finalize returns the result. The Analyzer must not be used afterwards.

@@ -205,7 +205,7 @@ func TestNewRefuses(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"no handler", Options{Requests: 5}, "--handler"},
+		{"no handler", Options{Requests: 5}, "handler not given"},
 		{"no count", Options{Handler: "A.b"}, "no request boundaries"},
 		{"empty load", Options{Handler: "A.b", Load: &Requests{}}, "no request boundaries"},
 	}

@@ -22,7 +22,7 @@ func TestAnalyzeJFRRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no handler", []string{"--requests", "5", missing}, "--handler: name the frame"},
+		{"no handler", []string{"--requests", "5", missing}, "--handler not given: name the frame"},
 		{"no count", []string{"--handler", "A.b", missing}, "no request boundaries"},
 		{"two counts", []string{"--handler", "A.b", "--requests", "5", "--requests-from", "x.jsonl", missing}, "give one"},
 		{"negative count", []string{"--handler", "A.b", "--requests", "-5", missing}, `invalid value "-5" for flag -requests`},

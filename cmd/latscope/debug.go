@@ -103,8 +103,10 @@ func (e *commandError) Unwrap() error { return e.err }
 // opterr.Error: every command spells these options the same way.
 func optionFlag(option string) string {
 	switch option {
-	case "task", "frame", "html", "pprof":
+	case "task", "frame", "html", "pprof", "handler", "timeout", "token":
 		return "--" + option
+	case "requests":
+		return "--requests N (or --requests-from results.jsonl)"
 	}
 	return ""
 }
