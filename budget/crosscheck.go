@@ -8,7 +8,7 @@ import (
 // RunningExcess is the ratio of trace running time in requests to the
 // process's own CPU time above which threads were off-CPU while Go counted
 // them running: unthrottled the ratio was 0.91, under a 20 % CFS quota
-// 1.77 (docs/method.md §6).
+// 1.77 (docs/method.md §6, "Running above CPU").
 const RunningExcess = 1.3
 
 // Counter is the independent CPU instrument of docs/method.md §6: the

@@ -49,7 +49,8 @@ type Finding struct {
 // Error returns the finding's text.
 func (f *Finding) Error() string { return f.Text }
 
-// Thresholds used by findings; they come from the method (docs/method.md §6).
+// Thresholds used by findings; where each comes from is in docs/method.md
+// §6, "Findings and their thresholds".
 const (
 	// SaturatedBusy is the share of P time busy above which CPU queueing is
 	// part of latency.

@@ -4,10 +4,10 @@
 // a queue of sleeps), so a response split into several reads arrives Delay
 // late as a whole, and throughput is not capped by the delay.
 //
-// The lab puts it between a service and PostgreSQL to make the seed's
-// "network delay" condition: the database measures the same statement time,
-// the application measures Delay more (docs/method.md §8). What the client sends is
-// passed on at once.
+// The lab puts it between a service and PostgreSQL to make the database
+// case's "network delay" condition (docs/method.md §10): the database
+// measures the same statement time, the application measures Delay more
+// (docs/method.md §8). What the client sends is passed on at once.
 package tcpproxy
 
 import (

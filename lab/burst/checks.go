@@ -7,8 +7,8 @@ import (
 	"github.com/latscope/latscope/sched"
 )
 
-// checks are the acceptance checks of issue 7, with tolerances from the
-// method (docs/sched.md).
+// checks are the scenario's checks; their tolerances are the rules of
+// docs/method.md §9 and docs/sched.md.
 func (r *Result) checks() []lab.Check {
 	var out []lab.Check
 	spawn, fixed := r.variant("spawn"), r.variant("fixed")

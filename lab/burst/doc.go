@@ -8,9 +8,10 @@
 // goroutine (spawn), a pool as wide as GOMAXPROCS (pool), or two long-lived
 // workers fed by a buffered channel (fixed). Each event costs a few SHA-256
 // rounds. `latscope lab burst-serve` runs a Service as its own OS process
-// with GOMAXPROCS set high (32, as on the seed's machine), so that its CPU
-// can be read alone from /proc/PID/stat; it serves its counters, a CPU
-// profile and an execution trace with CPU samples over loopback HTTP.
+// with GOMAXPROCS set high (32, as in the scheduler case of docs/method.md
+// §10), so that its CPU can be read alone from /proc/PID/stat; it serves its
+// counters, a CPU profile and an execution trace with CPU samples over
+// loopback HTTP.
 //
 // The scenario `latscope lab burst` runs every variant, measures CPU per
 // event with the independent counter, takes the scheduler's share of CPU

@@ -40,8 +40,9 @@ type Options struct {
 	ProfileWindow, TraceWindow time.Duration
 }
 
-// DefaultOptions: the seed's GOMAXPROCS (32) for the bursty variants and
-// the fix, and one more that only lowers GOMAXPROCS to fit the machine.
+// DefaultOptions: GOMAXPROCS 32, as in the scheduler case (docs/method.md
+// §10), for the bursty variants and the fix, and one more that only lowers
+// GOMAXPROCS to fit the machine.
 var DefaultOptions = Options{
 	Service: DefaultConfig,
 	Variants: []Variant{

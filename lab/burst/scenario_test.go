@@ -12,7 +12,7 @@ import (
 
 // TestScenario runs `latscope lab burst` on short windows with real
 // burst-serve processes (this test binary in child mode), real CPU
-// profiles and traces, and asserts the acceptance checks of issue 7: the
+// profiles and traces, and asserts the scenario's checks (docs/method.md §9): the
 // finding fires on the bursty variant and not on the fixed one, and the
 // fixed variant lowers CPU per event.
 func TestScenario(t *testing.T) {

@@ -25,12 +25,13 @@ type Config struct {
 	Workers int
 }
 
-// DefaultConfig is the seed's shape on this lab's scale: a batch every
+// DefaultConfig is the scheduler case's shape (docs/method.md §10) on this
+// lab's scale: a batch every
 // 100 ms, GOMAXPROCS 32, about a microsecond of hashing per event.
 var DefaultConfig = Config{Mode: Spawn, Procs: 32, Batch: 20000, Every: 100 * time.Millisecond, Work: 10}
 
-// FixedWorkers is the default width of the Fixed pool (the seed's pool
-// shrank from 32 threads to 2).
+// FixedWorkers is the default width of the Fixed pool (in the scheduler
+// case the pool went from 32 threads to 2: docs/method.md §10).
 const FixedWorkers = 2
 
 func (c Config) withDefaults() Config {

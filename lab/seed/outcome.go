@@ -296,7 +296,8 @@ func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
 		case p.Against == "fixed vs concurrent":
 			// "Gains under 3 %": the fix does not help. Slower (a negative
-			// gain) counts too — the seed measured 108.45 → 110.52 ms.
+			// gain) counts too — the seed went 108.45 → 110.52 ms
+			// (docs/method.md §10, §11).
 			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, p.PredictedGain < 3)
 			// Two separate runs differ by noise: allow two standard errors
 			// of the difference of their means on top of the 3 %.
