@@ -74,6 +74,11 @@ func (r *runner) command(ctx context.Context, name string, args ...string) *exec
 	cmd.Env = toolEnv()
 	if r.asUser {
 		cmd.Env = append(cmd.Env, "HOME="+r.home, "USER="+serverUser, "LOGNAME="+serverUser)
+		// The server user may not enter this process's working directory
+		// (a 0700 checkout under /root): initdb then warns and the server
+		// tools start in a directory they cannot read. Every path passed is
+		// absolute, so run them from the root.
+		cmd.Dir = "/"
 	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
