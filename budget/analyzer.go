@@ -14,6 +14,7 @@ type Analyzer struct {
 	terms     *terms
 	gs        gotable.Table[gstate]
 	open      map[tracein.TaskID]*reqState
+	nested    map[tracein.TaskID]*reqState // open sub-tasks, by the request they are part of
 	groups    map[string]*groupState
 	info      TraceInfo
 	outside   [frame.NumKinds]int64
@@ -50,6 +51,7 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	a := &Analyzer{
 		opts:   opts,
 		open:   map[tracein.TaskID]*reqState{},
+		nested: map[tracein.TaskID]*reqState{},
 		groups: map[string]*groupState{},
 		procs:  map[int64]tracein.Time{},
 	}

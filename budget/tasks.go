@@ -11,8 +11,9 @@ func (a *Analyzer) taskBegin(ev *tracein.Event) {
 		a.seenTask = true
 		a.stopInferring(ev.Time)
 	}
-	if p, ok := a.open[ev.Parent]; ok && ev.Parent != tracein.BackgroundTask && p != nil {
+	if p := a.request(ev.Parent); p != nil && ev.Parent != tracein.BackgroundTask {
 		a.info.NestedTasks++ // a sub-task is part of its parent request
+		a.nested[ev.Task] = p
 		return
 	}
 	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time}
@@ -22,6 +23,10 @@ func (a *Analyzer) taskBegin(ev *tracein.Event) {
 
 func (a *Analyzer) taskEnd(ev *tracein.Event) {
 	if a.opts.Infer == InferHTTP {
+		return
+	}
+	if _, ok := a.nested[ev.Task]; ok {
+		delete(a.nested, ev.Task) // its time is its parent's
 		return
 	}
 	r, ok := a.open[ev.Task]
@@ -42,7 +47,7 @@ func (a *Analyzer) regionBegin(ev *tracein.Event) {
 	g := a.g(ev.G)
 	a.split(g, ev.Time)
 	rg := region{id: a.regionID(ev.Name)}
-	if r, ok := a.open[ev.Task]; ok && g.req != r {
+	if r := a.request(ev.Task); r != nil && g.req != r {
 		a.join(g, r, ev.Time, -1, false)
 		rg.joined = r
 	}
@@ -64,13 +69,25 @@ func (a *Analyzer) regionEnd(ev *tracein.Event) {
 
 // log: a goroutine that logs in a task's context belongs to it from then on.
 func (a *Analyzer) log(ev *tracein.Event) {
-	r, ok := a.open[ev.Task]
-	if !ok {
+	r := a.request(ev.Task)
+	if r == nil {
 		return
 	}
 	if g := a.g(ev.G); g.req != r {
 		a.join(g, r, ev.Time, -1, false)
 	}
+}
+
+// request returns the open request that task is or is part of (a sub-task
+// begun inside it), or nil.
+func (a *Analyzer) request(task tracein.TaskID) *reqState {
+	if r := a.open[task]; r != nil {
+		return r
+	}
+	if r := a.nested[task]; r != nil && a.open[r.task] == r { // its parent may have ended first
+		return r
+	}
+	return nil
 }
 
 func nameOr(s, def string) string {
