@@ -9,48 +9,11 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/trace"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tracelog"
-)
-
-// Log categories of what the agent writes into the trace (trace.Log). Their
-// message formats are documented in docs/agent.md.
-const (
-	// SQLLogCategory: inside each query's region, the traceparent sent in
-	// the statement's SQL comment ("00-<trace>-<span>-<flags>").
-	SQLLogCategory = tracelog.SQL
-	// SQLEndLogCategory: where a pgx query ended (QueryTracer), on any
-	// goroutine, in the query's task: "traceparent=00-… duration_ns=N".
-	SQLEndLogCategory = tracelog.SQLEnd
-	// HTTPLogCategory: inside each outbound call's region, the traceparent
-	// sent in its traceparent header.
-	HTTPLogCategory = tracelog.HTTP
-	// CPULogCategory: the process CPU time (utime+stime) in decimal seconds,
-	// outside any task.
-	CPULogCategory = tracelog.CPU
-	// SlowLogCategory: inside a slow request's task, just before it ends,
-	// why it triggered a snapshot (route, latency_ns, threshold_ns,
-	// traceparent).
-	SlowLogCategory = tracelog.Slow
-	// ModuleLogCategory: outside any task, while the agent runs and a trace
-	// is on, at its start and then every tracelog.ModuleEvery (500 ms), the
-	// service's main module path (Options.Module, by default from
-	// runtime/debug.ReadBuildInfo): the analysers take that module's code
-	// to be the application.
-	ModuleLogCategory = tracelog.Module
-)
-
-// Region names of the agent's regions.
-const (
-	// SQLRegion is the region of one query.
-	SQLRegion = tracelog.SQLRegion
-	// HTTPRegionPrefix starts the region of one outbound call; the host
-	// follows ("http upstream:8080").
-	HTTPRegionPrefix = tracelog.HTTPRegionPrefix
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Agent is the running agent of one service: the flight recorder, the host
@@ -210,7 +173,7 @@ func mainModule() string {
 
 // log takes one sample and writes it into the trace, outside any task: the
 // host sample under hostsig.LogCategory and utime+stime under
-// CPULogCategory; and the main module when due (logModule).
+// tracelog.CPU; and the main module when due (logModule).
 func (s *sampler) log() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,16 +191,16 @@ func (s *sampler) log() {
 	if text, err := smp.MarshalText(); err == nil {
 		trace.Log(context.Background(), hostsig.LogCategory, string(text))
 	}
-	trace.Log(context.Background(), CPULogCategory, FormatCPUSeconds(smp.CPU()))
+	trace.Log(context.Background(), tracelog.CPU, tracelog.FormatCPU(smp.CPU()))
 }
 
-// logModule writes the main module under ModuleLogCategory, outside any
+// logModule writes the main module under tracelog.Module, outside any
 // task, if forced or if it was last written at least s.due ago: it tells
 // the analysers whose code is the application, so every flight-recorder
 // window must hold one near its start. s.mu is held and tracing is on.
 func (s *sampler) logModule(force bool) {
 	if now := time.Now(); s.module != "" && (force || now.Sub(s.logged) >= s.due) {
-		trace.Log(context.Background(), ModuleLogCategory, s.module)
+		trace.Log(context.Background(), tracelog.Module, s.module)
 		s.logged = now
 	}
 }
@@ -313,19 +276,4 @@ func (s *sampler) close() {
 		s.s.Close()
 		s.s = nil
 	}
-}
-
-// FormatCPUSeconds formats a CPU time as the message of a CPULogCategory
-// log: decimal seconds, as short as exact ("12.34").
-func FormatCPUSeconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
-}
-
-// ParseCPUSeconds parses the message of a CPULogCategory log.
-func ParseCPUSeconds(msg string) (time.Duration, error) {
-	f, err := strconv.ParseFloat(msg, 64)
-	if err != nil || !(f >= 0 && f <= 1e9) { // also refuses NaN
-		return 0, fmt.Errorf("agent: %s log %q: want non-negative decimal seconds", CPULogCategory, msg)
-	}
-	return time.Duration(f*1e9 + 0.5), nil
 }

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/tracelog"
+
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/loadgen"
-	"github.com/latscope/latscope/pglog"
 )
 
 // slowTraceParent marks the one slow request of TestSlowRequestSnapshot.
@@ -114,28 +115,28 @@ func TestSlowRequestSnapshot(t *testing.T) {
 // samples of a snapshot.
 func checkSnapshotLogs(t *testing.T, path string) {
 	evs := traceFileEvents(t, path)
-	slow := logs(evs, SlowLogCategory)
+	slow := logs(evs, tracelog.Slow)
 	if len(slow) != 1 {
-		t.Fatalf("%d %s logs, want 1", len(slow), SlowLogCategory)
+		t.Fatalf("%d %s logs, want 1", len(slow), tracelog.Slow)
 	}
 	want := `route="GET /work" latency_ns=`
 	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "threshold_ns=150000000 ") {
 		t.Errorf("slow log %q, want it to start %q and name the threshold", msg, want)
 	}
-	tp, err := pglog.ParseTraceParent(slow[0].Message[strings.Index(slow[0].Message, "traceparent=")+len("traceparent="):])
+	tp, err := tracelog.ParseTraceParent(slow[0].Message[strings.Index(slow[0].Message, "traceparent=")+len("traceparent="):])
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent, _ := pglog.ParseTraceParent(slowTraceParent)
+	parent, _ := tracelog.ParseTraceParent(slowTraceParent)
 	if tp.TraceID != parent.TraceID || tp.SpanID == parent.SpanID {
 		t.Errorf("slow request's traceparent %v: want the caller's trace %x with a new span", tp, parent.TraceID)
 	}
-	cpu := logs(evs, CPULogCategory)
+	cpu := logs(evs, tracelog.CPU)
 	if len(cpu) < 2 {
 		t.Fatalf("%d CPU counter logs, want periodic ones and one at snapshot time", len(cpu))
 	}
-	first, err1 := ParseCPUSeconds(cpu[0].Message)
-	last, err2 := ParseCPUSeconds(cpu[len(cpu)-1].Message)
+	first, err1 := tracelog.ParseCPU(cpu[0].Message)
+	last, err2 := tracelog.ParseCPU(cpu[len(cpu)-1].Message)
 	if err1 != nil || err2 != nil || last < first {
 		t.Errorf("CPU counter %q … %q: %v %v, want it to grow", cpu[0].Message, cpu[len(cpu)-1].Message, err1, err2)
 	}

@@ -2,18 +2,12 @@ package agent
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime/trace"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 // BenchmarkHandler measures the middleware alone, in process, without the
@@ -130,65 +124,4 @@ func eventsPerOp(f func(), ops int) (float64, error) {
 	trace.Stop()
 	c, err := countEvents("trace of the benchmark loop", &buf)
 	return float64(c.events) / float64(ops), err
-}
-
-// BenchmarkPgxStatementCache measures what a per-request comment does to
-// pgx's statement cache: every commented statement is new to the cache.
-func BenchmarkPgxStatementCache(b *testing.B) {
-	url := pgtest.Shared(b).URL()
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec} {
-		for _, comment := range []bool{false, true} {
-			b.Run(fmt.Sprintf("%v/comment=%v", mode, comment), func(b *testing.B) {
-				cfg, err := pgx.ParseConfig(url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cfg.DefaultQueryExecMode = mode
-				ctx := context.Background()
-				conn, err := pgx.ConnectConfig(ctx, cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer conn.Close(ctx)
-				args := []any{1}
-				if comment {
-					args = []any{SQLComment{}, 1}
-				}
-				var n int
-				for b.Loop() {
-					if err := conn.QueryRow(ctx, "SELECT $1::int + 1", args...).Scan(&n); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
-	}
-}
-
-// BenchmarkQueryTracer measures QueryTracer's TraceQueryStart and
-// TraceQueryEnd for one query, with the flight recorder on, against the
-// single region it used to hold open across the two (begin and log at
-// start, end at end; unsafe when rows close on another goroutine).
-func BenchmarkQueryTracer(b *testing.B) {
-	a, err := New(Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	ctx, task := trace.NewTask(ContextWithTraceParent(context.Background(), jobSpan), "job")
-	defer task.End()
-	b.Run("agent", func(b *testing.B) {
-		var qt QueryTracer
-		for b.Loop() {
-			qt.TraceQueryEnd(qt.TraceQueryStart(ctx, nil, pgx.TraceQueryStartData{}), nil, pgx.TraceQueryEndData{})
-		}
-	})
-	b.Run("one-region-baseline", func(b *testing.B) {
-		for b.Loop() {
-			r := trace.StartRegion(ctx, SQLRegion)
-			trace.Log(ctx, SQLLogCategory, callSpan(ctx).String())
-			qctx := context.WithValue(ctx, querySpanKey{}, r)
-			qctx.Value(querySpanKey{}).(*trace.Region).End()
-		}
-	})
 }

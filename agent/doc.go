@@ -5,9 +5,10 @@
 //     by its route pattern, so `latscope analyze` groups requests exactly.
 //   - Transport wraps outbound HTTP calls in regions and sends a W3C
 //     traceparent; WrapConnector/WrapDriver (database/sql) put each query in
-//     a region, QueryTracer (pgx v5) marks each query's start with a region
-//     and logs its end and duration, and SQLComment and the
-//     database/sql wrapper prepend a sqlcommenter comment with a traceparent,
+//     a region, package agentpgx does the same for pgx v5 (a query tracer
+//     and a query rewriter, apart so that database/sql services do not
+//     compile pgx), and the database/sql wrapper and Comment prepend a
+//     sqlcommenter comment with a traceparent,
 //     so the application's DB span can be joined with PostgreSQL's own log
 //     line for the same statement.
 //   - A flight recorder (runtime/trace.FlightRecorder) keeps the last seconds
@@ -20,7 +21,8 @@
 //     the snapshots, the live flight-recorder window and on-demand traces.
 //
 // What goes into the trace under which log category is a contract with the
-// analysis tools: see the *LogCategory constants and docs/agent.md.
+// analysis tools: package tracelog holds it (categories, region names,
+// message formats, the traceparent type), and docs/agent.md lists it.
 //
 // Security: execution traces contain function names, file paths, route
 // patterns, SQL traceparents and every value logged with trace.Log. Serve the
@@ -36,5 +38,5 @@
 //
 // The agent never leaves a region open across calls it does not control:
 // every region it writes begins and ends on one goroutine, so a trace stays
-// readable whichever goroutine closes a pgx query's rows (see QueryTracer).
+// readable whichever goroutine closes a pgx query's rows (see agentpgx.QueryTracer).
 package agent

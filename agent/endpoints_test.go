@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/tracelog"
 )
 
 func TestCheckListen(t *testing.T) {
@@ -107,14 +109,14 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	code, body = get(t, nil, base+"flight", auth...)
-	if code != 200 || len(logs(traceEvents(t, "flight", bytes.NewReader(body)), CPULogCategory)) == 0 {
+	if code != 200 || len(logs(traceEvents(t, "flight", bytes.NewReader(body)), tracelog.CPU)) == 0 {
 		t.Errorf("flight: status %d, %d bytes, want a trace with the CPU counter", code, len(body))
 	}
 	code, body = get(t, nil, base+"trace?seconds=0.3", auth...)
 	if code != 200 {
 		t.Fatalf("on-demand trace: status %d: %s", code, body)
 	}
-	if cpu := logs(traceEvents(t, "on-demand", bytes.NewReader(body)), CPULogCategory); len(cpu) < 2 {
+	if cpu := logs(traceEvents(t, "on-demand", bytes.NewReader(body)), tracelog.CPU); len(cpu) < 2 {
 		t.Errorf("on-demand trace has %d CPU counter logs, want them at its start and end", len(cpu))
 	}
 	if code, _ := get(t, nil, base+"trace?seconds=x", auth...); code != 400 {
@@ -149,7 +151,7 @@ func TestEndpointsNoRecorder(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("on-demand trace: status %d: %s", code, body)
 	}
-	if cpu := logs(traceEvents(t, "on-demand", bytes.NewReader(body)), CPULogCategory); len(cpu) < 4 {
+	if cpu := logs(traceEvents(t, "on-demand", bytes.NewReader(body)), tracelog.CPU); len(cpu) < 4 {
 		t.Errorf("on-demand trace has %d CPU counter logs, want start, end and every 50 ms", len(cpu))
 	}
 }

@@ -1,13 +1,11 @@
 package agent_test
 
 import (
-	"context"
 	"database/sql"
 	"log"
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/latscope/latscope/agent"
@@ -37,26 +35,6 @@ func Example() {
 func ExampleTransport() {
 	client := &http.Client{Transport: agent.Transport(nil)}
 	_ = client // use it with requests made with the request's context
-}
-
-// pgx: the tracer marks each query's start and logs its end and duration
-// (on whichever goroutine closes the rows); SQLComment sends the
-// traceparent in a comment. Exec mode keeps the unique, commented statements out of pgx's
-// statement cache.
-func ExampleQueryTracer() {
-	cfg, err := pgxpool.ParseConfig("postgres://127.0.0.1/app")
-	if err != nil {
-		log.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = agent.QueryTracer{}
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var n int
-	err = pool.QueryRow(context.Background(), "SELECT count(*) FROM orders WHERE id = $1", agent.SQLComment{}, 42).Scan(&n)
-	_ = err
 }
 
 // database/sql: wrap the connector; every query gets a region and a comment.

@@ -9,34 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/agent/internal/agenttest"
+
 	"github.com/latscope/latscope/pgcluster/pgtest"
 	"github.com/latscope/latscope/tracein"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// traceEvents reads the task, region and log records of a trace.
-func traceEvents(t *testing.T, name string, r io.Reader) []tracein.Event {
-	t.Helper()
-	tr, err := tracein.NewReader(name, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tracein.Event
-	for {
-		ev, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Kind {
-		case tracein.KindLog, tracein.KindRegionBegin, tracein.KindRegionEnd, tracein.KindTaskBegin, tracein.KindTaskEnd:
-			out = append(out, ev)
-		}
-	}
-}
+// The trace readers the agent's tests share with agentpgx's.
+var (
+	traceEvents  = agenttest.Events
+	logs         = agenttest.Logs
+	inRegion     = agenttest.InRegion
+	parseAll     = agenttest.ParseAll
+	jobSpan      = agenttest.JobSpan
+	jobContext   = agenttest.JobContext
+	pgxConfig    = agenttest.PgxConfig
+	checkComment = agenttest.CheckComment
+)
 
 // traceFileEvents reads traceEvents from a file.
 func traceFileEvents(t *testing.T, path string) []tracein.Event {
@@ -46,37 +37,6 @@ func traceFileEvents(t *testing.T, path string) []tracein.Event {
 		t.Fatal(err)
 	}
 	return traceEvents(t, path, bytes.NewReader(b))
-}
-
-// logs returns the messages of category cat.
-func logs(evs []tracein.Event, cat string) []tracein.Event {
-	var out []tracein.Event
-	for _, ev := range evs {
-		if ev.Kind == tracein.KindLog && ev.Name == cat {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-// inRegion reports whether the log ev happened inside an open region named
-// region on its goroutine.
-func inRegion(evs []tracein.Event, ev tracein.Event, region string) bool {
-	depth := map[string]int{}
-	for _, e := range evs {
-		if e.G != ev.G {
-			continue
-		}
-		switch {
-		case e.Kind == tracein.KindRegionBegin:
-			depth[e.Name]++
-		case e.Kind == tracein.KindRegionEnd:
-			depth[e.Name]--
-		case e == ev:
-			return depth[region] > 0
-		}
-	}
-	return false
 }
 
 // burn spends about d of CPU.

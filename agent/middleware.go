@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/agent/internal/span"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // traceParentHeader is the W3C Trace Context header.
@@ -48,11 +49,11 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 		route = "http"
 	}
 	tctx, task := trace.NewTask(r.Context(), route)
-	ctx := &reqCtx{Context: tctx, ri: reqInfo{spanContext: a.opts.SpanContext}}
+	ctx := &reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}}
 	if tp, ok := a.otherSpan(r.Context()); ok {
-		ctx.ri.tp = tp
+		ctx.ri.TP = tp
 	} else {
-		ctx.ri.tp = requestSpan(firstValue(r.Header[canonicalTraceParent]))
+		ctx.ri.TP = span.Request(firstValue(r.Header[canonicalTraceParent]))
 	}
 	start := time.Now()
 	defer a.finish(ctx, task, route, start, &ctx.ri)
@@ -77,35 +78,35 @@ func firstValue(vs []string) string {
 // of context.WithValue's two.
 type reqCtx struct {
 	context.Context
-	ri reqInfo
+	ri span.Info
 }
 
 // Value implements context.Context.
 func (c *reqCtx) Value(key any) any {
-	if key == (reqKey{}) {
+	if key == (span.Key{}) {
 		return &c.ri
 	}
 	return c.Context.Value(key)
 }
 
 // otherSpan asks Options.SpanContext for the request's span.
-func (a *Agent) otherSpan(ctx context.Context) (tp pglog.TraceParent, ok bool) {
+func (a *Agent) otherSpan(ctx context.Context) (tp tracelog.TraceParent, ok bool) {
 	if a.opts.SpanContext == nil {
-		return pglog.TraceParent{}, false
+		return tracelog.TraceParent{}, false
 	}
 	tp, ok = a.opts.SpanContext(ctx)
 	return tp, ok && tp.IsValid()
 }
 
 // finish ends a request's task, and snapshots it if it was slow.
-func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, start time.Time, ri *reqInfo) {
+func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, start time.Time, ri *span.Info) {
 	d := time.Since(start)
 	slow, cut := false, time.Duration(0)
 	if a.rec != nil {
 		slow, cut = a.slow.observe(route, d)
 	}
 	if slow {
-		trace.Log(ctx, SlowLogCategory, slowText(route, d, cut, ri.tp.String()))
+		trace.Log(ctx, tracelog.Slow, slowText(route, d, cut, ri.TP.String()))
 	}
 	task.End()
 	if slow {
@@ -113,7 +114,7 @@ func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, star
 	}
 }
 
-// slowText is the message of a SlowLogCategory log.
+// slowText is the message of a tracelog.Slow log.
 func slowText(route string, d, cut time.Duration, tp string) string {
 	return "route=" + strconv.Quote(route) + " latency_ns=" + strconv.FormatInt(int64(d), 10) +
 		" threshold_ns=" + strconv.FormatInt(int64(cut), 10) + " traceparent=" + tp

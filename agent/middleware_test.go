@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracelog"
+
 	"github.com/latscope/latscope/tracein"
 )
 
@@ -87,7 +88,7 @@ func TestHandlerRoute(t *testing.T) {
 func TestTraceParent(t *testing.T) {
 	const incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	const preset = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	hook := pglog.TraceParent{TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5, 6}, Flags: 1}
+	hook := tracelog.TraceParent{TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5, 6}, Flags: 1}
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.Header.Get("traceparent"))
 	}))
@@ -97,34 +98,34 @@ func TestTraceParent(t *testing.T) {
 		incoming string
 		preset   string
 		hook     bool
-		check    func(got, self pglog.TraceParent) string
+		check    func(got, self tracelog.TraceParent) string
 	}{
-		{"child of the caller's trace", incoming, "", false, func(got, self pglog.TraceParent) string {
-			in, _ := pglog.ParseTraceParent(incoming)
+		{"child of the caller's trace", incoming, "", false, func(got, self tracelog.TraceParent) string {
+			in, _ := tracelog.ParseTraceParent(incoming)
 			if got.TraceID != in.TraceID || got.SpanID == in.SpanID || got.SpanID == self.SpanID || got.Flags != 1 {
 				return "want the caller's trace ID and flags with a span ID of the call's own"
 			}
 			return ""
 		}},
-		{"new unsampled trace", "", "", false, func(got, self pglog.TraceParent) string {
+		{"new unsampled trace", "", "", false, func(got, self tracelog.TraceParent) string {
 			if got.TraceID != self.TraceID || got.Flags != 0 {
 				return "want the request's new trace, not sampled"
 			}
 			return ""
 		}},
-		{"bad incoming header", "00-xyz", "", false, func(got, self pglog.TraceParent) string {
+		{"bad incoming header", "00-xyz", "", false, func(got, self tracelog.TraceParent) string {
 			if got.TraceID != self.TraceID || !got.IsValid() {
 				return "want a new trace"
 			}
 			return ""
 		}},
-		{"preset header kept", incoming, preset, false, func(got, self pglog.TraceParent) string {
+		{"preset header kept", incoming, preset, false, func(got, self tracelog.TraceParent) string {
 			if got.String() != preset {
 				return "want the request's own header"
 			}
 			return ""
 		}},
-		{"SpanContext hook", incoming, "", true, func(got, self pglog.TraceParent) string {
+		{"SpanContext hook", incoming, "", true, func(got, self tracelog.TraceParent) string {
 			if got != hook || self != hook {
 				return "want the hook's span for the request and the call"
 			}
@@ -136,14 +137,14 @@ func TestTraceParent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := Options{NoRecorder: true}
 			if tt.hook {
-				opts.SpanContext = func(context.Context) (pglog.TraceParent, bool) { return hook, true }
+				opts.SpanContext = func(context.Context) (tracelog.TraceParent, bool) { return hook, true }
 			}
 			a, err := New(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			var self pglog.TraceParent
+			var self tracelog.TraceParent
 			svc := httptest.NewServer(a.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				self, _ = TraceParent(r.Context())
 				req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, upstream.URL, nil)
@@ -167,7 +168,7 @@ func TestTraceParent(t *testing.T) {
 				header = []string{"traceparent", tt.incoming}
 			}
 			code, body := get(t, nil, svc.URL, header...)
-			got, err := pglog.ParseTraceParent(string(body))
+			got, err := tracelog.ParseTraceParent(string(body))
 			if code != 200 || err != nil {
 				t.Fatalf("upstream saw traceparent %q (status %d): %v", body, code, err)
 			}
@@ -200,11 +201,11 @@ func TestTransportLog(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
-	l := logs(evs, HTTPLogCategory)
+	l := logs(evs, tracelog.HTTP)
 	if len(l) != 2 || l[1].Message != seen {
-		t.Fatalf("%s logs %v, want two, the last %q", HTTPLogCategory, l, seen)
+		t.Fatalf("%s logs %v, want two, the last %q", tracelog.HTTP, l, seen)
 	}
-	region := HTTPRegionPrefix + strings.TrimPrefix(upstream.URL, "http://")
+	region := tracelog.HTTPRegionPrefix + strings.TrimPrefix(upstream.URL, "http://")
 	for _, ev := range l {
 		if !inRegion(evs, ev, region) {
 			t.Errorf("log %q not inside region %q", ev.Message, region)

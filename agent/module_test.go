@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tracelog"
 	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // TestMainModule: a test binary has its package's module as its main
@@ -107,7 +107,7 @@ func checkModuleLogs(t *testing.T, evs []tracein.Event, want string, least int) 
 		switch ev.Name {
 		case closedMark:
 			closed = true
-		case ModuleLogCategory:
+		case tracelog.Module:
 			if closed {
 				t.Errorf("module log %q after Close", ev.Message)
 			}
@@ -150,7 +150,7 @@ func TestAgentModuleLog(t *testing.T) {
 		// Host samples every 2 s: the module keeps its own 500 ms ticker.
 		evs := traceAgent(t, Options{Module: "example.com/svc", SampleInterval: 2 * time.Second}, run)
 		checkModuleLogs(t, evs, "example.com/svc", 3)
-		if n := len(logs(evs, CPULogCategory)); n != 1 {
+		if n := len(logs(evs, tracelog.CPU)); n != 1 {
 			t.Errorf("%d CPU counter logs, want 1 (at the start)", n)
 		}
 	})
@@ -178,7 +178,7 @@ func TestModuleLogInSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := traceFileEvents(t, path)
-	mods := logs(evs, ModuleLogCategory)
+	mods := logs(evs, tracelog.Module)
 	if len(mods) < 2 {
 		t.Fatalf("%d module logs in the snapshot, want at least 2", len(mods))
 	}

@@ -39,7 +39,7 @@ type Options struct {
 	// readings written into the trace while the recorder runs.
 	SampleInterval time.Duration
 	// Module is the main module path logged for the analysers
-	// (ModuleLogCategory), which take that module's code to be the
+	// (tracelog.Module), which take that module's code to be the
 	// application; default from runtime/debug.ReadBuildInfo. A binary built
 	// from files (module "command-line-arguments") logs none unless Module
 	// is set.

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"io"
 	"runtime/trace"
+
+	"github.com/latscope/latscope/tracelog"
 )
 
 // WrapConnector returns a database/sql connector whose connections run each
-// QueryContext and ExecContext in a region named SQLRegion and prepend a
+// QueryContext and ExecContext in a region named tracelog.SQLRegion and prepend a
 // sqlcommenter comment with a traceparent (logged in the region under
-// SQLLogCategory):
+// tracelog.SQL):
 //
 //	db := sql.OpenDB(agent.WrapConnector(stdlib.GetConnector(*cfg)))
 //
@@ -105,7 +107,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	defer trace.StartRegion(ctx, SQLRegion).End()
+	defer trace.StartRegion(ctx, tracelog.SQLRegion).End()
 	return q.QueryContext(ctx, Comment(ctx, query), args)
 }
 
@@ -115,7 +117,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	defer trace.StartRegion(ctx, SQLRegion).End()
+	defer trace.StartRegion(ctx, tracelog.SQLRegion).End()
 	return e.ExecContext(ctx, Comment(ctx, query), args)
 }
 

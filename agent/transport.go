@@ -4,14 +4,15 @@ import (
 	"net/http"
 	"runtime/trace"
 
-	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/agent/internal/span"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Transport returns base (http.DefaultTransport when nil) wrapped so that
-// each outbound call runs in a region named HTTPRegionPrefix+host, from the
+// each outbound call runs in a region named tracelog.HTTPRegionPrefix+host, from the
 // call until the response headers arrive (reading the body is outside it),
 // and carries a traceparent header, which is also logged in the region
-// under HTTPLogCategory. A valid traceparent the request already has (set
+// under tracelog.HTTP. A valid traceparent the request already has (set
 // by an OpenTelemetry transport, say) is kept and logged; otherwise the
 // call gets one from callSpan: Options.SpanContext's span, else a new span
 // in the request's trace. The caller's request is never modified.
@@ -27,10 +28,10 @@ type transport struct{ base http.RoundTripper }
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	defer trace.StartRegion(ctx, HTTPRegionPrefix+req.URL.Host).End()
-	tp, err := pglog.ParseTraceParent(req.Header.Get(traceParentHeader))
+	defer trace.StartRegion(ctx, tracelog.HTTPRegionPrefix+req.URL.Host).End()
+	tp, err := tracelog.ParseTraceParent(req.Header.Get(traceParentHeader))
 	if err != nil {
-		tp = callSpan(ctx)
+		tp = span.Call(ctx)
 		r := *req // shallow copy: RoundTrippers must not modify the request
 		r.Header = req.Header.Clone()
 		if r.Header == nil {
@@ -39,7 +40,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Header.Set(traceParentHeader, tp.String())
 		req = &r
 	}
-	trace.Log(ctx, HTTPLogCategory, tp.String())
+	trace.Log(ctx, tracelog.HTTP, tp.String())
 	return t.base.RoundTrip(req)
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/tracein"
 )
 

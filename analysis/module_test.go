@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // moduleTrace records requests that wait under this test's own functions,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
 )

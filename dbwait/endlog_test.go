@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
 )
 

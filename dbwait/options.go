@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // SQLLogCategory is the trace.Log category under which an application logs

@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tracelog"
+	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
 )
 

@@ -2,12 +2,10 @@ package tracelog
 
 import (
 	"testing"
-
-	"github.com/latscope/latscope/pglog"
 )
 
 func TestSQLEndRoundTrip(t *testing.T) {
-	tp, _ := pglog.ParseTraceParent("00-11111111111111111111111111111111-2222222222222222-01")
+	tp, _ := ParseTraceParent("00-11111111111111111111111111111111-2222222222222222-01")
 	tests := []struct {
 		e    SQLEndMsg
 		text string

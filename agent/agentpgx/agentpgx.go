@@ -1,14 +1,20 @@
-package agent
+// Package agentpgx is latscope's agent for pgx v5: a query tracer that
+// marks each query in the execution trace, and a query rewriter that sends
+// its traceparent in a SQL comment. It is apart from package agent so that
+// services on database/sql do not compile pgx.
+package agentpgx
 
 import (
 	"context"
 	"runtime/trace"
 	"time"
 
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/span"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/internal/tracelog"
-	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // QueryTracer is a pgx v5 tracer (pgx.ConnConfig.Tracer) for Query,
@@ -22,15 +28,15 @@ import (
 // goroutine, or the trace parser rejects the whole trace. So QueryTracer
 // never holds a region open across pgx calls:
 //
-//   - TraceQueryStart writes a region named SQLRegion on the querying
+//   - TraceQueryStart writes a region named tracelog.SQLRegion on the querying
 //     goroutine, with the statement's traceparent logged inside it under
-//     SQLLogCategory, and ends the region at once. The region marks where
+//     tracelog.SQL, and ends the region at once. The region marks where
 //     and in which task the query began.
 //   - TraceQueryEnd logs an SQLEnd (the traceparent and the query's
-//     duration, measured from TraceQueryStart) under SQLEndLogCategory, on
+//     duration, measured from TraceQueryStart) under tracelog.SQLEnd, on
 //     whichever goroutine pgx ends the query, in the query's task.
 //
-// The query's span runs from the region's begin to the SQLEndLogCategory
+// The query's span runs from the region's begin to the tracelog.SQLEnd
 // log with the same traceparent (docs/agent.md).
 type QueryTracer struct{}
 
@@ -39,7 +45,7 @@ var _ pgx.QueryTracer = QueryTracer{}
 // querySpan is one query's traceparent and start, kept in the context pgx
 // hands from TraceQueryStart to the rest of the call.
 type querySpan struct {
-	tp    pglog.TraceParent
+	tp    tracelog.TraceParent
 	text  string // tp.String(), for the end log
 	start time.Time
 }
@@ -48,10 +54,10 @@ type querySpanKey struct{}
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (QueryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	qs := &querySpan{tp: callSpan(ctx), start: time.Now()}
+	qs := &querySpan{tp: span.Call(ctx), start: time.Now()}
 	qs.text = qs.tp.String()
-	r := trace.StartRegion(ctx, SQLRegion)
-	trace.Log(ctx, SQLLogCategory, qs.text)
+	r := trace.StartRegion(ctx, tracelog.SQLRegion)
+	trace.Log(ctx, tracelog.SQL, qs.text)
 	r.End()
 	return context.WithValue(ctx, querySpanKey{}, qs)
 }
@@ -62,13 +68,13 @@ func (QueryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQu
 	if !ok || !trace.IsEnabled() {
 		return
 	}
-	trace.Log(ctx, SQLEndLogCategory, tracelog.FormatSQLEnd(qs.text, time.Since(qs.start)))
+	trace.Log(ctx, tracelog.SQLEnd, tracelog.FormatSQLEnd(qs.text, time.Since(qs.start)))
 }
 
 // SQLComment is a pgx.QueryRewriter that prepends a sqlcommenter comment
 // with the query's traceparent (the one QueryTracer logged, when it runs):
 //
-//	conn.Query(ctx, "SELECT ...", agent.SQLComment{}, args...)
+//	conn.Query(ctx, "SELECT ...", agentpgx.SQLComment{}, args...)
 //
 // Every commented statement is unique, which defeats pgx's statement cache:
 // use it with pgx.QueryExecModeExec or QueryExecModeSimpleProtocol (as the
@@ -79,20 +85,8 @@ var _ pgx.QueryRewriter = SQLComment{}
 
 // RewriteQuery implements pgx.QueryRewriter.
 func (SQLComment) RewriteQuery(ctx context.Context, _ *pgx.Conn, sql string, args []any) (string, []any, error) {
-	return Comment(ctx, sql), args, nil
-}
-
-// Comment returns sql with a sqlcommenter comment carrying a traceparent
-// prepended: that of the enclosing QueryTracer query, or else a new one
-// from the request (callSpan), which it logs under SQLLogCategory. Use it
-// with drivers latscope does not wrap.
-func Comment(ctx context.Context, sql string) string {
-	var tp pglog.TraceParent
 	if qs, ok := ctx.Value(querySpanKey{}).(*querySpan); ok {
-		tp = qs.tp
-	} else {
-		tp = callSpan(ctx)
-		trace.Log(ctx, SQLLogCategory, tp.String())
+		return tracelog.SQLComment(qs.tp) + " " + sql, args, nil
 	}
-	return pglog.Comment(tp) + " " + sql
+	return agent.Comment(ctx, sql), args, nil
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/latscope/latscope/pglog"
 )
 
 // Log categories (trace.Log) and their messages.
@@ -58,7 +56,7 @@ const (
 // SQLEndMsg is the message of an SQLEnd log: which query ended (the
 // traceparent of its SQL log) and how long it took from its start.
 type SQLEndMsg struct {
-	TraceParent pglog.TraceParent
+	TraceParent TraceParent
 	Duration    time.Duration
 }
 
@@ -87,7 +85,7 @@ func ParseSQLEnd(msg string) (SQLEndMsg, error) {
 	if !ok || !okTP || !okDur {
 		return e, fmt.Errorf("%s log %q: want \"traceparent=00-… duration_ns=N\"", SQLEnd, msg)
 	}
-	tp, err := pglog.ParseTraceParent(tpText)
+	tp, err := ParseTraceParent(tpText)
 	if err != nil {
 		return e, fmt.Errorf("%s log %q: %w", SQLEnd, msg, err)
 	}
@@ -96,4 +94,19 @@ func ParseSQLEnd(msg string) (SQLEndMsg, error) {
 		return e, fmt.Errorf("%s log %q: duration_ns: want a non-negative integer", SQLEnd, msg)
 	}
 	return SQLEndMsg{TraceParent: tp, Duration: time.Duration(ns)}, nil
+}
+
+// FormatCPU formats a CPU time as the message of a CPU log: decimal
+// seconds, as short as exact ("12.34").
+func FormatCPU(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// ParseCPU parses the message of a CPU log.
+func ParseCPU(msg string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(msg, 64)
+	if err != nil || !(f >= 0 && f <= 1e9) { // also refuses NaN
+		return 0, fmt.Errorf("%s log %q: want non-negative decimal seconds", CPU, msg)
+	}
+	return time.Duration(f*1e9 + 0.5), nil
 }
