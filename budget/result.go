@@ -42,6 +42,8 @@ type TraceInfo struct {
 	// (frame.Rules.Module: from the agent's log in the trace, or given);
 	// "" when the default rules chose.
 	Module string
+	// CPULog is the process CPU counter the agent logged into the trace.
+	CPULog CPULog
 }
 
 // Duration returns the trace's length in nanoseconds.

@@ -1,6 +1,9 @@
 package budget
 
-import "github.com/latscope/latscope/tracein"
+import (
+	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/tracelog"
+)
 
 func (a *Analyzer) taskBegin(ev *tracein.Event) {
 	a.info.Tasks++
@@ -69,6 +72,10 @@ func (a *Analyzer) regionEnd(ev *tracein.Event) {
 
 // log: a goroutine that logs in a task's context belongs to it from then on.
 func (a *Analyzer) log(ev *tracein.Event) {
+	if ev.Name == tracelog.CPU && ev.Task == tracein.BackgroundTask {
+		a.info.CPULog.add(ev.Time, ev.Message)
+		return
+	}
 	r := a.request(ev.Task)
 	if r == nil {
 		return

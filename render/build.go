@@ -23,6 +23,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	in, src, note := withCounter(res, in)
 	rep := &Report{Trace: traceJSON(res, in), Outside: outsideJSON(res), minShare: in.MinShare, tree: in.Tree}
 	total := 0
 	for _, g := range res.Groups {
@@ -37,6 +38,11 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	if !matched {
 		return nil, opterr.Wrap("frame", fmt.Errorf("%q %w: no application frame matches%s", in.Frame, ErrNoMatch, closestShort(in.Frame.String(), appFrames(res))))
 	}
+	if src != "" {
+		v := round(in.CPUSeconds)
+		rep.Trace.CPUSeconds, rep.Trace.CPUSource = &v, src
+	}
+	rep.Trace.CPUNote = note
 	if len(rep.Groups) > 0 {
 		p := rep.Groups[0]
 		rep.Requests, rep.Terms, rep.CPU, rep.Coverage = p.Requests, p.Terms, p.CPU, p.Coverage
@@ -46,6 +52,25 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	}
 	rep.Findings = findingsJSON(res, rep, in)
 	return rep, nil
+}
+
+// withCounter returns in with the independent CPU counter resolved: the
+// caller's when given, else the agent's counter log in the trace when it
+// can stand for the window; the source ("" for none) and, when the log
+// could not serve, why.
+func withCounter(res *budget.Result, in Inputs) (Inputs, string, string) {
+	if in.CPUSeconds >= 0 {
+		return in, "given", ""
+	}
+	cpu, ok, why := res.Info.CPULog.Window(res.Info)
+	if !ok {
+		if res.Info.CPULog.Samples+res.Info.CPULog.Bad == 0 {
+			why = ""
+		}
+		return in, "", why
+	}
+	in.CPUSeconds = cpu.Seconds()
+	return in, "agent-log", ""
 }
 
 func filterGroups(res *budget.Result, in Inputs) ([]*budget.Group, error) {

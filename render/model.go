@@ -10,7 +10,9 @@ import (
 type Inputs struct {
 	File string
 	// CPUSeconds is the process's CPU time (utime+stime) over the trace
-	// window from an instrument independent of the tracer; < 0 when unknown.
+	// window from an instrument independent of the tracer; < 0 when
+	// unknown, and then the agent's CPU counter log in the trace is used
+	// when it can stand for the window (budget.CPULog.Window).
 	CPUSeconds float64
 	// Clients is the closed-model client count for throughput predictions;
 	// 0 estimates it from the trace (Σ latency / window, Little's law).
@@ -71,6 +73,16 @@ type TraceJSON struct {
 	// FallbackTerms counts terms whose stack had no frame of the service's
 	// own source, attributed by function name to a dependency's frame.
 	FallbackTerms int `json:"fallback_terms"`
+	// CPUSeconds is the process's CPU time over the window by the
+	// independent counter the report used; absent without one.
+	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
+	// CPUSource says where CPUSeconds came from: "given" (by the caller:
+	// a flag, or capture's metrics) or "agent-log" (the agent's counter
+	// log in the trace, scaled from the span it covers to the window).
+	CPUSource string `json:"cpu_source,omitempty"`
+	// CPUNote says why the trace's own counter log gave no reading, when
+	// it has one and nothing else was given.
+	CPUNote string `json:"cpu_note,omitempty"`
 }
 
 // RequestsJSON summarises a group's latencies.

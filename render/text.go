@@ -118,9 +118,16 @@ func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
 	tw.Flush()
 	cv := g.Coverage
 	ew.printf("waits are %.1f%% of the mean (goroutine time)", cv.WaitSumPct)
-	if c.IndependentMs != nil {
-		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)\n", c.CriticalRunnableMs, *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
-	} else {
+	switch {
+	case c.IndependentMs != nil:
+		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)", c.CriticalRunnableMs, *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
+		if r.Trace.CPUSource == "agent-log" {
+			ew.printf("; CPU from the agent's counter log in the trace")
+		}
+		ew.printf("\n")
+	case r.Trace.CPUNote != "":
+		ew.printf("; no independent CPU reading: %s (pass --cpu-seconds to cross-check)\n", r.Trace.CPUNote)
+	default:
 		ew.printf("; no independent CPU reading (pass --cpu-seconds to cross-check)\n")
 	}
 	if g.forks {

@@ -74,7 +74,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
 	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable); TERM is any frame on a call path (GetUser) or a run of them (GetUser>query)")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
-	floatVar(fs, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check")
+	floatVar(fs, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
 	floatVar(fs, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
 	intVar(fs, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")

@@ -1,0 +1,101 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"math"
+	"os"
+	"runtime/trace"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/render"
+)
+
+// TestCPULogFromAgent: a trace taken while latscope's agent runs carries
+// the process CPU counter, and the report uses it as the independent CPU
+// reading when none is given. The truth is the process's own counter read
+// from /proc just before the trace starts and just after it stops.
+func TestCPULogFromAgent(t *testing.T) {
+	a, err := agent.New(agent.Options{Dir: t.TempDir(), SampleInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Skipf("SKIP: the agent cannot start its flight recorder here: %v", err)
+	}
+	defer a.Close()
+	var buf bytes.Buffer
+	before, err := procCPU()
+	if err != nil {
+		t.Skipf("SKIP: no /proc to read the truth from: %v", err)
+	}
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("SKIP: cannot trace this test binary (another trace is running?): %v", err)
+	}
+	var wg sync.WaitGroup
+	for w := range 3 { // more goroutines than cores on the 2-core machine: the rate still holds steady
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				ctx, task := trace.NewTask(context.Background(), "request")
+				spin(ctx, time.Duration(60+10*((w+i)%3))*time.Millisecond)
+				task.End()
+			}
+		}()
+	}
+	wg.Wait()
+	trace.Stop()
+	after, err := procCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := after - before
+	res, err := Reader(context.Background(), "agent.trace", &buf, budget.DefaultOptions, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := render.Build(res, render.Inputs{File: "agent.trace", CPUSeconds: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := rep.Trace
+	if tr.CPUSource != "agent-log" || tr.CPUSeconds == nil {
+		t.Fatalf("CPU source %q (note %q), %d logs: want the agent's counter log", tr.CPUSource, tr.CPUNote, res.Info.CPULog.Samples)
+	}
+	got := time.Duration(*tr.CPUSeconds * 1e9)
+	// Both readings are in clock ticks (10 ms): two ticks each, and the
+	// edges of the window extrapolated at the logged rate (≤ 2 intervals of
+	// a steady burn): 5 % of the truth.
+	tol := 4*10*time.Millisecond + time.Duration(0.05*float64(truth))
+	t.Logf("agent log: %v over %d logs (%.0f%% of the window); /proc around the trace: %v", got, res.Info.CPULog.Samples,
+		100*float64(res.Info.CPULog.Last-res.Info.CPULog.First)/float64(res.Info.Duration()), truth)
+	if math.Abs(float64(got-truth)) > float64(tol) {
+		t.Errorf("CPU from the agent's log %v, /proc says %v around the trace: off by more than %v", got, truth, tol)
+	}
+	if rep.CPU.IndependentMs == nil {
+		t.Errorf("no independent CPU per request in the report")
+	}
+}
+
+//go:noinline
+func spin(_ context.Context, d time.Duration) {
+	var sum [32]byte
+	for start := time.Now(); time.Since(start) < d; {
+		sum = sha256.Sum256(sum[:])
+	}
+}
+
+// procCPU reads this process's utime+stime from /proc.
+func procCPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, err
+	}
+	hz, _ := hostsig.UserHZ()
+	st, err := hostsig.ParseProcStat(b, hz)
+	return st.CPU(), err
+}
