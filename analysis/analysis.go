@@ -1,6 +1,9 @@
-// Package analysis runs the streaming analyser over a trace file: the read
-// loop that the CLI, the lab and tests share. The analysis itself is
-// package budget; this package only owns the I/O.
+// Package analysis is the read loop every analysis of a Go execution trace
+// goes through (Run): the CLI's commands, the lab and the tests. It drives
+// the streaming analysers (budget, sched, dbwait) with one pass over the
+// trace, finds the main module the agent logged, and turns damage into
+// typed errors. The analyses themselves live in their packages; this one
+// owns only the I/O.
 package analysis
 
 import (
@@ -14,8 +17,8 @@ import (
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Consumer is another streaming analysis fed by the same read loop (the
@@ -27,64 +30,125 @@ type Consumer interface{ Event(ev *tracein.Event) }
 // the trace names: see Reader).
 type NewConsumer func(stacks *tracein.Stacks, rules frame.Rules) Consumer
 
+// Options say how Run reads a trace.
+type Options struct {
+	// Rules decide which frames are the application's. When they name
+	// neither the application (App) nor the main module (Module) and
+	// FindModule is set, the main module comes from the trace (see Run).
+	Rules      frame.Rules
+	FindModule bool
+	// Partial analyses a damaged trace up to the damage: Run returns the
+	// damage as lost instead of an error.
+	Partial bool
+}
+
+// Use returns a NewConsumer for an analyser made beforehand, one that needs
+// neither the stack table nor the rules (dbwait's, say).
+func Use(c Consumer) NewConsumer {
+	return func(*tracein.Stacks, frame.Rules) Consumer { return c }
+}
+
 // File analyses the trace in the named file ("-" reads standard input).
 // With partial, a damaged trace is analysed up to the damage and a finding
 // says so; otherwise the damage is an error naming the offset. Each of also
 // sees every record too.
 func File(ctx context.Context, name string, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, &tracein.Error{Name: name, Offset: -1, Msg: "is a directory, not a trace file"}
-		}
-		r = f
-	}
-	return Reader(ctx, name, r, opts, partial, also...)
+	var res *budget.Result
+	err := open(name, func(r io.Reader) (err error) {
+		res, err = Reader(ctx, name, r, opts, partial, also...)
+		return err
+	})
+	return res, err
 }
 
-// Reader analyses a trace read from r; name is used in errors.
+// RunFile is Run on the named file ("-" reads standard input).
+func RunFile(ctx context.Context, name string, opts Options, analysers ...NewConsumer) (lost error, err error) {
+	err = open(name, func(r io.Reader) error {
+		lost, err = Run(ctx, name, r, opts, analysers...)
+		return err
+	})
+	return lost, err
+}
+
+// open passes the named file ("-": standard input) to fn.
+func open(name string, fn func(io.Reader) error) error {
+	if name == "-" {
+		return fn(os.Stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return &tracein.Error{Name: name, Offset: -1, Msg: "is a directory, not a trace file"}
+	}
+	return fn(f)
+}
+
+// Reader analyses a trace read from r with package budget; name is used in
+// errors. The main module comes from the trace unless opts.Rules name the
+// application or the module (see Run).
+func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
+	var a *budget.Analyzer
+	mk := func(stacks *tracein.Stacks, rules frame.Rules) Consumer {
+		o := opts
+		o.Rules = rules
+		a = budget.New(o, stacks)
+		return a
+	}
+	lost, err := Run(ctx, name, r, Options{Rules: opts.Rules, FindModule: true, Partial: partial}, append([]NewConsumer{mk}, also...)...)
+	if err != nil {
+		return nil, err
+	}
+	res := a.Finalize()
+	if lost != nil {
+		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
+	}
+	return res, nil
+}
+
+// Run is the read loop every analysis of a Go trace goes through: it reads
+// the trace from r (name is used in errors) and passes every record, in
+// order, to each analyser the constructors make.
 //
-// When the caller names neither the application (Rules.App) nor the main
-// module (Rules.Module), the main module comes from the trace: the agent
+// When opts.FindModule is set and opts.Rules name neither the application
+// nor the main module, the main module comes from the trace: the agent
 // logs it (tracelog.Module) every tracelog.ModuleEvery, so the records of
 // the trace's first tracelog.ModuleLookahead are held until its log is
 // found, and the analysers are created with it, before any of them sees a
 // stack. A trace without the log is analysed by the default rules.
-func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
+//
+// A damaged trace is an error (a *DamagedError once records were read),
+// unless opts.Partial: then the analysers have seen the records before the
+// damage, and Run returns the damage as lost.
+func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers ...NewConsumer) (lost error, err error) {
 	tr, err := tracein.NewReader(name, r)
 	if err != nil {
 		return nil, err
 	}
 	stacks := tr.Stacks() // only this goroutine touches it (see pipe.go)
-	var a *budget.Analyzer
-	var extra []Consumer
+	rules := opts.Rules
+	var run []Consumer
 	start := func() {
-		a = budget.New(opts, stacks)
-		for _, mk := range also {
-			extra = append(extra, mk(stacks, opts.Rules))
+		for _, mk := range analysers {
+			run = append(run, mk(stacks, rules))
 		}
 	}
-	look := lookahead{on: opts.Rules.Module == "" && len(opts.Rules.App) == 0}
+	look := lookahead{on: opts.FindModule && rules.Module == "" && len(rules.App) == 0}
 	if !look.on {
 		start()
 	}
 	feed := func(recs []tracein.Event) {
 		for i := range recs {
 			ev := &recs[i]
-			a.Event(ev)
-			for _, c := range extra {
+			for _, c := range run {
 				c.Event(ev)
 			}
 		}
 	}
 	p := startPipe(name, tr)
 	defer p.stop()
-	var lost error
 	for {
 		b, err := p.next(ctx)
 		if err != nil {
@@ -99,7 +163,7 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 		}
 		if look.on {
 			if mod, done := look.add(b.recs, b.err != nil); done {
-				opts.Rules.Module = mod
+				rules.Module = mod
 				start()
 				feed(look.held)
 				look = lookahead{}
@@ -109,21 +173,15 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 		}
 		if err := b.err; err != nil {
 			if err == io.EOF {
-				break
+				return nil, nil
 			}
-			if !partial {
+			if !opts.Partial {
 				return nil, &DamagedError{Err: err}
 			}
-			lost = err
-			break
+			return err, nil
 		}
 		p.recycle(b)
 	}
-	res := a.Finalize()
-	if lost != nil {
-		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
-	}
-	return res, nil
 }
 
 // maxHeld bounds the records held while looking for the main module.

@@ -93,8 +93,9 @@ func New(opts Options) *Analyzer {
 	}
 }
 
-// TraceEvent takes the next record of the trace, in trace order.
-func (a *Analyzer) TraceEvent(ev tracein.Event) {
+// Event takes the next record of the trace, in trace order: dbwait is one
+// of the analysers of the read loop every command shares (analysis.Run).
+func (a *Analyzer) Event(ev *tracein.Event) {
 	a.gaps.add(ev.Time)
 	switch ev.Kind {
 	case tracein.KindSync:
@@ -124,7 +125,7 @@ func (a *Analyzer) TraceEvent(ev tracein.Event) {
 // endRegion closes the innermost open region of that type on the
 // goroutine (and any left open inside it); an end whose begin preceded the
 // trace is dropped.
-func (a *Analyzer) endRegion(ev tracein.Event) {
+func (a *Analyzer) endRegion(ev *tracein.Event) {
 	stack := a.open[ev.G]
 	i := len(stack) - 1
 	for i >= 0 && stack[i].name != ev.Name {
@@ -155,7 +156,7 @@ func (a *Analyzer) endRegion(ev tracein.Event) {
 }
 
 // goState adds the time a goroutine spent Runnable to its open regions.
-func (a *Analyzer) goState(ev tracein.Event) {
+func (a *Analyzer) goState(ev *tracein.Event) {
 	if ev.From == tracein.Runnable {
 		if since, ok := a.runnable[ev.G]; ok {
 			delete(a.runnable, ev.G)
@@ -176,7 +177,7 @@ func (a *Analyzer) goState(ev tracein.Event) {
 
 // traceParentLog attaches a logged traceparent to the goroutine's innermost
 // open region.
-func (a *Analyzer) traceParentLog(ev tracein.Event) {
+func (a *Analyzer) traceParentLog(ev *tracein.Event) {
 	tp, err := pglog.ParseTraceParent(strings.TrimSpace(ev.Message))
 	if err != nil {
 		if a.badTP == 0 {
@@ -200,7 +201,7 @@ func (a *Analyzer) traceParentLog(ev tracein.Event) {
 // (package agent's pgx tracer): the span runs to the end log, on whichever
 // goroutine it was written, and keeps the querying goroutine's runnable
 // time until then.
-func (a *Analyzer) endLog(ev tracein.Event) {
+func (a *Analyzer) endLog(ev *tracein.Event) {
 	e, err := tracelog.ParseSQLEnd(strings.TrimSpace(ev.Message))
 	if err != nil {
 		if a.badTP == 0 {

@@ -3,17 +3,19 @@ package dbwait_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"flag"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/analysis"
+	goldenfile "github.com/latscope/latscope/internal/golden"
+
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/pglog"
-	"github.com/latscope/latscope/tracein"
 )
 
 // The captures in testdata/lab are real: one run of each condition of
@@ -67,11 +69,7 @@ func loadCapture(t testing.TB, cond string) capture {
 // feedTrace passes a trace to a.
 func feedTrace(t testing.TB, a *dbwait.Analyzer, name string, trace []byte) {
 	t.Helper()
-	r, err := tracein.NewReader(name, bytes.NewReader(trace))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dbwait.FeedTrace(a, r); err != nil {
+	if _, err := analysis.Run(context.Background(), name, bytes.NewReader(trace), analysis.Options{}, analysis.Use(a)); err != nil {
 		t.Fatal(err)
 	}
 }

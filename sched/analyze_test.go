@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/lab/burst"
 	"github.com/latscope/latscope/lab/demotrace"
@@ -82,13 +85,23 @@ func record(mode burst.Mode, d time.Duration) (tr, prof []byte, err error) {
 	return tb.Bytes(), pb.Bytes(), nil
 }
 
+// runSched analyses a trace with the scheduler analysis alone, through the
+// read loop every command uses.
+func runSched(name string, data []byte, opts sched.Options) (*sched.Report, error) {
+	var sa *sched.Analyzer
+	mk := func(st *tracein.Stacks, _ frame.Rules) analysis.Consumer {
+		sa = sched.New(opts, st)
+		return sa
+	}
+	if _, err := analysis.Run(context.Background(), name, bytes.NewReader(data), analysis.Options{}, mk); err != nil {
+		return nil, err
+	}
+	return sa.Finalize(), nil
+}
+
 func analyze(t *testing.T, name string, data []byte, opts sched.Options) *sched.Report {
 	t.Helper()
-	r, err := tracein.NewReader(name, bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := sched.Analyze(r, opts)
+	rep, err := runSched(name, data, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,11 +303,7 @@ func TestNoSamples(t *testing.T) {
 // TestTruncated: a cut trace is an error naming the input and offset.
 func TestTruncated(t *testing.T) {
 	data := recordBurst(t, burst.Fixed).trace
-	r, err := tracein.NewReader("cut.trace", bytes.NewReader(data[:len(data)/2]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = sched.Analyze(r, sched.Options{})
+	_, err := runSched("cut.trace", data[:len(data)/2], sched.Options{})
 	if err == nil || !strings.Contains(err.Error(), "cut.trace: offset") {
 		t.Errorf("error %v, want one naming cut.trace and the offset", err)
 	}

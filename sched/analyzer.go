@@ -1,10 +1,7 @@
 package sched
 
 import (
-	"errors"
-	"fmt"
 	"github.com/latscope/latscope/internal/gotable"
-	"io"
 
 	"github.com/latscope/latscope/tracein"
 )
@@ -54,22 +51,6 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		lastThread: -1,
 		bursts:     newBursts(opts.Thresholds),
 	}
-}
-
-// Analyze reads a whole trace and returns its report.
-func Analyze(r *tracein.Reader, opts Options) (*Report, error) {
-	a := New(opts, r.Stacks())
-	for {
-		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("scheduler analysis: %w", err)
-		}
-		a.Event(&ev)
-	}
-	return a.Finalize(), nil
 }
 
 // Event consumes one record.

@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/pglog"
-	"github.com/latscope/latscope/tracein"
 )
 
 func init() {
@@ -41,7 +41,7 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	res, err := dbwaitAnalyze(o)
+	res, err := dbwaitAnalyze(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -89,15 +89,12 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 }
 
 // dbwaitAnalyze reads the inputs into an Analyzer and finalizes it.
-func dbwaitAnalyze(o *dbwaitOptions) (*dbwait.Result, error) {
+func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error) {
 	a := dbwait.New(o.opts)
-	if err := feedFile(o.trace, func(f *os.File) error {
-		r, err := tracein.NewReader(o.trace, f)
-		if err != nil {
-			return err
-		}
-		return dbwait.FeedTrace(a, r)
-	}); err != nil {
+	if err := checkInput(o.trace, "file"); err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	if _, err := analysis.RunFile(ctx, o.trace, analysis.Options{}, analysis.Use(a)); err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	if o.samples != "" {

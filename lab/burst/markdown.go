@@ -87,7 +87,7 @@ func fanOut(m *Measurement) string {
 }
 
 func (r *Result) writeTraces(b *strings.Builder) {
-	b.WriteString("**What the traces show** (`sched.Analyze`; the tracer's own cost counts as instrumentation):\n\n")
+	b.WriteString("**What the traces show** (`sched.Analyzer`; the tracer's own cost counts as instrumentation):\n\n")
 	b.WriteString("| variant | scheduler (trace) | Ps ran | P starts/s | made runnable/s | in busiest 10 % of time | large bursts/s | median large burst | runnable wait p50 | p99 | finding |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, m := range r.Variants {

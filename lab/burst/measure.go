@@ -10,7 +10,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/frame"
+
 	"github.com/google/pprof/profile"
+
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/sched"
 	"github.com/latscope/latscope/tracein"
@@ -133,9 +137,13 @@ func (c *child) trace(ctx context.Context, d time.Duration, hz int, path string,
 	if err := os.WriteFile(path, body, 0o644); err != nil {
 		return nil, fmt.Errorf("save trace: %w", err)
 	}
-	r, err := tracein.NewReader(filepath.Base(path), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
+	var sa *sched.Analyzer
+	mk := func(st *tracein.Stacks, _ frame.Rules) analysis.Consumer {
+		sa = sched.New(sched.Options{Host: h}, st)
+		return sa
 	}
-	return sched.Analyze(r, sched.Options{Host: h})
+	if _, err := analysis.Run(ctx, filepath.Base(path), bytes.NewReader(body), analysis.Options{}, mk); err != nil {
+		return nil, fmt.Errorf("scheduler analysis: %w", err)
+	}
+	return sa.Finalize(), nil
 }

@@ -1,11 +1,13 @@
 package dbwait
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 
+	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/pglog"
@@ -18,25 +20,9 @@ import (
 // order, for the report's throttling and pressure tracks.
 func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader) (*dbwait.Result, []hostsig.Sample, error) {
 	a := dbwait.New(dbwait.Options{})
-	tr, err := tracein.NewReader(traceName, trace)
-	if err != nil {
+	var samples hostLogs
+	if _, err := analysis.Run(context.Background(), traceName, trace, analysis.Options{}, analysis.Use(a), analysis.Use(&samples)); err != nil {
 		return nil, nil, err
-	}
-	var samples []hostsig.Sample
-	for {
-		ev, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		a.TraceEvent(ev)
-		if ev.Kind == tracein.KindLog && ev.Name == dbwait.DefaultOptions.HostCategory {
-			if s, err := hostsig.ParseLog(ev.Message); err == nil { // dbwait counts and reports the bad ones
-				samples = append(samples, s)
-			}
-		}
 	}
 	if err := dbwait.FeedPGLog(a, pglog.NewReader(pg)); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pgName, err)
@@ -46,6 +32,19 @@ func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader)
 		return nil, nil, fmt.Errorf("%s: %w", traceName, err)
 	}
 	return res, oneProcess(samples), nil
+}
+
+// hostLogs collects the host samples a trace carries (the bad ones are
+// dbwait's to count and report).
+type hostLogs []hostsig.Sample
+
+// Event takes one record of the trace.
+func (h *hostLogs) Event(ev *tracein.Event) {
+	if ev.Kind == tracein.KindLog && ev.Name == dbwait.DefaultOptions.HostCategory {
+		if s, err := hostsig.ParseLog(ev.Message); err == nil {
+			*h = append(*h, s)
+		}
+	}
 }
 
 // oneProcess keeps the samples of the first sample's process, in time
