@@ -74,15 +74,15 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
 	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable); TERM is any frame on a call path (GetUser) or a run of them (GetUser>query)")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
-	floatVar(fs, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
-	floatVar(fs, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
-	floatVar(fs, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
-	intVar(fs, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")
+	floatVar(fs.FlagSet, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
+	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
+	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
+	intVar(fs.FlagSet, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else net/http server requests), tasks, http")
-	floatVar(fs, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
+	floatVar(fs.FlagSet, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
 	fs.StringVar(&o.jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` (e.g. DemoController.handle) whose threads' events are request time")
-	intVar(fs, &o.jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
+	intVar(fs.FlagSet, &o.jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&o.jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
 	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
@@ -96,7 +96,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	file := fs.Arg(0)
 	isJFR := strings.HasSuffix(file, ".jfr")
-	if set := setFlags(fs, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
+	if set := setFlags(fs.FlagSet, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
 		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
 	}
 	if err := checkInput(file, "trace file"); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -94,13 +93,13 @@ func parseCaptureFlags(args []string, stderr io.Writer) (captureConfig, error) {
 	o := &cfg.opts
 	fs := newFlagSet("capture", captureSynopsis, stderr)
 	usageWith(fs, stderr, captureSynopsis, captureUsage)
-	intVar(fs, &o.Seconds, "seconds", o.Seconds, 1, 3600, "length of the trace and CPU profile in whole `seconds`")
+	intVar(fs.FlagSet, &o.Seconds, "seconds", o.Seconds, 1, 3600, "length of the trace and CPU profile in whole `seconds`")
 	fs.StringVar(&cfg.dir, "o", "", "output `DIR` (must not exist; default capture-<time>)")
 	fs.StringVar(&o.Token, "token", "", "bearer `TOKEN` for services that want one")
 	fs.BoolVar(&cfg.json, "json", false, "print the analysis as JSON (schema: docs/json.md)")
 	fs.BoolVar(&o.NoProfile, "no-profile", false, "skip the CPU profile (the trace then has no CPU samples)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "bound on the whole capture (default --seconds + 10s)")
-	pos, err := parseAround(fs, args)
+	pos, err := fs.ParseInterleaved(args)
 	if err != nil {
 		return cfg, err
 	}
@@ -115,21 +114,4 @@ func parseCaptureFlags(args []string, stderr io.Writer) (captureConfig, error) {
 		return cfg, fmt.Errorf("%w (flags --seconds, --timeout and the URL)", err)
 	}
 	return cfg, nil
-}
-
-// parseAround parses flags placed before or after positional arguments and
-// returns the positional ones.
-func parseAround(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

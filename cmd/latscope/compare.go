@@ -32,8 +32,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&preds, "predict", "what-if `SPEC` evaluated on BEFORE (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
-	positiveFloatVar(fs, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
-	floatVar(fs, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
+	positiveFloatVar(fs.FlagSet, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
+	floatVar(fs.FlagSet, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
 	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
 	if err := fs.Parse(args); err != nil {

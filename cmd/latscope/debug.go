@@ -3,10 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/latscope/latscope/internal/opterr"
 )
 
 // debugEnv is the environment variable that has the effect of --debug.

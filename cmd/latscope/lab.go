@@ -30,10 +30,16 @@ func init() {
 	register("lab", "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements", runLab)
 }
 
-// labSub are `latscope lab SUB` commands that the lab runs as processes of their own.
-var labSub = map[string]func(ctx context.Context, stdout, stderr io.Writer, args []string) error{
-	"serve":       runLabServe,
-	"burst-serve": runBurstServe,
+// labSubNames lists the lab subcommands.
+func labSubNames() []string {
+	var names []string
+	for n := range commands {
+		if sub, ok := strings.CutPrefix(n, "lab "); ok {
+			names = append(names, sub)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // labCommand builds the command that runs latscope itself with args; tests
@@ -64,8 +70,8 @@ type labOptions struct {
 
 func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 {
-		if sub, ok := labSub[args[0]]; ok {
-			return sub(ctx, stdout, stderr, args[1:])
+		if sub, ok := labSubcommand(args[0]); ok {
+			return sub.run(ctx, stdout, stderr, args[1:])
 		}
 	}
 	var o labOptions
@@ -85,6 +91,10 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if o.list {
 		for _, s := range lab.Scenarios() {
 			fmt.Fprintf(stdout, "%-8s %s\n", s.Name, s.Summary)
+		}
+		fmt.Fprintf(stdout, "\nsubcommands (latscope lab SUB -h):\n")
+		for _, n := range labSubNames() {
+			fmt.Fprintf(stdout, "  %-13s %s\n", n, commands["lab "+n].summary)
 		}
 		return nil
 	}

@@ -18,6 +18,10 @@ examples:
   curl -o burst.trace 'http://ADDR/trace?seconds=2'; latscope analyze burst.trace
 `
 
+func init() {
+	register("lab burst-serve", "the burst scenario's fan-out component (GOMAXPROCS, batches, worker modes), as a process of its own", runBurstServe)
+}
+
 // runBurstServe runs the burst component of the burst lab scenario as its
 // own process: it sets GOMAXPROCS, receives a batch of events at a fixed
 // interval, fans them out as --mode says, and serves its counters, a CPU
@@ -38,7 +42,7 @@ func runBurstServe(ctx context.Context, stdout, stderr io.Writer, args []string)
 func parseBurstServe(stderr io.Writer, args []string) (burst.ServeConfig, error) {
 	cfg := burst.DefaultServeConfig
 	fs := newFlagSet("lab burst-serve", labBurstSynopsis, stderr)
-	cfg.RegisterFlags(fs)
+	cfg.RegisterFlags(fs.FlagSet)
 	usageWith(fs, stderr, labBurstSynopsis, labBurstExamples)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err

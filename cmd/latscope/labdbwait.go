@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -13,9 +11,7 @@ import (
 // The lab starts the dbwait scenario's service as `latscope lab
 // dbwait-serve`; it is a lab subcommand, not a top-level one.
 func init() {
-	if _, ok := labSub["dbwait-serve"]; !ok {
-		labSub["dbwait-serve"] = runLabDBWaitServe
-	}
+	register("lab dbwait-serve", "the dbwait scenario's service (PostgreSQL queries with SQL comments, host samples in the trace), as a process of its own", runLabDBWaitServe)
 }
 
 const labDBWaitServeExamples = `
@@ -30,13 +26,9 @@ examples:
 func runLabDBWaitServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg := labdbwait.DefaultServeConfig
 	fs := newFlagSet("lab dbwait-serve", labdbwait.ServeUsage, stderr)
-	cfg.RegisterFlags(fs)
+	cfg.RegisterFlags(fs.FlagSet)
 	usageWith(fs, stderr, labdbwait.ServeUsage, labDBWaitServeExamples)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printHelp(stdout, "lab dbwait-serve") // its own flags, not the lab's
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	labSub["queues"] = runLabQueues
+	register("lab queues", "the queueing model's acceptance lab: a small pool and tight cores, fixes that saturate each, predictions against re-measured runs", runLabQueues)
 }
 
 const labQueuesSynopsis = "lab queues [flags]"

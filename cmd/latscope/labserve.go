@@ -38,6 +38,10 @@ examples:
   curl http://ADDR/work; curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'
 `
 
+func init() {
+	register("lab serve", "the seed lab's demo service (upstream call, PostgreSQL query, CPU work), as a process of its own", runLabServe)
+}
+
 // runLabServe runs the demo service as its own process: it listens, prints
 // its address, serves until ctx is cancelled and then shuts down gracefully.
 func runLabServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {

@@ -157,7 +157,9 @@ func TestLabServeUsage(t *testing.T) {
 		t.Fatalf("-h returned %v, want flag.ErrHelp", err)
 	}
 	var help strings.Builder
-	printHelp(&help, "lab serve")
+	if err := run(t.Context(), &help, io.Discard, []string{"lab", "serve", "-h"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"--upstream URL --db-url URL", "-addr-file FILE", "-mode MODE", "examples:"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -166,7 +165,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadConfig, error) {
 	cfg := loadConfig{opts: loadgen.DefaultOptions}
 	headers := headerFlag{}
 	fs := newLoadFlagSet(&cfg, headers, stderr)
-	urls, err := parseInterleaved(fs, args)
+	urls, err := fs.ParseInterleaved(args)
 	if err != nil {
 		return cfg, err
 	}
@@ -181,7 +180,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadConfig, error) {
 }
 
 // newLoadFlagSet defines the load command's flags over cfg and headers.
-func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *flag.FlagSet {
+func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *flagSet {
 	o := &cfg.opts
 	fs := newFlagSet("load", loadSynopsis, stderr)
 	usageWith(fs, stderr, loadSynopsis, loadUsage)
@@ -205,22 +204,6 @@ func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *flag
 	fs.StringVar(&cfg.out, "o", "", "write every result to `FILE` as JSON lines (CSV if FILE ends in .csv)")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON")
 	return fs
-}
-
-// parseInterleaved parses flags that may come before or after the
-// positional arguments, and returns the latter.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 // loadFlags names the flag of each loadgen.Options field the command sets.

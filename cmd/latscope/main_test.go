@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"flag"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/latscope/latscope/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/ (and, with LATSCOPE_RETRACE=1, re-record their traces)")

@@ -20,12 +20,23 @@ type command struct {
 	run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
 }
 
-// commands is the command table. Each entry lives in its own file.
+// commands is the command table. Each entry lives in its own file. A name
+// with a space ("lab serve") is a lab subcommand: `latscope lab serve`.
 var commands = map[string]command{}
 
-// register adds a command to the table; files call it from init.
+// register adds a command to the table; every command's file calls it from
+// init, top-level commands and lab subcommands alike.
 func register(name, summary string, run func(ctx context.Context, stdout, stderr io.Writer, args []string) error) {
+	if _, dup := commands[name]; dup {
+		panic("latscope: command " + name + " registered twice")
+	}
 	commands[name] = command{summary: summary, run: run}
+}
+
+// labSubcommand returns the lab subcommand named sub.
+func labSubcommand(sub string) (command, bool) {
+	c, ok := commands["lab "+sub]
+	return c, ok
 }
 
 // mainExit runs latscope with args and returns the process exit status:
@@ -55,7 +66,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 				return fmt.Errorf("help: unknown command %q (commands: %s)", args[1], strings.Join(commandNames(), ", "))
 			}
 			help := []string{args[1], "-h"}
-			if len(args) > 2 && args[1] == "lab" && labSub[args[2]] != nil {
+			if _, ok := labSubcommand(argAt(args, 2)); ok && args[1] == "lab" {
 				help = []string{"lab", args[2], "-h"} // "help lab serve" is "lab serve -h"
 			}
 			return run(ctx, stdout, stderr, help)
@@ -71,17 +82,29 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		return fmt.Errorf("unknown command %q (commands: %s)", args[0], strings.Join(commandNames(), ", "))
 	}
 	err := c.run(ctx, stdout, stderr, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		printHelp(stdout, lastFlags)
+	var help *helpRequest
+	if errors.As(err, &help) {
+		help.print(stdout)
 		return nil
 	}
 	return inCommand(args[0], err)
 }
 
+// argAt returns args[i], or "" past the end.
+func argAt(args []string, i int) string {
+	if i < len(args) {
+		return args[i]
+	}
+	return ""
+}
+
+// commandNames lists the top-level commands.
 func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
-		names = append(names, n)
+		if !strings.Contains(n, " ") {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -105,53 +128,69 @@ examples:
   latscope analyze demo.trace          per-request latency budget from a Go execution trace
   latscope load -c 20 -d 30s URL       closed-model load against URL`
 
-// flagHelp remembers, per command, what -h prints.
-type flagHelp struct {
-	fs       *flag.FlagSet
-	synopsis string
-	examples string
+// flagSet is a command's flag set with what its -h prints beside the flags.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis, examples string
 }
 
-var helps = map[string]*flagHelp{}
-
-// lastFlags is the name of the flag set created last: the one whose -h the
-// dispatcher answers (a subcommand such as "lab serve" creates its own).
-var lastFlags string
-
-// newFlagSet returns a FlagSet that reports errors instead of exiting and
-// printing: parse errors come back as one-line errors, and -h is answered
-// by the dispatcher with the synopsis, the flags and the examples.
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flagSet that reports errors instead of exiting and
+// printing: parse errors come back as one-line errors, and -h comes back
+// as a *helpRequest, which the dispatcher prints.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	helps[name] = &flagHelp{fs: fs, synopsis: synopsis}
-	lastFlags = name
-	return fs
+	return &flagSet{FlagSet: fs, synopsis: synopsis}
 }
 
-// usageWith records the examples printed by -h for fs. It returns a no-op
-// usage function, kept for symmetry with flag.FlagSet.Usage.
-func usageWith(fs *flag.FlagSet, stderr io.Writer, synopsis, examples string) func() {
-	if h := helps[fs.Name()]; h != nil {
-		h.synopsis, h.examples = synopsis, examples
-	}
-	return func() {}
+// usageWith records the synopsis and examples printed by -h for fs.
+func usageWith(fs *flagSet, stderr io.Writer, synopsis, examples string) {
+	fs.synopsis, fs.examples = synopsis, examples
 }
 
-// printHelp prints a command's usage.
-func printHelp(w io.Writer, name string) {
-	h := helps[name]
-	if h == nil {
-		return
+// Parse parses args; -h returns a *helpRequest for fs.
+func (fs *flagSet) Parse(args []string) error {
+	err := fs.FlagSet.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return &helpRequest{fs: fs}
 	}
-	summary := commands[name].summary
-	if summary == "" {
-		summary = "(run by latscope lab as a process of its own)"
+	return err
+}
+
+// ParseInterleaved parses flags that may come before or after the
+// positional arguments, and returns the latter.
+func (fs *flagSet) ParseInterleaved(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n\nflags:\n", h.synopsis, summary)
-	h.fs.SetOutput(w)
-	h.fs.PrintDefaults()
-	h.fs.SetOutput(io.Discard)
-	fmt.Fprint(w, h.examples)
+}
+
+// helpRequest is the error a command returns for -h: the dispatcher prints
+// the command's help to standard output and exits 0.
+type helpRequest struct{ fs *flagSet }
+
+// Error says what was asked.
+func (h *helpRequest) Error() string { return "help requested" }
+
+// Unwrap makes a helpRequest a flag.ErrHelp.
+func (h *helpRequest) Unwrap() error { return flag.ErrHelp }
+
+// print writes the command's usage: synopsis, summary, flags, examples.
+func (h *helpRequest) print(w io.Writer) {
+	fs := h.fs
+	summary := commands[fs.Name()].summary
+	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n\nflags:\n", fs.synopsis, summary)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, fs.examples)
 }
