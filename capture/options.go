@@ -3,9 +3,10 @@ package capture
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/httpurl"
 )
 
 // Options configures a capture. Start from DefaultOptions and set URL.
@@ -31,14 +32,10 @@ var DefaultOptions = Options{Seconds: 5}
 
 // Validate checks o and names the first bad field.
 func (o Options) Validate() error {
-	u, err := url.Parse(o.URL)
+	u, err := httpurl.Parse(o.URL)
 	switch {
 	case err != nil:
 		return fmt.Errorf("capture: URL %q: %w", o.URL, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("capture: URL %q: want http:// or https://", o.URL)
-	case u.Host == "":
-		return fmt.Errorf("capture: URL %q: no host", o.URL)
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("capture: URL %q: want the service's base URL, without a query", o.URL)
 	case o.Seconds < 1 || o.Seconds > 3600:

@@ -1,15 +1,15 @@
 package loadgen
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/httpurl"
 )
 
 // Options configures a load run. Start from DefaultOptions and set URL.
@@ -107,7 +107,7 @@ func (o Options) Validate() error {
 	bad := func(option, value, format string, args ...any) error {
 		return &OptionError{Option: option, Value: value, Reason: fmt.Sprintf(format, args...)}
 	}
-	if err := ValidateURL(o.URL); err != nil {
+	if err := httpurl.Check(o.URL); err != nil {
 		return bad("URL", strconv.Quote(o.URL), "%v", err)
 	}
 	if _, err := http.NewRequest(o.Method, o.URL, nil); err != nil {
@@ -166,30 +166,6 @@ func notTokenChar(c rune) bool {
 // isCTL reports a control character other than horizontal tab, which RFC
 // 9110 does not allow in a field value.
 func isCTL(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }
-
-// ValidateURL checks that s is an absolute http or https URL with a host
-// and, if it has a port, one from 1 to 65535.
-func ValidateURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
-		return err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return errors.New("scheme must be http or https")
-	}
-	if u.Hostname() == "" {
-		return errors.New("no host")
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("port %s: want 1 to 65535", p)
-		}
-	}
-	return nil
-}
 
 // pacer returns the pacer the run uses.
 func (o Options) pacer() Pacer {

@@ -375,8 +375,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"limits", func(o *Options) { o.Rate, o.Clients, o.MaxInFlight = MaxRate, MaxClients, MaxInFlightLimit }, ""},
 		{"longest run", func(o *Options) { o.Warmup, o.Duration = time.Hour, never-time.Hour }, ""},
 
-		{"no URL", func(o *Options) { o.URL = "" }, `URL "": scheme must be http or https`},
-		{"ftp", func(o *Options) { o.URL = "ftp://127.0.0.1/" }, "scheme must be http or https"},
+		{"no URL", func(o *Options) { o.URL = "" }, `URL "": scheme must be http:// or https://`},
+		{"ftp", func(o *Options) { o.URL = "ftp://127.0.0.1/" }, "scheme must be http:// or https://"},
 		{"no scheme", func(o *Options) { o.URL = "127.0.0.1:8080" }, "URL"},
 		{"no host", func(o *Options) { o.URL = "http:///x" }, "no host"},
 		{"port only", func(o *Options) { o.URL = "http://:8080/" }, "no host"},

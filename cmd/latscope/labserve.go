@@ -7,10 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/lab/demo"
 )
 
@@ -96,8 +96,8 @@ func parseLabServe(stderr io.Writer, args []string) (labServeOptions, error) {
 		return opts, fmt.Errorf("lab serve: unexpected argument %q", fs.Arg(0))
 	case opts.upstream == "":
 		return opts, errors.New("lab serve: flag --upstream is required")
-	case !isHTTPURL(opts.upstream):
-		return opts, fmt.Errorf("lab serve: flag --upstream %q: want an http:// URL", opts.upstream)
+	case httpurl.Check(opts.upstream) != nil:
+		return opts, fmt.Errorf("lab serve: flag --upstream %q: %w", opts.upstream, httpurl.Check(opts.upstream))
 	case opts.dbURL == "":
 		return opts, errors.New("lab serve: flag --db-url is required")
 	case opts.pool < 1:
@@ -106,12 +106,6 @@ func parseLabServe(stderr io.Writer, args []string) (labServeOptions, error) {
 		return opts, fmt.Errorf("lab serve: flag --cpu-iters %d: want 0 (calibrate) or more", opts.cpuIters)
 	}
 	return opts, nil
-}
-
-// isHTTPURL reports whether s is an absolute http or https URL with a host.
-func isHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // serveLabUntilDone serves on ln until ctx is cancelled, then shuts srv down,

@@ -295,7 +295,7 @@ func TestLoadBadFlags(t *testing.T) {
 		{[]string{"--nope", url}, "-nope"},
 		{[]string{}, "want one URL argument, got 0"},
 		{[]string{url, url}, "want one URL argument, got 2"},
-		{[]string{"ftp://127.0.0.1/"}, "URL \"ftp://127.0.0.1/\": scheme must be http or https"},
+		{[]string{"ftp://127.0.0.1/"}, "URL \"ftp://127.0.0.1/\": scheme must be http:// or https://"},
 		{[]string{"127.0.0.1:8080"}, "URL"},
 		{[]string{"http://127.0.0.1:99999/"}, "URL \"http://127.0.0.1:99999/\": port 99999: want 1 to 65535"},
 		{[]string{"http://127.0.0.1:0/"}, "port 0: want 1 to 65535"},
