@@ -49,7 +49,7 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var sum demotrace.Summary
-	err := writeAtomic(*out, func(w io.Writer) error {
+	err := atomicfile.Write(*out, func(w io.Writer) error {
 		var err error
 		sum, err = demotrace.Record(ctx, demoTraceOutput(w), cfg)
 		return err
@@ -66,8 +66,3 @@ func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) 
 // demoTraceOutput wraps the output file's writer; tests make it fail (a
 // full disk) to check that nothing is left behind.
 var demoTraceOutput = func(w io.Writer) io.Writer { return w }
-
-// writeAtomic writes a file so that a failure never leaves a partial file behind.
-func writeAtomic(name string, write func(io.Writer) error) error {
-	return atomicfile.Write(name, write)
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/lab"
 	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (docs/method.md §9)
 	_ "github.com/latscope/latscope/lab/seed"  // the seed experiment
@@ -337,11 +338,11 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w (log: %s)", sc.Name, err, logPath)
 	}
-	md := reportMarkdown(sc, env, out, time.Since(start))
-	if err := writeAtomic(filepath.Join(env.Out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
+	md := out.Report(sc.Name, env.Out, time.Since(start), time.Now())
+	if err := atomicfile.Write(filepath.Join(env.Out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(env.Out, sc.Name+".json"), func(w io.Writer) error {
+	if err := atomicfile.Write(filepath.Join(env.Out, sc.Name+".json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out.JSON)
@@ -349,7 +350,7 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 		return err
 	}
 	if len(out.HTML) > 0 {
-		if err := writeAtomic(filepath.Join(env.Out, "report.html"), func(w io.Writer) error { _, err := w.Write(out.HTML); return err }); err != nil {
+		if err := atomicfile.Write(filepath.Join(env.Out, "report.html"), func(w io.Writer) error { _, err := w.Write(out.HTML); return err }); err != nil {
 			return err
 		}
 	}
@@ -371,22 +372,6 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 		return fmt.Errorf("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
 	}
 	return nil
-}
-
-func reportMarkdown(sc lab.Scenario, env *lab.Env, out *lab.Outcome, took time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n`latscope lab %s` — %s, took %s. Files in `%s`.\n\n", out.Title, sc.Name, time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), env.Out)
-	b.WriteString(out.Markdown)
-	pass := len(out.Checks) - len(out.Failed())
-	fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))
-	for _, c := range out.Checks {
-		mark := "pass"
-		if !c.OK {
-			mark = "**FAIL**"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
-	}
-	return b.String()
 }
 
 // progress draws a one-line progress bar on a terminal, or prints steps.
