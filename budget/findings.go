@@ -24,13 +24,14 @@ const (
 	FindNoMatch                         // a prediction or filter matched nothing (an error for the CLI)
 	FindCPUMismatch                     // trace running time and the independent CPU counter disagree
 	FindHostBusy                        // Ps busy nearly all the time, but the process's own counter shows it was not
+	FindCoverage                        // critical waits plus independent CPU outside the coverage band
 )
 
 var findingNames = [...]string{
 	FindNoRequests: "no-requests", FindInferred: "inferred", FindCutByWindow: "cut-by-window",
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
 	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
-	FindHostBusy: "host-busy",
+	FindHostBusy: "host-busy", FindCoverage: "coverage",
 }
 
 // String returns the kind's name as used in JSON.

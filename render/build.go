@@ -3,10 +3,12 @@ package render
 import (
 	"errors"
 	"fmt"
-	"github.com/latscope/latscope/internal/opterr"
 	"math"
 	"regexp"
 	"strings"
+	"time"
+
+	"github.com/latscope/latscope/internal/opterr"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/critpath"
@@ -208,12 +210,9 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Requests.RPS = round(float64(g.Count) / (float64(d) / 1e9))
 	}
 	gj.Requests.StdDevMs = ms(stddev(g.Latencies, mean))
-	var waitSum, critWait float64
 	labels := budget.Labels(res.Terms)
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
-		waitSum += float64(ts.Wait)
-		critWait += float64(ts.Critical)
 		if in.Frame != nil && !onPath(in.Frame, t) {
 			continue
 		}
@@ -224,14 +223,22 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	}
 	gj.CPU = CPUJSON{RunningMs: per(g.Running.Wait), RunnableMs: per(g.Runnable.Wait),
 		CriticalRunningMs: per(g.Running.Critical), CriticalRunnableMs: per(g.Runnable.Critical)}
-	if in.CPUSeconds >= 0 && total > 0 {
-		v := round(in.CPUSeconds * 1000 / float64(total))
+	var indep time.Duration // independent CPU per request, over requests of every type
+	hasIndep := in.CPUSeconds >= 0 && total > 0
+	if hasIndep {
+		indep = time.Duration(in.CPUSeconds * 1e9 / float64(total))
+		v := ms(float64(indep))
 		gj.CPU.IndependentMs = &v
 	}
-	gj.Coverage = coverage(g, waitSum/n, critWait/n, gj.CPU)
+	gj.cov = g.Coverage(indep, hasIndep)
+	gj.Coverage = coverageJSON(gj.cov)
 	gj.Regions = regionsJSON(g, n)
-	gj.Throughput = throughput(res, g, in, gj)
-	gj.Predictions = predictionsJSON(res, g, in, gj)
+	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: indep})
+	gj.Throughput = throughputJSON(tp)
+	gj.Predictions = []PredictionJSON{}
+	for _, p := range g.Predictions {
+		gj.Predictions = append(gj.Predictions, predictionJSON(g.Cap(res, tp, p)))
+	}
 	gj.Slowest, gj.Median = pathJSON(res, labels, g.Slowest), pathJSON(res, labels, g.Median)
 	return gj
 }
@@ -275,23 +282,14 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 	return tj
 }
 
-func coverage(g *budget.Group, waitNs, critWaitNs float64, cpu CPUJSON) CoverageJSON {
-	mean := g.Latency.Mean
-	c := CoverageJSON{UnknownMs: ms(float64(g.Unknown) / float64(max(g.Count, 1)))}
-	if mean <= 0 {
-		return c
+func coverageJSON(c budget.Coverage) CoverageJSON {
+	cj := CoverageJSON{WaitSumPct: round(100 * c.WaitSum), GoroutineSumPct: round(100 * c.GoroutineSum),
+		CriticalPct: round(100 * c.Critical), UnknownMs: ms(float64(c.Unknown))}
+	if c.HasIndependent {
+		pct, un := round(100*c.Independent), ms(float64(c.Unexplained))
+		cj.IndependentPct, cj.UnexplainedMs = &pct, &un
 	}
-	n := float64(max(g.Count, 1))
-	c.WaitSumPct = round(100 * waitNs / mean)
-	c.GoroutineSumPct = round(100 * (waitNs + float64(g.Running.Wait+g.Runnable.Wait)/n) / mean)
-	c.CriticalPct = round(100 * (critWaitNs + float64(g.Running.Critical+g.Runnable.Critical+g.Unknown)/n) / mean)
-	if cpu.IndependentMs != nil {
-		explained := critWaitNs/1e6 + cpu.CriticalRunnableMs + *cpu.IndependentMs
-		pct := round(100 * explained / (mean / 1e6))
-		un := round(mean/1e6 - explained)
-		c.IndependentPct, c.UnexplainedMs = &pct, &un
-	}
-	return c
+	return cj
 }
 
 func regionsJSON(g *budget.Group, n float64) []RegionJSON {

@@ -2,12 +2,13 @@ package render
 
 import (
 	"fmt"
-	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/latscope/latscope/internal/opterr"
 
 	"github.com/latscope/latscope/frame"
 )

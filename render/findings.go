@@ -2,18 +2,9 @@ package render
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/latscope/latscope/budget"
-)
-
-// Cross-check thresholds (docs/method.md §6).
-const (
-	// CoverageLow and CoverageHigh bound the independent-CPU coverage that
-	// counts as explained (docs/method.md §6: the seed experiment reached
-	// 99.8 %).
-	CoverageLow, CoverageHigh = 95.0, 103.0
 )
 
 func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
@@ -34,10 +25,8 @@ func findingsJSON(res *budget.Result, rep *Report, in Inputs) []FindingJSON {
 		out = append(out, FindingJSON{Kind: f.Kind.String(), Group: f.Group, Text: f.Text, Refuse: f.Refuse})
 	}
 	p := rep.Groups[0]
-	if c := p.Coverage.IndependentPct; c != nil && (*c < CoverageLow || *c > CoverageHigh) {
-		out = append(out, FindingJSON{Kind: "coverage", Group: p.Name, Text: fmt.Sprintf(
-			"%s: critical-path waits plus independent CPU explain %.1f%% of the mean (%.1f ms unexplained); outside %g–%g%% the budget misses something (CPU outside requests divided in, throttling, or time the trace cannot see)",
-			p.Name, *c, *p.Coverage.UnexplainedMs, CoverageLow, CoverageHigh)})
+	if f := p.cov.Finding(p.Name); f != nil {
+		out = append(out, FindingJSON{Kind: f.Kind.String(), Group: f.Group, Text: f.Text, Refuse: f.Refuse})
 	}
 	return out
 }

@@ -155,6 +155,7 @@ type GroupJSON struct {
 	Slowest     *PathJSON        `json:"slowest_path,omitempty"`
 	Median      *PathJSON        `json:"median_path,omitempty"`
 	forks       bool
+	cov         budget.Coverage
 }
 
 // RegionJSON is time inside a runtime/trace region, per request.

@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-func TestCapRPS(t *testing.T) {
-	base := ThroughputJSON{Clients: 20, Cores: 2, CPUPerRequestMs: 4, CPUCapRPS: 500}
-	cases := []struct {
-		name  string
-		t     ThroughputJSON
-		mean  float64
-		hold  float64
-		want  float64
-		limit string
-	}{
-		{"Little's law", base, 160, 0, 125, "clients"},
-		{"CPU cap", base, 20, 0, 500, "CPU"},
-		{"pool cap", ThroughputJSON{Clients: 20, Cores: 2, CPUCapRPS: 500, Pool: 10}, 100, 60, 1000.0 / 6, "pool"},
-		{"no requests", base, 0, 0, 0, "no requests"},
-	}
-	for _, c := range cases {
-		got, limit := capRPS(c.t, c.mean, c.hold)
-		if math.Abs(got-c.want) > 0.01 || !strings.HasPrefix(limit, c.limit) {
-			t.Errorf("%s: capRPS = %v (%s), want %v (%s…)", c.name, got, limit, c.want, c.limit)
-		}
-	}
-}
-
 func TestCompare(t *testing.T) {
 	before := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 160, P99Ms: 170},
 		Predictions: []PredictionJSON{{Spec: "overlap=a,b", MeanMs: 106, P99Ms: 116, RPS: 188}, {Spec: "remove=c", MeanMs: 159, RPS: 125}},

@@ -109,22 +109,6 @@ func TestTermDeltas(t *testing.T) {
 	}
 }
 
-// TestQueueAtCap: a prediction capped below the clients' rate queues
-// (Little's law), one that is not keeps its simulated mean.
-func TestQueueAtCap(t *testing.T) {
-	// the Prometheus case: 19.6 clients, 3.77 ms simulated, CPU cap 532/s
-	pj := PredictionJSON{MeanMs: 3.77, P99Ms: 9, RPS: 532}
-	queueAtCap(&pj, 19.6, 56.8)
-	if pj.MeanMs != 36.842 || pj.QueueMs != 33.072 || pj.P99Ms != 0 || pj.SimulatedMeanMs != 3.77 || pj.DeltaPct != -35.137 {
-		t.Errorf("capped: %+v", pj)
-	}
-	free := PredictionJSON{MeanMs: 106.3, P99Ms: 120, RPS: 188.15}
-	queueAtCap(&free, 20, 158)
-	if free.MeanMs != 106.3 || free.QueueMs != 0 || free.P99Ms != 120 {
-		t.Errorf("not capped: %+v", free)
-	}
-}
-
 func TestAppRule(t *testing.T) {
 	for _, tt := range []struct {
 		app         []string
