@@ -206,8 +206,10 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	gj.Requests = RequestsJSON{Count: g.Count, Excluded: g.Excluded(), ExcludedBefore: g.ExcludedBefore, ExcludedAfter: g.ExcludedAfter,
 		Forked: g.Forked, MeanMs: ms(mean), MinMs: ms(float64(g.Latency.Min)), P50Ms: ms(float64(g.Latency.P50)),
 		P90Ms: ms(float64(g.Latency.P90)), P99Ms: ms(float64(g.Latency.P99)), MaxMs: ms(float64(g.Latency.Max))}
+	gj.Requests.mean, gj.Requests.p99 = time.Duration(mean), time.Duration(g.Latency.P99)
 	if d := res.Info.Duration(); d > 0 {
-		gj.Requests.RPS = round(float64(g.Count) / (float64(d) / 1e9))
+		gj.Requests.rps = float64(g.Count) / (float64(d) / 1e9)
+		gj.Requests.RPS = round(gj.Requests.rps)
 	}
 	gj.Requests.StdDevMs = ms(stddev(g.Latencies, mean))
 	labels := budget.Labels(res.Terms)
@@ -222,7 +224,8 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Terms = []TermJSON{}
 	}
 	gj.CPU = CPUJSON{RunningMs: per(g.Running.Wait), RunnableMs: per(g.Runnable.Wait),
-		CriticalRunningMs: per(g.Running.Critical), CriticalRunnableMs: per(g.Runnable.Critical)}
+		CriticalRunningMs: per(g.Running.Critical), CriticalRunnableMs: per(g.Runnable.Critical),
+		critRunning: time.Duration(float64(g.Running.Critical) / n), critRunnable: time.Duration(float64(g.Runnable.Critical) / n)}
 	var indep time.Duration // independent CPU per request, over requests of every type
 	hasIndep := in.CPUSeconds >= 0 && total > 0
 	if hasIndep {
@@ -266,7 +269,8 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 	}
 	tj := TermJSON{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
 		WaitMs: ms(float64(ts.Wait) / n), CriticalMs: ms(float64(ts.Critical) / n),
-		FixPotentialMs: ms(float64(ts.Fix) / n), ContentionMs: ms(float64(ts.Contention) / n), Requests: ts.Requests}
+		FixPotentialMs: ms(float64(ts.Fix) / n), ContentionMs: ms(float64(ts.Contention) / n), Requests: ts.Requests,
+		critical: time.Duration(float64(ts.Critical) / n)}
 	if mean > 0 {
 		tj.SharePct = round(100 * float64(ts.Wait) / n / mean)
 		tj.CriticalPct = round(100 * float64(ts.Critical) / n / mean)

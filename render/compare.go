@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/latscope/latscope/internal/opterr"
 
@@ -49,14 +50,15 @@ type PredictionCheck struct {
 // another caller), when its innermost frame, mechanism and kind are unique
 // among the terms left on both sides. Name is the first trace's.
 type TermDelta struct {
-	Name      string   `json:"name"`
-	Frame     string   `json:"frame"`
-	AppPath   []string `json:"app_path"`
-	Mechanism string   `json:"mechanism"`
-	Kind      string   `json:"kind"`
-	BeforeMs  float64  `json:"before_ms"`
-	AfterMs   float64  `json:"after_ms"`
-	DeltaMs   float64  `json:"delta_ms"`
+	Name          string   `json:"name"`
+	Frame         string   `json:"frame"`
+	AppPath       []string `json:"app_path"`
+	Mechanism     string   `json:"mechanism"`
+	Kind          string   `json:"kind"`
+	BeforeMs      float64  `json:"before_ms"`
+	AfterMs       float64  `json:"after_ms"`
+	DeltaMs       float64  `json:"delta_ms"`
+	before, after time.Duration
 }
 
 // Compare compares the primary request type of two reports. before must
@@ -80,12 +82,12 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 	for _, p := range b.Predictions {
 		pc := PredictionCheck{Spec: p.Spec, PredictedMeanMs: p.MeanMs, MeasuredMeanMs: a.Requests.MeanMs,
 			PredictedP99Ms: p.P99Ms, MeasuredP99Ms: a.Requests.P99Ms, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
-		pc.ErrorPct = errPct(pc.PredictedMeanMs, pc.MeasuredMeanMs)
-		if pc.PredictedP99Ms > 0 { // 0: not predicted (the requests queue at a cap)
-			pc.P99ErrorPct = errPct(pc.PredictedP99Ms, pc.MeasuredP99Ms)
+		pc.ErrorPct = errPct(float64(p.mean), float64(a.Requests.mean))
+		if p.p99 > 0 { // 0: not predicted (the requests queue at a cap)
+			pc.P99ErrorPct = errPct(float64(p.p99), float64(a.Requests.p99))
 		}
-		pc.RPSErrorPct = errPct(pc.PredictedRPS, pc.MeasuredRPS)
-		pc.Miss = math.Abs(pc.ErrorPct) > missPct
+		pc.RPSErrorPct = errPct(p.rps, a.Requests.rps)
+		pc.Miss = math.Abs(100*(float64(p.mean)-float64(a.Requests.mean))/float64(a.Requests.mean)) > missPct
 		c.Predictions = append(c.Predictions, pc)
 	}
 	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
@@ -103,19 +105,19 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 	// running and runnable are on the critical path too: a fix that moves
 	// the waiting onto the CPUs shows there
 	out := []TermDelta{
-		{Name: "running (on CPU as Go sees it)", Kind: "running", BeforeMs: cpuBefore.CriticalRunningMs, AfterMs: cpuAfter.CriticalRunningMs},
-		{Name: "runnable (scheduler wait)", Kind: "runnable", BeforeMs: cpuBefore.CriticalRunnableMs, AfterMs: cpuAfter.CriticalRunnableMs},
+		{Name: "running (on CPU as Go sees it)", Kind: "running", before: cpuBefore.critRunning, after: cpuAfter.critRunning},
+		{Name: "runnable (scheduler wait)", Kind: "runnable", before: cpuBefore.critRunnable, after: cpuAfter.critRunnable},
 	}
 	var leftB, leftA []TermJSON
 	// the same call path, mechanism and kind: the same term
 	byPath := map[string]int{} // before's unpaired terms, by path
 	for _, t := range before {
 		byPath[termKey(t.AppPath, t)] = len(out)
-		out = append(out, delta(t, t.CriticalMs, 0))
+		out = append(out, delta(t, t.critical, 0))
 	}
 	for _, t := range after {
 		if i, ok := byPath[termKey(t.AppPath, t)]; ok {
-			out[i].AfterMs = t.CriticalMs
+			out[i].after = t.critical
 			delete(byPath, termKey(t.AppPath, t))
 			continue
 		}
@@ -142,15 +144,16 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 		if nb[k] == 1 && na[k] == 1 {
 			for _, b := range leftB {
 				if termKey([]string{b.Frame}, b) == k {
-					out[byPath[termKey(b.AppPath, b)]].AfterMs = t.CriticalMs
+					out[byPath[termKey(b.AppPath, b)]].after = t.critical
 				}
 			}
 			continue
 		}
-		out = append(out, delta(t, 0, t.CriticalMs))
+		out = append(out, delta(t, 0, t.critical))
 	}
 	for i := range out {
-		out[i].DeltaMs = round(out[i].AfterMs - out[i].BeforeMs)
+		d := &out[i]
+		d.BeforeMs, d.AfterMs, d.DeltaMs = ms(float64(d.before)), ms(float64(d.after)), ms(float64(d.after-d.before))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {
@@ -166,8 +169,8 @@ func termKey(path []string, t TermJSON) string {
 	return strings.Join(path, "\n") + "\x00" + t.Mechanism + "\x00" + t.Kind
 }
 
-func delta(t TermJSON, before, after float64) TermDelta {
-	return TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind, BeforeMs: before, AfterMs: after}
+func delta(t TermJSON, before, after time.Duration) TermDelta {
+	return TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind, before: before, after: after}
 }
 
 // Misses returns the predictions that missed.

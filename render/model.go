@@ -2,6 +2,7 @@ package render
 
 import (
 	"regexp"
+	"time"
 
 	"github.com/latscope/latscope/budget"
 )
@@ -100,6 +101,9 @@ type RequestsJSON struct {
 	P99Ms          float64 `json:"p99_ms"`
 	MaxMs          float64 `json:"max_ms"`
 	RPS            float64 `json:"rps"`
+	// the unrounded values that comparisons compute with
+	mean, p99 time.Duration
+	rps       float64
 }
 
 // TermJSON is one budget row, per request.
@@ -120,6 +124,7 @@ type TermJSON struct {
 	ContentionMs   float64            `json:"contention_ms"`
 	Requests       int                `json:"requests"`
 	CausesMs       map[string]float64 `json:"causes_ms,omitempty"`
+	critical       time.Duration      // unrounded CriticalMs
 }
 
 // CPUJSON is CPU time per request.
@@ -129,6 +134,8 @@ type CPUJSON struct {
 	CriticalRunningMs  float64  `json:"critical_running_ms"`
 	CriticalRunnableMs float64  `json:"critical_runnable_ms"`
 	IndependentMs      *float64 `json:"independent_ms"`
+	// unrounded CriticalRunningMs and CriticalRunnableMs
+	critRunning, critRunnable time.Duration
 }
 
 // CoverageJSON says how much of the mean latency each view explains.
@@ -182,6 +189,9 @@ type PredictionJSON struct {
 	// QueueMs is what MeanMs adds to it for the queue at the cap.
 	SimulatedMeanMs float64 `json:"simulated_mean_ms"`
 	QueueMs         float64 `json:"queue_ms"`
+	// unrounded MeanMs, P99Ms and RPS
+	mean, p99 time.Duration
+	rps       float64
 }
 
 // ThroughputJSON states the closed-model inputs used for rps predictions.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCompare(t *testing.T) {
@@ -12,6 +13,8 @@ func TestCompare(t *testing.T) {
 		Terms:       []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 50}}}}}
 	after := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 108, P99Ms: 120, RPS: 184},
 		Terms: []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 0}}}}}
+	fillTyped(before)
+	fillTyped(after)
 	c, err := Compare(before, after, DefaultMissPct)
 	if err != nil {
 		t.Fatal(err)
@@ -44,5 +47,28 @@ func TestStddev(t *testing.T) {
 	}
 	if stddev([]int64{5}, 5) != 0 {
 		t.Error("stddev of one value is not 0")
+	}
+}
+
+// fillTyped sets a hand-made report's unrounded values from its printed
+// ones, as Build sets both from the analysis.
+func fillTyped(r *Report) {
+	d := func(ms float64) time.Duration { return time.Duration(ms * 1e6) }
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		g.Requests.mean, g.Requests.p99, g.Requests.rps = d(g.Requests.MeanMs), d(g.Requests.P99Ms), g.Requests.RPS
+		g.CPU.critRunning, g.CPU.critRunnable = d(g.CPU.CriticalRunningMs), d(g.CPU.CriticalRunnableMs)
+		for j := range g.Predictions {
+			p := &g.Predictions[j]
+			p.mean, p.p99, p.rps = d(p.MeanMs), d(p.P99Ms), p.RPS
+		}
+		fillTerms(g.Terms)
+	}
+}
+
+// fillTerms sets hand-made terms' unrounded critical time.
+func fillTerms(ts []TermJSON) {
+	for i := range ts {
+		ts[i].critical = time.Duration(ts[i].CriticalMs * 1e6)
 	}
 }

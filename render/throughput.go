@@ -15,5 +15,6 @@ func throughputJSON(t budget.Throughput) ThroughputJSON {
 // (budget.Group.Cap).
 func predictionJSON(c budget.Capped) PredictionJSON {
 	return PredictionJSON{Spec: c.Spec, MeanMs: ms(float64(c.Mean)), P99Ms: ms(float64(c.P99)), DeltaPct: round(100 * c.Delta),
-		RPS: round(c.RPS), Limit: c.Limit, SimulatedMeanMs: ms(float64(c.Simulated)), QueueMs: ms(float64(c.Queue))}
+		RPS: round(c.RPS), Limit: c.Limit, SimulatedMeanMs: ms(float64(c.Simulated)), QueueMs: ms(float64(c.Queue)),
+		mean: c.Mean, p99: c.P99, rps: c.RPS}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCallTree(t *testing.T) {
@@ -93,8 +94,10 @@ func TestTermDeltas(t *testing.T) {
 		{Name: "store.(*Store).query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", CriticalMs: 40.5},
 		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle.func1", "main.callUpstream"}, Kind: "select", CriticalMs: 101},
 	}
+	fillTerms(before)
+	fillTerms(after)
 	got := map[string][2]float64{}
-	for _, d := range termDeltas(before, after, CPUJSON{CriticalRunningMs: 1}, CPUJSON{CriticalRunningMs: 1, CriticalRunnableMs: 26}) {
+	for _, d := range termDeltas(before, after, CPUJSON{critRunning: time.Millisecond}, CPUJSON{critRunning: time.Millisecond, critRunnable: 26 * time.Millisecond}) {
 		got[d.Name] = [2]float64{d.BeforeMs, d.AfterMs}
 	}
 	want := map[string][2]float64{"getUser › query": {4.67, 0}, "listOrders › query": {40, 40.5}, "main.callUpstream": {100, 101},
