@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -51,7 +52,7 @@ type causeKey struct {
 
 // BurstStats describes wakeups and creations clustered in time.
 type BurstStats struct {
-	Gap         time.Duration `json:"gap_ns"`   // largest gap inside a burst
+	Gap         time.Duration `json:"-"`        // largest gap inside a burst (JSON: gap_ms)
 	MinSize     int           `json:"min_size"` // a large burst has at least this many
 	Count       int64         `json:"count"`    // bursts, of any size
 	Median      int           `json:"median_size"`
@@ -64,6 +65,15 @@ type BurstStats struct {
 	// busiest tenth of the Gap-wide time bins between the first and the
 	// last: about 0.1 for a steady stream, near 1 for bursts.
 	Busiest float64 `json:"busiest_tenth_share"`
+}
+
+// MarshalJSON writes Gap in milliseconds.
+func (b BurstStats) MarshalJSON() ([]byte, error) {
+	type plain BurstStats
+	return json.Marshal(struct {
+		Gap float64 `json:"gap_ms"`
+		plain
+	}{jsonMs(b.Gap), plain(b)})
 }
 
 // bursts clusters wakeup and creation events in one pass.

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"path/filepath"
 	"testing"
+
+	goldenfile "github.com/latscope/latscope/internal/golden"
 
 	"github.com/google/pprof/profile"
 	"github.com/latscope/latscope/hostsig"

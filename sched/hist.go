@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"encoding/json"
 	"math"
 	"math/bits"
 	"time"
@@ -67,14 +68,27 @@ func (h *waitHist) quantile(q float64) time.Duration {
 // WaitStats summarises the runnable wait after wakeups: from a goroutine
 // becoming runnable (woken or created) to it running.
 type WaitStats struct {
-	Count int64         `json:"count"`
-	Mean  time.Duration `json:"mean_ns"`
-	P50   time.Duration `json:"p50_ns"`
-	P90   time.Duration `json:"p90_ns"`
-	P99   time.Duration `json:"p99_ns"`
-	Max   time.Duration `json:"max_ns"`
-	Total time.Duration `json:"total_ns"`
+	Count                    int64
+	Mean, P50, P90, P99, Max time.Duration
+	Total                    time.Duration
 }
+
+// MarshalJSON writes the times in milliseconds, as all of latscope's JSON.
+func (w WaitStats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Count int64   `json:"count"`
+		Mean  float64 `json:"mean_ms"`
+		P50   float64 `json:"p50_ms"`
+		P90   float64 `json:"p90_ms"`
+		P99   float64 `json:"p99_ms"`
+		Max   float64 `json:"max_ms"`
+		Total float64 `json:"total_ms"`
+	}{w.Count, jsonMs(w.Mean), jsonMs(w.P50), jsonMs(w.P90), jsonMs(w.P99), jsonMs(w.Max), jsonMs(w.Total)})
+}
+
+// jsonMs is d in milliseconds, rounded to the microsecond: the resolution
+// of every _ms field.
+func jsonMs(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 func (h *waitHist) stats() WaitStats {
 	s := WaitStats{Count: h.n, Max: time.Duration(h.max), Total: time.Duration(h.sum)}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/latscope/latscope/frame"
@@ -18,10 +19,19 @@ type Thresholds struct {
 	MinSamples int64 `json:"min_samples"`
 	// BurstGap ends a burst: wakeups and creations closer than this to the
 	// previous one belong to the same burst.
-	BurstGap time.Duration `json:"burst_gap_ns"`
+	BurstGap time.Duration `json:"-"` // JSON: burst_gap_ms
 	// MinBurst is the size from which a burst is large: more goroutines
 	// woken at once than a small pool would ever need.
 	MinBurst int `json:"min_burst"`
+}
+
+// MarshalJSON writes BurstGap in milliseconds.
+func (t Thresholds) MarshalJSON() ([]byte, error) {
+	type plain Thresholds
+	return json.Marshal(struct {
+		plain
+		BurstGap float64 `json:"burst_gap_ms"`
+	}{plain(t), jsonMs(t.BurstGap)})
 }
 
 // DefaultThresholds are the thresholds of `latscope analyze`.

@@ -18,11 +18,11 @@ type Report struct {
 
 // TraceStats is what the execution trace shows about scheduling.
 type TraceStats struct {
-	Duration time.Duration `json:"duration_ns"` // first to last record
-	PsSeen   int           `json:"ps_seen"`     // Ps that ran
-	Threads  int           `json:"threads"`     // OS threads that ran goroutines or Ps
-	PStarts  int64         `json:"p_starts"`    // a P started running (an M took it)
-	PStops   int64         `json:"p_stops"`     // a P stopped (its M went idle or into a syscall)
+	Duration time.Duration `json:"-"`        // first to last record (JSON: duration_ms)
+	PsSeen   int           `json:"ps_seen"`  // Ps that ran
+	Threads  int           `json:"threads"`  // OS threads that ran goroutines or Ps
+	PStarts  int64         `json:"p_starts"` // a P started running (an M took it)
+	PStops   int64         `json:"p_stops"`  // a P stopped (its M went idle or into a syscall)
 	// Wakeups are Waiting → Runnable transitions, PollWakeups those without a
 	// waker goroutine (network poller, timers); Creations are `go` statements.
 	Wakeups     int64      `json:"wakeups"`
@@ -33,6 +33,15 @@ type TraceStats struct {
 	Causes []Cause `json:"causes"`
 	// Wait is the runnable wait after each wakeup or creation.
 	Wait WaitStats `json:"runnable_wait"`
+}
+
+// MarshalJSON writes Duration in milliseconds.
+func (t *TraceStats) MarshalJSON() ([]byte, error) {
+	type plain TraceStats
+	return json.Marshal(struct {
+		Duration float64 `json:"duration_ms"`
+		*plain
+	}{jsonMs(t.Duration), (*plain)(t)})
 }
 
 // PerSecond returns n per second of trace.
