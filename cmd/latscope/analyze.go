@@ -15,6 +15,7 @@ import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/capture"
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/pipeline"
 	"github.com/latscope/latscope/render"
 	htmlreport "github.com/latscope/latscope/report/html"
 	"github.com/latscope/latscope/report/pprofexport"
@@ -127,7 +128,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Predictions = o.predict
 	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
 		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
-	var tr *traceReport
+	var tr *pipeline.Report
 	var err error
 	if isJFR {
 		tr, err = analyzeRecording(ctx, file, o.jfr, o.app, in)
@@ -137,21 +138,21 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	if err := noMatch(tr.res); err != nil {
+	if err := tr.Unmatched(); err != nil {
 		return err
 	}
-	opts.Rules.Module = tr.res.Info.Module // the module the trace named, for the pprof export too
-	if err := out.write(&o, opts, tr.rep, tr.res); err != nil {
+	opts.Rules.Module = tr.Result.Info.Module // the module the trace named, for the pprof export too
+	if err := out.write(&o, opts, tr.Report, tr.Result); err != nil {
 		return err
 	}
-	if err := tr.write(stdout, o.json); err != nil {
+	if err := tr.Write(stdout, o.json); err != nil {
 		return err
 	}
-	return refusal(tr.res)
+	return tr.Refusal()
 }
 
 // analyzeRecording reads a JVM recording into the same report as a trace.
-func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []string, in render.Inputs) (*traceReport, error) {
+func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []string, in render.Inputs) (*pipeline.Report, error) {
 	if analyzeJFR == nil {
 		return nil, errors.New("this build cannot read JVM recordings")
 	}
@@ -160,23 +161,7 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 	if err != nil {
 		return nil, err
 	}
-	rep, err := render.Build(res, in)
-	if err != nil {
-		return nil, err
-	}
-	return &traceReport{res: res, rep: rep}, nil
-}
-
-// refusal turns a refusal of the whole trace (no requests, say), which the
-// report has printed, into the command's error.
-func refusal(res *budget.Result) error {
-	for _, w := range res.Warnings {
-		var f *budget.Finding
-		if errors.As(w, &f) && f.Refuse && f.Group == "" {
-			return fmt.Errorf("refused: %s", f.Text)
-		}
-	}
-	return nil
+	return pipeline.FromResult(res, in)
 }
 
 // setFlags returns the names (as --name) of those of names that were given
@@ -189,30 +174,6 @@ func setFlags(fs *flag.FlagSet, names ...string) []string {
 		}
 	})
 	return set
-}
-
-// noMatch turns a prediction that matched no term, or whose name is
-// ambiguous, into an error.
-func noMatch(res *budget.Result) error {
-	for _, g := range res.Groups {
-		for _, p := range g.Predictions {
-			for _, name := range []string{p.A, p.B} {
-				if name == "" {
-					continue
-				}
-				if err := budget.CheckName(res.Terms, name); err != nil {
-					return fmt.Errorf("--predict %s: %w", p.Spec, err)
-				}
-			}
-		}
-	}
-	for _, w := range res.Warnings {
-		var f *budget.Finding
-		if errors.As(w, &f) && f.Kind == budget.FindNoMatch {
-			return fmt.Errorf("--predict: %s", f.Text)
-		}
-	}
-	return nil
 }
 
 // analyzeFile runs the analyser over one trace file ("-" is standard input).

@@ -64,10 +64,10 @@ func runCapture(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return fmt.Errorf("saved %s, but its analysis failed: %w", cfg.dir, err)
 	}
-	if err := tr.write(stdout, cfg.json); err != nil {
+	if err := tr.Write(stdout, cfg.json); err != nil {
 		return err
 	}
-	return refusal(tr.res)
+	return tr.Refusal()
 }
 
 // printSaved says what the capture wrote.

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/pipeline"
 	"github.com/latscope/latscope/render"
 )
 
@@ -58,18 +59,20 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		if err != nil {
 			return err
 		}
-		if i == 0 {
-			if err := noMatch(res); err != nil {
-				return err
-			}
-		}
 		in := render.Inputs{File: name, CPUSeconds: -1, Task: task}
 		if i == 0 {
 			in.Clients = clients
 		}
-		if reports[i], err = render.Build(res, in); err != nil {
+		r, err := pipeline.FromResult(res, in)
+		if err != nil {
 			return err
 		}
+		if i == 0 {
+			if err := r.Unmatched(); err != nil {
+				return err
+			}
+		}
+		reports[i] = r.Report
 	}
 	c, err := render.Compare(reports[0], reports[1], miss)
 	if err != nil {

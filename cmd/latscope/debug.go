@@ -104,7 +104,7 @@ func (e *commandError) Unwrap() error { return e.err }
 // opterr.Error: every command spells these options the same way.
 func optionFlag(option string) string {
 	switch option {
-	case "task", "frame", "html", "pprof", "handler", "timeout", "token":
+	case "task", "frame", "html", "pprof", "handler", "timeout", "token", "cpu", "predict":
 		return "--" + option
 	case "requests":
 		return "--requests N (or --requests-from results.jsonl)"

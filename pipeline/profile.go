@@ -1,31 +1,18 @@
-package main
+package pipeline
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/sched"
 	"github.com/latscope/latscope/tracein"
 )
-
-// schedConsumer returns a slot for the scheduler analyser and the factory
-// that creates it inside analyze's read loop.
-func schedConsumer(opts budget.Options) (*(*sched.Analyzer), analysis.NewConsumer) {
-	sa := new(*sched.Analyzer)
-	return sa, func(st *tracein.Stacks, rules frame.Rules) analysis.Consumer {
-		*sa = sched.New(sched.Options{Rules: rules}, st)
-		return *sa
-	}
-}
 
 // finishSched finalises the scheduler analysis, adding a pprof CPU profile
 // of the same window when --cpu gives one. A profile whose time window does
@@ -41,25 +28,25 @@ func finishSched(sa *sched.Analyzer, cpuProf string, opts budget.Options, res *b
 	}
 	f, err := os.Open(cpuProf)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--cpu: %w", err)
+		return nil, nil, opterr.Wrap("cpu", fmt.Errorf("%s: %w", cpuProf, err))
 	}
 	defer f.Close()
 	p, err := profile.Parse(f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--cpu %s: not a pprof profile: %w", cpuProf, err)
+		return nil, nil, opterr.Wrap("cpu", fmt.Errorf("%s: not a pprof profile: %w", cpuProf, err))
 	}
 	warns, err := checkProfile(p, res.Info)
 	if err == nil {
 		warns = append(warns, checkProfileFuncs(p, res)...)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
+		return nil, nil, opterr.Wrap("cpu", fmt.Errorf("%s: %w", cpuProf, err))
 	}
 	if err := rep.UseProfile(p, sched.Options{Rules: opts.Rules}); err != nil {
-		return nil, nil, fmt.Errorf("--cpu %s: %w", cpuProf, err)
+		return nil, nil, opterr.Wrap("cpu", fmt.Errorf("%s: %w", cpuProf, err))
 	}
 	for i, w := range warns {
-		warns[i] = fmt.Sprintf("--cpu %s: %s", cpuProf, w)
+		warns[i] = fmt.Sprintf("the CPU profile %s: %s", cpuProf, w)
 	}
 	return rep, warns, nil
 }
@@ -222,37 +209,4 @@ func sampleCount(p *profile.Profile) int64 {
 // window formats a wall-clock interval in UTC.
 func window(a, b time.Time) string {
 	return fmt.Sprintf("%s–%s UTC", a.UTC().Format("2006-01-02 15:04:05.0"), b.UTC().Format("15:04:05.0"))
-}
-
-// addSchedFindings adds the scheduler findings, the report and the
-// warnings about the --cpu profile to the analysis report.
-func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
-	for _, w := range warns {
-		rep.Findings = append(rep.Findings, render.FindingJSON{Kind: "cpu-profile-mismatch", Text: w})
-	}
-	if s == nil {
-		return
-	}
-	rep.Sched = s
-	for _, f := range s.Findings() {
-		kind := f.Kind.String()
-		if kind == "no-cpu-samples" {
-			continue // said once in the scheduler section
-		}
-		rep.Findings = append(rep.Findings, render.FindingJSON{Kind: kind, Text: f.Error()})
-	}
-}
-
-// writeSchedText prints the scheduler section when there is CPU data.
-func writeSchedText(w io.Writer, s *sched.Report) error {
-	if s == nil || s.CPU.Samples == 0 {
-		return nil
-	}
-	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
-		return err
-	}
-	text := strings.TrimRight(b.String(), "\n")
-	_, err := fmt.Fprintf(w, "\nscheduler and runtime overhead (from CPU samples):\n%s\n", text)
-	return err
 }
