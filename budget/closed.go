@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/units"
 )
 
 // The closed model of docs/method.md §5: throughput is clients / mean
@@ -82,18 +84,15 @@ func (t Throughput) capped(mean, hold time.Duration) (float64, string) {
 	}
 	rps, limit := t.Clients/mean.Seconds(), fmt.Sprintf("clients (%.3g / mean)", t.Clients)
 	if t.CPUCap > 0 && t.CPUCap < rps {
-		rps, limit = t.CPUCap, fmt.Sprintf("CPU (%.3g cores / %.3g ms per request)", t.Cores, ms3(t.CPUPerRequest))
+		rps, limit = t.CPUCap, fmt.Sprintf("CPU (%.3g cores / %.3g ms per request)", t.Cores, units.Ms(t.CPUPerRequest))
 	}
 	if t.Pool > 0 && hold > 0 {
 		if c := float64(t.Pool) / hold.Seconds(); c < rps {
-			rps, limit = c, fmt.Sprintf("pool (%d / %.3g ms held)", t.Pool, ms3(hold))
+			rps, limit = c, fmt.Sprintf("pool (%d / %.3g ms held)", t.Pool, units.Ms(hold))
 		}
 	}
 	return rps, limit
 }
-
-// ms3 is d in milliseconds to the microsecond, as the limits print it.
-func ms3(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 
 // PoolMechanisms are the mechanisms that wait for a pooled connection.
 var PoolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle"}

@@ -3,6 +3,8 @@ package budget
 import (
 	"fmt"
 	"time"
+
+	"github.com/latscope/latscope/internal/units"
 )
 
 // RunningExcess is the ratio of trace running time in requests to the
@@ -34,7 +36,7 @@ func CrossCheck(res *Result, c Counter) []*Finding {
 		if r := float64(running) / float64(c.CPU); r > RunningExcess {
 			out = append(out, &Finding{Kind: FindCPUMismatch, Text: fmt.Sprintf(
 				"the trace shows %.1f ms running in requests but the process used %.1f ms of CPU in the whole window (%.2f×): threads were off-CPU while Go counted them running — other processes competing for the CPUs, CFS throttling, or a paused process; check PSI and the cgroup's cpu.stat",
-				ms(running), ms(c.CPU), r)})
+				units.Ms(running), units.Ms(c.CPU), r)})
 		}
 	}
 	if f := saturation(res, c); f != nil {
@@ -65,5 +67,3 @@ func saturation(res *Result, c Counter) *Finding {
 	}
 	return nil
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Analyzer collects DB spans, statements and host samples, and joins and

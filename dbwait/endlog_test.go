@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // TestEndLog: a statement whose region only marks the start (package

@@ -3,6 +3,8 @@ package dbwait
 import (
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/hostsig"
 )
 
@@ -98,27 +100,27 @@ type JSONEvidence struct {
 func (r *Result) JSON() *JSONResult {
 	s := r.Summary
 	j := &JSONResult{
-		ThresholdMs: msf(r.Options.Threshold),
+		ThresholdMs: units.Ms(r.Options.Threshold),
 		Summary: JSONSummary{
 			Spans: s.Spans, Matched: s.Matched, NoTraceParent: s.NoTraceParent, EndLogged: s.EndLogged, EndWithout: s.EndWithoutSpan, Statements: s.Statements,
-			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: msf(s.AppP50), DBP50Ms: msf(s.DBP50),
-			DiffP50Ms: msf(s.OutsideP50), OverP50Ms: msf(s.OverP50),
+			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: units.Ms(s.AppP50), DBP50Ms: units.Ms(s.DBP50),
+			DiffP50Ms: units.Ms(s.OutsideP50), OverP50Ms: units.Ms(s.OverP50),
 		},
-		Host:          JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: msf(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
-		ClockOffsetMs: msf(r.ClockOffset),
+		Host:          JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
+		ClockOffsetMs: units.Ms(r.ClockOffset),
 		Queries:       []JSONQuery{},
 		Unmatched:     []JSONQuery{},
 		Warnings:      []string{},
 	}
 	for v, vs := range s.ByVerdict {
-		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: msf(vs.AppP50),
-			DBP50Ms: msf(vs.DBP50), DiffP50Ms: msf(vs.OutsideP50), DiffTotalMs: msf(vs.OutsideSum)})
+		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: units.Ms(vs.AppP50),
+			DBP50Ms: units.Ms(vs.DBP50), DiffP50Ms: units.Ms(vs.OutsideP50), DiffTotalMs: units.Ms(vs.OutsideSum)})
 	}
 	for _, q := range r.Queries {
 		jq := r.jsonQuery(q)
 		v := q.Verdict
 		jq.Verdict = &v
-		jq.Evidence = &JSONEvidence{GapMs: msf(q.Evidence.Gap), RunnableMs: msf(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
+		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		j.Queries = append(j.Queries, jq)
 	}
 	for _, q := range r.Unmatched {
@@ -132,9 +134,9 @@ func (r *Result) JSON() *JSONResult {
 
 func (r *Result) jsonQuery(q Query) JSONQuery {
 	jq := JSONQuery{
-		AtMs: msf(q.Start.Sub(r.TraceStart)), Region: q.Region, Goroutine: int64(q.G), Task: uint64(q.Task),
-		TraceParent: q.TraceParent.String(), AppMs: msf(q.App), DBMs: msf(q.DB), DiffMs: msf(q.Outside),
-		LockWaitMs: msf(q.LockWait), PID: q.PID, SQL: q.SQL,
+		AtMs: units.Ms(q.Start.Sub(r.TraceStart)), Region: q.Region, Goroutine: int64(q.G), Task: uint64(q.Task),
+		TraceParent: q.TraceParent.String(), AppMs: units.Ms(q.App), DBMs: units.Ms(q.DB), DiffMs: units.Ms(q.Outside),
+		LockWaitMs: units.Ms(q.LockWait), PID: q.PID, SQL: q.SQL,
 	}
 	if !q.StartWall.IsZero() {
 		w := q.StartWall.UTC()
@@ -147,12 +149,12 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 	if d == nil {
 		return nil
 	}
-	j := &JSONDelta{IntervalMs: msf(d.Interval)}
+	j := &JSONDelta{IntervalMs: units.Ms(d.Interval)}
 	f := func(src hostsig.Source, v time.Duration) *float64 {
 		if !d.Has(src) {
 			return nil
 		}
-		x := msf(v)
+		x := units.Ms(v)
 		return &x
 	}
 	if d.Has(hostsig.SourceThrottle) {
@@ -175,9 +177,4 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 		}
 	}
 	return j
-}
-
-// msf is d in milliseconds, rounded to the microsecond.
-func msf(d time.Duration) float64 {
-	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
+
+	goldenfile "github.com/latscope/latscope/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

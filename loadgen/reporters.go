@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/units"
 )
 
 // A Reporter renders a closed Report to a writer.
@@ -49,9 +51,9 @@ func NewTextReporter(r *Report) Reporter {
 // aligned in columns wide enough for the largest value.
 func latencyCells(l Latencies) (names, values string) {
 	cells := [][2]string{
-		{"min", fmt.Sprintf("%.3f", ms(l.Min))}, {"mean", fmt.Sprintf("%.3f", ms(l.Mean))},
-		{"p50", fmt.Sprintf("%.3f", ms(l.P50))}, {"p90", fmt.Sprintf("%.3f", ms(l.P90))},
-		{"p99", fmt.Sprintf("%.3f", ms(l.P99))}, {"max", fmt.Sprintf("%.3f", ms(l.Max))},
+		{"min", fmt.Sprintf("%.3f", units.Ms(l.Min))}, {"mean", fmt.Sprintf("%.3f", units.Ms(l.Mean))},
+		{"p50", fmt.Sprintf("%.3f", units.Ms(l.P50))}, {"p90", fmt.Sprintf("%.3f", units.Ms(l.P90))},
+		{"p99", fmt.Sprintf("%.3f", units.Ms(l.P99))}, {"max", fmt.Sprintf("%.3f", units.Ms(l.Max))},
 	}
 	width := 9
 	for _, c := range cells {
@@ -72,8 +74,6 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // codeList is "200: 98, 500: 2" in code order; "-" for none.
 func codeList(codes map[int]int) string {
@@ -146,7 +146,7 @@ func NewJSONReporter(r *Report) Reporter {
 		j := jsonReport{
 			Requests: r.Requests, Errors: r.Errors, Warmup: r.Warmup, Late: r.Late, Dropped: r.Dropped,
 			RPS: r.RPS, ErrorRPS: r.ErrorRPS,
-			MinMS: ms(l.Min), MeanMS: ms(l.Mean), P50MS: ms(l.P50), P90MS: ms(l.P90), P99MS: ms(l.P99), MaxMS: ms(l.Max),
+			MinMS: units.Ms(l.Min), MeanMS: units.Ms(l.Mean), P50MS: units.Ms(l.P50), P90MS: units.Ms(l.P90), P99MS: units.Ms(l.P99), MaxMS: units.Ms(l.Max),
 			WindowS: r.Window.Seconds(),
 			Start:   r.Start.UTC(), End: r.End.UTC(),
 			BytesIn:        r.BytesIn,

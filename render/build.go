@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/internal/opterr"
 
 	"github.com/latscope/latscope/budget"
@@ -41,7 +43,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 		return nil, opterr.Wrap("frame", fmt.Errorf("%q %w: no application frame matches%s", in.Frame, ErrNoMatch, closestShort(in.Frame.String(), appFrames(res))))
 	}
 	if src != "" {
-		v := round(in.CPUSeconds)
+		v := units.Round3(in.CPUSeconds)
 		rep.Trace.CPUSeconds, rep.Trace.CPUSource = &v, src
 	}
 	rep.Trace.CPUNote = note
@@ -127,11 +129,11 @@ func appFrames(res *budget.Result) []string {
 
 func traceJSON(res *budget.Result, in Inputs) TraceJSON {
 	i := res.Info
-	t := TraceJSON{File: in.File, DurationMs: ms(float64(i.Duration())), Records: i.Records, Generations: i.Generations,
+	t := TraceJSON{File: in.File, DurationMs: units.MsOf(float64(i.Duration())), Records: i.Records, Generations: i.Generations,
 		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred,
 		ExcludedUntyped: i.ExcludedUntyped}
 	if d := i.Duration(); d > 0 && i.Procs > 0 {
-		t.ProcBusyPct = round(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
+		t.ProcBusyPct = units.Round3(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
 	}
 	if !i.StartWall.IsZero() {
 		t.StartWall = i.StartWall.UTC().Format("2006-01-02T15:04:05.000Z")
@@ -192,7 +194,7 @@ func outsideJSON(res *budget.Result) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range res.Outside.ByKind {
 		if v > 0 {
-			out[frame.Kind(k).String()] = ms(float64(v))
+			out[frame.Kind(k).String()] = units.MsOf(float64(v))
 		}
 	}
 	return out
@@ -200,18 +202,18 @@ func outsideJSON(res *budget.Result) map[string]float64 {
 
 func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) GroupJSON {
 	n := float64(max(g.Count, 1))
-	per := func(ns int64) float64 { return ms(float64(ns) / n) }
+	per := func(ns int64) float64 { return units.MsOf(float64(ns) / n) }
 	mean := g.Latency.Mean
 	gj := GroupJSON{Name: g.Name, Inferred: g.Inferred, forks: g.Forked > 0}
 	gj.Requests = RequestsJSON{Count: g.Count, Excluded: g.Excluded(), ExcludedBefore: g.ExcludedBefore, ExcludedAfter: g.ExcludedAfter,
-		Forked: g.Forked, MeanMs: ms(mean), MinMs: ms(float64(g.Latency.Min)), P50Ms: ms(float64(g.Latency.P50)),
-		P90Ms: ms(float64(g.Latency.P90)), P99Ms: ms(float64(g.Latency.P99)), MaxMs: ms(float64(g.Latency.Max))}
+		Forked: g.Forked, MeanMs: units.MsOf(mean), MinMs: units.MsOf(float64(g.Latency.Min)), P50Ms: units.MsOf(float64(g.Latency.P50)),
+		P90Ms: units.MsOf(float64(g.Latency.P90)), P99Ms: units.MsOf(float64(g.Latency.P99)), MaxMs: units.MsOf(float64(g.Latency.Max))}
 	gj.Requests.mean, gj.Requests.p99 = time.Duration(mean), time.Duration(g.Latency.P99)
 	if d := res.Info.Duration(); d > 0 {
 		gj.Requests.rps = float64(g.Count) / (float64(d) / 1e9)
-		gj.Requests.RPS = round(gj.Requests.rps)
+		gj.Requests.RPS = units.Round3(gj.Requests.rps)
 	}
-	gj.Requests.StdDevMs = ms(stddev(g.Latencies, mean))
+	gj.Requests.StdDevMs = units.MsOf(stddev(g.Latencies, mean))
 	labels := budget.Labels(res.Terms)
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
@@ -230,7 +232,7 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	hasIndep := in.CPUSeconds >= 0 && total > 0
 	if hasIndep {
 		indep = time.Duration(in.CPUSeconds * 1e9 / float64(total))
-		v := ms(float64(indep))
+		v := units.MsOf(float64(indep))
 		gj.CPU.IndependentMs = &v
 	}
 	gj.cov = g.Coverage(indep, hasIndep)
@@ -268,29 +270,29 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 		path = []string{}
 	}
 	tj := TermJSON{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
-		WaitMs: ms(float64(ts.Wait) / n), CriticalMs: ms(float64(ts.Critical) / n),
-		FixPotentialMs: ms(float64(ts.Fix) / n), ContentionMs: ms(float64(ts.Contention) / n), Requests: ts.Requests,
+		WaitMs: units.MsOf(float64(ts.Wait) / n), CriticalMs: units.MsOf(float64(ts.Critical) / n),
+		FixPotentialMs: units.MsOf(float64(ts.Fix) / n), ContentionMs: units.MsOf(float64(ts.Contention) / n), Requests: ts.Requests,
 		critical: time.Duration(float64(ts.Critical) / n)}
 	if mean > 0 {
-		tj.SharePct = round(100 * float64(ts.Wait) / n / mean)
-		tj.CriticalPct = round(100 * float64(ts.Critical) / n / mean)
+		tj.SharePct = units.Round3(100 * float64(ts.Wait) / n / mean)
+		tj.CriticalPct = units.Round3(100 * float64(ts.Critical) / n / mean)
 	}
 	for k, v := range ts.Causes {
 		if v > 0 {
 			if tj.CausesMs == nil {
 				tj.CausesMs = map[string]float64{}
 			}
-			tj.CausesMs[frame.Kind(k).String()] = ms(float64(v) / n)
+			tj.CausesMs[frame.Kind(k).String()] = units.MsOf(float64(v) / n)
 		}
 	}
 	return tj
 }
 
 func coverageJSON(c budget.Coverage) CoverageJSON {
-	cj := CoverageJSON{WaitSumPct: round(100 * c.WaitSum), GoroutineSumPct: round(100 * c.GoroutineSum),
-		CriticalPct: round(100 * c.Critical), UnknownMs: ms(float64(c.Unknown))}
+	cj := CoverageJSON{WaitSumPct: units.Round3(100 * c.WaitSum), GoroutineSumPct: units.Round3(100 * c.GoroutineSum),
+		CriticalPct: units.Round3(100 * c.Critical), UnknownMs: units.MsOf(float64(c.Unknown))}
 	if c.HasIndependent {
-		pct, un := round(100*c.Independent), ms(float64(c.Unexplained))
+		pct, un := units.Round3(100*c.Independent), units.MsOf(float64(c.Unexplained))
 		cj.IndependentPct, cj.UnexplainedMs = &pct, &un
 	}
 	return cj
@@ -305,12 +307,12 @@ func regionsJSON(g *budget.Group, n float64) []RegionJSON {
 	}
 	out := []RegionJSON{}
 	for _, r := range g.Regions {
-		rj := RegionJSON{Name: r.Name, WallMs: ms(float64(r.Wall) / n), CPUSamples: r.CPUSamples}
+		rj := RegionJSON{Name: r.Name, WallMs: units.MsOf(float64(r.Wall) / n), CPUSamples: r.CPUSamples}
 		if wall > 0 {
-			rj.WallPct = round(100 * float64(r.Wall) / wall)
+			rj.WallPct = units.Round3(100 * float64(r.Wall) / wall)
 		}
 		if samples > 0 {
-			rj.CPUPct = round(100 * float64(r.CPUSamples) / float64(samples))
+			rj.CPUPct = units.Round3(100 * float64(r.CPUSamples) / float64(samples))
 		}
 		out = append(out, rj)
 	}
@@ -321,9 +323,9 @@ func pathJSON(res *budget.Result, labels []string, p *budget.Path) *PathJSON {
 	if p == nil {
 		return nil
 	}
-	pj := &PathJSON{Task: uint64(p.Task), LatencyMs: ms(float64(p.Latency)), Goroutines: p.Goroutines, Segments: []SegmentJSON{}}
+	pj := &PathJSON{Task: uint64(p.Task), LatencyMs: units.MsOf(float64(p.Latency)), Goroutines: p.Goroutines, Segments: []SegmentJSON{}}
 	for _, s := range mergeSegs(p.Segs) {
-		sj := SegmentJSON{StartMs: ms(float64(s.Start - p.Begin)), DurMs: ms(float64(s.Dur())), Goroutine: int64(s.G),
+		sj := SegmentJSON{StartMs: units.MsOf(float64(s.Start - p.Begin)), DurMs: units.MsOf(float64(s.Dur())), Goroutine: int64(s.G),
 			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}
 		if s.Term != critpath.NoTerm {
 			sj.Term = res.Terms[s.Term].NamedAs(labels[s.Term])
@@ -349,8 +351,6 @@ func mergeSegs(segs []critpath.PathSeg) []critpath.PathSeg {
 	return out
 }
 
-func ms(ns float64) float64 { return round(ns / 1e6) }
-
 // stddev is the sample standard deviation of xs around mean.
 func stddev(xs []int64, mean float64) float64 {
 	if len(xs) < 2 {
@@ -362,12 +362,4 @@ func stddev(xs []int64, mean float64) float64 {
 		ss += d * d
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
-}
-
-// round keeps three decimals (microseconds for milliseconds).
-func round(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return math.Round(x*1000) / 1000
 }

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/internal/opterr"
 
 	"github.com/latscope/latscope/frame"
@@ -98,7 +100,7 @@ func errPct(pred, meas float64) float64 {
 	if meas == 0 {
 		return 0
 	}
-	return round(100 * (pred - meas) / meas)
+	return units.Round3(100 * (pred - meas) / meas)
 }
 
 func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDelta {
@@ -153,7 +155,7 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 	}
 	for i := range out {
 		d := &out[i]
-		d.BeforeMs, d.AfterMs, d.DeltaMs = ms(float64(d.before)), ms(float64(d.after)), ms(float64(d.after-d.before))
+		d.BeforeMs, d.AfterMs, d.DeltaMs = units.MsOf(float64(d.before)), units.MsOf(float64(d.after)), units.MsOf(float64(d.after-d.before))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/tracein"
 )
 
@@ -73,7 +75,7 @@ func (b BurstStats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Gap float64 `json:"gap_ms"`
 		plain
-	}{jsonMs(b.Gap), plain(b)})
+	}{units.Ms(b.Gap), plain(b)})
 }
 
 // bursts clusters wakeup and creation events in one pass.

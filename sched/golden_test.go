@@ -11,6 +11,7 @@ import (
 	goldenfile "github.com/latscope/latscope/internal/golden"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/sched"
 )

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/latscope/latscope/internal/units"
 )
 
 // waitHist is a log-scale histogram of durations with 8 buckets per power of
@@ -83,12 +85,8 @@ func (w WaitStats) MarshalJSON() ([]byte, error) {
 		P99   float64 `json:"p99_ms"`
 		Max   float64 `json:"max_ms"`
 		Total float64 `json:"total_ms"`
-	}{w.Count, jsonMs(w.Mean), jsonMs(w.P50), jsonMs(w.P90), jsonMs(w.P99), jsonMs(w.Max), jsonMs(w.Total)})
+	}{w.Count, units.Ms(w.Mean), units.Ms(w.P50), units.Ms(w.P90), units.Ms(w.P99), units.Ms(w.Max), units.Ms(w.Total)})
 }
-
-// jsonMs is d in milliseconds, rounded to the microsecond: the resolution
-// of every _ms field.
-func jsonMs(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 func (h *waitHist) stats() WaitStats {
 	s := WaitStats{Count: h.n, Max: time.Duration(h.max), Total: time.Duration(h.sum)}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/frame"
 )
 
@@ -31,7 +33,7 @@ func (t Thresholds) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		BurstGap float64 `json:"burst_gap_ms"`
-	}{plain(t), jsonMs(t.BurstGap)})
+	}{plain(t), units.Ms(t.BurstGap)})
 }
 
 // DefaultThresholds are the thresholds of `latscope analyze`.

@@ -3,6 +3,8 @@ package sched
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/latscope/latscope/internal/units"
 )
 
 // Report is the outcome of an analysis.
@@ -41,7 +43,7 @@ func (t *TraceStats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Duration float64 `json:"duration_ms"`
 		*plain
-	}{jsonMs(t.Duration), (*plain)(t)})
+	}{units.Ms(t.Duration), (*plain)(t)})
 }
 
 // PerSecond returns n per second of trace.

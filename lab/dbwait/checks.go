@@ -5,6 +5,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/lab"
 )
@@ -109,7 +111,7 @@ func checkProxy(by map[string]*ConditionResult) lab.Check {
 	over, net := overVerdicts(p, dbwait.Network)
 	added := p.DiffP50Ms - base.DiffP50Ms
 	ck.Got = fmt.Sprintf("difference p50 +%.1f ms over baseline, nr_throttled %g, %d of %d over 10 ms network", added, p.NrThrottled, net, over)
-	ck.OK = math.Abs(added-msf(ProxyDelay)) <= msf(ProxyTolerance) && p.NrThrottled == 0 && over > 0 && float64(net) >= 0.9*float64(over)
+	ck.OK = math.Abs(added-units.Ms(ProxyDelay)) <= units.Ms(ProxyTolerance) && p.NrThrottled == 0 && over > 0 && float64(net) >= 0.9*float64(over)
 	return ck
 }
 

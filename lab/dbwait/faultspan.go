@@ -3,6 +3,8 @@ package dbwait
 import (
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/tracein"
 )
@@ -42,7 +44,7 @@ func (rr *RunResult) placeFaults(traceStart tracein.Time) {
 		rr.Faults = nil
 		return
 	}
-	at := func(t time.Time) float64 { return msf(mono - now.Sub(t) - time.Duration(traceStart)) }
+	at := func(t time.Time) float64 { return units.Ms(mono - now.Sub(t) - time.Duration(traceStart)) }
 	for i := range rr.Faults {
 		f := &rr.Faults[i]
 		f.FromMs, f.ToMs = at(f.from), at(f.to)

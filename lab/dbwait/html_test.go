@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"flag"
 	"fmt"
-	"github.com/latscope/latscope/internal/chromiumtest"
 	"html"
 	"io"
 	"os"
@@ -15,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/chromiumtest"
+	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/hostsig"
@@ -46,18 +48,18 @@ func captured(t *testing.T) []*ConditionResult {
 			t.Fatalf("%s: %d host samples in the capture, want a track's worth", c.Name, len(samples))
 		}
 		waiter := longestDB(res)
-		at := msf(waiter.Start.Sub(res.TraceStart))
-		end := msf(time.Duration(samples[len(samples)-1].Mono) - time.Duration(res.TraceStart))
+		at := units.Ms(waiter.Start.Sub(res.TraceStart))
+		end := units.Ms(time.Duration(samples[len(samples)-1].Mono) - time.Duration(res.TraceStart))
 		switch {
 		case c.Fault == LockFault:
-			rr.Faults = []FaultSpan{{What: "table lock held", FromMs: at, ToMs: at + msf(LockHold)}}
+			rr.Faults = []FaultSpan{{What: "table lock held", FromMs: at, ToMs: at + units.Ms(LockHold)}}
 		case c.Fault == PauseFault:
-			rr.Faults = []FaultSpan{{What: "table lock held", FromMs: at, ToMs: at + msf(LockHold)},
-				{What: "SIGSTOP 1.50 s", FromMs: at + 2, ToMs: at + 2 + msf(PauseHold)}}
+			rr.Faults = []FaultSpan{{What: "table lock held", FromMs: at, ToMs: at + units.Ms(LockHold)},
+				{What: "SIGSTOP 1.50 s", FromMs: at + 2, ToMs: at + 2 + units.Ms(PauseHold)}}
 		case c.Quota > 0:
-			rr.Faults = []FaultSpan{{What: fmt.Sprintf("CFS quota %g CPU", c.Quota), FromMs: -msf(settle), ToMs: end + 50}}
+			rr.Faults = []FaultSpan{{What: fmt.Sprintf("CFS quota %g CPU", c.Quota), FromMs: -units.Ms(settle), ToMs: end + 50}}
 		case c.Delay > 0:
-			rr.Faults = []FaultSpan{{What: fmt.Sprintf("proxy +%v", c.Delay), FromMs: -msf(settle), ToMs: end + 50}}
+			rr.Faults = []FaultSpan{{What: fmt.Sprintf("proxy +%v", c.Delay), FromMs: -units.Ms(settle), ToMs: end + 50}}
 		}
 		cr := &ConditionResult{Name: c.Name, Summary: c.Summary, cond: c, Runs: []*RunResult{rr}}
 		cr.aggregate()

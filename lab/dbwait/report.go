@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/lab"
@@ -83,14 +85,14 @@ func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
 	rr.res, rr.samples = res, samples
 	rr.placeFaults(res.TraceStart)
 	s := res.Summary
-	rr.Queries, rr.Over, rr.DBP50Ms, rr.DiffP50Ms = s.Matched, s.Over, msf(s.DBP50), msf(s.OutsideP50)
+	rr.Queries, rr.Over, rr.DBP50Ms, rr.DiffP50Ms = s.Matched, s.Over, units.Ms(s.DBP50), units.Ms(s.OutsideP50)
 	rr.Verdicts = verdictCounts(s)
 	if rr.WindowMs > 0 {
-		rr.WindowMs = round(rr.WindowMs)
+		rr.WindowMs = units.Round3(rr.WindowMs)
 	}
 	if d := res.Host.Delta; d != nil {
-		rr.NrThrottled, rr.ThrottledMs = d.Throttled, msf(d.ThrottledTime)
-		rr.CgroupPSIMs, rr.PSIMs, rr.StealMs = msf(d.CgroupSome), msf(d.SystemSome), msf(d.Steal)
+		rr.NrThrottled, rr.ThrottledMs = d.Throttled, units.Ms(d.ThrottledTime)
+		rr.CgroupPSIMs, rr.PSIMs, rr.StealMs = units.Ms(d.CgroupSome), units.Ms(d.SystemSome), units.Ms(d.Steal)
 		for src := range hostsig.NumSources {
 			if !d.Has(src) {
 				if rr.HostAbsent == nil {
@@ -104,8 +106,8 @@ func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
 		if q.Verdict == dbwait.Inside {
 			continue
 		}
-		rr.Outside = append(rr.Outside, OutsideQuery{AtMs: msf(q.Start.Sub(res.TraceStart)), AppMs: msf(q.App), DBMs: msf(q.DB),
-			DiffMs: msf(q.Outside), LockWaitMs: msf(q.LockWait), Verdict: q.Verdict.String(), Evidence: q.Evidence.String()})
+		rr.Outside = append(rr.Outside, OutsideQuery{AtMs: units.Ms(q.Start.Sub(res.TraceStart)), AppMs: units.Ms(q.App), DBMs: units.Ms(q.DB),
+			DiffMs: units.Ms(q.Outside), LockWaitMs: units.Ms(q.LockWait), Verdict: q.Verdict.String(), Evidence: q.Evidence.String()})
 	}
 	for _, w := range res.Warnings {
 		rr.Warnings = append(rr.Warnings, w.Error())
@@ -145,9 +147,9 @@ func (c *ConditionResult) aggregate() {
 			db, diff = append(db, q.DB), append(diff, q.Outside)
 		}
 	}
-	c.DBP50Ms, c.DiffP50Ms = msf(dbwait.Quantile(db, 0.5)), msf(dbwait.Quantile(diff, 0.5))
-	c.Queries, c.Over, c.NrThrottled = round(c.Queries), round(c.Over), round(c.NrThrottled)
-	c.CgroupPSIMs, c.PSIMs, c.StealMs, c.CPUPct = round(c.CgroupPSIMs), round(c.PSIMs), round(c.StealMs), round(c.CPUPct)
+	c.DBP50Ms, c.DiffP50Ms = units.Ms(dbwait.Quantile(db, 0.5)), units.Ms(dbwait.Quantile(diff, 0.5))
+	c.Queries, c.Over, c.NrThrottled = units.Round3(c.Queries), units.Round3(c.Over), units.Round3(c.NrThrottled)
+	c.CgroupPSIMs, c.PSIMs, c.StealMs, c.CPUPct = units.Round3(c.CgroupPSIMs), units.Round3(c.PSIMs), units.Round3(c.StealMs), units.Round3(c.CPUPct)
 }
 
 // queries returns the statements of every run of the condition.
@@ -225,13 +227,4 @@ func slowest(c *ConditionResult, n int) []runRow {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].DiffMs > rows[j].DiffMs })
 	return rows[:min(n, len(rows))]
-}
-
-func msf(d time.Duration) float64 { return round(float64(d) / float64(time.Millisecond)) }
-
-func round(x float64) float64 {
-	if x < 0 {
-		return -round(-x)
-	}
-	return float64(int64(x*1000+0.5)) / 1000
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/dbwait"
@@ -184,7 +186,7 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 		case PauseFault:
 			var m PauseMarks
 			m, ferr = pauseWhileLocked(ctx, r.conn, p.PID, LockHold, PauseHold)
-			rr.PausedMs = msf(m.Continued.Sub(m.Stopped))
+			rr.PausedMs = units.Ms(m.Continued.Sub(m.Stopped))
 			if !m.Unlocked.IsZero() && !m.Continued.IsZero() {
 				rr.addFault("table lock held", m.Locked, m.Unlocked)
 				rr.addFault(fmt.Sprintf("SIGSTOP %.2f s", rr.PausedMs/1000), m.Stopped, m.Continued)
@@ -195,7 +197,7 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 	if err := errors.Join(cw.err, ferr); err != nil {
 		return nil, err
 	}
-	rr.Trace, rr.CPUMs, rr.WindowMs = relTo(r.env.Out, cw.w.Trace), msf(cw.w.CPU), msf(cw.w.End.Sub(cw.w.Start))
+	rr.Trace, rr.CPUMs, rr.WindowMs = relTo(r.env.Out, cw.w.Trace), units.Ms(cw.w.CPU), units.Ms(cw.w.End.Sub(cw.w.Start))
 	rr.trace = cw.w.Trace
 	return rr, nil
 }

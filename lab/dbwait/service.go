@@ -20,8 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/tracelog"
 	"github.com/latscope/latscope/pglog"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Names the service and the scenario share.

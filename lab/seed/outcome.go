@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/render"
@@ -367,19 +369,19 @@ func pct(x, of float64) float64 {
 	if of == 0 {
 		return 0
 	}
-	return round3(100 * x / of)
+	return units.Round3(100 * x / of)
 }
 
 func errPct(pred, meas float64) float64 {
 	if meas == 0 {
 		return 0
 	}
-	return round3(100 * (pred - meas) / meas)
+	return units.Round3(100 * (pred - meas) / meas)
 }
 
 func gain(before, after float64) float64 {
 	if before == 0 {
 		return 0
 	}
-	return round3(100 * (before - after) / before)
+	return units.Round3(100 * (before - after) / before)
 }

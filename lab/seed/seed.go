@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/units"
+
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/lab"
@@ -148,7 +150,7 @@ func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbU
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}
 	rep.Close()
-	mr := &ModeRun{Mode: mode, Run: run, Load: summarize(&rep), CPUMs: ms(w.CPU), Trace: rel(env.Out, w.Trace), Profile: rel(env.Out, w.Profile), window: w}
+	mr := &ModeRun{Mode: mode, Run: run, Load: summarize(&rep), CPUMs: units.Ms(w.CPU), Trace: rel(env.Out, w.Trace), Profile: rel(env.Out, w.Profile), window: w}
 	if mr.Load.Errors > 0 {
 		return nil, 0, fmt.Errorf("%d of %d requests failed (first: %v)", mr.Load.Errors, mr.Load.Requests+mr.Load.Errors, rep.TopErrors)
 	}
@@ -157,7 +159,7 @@ func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbU
 		return nil, 0, err
 	}
 	if n := mr.Report.Requests.Count; n > 0 {
-		mr.CPUPerMs = round3(mr.CPUMs / float64(n))
+		mr.CPUPerMs = units.Round3(mr.CPUMs / float64(n))
 	}
 	env.Logf("%s: %d requests, %.1f/s, mean %.1f ms, p99 %.1f ms; traced %d requests; process CPU %.0f ms",
 		name, mr.Load.Requests, mr.Load.RPS, mr.Load.MeanMs, mr.Load.P99Ms, mr.Report.Requests.Count, mr.CPUMs)
@@ -184,8 +186,8 @@ func analyse(ctx context.Context, w *lab.Window, mode string, clients int) (*ren
 
 func summarize(r *loadgen.Report) LoadSummary {
 	l := r.Latency
-	return LoadSummary{Requests: r.Requests, Errors: r.Errors, RPS: round3(r.RPS), MeanMs: ms(l.Mean), P50Ms: ms(l.P50),
-		P90Ms: ms(l.P90), P99Ms: ms(l.P99), MaxMs: ms(l.Max)}
+	return LoadSummary{Requests: r.Requests, Errors: r.Errors, RPS: units.Round3(r.RPS), MeanMs: units.Ms(l.Mean), P50Ms: units.Ms(l.P50),
+		P90Ms: units.Ms(l.P90), P99Ms: units.Ms(l.P99), MaxMs: units.Ms(l.Max)}
 }
 
 // rel returns path relative to dir, for the JSON.
@@ -195,10 +197,6 @@ func rel(dir, path string) string {
 	}
 	return path
 }
-
-func ms(d time.Duration) float64 { return round3(float64(d) / 1e6) }
-
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 var passRE = regexp.MustCompile(`//([^:@/]*)(:[^@]*)?@`)
 
