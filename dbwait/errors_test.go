@@ -121,8 +121,8 @@ func TestClockMismatch(t *testing.T) {
 		m["timestamp"] = ts.Add(skew).Format("2006-01-02 15:04:05.000 MST")
 	})
 	_, err := finalize(t, c.trace, shifted, dbwait.Options{})
-	if !errors.Is(err, dbwait.ErrClockMismatch) || !strings.Contains(err.Error(), "--pg-clock-offset 2.99") && !strings.Contains(err.Error(), "--pg-clock-offset 3") {
-		t.Fatalf("err = %v, want ErrClockMismatch suggesting --pg-clock-offset ≈ 3s", err)
+	if !errors.Is(err, dbwait.ErrClockMismatch) || !strings.Contains(err.Error(), "(pg-clock-offset 2.99") && !strings.Contains(err.Error(), "(pg-clock-offset 3") {
+		t.Fatalf("err = %v, want ErrClockMismatch suggesting the option pg-clock-offset ≈ 3s", err)
 	}
 	r, err := finalize(t, c.trace, shifted, dbwait.Options{PGClockOffset: skew})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
 )
@@ -229,8 +230,9 @@ func (a *Analyzer) checkClock(r *Result) error {
 	r.ClockOffset = quantile(fixes, 0.5)
 	switch {
 	case out*2 > len(fixes):
-		return fmt.Errorf("%w: %d of %d statements lie outside their app spans by more than %v (up to %v); the database clock looks %v ahead of the trace's: pass that offset (--pg-clock-offset %v) if the database host's clock is off",
-			ErrClockMismatch, out, len(fixes), a.opts.ClockTolerance, worst, r.ClockOffset.Round(time.Microsecond), (a.opts.PGClockOffset + r.ClockOffset).Round(time.Microsecond))
+		offset := opterr.Wrap("pg-clock-offset", errors.New((a.opts.PGClockOffset + r.ClockOffset).Round(time.Microsecond).String()))
+		return fmt.Errorf("%w: %d of %d statements lie outside their app spans by more than %v (up to %v); the database clock looks %v ahead of the trace's: pass that offset (%w) if the database host's clock is off",
+			ErrClockMismatch, out, len(fixes), a.opts.ClockTolerance, worst, r.ClockOffset.Round(time.Microsecond), offset)
 	case out > 0:
 		r.Warnings = append(r.Warnings, fmt.Errorf("%d of %d statements lie outside their app spans by more than %v (up to %v)", out, len(fixes), a.opts.ClockTolerance, worst))
 	}

@@ -17,7 +17,7 @@ import (
 // initdb/postgres pair is found.
 var ErrNoBinaries = errors.New("no PostgreSQL server binaries (initdb, postgres) found: " +
 	"install the Debian package postgresql (apt-get install postgresql) " +
-	"or point latscope at an existing server with --db-url")
+	"or use an existing PostgreSQL server")
 
 // debianRoot holds one bin directory per installed major version on Debian
 // and Ubuntu.

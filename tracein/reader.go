@@ -41,7 +41,7 @@ func NewReader(name string, r io.Reader) (rd *Reader, err error) {
 		if v, ok := headerVersion(head); ok { // a trace, damaged or of a version this reader lacks
 			msg := "bad Go " + v + " trace"
 			if isOldFormat(v) {
-				msg += " (the Go 1.11–1.21 format is parsed whole before its first event: this one cannot be analysed even in part, with --partial or without)"
+				msg += " (the Go 1.11–1.21 format is parsed whole before its first event: this one cannot be analysed even in part)"
 			}
 			return nil, newError(name, cr.n, msg, err)
 		}

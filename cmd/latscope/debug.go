@@ -101,15 +101,13 @@ func (e *commandError) Error() string {
 func (e *commandError) Unwrap() error { return e.err }
 
 // optionFlag is the flag that sets a library option named in an
-// opterr.Error: every command spells these options the same way.
+// opterr.Error: every command spells an option as the flag of the same
+// name ("task" is --task, "pg-clock-offset" --pg-clock-offset).
 func optionFlag(option string) string {
-	switch option {
-	case "task", "frame", "html", "pprof", "handler", "timeout", "token", "cpu", "predict":
-		return "--" + option
-	case "requests":
+	if option == "requests" {
 		return "--requests N (or --requests-from results.jsonl)"
 	}
-	return ""
+	return "--" + option
 }
 
 // inCommand wraps err (when not nil and not already wrapped) as an error of

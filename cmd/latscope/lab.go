@@ -296,7 +296,7 @@ func checkNeeds(sc lab.Scenario, dbURL string) error {
 				continue
 			}
 			if _, err := findPGBinDir(); err != nil {
-				return fmt.Errorf("scenario %s needs PostgreSQL: %w", sc.Name, err)
+				return fmt.Errorf("scenario %s needs PostgreSQL: %w (--db-url URL)", sc.Name, err)
 			}
 		case "private-postgres":
 			if dbURL != "" {

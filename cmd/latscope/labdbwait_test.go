@@ -12,9 +12,9 @@ func TestLabDBWaitServeFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{}, "dbwait-serve: flag --db-url is required"},
-		{[]string{"--db-url", "x", "--interval", "0s"}, "want positive durations"},
-		{[]string{"--db-url", "x", "--cpu-fanout", "0"}, "want a duration >= 0 and at least 1 goroutine"},
+		{[]string{}, "lab: --db-url is required"},
+		{[]string{"--db-url", "x", "--interval", "0s"}, "--interval 0s: want a positive duration"},
+		{[]string{"--db-url", "x", "--cpu-fanout", "0"}, "--cpu-fanout 0: want at least 1 goroutine"},
 		{[]string{"--db-url", "x", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--nope"}, "flag provided but not defined: -nope"},
 	} {

@@ -2,6 +2,7 @@ package burst
 
 import (
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/internal/sticky"
 
 	"context"
@@ -82,13 +83,13 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("--addr %s: %w", cfg.Addr, err)
+		return opterr.Wrap("addr", fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
 	addr := ln.Addr().String()
 	if cfg.AddrFile != "" {
-		if err := writeFileAtomic(cfg.AddrFile, addr+"\n"); err != nil {
+		if err := atomicfile.WriteString(cfg.AddrFile, addr+"\n"); err != nil {
 			ln.Close()
-			return fmt.Errorf("--addr-file: %w", err)
+			return opterr.Wrap("addr-file", fmt.Errorf("%s: %w", cfg.AddrFile, err))
 		}
 	}
 	c := svc.Config()
@@ -235,6 +236,3 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) erro
 	}
 	return nil
 }
-
-// writeFileAtomic writes data so that a reader never sees a partial file.
-func writeFileAtomic(path, data string) error { return atomicfile.WriteString(path, data) }

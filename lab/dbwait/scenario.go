@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/jackc/pgx/v5"
@@ -40,7 +41,7 @@ const settle = time.Second
 // Run runs every condition env.Profile.Runs times and checks the verdicts.
 func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 	if env.DBURL != "" {
-		return nil, errors.New("dbwait reads the server's own jsonlog, so it needs a private cluster: run it without --db-url")
+		return nil, opterr.Wrap("db-url", errors.New("cannot serve this scenario: dbwait reads the server's own jsonlog, so it needs a private cluster the lab starts itself"))
 	}
 	env.Logf("starting a private PostgreSQL cluster (initdb into a temporary directory)…")
 	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Log: env.Detail})

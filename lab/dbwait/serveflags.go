@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/latscope/latscope/internal/opterr"
 )
 
 // ServeUsage is the synopsis of `latscope lab dbwait-serve`.
@@ -27,11 +29,15 @@ func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
 func (c ServeConfig) Check() error {
 	switch {
 	case c.DBURL == "":
-		return errors.New("dbwait-serve: flag --db-url is required")
-	case c.Interval <= 0 || c.SampleInterval <= 0:
-		return fmt.Errorf("dbwait-serve: --interval %v, --sample-interval %v: want positive durations", c.Interval, c.SampleInterval)
-	case c.CPUWork < 0 || c.CPUFanout < 1:
-		return fmt.Errorf("dbwait-serve: --cpu-work %v --cpu-fanout %d: want a duration >= 0 and at least 1 goroutine", c.CPUWork, c.CPUFanout)
+		return opterr.Wrap("db-url", errors.New("is required"))
+	case c.Interval <= 0:
+		return opterr.Wrap("interval", fmt.Errorf("%v: want a positive duration", c.Interval))
+	case c.SampleInterval <= 0:
+		return opterr.Wrap("sample-interval", fmt.Errorf("%v: want a positive duration", c.SampleInterval))
+	case c.CPUWork < 0:
+		return opterr.Wrap("cpu-work", fmt.Errorf("%v: want a duration >= 0", c.CPUWork))
+	case c.CPUFanout < 1:
+		return opterr.Wrap("cpu-fanout", fmt.Errorf("%d: want at least 1 goroutine", c.CPUFanout))
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"path/filepath"
 	"runtime/trace"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracelog"
 )
@@ -72,11 +73,11 @@ type service struct {
 func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	cfg = cfg.withDefaults()
 	if cfg.DBURL == "" {
-		return errors.New("dbwait-serve: no database URL (--db-url)")
+		return opterr.Wrap("db-url", errors.New("is required"))
 	}
 	pc, err := pgx.ParseConfig(cfg.DBURL)
 	if err != nil {
-		return fmt.Errorf("dbwait-serve: --db-url: %w", err)
+		return opterr.Wrap("db-url", fmt.Errorf("is not a PostgreSQL URL: %w", err))
 	}
 	// A per-statement comment makes every SQL text unique: the simple
 	// protocol keeps pgx from preparing (and caching) each one.
@@ -93,7 +94,7 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("dbwait-serve: --addr %s: %w", cfg.Addr, err)
+		return opterr.Wrap("addr", fmt.Errorf("%s: %w", cfg.Addr, err))
 	}
 	srv := &http.Server{Handler: s.mux(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -107,8 +108,8 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	go func() { defer close(sampled); sampler.Run(sctx, logSample) }()
 	defer func() { stopSampling(); <-sampled; sampler.Close() }() // never close under a running Sample
 	if cfg.AddrFile != "" {
-		if err := writeAtomic(cfg.AddrFile, ln.Addr().String()+"\n"); err != nil {
-			return fmt.Errorf("dbwait-serve: --addr-file: %w", err)
+		if err := atomicfile.WriteString(cfg.AddrFile, ln.Addr().String()+"\n"); err != nil {
+			return opterr.Wrap("addr-file", fmt.Errorf("%s: %w", cfg.AddrFile, err))
 		}
 	}
 	fmt.Fprintf(stdout, "dbwait-serve: listening on http://%s, a lookup every %v with %v of CPU on %d goroutines, host samples every %v\n",
@@ -204,23 +205,4 @@ func (s *service) mux() *http.ServeMux {
 		json.NewEncoder(w).Encode(st)
 	})
 	return m
-}
-
-// writeAtomic writes data beside path and renames it into place.
-func writeAtomic(path, data string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteString(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }

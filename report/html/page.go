@@ -82,14 +82,7 @@ func (p *Page) Write(w io.Writer) error {
 // regular file (a symbolic link, device or FIFO) is refused (package
 // atomicfile); the error names it.
 func (p *Page) WriteFile(path string) error {
-	return writeAtomic(path, p.Write)
-}
-
-func writeAtomic(path string, write func(io.Writer) error) error {
-	if err := atomicfile.Write(path, write); err != nil {
-		return opterr.Wrap("html", err) // the error names path
-	}
-	return nil
+	return opterr.Wrap("html", atomicfile.Write(path, p.Write)) // the error names path
 }
 
 // slug turns a title into an anchor: lower case letters, digits and dashes.
