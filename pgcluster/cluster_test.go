@@ -291,8 +291,8 @@ func TestStartBadBinDir(t *testing.T) {
 	if !errors.Is(err, pgcluster.ErrNoBinaries) {
 		t.Fatalf("Start with an empty BinDir: %v, want ErrNoBinaries", err)
 	}
-	if !strings.Contains(err.Error(), "postgresql") || !strings.Contains(err.Error(), "--db-url") {
-		t.Errorf("error does not name the package and --db-url: %v", err)
+	if !strings.Contains(err.Error(), "postgresql") || !strings.Contains(err.Error(), "existing PostgreSQL server") {
+		t.Errorf("error does not name the package and the alternative: %v", err)
 	}
 }
 
