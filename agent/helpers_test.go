@@ -20,6 +20,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // The trace readers the agent's tests share with agentpgx's.
 var (
 	traceEvents  = agenttest.Events
+	traced       = agenttest.Traced
 	logs         = agenttest.Logs
 	inRegion     = agenttest.InRegion
 	parseAll     = agenttest.ParseAll

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -15,20 +14,6 @@ import (
 
 	"github.com/latscope/latscope/tracein"
 )
-
-// traced runs fn under the runtime tracer and returns the trace's records.
-func traced(t *testing.T, fn func()) []tracein.Event {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Fatal(err)
-	}
-	func() {
-		defer trace.Stop()
-		fn()
-	}()
-	return traceEvents(t, t.Name(), &buf)
-}
 
 func TestHandlerRoute(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

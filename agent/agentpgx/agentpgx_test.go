@@ -20,16 +20,22 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// TestPgx runs QueryTracer and SQLComment against a real PostgreSQL.
-func TestPgx(t *testing.T) {
+// tracedConn connects to the tests' PostgreSQL with QueryTracer as the
+// tracer, for the test's length.
+func tracedConn(t *testing.T) *pgx.Conn {
 	cfg := agenttest.PgxConfig(t)
 	cfg.Tracer = QueryTracer{}
-	ctx := context.Background()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// TestPgx runs QueryTracer and SQLComment against a real PostgreSQL.
+func TestPgx(t *testing.T) {
+	conn := tracedConn(t)
 	var ran, ranRows string
 	evs := agenttest.Traced(t, func() {
 		ctx, task := agenttest.JobContext()
@@ -76,14 +82,7 @@ func TestPgx(t *testing.T) {
 // own around the query, which is what made a region ended on the wrong
 // goroutine a parse error ("misuse of region").
 func TestPgxRowsClosedElsewhere(t *testing.T) {
-	cfg := agenttest.PgxConfig(t)
-	cfg.Tracer = QueryTracer{}
-	ctx := context.Background()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := tracedConn(t)
 	tests := []struct {
 		name string
 		run  func(ctx context.Context) (pgx.Rows, error) // on the querying goroutine
