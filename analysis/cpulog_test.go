@@ -76,7 +76,7 @@ func TestCPULogFromAgent(t *testing.T) {
 	if math.Abs(float64(got-truth)) > float64(tol) {
 		t.Errorf("CPU from the agent's log %v, /proc says %v around the trace: off by more than %v", got, truth, tol)
 	}
-	if rep.CPU.IndependentMs == nil {
+	if rep.CPU.Independent == nil {
 		t.Errorf("no independent CPU per request in the report")
 	}
 }

@@ -13,7 +13,7 @@ import (
 // warnings about the --cpu profile to the analysis report.
 func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
 	for _, w := range warns {
-		rep.Findings = append(rep.Findings, render.FindingJSON{Kind: "cpu-profile-mismatch", Text: w})
+		rep.Findings = append(rep.Findings, render.Finding{Kind: "cpu-profile-mismatch", Text: w})
 	}
 	if s == nil {
 		return
@@ -24,7 +24,7 @@ func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
 		if kind == "no-cpu-samples" {
 			continue // said once in the scheduler section
 		}
-		rep.Findings = append(rep.Findings, render.FindingJSON{Kind: kind, Text: f.Error()})
+		rep.Findings = append(rep.Findings, render.Finding{Kind: kind, Text: f.Error()})
 	}
 }
 

@@ -52,7 +52,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 		rep.Requests, rep.Terms, rep.CPU, rep.Coverage = p.Requests, p.Terms, p.CPU, p.Coverage
 	}
 	if rep.Terms == nil {
-		rep.Terms = []TermJSON{}
+		rep.Terms = []Term{}
 	}
 	rep.Findings = findingsJSON(res, rep, in)
 	return rep, nil
@@ -127,9 +127,9 @@ func appFrames(res *budget.Result) []string {
 	return out
 }
 
-func traceJSON(res *budget.Result, in Inputs) TraceJSON {
+func traceJSON(res *budget.Result, in Inputs) Trace {
 	i := res.Info
-	t := TraceJSON{File: in.File, DurationMs: units.MsOf(float64(i.Duration())), Records: i.Records, Generations: i.Generations,
+	t := Trace{File: in.File, Duration: Duration(i.Duration()), Records: i.Records, Generations: i.Generations,
 		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred,
 		ExcludedUntyped: i.ExcludedUntyped}
 	if d := i.Duration(); d > 0 && i.Procs > 0 {
@@ -190,30 +190,29 @@ func sawModuleCache(res *budget.Result) bool {
 	return false
 }
 
-func outsideJSON(res *budget.Result) map[string]float64 {
-	out := map[string]float64{}
+func outsideJSON(res *budget.Result) map[string]Duration {
+	out := map[string]Duration{}
 	for k, v := range res.Outside.ByKind {
 		if v > 0 {
-			out[frame.Kind(k).String()] = units.MsOf(float64(v))
+			out[frame.Kind(k).String()] = Duration(v)
 		}
 	}
 	return out
 }
 
-func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) GroupJSON {
+func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group {
 	n := float64(max(g.Count, 1))
-	per := func(ns int64) float64 { return units.MsOf(float64(ns) / n) }
+	per := func(ns int64) Duration { return durOf(float64(ns) / n) }
 	mean := g.Latency.Mean
-	gj := GroupJSON{Name: g.Name, Inferred: g.Inferred, forks: g.Forked > 0}
-	gj.Requests = RequestsJSON{Count: g.Count, Excluded: g.Excluded(), ExcludedBefore: g.ExcludedBefore, ExcludedAfter: g.ExcludedAfter,
-		Forked: g.Forked, MeanMs: units.MsOf(mean), MinMs: units.MsOf(float64(g.Latency.Min)), P50Ms: units.MsOf(float64(g.Latency.P50)),
-		P90Ms: units.MsOf(float64(g.Latency.P90)), P99Ms: units.MsOf(float64(g.Latency.P99)), MaxMs: units.MsOf(float64(g.Latency.Max))}
-	gj.Requests.mean, gj.Requests.p99 = time.Duration(mean), time.Duration(g.Latency.P99)
+	gj := Group{Name: g.Name, Inferred: g.Inferred, forks: g.Forked > 0}
+	gj.Requests = Requests{Count: g.Count, Excluded: g.Excluded(), ExcludedBefore: g.ExcludedBefore, ExcludedAfter: g.ExcludedAfter,
+		Forked: g.Forked, Mean: durOf(mean), Min: Duration(g.Latency.Min), P50: Duration(g.Latency.P50),
+		P90: Duration(g.Latency.P90), P99: Duration(g.Latency.P99), Max: Duration(g.Latency.Max)}
 	if d := res.Info.Duration(); d > 0 {
 		gj.Requests.rps = float64(g.Count) / (float64(d) / 1e9)
 		gj.Requests.RPS = units.Round3(gj.Requests.rps)
 	}
-	gj.Requests.StdDevMs = units.MsOf(stddev(g.Latencies, mean))
+	gj.Requests.StdDev = durOf(stddev(g.Latencies, mean))
 	labels := budget.Labels(res.Terms)
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
@@ -223,24 +222,22 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Terms = append(gj.Terms, termJSON(t, labels[ts.Term], ts, n, mean))
 	}
 	if gj.Terms == nil {
-		gj.Terms = []TermJSON{}
+		gj.Terms = []Term{}
 	}
-	gj.CPU = CPUJSON{RunningMs: per(g.Running.Wait), RunnableMs: per(g.Runnable.Wait),
-		CriticalRunningMs: per(g.Running.Critical), CriticalRunnableMs: per(g.Runnable.Critical),
-		critRunning: time.Duration(float64(g.Running.Critical) / n), critRunnable: time.Duration(float64(g.Runnable.Critical) / n)}
+	gj.CPU = CPU{Running: per(g.Running.Wait), Runnable: per(g.Runnable.Wait),
+		CriticalRunning: per(g.Running.Critical), CriticalRunnable: per(g.Runnable.Critical)}
 	var indep time.Duration // independent CPU per request, over requests of every type
 	hasIndep := in.CPUSeconds >= 0 && total > 0
 	if hasIndep {
 		indep = time.Duration(in.CPUSeconds * 1e9 / float64(total))
-		v := units.MsOf(float64(indep))
-		gj.CPU.IndependentMs = &v
+		gj.CPU.Independent = durPtr(Duration(indep))
 	}
 	gj.cov = g.Coverage(indep, hasIndep)
 	gj.Coverage = coverageJSON(gj.cov)
 	gj.Regions = regionsJSON(g, n)
 	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: indep})
 	gj.Throughput = throughputJSON(tp)
-	gj.Predictions = []PredictionJSON{}
+	gj.Predictions = []Prediction{}
 	for _, p := range g.Predictions {
 		gj.Predictions = append(gj.Predictions, predictionJSON(g.Cap(res, tp, p)))
 	}
@@ -261,7 +258,7 @@ func onPath(re *regexp.Regexp, t budget.Term) bool {
 	return false
 }
 
-func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) TermJSON {
+func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) Term {
 	path := t.Path
 	if path == nil && t.Frame != "" {
 		path = []string{t.Frame}
@@ -269,45 +266,44 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 	if path == nil {
 		path = []string{}
 	}
-	tj := TermJSON{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
-		WaitMs: units.MsOf(float64(ts.Wait) / n), CriticalMs: units.MsOf(float64(ts.Critical) / n),
-		FixPotentialMs: units.MsOf(float64(ts.Fix) / n), ContentionMs: units.MsOf(float64(ts.Contention) / n), Requests: ts.Requests,
-		critical: time.Duration(float64(ts.Critical) / n)}
+	tj := Term{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
+		Wait: durOf(float64(ts.Wait) / n), Critical: durOf(float64(ts.Critical) / n),
+		FixPotential: durOf(float64(ts.Fix) / n), Contention: durOf(float64(ts.Contention) / n), Requests: ts.Requests}
 	if mean > 0 {
 		tj.SharePct = units.Round3(100 * float64(ts.Wait) / n / mean)
 		tj.CriticalPct = units.Round3(100 * float64(ts.Critical) / n / mean)
 	}
 	for k, v := range ts.Causes {
 		if v > 0 {
-			if tj.CausesMs == nil {
-				tj.CausesMs = map[string]float64{}
+			if tj.Causes == nil {
+				tj.Causes = map[string]Duration{}
 			}
-			tj.CausesMs[frame.Kind(k).String()] = units.MsOf(float64(v) / n)
+			tj.Causes[frame.Kind(k).String()] = durOf(float64(v) / n)
 		}
 	}
 	return tj
 }
 
-func coverageJSON(c budget.Coverage) CoverageJSON {
-	cj := CoverageJSON{WaitSumPct: units.Round3(100 * c.WaitSum), GoroutineSumPct: units.Round3(100 * c.GoroutineSum),
-		CriticalPct: units.Round3(100 * c.Critical), UnknownMs: units.MsOf(float64(c.Unknown))}
+func coverageJSON(c budget.Coverage) Coverage {
+	cj := Coverage{WaitSumPct: units.Round3(100 * c.WaitSum), GoroutineSumPct: units.Round3(100 * c.GoroutineSum),
+		CriticalPct: units.Round3(100 * c.Critical), Unknown: Duration(c.Unknown)}
 	if c.HasIndependent {
-		pct, un := units.Round3(100*c.Independent), units.MsOf(float64(c.Unexplained))
-		cj.IndependentPct, cj.UnexplainedMs = &pct, &un
+		pct := units.Round3(100 * c.Independent)
+		cj.IndependentPct, cj.Unexplained = &pct, durPtr(Duration(c.Unexplained))
 	}
 	return cj
 }
 
-func regionsJSON(g *budget.Group, n float64) []RegionJSON {
+func regionsJSON(g *budget.Group, n float64) []Region {
 	var wall float64
 	samples := 0
 	for _, r := range g.Regions {
 		wall += float64(r.Wall)
 		samples += r.CPUSamples
 	}
-	out := []RegionJSON{}
+	out := []Region{}
 	for _, r := range g.Regions {
-		rj := RegionJSON{Name: r.Name, WallMs: units.MsOf(float64(r.Wall) / n), CPUSamples: r.CPUSamples}
+		rj := Region{Name: r.Name, Wall: durOf(float64(r.Wall) / n), CPUSamples: r.CPUSamples}
 		if wall > 0 {
 			rj.WallPct = units.Round3(100 * float64(r.Wall) / wall)
 		}
@@ -319,13 +315,13 @@ func regionsJSON(g *budget.Group, n float64) []RegionJSON {
 	return out
 }
 
-func pathJSON(res *budget.Result, labels []string, p *budget.Path) *PathJSON {
+func pathJSON(res *budget.Result, labels []string, p *budget.Path) *Path {
 	if p == nil {
 		return nil
 	}
-	pj := &PathJSON{Task: uint64(p.Task), LatencyMs: units.MsOf(float64(p.Latency)), Goroutines: p.Goroutines, Segments: []SegmentJSON{}}
+	pj := &Path{Task: uint64(p.Task), Latency: Duration(p.Latency), Goroutines: p.Goroutines, Segments: []Segment{}}
 	for _, s := range mergeSegs(p.Segs) {
-		sj := SegmentJSON{StartMs: units.MsOf(float64(s.Start - p.Begin)), DurMs: units.MsOf(float64(s.Dur())), Goroutine: int64(s.G),
+		sj := Segment{Start: Duration(s.Start - p.Begin), Dur: Duration(s.Dur()), Goroutine: int64(s.G),
 			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}
 		if s.Term != critpath.NoTerm {
 			sj.Term = res.Terms[s.Term].NamedAs(labels[s.Term])

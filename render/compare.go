@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/latscope/latscope/internal/units"
 
@@ -23,8 +22,8 @@ const DefaultMissPct = 5.0
 // Comparison checks predictions made from one trace against a second trace
 // in which the change was made for real ("true zeroing", docs/method.md §5).
 type Comparison struct {
-	Before      RequestsJSON      `json:"before"`
-	After       RequestsJSON      `json:"after"`
+	Before      Requests          `json:"before"`
+	After       Requests          `json:"after"`
 	MissPct     float64           `json:"miss_pct"`
 	Predictions []PredictionCheck `json:"predictions"`
 	Terms       []TermDelta       `json:"terms"`
@@ -33,17 +32,17 @@ type Comparison struct {
 
 // PredictionCheck is one prediction next to the measurement.
 type PredictionCheck struct {
-	Spec            string  `json:"spec"`
-	PredictedMeanMs float64 `json:"predicted_mean_ms"`
-	MeasuredMeanMs  float64 `json:"measured_mean_ms"`
-	ErrorPct        float64 `json:"error_pct"`
-	PredictedP99Ms  float64 `json:"predicted_p99_ms"`
-	MeasuredP99Ms   float64 `json:"measured_p99_ms"`
-	P99ErrorPct     float64 `json:"p99_error_pct"`
-	PredictedRPS    float64 `json:"predicted_rps"`
-	MeasuredRPS     float64 `json:"measured_rps"`
-	RPSErrorPct     float64 `json:"rps_error_pct"`
-	Miss            bool    `json:"miss"`
+	Spec          string   `json:"spec"`
+	PredictedMean Duration `json:"predicted_mean_ms"`
+	MeasuredMean  Duration `json:"measured_mean_ms"`
+	ErrorPct      float64  `json:"error_pct"`
+	PredictedP99  Duration `json:"predicted_p99_ms"`
+	MeasuredP99   Duration `json:"measured_p99_ms"`
+	P99ErrorPct   float64  `json:"p99_error_pct"`
+	PredictedRPS  float64  `json:"predicted_rps"`
+	MeasuredRPS   float64  `json:"measured_rps"`
+	RPSErrorPct   float64  `json:"rps_error_pct"`
+	Miss          bool     `json:"miss"`
 }
 
 // TermDelta is a term's critical time per request before and after. Terms
@@ -52,15 +51,14 @@ type PredictionCheck struct {
 // another caller), when its innermost frame, mechanism and kind are unique
 // among the terms left on both sides. Name is the first trace's.
 type TermDelta struct {
-	Name          string   `json:"name"`
-	Frame         string   `json:"frame"`
-	AppPath       []string `json:"app_path"`
-	Mechanism     string   `json:"mechanism"`
-	Kind          string   `json:"kind"`
-	BeforeMs      float64  `json:"before_ms"`
-	AfterMs       float64  `json:"after_ms"`
-	DeltaMs       float64  `json:"delta_ms"`
-	before, after time.Duration
+	Name      string   `json:"name"`
+	Frame     string   `json:"frame"`
+	AppPath   []string `json:"app_path"`
+	Mechanism string   `json:"mechanism"`
+	Kind      string   `json:"kind"`
+	Before    Duration `json:"before_ms"`
+	After     Duration `json:"after_ms"`
+	Delta     Duration `json:"delta_ms"`
 }
 
 // Compare compares the primary request type of two reports. before must
@@ -82,14 +80,14 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 	}
 	c := &Comparison{Before: b.Requests, After: a.Requests, MissPct: missPct, group: b.Name, Predictions: []PredictionCheck{}}
 	for _, p := range b.Predictions {
-		pc := PredictionCheck{Spec: p.Spec, PredictedMeanMs: p.MeanMs, MeasuredMeanMs: a.Requests.MeanMs,
-			PredictedP99Ms: p.P99Ms, MeasuredP99Ms: a.Requests.P99Ms, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
-		pc.ErrorPct = errPct(float64(p.mean), float64(a.Requests.mean))
-		if p.p99 > 0 { // 0: not predicted (the requests queue at a cap)
-			pc.P99ErrorPct = errPct(float64(p.p99), float64(a.Requests.p99))
+		pc := PredictionCheck{Spec: p.Spec, PredictedMean: p.Mean, MeasuredMean: a.Requests.Mean,
+			PredictedP99: p.P99, MeasuredP99: a.Requests.P99, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
+		pc.ErrorPct = errPct(float64(p.Mean), float64(a.Requests.Mean))
+		if p.P99 > 0 { // 0: not predicted (the requests queue at a cap)
+			pc.P99ErrorPct = errPct(float64(p.P99), float64(a.Requests.P99))
 		}
 		pc.RPSErrorPct = errPct(p.rps, a.Requests.rps)
-		pc.Miss = math.Abs(100*(float64(p.mean)-float64(a.Requests.mean))/float64(a.Requests.mean)) > missPct
+		pc.Miss = math.Abs(100*(float64(p.Mean)-float64(a.Requests.Mean))/float64(a.Requests.Mean)) > missPct
 		c.Predictions = append(c.Predictions, pc)
 	}
 	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
@@ -103,23 +101,23 @@ func errPct(pred, meas float64) float64 {
 	return units.Round3(100 * (pred - meas) / meas)
 }
 
-func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDelta {
+func termDeltas(before, after []Term, cpuBefore, cpuAfter CPU) []TermDelta {
 	// running and runnable are on the critical path too: a fix that moves
 	// the waiting onto the CPUs shows there
 	out := []TermDelta{
-		{Name: "running (on CPU as Go sees it)", Kind: "running", before: cpuBefore.critRunning, after: cpuAfter.critRunning},
-		{Name: "runnable (scheduler wait)", Kind: "runnable", before: cpuBefore.critRunnable, after: cpuAfter.critRunnable},
+		{Name: "running (on CPU as Go sees it)", Kind: "running", Before: cpuBefore.CriticalRunning, After: cpuAfter.CriticalRunning},
+		{Name: "runnable (scheduler wait)", Kind: "runnable", Before: cpuBefore.CriticalRunnable, After: cpuAfter.CriticalRunnable},
 	}
-	var leftB, leftA []TermJSON
+	var leftB, leftA []Term
 	// the same call path, mechanism and kind: the same term
 	byPath := map[string]int{} // before's unpaired terms, by path
 	for _, t := range before {
 		byPath[termKey(t.AppPath, t)] = len(out)
-		out = append(out, delta(t, t.critical, 0))
+		out = append(out, delta(t, t.Critical, 0))
 	}
 	for _, t := range after {
 		if i, ok := byPath[termKey(t.AppPath, t)]; ok {
-			out[i].after = t.critical
+			out[i].After = t.Critical
 			delete(byPath, termKey(t.AppPath, t))
 			continue
 		}
@@ -133,7 +131,7 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 	// a call the fix moved (into a goroutine, under another caller) keeps
 	// its innermost frame: pair what is left by frame when that is unique
 	// on both sides
-	count := func(ts []TermJSON) map[string]int {
+	count := func(ts []Term) map[string]int {
 		n := map[string]int{}
 		for _, t := range ts {
 			n[termKey([]string{t.Frame}, t)]++
@@ -146,20 +144,20 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 		if nb[k] == 1 && na[k] == 1 {
 			for _, b := range leftB {
 				if termKey([]string{b.Frame}, b) == k {
-					out[byPath[termKey(b.AppPath, b)]].after = t.critical
+					out[byPath[termKey(b.AppPath, b)]].After = t.Critical
 				}
 			}
 			continue
 		}
-		out = append(out, delta(t, 0, t.critical))
+		out = append(out, delta(t, 0, t.Critical))
 	}
 	for i := range out {
 		d := &out[i]
-		d.BeforeMs, d.AfterMs, d.DeltaMs = units.MsOf(float64(d.before)), units.MsOf(float64(d.after)), units.MsOf(float64(d.after-d.before))
+		d.Delta = d.After - d.Before
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if math.Abs(out[i].DeltaMs) != math.Abs(out[j].DeltaMs) {
-			return math.Abs(out[i].DeltaMs) > math.Abs(out[j].DeltaMs)
+		if math.Abs(out[i].Delta.Ms()) != math.Abs(out[j].Delta.Ms()) {
+			return math.Abs(out[i].Delta.Ms()) > math.Abs(out[j].Delta.Ms())
 		}
 		return out[i].Name+out[i].Mechanism+out[i].Kind < out[j].Name+out[j].Mechanism+out[j].Kind
 	})
@@ -167,12 +165,12 @@ func termDeltas(before, after []TermJSON, cpuBefore, cpuAfter CPUJSON) []TermDel
 }
 
 // termKey identifies a term by path (or frame), mechanism and kind.
-func termKey(path []string, t TermJSON) string {
+func termKey(path []string, t Term) string {
 	return strings.Join(path, "\n") + "\x00" + t.Mechanism + "\x00" + t.Kind
 }
 
-func delta(t TermJSON, before, after time.Duration) TermDelta {
-	return TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind, before: before, after: after}
+func delta(t Term, before, after Duration) TermDelta {
+	return TermDelta{Name: t.Name, Frame: t.Frame, AppPath: t.AppPath, Mechanism: t.Mechanism, Kind: t.Kind, Before: before, After: after}
 }
 
 // Misses returns the predictions that missed.
@@ -193,7 +191,7 @@ func (c *Comparison) WriteJSON(w io.Writer) error { return (&Report{}).writeAny(
 func (c *Comparison) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s: before %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s; after %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s\n",
-		c.group, c.Before.Count, c.Before.MeanMs, c.Before.P99Ms, c.Before.RPS, c.After.Count, c.After.MeanMs, c.After.P99Ms, c.After.RPS)
+		c.group, c.Before.Count, c.Before.Mean.Ms(), c.Before.P99.Ms(), c.Before.RPS, c.After.Count, c.After.Mean.Ms(), c.After.P99.Ms(), c.After.RPS)
 	if len(c.Predictions) == 0 {
 		ew.printf("no predictions given (--predict SPEC): only the term deltas follow\n")
 	} else {
@@ -203,10 +201,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		for _, p := range c.Predictions {
 			verdict := "ok"
 			if p.Miss {
-				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMeanMs-p.MeasuredMeanMs)
+				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMean.Ms()-p.MeasuredMean.Ms())
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMeanMs, p.MeasuredMeanMs, p.ErrorPct,
-				p.PredictedP99Ms, p.MeasuredP99Ms, p.PredictedRPS, p.MeasuredRPS, verdict)
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMean.Ms(), p.MeasuredMean.Ms(), p.ErrorPct,
+				p.PredictedP99.Ms(), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict)
 		}
 		tw.Flush()
 	}
@@ -214,10 +212,10 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tmechanism\tkind\tbefore ms\tafter ms\tΔ ms\t\n")
 	for i, t := range c.Terms {
-		if i >= 12 || (t.BeforeMs < 0.01 && t.AfterMs < 0.01) {
+		if i >= 12 || (t.Before.Ms() < 0.01 && t.After.Ms() < 0.01) {
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind, t.BeforeMs, t.AfterMs, t.DeltaMs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind, t.Before.Ms(), t.After.Ms(), t.Delta.Ms())
 	}
 	tw.Flush()
 	return ew.err

@@ -2,7 +2,6 @@ package render
 
 import (
 	"regexp"
-	"time"
 
 	"github.com/latscope/latscope/budget"
 )
@@ -36,37 +35,41 @@ type Inputs struct {
 	App []string
 }
 
-// Report is the derived, printable form of a result. Field names and units
-// are those of the JSON output.
+// Report is the report model: every number derived from an analysis that
+// a writer prints — latencies, budget rows, CPU, coverage, regions,
+// closed-model throughput and predictions, critical paths, findings. Times
+// are Durations (kept to the nanosecond), shares percent; the text, JSON,
+// HTML and pprof writers and the lab only format it. The JSON field names
+// are the schema of docs/json.md; a Duration is encoded as milliseconds.
 type Report struct {
-	Trace    TraceJSON          `json:"trace"`
-	Requests RequestsJSON       `json:"requests"`
-	Terms    []TermJSON         `json:"terms"`
-	CPU      CPUJSON            `json:"cpu"`
-	Coverage CoverageJSON       `json:"coverage"`
-	Groups   []GroupJSON        `json:"groups"`
-	Outside  map[string]float64 `json:"outside_ms"`
-	Findings []FindingJSON      `json:"findings"`
+	Trace    Trace               `json:"trace"`
+	Requests Requests            `json:"requests"`
+	Terms    []Term              `json:"terms"`
+	CPU      CPU                 `json:"cpu"`
+	Coverage Coverage            `json:"coverage"`
+	Groups   []Group             `json:"groups"`
+	Outside  map[string]Duration `json:"outside_ms"`
+	Findings []Finding           `json:"findings"`
 	// Sched is the scheduler-overhead analysis (package sched), when run.
 	Sched    any `json:"sched,omitempty"`
 	minShare float64
 	tree     bool
 }
 
-// TraceJSON describes the input.
-type TraceJSON struct {
-	File            string  `json:"file"`
-	DurationMs      float64 `json:"duration_ms"`
-	Records         int64   `json:"records"`
-	Generations     int     `json:"generations"`
-	Goroutines      int     `json:"goroutines"`
-	GOMAXPROCS      int     `json:"gomaxprocs"`
-	ProcBusyPct     float64 `json:"proc_busy_pct"`
-	CPUSamples      int     `json:"cpu_samples"`
-	Tasks           int     `json:"tasks"`
-	ExcludedUntyped int     `json:"excluded_untyped"`
-	Inferred        bool    `json:"inferred"`
-	StartWall       string  `json:"start_wall,omitempty"`
+// Trace describes the input.
+type Trace struct {
+	File            string   `json:"file"`
+	Duration        Duration `json:"duration_ms"`
+	Records         int64    `json:"records"`
+	Generations     int      `json:"generations"`
+	Goroutines      int      `json:"goroutines"`
+	GOMAXPROCS      int      `json:"gomaxprocs"`
+	ProcBusyPct     float64  `json:"proc_busy_pct"`
+	CPUSamples      int      `json:"cpu_samples"`
+	Tasks           int      `json:"tasks"`
+	ExcludedUntyped int      `json:"excluded_untyped"`
+	Inferred        bool     `json:"inferred"`
+	StartWall       string   `json:"start_wall,omitempty"`
 	// AppRule says which rule chose the application frames.
 	AppRule string `json:"app_rule"`
 	// Module is the main module taken as the application ("" by default).
@@ -86,150 +89,143 @@ type TraceJSON struct {
 	CPUNote string `json:"cpu_note,omitempty"`
 }
 
-// RequestsJSON summarises a group's latencies.
-type RequestsJSON struct {
-	Count          int     `json:"count"`
-	Excluded       int     `json:"excluded"`
-	ExcludedBefore int     `json:"excluded_before"`
-	ExcludedAfter  int     `json:"excluded_after"`
-	Forked         int     `json:"forked"`
-	MeanMs         float64 `json:"mean_ms"`
-	StdDevMs       float64 `json:"stddev_ms"`
-	MinMs          float64 `json:"min_ms"`
-	P50Ms          float64 `json:"p50_ms"`
-	P90Ms          float64 `json:"p90_ms"`
-	P99Ms          float64 `json:"p99_ms"`
-	MaxMs          float64 `json:"max_ms"`
-	RPS            float64 `json:"rps"`
-	// the unrounded values that comparisons compute with
-	mean, p99 time.Duration
-	rps       float64
+// Requests summarises a group's latencies.
+type Requests struct {
+	Count          int      `json:"count"`
+	Excluded       int      `json:"excluded"`
+	ExcludedBefore int      `json:"excluded_before"`
+	ExcludedAfter  int      `json:"excluded_after"`
+	Forked         int      `json:"forked"`
+	Mean           Duration `json:"mean_ms"`
+	StdDev         Duration `json:"stddev_ms"`
+	Min            Duration `json:"min_ms"`
+	P50            Duration `json:"p50_ms"`
+	P90            Duration `json:"p90_ms"`
+	P99            Duration `json:"p99_ms"`
+	Max            Duration `json:"max_ms"`
+	RPS            float64  `json:"rps"`
+	rps            float64  // unrounded RPS, for comparisons
 }
 
-// TermJSON is one budget row, per request.
-type TermJSON struct {
+// Term is one budget row, per request.
+type Term struct {
 	// Name is the display name: the shortest suffix of AppPath that is
 	// unique among the trace's terms ("ListOrders › query").
 	Name  string `json:"name"`
 	Frame string `json:"frame"`
 	// AppPath is the application call path, outermost first, ending at Frame.
-	AppPath        []string           `json:"app_path"`
-	Mechanism      string             `json:"mechanism"`
-	Kind           string             `json:"kind"`
-	WaitMs         float64            `json:"wait_ms"`
-	SharePct       float64            `json:"share_pct"`
-	CriticalMs     float64            `json:"critical_ms"`
-	CriticalPct    float64            `json:"critical_pct"`
-	FixPotentialMs float64            `json:"fix_potential_ms"`
-	ContentionMs   float64            `json:"contention_ms"`
-	Requests       int                `json:"requests"`
-	CausesMs       map[string]float64 `json:"causes_ms,omitempty"`
-	critical       time.Duration      // unrounded CriticalMs
+	AppPath      []string            `json:"app_path"`
+	Mechanism    string              `json:"mechanism"`
+	Kind         string              `json:"kind"`
+	Wait         Duration            `json:"wait_ms"`
+	SharePct     float64             `json:"share_pct"`
+	Critical     Duration            `json:"critical_ms"`
+	CriticalPct  float64             `json:"critical_pct"`
+	FixPotential Duration            `json:"fix_potential_ms"`
+	Contention   Duration            `json:"contention_ms"`
+	Requests     int                 `json:"requests"`
+	Causes       map[string]Duration `json:"causes_ms,omitempty"`
 }
 
-// CPUJSON is CPU time per request.
-type CPUJSON struct {
-	RunningMs          float64  `json:"running_ms"`
-	RunnableMs         float64  `json:"runnable_ms"`
-	CriticalRunningMs  float64  `json:"critical_running_ms"`
-	CriticalRunnableMs float64  `json:"critical_runnable_ms"`
-	IndependentMs      *float64 `json:"independent_ms"`
-	// unrounded CriticalRunningMs and CriticalRunnableMs
-	critRunning, critRunnable time.Duration
+// CPU is CPU time per request.
+type CPU struct {
+	Running          Duration  `json:"running_ms"`
+	Runnable         Duration  `json:"runnable_ms"`
+	CriticalRunning  Duration  `json:"critical_running_ms"`
+	CriticalRunnable Duration  `json:"critical_runnable_ms"`
+	Independent      *Duration `json:"independent_ms"`
 }
 
-// CoverageJSON says how much of the mean latency each view explains.
-type CoverageJSON struct {
-	WaitSumPct      float64  `json:"wait_sum_pct"`
-	GoroutineSumPct float64  `json:"goroutine_sum_pct"`
-	CriticalPct     float64  `json:"critical_pct"`
-	UnknownMs       float64  `json:"unknown_ms"`
-	IndependentPct  *float64 `json:"independent_pct"`
-	UnexplainedMs   *float64 `json:"unexplained_ms"`
+// Coverage says how much of the mean latency each view explains.
+type Coverage struct {
+	WaitSumPct      float64   `json:"wait_sum_pct"`
+	GoroutineSumPct float64   `json:"goroutine_sum_pct"`
+	CriticalPct     float64   `json:"critical_pct"`
+	Unknown         Duration  `json:"unknown_ms"`
+	IndependentPct  *float64  `json:"independent_pct"`
+	Unexplained     *Duration `json:"unexplained_ms"`
 }
 
-// GroupJSON is one request type.
-type GroupJSON struct {
-	Name        string           `json:"name"`
-	Inferred    bool             `json:"inferred"`
-	Requests    RequestsJSON     `json:"requests"`
-	Terms       []TermJSON       `json:"terms"`
-	CPU         CPUJSON          `json:"cpu"`
-	Coverage    CoverageJSON     `json:"coverage"`
-	Regions     []RegionJSON     `json:"regions"`
-	Predictions []PredictionJSON `json:"predictions"`
-	Throughput  ThroughputJSON   `json:"throughput"`
-	Slowest     *PathJSON        `json:"slowest_path,omitempty"`
-	Median      *PathJSON        `json:"median_path,omitempty"`
+// Group is one request type.
+type Group struct {
+	Name        string       `json:"name"`
+	Inferred    bool         `json:"inferred"`
+	Requests    Requests     `json:"requests"`
+	Terms       []Term       `json:"terms"`
+	CPU         CPU          `json:"cpu"`
+	Coverage    Coverage     `json:"coverage"`
+	Regions     []Region     `json:"regions"`
+	Predictions []Prediction `json:"predictions"`
+	Throughput  Throughput   `json:"throughput"`
+	Slowest     *Path        `json:"slowest_path,omitempty"`
+	Median      *Path        `json:"median_path,omitempty"`
 	forks       bool
 	cov         budget.Coverage
 }
 
-// RegionJSON is time inside a runtime/trace region, per request.
-type RegionJSON struct {
-	Name       string  `json:"name"`
-	WallMs     float64 `json:"wall_ms"`
-	WallPct    float64 `json:"wall_pct"`
-	CPUSamples int     `json:"cpu_samples"`
-	CPUPct     float64 `json:"cpu_pct"`
+// Region is time inside a runtime/trace region, per request.
+type Region struct {
+	Name       string   `json:"name"`
+	Wall       Duration `json:"wall_ms"`
+	WallPct    float64  `json:"wall_pct"`
+	CPUSamples int      `json:"cpu_samples"`
+	CPUPct     float64  `json:"cpu_pct"`
 }
 
-// PredictionJSON is one what-if.
-type PredictionJSON struct {
+// Prediction is one what-if.
+type Prediction struct {
 	Spec string `json:"spec"`
 	// MeanMs is the predicted mean: the simulated one, or when the capped
 	// throughput cannot serve the clients at it, clients / rps (Little's
 	// law for a closed model: the requests queue at the cap).
-	MeanMs   float64 `json:"mean_ms"`
-	P99Ms    float64 `json:"p99_ms"` // 0 when the requests queue: not predicted
-	DeltaPct float64 `json:"delta_pct"`
-	RPS      float64 `json:"rps"`
-	Limit    string  `json:"limit"`
+	Mean     Duration `json:"mean_ms"`
+	P99      Duration `json:"p99_ms"` // 0 when the requests queue: not predicted
+	DeltaPct float64  `json:"delta_pct"`
+	RPS      float64  `json:"rps"`
+	Limit    string   `json:"limit"`
 	// SimulatedMeanMs is the mean of the requests' re-simulated timelines;
 	// QueueMs is what MeanMs adds to it for the queue at the cap.
-	SimulatedMeanMs float64 `json:"simulated_mean_ms"`
-	QueueMs         float64 `json:"queue_ms"`
-	// unrounded MeanMs, P99Ms and RPS
-	mean, p99 time.Duration
-	rps       float64
+	SimulatedMean Duration `json:"simulated_mean_ms"`
+	Queue         Duration `json:"queue_ms"`
+	rps           float64  // unrounded RPS, for comparisons
 }
 
-// ThroughputJSON states the closed-model inputs used for rps predictions.
-type ThroughputJSON struct {
-	Clients          float64 `json:"clients"`
-	ClientsEstimated bool    `json:"clients_estimated"`
-	Cores            float64 `json:"cores"`
-	CPUPerRequestMs  float64 `json:"cpu_per_request_ms"`
-	CPUCapRPS        float64 `json:"cpu_cap_rps"`
-	Pool             int     `json:"pool,omitempty"`
-	PoolHoldMs       float64 `json:"pool_hold_ms,omitempty"`
-	PoolCapRPS       float64 `json:"pool_cap_rps,omitempty"`
-	MeasuredRPS      float64 `json:"measured_rps"`
-	PredictedRPS     float64 `json:"predicted_rps"`
+// Throughput states the closed-model inputs used for rps predictions.
+type Throughput struct {
+	Clients          float64  `json:"clients"`
+	ClientsEstimated bool     `json:"clients_estimated"`
+	Cores            float64  `json:"cores"`
+	CPUPerRequest    Duration `json:"cpu_per_request_ms"`
+	CPUCapRPS        float64  `json:"cpu_cap_rps"`
+	Pool             int      `json:"pool,omitempty"`
+	PoolHold         Duration `json:"pool_hold_ms,omitempty"`
+	PoolCapRPS       float64  `json:"pool_cap_rps,omitempty"`
+	MeasuredRPS      float64  `json:"measured_rps"`
+	PredictedRPS     float64  `json:"predicted_rps"`
 }
 
-// PathJSON is a critical path, in time order.
-type PathJSON struct {
-	Task       uint64        `json:"task"`
-	LatencyMs  float64       `json:"latency_ms"`
-	Goroutines int           `json:"goroutines"`
-	Segments   []SegmentJSON `json:"segments"`
+// Path is a critical path, in time order.
+type Path struct {
+	Task       uint64    `json:"task"`
+	Latency    Duration  `json:"latency_ms"`
+	Goroutines int       `json:"goroutines"`
+	Segments   []Segment `json:"segments"`
 }
 
-// SegmentJSON is one piece of a critical path.
-type SegmentJSON struct {
-	StartMs    float64 `json:"start_ms"` // from the request's start
-	DurMs      float64 `json:"dur_ms"`
-	Goroutine  int64   `json:"goroutine"`
-	Kind       string  `json:"kind"`
-	Term       string  `json:"term,omitempty"`
-	Borrowed   bool    `json:"borrowed,omitempty"`
-	Contention bool    `json:"contention,omitempty"`
-	Unknown    bool    `json:"unknown,omitempty"`
+// Segment is one piece of a critical path.
+type Segment struct {
+	Start      Duration `json:"start_ms"` // from the request's start
+	Dur        Duration `json:"dur_ms"`
+	Goroutine  int64    `json:"goroutine"`
+	Kind       string   `json:"kind"`
+	Term       string   `json:"term,omitempty"`
+	Borrowed   bool     `json:"borrowed,omitempty"`
+	Contention bool     `json:"contention,omitempty"`
+	Unknown    bool     `json:"unknown,omitempty"`
 }
 
-// FindingJSON is a finding.
-type FindingJSON struct {
+// Finding is a finding.
+type Finding struct {
 	Kind   string `json:"kind"`
 	Group  string `json:"group,omitempty"`
 	Text   string `json:"text"`

@@ -4,17 +4,14 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestCompare(t *testing.T) {
-	before := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 160, P99Ms: 170},
-		Predictions: []PredictionJSON{{Spec: "overlap=a,b", MeanMs: 106, P99Ms: 116, RPS: 188}, {Spec: "remove=c", MeanMs: 159, RPS: 125}},
-		Terms:       []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 50}}}}}
-	after := &Report{Groups: []GroupJSON{{Name: "request", Requests: RequestsJSON{Count: 10, MeanMs: 108, P99Ms: 120, RPS: 184},
-		Terms: []TermJSON{{Frame: "main.a", Kind: "select", CriticalMs: 100}, {Frame: "main.b", Kind: "network", CriticalMs: 0}}}}}
-	fillTyped(before)
-	fillTyped(after)
+	before := &Report{Groups: []Group{{Name: "request", Requests: Requests{Count: 10, Mean: msd(160), P99: msd(170)},
+		Predictions: []Prediction{{Spec: "overlap=a,b", Mean: msd(106), P99: msd(116), RPS: 188}, {Spec: "remove=c", Mean: msd(159), RPS: 125}},
+		Terms:       []Term{{Frame: "main.a", Kind: "select", Critical: msd(100)}, {Frame: "main.b", Kind: "network", Critical: msd(50)}}}}}
+	after := &Report{Groups: []Group{{Name: "request", Requests: Requests{Count: 10, Mean: msd(108), P99: msd(120), RPS: 184},
+		Terms: []Term{{Frame: "main.a", Kind: "select", Critical: msd(100)}, {Frame: "main.b", Kind: "network", Critical: msd(0)}}}}}
 	c, err := Compare(before, after, DefaultMissPct)
 	if err != nil {
 		t.Fatal(err)
@@ -28,14 +25,14 @@ func TestCompare(t *testing.T) {
 	if len(c.Misses()) != 1 {
 		t.Errorf("Misses() = %d, want 1", len(c.Misses()))
 	}
-	if d := c.Terms[0]; d.Frame != "main.b" || d.DeltaMs != -50 {
+	if d := c.Terms[0]; d.Frame != "main.b" || d.Delta.Ms() != -50 {
 		t.Errorf("largest term change = %+v, want main.b −50 ms", d)
 	}
 	var sb strings.Builder
 	if err := c.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "MISS by +51.0 ms") {
 		t.Errorf("text: %v\n%s", err, sb.String())
 	}
-	other := &Report{Groups: []GroupJSON{{Name: "other"}}}
+	other := &Report{Groups: []Group{{Name: "other"}}}
 	if _, err := Compare(before, other, 5); err == nil || !strings.Contains(err.Error(), `"request"`) {
 		t.Errorf("different request types: err = %v", err)
 	}
@@ -50,25 +47,5 @@ func TestStddev(t *testing.T) {
 	}
 }
 
-// fillTyped sets a hand-made report's unrounded values from its printed
-// ones, as Build sets both from the analysis.
-func fillTyped(r *Report) {
-	d := func(ms float64) time.Duration { return time.Duration(ms * 1e6) }
-	for i := range r.Groups {
-		g := &r.Groups[i]
-		g.Requests.mean, g.Requests.p99, g.Requests.rps = d(g.Requests.MeanMs), d(g.Requests.P99Ms), g.Requests.RPS
-		g.CPU.critRunning, g.CPU.critRunnable = d(g.CPU.CriticalRunningMs), d(g.CPU.CriticalRunnableMs)
-		for j := range g.Predictions {
-			p := &g.Predictions[j]
-			p.mean, p.p99, p.rps = d(p.MeanMs), d(p.P99Ms), p.RPS
-		}
-		fillTerms(g.Terms)
-	}
-}
-
-// fillTerms sets hand-made terms' unrounded critical time.
-func fillTerms(ts []TermJSON) {
-	for i := range ts {
-		ts[i].critical = time.Duration(ts[i].CriticalMs * 1e6)
-	}
-}
+// msd is a Duration of x milliseconds, for hand-made reports.
+func msd(x float64) Duration { return Duration(x * 1e6) }

@@ -24,7 +24,7 @@ func (r *Report) writeAny(w io.Writer, v any) error {
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Trace
-	ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.DurationMs, t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
 	if t.AppRule != "" {
 		ew.printf("%s\n", t.AppRule)
 	}
@@ -39,7 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	r.writeOutside(ew)
-	var notes []FindingJSON
+	var notes []Finding
 	for _, f := range r.Findings {
 		if !f.Refuse {
 			notes = append(notes, f)
@@ -54,7 +54,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	return ew.err
 }
 
-func refused(fs []FindingJSON, group string) bool {
+func refused(fs []Finding, group string) bool {
 	for _, f := range fs {
 		if f.Refuse && (f.Group == "" || f.Group == group) {
 			return true
@@ -63,7 +63,7 @@ func refused(fs []FindingJSON, group string) bool {
 	return false
 }
 
-func (r *Report) writeGroup(ew *errWriter, g *GroupJSON) {
+func (r *Report) writeGroup(ew *errWriter, g *Group) {
 	q := g.Requests
 	kind := "requests"
 	if g.Inferred {
@@ -73,7 +73,7 @@ func (r *Report) writeGroup(ew *errWriter, g *GroupJSON) {
 	if q.Count == 0 {
 		return
 	}
-	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.MeanMs, q.P50Ms, q.P90Ms, q.P99Ms, q.MaxMs)
+	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms())
 	r.writeBudget(ew, g)
 	if r.tree {
 		r.writeTree(ew, g)
@@ -85,42 +85,42 @@ func (r *Report) writeGroup(ew *errWriter, g *GroupJSON) {
 	}
 }
 
-func (r *Report) writeBudget(ew *errWriter, g *GroupJSON) {
+func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	ew.printf("\nper request, ms           goroutine time = wait sum; critical = on the critical path\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
-	var folded TermJSON
+	var folded Term
 	nFolded := 0
 	for _, t := range g.Terms {
 		// Fold small terms; without latencies (a JVM recording counted by
 		// --requests) shares are unknown, so nothing is folded.
-		if g.Requests.MeanMs > 0 && t.SharePct < r.minShare && t.CriticalPct < r.minShare {
-			folded.WaitMs += t.WaitMs
-			folded.CriticalMs += t.CriticalMs
+		if g.Requests.Mean.Ms() > 0 && t.SharePct < r.minShare && t.CriticalPct < r.minShare {
+			folded.Wait += t.Wait
+			folded.Critical += t.Critical
 			folded.SharePct += t.SharePct
 			nFolded++
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
-			t.WaitMs, t.SharePct, t.CriticalMs, t.FixPotentialMs, t.Requests, g.Requests.Count, causes(t))
+			t.Wait.Ms(), t.SharePct, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count, causes(t))
 	}
 	if nFolded > 0 {
-		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.WaitMs, folded.SharePct, folded.CriticalMs)
+		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
 	}
 	c := g.CPU
-	mean := g.Requests.MeanMs
-	fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.RunningMs, pct(c.RunningMs, mean), c.CriticalRunningMs)
-	fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.RunnableMs, pct(c.RunnableMs, mean), c.CriticalRunnableMs)
-	if g.Coverage.UnknownMs > 0 {
-		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.UnknownMs)
+	mean := g.Requests.Mean.Ms()
+	fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+	fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
+	if g.Coverage.Unknown.Ms() > 0 {
+		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.Unknown.Ms())
 	}
 	fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
 	tw.Flush()
 	cv := g.Coverage
 	ew.printf("waits are %.1f%% of the mean (goroutine time)", cv.WaitSumPct)
 	switch {
-	case c.IndependentMs != nil:
-		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)", c.CriticalRunnableMs, *c.IndependentMs, *cv.IndependentPct, *cv.UnexplainedMs)
+	case c.Independent != nil:
+		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)", c.CriticalRunnable.Ms(), c.Independent.Ms(), *cv.IndependentPct, cv.Unexplained.Ms())
 		if r.Trace.CPUSource == "agent-log" {
 			ew.printf("; CPU from the agent's counter log in the trace")
 		}
@@ -160,8 +160,8 @@ func nameOr(s, d string) string {
 }
 
 // causes names what was really happening when it differs from the wait's kind.
-func causes(t TermJSON) string {
-	if len(t.CausesMs) == 0 || (len(t.CausesMs) == 1 && t.CausesMs[t.Kind] > 0) {
+func causes(t Term) string {
+	if len(t.Causes) == 0 || (len(t.Causes) == 1 && t.Causes[t.Kind] > 0) {
 		return ""
 	}
 	type kv struct {
@@ -169,8 +169,8 @@ func causes(t TermJSON) string {
 		v float64
 	}
 	var cs []kv
-	for k, v := range t.CausesMs {
-		if v >= 0.01 {
+	for k, d := range t.Causes {
+		if v := d.Ms(); v >= 0.01 {
 			cs = append(cs, kv{k, v})
 		}
 	}
@@ -189,7 +189,7 @@ func pct(x, of float64) float64 {
 	return 100 * x / of
 }
 
-func (r *Report) writePredictions(ew *errWriter, g *GroupJSON) {
+func (r *Report) writePredictions(ew *errWriter, g *Group) {
 	if len(g.Predictions) == 0 {
 		return
 	}
@@ -201,24 +201,24 @@ func (r *Report) writePredictions(ew *errWriter, g *GroupJSON) {
 	ew.printf("\npredictions (closed model: %.3g clients%s; CPU cap %.0f/s from %.3g cores)\n", tp.Clients, est, tp.CPUCapRPS, tp.Cores)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
-	fmt.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.MeanMs, g.Requests.P99Ms, tp.MeasuredRPS)
+	fmt.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.Mean.Ms(), g.Requests.P99.Ms(), tp.MeasuredRPS)
 	for _, p := range g.Predictions {
-		p99 := fmt.Sprintf("%.2f", p.P99Ms)
+		p99 := fmt.Sprintf("%.2f", p.P99.Ms())
 		limit := p.Limit
-		if p.QueueMs > 0 {
+		if p.Queue.Ms() > 0 {
 			p99 = "n/a"
-			limit += fmt.Sprintf(", +%.2f ms queued", p.QueueMs)
+			limit += fmt.Sprintf(", +%.2f ms queued", p.Queue.Ms())
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.MeanMs, p.DeltaPct, p99, p.RPS, limit)
+		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.Mean.Ms(), p.DeltaPct, p99, p.RPS, limit)
 	}
 	tw.Flush()
 }
 
-func writePath(ew *errWriter, label string, p *PathJSON) {
+func writePath(ew *errWriter, label string, p *Path) {
 	if p == nil {
 		return
 	}
-	ew.printf("\ncritical path of the %s request (task %d, %.2f ms, %d goroutines):\n", label, p.Task, p.LatencyMs, p.Goroutines)
+	ew.printf("\ncritical path of the %s request (task %d, %.2f ms, %d goroutines):\n", label, p.Task, p.Latency.Ms(), p.Goroutines)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, r := range pathRows(p.Segments) {
 		if r.pieces > 1 {
@@ -241,10 +241,10 @@ type pathRow struct {
 // 10 µs are left out, and consecutive rows that say the same thing on the
 // same goroutine (running, then a 5 µs wait, then running) are one row:
 // its duration is the sum of the pieces', its start the first's.
-func pathRows(segs []SegmentJSON) []pathRow {
+func pathRows(segs []Segment) []pathRow {
 	var out []pathRow
 	for _, s := range segs {
-		if s.DurMs < 0.01 && len(segs) > 12 {
+		if s.Dur.Ms() < 0.01 && len(segs) > 12 {
 			continue
 		}
 		what := s.Kind
@@ -258,11 +258,11 @@ func pathRows(segs []SegmentJSON) []pathRow {
 			what += " (held by another request)"
 		}
 		if n := len(out); n > 0 && out[n-1].g == s.Goroutine && out[n-1].what == what {
-			out[n-1].durMs += s.DurMs
+			out[n-1].durMs += s.Dur.Ms()
 			out[n-1].pieces++
 			continue
 		}
-		out = append(out, pathRow{startMs: s.StartMs, durMs: s.DurMs, g: s.Goroutine, what: what, pieces: 1})
+		out = append(out, pathRow{startMs: s.Start.Ms(), durMs: s.Dur.Ms(), g: s.Goroutine, what: what, pieces: 1})
 	}
 	return out
 }
@@ -278,7 +278,7 @@ func (r *Report) writeOutside(ew *errWriter) {
 	sort.Slice(keys, func(i, j int) bool { return r.Outside[keys[i]] > r.Outside[keys[j]] })
 	ew.printf("\noutside any request (totals over the trace, never divided by requests):")
 	for _, k := range keys {
-		ew.printf("  %s %.1f ms", k, r.Outside[k])
+		ew.printf("  %s %.1f ms", k, r.Outside[k].Ms())
 	}
 	ew.printf("\n")
 }

@@ -36,7 +36,7 @@ func (n *CallNode) child(key, label string) *CallNode {
 }
 
 // CallTree rolls a group's terms up by call path.
-func CallTree(terms []TermJSON) *CallNode {
+func CallTree(terms []Term) *CallNode {
 	root := &CallNode{}
 	for _, t := range terms {
 		n := root
@@ -57,8 +57,8 @@ func CallTree(terms []TermJSON) *CallNode {
 		}
 		n = n.child("\x00"+t.Mechanism+"\x00"+t.Kind, leaf)
 		n.Kind = t.Kind
-		n.Critical += t.CriticalMs
-		n.Wait += t.WaitMs
+		n.Critical += t.Critical.Ms()
+		n.Wait += t.Wait.Ms()
 	}
 	root.sum()
 	return root
@@ -85,7 +85,7 @@ func (n *CallNode) sum() {
 }
 
 // writeTree prints the group's waits rolled up by call path (--tree).
-func (r *Report) writeTree(ew *errWriter, g *GroupJSON) {
+func (r *Report) writeTree(ew *errWriter, g *Group) {
 	root := CallTree(g.Terms)
 	if len(root.Children) == 0 {
 		return

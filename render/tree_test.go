@@ -6,16 +6,15 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestCallTree(t *testing.T) {
-	terms := []TermJSON{
-		{AppPath: []string{"main.GetUser", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", CriticalMs: 4, WaitMs: 4},
-		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", CriticalMs: 45, WaitMs: 45},
-		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "sync.(*Mutex).Lock", Kind: "sync", CriticalMs: 1, WaitMs: 2},
-		{AppPath: []string{"main.ListOrders"}, Kind: "sleep", CriticalMs: 0.5, WaitMs: 0.5},
-		{AppPath: []string{}, Mechanism: "net/http.(*persistConn).readLoop", Kind: "network", CriticalMs: 0, WaitMs: 3},
+	terms := []Term{
+		{AppPath: []string{"main.GetUser", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", Critical: msd(4), Wait: msd(4)},
+		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "net.(*netFD).Read", Kind: "network", Critical: msd(45), Wait: msd(45)},
+		{AppPath: []string{"main.ListOrders", "acme/store.(*Store).query"}, Mechanism: "sync.(*Mutex).Lock", Kind: "sync", Critical: msd(1), Wait: msd(2)},
+		{AppPath: []string{"main.ListOrders"}, Kind: "sleep", Critical: msd(0.5), Wait: msd(0.5)},
+		{AppPath: []string{}, Mechanism: "net/http.(*persistConn).readLoop", Kind: "network", Critical: msd(0), Wait: msd(3)},
 	}
 	root := CallTree(terms)
 	var check func(n *CallNode)
@@ -38,7 +37,7 @@ func TestCallTree(t *testing.T) {
 		t.Errorf("root %v, first child %q %v", root.Critical, root.Children[0].Label, root.Children[0].Critical)
 	}
 	var buf bytes.Buffer
-	(&Report{}).writeTree(&errWriter{w: &buf}, &GroupJSON{Terms: terms})
+	(&Report{}).writeTree(&errWriter{w: &buf}, &Group{Terms: terms})
 	if !strings.Contains(buf.String(), "  main.ListOrders\n") || !strings.Contains(buf.String(), "      [net.(*netFD).Read, network]\n") {
 		t.Errorf("text:\n%s", buf.String())
 	}
@@ -64,17 +63,17 @@ func TestCallTree(t *testing.T) {
 }
 
 func TestPathRows(t *testing.T) {
-	var segs []SegmentJSON
+	var segs []Segment
 	at := 0.0
 	for i := range 30 { // running pieces split by 5 µs waits, then a wait
-		segs = append(segs, SegmentJSON{StartMs: at, DurMs: 0.5, Goroutine: 7, Kind: "running"})
+		segs = append(segs, Segment{Start: msd(at), Dur: msd(0.5), Goroutine: 7, Kind: "running"})
 		at += 0.5
 		if i < 29 {
-			segs = append(segs, SegmentJSON{StartMs: at, DurMs: 0.005, Goroutine: 7, Kind: "runnable"})
+			segs = append(segs, Segment{Start: msd(at), Dur: msd(0.005), Goroutine: 7, Kind: "runnable"})
 			at += 0.005
 		}
 	}
-	segs = append(segs, SegmentJSON{StartMs: at, DurMs: 20, Goroutine: 7, Kind: "network", Term: "main.query [net.(*netFD).Read, network]"})
+	segs = append(segs, Segment{Start: msd(at), Dur: msd(20), Goroutine: 7, Kind: "network", Term: "main.query [net.(*netFD).Read, network]"})
 	rows := pathRows(segs)
 	if len(rows) != 2 || rows[0].pieces != 30 || math.Abs(rows[0].durMs-15) > 1e-9 || rows[0].what != "running" || rows[1].durMs != 20 {
 		t.Errorf("rows = %+v", rows)
@@ -85,20 +84,18 @@ func TestPathRows(t *testing.T) {
 // by its innermost frame when that is unique on both sides.
 func TestTermDeltas(t *testing.T) {
 	q := "acme/store.(*Store).query"
-	before := []TermJSON{
-		{Name: "getUser › query", Frame: q, AppPath: []string{"main.getUser", q}, Kind: "network", CriticalMs: 4.67},
-		{Name: "listOrders › query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", CriticalMs: 40},
-		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle", "main.callUpstream"}, Kind: "select", CriticalMs: 100},
+	before := []Term{
+		{Name: "getUser › query", Frame: q, AppPath: []string{"main.getUser", q}, Kind: "network", Critical: msd(4.67)},
+		{Name: "listOrders › query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", Critical: msd(40)},
+		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle", "main.callUpstream"}, Kind: "select", Critical: msd(100)},
 	}
-	after := []TermJSON{ // getUser removed; the upstream call moved into a goroutine
-		{Name: "store.(*Store).query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", CriticalMs: 40.5},
-		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle.func1", "main.callUpstream"}, Kind: "select", CriticalMs: 101},
+	after := []Term{ // getUser removed; the upstream call moved into a goroutine
+		{Name: "store.(*Store).query", Frame: q, AppPath: []string{"main.listOrders", q}, Kind: "network", Critical: msd(40.5)},
+		{Name: "main.callUpstream", Frame: "main.callUpstream", AppPath: []string{"main.handle.func1", "main.callUpstream"}, Kind: "select", Critical: msd(101)},
 	}
-	fillTerms(before)
-	fillTerms(after)
 	got := map[string][2]float64{}
-	for _, d := range termDeltas(before, after, CPUJSON{critRunning: time.Millisecond}, CPUJSON{critRunning: time.Millisecond, critRunnable: 26 * time.Millisecond}) {
-		got[d.Name] = [2]float64{d.BeforeMs, d.AfterMs}
+	for _, d := range termDeltas(before, after, CPU{CriticalRunning: msd(1)}, CPU{CriticalRunning: msd(1), CriticalRunnable: msd(26)}) {
+		got[d.Name] = [2]float64{d.Before.Ms(), d.After.Ms()}
 	}
 	want := map[string][2]float64{"getUser › query": {4.67, 0}, "listOrders › query": {40, 40.5}, "main.callUpstream": {100, 101},
 		"running (on CPU as Go sees it)": {1, 1}, "runnable (scheduler wait)": {0, 26}}

@@ -22,8 +22,8 @@ func page(res *Result, med map[string]*ModeRun, checks []lab.Check) ([]byte, err
 		}
 	}
 	p.Facts = []htmlreport.Fact{
-		{Name: "serial mean", Value: fmt.Sprintf("%.1f ms", group(med["serial"]).Requests.MeanMs)},
-		{Name: "concurrent mean", Value: fmt.Sprintf("%.1f ms", group(med["concurrent"]).Requests.MeanMs)},
+		{Name: "serial mean", Value: fmt.Sprintf("%.1f ms", group(med["serial"]).Requests.Mean.Ms())},
+		{Name: "concurrent mean", Value: fmt.Sprintf("%.1f ms", group(med["concurrent"]).Requests.Mean.Ms())},
 		{Name: "checks", Value: fmt.Sprintf("%d of %d passed", pass, len(checks))},
 	}
 	for _, pc := range res.Predictions {

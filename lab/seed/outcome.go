@@ -90,9 +90,9 @@ func medianRun(runs []*ModeRun, mode string) int {
 	return idx[len(idx)/2]
 }
 
-func group(r *ModeRun) *render.GroupJSON {
+func group(r *ModeRun) *render.Group {
 	if len(r.Report.Groups) == 0 {
-		return &render.GroupJSON{}
+		return &render.Group{}
 	}
 	return &r.Report.Groups[0]
 }
@@ -104,8 +104,8 @@ func disagreement(b *strings.Builder, serial *ModeRun) []RegionShare {
 	for _, s := range segments {
 		for _, r := range g.Regions {
 			if r.Name == s {
-				out = append(out, RegionShare{Segment: s, WallPct: r.WallMs, CPUPct: float64(r.CPUSamples)})
-				wall += r.WallMs
+				out = append(out, RegionShare{Segment: s, WallPct: r.Wall.Ms(), CPUPct: float64(r.CPUSamples)})
+				wall += r.Wall.Ms()
 				cpu += float64(r.CPUSamples)
 			}
 		}
@@ -175,7 +175,7 @@ func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
 			if t.Frame == "" {
 				name = fmt.Sprintf("(no app frame) (%s, %s)", frame.Short(t.Mechanism), t.Kind)
 			}
-			add(m, name, t.WaitMs, t.CriticalMs)
+			add(m, name, t.Wait.Ms(), t.Critical.Ms())
 		}
 	}
 	var list []*row
@@ -203,15 +203,15 @@ func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
 	}
 	for _, line := range []struct {
 		name string
-		f    func(g *render.GroupJSON) string
+		f    func(g *render.Group) string
 	}{
-		{"running (CPU as Go sees it)", func(g *render.GroupJSON) string {
-			return fmt.Sprintf("%.2f / %.2f", g.CPU.RunningMs, g.CPU.CriticalRunningMs)
+		{"running (CPU as Go sees it)", func(g *render.Group) string {
+			return fmt.Sprintf("%.2f / %.2f", g.CPU.Running.Ms(), g.CPU.CriticalRunning.Ms())
 		}},
-		{"runnable (scheduler wait)", func(g *render.GroupJSON) string {
-			return fmt.Sprintf("%.2f / %.2f", g.CPU.RunnableMs, g.CPU.CriticalRunnableMs)
+		{"runnable (scheduler wait)", func(g *render.Group) string {
+			return fmt.Sprintf("%.2f / %.2f", g.CPU.Runnable.Ms(), g.CPU.CriticalRunnable.Ms())
 		}},
-		{"**waits sum / mean**", func(g *render.GroupJSON) string {
+		{"**waits sum / mean**", func(g *render.Group) string {
 			return fmt.Sprintf("**%.1f %%** / %.1f %%", g.Coverage.WaitSumPct, g.Coverage.CriticalPct)
 		}},
 	} {
@@ -224,13 +224,13 @@ func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
 	b.WriteString("\nOnce a request forks (concurrent, fixed), the sum of waits exceeds the mean and stops being a decomposition; the critical path still adds up to 100 %.\n\n")
 }
 
-func prediction(r *ModeRun, spec string) (render.PredictionJSON, bool) {
+func prediction(r *ModeRun, spec string) (render.Prediction, bool) {
 	for _, p := range group(r).Predictions {
 		if p.Spec == spec {
 			return p, true
 		}
 	}
-	return render.PredictionJSON{}, false
+	return render.Prediction{}, false
 }
 
 func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCheck {
@@ -238,19 +238,19 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCh
 	s, c, f := med["serial"], med["concurrent"], med["fixed"]
 	gs, gc, gf := group(s), group(c), group(f)
 	if p, ok := prediction(s, SerialPredictions[0]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.MeanMs, MeasuredMs: gc.Requests.MeanMs,
-			ErrorPct: errPct(p.MeanMs, gc.Requests.MeanMs), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
-			PredictedGain: gain(gs.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gs.Requests.MeanMs, gc.Requests.MeanMs)})
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.Mean.Ms(), MeasuredMs: gc.Requests.Mean.Ms(),
+			ErrorPct: errPct(p.Mean.Ms(), gc.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
+			PredictedGain: gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gs.Requests.Mean.Ms(), gc.Requests.Mean.Ms())})
 	}
 	if p, ok := prediction(s, SerialPredictions[1]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.MeanMs,
-			MeasuredMs: gf.Requests.MeanMs, PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: gain(gs.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gc.Requests.MeanMs, gf.Requests.MeanMs)})
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.Mean.Ms(),
+			MeasuredMs: gf.Requests.Mean.Ms(), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
+			PredictedGain: gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
 	}
 	if p, ok := prediction(c, ConcurrentPredictions[0]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.MeanMs, MeasuredMs: gf.Requests.MeanMs,
-			ErrorPct: errPct(p.MeanMs, gf.Requests.MeanMs), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: gain(gc.Requests.MeanMs, p.MeanMs), MeasuredGain: gain(gc.Requests.MeanMs, gf.Requests.MeanMs)})
+		out = append(out, PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.Mean.Ms(), MeasuredMs: gf.Requests.Mean.Ms(),
+			ErrorPct: errPct(p.Mean.Ms(), gf.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
+			PredictedGain: gain(gc.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
 	}
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU).\n\n")
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -272,13 +272,13 @@ func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
 		g := group(med[m])
 		var crit float64
 		for _, t := range g.Terms {
-			crit += t.CriticalMs
+			crit += t.Critical.Ms()
 		}
 		cov, un, ind := "—", "—", "—"
 		if g.Coverage.IndependentPct != nil {
-			cov, un, ind = fmt.Sprintf("%.1f %%", *g.Coverage.IndependentPct), fmt.Sprintf("%.2f", *g.Coverage.UnexplainedMs), fmt.Sprintf("%.2f", *g.CPU.IndependentMs)
+			cov, un, ind = fmt.Sprintf("%.1f %%", *g.Coverage.IndependentPct), fmt.Sprintf("%.2f", g.Coverage.Unexplained.Ms()), fmt.Sprintf("%.2f", g.CPU.Independent.Ms())
 		}
-		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", m, g.Requests.MeanMs, crit, g.CPU.CriticalRunnableMs, ind, cov, un)
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", m, g.Requests.Mean.Ms(), crit, g.CPU.CriticalRunnable.Ms(), ind, cov, un)
 	}
 	b.WriteString("\n")
 }
@@ -304,7 +304,7 @@ func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 			// Two separate runs differ by noise: allow two standard errors
 			// of the difference of their means on top of the 3 %.
 			gf := group(med["fixed"])
-			noise := 200 * math.Sqrt(se2(gc.Requests)+se2(gf.Requests)) / gc.Requests.MeanMs
+			noise := 200 * math.Sqrt(se2(gc.Requests)+se2(gf.Requests)) / gc.Requests.Mean.Ms()
 			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (+ %.1f noise)", noise), p.MeasuredGain, p.MeasuredGain < 3+noise)
 		}
 	}
@@ -358,11 +358,11 @@ func cores() int { return runtime.NumCPU() }
 func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
 
 // se2 is the squared standard error of a mean latency.
-func se2(r render.RequestsJSON) float64 {
+func se2(r render.Requests) float64 {
 	if r.Count < 2 {
 		return 0
 	}
-	return r.StdDevMs * r.StdDevMs / float64(r.Count)
+	return r.StdDev.Ms() * r.StdDev.Ms() / float64(r.Count)
 }
 
 func pct(x, of float64) float64 {

@@ -16,8 +16,8 @@ const (
 )
 
 // budgetSection draws goroutine time against critical-path time per term.
-func budgetSection(g *render.GroupJSON, opts Options) Section {
-	mean := g.Requests.MeanMs
+func budgetSection(g *render.Group, opts Options) Section {
+	mean := g.Requests.Mean.Ms()
 	rows, kinds := budgetRows(g, opts)
 	chart := BarChart{
 		Label: "latency budget per request", Unit: "ms per request (mean over " + plural(g.Requests.Count, "request") + ")",
@@ -42,8 +42,8 @@ func budgetSection(g *render.GroupJSON, opts Options) Section {
 		Intro: "Each term is an application frame, the mechanism beneath it and the kind of wait. The pale bar is goroutine time (every goroutine of the request, so parallel waits count more than once); the solid bar is the time the term spent on the critical path, which tiles the latency exactly."}
 }
 
-func budgetRows(g *render.GroupJSON, opts Options) ([]BarRow, []string) {
-	mean := g.Requests.MeanMs
+func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
+	mean := g.Requests.Mean.Ms()
 	var rows []BarRow
 	seen := map[string]bool{}
 	var kinds []string
@@ -53,34 +53,34 @@ func budgetRows(g *render.GroupJSON, opts Options) ([]BarRow, []string) {
 			kinds = append(kinds, k)
 		}
 	}
-	var folded render.TermJSON
+	var folded render.Term
 	nFolded := 0
 	for _, t := range g.Terms {
 		if len(rows) >= opts.MaxTerms || t.SharePct < opts.MinShare && t.CriticalPct < opts.MinShare {
-			folded.WaitMs += t.WaitMs
-			folded.CriticalMs += t.CriticalMs
+			folded.Wait += t.Wait
+			folded.Critical += t.Critical
 			nFolded++
 			continue
 		}
 		c := KindColor(t.Kind)
 		addKind(t.Kind)
-		rows = append(rows, BarRow{Label: termLabel(t), Note: termNote(t), Values: []float64{t.WaitMs, t.CriticalMs},
-			Colors: []string{c, c}, Texts: []string{withPct(t.WaitMs, mean), withPct(t.CriticalMs, mean)}, Tip: termTip(t, g.Requests.Count)})
+		rows = append(rows, BarRow{Label: termLabel(t), Note: termNote(t), Values: []float64{t.Wait.Ms(), t.Critical.Ms()},
+			Colors: []string{c, c}, Texts: []string{withPct(t.Wait.Ms(), mean), withPct(t.Critical.Ms(), mean)}, Tip: termTip(t, g.Requests.Count)})
 	}
 	if nFolded > 0 {
 		rows = append(rows, BarRow{Label: fmt.Sprintf("(%d smaller terms)", nFolded), Note: "each under " + fmtPct(opts.MinShare) + " of the mean",
-			Values: []float64{folded.WaitMs, folded.CriticalMs}, Colors: []string{colorFolded, colorFolded},
-			Texts: []string{withPct(folded.WaitMs, mean), withPct(folded.CriticalMs, mean)}})
+			Values: []float64{folded.Wait.Ms(), folded.Critical.Ms()}, Colors: []string{colorFolded, colorFolded},
+			Texts: []string{withPct(folded.Wait.Ms(), mean), withPct(folded.Critical.Ms(), mean)}})
 	}
 	c := g.CPU
 	rows = append(rows,
-		BarRow{Label: "running", Note: "on CPU, as the Go scheduler sees it", Values: []float64{c.RunningMs, c.CriticalRunningMs},
-			Colors: []string{KindColor("running"), KindColor("running")}, Texts: []string{withPct(c.RunningMs, mean), withPct(c.CriticalRunningMs, mean)}},
-		BarRow{Label: "runnable", Note: "ready, waiting for a P (scheduler latency)", Values: []float64{c.RunnableMs, c.CriticalRunnableMs},
-			Colors: []string{KindColor("runnable"), KindColor("runnable")}, Texts: []string{withPct(c.RunnableMs, mean), withPct(c.CriticalRunnableMs, mean)}})
+		BarRow{Label: "running", Note: "on CPU, as the Go scheduler sees it", Values: []float64{c.Running.Ms(), c.CriticalRunning.Ms()},
+			Colors: []string{KindColor("running"), KindColor("running")}, Texts: []string{withPct(c.Running.Ms(), mean), withPct(c.CriticalRunning.Ms(), mean)}},
+		BarRow{Label: "runnable", Note: "ready, waiting for a P (scheduler latency)", Values: []float64{c.Runnable.Ms(), c.CriticalRunnable.Ms()},
+			Colors: []string{KindColor("runnable"), KindColor("runnable")}, Texts: []string{withPct(c.Runnable.Ms(), mean), withPct(c.CriticalRunnable.Ms(), mean)}})
 	addKind("running")
 	addKind("runnable")
-	if u := g.Coverage.UnknownMs; u > 0 {
+	if u := g.Coverage.Unknown.Ms(); u > 0 {
 		rows = append(rows, BarRow{Label: "unknown", Note: "critical-path time the timelines cannot explain", Values: []float64{0, u},
 			Colors: []string{unknownColor, unknownColor}, Texts: []string{" ", withPct(u, mean)}})
 		addKind("unknown")
@@ -90,50 +90,50 @@ func budgetRows(g *render.GroupJSON, opts Options) ([]BarRow, []string) {
 
 // budgetLead is the sentence above the chart, naming the biggest term on
 // the critical path.
-func budgetLead(g *render.GroupJSON) []string {
-	mean := g.Requests.MeanMs
-	var top *render.TermJSON
+func budgetLead(g *render.Group) []string {
+	mean := g.Requests.Mean.Ms()
+	var top *render.Term
 	for i := range g.Terms {
-		if top == nil || g.Terms[i].CriticalMs > top.CriticalMs {
+		if top == nil || g.Terms[i].Critical.Ms() > top.Critical.Ms() {
 			top = &g.Terms[i]
 		}
 	}
-	run := g.CPU.CriticalRunningMs + g.CPU.CriticalRunnableMs
-	if top == nil || top.CriticalMs < run {
-		return []string{"Most of the critical path is CPU: ", fmtMs(g.CPU.CriticalRunningMs) + " running", " and ",
-			fmtMs(g.CPU.CriticalRunnableMs) + " runnable", fmt.Sprintf(" of the %s mean.", fmtMs(mean))}
+	run := g.CPU.CriticalRunning.Ms() + g.CPU.CriticalRunnable.Ms()
+	if top == nil || top.Critical.Ms() < run {
+		return []string{"Most of the critical path is CPU: ", fmtMs(g.CPU.CriticalRunning.Ms()) + " running", " and ",
+			fmtMs(g.CPU.CriticalRunnable.Ms()) + " runnable", fmt.Sprintf(" of the %s mean.", fmtMs(mean))}
 	}
 	how := top.Kind
 	if top.Mechanism != "" {
 		how += " in " + frame.Short(top.Mechanism)
 	}
 	parts := []string{"The biggest term on the critical path is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how),
-		fmtMs(top.CriticalMs) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
-	if top.FixPotentialMs > 0 {
+		fmtMs(top.Critical.Ms()) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
+	if top.FixPotential.Ms() > 0 {
 		parts[len(parts)-1] = fmt.Sprintf(" (%s); without it a request would take about ", fmtPct(top.CriticalPct))
-		parts = append(parts, fmtMs(top.FixPotentialMs)+" less", ".")
+		parts = append(parts, fmtMs(top.FixPotential.Ms())+" less", ".")
 	}
 	return parts
 }
 
-func coverageNote(g *render.GroupJSON) string {
+func coverageNote(g *render.Group) string {
 	c := g.Coverage
 	s := fmt.Sprintf("Goroutine time sums to %s of the mean latency and the critical path to %s.", fmtPct(c.GoroutineSumPct), fmtPct(c.CriticalPct))
 	if g.Requests.Forked > 0 {
 		s += fmt.Sprintf(" %d of %d requests fork, so goroutine time counts parallel waits more than once; the critical path counts each instant once.",
 			g.Requests.Forked, g.Requests.Count)
 	}
-	if c.UnknownMs > 0 {
-		s += fmt.Sprintf(" %s per request on the critical path is not explained by the timelines.", fmtMs(c.UnknownMs))
+	if c.Unknown.Ms() > 0 {
+		s += fmt.Sprintf(" %s per request on the critical path is not explained by the timelines.", fmtMs(c.Unknown.Ms()))
 	}
-	if g.CPU.IndependentMs != nil && c.UnexplainedMs != nil {
+	if g.CPU.Independent != nil && c.Unexplained != nil {
 		s += fmt.Sprintf(" An independent CPU counter gives %s per request; critical waits + runnable + that CPU explain %s of the mean (%s unexplained).",
-			fmtMs(*g.CPU.IndependentMs), fmtPct(*c.IndependentPct), fmtMs(*c.UnexplainedMs))
+			fmtMs(g.CPU.Independent.Ms()), fmtPct(*c.IndependentPct), fmtMs(c.Unexplained.Ms()))
 	}
 	return s
 }
 
-func termsTable(g *render.GroupJSON) Table {
+func termsTable(g *render.Group) Table {
 	t := Table{Class: "compact", Columns: []Column{{Name: "term"}, {Name: "mechanism"}, {Name: "kind"},
 		{Name: "wait ms", Num: true, Tip: "goroutine time per request"}, {Name: "share", Num: true},
 		{Name: "critical ms", Num: true, Tip: "on the critical path, per request"}, {Name: "critical", Num: true},
@@ -143,24 +143,24 @@ func termsTable(g *render.GroupJSON) Table {
 	for _, tm := range g.Terms {
 		t.Rows = append(t.Rows, []Cell{{Text: termLabel(tm), Tip: strings.Join(tm.AppPath, " › "), Class: "swatch", Color: KindColor(tm.Kind)},
 			{Text: frame.Short(tm.Mechanism), Tip: tm.Mechanism}, {Text: tm.Kind},
-			{Text: fmt.Sprintf("%.3f", tm.WaitMs)}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},
-			{Text: fmt.Sprintf("%.3f", tm.CriticalMs)}, {Text: fmtPct(tm.CriticalPct), Bar: tm.CriticalPct / 100, Color: colorCritLg},
-			{Text: fmt.Sprintf("%.3f", tm.FixPotentialMs)}, {Text: fmt.Sprintf("%.3f", tm.ContentionMs)},
+			{Text: fmt.Sprintf("%.3f", tm.Wait.Ms())}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},
+			{Text: fmt.Sprintf("%.3f", tm.Critical.Ms())}, {Text: fmtPct(tm.CriticalPct), Bar: tm.CriticalPct / 100, Color: colorCritLg},
+			{Text: fmt.Sprintf("%.3f", tm.FixPotential.Ms())}, {Text: fmt.Sprintf("%.3f", tm.Contention.Ms())},
 			{Text: fmt.Sprintf("%d/%d", tm.Requests, g.Requests.Count)}, {Text: causesText(tm), Class: "muted"}})
 	}
 	return t
 }
 
-func termNote(t render.TermJSON) string {
+func termNote(t render.Term) string {
 	if t.Mechanism == "" {
 		return t.Kind
 	}
 	return frame.Short(t.Mechanism) + " · " + t.Kind
 }
 
-func termTip(t render.TermJSON, n int) string {
+func termTip(t render.Term, n int) string {
 	s := fmt.Sprintf("%s\nmechanism: %s\nkind: %s\ngoroutine time %s per request (%s of the mean)\ncritical path %s (%s), fix potential %s\nin %d of %d requests",
-		orNone(t.Frame), orNone(t.Mechanism), t.Kind, fmtMs(t.WaitMs), fmtPct(t.SharePct), fmtMs(t.CriticalMs), fmtPct(t.CriticalPct), fmtMs(t.FixPotentialMs), t.Requests, n)
+		orNone(t.Frame), orNone(t.Mechanism), t.Kind, fmtMs(t.Wait.Ms()), fmtPct(t.SharePct), fmtMs(t.Critical.Ms()), fmtPct(t.CriticalPct), fmtMs(t.FixPotential.Ms()), t.Requests, n)
 	if c := causesText(t); c != "" {
 		s += "\non the path, really: " + c
 	}
@@ -168,14 +168,14 @@ func termTip(t render.TermJSON, n int) string {
 }
 
 // causesText lists what the critical time of a term really was, biggest first.
-func causesText(t render.TermJSON) string {
+func causesText(t render.Term) string {
 	type kv struct {
 		k string
 		v float64
 	}
 	var cs []kv
-	for k, v := range t.CausesMs {
-		if v > 0 {
+	for k, d := range t.Causes {
+		if v := d.Ms(); v > 0 {
 			cs = append(cs, kv{k, v})
 		}
 	}
@@ -219,7 +219,7 @@ func plural(n int, word string) string {
 }
 
 // termLabel is a term's display name (its shortest unique call path).
-func termLabel(t render.TermJSON) string {
+func termLabel(t render.Term) string {
 	if t.Name != "" {
 		return t.Name
 	}

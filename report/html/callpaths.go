@@ -86,7 +86,7 @@ func treeDepth(n *render.CallNode) int {
 }
 
 // callPathSection shows a request type's waits rolled up by call path.
-func callPathSection(g *render.GroupJSON) (Section, bool) {
+func callPathSection(g *render.Group) (Section, bool) {
 	root := render.CallTree(g.Terms)
 	if len(root.Children) == 0 {
 		return Section{}, false

@@ -43,7 +43,8 @@ func outsideTable(rep *render.Report) (Table, bool) {
 	}
 	var rows []kv
 	total := 0.0
-	for k, v := range rep.Outside {
+	for k, d := range rep.Outside {
+		v := d.Ms()
 		rows = append(rows, kv{k, v})
 		total += v
 	}

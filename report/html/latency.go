@@ -8,12 +8,12 @@ import (
 )
 
 // latencySection draws the latency histogram and latency by request.
-func latencySection(g *render.GroupJSON, rg *budget.Group, opts Options) Section {
+func latencySection(g *render.Group, rg *budget.Group, opts Options) Section {
 	q := g.Requests
-	marks := []Mark{{Value: q.P50Ms, Label: "p50 " + fmtMs(q.P50Ms), Color: colorMarkP50},
-		{Value: q.MeanMs, Label: "mean " + fmtMs(q.MeanMs), Color: colorMarkMean},
-		{Value: q.P90Ms, Label: "p90 " + fmtMs(q.P90Ms), Color: colorMarkMean},
-		{Value: q.P99Ms, Label: "p99 " + fmtMs(q.P99Ms), Color: colorMarkP99}}
+	marks := []Mark{{Value: q.P50.Ms(), Label: "p50 " + fmtMs(q.P50.Ms()), Color: colorMarkP50},
+		{Value: q.Mean.Ms(), Label: "mean " + fmtMs(q.Mean.Ms()), Color: colorMarkMean},
+		{Value: q.P90.Ms(), Label: "p90 " + fmtMs(q.P90.Ms()), Color: colorMarkMean},
+		{Value: q.P99.Ms(), Label: "p99 " + fmtMs(q.P99.Ms()), Color: colorMarkP99}}
 	sortMarks(marks)
 	sec := Section{Title: "Latency distribution",
 		Intro: fmt.Sprintf("Latency of the %s that began and ended inside the trace; exact percentiles (nearest rank).", plural(q.Count, "request"))}
@@ -22,7 +22,7 @@ func latencySection(g *render.GroupJSON, rg *budget.Group, opts Options) Section
 	}
 	if rg == nil || len(rg.Latencies) == 0 {
 		var b body
-		b.p("note", fmt.Sprintf("min %s · p50 %s · p90 %s · p99 %s · max %s (per-request latencies not available)", fmtMs(q.MinMs), fmtMs(q.P50Ms), fmtMs(q.P90Ms), fmtMs(q.P99Ms), fmtMs(q.MaxMs)))
+		b.p("note", fmt.Sprintf("min %s · p50 %s · p90 %s · p99 %s · max %s (per-request latencies not available)", fmtMs(q.Min.Ms()), fmtMs(q.P50.Ms()), fmtMs(q.P90.Ms()), fmtMs(q.P99.Ms()), fmtMs(q.Max.Ms())))
 		sec.Body = b.html()
 		return sec
 	}
@@ -38,7 +38,7 @@ func latencySection(g *render.GroupJSON, rg *budget.Group, opts Options) Section
 		XMin: 0, XMax: float64(len(pts)) + 1,
 		Panels: []Panel{{Title: "latency by request", Unit: "ms", Height: 130, FitY: true,
 			Lines: []Line{{Name: "one request", Color: colorLatency, Style: StylePoints, Points: pts}},
-			Marks: []Mark{{Value: q.P50Ms, Label: "p50", Color: colorMarkP50}, {Value: q.P99Ms, Label: "p99", Color: colorMarkP99}}}}}.SVG())
+			Marks: []Mark{{Value: q.P50.Ms(), Label: "p50", Color: colorMarkP50}, {Value: q.P99.Ms(), Label: "p99", Color: colorMarkP99}}}}}.SVG())
 	sec.Body = b.html()
 	return sec
 }

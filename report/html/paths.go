@@ -7,11 +7,11 @@ import (
 )
 
 // pathSection draws the critical paths of the median and slowest requests.
-func pathSection(g *render.GroupJSON) Section {
+func pathSection(g *render.Group) Section {
 	var b body
 	paths := []struct {
 		name string
-		p    *render.PathJSON
+		p    *render.Path
 	}{{"Median request", g.Median}, {"Slowest request", g.Slowest}}
 	if g.Median != nil && g.Slowest != nil && g.Median.Task == g.Slowest.Task {
 		paths = paths[:1]
@@ -35,7 +35,7 @@ func pathSection(g *render.GroupJSON) Section {
 }
 
 // pathHeading names a path, its latency and the goroutines it crosses.
-func pathHeading(name string, p *render.PathJSON) string {
+func pathHeading(name string, p *render.Path) string {
 	_, order := waterfallRows(p.Segments)
 	outside := 0
 	for _, l := range order {
@@ -43,7 +43,7 @@ func pathHeading(name string, p *render.PathJSON) string {
 			outside++
 		}
 	}
-	s := fmt.Sprintf("%s — task %d, %s, critical path over %s", name, p.Task, fmtMs(p.LatencyMs), plural(len(order), "goroutine"))
+	s := fmt.Sprintf("%s — task %d, %s, critical path over %s", name, p.Task, fmtMs(p.Latency.Ms()), plural(len(order), "goroutine"))
 	if outside > 0 {
 		s += fmt.Sprintf(" (%d outside the request)", outside)
 	}
@@ -51,7 +51,7 @@ func pathHeading(name string, p *render.PathJSON) string {
 }
 
 // pathLegend lists the kinds a path shows.
-func pathLegend(p *render.PathJSON) []legendItem {
+func pathLegend(p *render.Path) []legendItem {
 	seen := map[string]bool{}
 	var items []legendItem
 	borrowed, contention := false, false

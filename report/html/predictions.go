@@ -8,7 +8,7 @@ import (
 )
 
 // predictionSection tabulates the what-ifs against the measured baseline.
-func predictionSection(g *render.GroupJSON) Section {
+func predictionSection(g *render.Group) Section {
 	var b body
 	q, tp := g.Requests, g.Throughput
 	if len(g.Predictions) == 0 {
@@ -16,14 +16,14 @@ func predictionSection(g *render.GroupJSON) Section {
 		return Section{Title: "Predictions", Body: b.html(),
 			Intro: "No what-if was asked. Add --predict remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; each is simulated on every request's critical path."}
 	}
-	hi := q.MeanMs
+	hi := q.Mean.Ms()
 	for _, p := range g.Predictions {
-		hi = math.Max(hi, p.MeanMs)
+		hi = math.Max(hi, p.Mean.Ms())
 	}
 	t := Table{Columns: []Column{{Name: "what if"}, {Name: "mean", Num: true}, {Name: "Δ mean", Num: true}, {Name: "p99", Num: true},
 		{Name: "throughput", Num: true, Tip: "closed model: clients ÷ mean latency, capped by CPU and pool"}, {Name: "limited by"}}}
-	t.Rows = append(t.Rows, []Cell{{Text: "as measured", Class: "strong"}, {Text: fmtMs(q.MeanMs), Bar: q.MeanMs / hi, Color: "#7d8a96"},
-		{Text: "—", Class: "muted"}, {Text: fmtMs(q.P99Ms)}, {Text: fmt.Sprintf("%.1f/s", tp.MeasuredRPS)}, {Text: "", Class: "muted"}})
+	t.Rows = append(t.Rows, []Cell{{Text: "as measured", Class: "strong"}, {Text: fmtMs(q.Mean.Ms()), Bar: q.Mean.Ms() / hi, Color: "#7d8a96"},
+		{Text: "—", Class: "muted"}, {Text: fmtMs(q.P99.Ms())}, {Text: fmt.Sprintf("%.1f/s", tp.MeasuredRPS)}, {Text: "", Class: "muted"}})
 	for _, p := range g.Predictions {
 		cls := "good"
 		switch {
@@ -32,8 +32,8 @@ func predictionSection(g *render.GroupJSON) Section {
 		case p.DeltaPct > 0:
 			cls = "bad"
 		}
-		t.Rows = append(t.Rows, []Cell{{Text: p.Spec}, {Text: fmtMs(p.MeanMs), Bar: p.MeanMs / hi},
-			{Text: fmt.Sprintf("%+.1f%%", p.DeltaPct), Class: cls}, {Text: fmtMs(p.P99Ms)}, {Text: fmt.Sprintf("%.1f/s", p.RPS)}, {Text: p.Limit, Class: "muted"}})
+		t.Rows = append(t.Rows, []Cell{{Text: p.Spec}, {Text: fmtMs(p.Mean.Ms()), Bar: p.Mean.Ms() / hi},
+			{Text: fmt.Sprintf("%+.1f%%", p.DeltaPct), Class: cls}, {Text: fmtMs(p.P99.Ms())}, {Text: fmt.Sprintf("%.1f/s", p.RPS)}, {Text: p.Limit, Class: "muted"}})
 	}
 	if h, err := t.HTML(); err == nil {
 		b.raw(h)
@@ -43,15 +43,15 @@ func predictionSection(g *render.GroupJSON) Section {
 		Intro: "Each what-if is simulated on every request's critical path: a removed term costs nothing, a scaled one takes FACTOR times as long, overlapped ones run side by side."}
 }
 
-func throughputText(tp render.ThroughputJSON) string {
+func throughputText(tp render.Throughput) string {
 	est := ""
 	if tp.ClientsEstimated {
 		est = " (estimated: Σ latency ÷ window, Little's law)"
 	}
 	s := fmt.Sprintf("Closed model: %.1f clients%s, %.0f cores, %s CPU per request → CPU cap %.0f/s; measured %.1f/s, predicted %.1f/s.",
-		tp.Clients, est, tp.Cores, fmtMs(tp.CPUPerRequestMs), tp.CPUCapRPS, tp.MeasuredRPS, tp.PredictedRPS)
+		tp.Clients, est, tp.Cores, fmtMs(tp.CPUPerRequest.Ms()), tp.CPUCapRPS, tp.MeasuredRPS, tp.PredictedRPS)
 	if tp.Pool > 0 {
-		s += fmt.Sprintf(" Pool of %d held %s per request → pool cap %.0f/s.", tp.Pool, fmtMs(tp.PoolHoldMs), tp.PoolCapRPS)
+		s += fmt.Sprintf(" Pool of %d held %s per request → pool cap %.0f/s.", tp.Pool, fmtMs(tp.PoolHold.Ms()), tp.PoolCapRPS)
 	}
 	return s
 }

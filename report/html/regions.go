@@ -10,7 +10,7 @@ import (
 // regionSection sets each region's share of CPU samples beside its share of
 // wall-clock goroutine time: what a CPU profile shows against where the
 // time went.
-func regionSection(g *render.GroupJSON) (Section, bool) {
+func regionSection(g *render.Group) (Section, bool) {
 	named := false
 	samples := 0
 	for _, r := range g.Regions {
@@ -22,7 +22,7 @@ func regionSection(g *render.GroupJSON) (Section, bool) {
 	}
 	var rows []BarRow
 	for _, r := range g.Regions {
-		rows = append(rows, BarRow{Label: regionName(r.Name), Note: fmt.Sprintf("%s per request · %d samples", fmtMs(r.WallMs), r.CPUSamples),
+		rows = append(rows, BarRow{Label: regionName(r.Name), Note: fmt.Sprintf("%s per request · %d samples", fmtMs(r.Wall.Ms()), r.CPUSamples),
 			Values: []float64{r.WallPct, r.CPUPct}, Tip: regionTip(r, samples)})
 	}
 	chart := BarChart{Label: "CPU samples vs wall clock by region", Unit: "% of the request type's total",
@@ -41,8 +41,8 @@ func regionSection(g *render.GroupJSON) (Section, bool) {
 
 // disagreement names the region a CPU profile would blame and the one the
 // wall clock does.
-func disagreement(rs []render.RegionJSON, samples int) []string {
-	var cpuTop, wallTop *render.RegionJSON
+func disagreement(rs []render.Region, samples int) []string {
+	var cpuTop, wallTop *render.Region
 	for i := range rs {
 		r := &rs[i]
 		if cpuTop == nil || r.CPUPct > cpuTop.CPUPct {
@@ -64,9 +64,9 @@ func disagreement(rs []render.RegionJSON, samples int) []string {
 		regionName(wallTop.Name), fmt.Sprintf(" (%s of the time, %s of samples).", fmtPct(wallTop.WallPct), fmtPct(wallTop.CPUPct))}
 }
 
-func regionTip(r render.RegionJSON, n int) string {
+func regionTip(r render.Region, n int) string {
 	s := fmt.Sprintf("%s: %s of wall-clock goroutine time (%s per request), %s of CPU samples (%d of %d)",
-		regionName(r.Name), fmtPct(r.WallPct), fmtMs(r.WallMs), fmtPct(r.CPUPct), r.CPUSamples, n)
+		regionName(r.Name), fmtPct(r.WallPct), fmtMs(r.Wall.Ms()), fmtPct(r.CPUPct), r.CPUSamples, n)
 	if n > 0 {
 		p := r.CPUPct / 100
 		s += fmt.Sprintf(" ± %s", fmtPct(100*math.Sqrt(p*(1-p)/float64(n))))

@@ -15,7 +15,7 @@ import (
 // goroutines as thin vertical lines.
 type Waterfall struct {
 	Label string
-	Path  *render.PathJSON
+	Path  *render.Path
 }
 
 // SVG draws the waterfall.
@@ -30,9 +30,9 @@ func (wf Waterfall) SVG() template.HTML {
 	rows, order := waterfallRows(p.Segments)
 	h := top + float64(len(order))*rowH + bottom
 	s := newSVG(chartW, h, "waterfall", wf.Label)
-	span := math.Max(finite(p.LatencyMs), 1e-6)
+	span := math.Max(finite(p.Latency.Ms()), 1e-6)
 	for _, sg := range p.Segments {
-		span = math.Max(span, finite(sg.StartMs+sg.DurMs))
+		span = math.Max(span, finite(sg.Start.Ms()+sg.Dur.Ms()))
 	}
 	pw := chartW - left - right
 	xs := func(ms float64) float64 { return left + pw*finite(ms)/span }
@@ -55,7 +55,7 @@ func (wf Waterfall) SVG() template.HTML {
 	wf.hops(s, p.Segments, rows, xs, top, rowH)
 	for _, sg := range p.Segments {
 		y := top + float64(rows[sg.Goroutine])*rowH + (rowH-segH)/2
-		wf.segment(s, sg, xs(sg.StartMs), y, math.Max(xs(sg.StartMs+sg.DurMs)-xs(sg.StartMs), 0.8), segH)
+		wf.segment(s, sg, xs(sg.Start.Ms()), y, math.Max(xs(sg.Start.Ms()+sg.Dur.Ms())-xs(sg.Start.Ms()), 0.8), segH)
 	}
 	return s.html()
 }
@@ -66,7 +66,7 @@ type lane struct {
 	borrowedOnly bool
 }
 
-func waterfallRows(segs []render.SegmentJSON) (map[int64]int, []lane) {
+func waterfallRows(segs []render.Segment) (map[int64]int, []lane) {
 	rows := map[int64]int{}
 	var order []lane
 	for _, sg := range segs {
@@ -84,18 +84,18 @@ func waterfallRows(segs []render.SegmentJSON) (map[int64]int, []lane) {
 }
 
 // hops draws a line where the path moves from one goroutine to another.
-func (wf Waterfall) hops(s *svg, segs []render.SegmentJSON, rows map[int64]int, xs func(float64) float64, top, rowH float64) {
+func (wf Waterfall) hops(s *svg, segs []render.Segment, rows map[int64]int, xs func(float64) float64, top, rowH float64) {
 	for i := 1; i < len(segs); i++ {
 		a, b := rows[segs[i-1].Goroutine], rows[segs[i].Goroutine]
 		if a == b {
 			continue
 		}
-		x := xs(segs[i].StartMs)
+		x := xs(segs[i].Start.Ms())
 		s.line(x, top+float64(min(a, b))*rowH+rowH/2, x, top+float64(max(a, b))*rowH+rowH/2, "hop")
 	}
 }
 
-func (wf Waterfall) segment(s *svg, sg render.SegmentJSON, x, y, w, h float64) {
+func (wf Waterfall) segment(s *svg, sg render.Segment, x, y, w, h float64) {
 	kind := sg.Kind
 	if sg.Unknown {
 		kind = "unknown"
@@ -123,9 +123,9 @@ func (wf Waterfall) segment(s *svg, sg render.SegmentJSON, x, y, w, h float64) {
 	}
 }
 
-func segmentTip(sg render.SegmentJSON) string {
+func segmentTip(sg render.Segment) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "+%.2f ms, %s on G%d: %s", sg.StartMs, fmtMs(sg.DurMs), sg.Goroutine, sg.Kind)
+	fmt.Fprintf(&b, "+%.2f ms, %s on G%d: %s", sg.Start.Ms(), fmtMs(sg.Dur.Ms()), sg.Goroutine, sg.Kind)
 	if sg.Term != "" {
 		if sg.Borrowed {
 			b.WriteString(", outside the request, explaining the wait ")

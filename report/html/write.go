@@ -60,7 +60,7 @@ func NewPage(rep *render.Report, opts Options) *Page {
 		}
 		p.Title = "latscope — " + name
 	}
-	parts := []string{fmt.Sprintf("%s of trace", fmtMs(t.DurationMs)), fmt.Sprintf("%d goroutines", t.Goroutines),
+	parts := []string{fmt.Sprintf("%s of trace", fmtMs(t.Duration.Ms())), fmt.Sprintf("%d goroutines", t.Goroutines),
 		fmt.Sprintf("GOMAXPROCS %d (%s busy)", t.GOMAXPROCS, fmtPct(t.ProcBusyPct)), fmt.Sprintf("%d CPU samples", t.CPUSamples)}
 	if t.StartWall != "" {
 		parts = append(parts, "recorded "+t.StartWall)
@@ -76,7 +76,7 @@ func NewPage(rep *render.Report, opts Options) *Page {
 		kind = g.Name
 	}
 	p.Facts = []Fact{{kind, fmt.Sprintf("%d", q.Count)}, {"throughput", fmt.Sprintf("%.1f/s", q.RPS)},
-		{"mean", fmtMs(q.MeanMs)}, {"p50", fmtMs(q.P50Ms)}, {"p90", fmtMs(q.P90Ms)}, {"p99", fmtMs(q.P99Ms)}, {"max", fmtMs(q.MaxMs)}}
+		{"mean", fmtMs(q.Mean.Ms())}, {"p50", fmtMs(q.P50.Ms())}, {"p90", fmtMs(q.P90.Ms())}, {"p99", fmtMs(q.P99.Ms())}, {"max", fmtMs(q.Max.Ms())}}
 	if c := g.Coverage; q.Count > 0 {
 		p.Facts = append(p.Facts, Fact{"critical path covers", fmtPct(c.CriticalPct)})
 	}

@@ -111,12 +111,12 @@ func checkJSON(t *testing.T, res *budget.Result, w want) {
 	for _, g := range rep.Groups {
 		n := float64(g.Requests.Count)
 		for _, tm := range g.Terms {
-			offcpu += tm.WaitMs * n
-			crit += tm.CriticalMs * n
+			offcpu += tm.Wait.Ms() * n
+			crit += tm.Critical.Ms() * n
 			tol += n * 0.0005 * 2
 		}
-		wall += (g.CPU.RunningMs + g.CPU.RunnableMs) * n
-		crit += (g.CPU.CriticalRunningMs + g.CPU.CriticalRunnableMs + g.Coverage.UnknownMs) * n
+		wall += (g.CPU.Running.Ms() + g.CPU.Runnable.Ms()) * n
+		crit += (g.CPU.CriticalRunning.Ms() + g.CPU.CriticalRunnable.Ms() + g.Coverage.Unknown.Ms()) * n
 		tol += n * 0.0005 * 5
 	}
 	wall += offcpu
