@@ -259,3 +259,28 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 	f.left -= len(p)
 	return f.w.Write(p)
 }
+
+// TestSameSections: analyze's text and its HTML report of the same trace
+// show the same sections, the scheduler's included, and the same findings.
+func TestSameSections(t *testing.T) {
+	tr := fixtureTrace(t, "serial")
+	page := filepath.Join(t.TempDir(), "r.html")
+	stdout, _, err := runCLI(t, "analyze", "--html", page, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, pair := range [][2]string{
+		{"per request, ms", "Latency budget"},
+		{"critical path of the median request", "Critical path"},
+		{"scheduler and runtime overhead", "Scheduler and runtime overhead"},
+	} {
+		if !strings.Contains(stdout, pair[0]) || !strings.Contains(html, pair[1]) {
+			t.Errorf("text has %q: %v; HTML has %q: %v", pair[0], strings.Contains(stdout, pair[0]), pair[1], strings.Contains(html, pair[1]))
+		}
+	}
+}

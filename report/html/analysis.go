@@ -3,11 +3,13 @@ package htmlreport
 import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/sched"
 )
 
 // Analysis returns the sections of an analysis, per request type: the
 // budget, the latency distribution, the critical paths, the predictions and
-// the profile disagreement. The findings are separate (FindingsSection).
+// the profile disagreement; then the scheduler's overhead, when the report
+// carries that analysis. The findings are separate (FindingsSection).
 func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, error) {
 	opts = withDefaults(opts)
 	var out []Section
@@ -34,6 +36,12 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			secs[j].ID = slug(secs[j].Title)
 		}
 		out = append(out, secs...)
+	}
+	if sr, ok := rep.Sched.(*sched.Report); ok {
+		if s, ok := schedSection(sr); ok {
+			s.ID = slug(s.Title)
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }
