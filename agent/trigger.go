@@ -1,10 +1,11 @@
 package agent
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/latscope/latscope/internal/quantile"
 )
 
 // slowness decides, request by request, which are slow (Options.Trigger).
@@ -74,56 +75,5 @@ func (w *latWindow) recompute(n uint64) {
 	for i := range xs {
 		xs[i] = w.lat[i].Load()
 	}
-	w.cut.Store(percentile(xs, w.pct))
-}
-
-// percentile returns the nearest-rank p-th percentile of xs, reordering xs.
-func percentile(xs []int64, p float64) int64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(xs))))
-	return nthSmallest(xs, min(max(rank, 1), len(xs))-1)
-}
-
-// nthSmallest returns the k-th smallest element of xs (from 0) by
-// quickselect, in linear expected time; it reorders xs.
-func nthSmallest(xs []int64, k int) int64 {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		pivot := median3(xs[lo], xs[lo+(hi-lo)/2], xs[hi])
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return xs[k]
-		}
-	}
-	return xs[k]
-}
-
-func median3(a, b, c int64) int64 {
-	if a > b {
-		a, b = b, a
-	}
-	if b > c {
-		b = c
-	}
-	return max(a, b)
+	w.cut.Store(quantile.Select(xs, w.pct/100))
 }

@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"slices"
 	"testing"
-	"testing/quick"
 	"time"
 )
 
@@ -57,67 +55,5 @@ func TestSlownessPercentile(t *testing.T) {
 				t.Error("another route's first request was slow: routes must have windows of their own")
 			}
 		})
-	}
-}
-
-func TestPercentileNearestRank(t *testing.T) {
-	tests := []struct {
-		xs   []int64
-		p    float64
-		want int64
-	}{
-		{nil, 99, 0},
-		{[]int64{7}, 99, 7},
-		{[]int64{4, 1, 3, 2}, 50, 2},
-		{[]int64{4, 1, 3, 2}, 99, 4},
-		{[]int64{4, 1, 3, 2}, 1, 1},
-	}
-	for _, tt := range tests {
-		if got := percentile(append([]int64(nil), tt.xs...), tt.p); got != tt.want {
-			t.Errorf("percentile(%v, %v) = %d, want %d", tt.xs, tt.p, got, tt.want)
-		}
-	}
-}
-
-// TestPercentileProperty: the p-th percentile is an element with at least
-// p % of the elements at or below it.
-func TestPercentileProperty(t *testing.T) {
-	f := func(xs []int64, p8 uint8) bool {
-		if len(xs) == 0 {
-			return true
-		}
-		p := float64(p8%99) + 1
-		v := percentile(append([]int64(nil), xs...), p)
-		le, found := 0, false
-		for _, x := range xs {
-			if x <= v {
-				le++
-			}
-			found = found || x == v
-		}
-		return found && float64(le) >= p/100*float64(len(xs))
-	}
-	if err := quick.Check(f, nil); err != nil {
-		t.Error(err)
-	}
-}
-
-// TestNthSmallest compares quickselect with sorting.
-func TestNthSmallest(t *testing.T) {
-	f := func(xs []int64, k uint16) bool {
-		if len(xs) == 0 {
-			return true
-		}
-		i := int(k) % len(xs)
-		sorted := slices.Clone(xs)
-		slices.Sort(sorted)
-		return nthSmallest(slices.Clone(xs), i) == sorted[i]
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 2000}); err != nil {
-		t.Error(err)
-	}
-	dup := []int64{5, 5, 5, 5, 1, 5, 5, 9}
-	if got := nthSmallest(slices.Clone(dup), 7); got != 9 {
-		t.Errorf("nthSmallest(dup, 7) = %d, want 9", got)
 	}
 }

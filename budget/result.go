@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/latscope/latscope/internal/quantile"
+
 	"github.com/latscope/latscope/critpath"
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/tracein"
@@ -266,13 +268,7 @@ func stats(xs []int64) Stats {
 	for _, x := range s {
 		sum += float64(x)
 	}
-	return Stats{Mean: sum / float64(len(s)), Min: s[0], P50: rank(s, 0.50), P90: rank(s, 0.90), P99: rank(s, 0.99), Max: s[len(s)-1]}
-}
-
-// rank returns the nearest-rank percentile q of sorted s.
-func rank(s []int64, q float64) int64 {
-	i := int(float64(len(s))*q+0.999999999) - 1
-	return s[min(max(i, 0), len(s)-1)]
+	return Stats{Mean: sum / float64(len(s)), Min: s[0], P50: quantile.Sorted(s, 0.50), P90: quantile.Sorted(s, 0.90), P99: quantile.Sorted(s, 0.99), Max: s[len(s)-1]}
 }
 
 // Stats returns exact statistics of latencies in nanoseconds.

@@ -1,9 +1,10 @@
 package dbwait
 
 import (
-	"math"
 	"slices"
 	"time"
+
+	iquantile "github.com/latscope/latscope/internal/quantile"
 )
 
 // summarize counts the result and takes medians.
@@ -38,13 +39,7 @@ func (a *Analyzer) summarize(r *Result) Summary {
 // quantile is the nearest-rank q-quantile of xs (0 for none); xs is not
 // changed.
 func quantile(xs []time.Duration, q float64) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[min(max(i, 0), len(s)-1)]
+	return iquantile.Select(slices.Clone(xs), q)
 }
 
 // Quantile is the nearest-rank q-quantile (0 ≤ q ≤ 1) of xs, 0 for none.

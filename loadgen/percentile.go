@@ -1,31 +1,19 @@
 package loadgen
 
 import (
-	"math"
 	"math/bits"
 	"time"
+
+	"github.com/latscope/latscope/internal/quantile"
 )
 
-// Percentile returns the p-th percentile of sorted (ascending) by the
-// nearest-rank method: the value at 1-based rank ceil(p/100 * n), clamped to
-// [1, n]. So p <= 0 gives the minimum, p >= 100 the maximum, and every
-// result is one of the values. It returns 0 for no values.
+// Percentile returns the p-th percentile (0–100) of sorted (ascending) by
+// the nearest-rank method of package internal/quantile: the value at
+// 1-based rank ceil(p/100 · n), clamped to [1, n]. So p <= 0 gives the
+// minimum, p >= 100 the maximum, and every result is one of the values. It
+// returns 0 for no values.
 func Percentile(sorted []time.Duration, p float64) time.Duration {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if math.IsNaN(p) {
-		p = 0
-	}
-	rank := math.Ceil(p / 100 * float64(n))
-	switch {
-	case rank < 1:
-		rank = 1
-	case rank > float64(n):
-		rank = float64(n)
-	}
-	return sorted[int(rank)-1]
+	return quantile.Sorted(sorted, p/100)
 }
 
 // sum is an exact sum of non-negative durations: 128 bits cannot overflow
