@@ -15,9 +15,9 @@ func TestParseProcStat(t *testing.T) {
 		want     ProcStat
 		wantErr  string
 	}{
-		{"plain", "42 (sh) R" + tail, ProcStat{PID: 42, Comm: "sh", State: "R", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond}, ""},
-		{"comm with ) and spaces", "7 (a) R (b) S" + tail, ProcStat{PID: 7, Comm: "a) R (b", State: "S", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond}, ""},
-		{"comm with newline", "7 (x\ny) S" + tail, ProcStat{PID: 7, Comm: "x\ny", State: "S", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond}, ""},
+		{"plain", "42 (sh) R" + tail, ProcStat{PID: 42, Comm: "sh", State: "R", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond, StartTicks: 319120}, ""},
+		{"comm with ) and spaces", "7 (a) R (b) S" + tail, ProcStat{PID: 7, Comm: "a) R (b", State: "S", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond, StartTicks: 319120}, ""},
+		{"comm with newline", "7 (x\ny) S" + tail, ProcStat{PID: 7, Comm: "x\ny", State: "S", UTime: 2500 * time.Millisecond, STime: 300 * time.Millisecond, NumThreads: 7, StartTime: 3191200 * time.Millisecond, StartTicks: 319120}, ""},
 		{"empty", "", ProcStat{}, "no (comm)"},
 		{"no close paren", "1 (sh R 1 2", ProcStat{}, "no (comm)"},
 		{"short", "1 (sh) R 1 2 3", ProcStat{}, "fields after comm"},

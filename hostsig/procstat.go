@@ -16,6 +16,10 @@ type ProcStat struct {
 	STime      time.Duration // system CPU of all threads, live and exited; counter
 	NumThreads int           // gauge
 	StartTime  time.Duration // start time after boot
+	// StartTicks is the start time in clock ticks after boot, as the
+	// kernel gives it: with the PID, it tells a process from a later one
+	// that reuses the PID.
+	StartTicks uint64
 }
 
 // CPU returns UTime+STime.
@@ -66,7 +70,7 @@ func ParseProcStat(b []byte, hz int) (ProcStat, error) {
 	if p.NumThreads, err = strconv.Atoi(string(field(statNumThreads))); err != nil || p.NumThreads < 0 {
 		return ProcStat{}, fmt.Errorf("parse /proc/PID/stat: field %d: num_threads %q", statNumThreads, field(statNumThreads))
 	}
-	p.UTime, p.STime, p.StartTime = ticks(u, hz), ticks(s, hz), ticks(start, hz)
+	p.UTime, p.STime, p.StartTime, p.StartTicks = ticks(u, hz), ticks(s, hz), ticks(start, hz), start
 	return p, nil
 }
 

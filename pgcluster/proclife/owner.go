@@ -1,12 +1,13 @@
 package proclife
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/latscope/latscope/hostsig"
 )
 
 // owner identifies a process across PID reuse: its PID and its start time
@@ -68,45 +69,34 @@ func (o owner) alive() bool {
 	return o.start == "" || now == "" || now == o.start
 }
 
-// startTicks returns pid's start time from /proc, or "" if unknown.
+// startTicks returns pid's start time in clock ticks from /proc, or "" if
+// unknown.
 func startTicks(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	st, ok := procStat(pid)
+	if !ok {
 		return ""
 	}
-	fields, _, ok := statFields(b)
-	// fields[0] is field 3 (state), so field 22 is fields[19].
-	if !ok || len(fields) < 20 {
-		return ""
-	}
-	return fields[19]
+	return strconv.FormatUint(st.StartTicks, 10)
 }
 
 // Alive reports whether pid exists and is not a zombie.
 func Alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	st, ok := procStat(pid)
+	if !ok {
 		err := syscall.Kill(pid, 0) // no /proc: ask the kernel; EPERM still means it exists
 		return err == nil || err == syscall.EPERM
 	}
-	_, state, _ := statFields(b)
-	return state != "Z" && state != "X"
+	return st.State != "Z" && st.State != "X"
 }
 
-// statFields splits /proc/<pid>/stat after the parenthesised command name:
-// it returns the fields from the state on, the state, and whether the format
-// was recognised.
-func statFields(b []byte) ([]string, string, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil, "", false
+// procStat reads pid's /proc/PID/stat (hostsig's parser, the one every
+// part of latscope uses).
+func procStat(pid int) (hostsig.ProcStat, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return hostsig.ProcStat{}, false
 	}
-	var fields []string
-	for f := range bytes.FieldsSeq(b[i+1:]) {
-		fields = append(fields, string(f))
-	}
-	if len(fields) == 0 {
-		return nil, "", false
-	}
-	return fields, fields[0], true
+	hz, _ := hostsig.UserHZ() // a fallback rate when unknown: only the ticks are used
+	st, err := hostsig.ParseProcStat(b, hz)
+	return st, err == nil
 }
