@@ -24,6 +24,7 @@ examples:
   latscope dbwait --trace trace.out --pglog postgresql.json
   latscope dbwait --trace trace.out --pglog postgresql.json --samples host.txt --threshold 5ms
   latscope dbwait --trace trace.out --mysql-csv history_long.csv --json
+  latscope dbwait --trace trace.out --mysql-slowlog /var/log/mysql/slow.log
   latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
 `
 
@@ -31,6 +32,7 @@ examples:
 type dbwaitOptions struct {
 	trace            string
 	pglogs, mysqlCSV stringList
+	mysqlSlow        stringList
 	samples          string
 	json, all        bool
 	opts             dbwait.Options
@@ -62,6 +64,7 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.StringVar(&o.trace, "trace", "", "Go execution `TRACE` with DB regions and latscope.sql logs (required)")
 	fs.Var(&o.pglogs, "pglog", "PostgreSQL jsonlog `FILE` (repeatable, e.g. rotated files)")
 	fs.Var(&o.mysqlCSV, "mysql-csv", "`FILE`: CSV or mysql --batch export of performance_schema.events_statements_history_long (repeatable)")
+	fs.Var(&o.mysqlSlow, "mysql-slowlog", "MySQL or MariaDB slow query `FILE` written with long_query_time=0 (repeatable)")
 	fs.StringVar(&o.samples, "samples", "", "host samples `FILE` (hostsig text lines), used instead of the trace's latscope.host logs")
 	fs.DurationVar(&o.opts.Threshold, "threshold", o.opts.Threshold, "difference (app − DB) above which time is outside the DB")
 	fs.DurationVar(&o.opts.MinPause, "min-pause", o.opts.MinPause, "shortest stretch without trace events taken as a paused process")
@@ -78,8 +81,8 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 		return nil, fmt.Errorf("unexpected argument %q (the trace goes in --trace)", fs.Arg(0))
 	case o.trace == "":
 		return nil, errors.New("flag --trace is required")
-	case len(o.pglogs) == 0 && len(o.mysqlCSV) == 0:
-		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog) or --mysql-csv FILE")
+	case len(o.pglogs) == 0 && len(o.mysqlCSV) == 0 && len(o.mysqlSlow) == 0:
+		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog), --mysql-slowlog FILE or --mysql-csv FILE")
 	case o.opts.Threshold <= 0:
 		return nil, fmt.Errorf("flag --threshold %v: want a positive duration", o.opts.Threshold)
 	case o.opts.MinPause <= 0:
@@ -110,6 +113,11 @@ func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error
 			return nil
 		}); err != nil {
 			return nil, fmt.Errorf("--pglog: %w", err)
+		}
+	}
+	for _, name := range o.mysqlSlow {
+		if err := feedFile(name, func(f *os.File) error { return dbwait.ReadMySQLSlowLog(name, f, a.Statement) }); err != nil {
+			return nil, fmt.Errorf("--mysql-slowlog: %w", err)
 		}
 	}
 	for _, name := range o.mysqlCSV {
