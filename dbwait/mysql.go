@@ -32,7 +32,7 @@ func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 	first, err := br.Peek(peekLen(br))
 	if err != nil && len(first) == 0 {
 		if err == io.EOF {
-			return fmt.Errorf("%s: empty file, want a header row with SQL_TEXT and TIMER_WAIT", name)
+			return fmt.Errorf("%s: empty file, want a header row with SQL_TEXT and TIMER_WAIT (a client prints none for an empty result): %w", name, ErrNoHistory)
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -48,8 +48,11 @@ func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 	if err != nil {
 		return fmt.Errorf("%s: header: %w", name, err)
 	}
-	for {
+	for rows := 0; ; rows++ {
 		row, line, err := next()
+		if err == io.EOF && rows == 0 {
+			return fmt.Errorf("%s: %w", name, ErrNoHistory)
+		}
 		if err == io.EOF {
 			return nil
 		}
@@ -63,6 +66,10 @@ func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 		fn(s)
 	}
 }
+
+// ErrNoHistory is the error of an export with a header and no rows: the
+// statement history is off, or the export's filter matched nothing.
+var ErrNoHistory = errors.New("the export has no statements: events_statements_history_long stays empty unless the performance_schema consumers events_statements_history_long and events_statements_current are both enabled (UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN ('events_statements_current', 'events_statements_history_long'), or performance-schema-consumer-… options at start), or no statement carried a traceparent comment")
 
 // peekLen is how much of the input decides the format: the first line, up
 // to the buffer.
