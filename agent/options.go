@@ -36,7 +36,11 @@ type Options struct {
 	FlightMinAge   time.Duration
 	FlightMaxBytes uint64
 	// SampleInterval is the time between two host samples and CPU counter
-	// readings written into the trace while the recorder runs.
+	// readings written into the trace while the recorder runs. 100 ms by
+	// default: dbwait judges a statement by the samples around it, and a
+	// 25 ms network delay is a quarter of that interval already; it costs an
+	// idle service about 2 ms of CPU per second more than 250 ms would
+	// (docs/agent.md, "Overhead").
 	SampleInterval time.Duration
 	// Module is the main module path logged for the analysers
 	// (tracelog.Module), which take that module's code to be the
@@ -96,7 +100,7 @@ var DefaultOptions = Options{
 	MaxDirBytes:    256 << 20,
 	FlightMinAge:   10 * time.Second,
 	FlightMaxBytes: 16 << 20,
-	SampleInterval: 250 * time.Millisecond,
+	SampleInterval: 100 * time.Millisecond,
 	ManualInterval: 10 * time.Second,
 	ManualBurst:    3,
 	MaxTraceBytes:  64 << 20,
