@@ -100,6 +100,9 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if set := setFlags(fs.FlagSet, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
 		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
 	}
+	if set := setFlags(fs.FlagSet, "predict", "clients", "cores", "pool", "partial"); isJFR && len(set) > 0 {
+		return fmt.Errorf("%s apply to Go execution traces only, not yet to JVM recordings: a recording gives no per-request timelines to re-simulate or walk (docs/jfr.md); %s is read as a JVM recording", strings.Join(set, ", "), file)
+	}
 	if err := checkInput(file, "trace file"); err != nil {
 		return err
 	}
