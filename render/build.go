@@ -143,7 +143,7 @@ func traceJSON(res *budget.Result, in Inputs) Trace {
 			t.FallbackTerms++
 		}
 	}
-	t.Module = i.Module
+	t.Module, t.JVM = i.Module, i.JVM
 	t.AppRule = appRule(in.App, i.Module, t.FallbackTerms, i.JVM, sawModuleCache(res))
 	return t
 }

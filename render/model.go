@@ -69,6 +69,10 @@ type Trace struct {
 	Tasks           int      `json:"tasks"`
 	ExcludedUntyped int      `json:"excluded_untyped"`
 	Inferred        bool     `json:"inferred"`
+	// JVM: the input is a JVM recording (package jfr), whose threads are
+	// the goroutines and hardware threads the Ps; running and runnable
+	// time are not measured there.
+	JVM bool `json:"jvm,omitempty"`
 	StartWall       string   `json:"start_wall,omitempty"`
 	// AppRule says which rule chose the application frames.
 	AppRule string `json:"app_rule"`

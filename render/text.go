@@ -24,7 +24,11 @@ func (r *Report) writeAny(w io.Writer, v any) error {
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Trace
-	ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	if t.JVM {
+		ew.printf("latscope: %s — %.0f ms of recording, %d threads, %d hardware threads, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	} else {
+		ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
+	}
 	if t.AppRule != "" {
 		ew.printf("%s\n", t.AppRule)
 	}
@@ -73,7 +77,11 @@ func (r *Report) writeGroup(ew *errWriter, g *Group) {
 	if q.Count == 0 {
 		return
 	}
-	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms())
+	if q.Mean == 0 && r.Trace.JVM {
+		ew.printf("latency: not measured (a recording has no request boundaries; --requests-from gives latencies from the load's results)\n")
+	} else {
+		ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms())
+	}
 	r.writeBudget(ew, g)
 	if r.tree {
 		r.writeTree(ew, g)
@@ -86,7 +94,11 @@ func (r *Report) writeGroup(ew *errWriter, g *Group) {
 }
 
 func (r *Report) writeBudget(ew *errWriter, g *Group) {
-	ew.printf("\nper request, ms           goroutine time = wait sum; critical = on the critical path\n")
+	who := "goroutine"
+	if r.Trace.JVM {
+		who = "thread"
+	}
+	ew.printf("\nper request, ms           %s time = wait sum; critical = on the critical path\n", who)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
 	var folded Term
@@ -109,15 +121,24 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	}
 	c := g.CPU
 	mean := g.Requests.Mean.Ms()
-	fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
-	fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
+	if r.Trace.JVM { // JFR records waits and samples, not a thread's running and runnable time
+		fmt.Fprintf(tw, "running (on CPU)\t\t\tnot measured\t\t\t\t\t\n")
+		fmt.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
+	} else {
+		fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+		fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
+	}
 	if g.Coverage.Unknown.Ms() > 0 {
 		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.Unknown.Ms())
 	}
 	fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
 	tw.Flush()
 	cv := g.Coverage
-	ew.printf("waits are %.1f%% of the mean (goroutine time)", cv.WaitSumPct)
+	if mean > 0 {
+		ew.printf("waits are %.1f%% of the mean (%s time)", cv.WaitSumPct, who)
+	} else {
+		ew.printf("no latencies, so no shares of the mean")
+	}
 	switch {
 	case c.Independent != nil:
 		ew.printf("; critical waits + critical runnable %.2f ms + independent CPU %.2f ms = %.1f%% of the mean (%.2f ms unexplained)", c.CriticalRunnable.Ms(), c.Independent.Ms(), *cv.IndependentPct, cv.Unexplained.Ms())
@@ -134,7 +155,7 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 		ew.printf("why wait and critical differ: %d of %d requests fork, so goroutine time counts parallel waits more than once; the critical path counts each instant once.\n", g.Requests.Forked, g.Requests.Count)
 	}
 	if len(g.Regions) > 1 {
-		ew.printf("regions (goroutine time %%, CPU samples %%):")
+		ew.printf("regions (%s time %%, CPU samples %%):", who)
 		for _, rg := range g.Regions {
 			if rg.WallPct < 0.05 && rg.CPUPct < 0.05 {
 				continue
