@@ -51,6 +51,10 @@ func New(opts Options) (*Agent, error) {
 		a.rec = rec
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sample.loop(ctx, o.SampleInterval) }()
+		if o.ProbeEvery > 0 {
+			a.wg.Add(1)
+			go func() { defer a.wg.Done(); probe(ctx, o.ProbeEvery, tracelog.ProbeLate) }()
+		}
 	} else if a.sample.module != "" {
 		// No recorder, but the service may trace itself (net/http/pprof,
 		// runtime/trace.Start): name the module in those traces too.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Options configures an Agent. Start from DefaultOptions; a zero numeric
@@ -42,6 +44,14 @@ type Options struct {
 	// idle service about 2 ms of CPU per second more than 250 ms would
 	// (docs/agent.md, "Overhead").
 	SampleInterval time.Duration
+	// ProbeEvery is the period of the CPU-availability probe while the
+	// recorder runs: a goroutine that sleeps this long at a time and logs,
+	// under tracelog.Probe, every wake-up later than tracelog.ProbeLate —
+	// time the process could not run. dbwait takes a window without late
+	// wake-ups as proof the process could run on time. 0 is
+	// tracelog.ProbeEvery (20 ms: about 0.25 % of a core on an idle service,
+	// docs/agent.md); negative turns the probe off.
+	ProbeEvery time.Duration
 	// Module is the main module path logged for the analysers
 	// (tracelog.Module), which take that module's code to be the
 	// application; default from runtime/debug.ReadBuildInfo. A binary built
@@ -130,6 +140,9 @@ func (o Options) withDefaults() Options {
 	o.FlightMinAge = orDefault(o.FlightMinAge, d.FlightMinAge)
 	o.FlightMaxBytes = orDefault(o.FlightMaxBytes, d.FlightMaxBytes)
 	o.SampleInterval = orDefault(o.SampleInterval, d.SampleInterval)
+	if o.ProbeEvery == 0 {
+		o.ProbeEvery = tracelog.ProbeEvery
+	}
 	o.ManualInterval = orDefault(o.ManualInterval, d.ManualInterval)
 	o.ManualBurst = orDefault(o.ManualBurst, d.ManualBurst)
 	o.MaxTraceBytes = orDefault(o.MaxTraceBytes, d.MaxTraceBytes)

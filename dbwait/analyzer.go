@@ -49,9 +49,10 @@ type Analyzer struct {
 	statements  int // statements given, with or without a traceparent
 	uncommented int
 
-	logLines       int    // PostgreSQL log entries read (FeedPGLog)
-	badDuration    int    // entries whose "duration: " did not parse
-	badDurationMsg string // the first of them, shortened
+	logLines       int      // PostgreSQL log entries read (FeedPGLog)
+	badDuration    int      // entries whose "duration: " did not parse
+	badDurationMsg string   // the first of them, shortened
+	probe          probeLog // the agent's CPU-availability probe
 }
 
 // openRegion is a region begun on a goroutine and not yet ended.
@@ -118,6 +119,8 @@ func (a *Analyzer) Event(ev *tracein.Event) {
 			if !a.opts.NoTraceSamples {
 				a.hostLog(ev.Message)
 			}
+		case tracelog.Probe:
+			a.probe.add(ev.Time, ev.Message)
 		}
 	}
 }

@@ -22,6 +22,7 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 		ev.Placed = true
 	}
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
+	ev.ProbeLate, ev.Probe = a.probe.lateIn(outside...)
 	return ev
 }
 

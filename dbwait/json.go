@@ -90,10 +90,13 @@ type JSONQuery struct {
 
 // JSONEvidence is Evidence.
 type JSONEvidence struct {
-	GapMs      float64    `json:"no_events_ms"`
-	RunnableMs float64    `json:"runnable_ms"`
-	Placed     bool       `json:"placed"`
-	Host       *JSONDelta `json:"host"`
+	GapMs      float64 `json:"no_events_ms"`
+	RunnableMs float64 `json:"runnable_ms"`
+	Placed     bool    `json:"placed"`
+	// ProbeLateMs: how long the agent's CPU-availability probe woke late in
+	// the outside time; null when the trace has no probe.
+	ProbeLateMs *float64   `json:"probe_late_ms"`
+	Host        *JSONDelta `json:"host"`
 }
 
 // JSON returns the JSON form of r.
@@ -121,6 +124,10 @@ func (r *Result) JSON() *JSONResult {
 		v := q.Verdict
 		jq.Verdict = &v
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
+		if q.Evidence.Probe {
+			v := units.Ms(q.Evidence.ProbeLate)
+			jq.Evidence.ProbeLateMs = &v
+		}
 		j.Queries = append(j.Queries, jq)
 	}
 	for _, q := range r.Unmatched {

@@ -33,11 +33,11 @@ func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var (
-		cur     pglog.Statement
-		sql     []string
-		timed   bool // cur has its Query_time
-		header  int  // line of cur's first header line; 0: no entry open
-		n       int
+		cur    pglog.Statement
+		sql    []string
+		timed  bool // cur has its Query_time
+		header int  // line of cur's first header line; 0: no entry open
+		n      int
 	)
 	flush := func() error {
 		if header == 0 {

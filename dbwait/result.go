@@ -51,6 +51,11 @@ type Evidence struct {
 	// Placed tells whether the statement was placed in the span by the
 	// clocks, so that Gap excludes the time inside the database.
 	Placed bool
+	// ProbeLate is how much of the outside time the agent's CPU-availability
+	// probe woke late (the process could not run); Probe tells whether the
+	// probe ran at all — without it ProbeLate says nothing.
+	ProbeLate time.Duration
+	Probe     bool
 }
 
 // VerdictSummary sums the matched queries of one verdict.

@@ -130,6 +130,9 @@ func (e Evidence) String() string {
 		b.WriteString(" (in the span)")
 	}
 	fmt.Fprintf(&b, ", goroutine runnable %s ms", ms(e.Runnable))
+	if e.Probe {
+		fmt.Fprintf(&b, ", probe late %s ms", ms(e.ProbeLate))
+	}
 	if e.Host == nil {
 		b.WriteString("; no host samples")
 		return b.String()

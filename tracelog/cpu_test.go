@@ -49,3 +49,34 @@ func FuzzParseCPU(f *testing.F) {
 		}
 	})
 }
+
+func TestProbeRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		on   bool
+		late time.Duration
+	}{
+		{FormatProbeLate(37 * time.Millisecond), false, 37 * time.Millisecond},
+		{FormatProbeOn(ProbeEvery, ProbeLate), true, ProbeLate},
+	} {
+		on, late, err := ParseProbe(tt.msg)
+		if err != nil || on != tt.on || late != tt.late {
+			t.Errorf("ParseProbe(%q) = %v, %v, %v; want %v, %v", tt.msg, on, late, err, tt.on, tt.late)
+		}
+	}
+	for _, bad := range []string{"", "late_ns=", "late_ns=-1", "on every_ns=5", "late=5"} {
+		if _, _, err := ParseProbe(bad); err == nil {
+			t.Errorf("ParseProbe(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzParseProbe(f *testing.F) {
+	f.Add("late_ns=5000000")
+	f.Add("on every_ns=10000000 late_ns=2000000")
+	f.Fuzz(func(t *testing.T, msg string) {
+		if _, late, err := ParseProbe(msg); err == nil && late < 0 {
+			t.Fatalf("ParseProbe(%q) = %v < 0", msg, late)
+		}
+	})
+}

@@ -110,3 +110,39 @@ func ParseCPU(msg string) (time.Duration, error) {
 	}
 	return time.Duration(f*1e9 + 0.5), nil
 }
+
+// The CPU-availability probe: a goroutine of the agent sleeps ProbeEvery at
+// a time, and when it wakes more than ProbeLate after its deadline it logs
+// how late under Probe, outside any task (FormatProbeLate): the process
+// could not run for that long — throttled, stopped, its CPUs stolen or
+// busy. It logs FormatProbeOn when it starts and then every ModuleEvery, so
+// that a window without late logs says the process could run on time.
+const (
+	Probe      = "latscope.probe"
+	ProbeEvery = 20 * time.Millisecond
+	ProbeLate  = 2 * time.Millisecond
+)
+
+// FormatProbeLate formats a late wake-up: "late_ns=N".
+func FormatProbeLate(late time.Duration) string { return "late_ns=" + strconv.FormatInt(int64(late), 10) }
+
+// FormatProbeOn formats the probe's heartbeat: "on every_ns=N late_ns=N",
+// its period and the lateness it reports from.
+func FormatProbeOn(every, late time.Duration) string {
+	return "on every_ns=" + strconv.FormatInt(int64(every), 10) + " late_ns=" + strconv.FormatInt(int64(late), 10)
+}
+
+// ParseProbe parses a Probe log: a late wake-up (on false, late its
+// lateness) or the heartbeat (on true, late the reporting threshold).
+func ParseProbe(msg string) (on bool, late time.Duration, err error) {
+	rest, on := strings.CutPrefix(msg, "on every_ns=")
+	if on {
+		_, rest, _ = strings.Cut(rest, " ")
+	}
+	v, ok := strings.CutPrefix(rest, "late_ns=")
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if !ok || perr != nil || n < 0 {
+		return false, 0, fmt.Errorf("%s log %q: want \"late_ns=N\" or \"on every_ns=N late_ns=N\"", Probe, msg)
+	}
+	return on, time.Duration(n), nil
+}

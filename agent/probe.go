@@ -1,0 +1,41 @@
+package agent
+
+import (
+	"context"
+	"runtime/trace"
+	"time"
+
+	"github.com/latscope/latscope/tracelog"
+)
+
+// probe is the CPU-availability probe: it sleeps every at a time and, while
+// a trace is on, logs under tracelog.Probe each wake-up more than late after
+// its deadline (the process could not run for that long: throttled,
+// stopped, its CPUs stolen or busy), and a heartbeat at its start and
+// every tracelog.ModuleEvery. It runs until ctx is done.
+func probe(ctx context.Context, every, late time.Duration) {
+	t := time.NewTimer(every)
+	defer t.Stop()
+	bg := context.Background()
+	deadline := time.Now().Add(every)
+	var beat time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now() // when this goroutine got to run, not when the timer fired
+		if trace.IsEnabled() {
+			if now.Sub(beat) >= tracelog.ModuleEvery {
+				trace.Log(bg, tracelog.Probe, tracelog.FormatProbeOn(every, late))
+				beat = now
+			}
+			if d := now.Sub(deadline); d > late {
+				trace.Log(bg, tracelog.Probe, tracelog.FormatProbeLate(d))
+			}
+		}
+		deadline = now.Add(every)
+		t.Reset(every)
+	}
+}

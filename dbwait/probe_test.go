@@ -1,0 +1,39 @@
+package dbwait
+
+import (
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/tracelog"
+)
+
+func TestProbeLateIn(t *testing.T) {
+	ms := func(n int) tracein.Time { return tracein.Time(time.Duration(n) * time.Millisecond) }
+	var p probeLog
+	if _, ok := p.lateIn(gap{0, ms(100)}); ok {
+		t.Fatal("a trace without the probe says something")
+	}
+	p.add(ms(10), tracelog.FormatProbeOn(tracelog.ProbeEvery, tracelog.ProbeLate))
+	p.add(ms(50), tracelog.FormatProbeLate(20*time.Millisecond)) // could not run 30–50 ms
+	p.add(ms(90), tracelog.FormatProbeLate(5*time.Millisecond))  // 85–90 ms
+	p.add(ms(95), "nonsense")
+	for _, tt := range []struct {
+		name string
+		ivs  []gap
+		want time.Duration
+	}{
+		{"all of it", []gap{{0, ms(100)}}, 25 * time.Millisecond},
+		{"a part of one stretch", []gap{{ms(40), ms(60)}}, 10 * time.Millisecond},
+		{"two windows around a statement", []gap{{ms(20), ms(35)}, {ms(80), ms(100)}}, 10 * time.Millisecond},
+		{"on time", []gap{{ms(55), ms(80)}}, 0},
+	} {
+		got, ok := p.lateIn(tt.ivs...)
+		if !ok || got != tt.want {
+			t.Errorf("%s: %v, %v; want %v", tt.name, got, ok, tt.want)
+		}
+	}
+	if p.bad != 1 {
+		t.Errorf("%d bad logs counted, want 1", p.bad)
+	}
+}
