@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -53,7 +54,7 @@ func New(opts Options) (*Agent, error) {
 		go func() { defer a.wg.Done(); a.sample.loop(ctx, o.SampleInterval) }()
 		if o.ProbeEvery > 0 {
 			a.wg.Add(1)
-			go func() { defer a.wg.Done(); probe(ctx, o.ProbeEvery, tracelog.ProbeLate) }()
+			go func() { defer a.wg.Done(); probe.Run(ctx, o.ProbeEvery, tracelog.ProbeLate) }()
 		}
 	} else if a.sample.module != "" {
 		// No recorder, but the service may trace itself (net/http/pprof,

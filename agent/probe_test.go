@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -71,7 +72,7 @@ func BenchmarkProbeCost(b *testing.B) {
 		c1 := processCPU()
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); probe(ctx, tracelog.ProbeEvery, tracelog.ProbeLate) }()
+		go func() { defer close(done); probe.Run(ctx, tracelog.ProbeEvery, tracelog.ProbeLate) }()
 		time.Sleep(span)
 		stop()
 		<-done

@@ -21,6 +21,7 @@ import (
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/opterr"
+	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracelog"
 )
@@ -106,6 +107,9 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 	sctx, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
 	go func() { defer close(sampled); sampler.Run(sctx, logSample) }()
+	probed := make(chan struct{}) // the agent's CPU-availability probe, as a service with the agent has
+	go func() { defer close(probed); probe.Run(sctx, tracelog.ProbeEvery, tracelog.ProbeLate) }()
+	defer func() { <-probed }()
 	defer func() { stopSampling(); <-sampled; sampler.Close() }() // never close under a running Sample
 	if cfg.AddrFile != "" {
 		if err := atomicfile.WriteString(cfg.AddrFile, ln.Addr().String()+"\n"); err != nil {

@@ -1,4 +1,6 @@
-package agent
+// Package probe is the CPU-availability probe that latscope's agent and the
+// lab's services run beside the flight recorder (tracelog.Probe).
+package probe
 
 import (
 	"context"
@@ -8,12 +10,12 @@ import (
 	"github.com/latscope/latscope/tracelog"
 )
 
-// probe is the CPU-availability probe: it sleeps every at a time and, while
+// Run is the CPU-availability probe: it sleeps every at a time and, while
 // a trace is on, logs under tracelog.Probe each wake-up more than late after
 // its deadline (the process could not run for that long: throttled,
 // stopped, its CPUs stolen or busy), and a heartbeat at its start and
 // every tracelog.ModuleEvery. It runs until ctx is done.
-func probe(ctx context.Context, every, late time.Duration) {
+func Run(ctx context.Context, every, late time.Duration) {
 	t := time.NewTimer(every)
 	defer t.Stop()
 	bg := context.Background()
