@@ -27,17 +27,19 @@ import (
 // "# Time"), too coarse to place a statement against its app span, so the
 // statements are joined by traceparent and compared but not placed (as a
 // CSV export without END_TIME). The server's banner lines (written at each
-// start) and "use db;" lines are skipped. name is used in errors, which
-// give the line number.
+// start) and "use db;" lines are skipped. A log with no statement is an
+// error (the server was not told to log them). name is used in errors,
+// which give the line number.
 func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var (
-		cur    pglog.Statement
-		sql    []string
-		timed  bool // cur has its Query_time
-		header int  // line of cur's first header line; 0: no entry open
-		n      int
+		cur     pglog.Statement
+		sql     []string
+		timed   bool // cur has its Query_time
+		header  int  // line of cur's first header line; 0: no entry open
+		n       int
+		entries int
 	)
 	flush := func() error {
 		if header == 0 {
@@ -55,6 +57,7 @@ func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error 
 			cur.TraceParent, _ = pglog.FindTraceParent(text)
 			cur.Phases = 1
 			fn(cur)
+			entries++
 		}
 		cur, sql, timed, header = pglog.Statement{}, nil, false, 0
 		return nil
@@ -86,7 +89,13 @@ func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error 
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: line %d: %w", name, n, err)
 	}
-	return flush() // an empty log is no error: nothing was logged
+	if err := flush(); err != nil {
+		return err
+	}
+	if entries == 0 {
+		return fmt.Errorf("%s: no statement in it (no \"# Query_time:\" entry in %d lines): the server logs every statement only with slow_query_log = 1 and long_query_time = 0, or this is not a slow query log", name, n)
+	}
+	return nil
 }
 
 // slowHeader reads one "# " header line into s.

@@ -64,8 +64,11 @@ func TestReadMySQLSlowLogErrors(t *testing.T) {
 			t.Errorf("%q: %v, want %q", tt.in, err, tt.want)
 		}
 	}
-	if err := dbwait.ReadMySQLSlowLog("slow.log", strings.NewReader(""), func(pglog.Statement) {}); err != nil {
-		t.Errorf("empty log: %v", err)
+	for _, in := range []string{"", "mariadbd, Version: 10.11.19-MariaDB-log (Debian 12). started with:\n", `{"timestamp":"x","message":"duration: 1 ms"}` + "\n"} {
+		err := dbwait.ReadMySQLSlowLog("slow.log", strings.NewReader(in), func(pglog.Statement) {})
+		if err == nil || !strings.Contains(err.Error(), "slow.log: no statement in it") || !strings.Contains(err.Error(), "long_query_time = 0") {
+			t.Errorf("%q: %v, want an error saying how to log every statement", in, err)
+		}
 	}
 }
 
