@@ -37,7 +37,8 @@ func covering(samples []hostsig.Sample, start, end tracein.Time) (hostsig.Delta,
 	return hostsig.Diff(samples[i], samples[j]), true
 }
 
-// Classify decides where outside time went, in the order of docs/method.md §8:
+// Classify decides where outside time went, in the order of docs/method.md §8
+// (with the CPU-availability probe's evidence when the trace has it):
 // throttled, steal, paused, then runnable (CPU contention without
 // throttling: the goroutine was runnable, or the process's threads waited
 // on the kernel's run queue, for half the difference), network;
@@ -71,22 +72,30 @@ func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
 	if outside <= o.Threshold {
 		return Inside
 	}
+	// With the agent's CPU-availability probe in the trace, a probe that woke
+	// on time for at least half the outside time says the process could run
+	// then: no CPU cause can explain half of it, whatever the host counters
+	// summed over their longer sampled interval say.
+	ran := ev.Probe && 2*ev.ProbeLate < outside
 	d := ev.Host
-	if d == nil {
+	if d == nil { // at the trace's edges: the probe alone can tell the network
+		if ran && 2*ev.Runnable < outside {
+			return Network
+		}
 		return Unknown
 	}
 	throttle := d.Has(hostsig.SourceThrottle)
 	switch {
-	case throttle && d.Throttled > 0 && pressureRose(d):
+	case !ran && throttle && d.Throttled > 0 && pressureRose(d):
 		return Throttled
-	case stolen(d, ev.Gap, outside):
+	case !ran && stolen(d, ev.Gap, outside):
 		return Steal
-	case throttle && d.Throttled == 0 && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
+	case !ran && throttle && d.Throttled == 0 && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
 		(!d.Has(hostsig.SourceSchedstat) || d.Wait < ev.Gap/2):
 		return Paused
-	case ev.Runnable >= outside/2 || d.Has(hostsig.SourceSchedstat) && d.Wait >= outside/2:
+	case ev.Runnable >= outside/2 || !ran && d.Has(hostsig.SourceSchedstat) && d.Wait >= outside/2:
 		return Runnable
-	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
+	case ran || throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Network
 	}
 	return Unknown

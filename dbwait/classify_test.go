@@ -65,6 +65,15 @@ func TestClassify(t *testing.T) {
 		{"big steal without a gap, threads waited", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal, d.CPUs, d.Wait = 200*ms, 2, 30*ms })}, dbwait.Runnable},
 		{"a steal tick is not enough", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(10*ms, 2)}, dbwait.Network},
 		{"one CPU: half the difference", 40 * ms, dbwait.Evidence{Gap: 20 * ms, Host: steal(20*ms, 1)}, dbwait.Steal},
+		// The CPU-availability probe: on time for half the difference, the
+		// process could run then, whatever the interval's counters summed.
+		{"probe on time: run-queue wait over the interval is not the statement's", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 63 * ms })}, dbwait.Network},
+		{"probe on time: throttling elsewhere in the interval", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Network},
+		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 1, 86*ms })}, dbwait.Throttled},
+		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
+		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
+		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms}, dbwait.Network},
+		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 20 * ms}, dbwait.Unknown},
 		{"8 CPUs: two vCPUs lost are not half the VM", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(80*ms, 8)}, dbwait.Network},
 		{"8 CPUs: the whole VM lost half", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(160*ms, 8)}, dbwait.Steal},
 		{"CPU count unknown: steal of the whole difference", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(40*ms, 0)}, dbwait.Steal},

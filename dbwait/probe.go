@@ -40,14 +40,18 @@ func (p *probeLog) lateIn(ivs ...gap) (time.Duration, bool) {
 		return 0, false
 	}
 	var sum time.Duration
+	covered := false
 	for _, iv := range ivs {
-		if iv.to <= iv.from || iv.to < p.since {
+		// the probe beats every tracelog.ModuleEvery: before its first beat
+		// by more than that, it may not have run yet
+		if iv.to <= iv.from || iv.to < p.since-tracein.Time(tracelog.ModuleEvery) {
 			continue
 		}
+		covered = true
 		i := sort.Search(len(p.late), func(i int) bool { return p.late[i].to > iv.from })
 		for ; i < len(p.late) && p.late[i].from < iv.to; i++ {
 			sum += min(p.late[i].to, iv.to).Sub(max(p.late[i].from, iv.from))
 		}
 	}
-	return sum, true
+	return sum, covered
 }

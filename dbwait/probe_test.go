@@ -33,6 +33,14 @@ func TestProbeLateIn(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", tt.name, got, ok, tt.want)
 		}
 	}
+	p2 := probeLog{}
+	p2.add(ms(900), tracelog.FormatProbeOn(tracelog.ProbeEvery, tracelog.ProbeLate))
+	if _, ok := p2.lateIn(gap{ms(100), ms(200)}); ok {
+		t.Error("a window more than a heartbeat period before the probe's first beat is said to be covered")
+	}
+	if _, ok := p2.lateIn(gap{ms(500), ms(600)}); !ok {
+		t.Error("a window within a heartbeat period before the first beat is not covered")
+	}
 	if p.bad != 1 {
 		t.Errorf("%d bad logs counted, want 1", p.bad)
 	}
