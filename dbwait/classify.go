@@ -86,7 +86,7 @@ func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
 	}
 	throttle := d.Has(hostsig.SourceThrottle)
 	switch {
-	case !ran && throttle && d.Throttled > 0 && pressureRose(d):
+	case !ran && throttle && d.Throttled > 0 && 2*d.ThrottledTime >= outside && pressureRose(d):
 		return Throttled
 	case !ran && stolen(d, ev.Gap, outside):
 		return Steal

@@ -44,17 +44,18 @@ func TestClassify(t *testing.T) {
 		{"within the threshold", 10 * ms, dbwait.Evidence{}, dbwait.Inside},
 		{"negative difference", -ms, dbwait.Evidence{}, dbwait.Inside},
 		{"no host samples", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Unknown},
-		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Throttled},
-		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.SystemSome = 2, 80*ms })}, dbwait.Unknown},
+		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Throttled},
+		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Unknown},
+		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
 		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
 			absent(hostsig.SourceCgroupPSI)(d)
-			d.Throttled, d.SystemSome = 1, 5*ms
+			d.Throttled, d.ThrottledTime, d.SystemSome = 1, 40*ms, 5*ms
 		})}, dbwait.Throttled},
 		{"throttled, no PSI at all", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
 			absent(hostsig.SourceCgroupPSI, hostsig.SourceSystemPSI)(d)
-			d.Throttled = 1
+			d.Throttled, d.ThrottledTime = 1, 40*ms
 		})}, dbwait.Throttled},
-		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 3, 250*ms })}, dbwait.Throttled},
+		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 3, 250*ms, 250*ms })}, dbwait.Throttled},
 		// Steal: per CPU at least half the difference, and a stall in the
 		// trace at least as long.
 		{"whole VM stolen for half the difference, with a gap", 40 * ms, dbwait.Evidence{Gap: 25 * ms, Host: steal(40*ms, 2)}, dbwait.Steal},
@@ -69,7 +70,7 @@ func TestClassify(t *testing.T) {
 		// process could run then, whatever the interval's counters summed.
 		{"probe on time: run-queue wait over the interval is not the statement's", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 63 * ms })}, dbwait.Network},
 		{"probe on time: throttling elsewhere in the interval", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Network},
-		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 1, 86*ms })}, dbwait.Throttled},
+		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })}, dbwait.Throttled},
 		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
 		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms}, dbwait.Network},

@@ -79,6 +79,10 @@ func (s *Sampler) openCgroupPSI() {
 		s.cgPSIErr = "no v2 cgroup hierarchy mounted"
 		return
 	}
+	if s.place.V2Path == "/" { // the root's pressure is the machine's: /proc/pressure/cpu says it already
+		s.cgPSIErr = "the process's v2 cgroup is the root, whose cpu.pressure is the machine's PSI"
+		return
+	}
 	s.cgPSI, s.cgPSIErr = openSource(filepath.Join(s.place.V2Dir, "cpu.pressure"))
 }
 
