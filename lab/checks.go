@@ -23,11 +23,14 @@ func ChecksTable(checks []Check) htmlreport.Table {
 }
 
 // Report is the scenario's Markdown report: a title line (the command, when
-// it ran, how long it took, where its files are), the scenario's own text,
-// and the checks as a table.
-func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Time) string {
+// it ran, how long it took, where its files are, and the CPU burners that
+// loaded the host), the scenario's own text, and the checks as a table.
+func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Time, burners int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n`latscope lab %s` — %s, took %s. Files in `%s`.\n\n", out.Title, scenario, now.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), dir)
+	if burners > 0 {
+		fmt.Fprintf(&b, "**Loaded host:** %d CPU burner(s), one per core, spun beside the scenario for its whole run (`--loaded`).\n\n", burners)
+	}
 	b.WriteString(out.Markdown)
 	pass := len(out.Checks) - len(out.Failed())
 	fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))

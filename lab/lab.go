@@ -38,6 +38,9 @@ type Env struct {
 	Command func(ctx context.Context, args ...string) *exec.Cmd
 	// DBURL is an existing PostgreSQL to use; "" starts a private cluster.
 	DBURL string
+	// Burners is how many CPU burners ran beside the scenario (Burners,
+	// latscope lab --loaded); 0 on a host left to itself.
+	Burners int
 }
 
 // Profile is how long a scenario measures.

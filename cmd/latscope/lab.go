@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,26 @@ import (
 )
 
 func init() {
+	register("lab burn", "spin on one core until killed: the CPU burners of lab --loaded", runLabBurn)
 	register("lab", "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements", runLab)
+}
+
+// runLabBurn spins until it is killed (lab --loaded starts one per core).
+func runLabBurn(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("lab burn", "lab burn", stderr)
+	usageWith(fs, stderr, "lab burn", "\nexamples:\n  latscope lab burn &     one busy core, until killed\n")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	runtime.GOMAXPROCS(1)
+	var x uint64
+	for ctx.Err() == nil {
+		for range 1 << 20 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	_ = x
+	return nil
 }
 
 // labSubNames lists the lab subcommands.
@@ -58,12 +78,14 @@ examples:
   latscope lab                     the seed experiment with embedded defaults (about 80 seconds)
   latscope lab --full              the seed's protocol: 60 s windows, 3 runs per mode, median
   latscope lab --list              the scenarios
+  latscope lab --loaded dbwait     the dbwait scenario with a CPU burner on every core
   latscope lab --db-url postgres://user@127.0.0.1:5432/db seed   use an existing PostgreSQL
 `
 
 // labOptions are the flags of `latscope lab`.
 type labOptions struct {
 	list, full, short, json bool
+	loaded                  bool
 	out, dbURL              string
 	clients                 int
 	window                  time.Duration
@@ -85,6 +107,7 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&o.clients, "clients", 0, "closed-model clients (default 20, as in the seed)")
 	fs.DurationVar(&o.window, "window", 0, "traced window per run (default 20s; --full 60s)")
 	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
+	fs.BoolVar(&o.loaded, "loaded", false, "run a CPU burner on every core beside the scenario: its checks on a busy host")
 	usageWith(fs, stderr, "lab [flags] [SCENARIO]", labExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -325,6 +348,15 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 		return fmt.Errorf("-o %s: %w", env.Out, err)
 	}
 	defer unmark()
+	if o.loaded {
+		burners, err := lab.StartBurners(ctx, runtime.NumCPU(), env.Command)
+		if err != nil {
+			return err
+		}
+		defer burners.Stop()
+		env.Burners = runtime.NumCPU()
+		fmt.Fprintf(env.Log, "lab: %d CPU burners (one per core) run beside the scenario\n", env.Burners)
+	}
 	start := time.Now()
 	out, err := sc.Run(ctx, env)
 	bar.done()
@@ -338,7 +370,7 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w (log: %s)", sc.Name, err, logPath)
 	}
-	md := out.Report(sc.Name, env.Out, time.Since(start), time.Now())
+	md := out.Report(sc.Name, env.Out, time.Since(start), time.Now(), env.Burners)
 	if err := atomicfile.Write(filepath.Join(env.Out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
 		return err
 	}
