@@ -14,10 +14,14 @@
 // difference up to Options.Threshold (10 ms) means the time was spent inside
 // the database; a larger one is time outside it, classified with the host
 // samples (package hostsig) whose interval covers the span and with the
-// trace itself:
+// trace itself (and, first, with the agent's CPU-availability probe when
+// the trace has it: on time for half the difference, no CPU cause can
+// explain it, and the verdict is network unless the goroutine was
+// runnable):
 //
-//   - throttled: the cgroup's nr_throttled rose, and its CPU pressure (PSI
-//     some) rose with it;
+//   - throttled: the cgroup's nr_throttled rose, its throttled time covers
+//     at least half the difference, and its CPU pressure (PSI some; the
+//     machine's when the cgroup has none) rose with it;
 //   - steal: /proc/stat steal per CPU rose by at least half the difference
 //     (the whole difference when the CPU count is unknown), and the trace
 //     has a stretch with no event from any goroutine or P covering at
