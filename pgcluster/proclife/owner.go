@@ -96,7 +96,8 @@ func procStat(pid int) (hostsig.ProcStat, bool) {
 	if err != nil {
 		return hostsig.ProcStat{}, false
 	}
-	hz, _ := hostsig.UserHZ() // a fallback rate when unknown: only the ticks are used
-	st, err := hostsig.ParseProcStat(b, hz)
+	// Only the state and the start time in ticks are used, not durations,
+	// so any tick rate will do.
+	st, err := hostsig.ParseProcStat(b, hostsig.DefaultUserHZ)
 	return st, err == nil
 }

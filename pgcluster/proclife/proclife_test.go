@@ -114,3 +114,30 @@ func TestOwner(t *testing.T) {
 		t.Error("OwnerGone of a missing file: no error")
 	}
 }
+
+// TestAliveZombie: a child that has exited but is not yet reaped still has
+// a /proc entry (and kill(pid, 0) still succeeds), but its state Z makes it
+// not alive; once reaped it is gone.
+func TestAliveZombie(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	for i := 0; proclife.Alive(pid); i++ {
+		if i == 1000 {
+			t.Fatalf("pid %d: still alive after exiting 10 s ago", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
+		t.Skipf("SKIP: no /proc entry for the unreaped child %d: %v", pid, err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Errorf("kill(%d, 0) of a zombie: %v (want success: only the state tells)", pid, err)
+	}
+	cmd.Wait()
+	if proclife.Alive(pid) {
+		t.Errorf("pid %d: alive after it was reaped", pid)
+	}
+}

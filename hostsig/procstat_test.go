@@ -1,0 +1,68 @@
+package hostsig
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestParseProcStatLive parses the stat files of real processes: this one,
+// and a child whose command name has spaces and ')' in it. The start time in
+// ticks is the one the kernel wrote, and StartTime is that many ticks.
+func TestParseProcStatLive(t *testing.T) {
+	hz, err := UserHZ()
+	if err != nil {
+		t.Skipf("SKIP: no clock tick rate on this machine: %v", err)
+	}
+	read := func(pid int) ProcStat {
+		t.Helper()
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Skipf("SKIP: no /proc on this machine: %v", err)
+		}
+		p, err := ParseProcStat(b, hz)
+		if err != nil {
+			t.Fatalf("ParseProcStat(%q): %v", b, err)
+		}
+		return p
+	}
+	self := read(os.Getpid())
+	if self.PID != os.Getpid() || self.State != "R" || self.StartTicks == 0 || self.NumThreads < 1 {
+		t.Errorf("/proc/self/stat: %+v", self)
+	}
+	if want := time.Duration(self.StartTicks) * time.Second / time.Duration(hz); self.StartTime != want {
+		t.Errorf("StartTime %v, want %d ticks = %v", self.StartTime, self.StartTicks, want)
+	}
+
+	odd := filepath.Join(t.TempDir(), "a) (b c")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skipf("SKIP: no sleep program: %v", err)
+	}
+	bin, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(odd, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(odd, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	var child ProcStat
+	for range 200 { // until the child has exec'd: its name is the new program's
+		if child = read(cmd.Process.Pid); child.Comm == "a) (b c" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if child.Comm != "a) (b c" || child.PID != cmd.Process.Pid || child.StartTicks < self.StartTicks {
+		t.Errorf("child %q: %+v (this process started at tick %d)", odd, child, self.StartTicks)
+	}
+}
