@@ -74,7 +74,11 @@ func TestClassify(t *testing.T) {
 		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
 		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms}, dbwait.Network},
-		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 20 * ms}, dbwait.Unknown},
+		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 25 * ms}, dbwait.Unknown},
+		// Mixed: the process could not run for a third or more, and surely
+		// could for another third or more (quota and a slow network together).
+		{"quota and network together", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Mixed},
+		{"a stall's start unsure: not mixed", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, ProbeUnsure: 25 * ms, Gap: 60 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Network},
 		{"8 CPUs: two vCPUs lost are not half the VM", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(80*ms, 8)}, dbwait.Network},
 		{"8 CPUs: the whole VM lost half", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(160*ms, 8)}, dbwait.Steal},
 		{"CPU count unknown: steal of the whole difference", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(40*ms, 0)}, dbwait.Steal},

@@ -49,7 +49,7 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	for i := range r.Queries {
 		q := &r.Queries[i]
 		q.Evidence = a.evidence(q, samples)
-		q.Verdict = Classify(q.Outside, q.Evidence, a.opts)
+		q.Verdict, q.Rule = Explain(q.Outside, q.Evidence, a.opts)
 	}
 	r.Summary = a.summarize(r)
 	return r, nil

@@ -85,6 +85,7 @@ type JSONQuery struct {
 	PID         int           `json:"backend_pid,omitempty"`
 	SQL         string        `json:"sql,omitempty"`
 	Verdict     *Verdict      `json:"verdict,omitempty"`
+	Rule        string        `json:"rule,omitempty"` // what decided the verdict
 	Evidence    *JSONEvidence `json:"evidence,omitempty"`
 }
 
@@ -122,7 +123,7 @@ func (r *Result) JSON() *JSONResult {
 	for _, q := range r.Queries {
 		jq := r.jsonQuery(q)
 		v := q.Verdict
-		jq.Verdict = &v
+		jq.Verdict, jq.Rule = &v, q.Rule
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		if q.Evidence.Probe {
 			v := units.Ms(q.Evidence.ProbeLate)

@@ -1,7 +1,10 @@
 package dbwait
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/tracein"
@@ -11,10 +14,11 @@ import (
 // probeLog holds what the agent's CPU-availability probe (tracelog.Probe)
 // wrote into the trace: whether it ran, and each stretch it woke late for.
 type probeLog struct {
-	on    bool         // a heartbeat was seen: the probe ran
-	since tracein.Time // the first heartbeat
-	late  []gap        // [wake-up − lateness, wake-up], in trace order
-	bad   int          // logs that did not parse
+	on    bool          // a heartbeat was seen: the probe ran
+	since tracein.Time  // the first heartbeat
+	every time.Duration // its period, from the heartbeat
+	late  []gap         // [wake-up − lateness, wake-up], in trace order
+	bad   int           // logs that did not parse
 }
 
 // add takes one probe log at t.
@@ -27,31 +31,55 @@ func (p *probeLog) add(t tracein.Time, msg string) {
 		if !p.on {
 			p.on, p.since = true, t
 		}
+		if e, err := probeEvery(msg); err == nil {
+			p.every = e
+		}
 	default:
 		p.late = append(p.late, gap{t - tracein.Time(late), t})
 	}
 }
 
 // lateIn returns how much of the intervals ivs the probe spent waking late
-// (the process could not run), and whether the probe ran by then: ok false
-// means the trace says nothing about it.
-func (p *probeLog) lateIn(ivs ...gap) (time.Duration, bool) {
+// (the process could not run), how much more it may have (a late wake-up
+// says the stall began after the previous wake-up, one period before its
+// deadline, not when), and whether the probe ran by then: ok false means
+// the trace says nothing about it.
+func (p *probeLog) lateIn(ivs ...gap) (late, unsure time.Duration, ok bool) {
 	if !p.on {
-		return 0, false
+		return 0, 0, false
 	}
-	var sum time.Duration
-	covered := false
 	for _, iv := range ivs {
 		// the probe beats every tracelog.ModuleEvery: before its first beat
 		// by more than that, it may not have run yet
 		if iv.to <= iv.from || iv.to < p.since-tracein.Time(tracelog.ModuleEvery) {
 			continue
 		}
-		covered = true
+		ok = true
 		i := sort.Search(len(p.late), func(i int) bool { return p.late[i].to > iv.from })
-		for ; i < len(p.late) && p.late[i].from < iv.to; i++ {
-			sum += min(p.late[i].to, iv.to).Sub(max(p.late[i].from, iv.from))
+		for ; i < len(p.late) && p.late[i].from-tracein.Time(p.every) < iv.to; i++ {
+			l := p.late[i]
+			late += overlap(l, iv)
+			unsure += overlap(gap{l.from - tracein.Time(p.every), l.from}, iv)
 		}
 	}
-	return sum, covered
+	return late, unsure, ok
+}
+
+// overlap is how much of a lies in b.
+func overlap(a, b gap) time.Duration {
+	if d := min(a.to, b.to).Sub(max(a.from, b.from)); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// probeEvery reads the period from a heartbeat ("on every_ns=N late_ns=N").
+func probeEvery(msg string) (time.Duration, error) {
+	rest, _ := strings.CutPrefix(msg, "on every_ns=")
+	v, _, _ := strings.Cut(rest, " ")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("probe heartbeat %q: no period", msg)
+	}
+	return time.Duration(n), nil
 }

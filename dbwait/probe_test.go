@@ -11,7 +11,7 @@ import (
 func TestProbeLateIn(t *testing.T) {
 	ms := func(n int) tracein.Time { return tracein.Time(time.Duration(n) * time.Millisecond) }
 	var p probeLog
-	if _, ok := p.lateIn(gap{0, ms(100)}); ok {
+	if _, _, ok := p.lateIn(gap{0, ms(100)}); ok {
 		t.Fatal("a trace without the probe says something")
 	}
 	p.add(ms(10), tracelog.FormatProbeOn(tracelog.ProbeEvery, tracelog.ProbeLate))
@@ -28,17 +28,17 @@ func TestProbeLateIn(t *testing.T) {
 		{"two windows around a statement", []gap{{ms(20), ms(35)}, {ms(80), ms(100)}}, 10 * time.Millisecond},
 		{"on time", []gap{{ms(55), ms(80)}}, 0},
 	} {
-		got, ok := p.lateIn(tt.ivs...)
+		got, _, ok := p.lateIn(tt.ivs...)
 		if !ok || got != tt.want {
 			t.Errorf("%s: %v, %v; want %v", tt.name, got, ok, tt.want)
 		}
 	}
 	p2 := probeLog{}
 	p2.add(ms(900), tracelog.FormatProbeOn(tracelog.ProbeEvery, tracelog.ProbeLate))
-	if _, ok := p2.lateIn(gap{ms(100), ms(200)}); ok {
+	if _, _, ok := p2.lateIn(gap{ms(100), ms(200)}); ok {
 		t.Error("a window more than a heartbeat period before the probe's first beat is said to be covered")
 	}
-	if _, ok := p2.lateIn(gap{ms(500), ms(600)}); !ok {
+	if _, _, ok := p2.lateIn(gap{ms(500), ms(600)}); !ok {
 		t.Error("a window within a heartbeat period before the first beat is not covered")
 	}
 	if p.bad != 1 {

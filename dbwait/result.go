@@ -29,6 +29,7 @@ type Query struct {
 
 	Outside  time.Duration // App − DB: time outside the database
 	Verdict  Verdict
+	Rule     string // the rule that decided the verdict, with its numbers (Explain)
 	Evidence Evidence
 }
 
@@ -56,6 +57,10 @@ type Evidence struct {
 	// probe ran at all — without it ProbeLate says nothing.
 	ProbeLate time.Duration
 	Probe     bool
+	// ProbeUnsure is outside time the process may also have been unable
+	// to run: a late wake-up says a stall ended then, not when it began
+	// within the period before its deadline.
+	ProbeUnsure time.Duration
 }
 
 // VerdictSummary sums the matched queries of one verdict.

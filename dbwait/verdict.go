@@ -14,13 +14,14 @@ const (
 	Paused
 	Runnable
 	Network
+	Mixed // a CPU cause and a wait outside the process each explain a third or more
 	Unknown
 	NumVerdicts
 )
 
 var verdictNames = [...]string{
 	Inside: "inside", Throttled: "throttled", Steal: "steal",
-	Paused: "paused", Runnable: "runnable", Network: "network", Unknown: "unknown",
+	Paused: "paused", Runnable: "runnable", Network: "network", Mixed: "mixed", Unknown: "unknown",
 }
 
 // String returns the verdict's lower-case name.
