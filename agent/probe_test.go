@@ -35,14 +35,14 @@ func TestProbe(t *testing.T) {
 	var beats int
 	var worst time.Duration
 	for _, ev := range logs(traceEvents(t, "probe", &buf), tracelog.Probe) {
-		on, late, err := tracelog.ParseProbe(ev.Message)
+		m, err := tracelog.ParseProbe(ev.Message)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if on {
+		if m.On {
 			beats++
 		} else {
-			worst = max(worst, late)
+			worst = max(worst, m.Late)
 		}
 	}
 	t.Logf("%d heartbeats, latest wake-up %v late", beats, worst)

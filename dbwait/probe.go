@@ -1,10 +1,7 @@
 package dbwait
 
 import (
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/latscope/latscope/tracein"
@@ -23,19 +20,17 @@ type probeLog struct {
 
 // add takes one probe log at t.
 func (p *probeLog) add(t tracein.Time, msg string) {
-	on, late, err := tracelog.ParseProbe(msg)
+	m, err := tracelog.ParseProbe(msg)
 	switch {
 	case err != nil:
 		p.bad++
-	case on:
+	case m.On:
 		if !p.on {
 			p.on, p.since = true, t
 		}
-		if e, err := probeEvery(msg); err == nil {
-			p.every = e
-		}
+		p.every = m.Every
 	default:
-		p.late = append(p.late, gap{t - tracein.Time(late), t})
+		p.late = append(p.late, gap{t - tracein.Time(m.Late), t})
 	}
 }
 
@@ -71,15 +66,4 @@ func overlap(a, b gap) time.Duration {
 		return d
 	}
 	return 0
-}
-
-// probeEvery reads the period from a heartbeat ("on every_ns=N late_ns=N").
-func probeEvery(msg string) (time.Duration, error) {
-	rest, _ := strings.CutPrefix(msg, "on every_ns=")
-	v, _, _ := strings.Cut(rest, " ")
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("probe heartbeat %q: no period", msg)
-	}
-	return time.Duration(n), nil
 }

@@ -59,13 +59,13 @@ func TestProbeRoundTrip(t *testing.T) {
 		{FormatProbeLate(37 * time.Millisecond), false, 37 * time.Millisecond},
 		{FormatProbeOn(ProbeEvery, ProbeLate), true, ProbeLate},
 	} {
-		on, late, err := ParseProbe(tt.msg)
-		if err != nil || on != tt.on || late != tt.late {
-			t.Errorf("ParseProbe(%q) = %v, %v, %v; want %v, %v", tt.msg, on, late, err, tt.on, tt.late)
+		m, err := ParseProbe(tt.msg)
+		if err != nil || m.On != tt.on || m.Late != tt.late || tt.on && m.Every != ProbeEvery {
+			t.Errorf("ParseProbe(%q) = %+v, %v; want on %v, late %v", tt.msg, m, err, tt.on, tt.late)
 		}
 	}
-	for _, bad := range []string{"", "late_ns=", "late_ns=-1", "on every_ns=5", "late=5"} {
-		if _, _, err := ParseProbe(bad); err == nil {
+	for _, bad := range []string{"", "late_ns=", "late_ns=-1", "on every_ns=5", "on every_ns=x late_ns=5", "late=5"} {
+		if _, err := ParseProbe(bad); err == nil {
 			t.Errorf("ParseProbe(%q) succeeded", bad)
 		}
 	}
@@ -75,8 +75,8 @@ func FuzzParseProbe(f *testing.F) {
 	f.Add("late_ns=5000000")
 	f.Add("on every_ns=10000000 late_ns=2000000")
 	f.Fuzz(func(t *testing.T, msg string) {
-		if _, late, err := ParseProbe(msg); err == nil && late < 0 {
-			t.Fatalf("ParseProbe(%q) = %v < 0", msg, late)
+		if m, err := ParseProbe(msg); err == nil && (m.Late < 0 || m.Every < 0) {
+			t.Fatalf("ParseProbe(%q) = %+v: negative", msg, m)
 		}
 	})
 }

@@ -132,17 +132,32 @@ func FormatProbeOn(every, late time.Duration) string {
 	return "on every_ns=" + strconv.FormatInt(int64(every), 10) + " late_ns=" + strconv.FormatInt(int64(late), 10)
 }
 
-// ParseProbe parses a Probe log: a late wake-up (on false, late its
-// lateness) or the heartbeat (on true, late the reporting threshold).
-func ParseProbe(msg string) (on bool, late time.Duration, err error) {
+// ProbeMsg is a parsed Probe log: a late wake-up (Late its lateness) or
+// the heartbeat (On, with the probe's period Every and the lateness it
+// reports from as Late).
+type ProbeMsg struct {
+	On          bool
+	Every, Late time.Duration
+}
+
+// ParseProbe parses a Probe log.
+func ParseProbe(msg string) (ProbeMsg, error) {
+	var m ProbeMsg
+	bad := fmt.Errorf("%s log %q: want \"late_ns=N\" or \"on every_ns=N late_ns=N\"", Probe, msg)
 	rest, on := strings.CutPrefix(msg, "on every_ns=")
 	if on {
-		_, rest, _ = strings.Cut(rest, " ")
+		every, tail, _ := strings.Cut(rest, " ")
+		n, err := strconv.ParseInt(every, 10, 64)
+		if err != nil || n < 0 {
+			return m, bad
+		}
+		m.On, m.Every, rest = true, time.Duration(n), tail
 	}
 	v, ok := strings.CutPrefix(rest, "late_ns=")
-	n, perr := strconv.ParseInt(v, 10, 64)
-	if !ok || perr != nil || n < 0 {
-		return false, 0, fmt.Errorf("%s log %q: want \"late_ns=N\" or \"on every_ns=N late_ns=N\"", Probe, msg)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if !ok || err != nil || n < 0 {
+		return ProbeMsg{}, bad
 	}
-	return on, time.Duration(n), nil
+	m.Late = time.Duration(n)
+	return m, nil
 }
