@@ -24,7 +24,8 @@ type Agent struct {
 	slow   *slowness
 	rec    *recorder // nil with NoRecorder
 	sample *sampler
-	manual *bucket // rate limit of window copies asked over the endpoints
+	manual *bucket  // rate limit of window copies asked over the endpoints
+	met    *metrics // nil without Options.Metrics
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -34,7 +35,8 @@ type Agent struct {
 }
 
 // New starts an agent: the flight recorder (unless opts.NoRecorder), host
-// sampling into the trace, and the endpoints when opts.Listen is set.
+// sampling into the trace, the metrics when opts.Metrics is set, and the
+// endpoints when opts.Listen is set.
 func New(opts Options) (*Agent, error) {
 	o := opts.withDefaults()
 	if err := checkListen(o.Listen, o.Token); err != nil {
@@ -43,24 +45,42 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(o.Module, o.SampleInterval), manual: newBucket(o.ManualInterval, o.ManualBurst)}
 	ctx, stop := context.WithCancel(context.Background())
 	a.stop = stop
+	probeOn := o.ProbeEvery > 0 && (!o.NoRecorder || o.Metrics != nil)
+	if o.Metrics != nil {
+		m, err := newMetrics(o.Metrics, probeOn, tracelog.ProbeLate)
+		if err != nil {
+			stop()
+			a.sample.close()
+			return nil, err
+		}
+		a.met = m
+	}
 	if !o.NoRecorder {
 		rec, err := startRecorder(o, a.sample.log)
 		if err != nil {
 			stop()
+			a.sample.close()
+			if a.met != nil {
+				a.met.unregister()
+			}
 			return nil, err
 		}
 		a.rec = rec
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sample.loop(ctx, o.SampleInterval) }()
-		if o.ProbeEvery > 0 {
-			a.wg.Add(1)
-			go func() { defer a.wg.Done(); probe.Run(ctx, o.ProbeEvery, tracelog.ProbeLate) }()
-		}
 	} else if a.sample.module != "" {
 		// No recorder, but the service may trace itself (net/http/pprof,
 		// runtime/trace.Start): name the module in those traces too.
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sample.moduleLoop(ctx) }()
+	}
+	if probeOn {
+		var onWake func(time.Duration)
+		if a.met != nil {
+			onWake = a.met.wake
+		}
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); probe.RunFunc(ctx, o.ProbeEvery, tracelog.ProbeLate, onWake) }()
 	}
 	if o.Listen != "" {
 		if err := a.listen(o.Listen); err != nil {
@@ -93,6 +113,9 @@ func (a *Agent) Close() error {
 			a.rec.close()
 		}
 		a.sample.close()
+		if a.met != nil {
+			a.met.unregister()
+		}
 	})
 	return err
 }

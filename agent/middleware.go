@@ -50,13 +50,18 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	}
 	tctx, task := trace.NewTask(r.Context(), route)
 	ctx := &reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}}
+	var rm *routeMetrics
+	if a.met != nil {
+		rm = a.met.route(route)
+		ctx.ri.DBCall = rm.dbCall
+	}
 	if tp, ok := a.otherSpan(r.Context()); ok {
 		ctx.ri.TP = tp
 	} else {
 		ctx.ri.TP = span.Request(firstValue(r.Header[canonicalTraceParent]))
 	}
 	start := time.Now()
-	defer a.finish(ctx, task, route, start, &ctx.ri)
+	defer a.finish(ctx, task, route, start, rm)
 	r = r.WithContext(ctx)
 	if h == nil || !serveRouted(w, r, h, pattern) {
 		next.ServeHTTP(w, r)
@@ -98,9 +103,14 @@ func (a *Agent) otherSpan(ctx context.Context) (tp tracelog.TraceParent, ok bool
 	return tp, ok && tp.IsValid()
 }
 
-// finish ends a request's task, and snapshots it if it was slow.
-func (a *Agent) finish(ctx context.Context, task *trace.Task, route string, start time.Time, ri *span.Info) {
+// finish ends a request's task, observes it in rm (nil without metrics),
+// and snapshots it if it was slow.
+func (a *Agent) finish(ctx *reqCtx, task *trace.Task, route string, start time.Time, rm *routeMetrics) {
 	d := time.Since(start)
+	ri := &ctx.ri
+	if rm != nil {
+		rm.observe(d, ri)
+	}
 	slow, cut := false, time.Duration(0)
 	if a.rec != nil {
 		slow, cut = a.slow.observe(route, d)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/tracelog"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options configures an Agent. Start from DefaultOptions; a zero numeric
@@ -45,7 +46,7 @@ type Options struct {
 	// (docs/agent.md, "Overhead").
 	SampleInterval time.Duration
 	// ProbeEvery is the period of the CPU-availability probe while the
-	// recorder runs: a goroutine that sleeps this long at a time and logs,
+	// recorder runs or Metrics is set: a goroutine that sleeps this long at a time and logs,
 	// under tracelog.Probe, every wake-up later than tracelog.ProbeLate —
 	// time the process could not run. dbwait takes a window without late
 	// wake-ups as proof the process could run on time. 0 is
@@ -83,6 +84,17 @@ type Options struct {
 	// the trace stops as soon as it has written MaxTraceBytes, however many
 	// seconds were asked for. See Endpoints.
 	MaxTraceBytes int64
+	// Metrics, when set, turns the agent's Prometheus metrics on: New
+	// registers its collectors there (the service's registry, or a
+	// prometheus.NewRegistry of its own) and Close unregisters them. Per
+	// route, Handler observes each request's latency, the time its DB calls
+	// and outbound calls took (through WrapConnector/WrapDriver, agentpgx and
+	// Transport), and each DB call; host counters (CFS throttling, CPU PSI,
+	// steal) are read at scrape time; and the CPU-availability probe counts
+	// stalls, running even with NoRecorder (unless ProbeEvery is negative).
+	// nil (the default) leaves metrics off and costs nothing. The names,
+	// buckets (MetricBuckets) and queries are in docs/metrics.md.
+	Metrics prometheus.Registerer
 	// OnSnapshot, when set, is called after each snapshot attempt with the
 	// file written or the error (on the snapshot's own goroutine).
 	OnSnapshot func(path string, err error)

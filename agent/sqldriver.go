@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"runtime/trace"
+	"time"
 
+	"github.com/latscope/latscope/agent/internal/span"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -18,7 +20,9 @@ import (
 //	db := sql.OpenDB(agent.WrapConnector(stdlib.GetConnector(*cfg)))
 //
 // Regions end when the driver returns, on the calling goroutine; reading
-// rows afterwards is outside them. Prepared statements (db.Prepare) pass
+// rows afterwards is outside them. With Options.Metrics, each such call
+// under a Handler's request is timed the same way, from the call until the
+// driver returns (latscope_db_call_duration_seconds, docs/metrics.md). Prepared statements (db.Prepare) pass
 // through untouched: one statement serves many requests, so no per-request
 // comment fits it. With pgx, set cfg.DefaultQueryExecMode to
 // pgx.QueryExecModeExec: commented statements are all unique and would
@@ -108,7 +112,10 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		return nil, driver.ErrSkip
 	}
 	defer trace.StartRegion(ctx, tracelog.SQLRegion).End()
-	return q.QueryContext(ctx, Comment(ctx, query), args)
+	ri, start := dbStart(ctx)
+	rows, err := q.QueryContext(ctx, Comment(ctx, query), args)
+	dbEnd(ri, start, err)
+	return rows, err
 }
 
 // ExecContext implements driver.ExecerContext.
@@ -118,7 +125,28 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 		return nil, driver.ErrSkip
 	}
 	defer trace.StartRegion(ctx, tracelog.SQLRegion).End()
-	return e.ExecContext(ctx, Comment(ctx, query), args)
+	ri, start := dbStart(ctx)
+	res, err := e.ExecContext(ctx, Comment(ctx, query), args)
+	dbEnd(ri, start, err)
+	return res, err
+}
+
+// dbStart returns the request of ctx and the time, when its DB calls are
+// timed for the metrics (Options.Metrics); else nil.
+func dbStart(ctx context.Context) (*span.Info, time.Time) {
+	if ri := span.Of(ctx); ri.Metered() {
+		return ri, time.Now()
+	}
+	return nil, time.Time{}
+}
+
+// dbEnd adds the call begun at start to ri (nil: not timed). A call the
+// driver skipped (driver.ErrSkip: database/sql retries it another way)
+// made no round trip and is not counted.
+func dbEnd(ri *span.Info, start time.Time, err error) {
+	if ri != nil && !errors.Is(err, driver.ErrSkip) {
+		ri.AddDB(time.Since(start))
+	}
 }
 
 // Prepare implements driver.Conn.

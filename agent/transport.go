@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 	"runtime/trace"
+	"time"
 
 	"github.com/latscope/latscope/agent/internal/span"
 	"github.com/latscope/latscope/tracelog"
@@ -15,7 +16,9 @@ import (
 // under tracelog.HTTP. A valid traceparent the request already has (set
 // by an OpenTelemetry transport, say) is kept and logged; otherwise the
 // call gets one from callSpan: Options.SpanContext's span, else a new span
-// in the request's trace. The caller's request is never modified.
+// in the request's trace. The caller's request is never modified. With
+// Options.Metrics, a call under a Handler's request is timed over the same
+// interval and added to the request's latscope_request_outbound_seconds.
 func Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -41,7 +44,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = &r
 	}
 	trace.Log(ctx, tracelog.HTTP, tp.String())
-	return t.base.RoundTrip(req)
+	ri := span.Of(ctx)
+	if !ri.Metered() {
+		return t.base.RoundTrip(req)
+	}
+	start := time.Now()
+	resp, err := t.base.RoundTrip(req)
+	ri.AddOutbound(time.Since(start))
+	return resp, err
 }
 
 // Unwrap returns the wrapped transport.

@@ -37,7 +37,9 @@ import (
 //     whichever goroutine pgx ends the query, in the query's task.
 //
 // The query's span runs from the region's begin to the tracelog.SQLEnd
-// log with the same traceparent (docs/agent.md).
+// log with the same traceparent (docs/agent.md). With the agent's
+// Options.Metrics, the same duration is the query's DB call in the
+// request's metrics (docs/metrics.md).
 type QueryTracer struct{}
 
 var _ pgx.QueryTracer = QueryTracer{}
@@ -65,10 +67,16 @@ func (QueryTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 // TraceQueryEnd implements pgx.QueryTracer. It may run on any goroutine.
 func (QueryTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
 	qs, ok := ctx.Value(querySpanKey{}).(*querySpan)
-	if !ok || !trace.IsEnabled() {
+	if !ok {
 		return
 	}
-	trace.Log(ctx, tracelog.SQLEnd, tracelog.FormatSQLEnd(qs.text, time.Since(qs.start)))
+	d := time.Since(qs.start)
+	if ri := span.Of(ctx); ri.Metered() {
+		ri.AddDB(d)
+	}
+	if trace.IsEnabled() {
+		trace.Log(ctx, tracelog.SQLEnd, tracelog.FormatSQLEnd(qs.text, d))
+	}
 }
 
 // SQLComment is a pgx.QueryRewriter that prepends a sqlcommenter comment

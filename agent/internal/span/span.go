@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	"sync/atomic"
+	"time"
 
 	"github.com/latscope/latscope/tracelog"
 )
@@ -20,6 +22,42 @@ type Info struct {
 	// Other returns the current span of ctx in another tracing system;
 	// nil unless the agent's Options.SpanContext is set.
 	Other func(ctx context.Context) (tracelog.TraceParent, bool)
+	// DBCall observes each DB call's duration in seconds; nil when the
+	// agent's metrics are off, and then the calls are not timed at all.
+	DBCall Observer
+
+	// Totals of the calls made under the request, added to by the calls'
+	// goroutines (AddDB, AddOutbound) while metrics are on.
+	dbNanos, outNanos atomic.Int64
+	dbCalls, outCalls atomic.Int64
+}
+
+// Observer takes one value (prometheus.Observer has this method).
+type Observer interface{ Observe(float64) }
+
+// Metered tells whether the calls under ri are timed (the agent's metrics
+// are on). ri may be nil: outside a request nothing is timed.
+func (ri *Info) Metered() bool { return ri != nil && ri.DBCall != nil }
+
+// AddDB adds one DB call of duration d to the request and observes it in
+// DBCall. Safe for concurrent use; ri must be Metered.
+func (ri *Info) AddDB(d time.Duration) {
+	ri.dbNanos.Add(int64(d))
+	ri.dbCalls.Add(1)
+	ri.DBCall.Observe(d.Seconds())
+}
+
+// AddOutbound adds one outbound call of duration d to the request. Safe
+// for concurrent use.
+func (ri *Info) AddOutbound(d time.Duration) {
+	ri.outNanos.Add(int64(d))
+	ri.outCalls.Add(1)
+}
+
+// Calls returns the number and summed duration of the DB calls and of the
+// outbound calls added so far.
+func (ri *Info) Calls() (dbCalls int64, db time.Duration, outCalls int64, out time.Duration) {
+	return ri.dbCalls.Load(), time.Duration(ri.dbNanos.Load()), ri.outCalls.Load(), time.Duration(ri.outNanos.Load())
 }
 
 // Of returns the request Info of ctx, or nil outside a request.
