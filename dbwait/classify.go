@@ -1,6 +1,7 @@
 package dbwait
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -49,40 +50,68 @@ func covering(samples []hostsig.Sample, start, end tracein.Time) (hostsig.Delta,
 // unknown when a cause cannot be ruled out. It is the one place the rules
 // live. Zero fields of o take DefaultOptions.
 //
-// Steal needs two pieces of evidence that the hypervisor took the
-// process's CPU for at least half the outside time (the share every rule
-// here asks of its cause), because /proc/stat steal is summed over all n
-// CPUs and over the whole sampled interval, often several times longer
-// than the statement:
+// The host counters are read every sample interval, usually longer than
+// the statement, so a counter that moved in the interval need not have
+// moved during the statement. A counter explains a statement only when it
+// is large enough (at least half the outside time, the share every rule
+// here asks of its cause) and something places it in the statement: the
+// probe woke late for half the outside time, or the trace has an
+// event-free stretch that long (a throttled, stopped or stolen process
+// emits no events), or, without either, the counter pro-rated to the
+// statement's share of the interval (spread evenly: the counters cannot
+// say when in the interval they moved) is still half the outside time.
 //
-//   - steal per CPU, Steal/n, at least outside/2: what the whole VM
-//     descheduled for half the outside time produces (on 2 CPUs, one vCPU
-//     lost for all of it). A trickle of 10 ms ticks spread over the CPUs
-//     and the interval does not reach it;
-//   - a stall in the trace, ev.Gap at least outside/2: stolen time is
-//     neither run nor run-queue wait in the guest, so a process whose
-//     CPU was taken emits no trace events meanwhile. No MinPause here: the
-//     counter, not the length of the silence, tells it from an idle wait.
-//
-// When n is unknown (Delta.CPUs 0: samples recorded before hostsig kept
-// the count), Steal must be at least the whole outside time, one vCPU's
-// worth of the missing time: the rule for n = 2, the machine the recorded
-// samples come from, and stricter than it for n = 1. Below that it is not
-// steal; runtime.NumCPU would describe the reading machine, not the
-// recording one. Steal without a gap is not steal either: the rules below
-// decide, and the paused rule takes a gap without enough steal.
+//   - throttled: the cgroup's throttled time, placed so;
+//   - steal: steal per CPU, Steal/n, at least outside/2 (what the whole VM
+//     descheduled for half the time produces; a trickle of 10 ms ticks
+//     spread over the CPUs and the interval does not reach it), and always
+//     an event-free stretch: stolen time is neither run nor run-queue wait
+//     in the guest. When n is unknown (Delta.CPUs 0: samples recorded
+//     before hostsig kept the count), n is taken as 2, the machine the
+//     recorded samples come from (stricter than the truth for n = 1);
+//     runtime.NumCPU would describe the reading machine, not the
+//     recording one.
 func Classify(outside time.Duration, ev Evidence, o Options) Verdict {
-	v, _ := Explain(outside, ev, o)
-	return v
+	return Explain(outside, ev, o).Verdict
 }
 
-// Explain is Classify with the rule that decided, in words, for the
-// output: the evidence each verdict rests on, or what is missing for
+// Confidence is how firmly the evidence supports a verdict.
+type Confidence uint8
+
+// Confidences. High: two independent instruments agree (the probe and a
+// counter, or a direct measurement of the goroutine); Medium: one
+// instrument decided; Low: the decision rests on counters summed over a
+// longer interval than the statement, or on ruling causes out.
+const (
+	NoConfidence Confidence = iota // unknown: nothing decided
+	Low
+	Medium
+	High
+)
+
+// String returns the confidence's lower-case name ("" for NoConfidence).
+func (c Confidence) String() string {
+	return [...]string{"", "low", "medium", "high"}[min(int(c), 3)]
+}
+
+// MarshalText encodes the name.
+func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// Decision is a verdict with the rule that decided it, in words with its
+// numbers, and how firmly the evidence supports it.
+type Decision struct {
+	Verdict    Verdict
+	Rule       string
+	Confidence Confidence
+}
+
+// Explain is Classify with the rule that decided, in words, and the
+// confidence: the evidence each verdict rests on, or what is missing for
 // "unknown".
-func Explain(outside time.Duration, ev Evidence, o Options) (Verdict, string) {
+func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	o = o.withDefaults()
 	if outside <= o.Threshold {
-		return Inside, fmt.Sprintf("difference within %v", o.Threshold)
+		return Decision{Inside, fmt.Sprintf("difference within %v", o.Threshold), High}
 	}
 	// With the agent's CPU-availability probe in the trace, a probe that woke
 	// on time for at least half the outside time says the process could run
@@ -91,39 +120,90 @@ func Explain(outside time.Duration, ev Evidence, o Options) (Verdict, string) {
 	// for a third of it or more and the process could run for another third
 	// or more, two causes each explain a large part: mixed.
 	ran := ev.Probe && 2*ev.ProbeLate < outside
+	late := ev.Probe && 2*ev.ProbeLate >= outside // the probe saw the process unable to run for half
 	if ev.Probe {
 		could := outside - ev.ProbeLate - ev.ProbeUnsure - ev.Runnable // waiting while the process surely could run
 		if 3*ev.ProbeLate >= outside && 3*could >= outside {
-			return Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside (probe) and could for %s ms: a CPU cause and a wait outside the process together",
-				fmtMs(ev.ProbeLate), fmtMs(outside), fmtMs(could))
+			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside (probe) and could for %s ms: a CPU cause and a wait outside the process together",
+				fmtMs(ev.ProbeLate), fmtMs(outside), fmtMs(could)), Medium}
 		}
 	}
 	d := ev.Host
 	if d == nil { // at the trace's edges: the probe alone can tell the network
 		if ran && 2*ev.Runnable < outside {
-			return Network, fmt.Sprintf("the probe ran on time for %s of %s ms (no host sample covers the span)", fmtMs(outside-ev.ProbeLate), fmtMs(outside))
+			return Decision{Network, fmt.Sprintf("the probe ran on time for %s of %s ms (no host sample covers the span)", fmtMs(outside-ev.ProbeLate), fmtMs(outside)), Medium}
 		}
-		return Unknown, "no host sample covers the span, and no probe says the process could run"
+		return Decision{Unknown, "no host sample covers the span, and no probe says the process could run", NoConfidence}
+	}
+	firm := func(probeAgrees bool) Confidence {
+		if probeAgrees {
+			return High
+		}
+		return Medium
 	}
 	throttle := d.Has(hostsig.SourceThrottle)
+	// stalled: the trace places a CPU loss in the statement
+	stalled := late || (!ev.Probe && 2*ev.Gap >= outside)
+	throttled := 2*d.ThrottledTime >= outside && (stalled || 2*throttledFor(d, outside) >= outside)
 	switch {
-	case !ran && throttle && d.Throttled > 0 && 2*d.ThrottledTime >= outside && pressureRose(d):
-		return Throttled, fmt.Sprintf("nr_throttled +%d, throttled %s ms for %s ms outside, CPU pressure rose", d.Throttled, fmtMs(d.ThrottledTime), fmtMs(outside))
+	case !ran && throttle && d.Throttled > 0 && throttled && pressureRose(d):
+		return Decision{Throttled, fmt.Sprintf("nr_throttled +%d, throttled %s ms in %s ms sampled, %s, for %s ms outside; CPU pressure rose",
+			d.Throttled, fmtMs(d.ThrottledTime), fmtMs(d.Interval), stallWords(ev, late, throttledFor(d, outside)), fmtMs(outside)), firm(late)}
 	case !ran && stolen(d, ev.Gap, outside):
-		return Steal, fmt.Sprintf("steal +%s ms and no trace events for %s ms, for %s ms outside", fmtMs(d.Steal), fmtMs(ev.Gap), fmtMs(outside))
-	case !ran && throttle && d.Throttled == 0 && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
+		return Decision{Steal, fmt.Sprintf("steal +%s ms in %s ms sampled and no trace events for %s ms, for %s ms outside", fmtMs(d.Steal), fmtMs(d.Interval), fmtMs(ev.Gap), fmtMs(outside)), firm(late)}
+	case !ran && throttle && !throttled && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
 		(!d.Has(hostsig.SourceSchedstat) || d.Wait < ev.Gap/2):
-		return Paused, fmt.Sprintf("no trace events for %s ms with the counters flat", fmtMs(ev.Gap))
+		return Decision{Paused, fmt.Sprintf("no trace events for %s ms with the counters flat", fmtMs(ev.Gap)), firm(late)}
 	case ev.Runnable >= outside/2:
-		return Runnable, fmt.Sprintf("the goroutine was runnable for %s of %s ms", fmtMs(ev.Runnable), fmtMs(outside))
+		return Decision{Runnable, fmt.Sprintf("the goroutine was runnable for %s of %s ms", fmtMs(ev.Runnable), fmtMs(outside)), High}
 	case !ran && d.Has(hostsig.SourceSchedstat) && d.Wait >= outside/2:
-		return Runnable, fmt.Sprintf("the threads waited %s ms on the run queue over the sampled %v, for %s ms outside", fmtMs(d.Wait), d.Interval.Round(time.Millisecond), fmtMs(outside))
+		return Decision{Runnable, fmt.Sprintf("the threads waited %s ms on the run queue over the sampled %v, for %s ms outside", fmtMs(d.Wait), d.Interval.Round(time.Millisecond), fmtMs(outside)), firm(late)}
 	case ran:
-		return Network, fmt.Sprintf("the probe ran on time for %s of %s ms: the process could run", fmtMs(outside-ev.ProbeLate), fmtMs(outside))
+		c := Medium
+		if quiet(d, outside) {
+			c = High
+		}
+		return Decision{Network, fmt.Sprintf("the probe ran on time for %s of %s ms: the process could run", fmtMs(outside-ev.ProbeLate), fmtMs(outside)), c}
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
-		return Network, "no throttling, steal, pause or run-queue wait explains half of it"
+		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
 	}
-	return Unknown, "a cause cannot be ruled out: " + missing(d, throttle)
+	return Decision{Unknown, "a cause cannot be ruled out: " + missing(d, throttle), NoConfidence}
+}
+
+// prorated is the part of total, counted over interval, that falls in
+// outside time, spread evenly over the interval.
+func prorated(total, interval, outside time.Duration) time.Duration {
+	if interval <= 0 || outside >= interval {
+		return total
+	}
+	return time.Duration(float64(total) * float64(outside) / float64(interval))
+}
+
+// throttledFor is the cgroup's throttled time pro-rated to outside.
+func throttledFor(d *hostsig.Delta, outside time.Duration) time.Duration {
+	return prorated(d.ThrottledTime, d.Interval, outside)
+}
+
+// stallWords says what placed a CPU loss in the statement.
+func stallWords(ev Evidence, late bool, prorated time.Duration) string {
+	switch {
+	case late:
+		return fmt.Sprintf("the probe late %s ms", fmtMs(ev.ProbeLate))
+	case !ev.Probe && ev.Gap > 0:
+		return fmt.Sprintf("no trace events for %s ms", fmtMs(ev.Gap))
+	}
+	return fmt.Sprintf("%s ms pro-rated", fmtMs(prorated))
+}
+
+// quiet tells whether the host counters stayed at baseline around a
+// statement: no throttling and no steal that could explain a tenth of its
+// outside time, pro-rated.
+func quiet(d *hostsig.Delta, outside time.Duration) bool {
+	if !d.Has(hostsig.SourceThrottle) || !d.Has(hostsig.SourceSteal) {
+		return false
+	}
+	n := time.Duration(max(d.CPUs, 1))
+	return 10*throttledFor(d, outside) < outside && 10*prorated(d.Steal, d.Interval, outside) < n*outside
 }
 
 // missing says which evidence an unknown verdict lacked.
@@ -134,7 +214,7 @@ func missing(d *hostsig.Delta, throttle bool) string {
 	case !d.Has(hostsig.SourceSteal):
 		return "the steal counter is absent"
 	case d.Throttled > 0:
-		return "the cgroup was throttled in the sampled interval, too little or without pressure to explain half"
+		return "the cgroup was throttled in the sampled interval, but too little, without pressure, or not placed in the statement (no stall in the trace) to explain half"
 	}
 	return "no rule applies"
 }
@@ -143,16 +223,14 @@ func missing(d *hostsig.Delta, throttle bool) string {
 func fmtMs(d time.Duration) string { return strconv.FormatFloat(units.Ms(d), 'f', -1, 64) }
 
 // stolen tells whether the host took the process's CPU for at least half
-// the outside time: steal per CPU of at least outside/2 (the whole outside
-// time when the CPU count is unknown) and an event-free stretch as long.
+// the outside time: steal per CPU of at least outside/2 (n taken as 2 when
+// the CPU count is unknown) and an event-free stretch as long.
 func stolen(d *hostsig.Delta, gap, outside time.Duration) bool {
 	if !d.Has(hostsig.SourceSteal) || d.Steal <= 0 || 2*gap < outside {
 		return false
 	}
-	if d.CPUs > 0 {
-		return 2*d.Steal >= time.Duration(d.CPUs)*outside // Steal/n >= outside/2, without rounding
-	}
-	return d.Steal >= outside
+	n := time.Duration(cmp.Or(d.CPUs, 2))
+	return 2*d.Steal >= n*outside // Steal/n >= outside/2, without rounding
 }
 
 // pressureRose tells whether CPU pressure confirms throttling: the cgroup's

@@ -44,17 +44,21 @@ func TestClassify(t *testing.T) {
 		{"within the threshold", 10 * ms, dbwait.Evidence{}, dbwait.Inside},
 		{"negative difference", -ms, dbwait.Evidence{}, dbwait.Inside},
 		{"no host samples", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Unknown},
-		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Throttled},
+		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Throttled},
 		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Unknown},
 		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
-		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
+		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) {
 			absent(hostsig.SourceCgroupPSI)(d)
 			d.Throttled, d.ThrottledTime, d.SystemSome = 1, 40*ms, 5*ms
 		})}, dbwait.Throttled},
-		{"throttled, no PSI at all", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) {
+		{"throttled, no PSI at all", 60 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) {
 			absent(hostsig.SourceCgroupPSI, hostsig.SourceSystemPSI)(d)
 			d.Throttled, d.ThrottledTime = 1, 40*ms
 		})}, dbwait.Throttled},
+		// Throttling must be placed in the statement: by an event-free
+		// stretch, the probe, or pro-rated over the sampled interval.
+		{"throttled elsewhere in the interval, no gap", 60 * ms, dbwait.Evidence{Gap: 5 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
+		{"throttled most of the interval, no gap: pro-rated", 60 * ms, dbwait.Evidence{Gap: 5 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 100*ms, 80*ms })}, dbwait.Throttled},
 		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 3, 250*ms, 250*ms })}, dbwait.Throttled},
 		// Steal: per CPU at least half the difference, and a stall in the
 		// trace at least as long.
@@ -118,5 +122,35 @@ func TestVerdictText(t *testing.T) {
 	var v dbwait.Verdict
 	if err := v.UnmarshalText([]byte("slow")); err == nil {
 		t.Error("unknown verdict accepted")
+	}
+}
+
+func TestConfidence(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outside time.Duration
+		ev      dbwait.Evidence
+		want    dbwait.Decision
+	}{
+		{"inside", 5 * ms, dbwait.Evidence{}, dbwait.Decision{Verdict: dbwait.Inside, Confidence: dbwait.High}},
+		{"throttled with the probe late", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })},
+			dbwait.Decision{Verdict: dbwait.Throttled, Confidence: dbwait.High}},
+		{"throttled by counters and a gap, no probe", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })},
+			dbwait.Decision{Verdict: dbwait.Throttled, Confidence: dbwait.Medium}},
+		{"network: probe on time, counters flat", 30 * ms, dbwait.Evidence{Probe: true, Host: steal(0, 2)}, dbwait.Decision{Verdict: dbwait.Network, Confidence: dbwait.High}},
+		{"network: probe on time, throttling in the interval", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })},
+			dbwait.Decision{Verdict: dbwait.Network, Confidence: dbwait.Medium}},
+		{"network by elimination", 30 * ms, dbwait.Evidence{Runnable: ms, Gap: 25 * ms, Host: delta(nil)}, dbwait.Decision{Verdict: dbwait.Network, Confidence: dbwait.Low}},
+		{"unknown", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Decision{Verdict: dbwait.Unknown, Confidence: dbwait.NoConfidence}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := dbwait.Explain(tc.outside, tc.ev, dbwait.Options{})
+			if got.Verdict != tc.want.Verdict || got.Confidence != tc.want.Confidence {
+				t.Errorf("Explain(%v, %+v) = %v %v (%s), want %v %v", tc.outside, tc.ev, got.Verdict, got.Confidence, got.Rule, tc.want.Verdict, tc.want.Confidence)
+			}
+			if got.Rule == "" {
+				t.Errorf("Explain(%v) gave no rule", tc.outside)
+			}
+		})
 	}
 }

@@ -49,7 +49,8 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	for i := range r.Queries {
 		q := &r.Queries[i]
 		q.Evidence = a.evidence(q, samples)
-		q.Verdict, q.Rule = Explain(q.Outside, q.Evidence, a.opts)
+		dec := Explain(q.Outside, q.Evidence, a.opts)
+		q.Verdict, q.Rule, q.Confidence = dec.Verdict, dec.Rule, dec.Confidence
 	}
 	r.Summary = a.summarize(r)
 	return r, nil

@@ -72,21 +72,25 @@ type JSONDelta struct {
 
 // JSONQuery is a Query.
 type JSONQuery struct {
-	AtMs        float64       `json:"at_ms"`
-	Wall        *time.Time    `json:"wall,omitempty"`
-	Region      string        `json:"region"`
-	Goroutine   int64         `json:"goroutine"`
-	Task        uint64        `json:"task"`
-	TraceParent string        `json:"traceparent"`
-	AppMs       float64       `json:"app_ms"`
-	DBMs        float64       `json:"db_ms"`
-	DiffMs      float64       `json:"diff_ms"`
-	LockWaitMs  float64       `json:"lock_wait_ms"`
-	PID         int           `json:"backend_pid,omitempty"`
-	SQL         string        `json:"sql,omitempty"`
-	Verdict     *Verdict      `json:"verdict,omitempty"`
-	Rule        string        `json:"rule,omitempty"` // what decided the verdict
-	Evidence    *JSONEvidence `json:"evidence,omitempty"`
+	AtMs        float64    `json:"at_ms"`
+	Wall        *time.Time `json:"wall,omitempty"`
+	Region      string     `json:"region"`
+	Goroutine   int64      `json:"goroutine"`
+	Task        uint64     `json:"task"`
+	TraceParent string     `json:"traceparent"`
+	AppMs       float64    `json:"app_ms"`
+	DBMs        float64    `json:"db_ms"`
+	DiffMs      float64    `json:"diff_ms"`
+	LockWaitMs  float64    `json:"lock_wait_ms"`
+	PID         int        `json:"backend_pid,omitempty"`
+	SQL         string     `json:"sql,omitempty"`
+	Verdict     *Verdict   `json:"verdict,omitempty"`
+	Rule        string     `json:"rule,omitempty"` // what decided the verdict
+	// Confidence: "high" (two instruments agree, or the goroutine was
+	// measured directly), "medium" (one decided), "low" (counters over a
+	// longer interval, or causes ruled out); "" for unknown.
+	Confidence string        `json:"confidence,omitempty"`
+	Evidence   *JSONEvidence `json:"evidence,omitempty"`
 }
 
 // JSONEvidence is Evidence.
@@ -123,7 +127,7 @@ func (r *Result) JSON() *JSONResult {
 	for _, q := range r.Queries {
 		jq := r.jsonQuery(q)
 		v := q.Verdict
-		jq.Verdict, jq.Rule = &v, q.Rule
+		jq.Verdict, jq.Rule, jq.Confidence = &v, q.Rule, q.Confidence.String()
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		if q.Evidence.Probe {
 			v := units.Ms(q.Evidence.ProbeLate)

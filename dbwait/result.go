@@ -27,10 +27,12 @@ type Query struct {
 	LockWait time.Duration // longest log_lock_waits report
 	SQL      string
 
-	Outside  time.Duration // App − DB: time outside the database
-	Verdict  Verdict
-	Rule     string // the rule that decided the verdict, with its numbers (Explain)
-	Evidence Evidence
+	Outside time.Duration // App − DB: time outside the database
+	Verdict Verdict
+	Rule    string // the rule that decided the verdict, with its numbers (Explain)
+	// Confidence is how firmly the evidence supports the verdict.
+	Confidence Confidence
+	Evidence   Evidence
 }
 
 // Evidence is what a verdict was decided on.

@@ -2,6 +2,7 @@ package dbwait
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -94,7 +95,7 @@ func writeQueries(w io.Writer, r *Result, opts TextOptions) {
 		return
 	}
 	fmt.Fprintf(w, "\n%s, in trace order:\n", title)
-	fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %s\n", "at", "wall (UTC)", "app ms", "DB ms", "diff ms", "verdict", "evidence")
+	fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %-6s %s\n", "at", "wall (UTC)", "app ms", "DB ms", "diff ms", "verdict", "conf.", "rule; evidence")
 	for _, q := range rows {
 		wall := "-"
 		if !q.StartWall.IsZero() {
@@ -107,7 +108,13 @@ func writeQueries(w io.Writer, r *Result, opts TextOptions) {
 				evidence = fmt.Sprintf("lock wait %s ms", ms(q.LockWait))
 			}
 		}
-		fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %s\n", at(r, q), wall, ms(q.App), ms(q.DB), ms(q.Outside), q.Verdict, evidence)
+		conf := q.Confidence.String()
+		if q.Verdict == Inside {
+			conf = ""
+		} else if evidence != "" {
+			evidence = q.Rule + "; " + evidence
+		}
+		fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %-6s %s\n", at(r, q), wall, ms(q.App), ms(q.DB), ms(q.Outside), q.Verdict, cmp.Or(conf, "-"), evidence)
 	}
 	if !opts.All {
 		if n := r.Summary.ByVerdict[Inside].Count; n > 0 {

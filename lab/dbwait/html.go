@@ -164,14 +164,15 @@ func conditionSection(c *ConditionResult, checks []lab.Check, all bool) (htmlrep
 	if rows := slowest(c, 3); len(rows) > 0 {
 		t := htmlreport.Table{Caption: "Slowest statements outside the DB", Class: "compact", Columns: []htmlreport.Column{
 			{Name: "at s", Num: true, Tip: "span start, seconds since the trace began"}, {Name: "app ms", Num: true}, {Name: "DB ms", Num: true},
-			{Name: "diff ms", Num: true}, {Name: "verdict", Num: true}, {Name: "evidence"}}}
+			{Name: "diff ms", Num: true}, {Name: "verdict", Num: true}, {Name: "confidence", Tip: "high: two instruments agree; medium: one decided; low: counters over a longer interval, or causes ruled out"},
+			{Name: "rule", Tip: "the rule that decided the verdict, with its numbers"}, {Name: "evidence"}}}
 		if len(c.Runs) > 1 {
 			t.Columns = append([]htmlreport.Column{{Name: "run"}}, t.Columns...)
 		}
 		for _, r := range rows {
 			row := []htmlreport.Cell{{Text: fmt.Sprintf("%.3f", r.AtMs/1000)}, {Text: fmt.Sprintf("%.1f", r.AppMs)},
 				{Text: fmt.Sprintf("%.2f", r.DBMs)}, {Text: fmt.Sprintf("%.1f", r.DiffMs)}, {Text: r.Verdict, Class: "swatch", Color: verdictColor(r.Verdict)},
-				{Text: r.Evidence}}
+				{Text: r.Confidence}, {Text: r.Rule}, {Text: r.Evidence}}
 			if len(c.Runs) > 1 {
 				row = append([]htmlreport.Cell{{Text: r.run}}, row...)
 			}

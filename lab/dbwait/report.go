@@ -76,6 +76,8 @@ type OutsideQuery struct {
 	DiffMs     float64 `json:"diff_ms"`
 	LockWaitMs float64 `json:"lock_wait_ms"`
 	Verdict    string  `json:"verdict"`
+	Confidence string  `json:"confidence,omitempty"`
+	Rule       string  `json:"rule"`
 	Evidence   string  `json:"evidence"`
 }
 
@@ -107,7 +109,7 @@ func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
 			continue
 		}
 		rr.Outside = append(rr.Outside, OutsideQuery{AtMs: units.Ms(q.Start.Sub(res.TraceStart)), AppMs: units.Ms(q.App), DBMs: units.Ms(q.DB),
-			DiffMs: units.Ms(q.Outside), LockWaitMs: units.Ms(q.LockWait), Verdict: q.Verdict.String(), Evidence: q.Evidence.String()})
+			DiffMs: units.Ms(q.Outside), LockWaitMs: units.Ms(q.LockWait), Verdict: q.Verdict.String(), Confidence: q.Confidence.String(), Rule: q.Rule, Evidence: q.Evidence.String()})
 	}
 	for _, w := range res.Warnings {
 		rr.Warnings = append(rr.Warnings, w.Error())
