@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// sleepConnector is a database/sql driver whose statements take the time
+// they name: "sleep 20ms" sleeps 20 ms (any other text returns at once).
+// It stands in for a database whose call time the test knows exactly.
+type sleepConnector struct{}
+
+func (sleepConnector) Connect(context.Context) (driver.Conn, error) { return sleepConn{}, nil }
+func (sleepConnector) Driver() driver.Driver                        { return sleepDriver{} }
+
+type sleepDriver struct{}
+
+func (sleepDriver) Open(string) (driver.Conn, error) { return sleepConn{}, nil }
+
+type sleepConn struct{}
+
+var (
+	_ driver.QueryerContext = sleepConn{}
+	_ driver.ExecerContext  = sleepConn{}
+)
+
+func (sleepConn) Prepare(string) (driver.Stmt, error) {
+	return nil, fmt.Errorf("sleep driver: no prepared statements")
+}
+func (sleepConn) Close() error              { return nil }
+func (sleepConn) Begin() (driver.Tx, error) { return nil, fmt.Errorf("sleep driver: no transactions") }
+
+// QueryContext implements driver.QueryerContext.
+func (sleepConn) QueryContext(ctx context.Context, query string, _ []driver.NamedValue) (driver.Rows, error) {
+	return sleepRows{}, sleepFor(ctx, query)
+}
+
+// ExecContext implements driver.ExecerContext.
+func (sleepConn) ExecContext(ctx context.Context, query string, _ []driver.NamedValue) (driver.Result, error) {
+	return driver.RowsAffected(0), sleepFor(ctx, query)
+}
+
+// sleepFor sleeps the duration after "sleep " in query (after the agent's
+// comment), if any.
+func sleepFor(ctx context.Context, query string) error {
+	_, arg, ok := strings.Cut(query, "sleep ")
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(arg))
+	if err != nil {
+		return fmt.Errorf("sleep driver: %w", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sleepRows is an empty result.
+type sleepRows struct{}
+
+func (sleepRows) Columns() []string         { return []string{"x"} }
+func (sleepRows) Close() error              { return nil }
+func (sleepRows) Next([]driver.Value) error { return io.EOF }
