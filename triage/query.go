@@ -1,0 +1,364 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	"github.com/prometheus/common/model"
+)
+
+// Config says which Prometheus to ask about which fleet and time range.
+type Config struct {
+	URL   string // Prometheus base URL
+	Job   string // job label ("" = all jobs that have the metrics)
+	Route string // route label filter ("" = all)
+	// Start and End bound the analysed range; Start is rounded down and
+	// End up to a multiple of Step.
+	Start, End time.Time
+	Step       time.Duration // the "minute": bucket width of the analysis (0: DefaultStep)
+	Threshold  time.Duration // DB-call p95 (or request p99) threshold (0: DefaultThreshold)
+	Signal     string        // "db" (DB-call p95, default) or "request" (request p99)
+	// BearerToken, or Username and Password, authenticate to Prometheus.
+	BearerToken, Username, Password string
+	// Timeout bounds each query (0: DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultStep      = time.Minute
+	DefaultThreshold = 50 * time.Millisecond
+	DefaultTimeout   = 30 * time.Second
+	// MaxSteps bounds the number of steps of one analysis (Prometheus
+	// itself refuses more than 11,000 points per series).
+	MaxSteps = 11000
+)
+
+// The errors Run wraps, for errors.Is.
+var (
+	ErrUnreachable = errors.New("cannot reach Prometheus")
+	ErrAuth        = errors.New("Prometheus refused the credentials")
+	ErrBadQuery    = errors.New("bad query")
+	ErrNoData      = errors.New("no latscope metrics")
+	ErrConfig      = errors.New("bad configuration")
+)
+
+// Run queries Prometheus and applies the rules.
+func Run(ctx context.Context, c Config) (*Report, error) {
+	in, f, err := fetch(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r := Analyze(in, Params{Threshold: f.c.Threshold, Signal: f.c.Signal})
+	r.Job, r.Route, r.Queries = c.Job, c.Route, f.queries
+	r.Warnings = append(f.warnings, r.Warnings...)
+	return r, nil
+}
+
+// fetcher holds one Fetch's client and what it asked.
+type fetcher struct {
+	c        Config
+	api      promAPI
+	r        promRange
+	queries  []string
+	warnings []string
+}
+
+// fetch queries Prometheus for the series the rules read. The fetcher it
+// returns holds the queries sent and Prometheus's warnings.
+func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
+	f, err := newFetcher(c)
+	if err != nil {
+		return Input{}, nil, err
+	}
+	c = f.c
+	in := Input{Start: f.r.Start.Add(-c.Step), Step: c.Step, Steps: int(f.r.End.Sub(f.r.Start)/c.Step) + 1}
+	q := queries(c)
+	sig, err := f.query(ctx, q.signal)
+	if err != nil {
+		return in, nil, err
+	}
+	if len(sig) == 0 {
+		return in, nil, f.noData(ctx)
+	}
+	names := instanceNames(sig)
+	idx := map[seriesKey]int{}
+	for _, key := range sortedKeys(names) {
+		idx[key] = len(in.Instances)
+		in.Instances = append(in.Instances, InstanceSeries{Name: names[key], Signal: f.values(sig[key])})
+	}
+	fill := func(query string, set func(*InstanceSeries, []float64)) error {
+		m, err := f.query(ctx, query)
+		if err != nil {
+			return err
+		}
+		for key, i := range idx {
+			if s, ok := m[key]; ok {
+				set(&in.Instances[i], f.values(s))
+			}
+		}
+		return nil
+	}
+	if err := fill(q.noDB95, func(s *InstanceSeries, v []float64) { s.NoDB95 = v }); err != nil {
+		return in, nil, err
+	}
+	if err := fill(q.noDB99, func(s *InstanceSeries, v []float64) { s.NoDB99 = v }); err != nil {
+		return in, nil, err
+	}
+	for sig := HostSignal(0); sig < NumHostSignals; sig++ {
+		if err := fill(q.host[sig], func(s *InstanceSeries, v []float64) { s.Host[sig] = v }); err != nil {
+			return in, nil, err
+		}
+	}
+	in.Buckets = f.buckets(ctx, q.bucketMatch)
+	return in, f, nil
+}
+
+// newFetcher checks c, fills its defaults and makes the client.
+func newFetcher(c Config) (*fetcher, error) {
+	if c.Step == 0 {
+		c.Step = DefaultStep
+	}
+	if c.Threshold == 0 {
+		c.Threshold = DefaultThreshold
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Signal == "" {
+		c.Signal = "db"
+	}
+	switch {
+	case c.URL == "":
+		return nil, fmt.Errorf("%w: no Prometheus URL", ErrConfig)
+	case c.Step < time.Second || c.Step%time.Second != 0:
+		return nil, fmt.Errorf("%w: step %v: want whole seconds, at least 1s", ErrConfig, c.Step)
+	case c.Threshold < 0:
+		return nil, fmt.Errorf("%w: threshold %v: want a positive duration", ErrConfig, c.Threshold)
+	case c.Signal != "db" && c.Signal != "request":
+		return nil, fmt.Errorf("%w: signal %q: want db or request", ErrConfig, c.Signal)
+	case !c.End.After(c.Start):
+		return nil, fmt.Errorf("%w: the range %s to %s is empty", ErrConfig, c.Start.UTC().Format(time.RFC3339), c.End.UTC().Format(time.RFC3339))
+	case c.BearerToken != "" && (c.Username != "" || c.Password != ""):
+		return nil, fmt.Errorf("%w: a bearer token and basic auth together", ErrConfig)
+	}
+	// Step i covers [start+i·step, start+(i+1)·step): its value is
+	// evaluated at the step's end, over the window [step] before it.
+	start := c.Start.Truncate(c.Step)
+	end := c.End.Add(c.Step - 1).Truncate(c.Step)
+	if n := int64(end.Sub(start) / c.Step); n > MaxSteps {
+		return nil, fmt.Errorf("%w: %d steps of %v: at most %d (a larger step or a shorter range)", ErrConfig, n, c.Step, MaxSteps)
+	}
+	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c}
+	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
+	if err != nil {
+		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, c.URL, err)
+	}
+	return &fetcher{c: c, api: promAPI{client}, r: promRange{Start: start.Add(c.Step), End: end, Step: c.Step}}, nil
+}
+
+// querySet are the PromQL queries of one analysis.
+type querySet struct {
+	signal, noDB95, noDB99 string
+	host                   [NumHostSignals]string
+	bucketMatch            string
+}
+
+// queries builds the PromQL of every rule from c (see docs/triage.md).
+func queries(c Config) querySet {
+	w := "[" + model.Duration(c.Step).String() + "]"
+	sel := selector(c.Job, c.Route)
+	q := querySet{}
+	hq := func(phi string, metric, sel string) string {
+		return fmt.Sprintf("histogram_quantile(%s, sum by (job, instance, le) (rate(%s%s%s)))", phi, metric, sel, w)
+	}
+	if c.Signal == "request" {
+		q.signal = hq("0.99", "latscope_request_duration_seconds_bucket", sel)
+		q.bucketMatch = "latscope_request_duration_seconds_bucket" + sel
+	} else {
+		q.signal = hq("0.95", "latscope_db_call_duration_seconds_bucket", sel)
+		q.bucketMatch = "latscope_db_call_duration_seconds_bucket" + sel
+	}
+	noDB := selector(c.Job, c.Route, "db", "no")
+	q.noDB95 = hq("0.95", "latscope_request_duration_seconds_bucket", noDB)
+	q.noDB99 = hq("0.99", "latscope_request_duration_seconds_bucket", noDB)
+	inc := func(metric string, extra ...string) string {
+		return fmt.Sprintf("sum by (job, instance) (increase(%s%s%s))", metric, selector(c.Job, "", extra...), w)
+	}
+	q.host[Throttled] = inc("latscope_cfs_throttled_seconds_total")
+	q.host[Stall] = inc("latscope_stall_seconds_total")
+	q.host[Steal] = inc("latscope_steal_seconds_total")
+	q.host[PSICgroup] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "cgroup")
+	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
+	return q
+}
+
+// selector returns the label matchers {job="…",route="…",extra…}, leaving
+// out the empty ones ("" when there are none).
+func selector(job, route string, extra ...string) string {
+	var m []string
+	if job != "" {
+		m = append(m, "job="+strconv.Quote(job))
+	}
+	if route != "" {
+		m = append(m, "route="+strconv.Quote(route))
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m = append(m, extra[i]+"="+strconv.Quote(extra[i+1]))
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(m, ",") + "}"
+}
+
+// seriesKey identifies a series by job and instance.
+type seriesKey struct{ job, instance string }
+
+// query runs one range query and returns its series by job and instance.
+func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.SampleStream, error) {
+	f.queries = append(f.queries, q)
+	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
+	defer cancel()
+	m, warnings, err := f.api.queryRange(ctx, q, f.r, f.c.Timeout)
+	for _, w := range warnings {
+		f.warnings = append(f.warnings, fmt.Sprintf("Prometheus: %s (query: %s)", w, q))
+	}
+	if err != nil {
+		return nil, f.explain(err, q)
+	}
+	out := map[seriesKey]*model.SampleStream{}
+	for _, s := range m {
+		out[seriesKey{string(s.Metric["job"]), string(s.Metric["instance"])}] = s
+	}
+	return out, nil
+}
+
+// explain turns a client error into one line saying what went wrong.
+func (f *fetcher) explain(err error, q string) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.c.URL, f.c.Timeout, q, err)
+		}
+		return fmt.Errorf("%w at %s: %w", ErrUnreachable, f.c.URL, err)
+	}
+	switch {
+	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
+		return fmt.Errorf("%w at %s (HTTP %d %s): check the bearer token or the user and password", ErrAuth, f.c.URL, ae.Status, http.StatusText(ae.Status))
+	case ae.Status == http.StatusNotFound:
+		return fmt.Errorf("%w: %s has no Prometheus query API (HTTP 404 on /api/v1/query_range)", ErrUnreachable, f.c.URL)
+	case ae.Type == "bad_data" || ae.Type == "execution":
+		return fmt.Errorf("%w: %s (query: %s)", ErrBadQuery, ae.Msg, q)
+	case ae.Type == "timeout":
+		return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.c.URL, f.c.Timeout, q, err)
+	}
+	return fmt.Errorf("Prometheus at %s answered %w (query: %s)", f.c.URL, err, q)
+}
+
+// noData explains an empty signal query: no metrics at all for the job,
+// or metrics without the signal's histogram.
+func (f *fetcher) noData(ctx context.Context) error {
+	sel := selector(f.c.Job, "")
+	who := "any job"
+	if f.c.Job != "" {
+		who = "job=" + strconv.Quote(f.c.Job)
+	}
+	if f.c.Route != "" {
+		who += " route=" + strconv.Quote(f.c.Route)
+	}
+	span := fmt.Sprintf("between %s and %s", f.r.Start.Add(-f.c.Step).UTC().Format(time.RFC3339), f.r.End.UTC().Format(time.RFC3339))
+	any, err := f.query(ctx, "sum by (job, instance) (rate(latscope_request_duration_seconds_count"+sel+"["+model.Duration(f.c.Step).String()+"]))")
+	if err == nil && len(any) > 0 && f.c.Signal == "db" {
+		return fmt.Errorf("%w: no DB calls recorded for %s %s (latscope_db_call_duration_seconds is empty), though requests were: does the app call the database through the agent's driver wrapper? (the request signal needs none)", ErrNoData, who, span)
+	}
+	return fmt.Errorf("%w for %s %s: is the agent's Metrics option on and scraped?", ErrNoData, who, span)
+}
+
+// values lays a series out on the step grid, NaN where it has no point.
+func (f *fetcher) values(s *model.SampleStream) []float64 {
+	n := int(f.r.End.Sub(f.r.Start)/f.c.Step) + 1
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	for _, p := range s.Values {
+		i := int(p.Timestamp.Time().Sub(f.r.Start).Round(f.c.Step) / f.c.Step)
+		if i >= 0 && i < n {
+			out[i] = float64(p.Value)
+		}
+	}
+	return out
+}
+
+// buckets returns the histogram's finite bucket bounds, or nil when
+// Prometheus does not say.
+func (f *fetcher) buckets(ctx context.Context, match string) []float64 {
+	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
+	defer cancel()
+	les, err := f.api.labelValues(ctx, "le", match, f.r.Start.Add(-f.c.Step), f.r.End)
+	if err != nil {
+		return nil
+	}
+	var out []float64
+	for _, le := range les {
+		if v, err := strconv.ParseFloat(le, 64); err == nil && !math.IsInf(v, 0) {
+			out = append(out, v)
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// instanceNames names each series by its instance label, or job/instance
+// when the series come from several jobs.
+func instanceNames(m map[seriesKey]*model.SampleStream) map[seriesKey]string {
+	jobs := map[string]bool{}
+	for k := range m {
+		jobs[k.job] = true
+	}
+	out := map[seriesKey]string{}
+	for k := range m {
+		out[k] = k.instance
+		if len(jobs) > 1 {
+			out[k] = k.job + "/" + k.instance
+		}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of names, sorted by name.
+func sortedKeys(names map[seriesKey]string) []seriesKey {
+	keys := make([]seriesKey, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return names[keys[i]] < names[keys[j]] })
+	return keys
+}
+
+// authRoundTripper adds the credentials to every request.
+type authRoundTripper struct {
+	base http.RoundTripper
+	c    Config
+}
+
+// RoundTrip sends req with the credentials.
+func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	switch {
+	case a.c.BearerToken != "":
+		req.Header.Set("Authorization", "Bearer "+a.c.BearerToken)
+	case a.c.Username != "" || a.c.Password != "":
+		req.SetBasicAuth(a.c.Username, a.c.Password)
+	}
+	return a.base.RoundTrip(req)
+}

@@ -1,0 +1,218 @@
+package triage
+
+import (
+	"time"
+)
+
+// HostSignal names one host counter of the agent, as seconds per step.
+type HostSignal uint8
+
+// The host signals, in the order the writers print them.
+const (
+	Throttled HostSignal = iota // latscope_cfs_throttled_seconds_total
+	Stall                       // latscope_stall_seconds_total
+	Steal                       // latscope_steal_seconds_total
+	PSICgroup                   // latscope_cpu_pressure_some_seconds_total{scope="cgroup"}
+	PSIHost                     // latscope_cpu_pressure_some_seconds_total{scope="host"}
+	NumHostSignals
+)
+
+var hostSignalNames = [...]string{
+	Throttled: "throttled",
+	Stall:     "stall",
+	Steal:     "steal",
+	PSICgroup: "psi-cgroup",
+	PSIHost:   "psi-host",
+}
+
+// String returns the signal's short name ("throttled", "stall", ...).
+func (s HostSignal) String() string {
+	if s < NumHostSignals {
+		return hostSignalNames[s]
+	}
+	return "unknown"
+}
+
+// StepClass says how many instances were bad in one bad step.
+type StepClass uint8
+
+// The step classes.
+const (
+	Alone   StepClass = iota // only one instance had data: nothing to compare
+	Local                    // exactly one of several instances was bad
+	Partial                  // more than one, fewer than half of the instances with data
+	Shared                   // at least half of the instances with data were bad
+)
+
+var stepClassNames = [...]string{Alone: "alone", Local: "local", Partial: "partial", Shared: "shared"}
+
+// String returns the class's name.
+func (c StepClass) String() string {
+	if int(c) < len(stepClassNames) {
+		return stepClassNames[c]
+	}
+	return "unknown"
+}
+
+// Input is what the rules read: per instance, one value per step. A value
+// is NaN where the series had no data at that step; a nil slice is a
+// series that is absent altogether. Step i covers the time
+// [Start+i·Step, Start+(i+1)·Step).
+type Input struct {
+	Start     time.Time
+	Step      time.Duration
+	Steps     int
+	Instances []InstanceSeries
+	// Buckets are the histogram's bucket upper bounds in seconds (nil:
+	// DefaultBuckets).
+	Buckets []float64
+}
+
+// InstanceSeries are one instance's series.
+type InstanceSeries struct {
+	Name string
+	// Signal is the DB-call p95 (or request p99) in seconds.
+	Signal []float64
+	// NoDB95 and NoDB99 are the p95 and p99 of requests without DB calls,
+	// in seconds.
+	NoDB95, NoDB99 []float64
+	// Host are the host counters' increases per step, in seconds.
+	Host [NumHostSignals][]float64
+}
+
+// Params are the rules' parameters.
+type Params struct {
+	Threshold time.Duration
+	Signal    string // "db" or "request"
+}
+
+// Report is the result of the rules: every number the writers print.
+type Report struct {
+	Job, Route string
+	Start, End time.Time
+	Step       time.Duration
+	Threshold  time.Duration
+	Signal     string
+	Steps      int
+	// Queries are the PromQL queries Run sent, in order.
+	Queries []string `json:"-"`
+
+	// Instances hold each instance's bad steps and evidence, by name.
+	Instances []InstanceReport
+	// BadSteps are the steps in which at least one instance was bad.
+	BadSteps []BadStep
+	Scope    ScopeEvidence
+	DBPath   DBPathEvidence
+	When     WhenEvidence
+	Verdict  Verdict
+	// Warnings say which numbers the data cannot support, and why.
+	Warnings []string
+}
+
+// InstanceReport is one instance's share of the report.
+type InstanceReport struct {
+	Name string
+	// DataSteps is the number of steps with a signal value.
+	DataSteps int
+	// Bad are the indices of the steps in which the signal was over the
+	// threshold.
+	Bad []int
+	// Baseline is the median signal of the good steps (NaN: none).
+	Baseline float64
+	// Signal is the signal per step, for the timeline (NaN: no data).
+	Signal []float64
+	// DBPath is rule 3's evidence for this instance's bad steps.
+	DBPath DBPathEvidence
+	// Host is rule 5's evidence, one entry per signal.
+	Host []HostEvidence
+	// Cause is rule 5's conclusion for this instance (when it had bad steps).
+	Cause string
+}
+
+// BadStep is one step in which at least one instance was bad.
+type BadStep struct {
+	Index int
+	Time  time.Time // the start of the step
+	// Bad names the instances over the threshold; WithData counts the
+	// instances with a signal value in this step.
+	Bad      []string
+	WithData int
+	Class    StepClass
+}
+
+// ScopeEvidence is rule 2's count of bad steps by class.
+type ScopeEvidence struct {
+	Alone, Local, Partial, Shared int
+	// LocalBy counts the local steps per instance name.
+	LocalBy map[string]int
+}
+
+// DBPathEvidence is rule 3: in the bad steps, did requests without DB
+// calls slow down too?
+type DBPathEvidence struct {
+	// Verdict is "db-only", "all-requests" or "unknown".
+	Verdict string
+	// Compared is the number of bad steps with a value of both; Rose of
+	// them had the no-DB p95 or p99 over its baseline by at least half of
+	// the signal's own rise.
+	Compared, Rose int
+	// Baseline95 and Baseline99 are the medians over the good steps of the
+	// no-DB p95 and p99 (NaN: none); BadMedian95/99 the medians over the
+	// compared bad steps.
+	Baseline95, Baseline99, BadMedian95, BadMedian99 float64
+	// Reason says why the verdict is unknown.
+	Reason string
+}
+
+// WhenEvidence is rule 4: when the bad steps happen.
+type WhenEvidence struct {
+	// ByMinute and ByHour count the bad steps by the minute of the hour and
+	// the hour of the day (UTC) of the step's start.
+	ByMinute [60]int
+	ByHour   [24]int
+	// Clusters is the number of runs of consecutive bad steps.
+	Clusters int
+	// Period is 0 when none was found; PeriodSteps is Period in steps.
+	Period      time.Duration
+	PeriodSteps int
+	// Phase is the start of the first step on the period's phase; Hits is
+	// the number of periods (Slots in the range) that held a cluster
+	// start there, OnPhase the number of clusters that started there.
+	Phase                time.Time
+	Hits, Slots, OnPhase int
+	// Last is the start of the last cluster and LastEnd its end; Next is
+	// the next occurrence after the range (zero without a period).
+	Last, LastEnd, Next time.Time
+	// Reason says why no period was found.
+	Reason string
+}
+
+// HostEvidence is rule 5 for one host signal of one instance: seconds per
+// step in the bad steps and in the good steps.
+type HostEvidence struct {
+	Signal HostSignal
+	// Absent is set when the series is missing.
+	Absent bool
+	// Bad and Good are the mean seconds per step (NaN: no step).
+	Bad, Good float64
+	// Rose is set when Bad − Good is at least the threshold: a call made
+	// late by the threshold needs that much time the process could not run.
+	Rose bool
+}
+
+// Verdict is rule 6.
+type Verdict struct {
+	// Scope is "none", "local", "shared" or "unknown" (one instance only).
+	Scope string
+	// Instance is the bad instance when Scope is "local".
+	Instance string
+	// DBPath is "db-only", "all-requests" or "unknown".
+	DBPath string
+	// Period is 0 when none was found.
+	Period time.Duration
+	// Cause is, for a local verdict, "throttled", "stalled", "steal",
+	// "cpu-pressure" or "unknown".
+	Cause string
+	// Line is the verdict sentence, Next the next step.
+	Line, Next string
+}

@@ -1,0 +1,195 @@
+package triage
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// synth describes a synthetic fleet: bad(inst, step) says which steps are
+// slow; hostBad and noDBBad say which signals rise with them.
+type synth struct {
+	instances int
+	steps     int
+	bad       func(inst, step int) bool
+	noDBRises bool
+	host      map[HostSignal]float64 // seconds per bad step added to the signal
+	absent    []HostSignal
+	noNoDB    bool
+}
+
+var t0 = time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+
+func (s synth) input() Input {
+	in := Input{Start: t0, Step: time.Minute, Steps: s.steps}
+	for k := 0; k < s.instances; k++ {
+		is := InstanceSeries{Name: string(rune('a' + k))}
+		for sig := HostSignal(0); sig < NumHostSignals; sig++ {
+			is.Host[sig] = make([]float64, s.steps)
+		}
+		for _, sig := range s.absent {
+			is.Host[sig] = nil
+		}
+		if !s.noNoDB {
+			is.NoDB95, is.NoDB99 = make([]float64, s.steps), make([]float64, s.steps)
+		}
+		is.Signal = make([]float64, s.steps)
+		for i := 0; i < s.steps; i++ {
+			bad := s.bad(k, i)
+			is.Signal[i] = 0.004
+			if bad {
+				is.Signal[i] = 0.09
+			}
+			if !s.noNoDB {
+				is.NoDB95[i], is.NoDB99[i] = 0.002, 0.0025
+				if bad && s.noDBRises {
+					is.NoDB95[i], is.NoDB99[i] = 0.03, 0.08
+				}
+			}
+			for sig, v := range s.host {
+				if is.Host[sig] != nil && bad {
+					is.Host[sig][i] = v
+				}
+			}
+		}
+		in.Instances = append(in.Instances, is)
+	}
+	return in
+}
+
+// hourly is bad on instance b at minutes :00 and :01 of every hour.
+func hourly(inst, step int) bool { return inst == 1 && step%60 <= 1 }
+
+func TestAnalyzeVerdicts(t *testing.T) {
+	p := Params{Threshold: 50 * time.Millisecond}
+	tests := []struct {
+		name string
+		s    synth
+		want Verdict
+	}{
+		{"local throttled hourly", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
+			host: map[HostSignal]float64{Throttled: 2, Stall: 2.5, PSICgroup: 1}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}},
+		{"local steal", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
+			host: map[HostSignal]float64{Steal: 1, Stall: 1}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "steal"}},
+		{"local stalled", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
+			host: map[HostSignal]float64{Stall: 3}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "stalled"}},
+		{"local cpu pressure", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
+			host: map[HostSignal]float64{PSIHost: 3, Stall: 1}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "cpu-pressure"}},
+		{"local below threshold rise", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
+			host: map[HostSignal]float64{Throttled: 0.01}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "unknown"}},
+		{"local absent series", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true, noNoDB: true,
+			absent: []HostSignal{Throttled, Stall, Steal, PSICgroup, PSIHost}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "unknown", Period: time.Hour, Cause: "unknown"}},
+		{"shared db only", synth{instances: 3, steps: 240, bad: func(_, i int) bool { return i >= 10 && i <= 12 || i == 100 || i == 200 }},
+			Verdict{Scope: "shared", DBPath: "db-only"}},
+		{"shared two of three", synth{instances: 3, steps: 240, bad: func(k, i int) bool { return k > 0 && i%50 == 7 }},
+			Verdict{Scope: "shared", DBPath: "db-only", Period: 50 * time.Minute}},
+		{"none", synth{instances: 3, steps: 60, bad: func(int, int) bool { return false }},
+			Verdict{Scope: "none", DBPath: "unknown"}},
+		{"one instance", synth{instances: 1, steps: 60, bad: func(_, i int) bool { return i == 5 }},
+			Verdict{Scope: "unknown", DBPath: "all-requests"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Analyze(tt.s.input(), p)
+			got := r.Verdict
+			got.Line, got.Next = "", ""
+			if tt.s.instances == 1 { // the DB path of a lone instance: whatever its rise says
+				got.DBPath = tt.want.DBPath
+			}
+			if got != tt.want {
+				t.Errorf("verdict = %+v, want %+v\nline: %s\nwarnings: %q", got, tt.want, r.Verdict.Line, r.Warnings)
+			}
+			if r.Verdict.Line == "" {
+				t.Error("no verdict line")
+			}
+			if r.Verdict.Scope != "none" && r.Verdict.Next == "" {
+				t.Error("no next step")
+			}
+		})
+	}
+}
+
+func TestAnalyzeLocalEvidence(t *testing.T) {
+	s := synth{instances: 3, steps: 360, bad: hourly, noDBRises: true, host: map[HostSignal]float64{Throttled: 2, Stall: 2.5}}
+	r := Analyze(s.input(), Params{Threshold: 50 * time.Millisecond})
+	if len(r.Warnings) != 0 {
+		t.Errorf("warnings: %q", r.Warnings)
+	}
+	b := r.instance("b")
+	if len(b.Bad) != 12 || r.Scope.Local != 12 || r.Scope.LocalBy["b"] != 12 {
+		t.Errorf("bad steps %d, local %d (b %d), want 12", len(b.Bad), r.Scope.Local, r.Scope.LocalBy["b"])
+	}
+	if r.When.ByMinute[0] != 6 || r.When.ByMinute[1] != 6 || r.When.ByHour[3] != 2 {
+		t.Errorf("by minute %v, by hour %v", r.When.ByMinute[:3], r.When.ByHour[:6])
+	}
+	if r.When.Clusters != 6 || r.When.Hits != 6 || r.When.Slots != 6 || r.When.Phase != t0 {
+		t.Errorf("when = %+v", r.When)
+	}
+	if want := t0.Add(6 * time.Hour); !r.When.Next.Equal(want) {
+		t.Errorf("next = %v, want %v", r.When.Next, want)
+	}
+	if !strings.Contains(r.Verdict.Next, "b during the next occurrence, 2026-12-03 06:00:00–06:02:00 UTC") {
+		t.Errorf("next step: %s", r.Verdict.Next)
+	}
+	th := b.Host[Throttled]
+	if !th.Rose || th.Bad != 2 || th.Good != 0 {
+		t.Errorf("throttled evidence %+v", th)
+	}
+	if r.DBPath.Compared != 12 || r.DBPath.Rose != 12 || r.DBPath.Baseline99 != 0.0025 {
+		t.Errorf("db path %+v", r.DBPath)
+	}
+}
+
+func TestThresholdBoundary(t *testing.T) {
+	s := synth{instances: 2, steps: 10, bad: func(int, int) bool { return false }}
+	if r := Analyze(s.input(), Params{Threshold: 50 * time.Millisecond}); len(r.Warnings) != 0 {
+		t.Errorf("50ms: warnings %q", r.Warnings)
+	}
+	r := Analyze(s.input(), Params{Threshold: 45 * time.Millisecond})
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "nearest: 40ms and 50ms") {
+		t.Errorf("45ms: warnings %q", r.Warnings)
+	}
+}
+
+func TestSearchPeriod(t *testing.T) {
+	tests := []struct {
+		name   string
+		starts []int
+		n      int
+		want   int
+	}{
+		{"hourly", []int{0, 60, 120, 180, 240, 300}, 360, 60},
+		{"hourly with a step of jitter", []int{0, 61, 119, 180, 240}, 300, 60},
+		{"hourly, one missed", []int{5, 65, 185, 245}, 300, 60},
+		{"two occurrences", []int{0, 60}, 360, 0},
+		{"irregular", []int{3, 17, 90, 101, 250}, 360, 0},
+		{"every 2 steps", []int{0, 2, 4, 6, 8, 10}, 12, 2},
+		{"hourly plus an outlier", []int{0, 60, 120, 180, 240, 300, 333}, 360, 60},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := searchPeriod(tt.starts, tt.n); got.p != tt.want {
+				t.Errorf("period = %+v, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMedianMean(t *testing.T) {
+	if m := median([]float64{3, 1, 2}, 3); m != 2 {
+		t.Errorf("median = %v", m)
+	}
+	if m := median([]float64{1, 2}, 3); !math.IsNaN(m) {
+		t.Errorf("median of too few = %v", m)
+	}
+	if m := mean([]float64{1, 2, 6}, 1); m != 3 {
+		t.Errorf("mean = %v", m)
+	}
+}

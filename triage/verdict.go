@@ -1,0 +1,140 @@
+package triage
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// verdict is rule 6: the verdict sentence and the next step.
+func (r *Report) verdict() {
+	v := &r.Verdict
+	v.DBPath = r.DBPath.Verdict
+	if v.DBPath == "" {
+		v.DBPath = "unknown"
+	}
+	v.Period = r.When.Period
+	what := r.signalName() + " over " + r.Threshold.String()
+	switch v.Scope {
+	case "none":
+		v.DBPath = "unknown"
+		v.Line = fmt.Sprintf("no bad step: %s in none of the %d steps on %d instance(s)", what, r.Steps, len(r.Instances))
+		return
+	case "unknown":
+		v.Line = fmt.Sprintf("%d bad step(s) (%s) but only one instance had data in them: shared or local cannot be told", len(r.BadSteps), what)
+		v.Next = r.snapshotNext(r.badInstanceNames())
+		return
+	case "local":
+		ir := r.instance(v.Instance)
+		v.Cause = ir.Cause
+		v.Line = fmt.Sprintf("local to %s: %s in %d step(s), %d of them with no other instance bad; %s; %s; host: %s",
+			v.Instance, what, len(ir.Bad), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
+		v.Next = r.snapshotNext([]string{v.Instance}) +
+			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` classifies the time outside the database (throttled, steal, paused)"
+	case "shared":
+		n := r.Scope.Shared + r.Scope.Partial
+		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): a shared dependency (database, network, upstream); %s; %s",
+			what, n, r.Scope.Shared, r.Scope.Local, r.dbPathPhrase(), r.whenPhrase())
+		v.Next = r.snapshotNext(r.badInstanceNames()) +
+			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` shows whether the time was inside the database (locks, plans) or outside it (network)"
+	}
+}
+
+// signalName says what the signal is.
+func (r *Report) signalName() string {
+	if r.Signal == "request" {
+		return "request p99"
+	}
+	return "DB-call p95"
+}
+
+// dbPathPhrase is rule 3 in words.
+func (r *Report) dbPathPhrase() string {
+	e := r.DBPath
+	switch e.Verdict {
+	case "all-requests":
+		return fmt.Sprintf("requests without DB calls slowed too in %d of %d bad steps (all requests: the host or the process)", e.Rose, e.Compared)
+	case "db-only":
+		return fmt.Sprintf("requests without DB calls did not slow (%d of %d bad steps rose): the DB path only", e.Rose, e.Compared)
+	}
+	return "DB path or not: unknown (" + e.Reason + ")"
+}
+
+// whenPhrase is rule 4 in words.
+func (r *Report) whenPhrase() string {
+	w := r.When
+	if w.Period == 0 {
+		return "no period (" + w.Reason + ")"
+	}
+	return fmt.Sprintf("repeats every %v (phase %s, %d of %d slots)", w.Period, phaseText(w.Phase, w.Period), w.Hits, w.Slots)
+}
+
+// phaseText names a phase on the clock: ":MM" for hourly periods, else
+// the first occurrence's time.
+func phaseText(t time.Time, p time.Duration) string {
+	t = t.UTC()
+	switch {
+	case p%time.Hour == 0 && p < 24*time.Hour:
+		return fmt.Sprintf("at :%02d", t.Minute())
+	case p%(24*time.Hour) == 0:
+		return "at " + t.Format("15:04") + " UTC"
+	}
+	return "from " + t.Format("15:04:05") + " UTC"
+}
+
+// causePhrase is rule 5 in words for one instance.
+func (r *Report) causePhrase(ir *InstanceReport) string {
+	var rose, absent []string
+	for _, h := range ir.Host {
+		switch {
+		case h.Absent:
+			absent = append(absent, h.Signal.String())
+		case h.Rose:
+			rose = append(rose, fmt.Sprintf("%s %s/step (vs %s)", h.Signal, secs(h.Bad), secs(h.Good)))
+		}
+	}
+	s := ir.Cause
+	if len(rose) > 0 {
+		s += " (" + strings.Join(rose, ", ") + ")"
+	} else {
+		s += " (no host signal rose by the threshold per step)"
+	}
+	if len(absent) > 0 {
+		s += "; absent: " + strings.Join(absent, ", ")
+	}
+	return s
+}
+
+// badInstanceNames lists the instances with bad steps in the verdict's steps.
+func (r *Report) badInstanceNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, b := range r.BadSteps {
+		if r.Verdict.Scope == "shared" && b.Class != Shared && b.Class != Partial {
+			continue
+		}
+		for _, n := range b.Bad {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// snapshotNext says which instance(s) and which time window to snapshot.
+func (r *Report) snapshotNext(names []string) string {
+	w := r.When
+	who := strings.Join(names, ", ")
+	if len(names) > 1 {
+		who = "any of " + who
+	}
+	s := fmt.Sprintf("take a flight-recorder snapshot (POST /debug/latscope/snapshot) on %s", who)
+	if !w.Next.IsZero() {
+		s += fmt.Sprintf(" during the next occurrence, %s–%s UTC", w.Next.UTC().Format("2006-01-02 15:04:05"), w.Next.Add(w.LastEnd.Sub(w.Last)).UTC().Format("15:04:05"))
+	} else if !w.Last.IsZero() {
+		s += fmt.Sprintf(" when it is slow again (last %s–%s UTC)", w.Last.UTC().Format("2006-01-02 15:04:05"), w.LastEnd.UTC().Format("15:04:05"))
+	}
+	return s
+}
