@@ -1,0 +1,175 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/triage/promtest"
+)
+
+// TestPrometheus runs triage against a real Prometheus holding the known
+// series of promtest.LocalFleet and promtest.SharedFleet.
+func TestPrometheus(t *testing.T) {
+	base := promtest.Start(t, promtest.Known())
+	t0 := promtest.T0
+	cfg := func(job string, d time.Duration) Config {
+		return Config{URL: base, Job: job, Start: t0, End: t0.Add(d), Threshold: 50 * time.Millisecond}
+	}
+	ctx := context.Background()
+
+	t.Run("local", func(t *testing.T) {
+		r, err := Run(ctx, cfg("local", 6*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}
+		checkVerdict(t, r, want)
+		b := r.instance("b:8080")
+		if len(b.Bad) != 12 || r.Steps != 360 || r.When.ByMinute[0] != 6 || r.When.ByMinute[1] != 6 {
+			t.Errorf("b: %d bad steps of %d, by minute :00 %d :01 %d; want 12 of 360, 6 and 6", len(b.Bad), r.Steps, r.When.ByMinute[0], r.When.ByMinute[1])
+		}
+		if !r.When.Phase.Equal(t0) {
+			t.Errorf("phase %v, want %v", r.When.Phase, t0)
+		}
+		th := b.Host[Throttled]
+		if !th.Rose || th.Bad < 2.9 || th.Bad > 3.1 || th.Good > 0.01 {
+			t.Errorf("throttled evidence %+v, want 3 s per bad step and 0 per good one", th)
+		}
+		if a := r.instance("a:8080"); len(a.Bad) != 0 {
+			t.Errorf("a:8080 has bad steps %v", a.Bad)
+		}
+		if len(r.Warnings) != 0 {
+			t.Errorf("warnings: %q", r.Warnings)
+		}
+	})
+	t.Run("shared", func(t *testing.T) {
+		r, err := Run(ctx, cfg("shared", 2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkVerdict(t, r, Verdict{Scope: "shared", DBPath: "db-only"})
+		if r.Scope.Shared != len(promtest.SharedBadMinutes) || r.Scope.Local != 0 {
+			t.Errorf("scope evidence %+v, want %d shared steps", r.Scope, len(promtest.SharedBadMinutes))
+		}
+		for i, b := range r.BadSteps {
+			if b.Index != promtest.SharedBadMinutes[i] || len(b.Bad) != 3 {
+				t.Errorf("bad step %d = %+v, want minute %d with 3 instances", i, b, promtest.SharedBadMinutes[i])
+			}
+		}
+		if h := r.instance("a:8080").Host[Steal]; !h.Absent {
+			t.Errorf("steal evidence %+v, want absent", h)
+		}
+	})
+	t.Run("threshold off a boundary", func(t *testing.T) {
+		c := cfg("local", 6*time.Hour)
+		c.Threshold = 45 * time.Millisecond
+		r, err := Run(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "nearest: 40ms and 50ms") {
+			t.Errorf("warnings %q", r.Warnings)
+		}
+	})
+	t.Run("unknown job", func(t *testing.T) {
+		_, err := Run(ctx, cfg("nosuch", time.Hour))
+		if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), `job="nosuch" between 2026-11-02T00:00:00Z and 2026-11-02T01:00:00Z`) {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("bad query", func(t *testing.T) {
+		f, err := newFetcher(cfg("local", time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.query(ctx, "sum((")
+		if !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "(query: sum(()") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("auth", func(t *testing.T) {
+		proxy := authProxy(t, base)
+		for _, tc := range []struct {
+			name              string
+			token, user, pass string
+			ok                bool
+		}{
+			{"no credentials", "", "", "", false},
+			{"wrong token", "nope", "", "", false},
+			{"bearer token", "s3cret", "", "", true},
+			{"basic auth", "", "ops", "pa55", true},
+			{"wrong password", "", "ops", "x", false},
+		} {
+			c := cfg("local", time.Hour)
+			c.URL, c.BearerToken, c.Username, c.Password = proxy, tc.token, tc.user, tc.pass
+			_, err := Run(ctx, c)
+			if tc.ok && err != nil || !tc.ok && (!errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "HTTP 401")) {
+				t.Errorf("%s: err = %v", tc.name, err)
+			}
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		c := cfg("local", time.Hour)
+		c.URL = "http://" + addr
+		_, err = Run(ctx, c)
+		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("not prometheus", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		defer srv.Close()
+		c := cfg("local", time.Hour)
+		c.URL = srv.URL
+		if _, err := Run(ctx, c); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "HTTP 404") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func checkVerdict(t *testing.T, r *Report, want Verdict) {
+	t.Helper()
+	got := r.Verdict
+	got.Line, got.Next = "", ""
+	if got != want {
+		t.Errorf("verdict %+v, want %+v\nline: %s\nwarnings: %q", got, want, r.Verdict.Line, r.Warnings)
+	}
+}
+
+// authProxy serves base behind a check of "Bearer s3cret" or basic auth
+// ops:pa55, answering 401 otherwise.
+func authProxy(t *testing.T, base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, basic := r.BasicAuth()
+		if r.Header.Get("Authorization") == "Bearer s3cret" || basic && user == "ops" && pass == "pa55" {
+			r.Header.Del("Authorization")
+			rp.ServeHTTP(w, r)
+			return
+		}
+		once.Do(func() {})
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
