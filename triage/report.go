@@ -117,8 +117,9 @@ type InstanceReport struct {
 	// Bad are the indices of the steps in which the signal was over the
 	// threshold.
 	Bad []int
-	// Baseline is the median signal of the good steps (NaN: none).
-	Baseline float64
+	// Baseline is the median signal of the good steps (NaN: fewer than 3);
+	// Worst is the highest signal of the bad steps (NaN: none).
+	Baseline, Worst float64
 	// Signal is the signal per step, for the timeline (NaN: no data).
 	Signal []float64
 	// DBPath is rule 3's evidence for this instance's bad steps.

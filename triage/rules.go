@@ -93,7 +93,7 @@ func (r *Report) warn(format string, args ...any) {
 
 // badSteps is rule 1 for one instance.
 func badSteps(s InstanceSeries, thr float64) InstanceReport {
-	ir := InstanceReport{Name: s.Name, Signal: s.Signal}
+	ir := InstanceReport{Name: s.Name, Signal: s.Signal, Worst: math.NaN()}
 	var good []float64
 	for i, v := range s.Signal {
 		if math.IsNaN(v) {
@@ -102,6 +102,9 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 		ir.DataSteps++
 		if v > thr {
 			ir.Bad = append(ir.Bad, i)
+			if !(v <= ir.Worst) {
+				ir.Worst = v
+			}
 		} else {
 			good = append(good, v)
 		}

@@ -14,7 +14,7 @@ func (r *Report) verdict() {
 		v.DBPath = "unknown"
 	}
 	v.Period = r.When.Period
-	what := r.signalName() + " over " + r.Threshold.String()
+	what := r.signalName() + " over " + dur(r.Threshold)
 	switch v.Scope {
 	case "none":
 		v.DBPath = "unknown"
@@ -51,11 +51,15 @@ func (r *Report) signalName() string {
 // dbPathPhrase is rule 3 in words.
 func (r *Report) dbPathPhrase() string {
 	e := r.DBPath
+	unit := "bad steps"
+	if r.Verdict.Scope != "local" {
+		unit = "(instance, bad step) pairs"
+	}
 	switch e.Verdict {
 	case "all-requests":
-		return fmt.Sprintf("requests without DB calls slowed too in %d of %d bad steps (all requests: the host or the process)", e.Rose, e.Compared)
+		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s (all requests: the host or the process)", e.Rose, e.Compared, unit)
 	case "db-only":
-		return fmt.Sprintf("requests without DB calls did not slow (%d of %d bad steps rose): the DB path only", e.Rose, e.Compared)
+		return fmt.Sprintf("requests without DB calls did not slow (%d of %d %s rose): the DB path only", e.Rose, e.Compared, unit)
 	}
 	return "DB path or not: unknown (" + e.Reason + ")"
 }
@@ -64,9 +68,9 @@ func (r *Report) dbPathPhrase() string {
 func (r *Report) whenPhrase() string {
 	w := r.When
 	if w.Period == 0 {
-		return "no period (" + w.Reason + ")"
+		return "no period found"
 	}
-	return fmt.Sprintf("repeats every %v (phase %s, %d of %d slots)", w.Period, phaseText(w.Phase, w.Period), w.Hits, w.Slots)
+	return fmt.Sprintf("repeats every %s (phase %s, %d of %d slots)", dur(w.Period), phaseText(w.Phase, w.Period), w.Hits, w.Slots)
 }
 
 // phaseText names a phase on the clock: ":MM" for hourly periods, else
@@ -90,7 +94,7 @@ func (r *Report) causePhrase(ir *InstanceReport) string {
 		case h.Absent:
 			absent = append(absent, h.Signal.String())
 		case h.Rose:
-			rose = append(rose, fmt.Sprintf("%s %s/step (vs %s)", h.Signal, secs(h.Bad), secs(h.Good)))
+			rose = append(rose, fmt.Sprintf("%s %s s/step (vs %s)", h.Signal, sec(h.Bad), sec(h.Good)))
 		}
 	}
 	s := ir.Cause
@@ -135,6 +139,18 @@ func (r *Report) snapshotNext(names []string) string {
 		s += fmt.Sprintf(" during the next occurrence, %s–%s UTC", w.Next.UTC().Format("2006-01-02 15:04:05"), w.Next.Add(w.LastEnd.Sub(w.Last)).UTC().Format("15:04:05"))
 	} else if !w.Last.IsZero() {
 		s += fmt.Sprintf(" when it is slow again (last %s–%s UTC)", w.Last.UTC().Format("2006-01-02 15:04:05"), w.LastEnd.UTC().Format("15:04:05"))
+	}
+	return s
+}
+
+// dur formats d without zero trailing units ("1h", "1m30s", "50ms").
+func dur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }

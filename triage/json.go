@@ -1,0 +1,183 @@
+package triage
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+)
+
+// JSONVersion is the version of the JSON schema (docs/triage.md).
+const JSONVersion = 1
+
+// jsonReport is the JSON form of a Report: seconds as numbers, times in
+// RFC 3339, null for a number the data cannot give.
+type jsonReport struct {
+	Version    int            `json:"version"`
+	Job        string         `json:"job"`
+	Route      string         `json:"route"`
+	Start      string         `json:"start"`
+	End        string         `json:"end"`
+	StepS      float64        `json:"step_s"`
+	ThresholdS float64        `json:"threshold_s"`
+	Signal     string         `json:"signal"`
+	Steps      int            `json:"steps"`
+	Queries    []string       `json:"queries"`
+	Warnings   []string       `json:"warnings"`
+	Verdict    jsonVerdict    `json:"verdict"`
+	Instances  []jsonInstance `json:"instances"`
+	BadSteps   []jsonBadStep  `json:"bad_steps"`
+	Scope      jsonScope      `json:"scope"`
+	DBPath     jsonDBPath     `json:"db_path"`
+	When       jsonWhen       `json:"when"`
+}
+
+type jsonVerdict struct {
+	Scope    string  `json:"scope"`
+	Instance string  `json:"instance"`
+	DBPath   string  `json:"db_path"`
+	PeriodS  float64 `json:"period_s"`
+	Cause    string  `json:"cause"`
+	Line     string  `json:"line"`
+	Next     string  `json:"next"`
+}
+
+type jsonInstance struct {
+	Name      string      `json:"name"`
+	DataSteps int         `json:"data_steps"`
+	Bad       []int       `json:"bad"`
+	BaselineS *float64    `json:"baseline_s"`
+	WorstS    *float64    `json:"worst_s"`
+	SignalS   []*float64  `json:"signal_s"`
+	DBPath    *jsonDBPath `json:"db_path,omitempty"`
+	Host      []jsonHost  `json:"host,omitempty"`
+	Cause     string      `json:"cause,omitempty"`
+}
+
+type jsonBadStep struct {
+	Index    int      `json:"index"`
+	Time     string   `json:"time"`
+	Bad      []string `json:"bad"`
+	WithData int      `json:"with_data"`
+	Class    string   `json:"class"`
+}
+
+type jsonScope struct {
+	Alone   int            `json:"alone"`
+	Local   int            `json:"local"`
+	Partial int            `json:"partial"`
+	Shared  int            `json:"shared"`
+	LocalBy map[string]int `json:"local_by"`
+}
+
+type jsonDBPath struct {
+	Verdict      string   `json:"verdict"`
+	Compared     int      `json:"compared"`
+	Rose         int      `json:"rose"`
+	Baseline95S  *float64 `json:"baseline_p95_s"`
+	Baseline99S  *float64 `json:"baseline_p99_s"`
+	BadMedian95S *float64 `json:"bad_p95_s"`
+	BadMedian99S *float64 `json:"bad_p99_s"`
+	Reason       string   `json:"reason,omitempty"`
+}
+
+type jsonWhen struct {
+	ByMinute    [60]int `json:"by_minute"`
+	ByHour      [24]int `json:"by_hour"`
+	Clusters    int     `json:"runs"`
+	PeriodS     float64 `json:"period_s"`
+	PeriodSteps int     `json:"period_steps"`
+	Phase       string  `json:"phase,omitempty"`
+	OnPhase     int     `json:"on_phase"`
+	Hits        int     `json:"hits"`
+	Slots       int     `json:"slots"`
+	Last        string  `json:"last,omitempty"`
+	LastEnd     string  `json:"last_end,omitempty"`
+	Next        string  `json:"next,omitempty"`
+	Reason      string  `json:"reason,omitempty"`
+}
+
+type jsonHost struct {
+	Signal string   `json:"signal"`
+	Absent bool     `json:"absent"`
+	BadS   *float64 `json:"bad_s_per_step"`
+	GoodS  *float64 `json:"good_s_per_step"`
+	Rose   bool     `json:"rose"`
+}
+
+// WriteJSON writes r as indented JSON (schema in docs/triage.md).
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.jsonForm())
+}
+
+func (r *Report) jsonForm() jsonReport {
+	j := jsonReport{
+		Version: JSONVersion, Job: r.Job, Route: r.Route, Start: rfc(r.Start), End: rfc(r.End),
+		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps,
+		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings),
+		Verdict: jsonVerdict{Scope: r.Verdict.Scope, Instance: r.Verdict.Instance, DBPath: r.Verdict.DBPath,
+			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Line: r.Verdict.Line, Next: r.Verdict.Next},
+		Scope:  jsonScope{r.Scope.Alone, r.Scope.Local, r.Scope.Partial, r.Scope.Shared, r.Scope.LocalBy},
+		DBPath: dbPathJSON(r.DBPath),
+		When:   whenJSON(r.When),
+	}
+	j.Instances = []jsonInstance{}
+	for _, ir := range r.Instances {
+		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...),
+			BaselineS: num(ir.Baseline), WorstS: num(ir.Worst), Cause: ir.Cause}
+		for _, v := range ir.Signal {
+			ji.SignalS = append(ji.SignalS, num(v))
+		}
+		if len(ir.Bad) > 0 {
+			e := dbPathJSON(ir.DBPath)
+			ji.DBPath = &e
+		}
+		for _, h := range ir.Host {
+			ji.Host = append(ji.Host, jsonHost{Signal: h.Signal.String(), Absent: h.Absent, BadS: num(h.Bad), GoodS: num(h.Good), Rose: h.Rose})
+		}
+		j.Instances = append(j.Instances, ji)
+	}
+	j.BadSteps = []jsonBadStep{}
+	for _, b := range r.BadSteps {
+		j.BadSteps = append(j.BadSteps, jsonBadStep{Index: b.Index, Time: rfc(b.Time), Bad: b.Bad, WithData: b.WithData, Class: b.Class.String()})
+	}
+	return j
+}
+
+func dbPathJSON(e DBPathEvidence) jsonDBPath {
+	return jsonDBPath{Verdict: e.Verdict, Compared: e.Compared, Rose: e.Rose,
+		Baseline95S: num(e.Baseline95), Baseline99S: num(e.Baseline99),
+		BadMedian95S: num(e.BadMedian95), BadMedian99S: num(e.BadMedian99), Reason: e.Reason}
+}
+
+func whenJSON(w WhenEvidence) jsonWhen {
+	return jsonWhen{ByMinute: w.ByMinute, ByHour: w.ByHour, Clusters: w.Clusters,
+		PeriodS: w.Period.Seconds(), PeriodSteps: w.PeriodSteps, Phase: rfc(w.Phase),
+		OnPhase: w.OnPhase, Hits: w.Hits, Slots: w.Slots,
+		Last: rfc(w.Last), LastEnd: rfc(w.LastEnd), Next: rfc(w.Next), Reason: w.Reason}
+}
+
+// num returns &v, or nil for NaN.
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// rfc formats t in RFC 3339 UTC, "" for the zero time.
+func rfc(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

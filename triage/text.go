@@ -1,0 +1,124 @@
+package triage
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxListed is how many bad steps the text lists one by one.
+const maxListed = 12
+
+// WriteText writes r as text: the range, the six rules with their
+// evidence, and the verdict.
+func WriteText(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p("latscope triage: %s, %s to %s UTC, %d steps of %s; bad = %s over %s\n",
+		r.who(), r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("2006-01-02 15:04"), r.Steps, dur(r.Step), r.signalName(), dur(r.Threshold))
+	for _, wr := range r.Warnings {
+		p("warning: %s\n", wr)
+	}
+	p("\n1. bad steps (%s > %s), per instance:\n", r.signalName(), dur(r.Threshold))
+	p("   %-24s %6s %5s %10s %10s\n", "instance", "data", "bad", "baseline", "worst")
+	for _, ir := range r.Instances {
+		p("   %-24s %6d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
+	}
+	s := r.Scope
+	p("\n2. shared or local: %d bad step(s): %d local, %d shared (at least half the instances), %d partial, %d with one instance reporting\n",
+		len(r.BadSteps), s.Local, s.Shared, s.Partial, s.Alone)
+	for i, b := range r.BadSteps {
+		if i == maxListed {
+			p("   … %d more\n", len(r.BadSteps)-maxListed)
+			break
+		}
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 15:04"), b.Class, len(b.Bad), b.WithData, strings.Join(b.Bad, ", "))
+	}
+	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", r.dbPathPhrase())
+	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
+		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
+			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
+	}
+	writeWhen(p, r.When)
+	p("\n5. host evidence, seconds per step in the bad steps vs the good steps (rose: by at least the threshold):\n")
+	for _, ir := range r.Instances {
+		if len(ir.Bad) == 0 {
+			continue
+		}
+		p("   %s: cause %s\n", ir.Name, ir.Cause)
+		for _, h := range ir.Host {
+			switch {
+			case h.Absent:
+				p("     %-11s absent\n", h.Signal)
+			default:
+				rose := ""
+				if h.Rose {
+					rose = "  rose"
+				}
+				p("     %-11s %8s %8s%s\n", h.Signal, sec(h.Bad), sec(h.Good), rose)
+			}
+		}
+	}
+	p("\nverdict: %s\n", r.Verdict.Line)
+	if r.Verdict.Next != "" {
+		p("next: %s\n", r.Verdict.Next)
+	}
+	return bw.Flush()
+}
+
+// writeWhen writes rule 4.
+func writeWhen(p func(string, ...any), w WhenEvidence) {
+	p("\n4. when (UTC): %d run(s) of bad steps\n", w.Clusters)
+	var mins, hours []string
+	for m, n := range w.ByMinute {
+		if n > 0 {
+			mins = append(mins, fmt.Sprintf(":%02d ×%d", m, n))
+		}
+	}
+	for h, n := range w.ByHour {
+		if n > 0 {
+			hours = append(hours, fmt.Sprintf("%02dh ×%d", h, n))
+		}
+	}
+	if len(mins) > 0 {
+		p("   minute of the hour: %s\n   hour of the day:    %s\n", strings.Join(mins, "  "), strings.Join(hours, "  "))
+	}
+	if w.Period == 0 {
+		p("   period: none (%s)\n", w.Reason)
+		return
+	}
+	p("   period: %s, phase %s: %d of %d runs start on it, %d of its %d slots in the range hold one; next %s UTC\n",
+		dur(w.Period), phaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
+}
+
+// who names the job and route.
+func (r *Report) who() string {
+	s := "all jobs"
+	if r.Job != "" {
+		s = "job=" + strconv.Quote(r.Job)
+	}
+	if r.Route != "" {
+		s += " route=" + strconv.Quote(r.Route)
+	}
+	return s
+}
+
+// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN.
+func ms(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond).String()
+}
+
+// sec formats seconds with two decimals, "-" for NaN.
+func sec(s float64) string {
+	if math.IsNaN(s) {
+		return "-"
+	}
+	return strconv.FormatFloat(s, 'f', 2, 64)
+}
