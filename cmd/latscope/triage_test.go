@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/triage/promtest"
+)
+
+// TestTriage runs `latscope triage` against a real Prometheus holding the
+// known series of promtest (job "local": b:8080 throttled at :00 and :01
+// of every hour; job "shared": all three instances slow together in the
+// DB path only).
+func TestTriage(t *testing.T) {
+	base := promtest.Start(t, promtest.Known())
+	t0 := promtest.T0
+	span := func(h int) []string {
+		return []string{"--since", t0.Format(time.RFC3339), "--until", t0.Add(time.Duration(h) * time.Hour).Format(time.RFC3339)}
+	}
+	args := func(job string, h int, more ...string) []string {
+		return append(append([]string{"triage", "--prometheus", base, "--job", job}, span(h)...), more...)
+	}
+
+	t.Run("text", func(t *testing.T) {
+		stdout, stderr, err := runCLI(t, args("local", 6)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "triage", "testdata", "local.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != string(want) {
+			t.Errorf("stdout differs from triage/testdata/local.txt:\n%s", stdout)
+		}
+	})
+	t.Run("json and html files", func(t *testing.T) {
+		dir := t.TempDir()
+		out, page := filepath.Join(dir, "t.json"), filepath.Join(dir, "t.html")
+		stdout, stderr, err := runCLI(t, args("local", 6, "--json", "-o", out, "--html", page)...)
+		if err != nil || stdout != "" || stderr != "" {
+			t.Fatalf("err %v, stdout %q, stderr %q", err, stdout, stderr)
+		}
+		v := readVerdict(t, out)
+		if v.Scope != "local" || v.Instance != "b:8080" || v.DBPath != "all-requests" || v.PeriodS != 3600 || v.Cause != "throttled" {
+			t.Errorf("verdict %+v", v)
+		}
+		h, err := os.ReadFile(page)
+		if err != nil || strings.Count(string(h), "<svg") != 3 {
+			t.Errorf("HTML page: %v, %d timelines", err, strings.Count(string(h), "<svg"))
+		}
+	})
+	t.Run("shared", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "s.json")
+		if _, stderr, err := runCLI(t, args("shared", 2, "--json", "-o", out)...); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if v := readVerdict(t, out); v.Scope != "shared" || v.DBPath != "db-only" || v.PeriodS != 0 {
+			t.Errorf("verdict %+v", v)
+		}
+	})
+	t.Run("off-boundary threshold warns", func(t *testing.T) {
+		_, stderr, err := runCLI(t, args("local", 6, "--threshold", "45ms", "--json")...)
+		if err != nil || !strings.Contains(stderr, "warning: threshold 45ms is not a bucket boundary (nearest: 40ms and 50ms)") {
+			t.Errorf("err %v, stderr %q", err, stderr)
+		}
+	})
+
+	dead := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return "http://" + l.Addr().String()
+	}()
+	proxy := bearerProxy(t, base, "s3cret")
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("token file", func(t *testing.T) {
+		a := []string{"triage", "--prometheus", proxy, "--bearer-token-file", token, "--job", "shared", "--json"}
+		if _, stderr, err := runCLI(t, append(a, span(2)...)...); err != nil {
+			t.Errorf("%v\n%s", err, stderr)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown job", args("nosuch", 1), `latscope: triage: no latscope metrics for job="nosuch" between 2026-11-02T00:00:00Z and 2026-11-02T01:00:00Z: is the agent's Metrics option on and scraped?`},
+		{"unreachable", []string{"triage", "--prometheus", dead, "--range", "1h"}, "cannot reach Prometheus at " + dead},
+		{"no credentials", []string{"triage", "--prometheus", proxy, "--range", "1h"}, "Prometheus refused the credentials at " + proxy + " (HTTP 401 Unauthorized)"},
+		{"no url", []string{"triage", "--range", "1h"}, "flag --prometheus is required"},
+		{"bad step", []string{"triage", "--prometheus", base, "--step", "1500ms"}, "flag --step 1.5s: want whole seconds"},
+		{"bad signal", []string{"triage", "--prometheus", base, "--signal", "cpu"}, `flag --signal "cpu": want db or request`},
+		{"range and since", []string{"triage", "--prometheus", base, "--range", "1h", "--since", "-2h"}, "flag --range is the time ending now"},
+		{"bad since", []string{"triage", "--prometheus", base, "--since", "yesterday"}, `flag --since: "yesterday": want RFC 3339`},
+		{"bad range", []string{"triage", "--prometheus", base, "--range", "6 hours"}, `flag --range "6 hours"`},
+		{"unknown flag", []string{"triage", "--prometheus", base, "--jbo", "x"}, "flag provided but not defined: -jbo"},
+		{"missing token file", []string{"triage", "--prometheus", base, "--bearer-token-file", "/nonexistent/token"}, "flag --bearer-token-file: open /nonexistent/token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := runExit(t, tc.args...)
+			line := oneLine(t, stderr)
+			if code != 2 || !strings.Contains(line, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, line, tc.want)
+			}
+		})
+	}
+}
+
+// triageVerdict is the verdict of the JSON output.
+type triageVerdict struct {
+	Scope, Instance, Cause string
+	DBPath                 string  `json:"db_path"`
+	PeriodS                float64 `json:"period_s"`
+}
+
+func readVerdict(t *testing.T, path string) triageVerdict {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Verdict triageVerdict }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc.Verdict
+}
+
+// bearerProxy serves base behind a check of "Bearer token", answering 401
+// otherwise.
+func bearerProxy(t *testing.T, base, token string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
