@@ -47,7 +47,7 @@ func BenchmarkMetricsCost(b *testing.B) {
 
 // benchAgent returns an agent's Handler (no recorder, metrics on reg when
 // not nil) over a mux with GET /db (one instant DB call) and GET /nodb.
-func benchAgent(b *testing.B, reg prometheus.Registerer) http.Handler {
+func benchAgent(b testing.TB, reg prometheus.Registerer) http.Handler {
 	opts := Options{NoRecorder: true, ProbeEvery: -1}
 	if reg != nil {
 		opts.Metrics = reg
