@@ -39,9 +39,9 @@ type StepClass uint8
 // The step classes.
 const (
 	Alone   StepClass = iota // only one instance had data: nothing to compare
-	Local                    // exactly one of several instances was bad
+	Local                    // exactly one of several (or of two) instances was bad
 	Partial                  // more than one, fewer than half of the instances with data
-	Shared                   // at least half of the instances with data were bad
+	Shared                   // more than one, and at least half of the instances with data
 )
 
 var stepClassNames = [...]string{Alone: "alone", Local: "local", Partial: "partial", Shared: "shared"}

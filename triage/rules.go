@@ -48,6 +48,9 @@ func Analyze(in Input, p Params) *Report {
 			continue
 		}
 		s := in.Instances[i]
+		if good := ir.DataSteps - len(ir.Bad); good < minBaseline {
+			r.warn("%s has %d good step(s): fewer than %d give no baseline, so its DB path and host evidence are unknown", ir.Name, good, minBaseline)
+		}
 		ir.DBPath = dbPath(s, ir, ir.Bad)
 		ir.Host = hostEvidence(s, ir, thr)
 		ir.Cause = cause(ir.Host)
@@ -136,13 +139,13 @@ func (r *Report) classifySteps(in Input) {
 		case bs.WithData < 2:
 			bs.Class = Alone
 			r.Scope.Alone++
-		case 2*k >= bs.WithData:
-			bs.Class = Shared
-			r.Scope.Shared++
-		case k == 1:
+		case k == 1: // before "half": one of two instances is local
 			bs.Class = Local
 			r.Scope.Local++
 			r.Scope.LocalBy[bs.Bad[0]]++
+		case 2*k >= bs.WithData:
+			bs.Class = Shared
+			r.Scope.Shared++
 		default:
 			bs.Class = Partial
 			r.Scope.Partial++

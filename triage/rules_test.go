@@ -90,6 +90,10 @@ func TestAnalyzeVerdicts(t *testing.T) {
 			Verdict{Scope: "shared", DBPath: "db-only"}},
 		{"shared two of three", synth{instances: 3, steps: 240, bad: func(k, i int) bool { return k > 0 && i%50 == 7 }},
 			Verdict{Scope: "shared", DBPath: "db-only", Period: 50 * time.Minute}},
+		{"two instances, one bad", synth{instances: 2, steps: 360, bad: hourly, noDBRises: true, host: map[HostSignal]float64{Throttled: 2}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}},
+		{"two instances, both bad", synth{instances: 2, steps: 360, bad: func(_, i int) bool { return i%60 <= 1 }},
+			Verdict{Scope: "shared", DBPath: "db-only", Period: time.Hour}},
 		{"none", synth{instances: 3, steps: 60, bad: func(int, int) bool { return false }},
 			Verdict{Scope: "none", DBPath: "unknown"}},
 		{"one instance", synth{instances: 1, steps: 60, bad: func(_, i int) bool { return i == 5 }},
@@ -191,5 +195,16 @@ func TestMedianMean(t *testing.T) {
 	}
 	if m := mean([]float64{1, 2, 6}, 1); m != 3 {
 		t.Errorf("mean = %v", m)
+	}
+}
+
+func TestTooFewGoodSteps(t *testing.T) {
+	s := synth{instances: 3, steps: 4, bad: func(k, i int) bool { return k == 0 && i >= 2 }, noDBRises: true, host: map[HostSignal]float64{Throttled: 2}}
+	r := Analyze(s.input(), Params{Threshold: 50 * time.Millisecond})
+	if r.Verdict.Scope != "local" || r.Verdict.DBPath != "unknown" || r.Verdict.Cause != "unknown" || r.Verdict.Period != 0 {
+		t.Errorf("verdict %+v", r.Verdict)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "a has 2 good step(s): fewer than 3 give no baseline") {
+		t.Errorf("warnings %q", r.Warnings)
 	}
 }

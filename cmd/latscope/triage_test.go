@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -158,4 +159,32 @@ func bearerProxy(t *testing.T, base, token string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+func TestTriageTimes(t *testing.T) {
+	now := time.Date(2026, 12, 4, 6, 30, 0, 0, time.UTC)
+	tests := []struct {
+		args       []string
+		start, end time.Time
+	}{
+		{nil, now.Add(-time.Hour), now},
+		{[]string{"--range", "6h"}, now.Add(-6 * time.Hour), now},
+		{[]string{"--range", "7d"}, now.Add(-7 * 24 * time.Hour), now},
+		{[]string{"--since", "-2h"}, now.Add(-2 * time.Hour), now},
+		{[]string{"--since", "-2h", "--until", "-1h"}, now.Add(-2 * time.Hour), now.Add(-time.Hour)},
+		{[]string{"--since", "2026-12-03T00:00:00Z", "--until", "now"}, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), now},
+	}
+	for _, tt := range tests {
+		o, err := parseTriage(io.Discard, append([]string{"--prometheus", "http://127.0.0.1:9090"}, tt.args...), now)
+		if err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		if !o.c.Start.Equal(tt.start) || !o.c.End.Equal(tt.end) {
+			t.Errorf("%q: %v to %v, want %v to %v", tt.args, o.c.Start, o.c.End, tt.start, tt.end)
+		}
+	}
+	if _, err := parseTriage(io.Discard, []string{"--prometheus", "http://x", "--since", "-1h", "--until", "-2h"}, now); err == nil || !strings.Contains(err.Error(), "the end is not after the start") {
+		t.Errorf("reversed range: %v", err)
+	}
 }
