@@ -101,6 +101,21 @@ func TestPrometheus(t *testing.T) {
 		}
 		checkWriters(t, "shared", r)
 	})
+	t.Run("stopped", func(t *testing.T) {
+		r, err := Run(ctx, cfg("stopped", 4*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Period: time.Hour, Cause: "stalled"})
+		c := r.instance("c:8080")
+		if c.DataSteps != 4*(60-2) || len(c.Bad) != 4 || c.Bad[0] != 32 {
+			t.Errorf("c:8080: %d steps with data, bad steps %v; want 232 and [32 92 152 212]", c.DataSteps, c.Bad)
+		}
+		if st := c.Host[Stall]; !st.Rose || st.Bad < 119 || st.Bad > 121 {
+			t.Errorf("stall evidence %+v, want 120 s in each step after a gap", st)
+		}
+		checkWriters(t, "stopped", r)
+	})
 	t.Run("threshold off a boundary", func(t *testing.T) {
 		c := cfg("local", 6*time.Hour)
 		c.Threshold = 45 * time.Millisecond
@@ -120,7 +135,7 @@ func TestPrometheus(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkVerdict(t, r, Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"})
-		if !strings.Contains(r.Queries[0], `histogram_quantile(0.99, sum by (job, instance, le) (rate(latscope_request_duration_seconds_bucket{job="local",route="/orders"}[1m])))`) {
+		if !strings.Contains(r.Queries[0], `histogram_quantile(0.99, sum by (job, instance, le) (clamp_min(last_over_time(latscope_request_duration_seconds_bucket{job="local",route="/orders"}[1m]) - last_over_time(latscope_request_duration_seconds_bucket{job="local",route="/orders"}[10m] offset 1m), 0)))`) {
 			t.Errorf("signal query %s", r.Queries[0])
 		}
 	})

@@ -172,13 +172,17 @@ type querySet struct {
 	bucketMatch            string
 }
 
+// Lookback is how many steps back the previous value of a counter is
+// looked for: a gap in the scrapes (a stopped or unreachable instance) of
+// up to Lookback−1 steps is charged whole to the first step after it.
+const Lookback = 10
+
 // queries builds the PromQL of every rule from c (see docs/triage.md).
 func queries(c Config) querySet {
-	w := "[" + model.Duration(c.Step).String() + "]"
 	sel := selector(c.Job, c.Route)
 	q := querySet{}
 	hq := func(phi string, metric, sel string) string {
-		return fmt.Sprintf("histogram_quantile(%s, sum by (job, instance, le) (rate(%s%s%s)))", phi, metric, sel, w)
+		return fmt.Sprintf("histogram_quantile(%s, sum by (job, instance, le) (%s))", phi, stepIncrease(metric+sel, c.Step))
 	}
 	if c.Signal == "request" {
 		q.signal = hq("0.99", "latscope_request_duration_seconds_bucket", sel)
@@ -191,7 +195,7 @@ func queries(c Config) querySet {
 	q.noDB95 = hq("0.95", "latscope_request_duration_seconds_bucket", noDB)
 	q.noDB99 = hq("0.99", "latscope_request_duration_seconds_bucket", noDB)
 	inc := func(metric string, extra ...string) string {
-		return fmt.Sprintf("sum by (job, instance) (increase(%s%s%s))", metric, selector(c.Job, "", extra...), w)
+		return fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease(metric+selector(c.Job, "", extra...), c.Step))
 	}
 	q.host[Throttled] = inc("latscope_cfs_throttled_seconds_total")
 	q.host[Stall] = inc("latscope_stall_seconds_total")
@@ -199,6 +203,18 @@ func queries(c Config) querySet {
 	q.host[PSICgroup] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "cgroup")
 	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
 	return q
+}
+
+// stepIncrease is the PromQL of a counter's increase in each step: its
+// last value in the step minus its last value before the step (up to
+// Lookback steps back), not below 0 (a restart). Unlike increase(x[step]),
+// it neither extrapolates nor loses what a counter gained during a gap in
+// the scrapes: a stopped process's held requests and stall time show in
+// the step it resumes in.
+func stepIncrease(series string, step time.Duration) string {
+	w := model.Duration(step).String()
+	return fmt.Sprintf("clamp_min(last_over_time(%s[%s]) - last_over_time(%s[%s] offset %s), 0)",
+		series, w, series, model.Duration(Lookback*step).String(), w)
 }
 
 // selector returns the label matchers {job="…",route="…",extra…}, leaving

@@ -43,6 +43,18 @@ type Fleet struct {
 	Throttled, Stall, PSI float64
 	// NoSteal leaves the steal counter out.
 	NoSteal bool
+	// Gap says whether instance i goes unscraped in the minute starting
+	// at m (a stopped process): no sample is written for it, while its
+	// counters go on as Bad says.
+	Gap func(i int, m time.Time) bool
+}
+
+// minuteOf returns the minute the interval ending at t falls in.
+func (f Fleet) minuteOf(t time.Time) time.Time { return t.Add(-f.Scrape).Truncate(time.Minute) }
+
+// scraped says whether sample k of instance i is written.
+func (f Fleet) scraped(i, k int) bool {
+	return k == 0 || f.Gap == nil || !f.Gap(i, f.minuteOf(f.Start.Add(time.Duration(k)*f.Scrape)))
 }
 
 // counts are one interval's observations per bucket index.
@@ -101,6 +113,9 @@ func (f Fleet) WriteTo(w io.Writer) (int64, error) {
 		}
 		for i := range f.Instances {
 			for k, s := range snaps[i] {
+				if !f.scraped(i, k) {
+					continue
+				}
 				b, sum := pick(&s)
 				var cum float64
 				for j, le := range Buckets {
@@ -121,6 +136,9 @@ func (f Fleet) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(bw, "# TYPE %s counter\n", name)
 		for i := range f.Instances {
 			for k, s := range snaps[i] {
+				if !f.scraped(i, k) {
+					continue
+				}
 				fmt.Fprintf(bw, "%s_total{%s} %g %s\n", name, labels(i, extra), pick(&s), ts(k))
 			}
 		}
@@ -135,6 +153,9 @@ func (f Fleet) WriteTo(w io.Writer) (int64, error) {
 	for _, scope := range []string{"cgroup", "host"} {
 		for i := range f.Instances {
 			for k, s := range snaps[i] {
+				if !f.scraped(i, k) {
+					continue
+				}
 				v := s.psiCgroup
 				if scope == "host" {
 					v = s.psiHost
@@ -148,7 +169,7 @@ func (f Fleet) WriteTo(w io.Writer) (int64, error) {
 
 // advance adds the interval ending at t to st.
 func (f Fleet) advance(st *series, i int, t time.Time) {
-	m := t.Add(-f.Scrape).Truncate(time.Minute)
+	m := f.minuteOf(t)
 	bad := f.Bad != nil && f.Bad(i, m)
 	db, noDB := f.interval(bad)
 	for j, c := range db {

@@ -48,9 +48,23 @@ func SharedFleet() Fleet {
 	}
 }
 
-// Known returns LocalFleet and SharedFleet as one OpenMetrics file.
+// StoppedFleet is job "stopped" from T0 for 4 h: instance c:8080 is
+// stopped in minutes :30 and :31 of every hour — not scraped, its DB calls
+// and requests held (a third of them slow) and its stall probe gaining
+// 60 s a minute — and is scraped again from :32.
+func StoppedFleet() Fleet {
+	stopped := func(i int, m time.Time) bool { return i == 2 && (m.Minute() == 30 || m.Minute() == 31) }
+	return Fleet{
+		Job: "stopped", Route: "/orders", Instances: Instances,
+		Start: T0, Duration: 4 * time.Hour, Scrape: 30 * time.Second,
+		Bad: stopped, Gap: stopped, NoDBSlows: true, Stall: 60,
+	}
+}
+
+// Known returns LocalFleet, SharedFleet and StoppedFleet as one
+// OpenMetrics file.
 func Known() []byte {
 	var b bytes.Buffer
-	Write(&b, LocalFleet(), SharedFleet())
+	Write(&b, LocalFleet(), SharedFleet(), StoppedFleet())
 	return b.Bytes()
 }
