@@ -53,6 +53,7 @@ type Analyzer struct {
 	badDuration    int      // entries whose "duration: " did not parse
 	badDurationMsg string   // the first of them, shortened
 	probe          probeLog // the agent's CPU-availability probe
+	busy           busyList // when every P ran a goroutine
 }
 
 // openRegion is a region begun on a goroutine and not yet ended.
@@ -98,6 +99,7 @@ func New(opts Options) *Analyzer {
 // of the analysers of the read loop every command shares (analysis.Run).
 func (a *Analyzer) Event(ev *tracein.Event) {
 	a.gaps.add(ev.Time)
+	a.busy.add(ev)
 	switch ev.Kind {
 	case tracein.KindSync:
 		if !ev.Wall.IsZero() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/internal/units"
@@ -28,8 +29,17 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	}
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
+	ev.Busy = a.busy.in(outside...)
+	tail := outside[len(outside)-1]
+	ev.ProbeTail, ev.ProbeTailUnsure = a.probe.tailIn(tail, tailSlack+ev.Runnable)
 	return ev
 }
+
+// tailSlack is how long before a span's end a stall may have ended and
+// still have delayed it: the goroutine runs within a scheduling round of
+// the process resuming (its runnable time, added by the caller, is the
+// rest).
+const tailSlack = 2 * time.Millisecond
 
 // covering returns the delta from the last sample at or before start to
 // the first at or after end.
@@ -113,25 +123,32 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	if outside <= o.Threshold {
 		return Decision{Inside, fmt.Sprintf("difference within %v", o.Threshold), High}
 	}
-	// With the agent's CPU-availability probe in the trace, a probe that woke
-	// on time for at least half the outside time says the process could run
-	// then: no CPU cause can explain half of it, whatever the host counters
-	// summed over their longer sampled interval say. When the probe was late
-	// for a third of it or more and the process could run for another third
-	// or more, two causes each explain a large part: mixed.
-	ran := ev.Probe && 2*ev.ProbeLate < outside
-	late := ev.Probe && 2*ev.ProbeLate >= outside // the probe saw the process unable to run for half
+	// With the agent's CPU-availability probe in the trace, only the stall
+	// that ended as the answer was taken can have delayed it (ProbeTail): a
+	// stall that ended earlier overlapped a wait for something else, after
+	// which the process could run and the goroutine still waited. The
+	// stall's length is its late part plus, expected, half its unsure part
+	// (it began somewhere in the period before its deadline). A stall of
+	// half the outside time or more is a CPU cause; shorter, the process
+	// could run for the rest: no CPU cause explains half, whatever the host
+	// counters summed over their longer sampled interval say. When the
+	// stall is a third of the outside time or more and the process could
+	// run for another third or more, two causes each explain a large part:
+	// mixed.
+	stall := ev.ProbeTail + ev.ProbeTailUnsure/2
+	ran := ev.Probe && 2*stall < outside
+	late := ev.Probe && !ran // the probe saw the process unable to run for half
 	if ev.Probe {
-		could := outside - ev.ProbeLate - ev.ProbeUnsure - ev.Runnable // waiting while the process surely could run
-		if 3*ev.ProbeLate >= outside && 3*could >= outside {
-			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside (probe) and could for %s ms: a CPU cause and a wait outside the process together",
-				fmtMs(ev.ProbeLate), fmtMs(outside), fmtMs(could)), Medium}
+		could := outside - stall - max(ev.Runnable, ev.Busy) // waiting while the process could run, with a P free
+		if 3*stall >= outside && 3*could >= outside {
+			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside, as the answer came (probe), and could for %s ms: a CPU cause and a wait outside the process together",
+				fmtMs(stall), fmtMs(outside), fmtMs(could)), Medium}
 		}
 	}
 	d := ev.Host
 	if d == nil { // at the trace's edges: the probe alone can tell the network
 		if ran && 2*ev.Runnable < outside {
-			return Decision{Network, fmt.Sprintf("the probe ran on time for %s of %s ms (no host sample covers the span)", fmtMs(outside-ev.ProbeLate), fmtMs(outside)), Medium}
+			return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms (probe; no host sample covers the span)", fmtMs(outside-stall), fmtMs(outside)), Medium}
 		}
 		return Decision{Unknown, "no host sample covers the span, and no probe says the process could run", NoConfidence}
 	}
@@ -151,19 +168,27 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 			d.Throttled, fmtMs(d.ThrottledTime), fmtMs(d.Interval), stallWords(ev, late, throttledFor(d, outside)), fmtMs(outside)), firm(late)}
 	case !ran && stolen(d, ev.Gap, outside):
 		return Decision{Steal, fmt.Sprintf("steal +%s ms in %s ms sampled and no trace events for %s ms, for %s ms outside", fmtMs(d.Steal), fmtMs(d.Interval), fmtMs(ev.Gap), fmtMs(outside)), firm(late)}
-	case !ran && throttle && !throttled && ev.Gap >= o.MinPause && ev.Gap >= outside/2 &&
+	case !ran && throttle && !throttled && (late || ev.Gap >= o.MinPause) && ev.Gap >= outside/2 &&
 		(!d.Has(hostsig.SourceSchedstat) || d.Wait < ev.Gap/2):
 		return Decision{Paused, fmt.Sprintf("no trace events for %s ms with the counters flat", fmtMs(ev.Gap)), firm(late)}
 	case ev.Runnable >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("the goroutine was runnable for %s of %s ms", fmtMs(ev.Runnable), fmtMs(outside)), High}
 	case !ran && d.Has(hostsig.SourceSchedstat) && d.Wait >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("the threads waited %s ms on the run queue over the sampled %v, for %s ms outside", fmtMs(d.Wait), d.Interval.Round(time.Millisecond), fmtMs(outside)), firm(late)}
+	case ev.Busy >= outside/2:
+		return Decision{Runnable, fmt.Sprintf("every P of the process ran a goroutine for %s of %s ms: the answer waited for a P (CPU contention in the process)", fmtMs(ev.Busy), fmtMs(outside)), Medium}
+	case outside-cpuWait(ev, d, outside, stall) <= o.Threshold:
+		// what a CPU wait can explain leaves no more outside the process
+		// than the threshold allows inside: not a wait elsewhere
+		w := cpuWait(ev, d, outside, stall)
+		return Decision{Runnable, fmt.Sprintf("the process waited for a CPU for up to %s of %s ms (%s): the %s ms left is within the threshold",
+			fmtMs(w), fmtMs(outside), cpuWaitWords(ev, d, outside, stall), fmtMs(outside-w)), Low}
 	case ran:
 		c := Medium
 		if quiet(d, outside) {
 			c = High
 		}
-		return Decision{Network, fmt.Sprintf("the probe ran on time for %s of %s ms: the process could run", fmtMs(outside-ev.ProbeLate), fmtMs(outside)), c}
+		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the answer came (probe)", fmtMs(outside-stall), fmtMs(outside)), c}
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
 	}
@@ -184,11 +209,43 @@ func throttledFor(d *hostsig.Delta, outside time.Duration) time.Duration {
 	return prorated(d.ThrottledTime, d.Interval, outside)
 }
 
+// cpuWait is how much of outside a wait for a CPU can explain: the
+// largest of the stall as the answer came (probe), the goroutine's own
+// runnable time, the time every P was busy, and the process cgroup's CPU
+// pressure (PSI some: some task of it waited for a CPU) pro-rated over
+// the sampled interval. The machine's PSI is no evidence: on a busy host
+// it is high whatever the process does.
+func cpuWait(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) time.Duration {
+	w := max(stall, ev.Runnable, ev.Busy)
+	if d != nil && d.Has(hostsig.SourceCgroupPSI) {
+		w = max(w, min(prorated(d.CgroupSome, d.Interval, outside), outside))
+	}
+	return w
+}
+
+// cpuWaitWords names the parts of cpuWait.
+func cpuWaitWords(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) string {
+	var parts []string
+	if stall > 0 {
+		parts = append(parts, "probe late "+fmtMs(stall)+" ms")
+	}
+	if ev.Runnable > 0 {
+		parts = append(parts, "goroutine runnable "+fmtMs(ev.Runnable)+" ms")
+	}
+	if ev.Busy > 0 {
+		parts = append(parts, "every P busy "+fmtMs(ev.Busy)+" ms")
+	}
+	if d != nil && d.Has(hostsig.SourceCgroupPSI) && d.CgroupSome > 0 {
+		parts = append(parts, fmt.Sprintf("cgroup CPU pressure %s ms in %s ms sampled, %s ms pro-rated", fmtMs(d.CgroupSome), fmtMs(d.Interval), fmtMs(prorated(d.CgroupSome, d.Interval, outside))))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // stallWords says what placed a CPU loss in the statement.
 func stallWords(ev Evidence, late bool, prorated time.Duration) string {
 	switch {
 	case late:
-		return fmt.Sprintf("the probe late %s ms", fmtMs(ev.ProbeLate))
+		return fmt.Sprintf("the probe late %s ms as the answer came", fmtMs(ev.ProbeTail))
 	case !ev.Probe && ev.Gap > 0:
 		return fmt.Sprintf("no trace events for %s ms", fmtMs(ev.Gap))
 	}

@@ -72,17 +72,30 @@ func TestClassify(t *testing.T) {
 		{"one CPU: half the difference", 40 * ms, dbwait.Evidence{Gap: 20 * ms, Host: steal(20*ms, 1)}, dbwait.Steal},
 		// The CPU-availability probe: on time for half the difference, the
 		// process could run then, whatever the interval's counters summed.
-		{"probe on time: run-queue wait over the interval is not the statement's", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 63 * ms })}, dbwait.Network},
+		{"probe on time: run-queue wait over the interval is not the statement's", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, ProbeTail: 2 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 63 * ms })}, dbwait.Network},
 		{"probe on time: throttling elsewhere in the interval", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Network},
-		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })}, dbwait.Throttled},
-		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
+		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, ProbeTail: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })}, dbwait.Throttled},
+		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, ProbeTail: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
+		{"probe late: a short pause", 100 * ms, dbwait.Evidence{Probe: true, ProbeLate: 95 * ms, ProbeTail: 95 * ms, Gap: 98 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 2 * ms })}, dbwait.Paused},
+		{"no probe: a short silence is not a pause", 100 * ms, dbwait.Evidence{Gap: 98 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 2 * ms })}, dbwait.Network},
+		// Every P busy: an answer that came then waited for a P to poll the
+		// network, the goroutine still shown waiting.
+		{"every P busy for half: runnable", 30 * ms, dbwait.Evidence{Probe: true, Busy: 16 * ms, Host: steal(0, 2)}, dbwait.Runnable},
+		{"every P busy under half: network", 30 * ms, dbwait.Evidence{Probe: true, Busy: 10 * ms, Host: steal(0, 2)}, dbwait.Network},
+		// What a CPU wait can explain leaves no more than the threshold:
+		// not a wait elsewhere. The cgroup's CPU pressure counts, pro-rated;
+		// the machine's does not.
+		{"cgroup CPU pressure leaves under the threshold", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Runnable},
+		{"cgroup CPU pressure leaves over the threshold", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Network},
+		{"machine CPU pressure is no evidence", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.SystemSome, d.CPUs = 200*ms, 2 })}, dbwait.Network},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
-		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms}, dbwait.Network},
-		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 25 * ms}, dbwait.Unknown},
+		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms, ProbeTail: 3 * ms}, dbwait.Network},
+		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 25 * ms, ProbeTail: 25 * ms}, dbwait.Unknown},
 		// Mixed: the process could not run for a third or more, and surely
 		// could for another third or more (quota and a slow network together).
-		{"quota and network together", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Mixed},
-		{"a stall's start unsure: not mixed", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, ProbeUnsure: 25 * ms, Gap: 60 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Network},
+		{"quota and network together", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, ProbeTail: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Mixed},
+		{"a stall's unsure start counts half: 52.5 of 90 ms, the rest could run", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 40 * ms, ProbeTail: 40 * ms, ProbeUnsure: 25 * ms, ProbeTailUnsure: 25 * ms, Gap: 60 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Mixed},
+		{"a stall that ended before the answer overlapped the wait: network", 90 * ms, dbwait.Evidence{Probe: true, ProbeLate: 60 * ms, Gap: 60 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 80*ms, 80*ms })}, dbwait.Network},
 		{"8 CPUs: two vCPUs lost are not half the VM", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(80*ms, 8)}, dbwait.Network},
 		{"8 CPUs: the whole VM lost half", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(160*ms, 8)}, dbwait.Steal},
 		{"CPU count unknown: steal of the whole difference", 40 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(40*ms, 0)}, dbwait.Steal},
@@ -133,7 +146,7 @@ func TestConfidence(t *testing.T) {
 		want    dbwait.Decision
 	}{
 		{"inside", 5 * ms, dbwait.Evidence{}, dbwait.Decision{Verdict: dbwait.Inside, Confidence: dbwait.High}},
-		{"throttled with the probe late", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })},
+		{"throttled with the probe late", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, ProbeTail: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })},
 			dbwait.Decision{Verdict: dbwait.Throttled, Confidence: dbwait.High}},
 		{"throttled by counters and a gap, no probe", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })},
 			dbwait.Decision{Verdict: dbwait.Throttled, Confidence: dbwait.Medium}},

@@ -100,8 +100,13 @@ type JSONEvidence struct {
 	Placed     bool    `json:"placed"`
 	// ProbeLateMs: how long the agent's CPU-availability probe woke late in
 	// the outside time; null when the trace has no probe.
-	ProbeLateMs *float64   `json:"probe_late_ms"`
-	Host        *JSONDelta `json:"host"`
+	ProbeLateMs *float64 `json:"probe_late_ms"`
+	// ProbeTailMs: the part of it in the stall that ended as the answer
+	// came, the only one that can have delayed it; null without the probe.
+	ProbeTailMs *float64 `json:"probe_late_at_answer_ms"`
+	// BusyMs: how long every P of the process ran a goroutine.
+	BusyMs float64    `json:"every_p_busy_ms"`
+	Host   *JSONDelta `json:"host"`
 }
 
 // JSON returns the JSON form of r.
@@ -129,9 +134,10 @@ func (r *Result) JSON() *JSONResult {
 		v := q.Verdict
 		jq.Verdict, jq.Rule, jq.Confidence = &v, q.Rule, q.Confidence.String()
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
+		jq.Evidence.BusyMs = units.Ms(q.Evidence.Busy)
 		if q.Evidence.Probe {
-			v := units.Ms(q.Evidence.ProbeLate)
-			jq.Evidence.ProbeLateMs = &v
+			late, tail := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail)
+			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs = &late, &tail
 		}
 		j.Queries = append(j.Queries, jq)
 	}

@@ -29,7 +29,9 @@ type Options struct {
 	// in-process host sampler at hostsig.DefaultInterval: such a sampler
 	// logs into the trace every 100 ms, so a longer silence means even its
 	// timer did not run. Shorter pauses of an idle process look like
-	// network waits.
+	// network waits — unless the agent's CPU-availability probe is in the
+	// trace: it wakes every 20 ms, so when it was late for half the
+	// outside time, a silence of any length is the process unable to run.
 	MinPause time.Duration
 	// ClockTolerance is how far a statement may stick out of its span
 	// before the clocks are taken to disagree (PostgreSQL timestamps are

@@ -60,6 +60,24 @@ func (p *probeLog) lateIn(ivs ...gap) (late, unsure time.Duration, ok bool) {
 	return late, unsure, ok
 }
 
+// tailIn returns the stall that ended as iv ended: the last late wake-up
+// at or after iv.to − slack (the process resumed then, and the waiting
+// goroutine with it), overlapped with iv, and the period before it that
+// may also have been stalled (unsure). Only that stall can have delayed
+// the end of iv: after a stall that ended earlier the process could run,
+// so the goroutine still waiting then was waiting for something else.
+func (p *probeLog) tailIn(iv gap, slack time.Duration) (late, unsure time.Duration) {
+	if !p.on || iv.to <= iv.from {
+		return 0, 0
+	}
+	i := sort.Search(len(p.late), func(i int) bool { return p.late[i].to >= iv.to-tracein.Time(slack) }) // first one ending near or after iv's end
+	if i == len(p.late) || p.late[i].from >= iv.to {
+		return 0, 0
+	}
+	l := p.late[i]
+	return overlap(l, iv), overlap(gap{l.from - tracein.Time(p.every), l.from}, iv)
+}
+
 // overlap is how much of a lies in b.
 func overlap(a, b gap) time.Duration {
 	if d := min(a.to, b.to).Sub(max(a.from, b.from)); d > 0 {

@@ -63,6 +63,16 @@ type Evidence struct {
 	// to run: a late wake-up says a stall ended then, not when it began
 	// within the period before its deadline.
 	ProbeUnsure time.Duration
+	// ProbeTail is the part of ProbeLate in the stall that ended as the
+	// span's answer was taken (the tail of the outside time, after the
+	// statement), and ProbeTailUnsure its unsure part: the only stall that
+	// can have delayed the answer. A stall that ended earlier overlapped a
+	// wait for something else.
+	ProbeTail, ProbeTailUnsure time.Duration
+	// Busy is how much of the outside time every P of the process ran a
+	// goroutine: an answer that arrived then waited for a P to poll the
+	// network, with the goroutine still shown waiting.
+	Busy time.Duration
 }
 
 // VerdictSummary sums the matched queries of one verdict.

@@ -137,8 +137,14 @@ func (e Evidence) String() string {
 		b.WriteString(" (in the span)")
 	}
 	fmt.Fprintf(&b, ", goroutine runnable %s ms", ms(e.Runnable))
+	if e.Busy > 0 {
+		fmt.Fprintf(&b, ", every P busy %s ms", ms(e.Busy))
+	}
 	if e.Probe {
 		fmt.Fprintf(&b, ", probe late %s ms", ms(e.ProbeLate))
+		if e.ProbeTail > 0 {
+			fmt.Fprintf(&b, " (%s ms as the answer came)", ms(e.ProbeTail))
+		}
 	}
 	if e.Host == nil {
 		b.WriteString("; no host samples")

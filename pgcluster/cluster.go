@@ -223,6 +223,21 @@ type server struct {
 	err    error         // cmd.Wait's result, set before exited is closed
 }
 
+// PID returns the postmaster's process ID, from data/postmaster.pid.
+func (c *Cluster) PID() (int, error) {
+	f := filepath.Join(c.data, "postmaster.pid")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s: first line %q is not a process ID", f, line)
+	}
+	return pid, nil
+}
+
 // pidFileReady reports whether data/postmaster.pid names pid and its status
 // line (the 8th, PostgreSQL 10 and later) says "ready", which is what pg_ctl
 // start -w waits for.

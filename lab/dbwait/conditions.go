@@ -11,7 +11,17 @@ const (
 	NoFault    Fault = iota
 	LockFault        // another session holds an ACCESS EXCLUSIVE lock on Table for LockHold
 	PauseFault       // the same lock, and the service is SIGSTOPped for PauseHold while a lookup waits on it
+	// StopFault: Condition.Cycles times, StopEvery apart, a lock on Table
+	// until a lookup waits on it, then the service SIGSTOPped for
+	// Condition.Pause and the lock released at once, so that the answer
+	// arrives while the process is stopped: the lookup's time outside the
+	// DB is the pause.
+	StopFault
 )
+
+// StopEvery is the spacing of a StopFault's pauses, from one SIGSTOP to
+// the next, beyond the pause itself.
+const StopEvery = 700 * time.Millisecond
 
 // Fault timing, as in the seed: a 1 s lock; a 1.5 s stop that begins while
 // a lookup waits on that lock, so the answer arrives while the process is
@@ -35,6 +45,23 @@ type Condition struct {
 	// Delay is the proxy's delay of every response chunk from the
 	// database; 0 = no proxy.
 	Delay time.Duration
+	// Pause and Cycles: a StopFault's SIGSTOP length and count.
+	Pause  time.Duration
+	Cycles int
+}
+
+// faultEnd is when, from the window's start, the condition's fault is
+// over at the latest.
+func (c Condition) faultEnd() time.Duration {
+	switch c.Fault {
+	case LockFault:
+		return FaultAt + LockHold
+	case PauseFault:
+		return FaultAt + LockHold + PauseHold
+	case StopFault:
+		return FaultAt + time.Duration(c.Cycles)*(c.Pause+StopEvery)
+	}
+	return 0
 }
 
 // CPU-heavy work of the quota and no-limit conditions: 8 ms of CPU per

@@ -71,6 +71,23 @@ func pauseWhileLocked(ctx context.Context, conn *pgx.Conn, pid int, hold, pause 
 	return m, nil
 }
 
+// stops runs a StopFault: c.Cycles pauses of c.Pause, each while a lookup
+// waits for its answer, recorded in rr.
+func (r *runner) stops(ctx context.Context, c Condition, pid int, rr *RunResult) error {
+	start := time.Now()
+	for i := range c.Cycles {
+		sleep(ctx, time.Until(start.Add(time.Duration(i)*(c.Pause+StopEvery))))
+		m, err := pauseWhileLocked(ctx, r.conn, pid, 0, c.Pause)
+		if !m.Stopped.IsZero() && !m.Continued.IsZero() {
+			rr.addFault(fmt.Sprintf("SIGSTOP %v", c.Pause), m.Stopped, m.Continued)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // waitForWaiter polls pg_locks until some session waits for a lock on
 // Table.
 func waitForWaiter(ctx context.Context, conn *pgx.Conn, limit time.Duration) error {

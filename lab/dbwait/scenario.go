@@ -19,7 +19,6 @@ import (
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/pgcluster"
-	"github.com/latscope/latscope/tcpproxy"
 )
 
 func init() {
@@ -40,6 +39,22 @@ const settle = time.Second
 
 // Run runs every condition env.Profile.Runs times and checks the verdicts.
 func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
+	return runScenario(ctx, env, Conditions, OwnCPU, outcome)
+}
+
+// CPU weights of the service's cgroup (cgroup v2 cpu.weight; hostsig
+// converts for v1). OwnCPU: only the quota limits the service, however
+// busy the machine — the dbwait scenario's conditions each test one
+// cause. SharedCPU: the default, the weight every process on the host
+// has — the fault suite's, whose loaded host must compete with it.
+const (
+	OwnCPU    = 10000
+	SharedCPU = 100
+)
+
+// runScenario runs conds on a private cluster, the service's cgroup at
+// CPU weight weight, and builds the outcome with report.
+func runScenario(ctx context.Context, env *lab.Env, conds []Condition, weight int, report func(*lab.Env, []*ConditionResult) (*lab.Outcome, error)) (*lab.Outcome, error) {
 	if env.DBURL != "" {
 		return nil, opterr.Wrap("db-url", errors.New("cannot serve this scenario: dbwait reads the server's own jsonlog, so it needs a private cluster the lab starts itself"))
 	}
@@ -63,16 +78,54 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		return nil, fmt.Errorf("the CFS quota condition needs its own cgroup (run the lab as root): %w", err)
 	}
 	defer cg.Remove()
-	if err := cg.SetWeight(10000); err != nil { // only the quota limits the service, however busy the machine
+	if err := cg.SetWeight(weight); err != nil {
 		return nil, err
 	}
-	r := &runner{env: env, cluster: cluster, logFile: logFile, conn: conn, cg: cg}
+	pgcg, err := dbCgroup(cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer pgcg.Remove()
+	r := &runner{env: env, cluster: cluster, logFile: logFile, conn: conn, cg: cg, elsewhere: pgcg}
+	results, err := r.all(ctx, conds)
+	if err != nil {
+		return nil, err
+	}
+	env.Step(1, "report")
+	return report(env, results)
+}
+
+// dbCgroup moves the cluster's postmaster, and so every backend it forks
+// from now on, into a cgroup of its own with the highest CPU weight, where
+// the delaying proxy runs too: the database and the network stand for
+// other hosts, whose CPU the lab's burners on this one do not take. (The
+// cluster's processes forked before — the lab's own session among them —
+// stay where they were.)
+func dbCgroup(cluster *pgcluster.Cluster) (*hostsig.Cgroup, error) {
+	pid, err := cluster.PID()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	cg, err := hostsig.NewCgroup(lab.CgroupPrefix + "dbwait-pg-" + strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("the database's cgroup: %w", err)
+	}
+	if err := errors.Join(cg.SetWeight(10000), cg.Add(pid)); err != nil {
+		cg.Remove()
+		return nil, fmt.Errorf("the database's cgroup: %w", err)
+	}
+	return cg, nil
+}
+
+// all runs every condition env.Profile.Runs times.
+func (r *runner) all(ctx context.Context, conds []Condition) ([]*ConditionResult, error) {
 	var results []*ConditionResult
-	total := len(Conditions) * env.Profile.Runs
-	for i, c := range Conditions {
+	runs := r.env.Profile.Runs
+	total := len(conds) * runs
+	for i, c := range conds {
 		cr := &ConditionResult{Name: c.Name, Summary: c.Summary, cond: c}
-		for n := 1; n <= env.Profile.Runs; n++ {
-			env.Step(float64(i*env.Profile.Runs+n-1)/float64(total), fmt.Sprintf("%s run %d/%d", c.Name, n, env.Profile.Runs))
+		for n := 1; n <= runs; n++ {
+			r.env.Step(float64(i*runs+n-1)/float64(total), fmt.Sprintf("%s run %d/%d", c.Name, n, runs))
 			rr, err := r.run(ctx, c, n)
 			if err != nil {
 				return nil, fmt.Errorf("%s run %d: %w", c.Name, n, err)
@@ -82,8 +135,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		cr.aggregate()
 		results = append(results, cr)
 	}
-	env.Step(1, "report")
-	return outcome(env, results)
+	return results, nil
 }
 
 // setup connects the lab's own session and creates Table.
@@ -106,9 +158,11 @@ type runner struct {
 	env     *lab.Env
 	cluster *pgcluster.Cluster
 	logFile string
-	conn    *pgx.Conn // the lab's session: lock holder and log marker
-	cg      *hostsig.Cgroup
-	logOff  int // where the previous run's part of the server log ended
+	conn    *pgx.Conn       // the lab's session: lock holder and log marker
+	cg      *hostsig.Cgroup // the service's
+	// elsewhere is the database's and the proxy's cgroup (dbCgroup).
+	elsewhere *hostsig.Cgroup
+	logOff    int // where the previous run's part of the server log ended
 }
 
 // run measures one condition once: service, cgroup, window with its fault,
@@ -119,12 +173,12 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	var proxyOn time.Time
 	if c.Delay > 0 {
 		proxyOn = time.Now()
-		px, err := tcpproxy.Start(ctx, tcpproxy.Options{To: fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), Delay: c.Delay})
+		px, err := r.proxy(ctx, name, c.Delay)
 		if err != nil {
 			return nil, err
 		}
-		defer px.Close()
-		dbURL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", px.Addr())
+		defer px.Stop()
+		dbURL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", px.Addr)
 	}
 	p, err := lab.StartProcess(ctx, r.env, "svc-"+name, "lab", "dbwait-serve", "--db-url", dbURL,
 		"--cpu-work", c.CPUWork.String(), "--cpu-fanout", strconv.Itoa(HeavyFanout))
@@ -159,11 +213,26 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	return rr, r.analyse(ctx, rr)
 }
 
+// proxy starts `latscope proxy` delaying the database's answers by delay,
+// as a process of its own in the database's cgroup, so that a busy host
+// does not lengthen the delay.
+func (r *runner) proxy(ctx context.Context, name string, delay time.Duration) (*lab.Process, error) {
+	px, err := lab.StartProcess(ctx, r.env, "proxy-"+name, "proxy", "--to", fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), "--delay", delay.String())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.elsewhere.Add(px.PID); err != nil {
+		px.Stop()
+		return nil, fmt.Errorf("proxy: %w", err)
+	}
+	return px, nil
+}
+
 // window captures the trace while the condition's fault runs.
 func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Process) (*RunResult, error) {
 	secs := int(r.env.Profile.Window / time.Second)
 	if c.Fault != NoFault {
-		secs = max(secs, int(MinFaultWindow/time.Second))
+		secs = max(secs, int(MinFaultWindow/time.Second), int((c.faultEnd()+2*time.Second-1)/time.Second)) // a second after the last fault
 	}
 	r.env.Logf("%s: %s; tracing %d s", name, c.Summary, secs)
 	type captured struct {
@@ -184,6 +253,8 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 			from := time.Now() // BEGIN and LOCK TABLE take well under a ms on the idle lab session
 			ferr = holdLock(ctx, r.conn, LockHold)
 			rr.addFault("table lock held", from, time.Now())
+		case StopFault:
+			ferr = r.stops(ctx, c, p.PID, rr)
 		case PauseFault:
 			var m PauseMarks
 			m, ferr = pauseWhileLocked(ctx, r.conn, p.PID, LockHold, PauseHold)

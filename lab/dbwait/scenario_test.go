@@ -28,7 +28,18 @@ const serveEnv = "LATSCOPE_DBWAIT_TEST_SERVE"
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		args := os.Args[1:] // lab dbwait-serve FLAGS...
+		args := os.Args[1:] // lab dbwait-serve FLAGS..., or lab burn
+		if len(args) == 2 && args[0] == "lab" && args[1] == "burn" {
+			burn(ctx)
+			os.Exit(0)
+		}
+		if len(args) > 0 && args[0] == "proxy" {
+			if err := proxyMain(ctx, args[1:]); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			os.Exit(0)
+		}
 		if len(args) < 2 || args[0] != "lab" || args[1] != "dbwait-serve" {
 			fmt.Fprintf(os.Stderr, "want lab dbwait-serve ..., got %q\n", args)
 			os.Exit(2)

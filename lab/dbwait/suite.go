@@ -1,0 +1,266 @@
+package dbwait
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/units"
+	"github.com/latscope/latscope/lab"
+	"github.com/latscope/latscope/tracein"
+)
+
+func init() {
+	lab.Register(lab.Scenario{
+		Name:    "dbwait-faults",
+		Summary: "dbwait's verdicts per statement against the faults the lab injected: pauses, delays, quota, quota + delay, lock, none (a confusion matrix; --loaded for a busy host)",
+		Needs:   []string{"private-postgres", "root"},
+		Run:     RunFaults,
+	})
+}
+
+// FaultConditions are the fault suite's conditions: each fault at more
+// than one size, two faults together, and two without a fault.
+var FaultConditions = []Condition{
+	{Name: "none", Summary: "lookups only"},
+	{Name: "cpu", Summary: "CPU-heavy lookups, no quota", CPUWork: HeavyWork},
+	{Name: "lock", Summary: "a table lock for 1 s", Fault: LockFault},
+	{Name: "pause-150ms", Summary: "4 × SIGSTOP 150 ms while a lookup waits for its answer", Fault: StopFault, Pause: 150 * time.Millisecond, Cycles: 4},
+	{Name: "pause-400ms", Summary: "3 × SIGSTOP 400 ms while a lookup waits for its answer", Fault: StopFault, Pause: 400 * time.Millisecond, Cycles: 3},
+	{Name: "quota", Summary: "CFS quota 0.2 CPU, CPU-heavy lookups", Quota: QuotaCPUs, CPUWork: HeavyWork},
+	{Name: "proxy-15ms", Summary: "every response delayed 15 ms", Delay: 15 * time.Millisecond},
+	{Name: "proxy-40ms", Summary: "every response delayed 40 ms", Delay: 40 * time.Millisecond},
+	{Name: "quota+proxy-30ms", Summary: "CFS quota 0.2 CPU, CPU-heavy lookups, every response delayed 30 ms", Quota: QuotaCPUs, CPUWork: HeavyWork, Delay: 30 * time.Millisecond},
+}
+
+// Acceptance of the fault suite, per condition.
+const (
+	MinRight = 0.95 // of the statements a fault affected, the share with the right verdict
+	MaxWrong = 0.01 // of those it did not, the share with a wrong outside verdict
+)
+
+// RunFaults runs the fault suite and scores every statement against the
+// truth the lab recorded.
+func RunFaults(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
+	return runScenario(ctx, env, FaultConditions, SharedCPU, faultsOutcome)
+}
+
+// Score is one condition's statements against the truth.
+type Score struct {
+	Condition string `json:"condition"`
+	// Affected statements, and those of them with a right verdict;
+	// Unaffected ones, and those with a wrong outside verdict; Excluded:
+	// partly affected, scored neither way.
+	Affected   int `json:"affected"`
+	Right      int `json:"right"`
+	Unaffected int `json:"unaffected"`
+	Wrong      int `json:"wrong"`
+	Excluded   int `json:"excluded"`
+	// Matrix counts every scored statement's verdict by its truth
+	// ("affected: network", "unaffected").
+	Matrix map[string]map[string]int `json:"matrix"`
+	// Truth says what counted as affected and as right.
+	Truth string `json:"truth"`
+}
+
+// truth is what a condition's fault did to one statement.
+type truth struct {
+	affected bool
+	excluded bool
+	want     []dbwait.Verdict // right verdicts when affected
+	label    string
+}
+
+// wrongOutside are the verdicts that would send a user after a cause that
+// was not there, for a statement no fault affected: runnable (the CPU was
+// busy) and unknown (no answer) are not wrong.
+var wrongOutside = []dbwait.Verdict{dbwait.Throttled, dbwait.Steal, dbwait.Paused, dbwait.Network, dbwait.Mixed}
+
+// truthOf decides, from the condition and the fault spans the lab
+// recorded (on the trace clock), what happened to statement q.
+//
+// On a loaded host the burners are a CPU fault too: where the quota slowed
+// a statement, the lab cannot tell which of its two CPU faults did, so
+// either verdict that names one (throttled, runnable) is right there.
+func truthOf(c Condition, loaded bool, rr *RunResult, q dbwait.Query, threshold time.Duration) (truth, string) {
+	ms := func(t tracein.Time) float64 { return units.Ms(t.Sub(rr.res.TraceStart)) }
+	from, to := ms(q.Start), ms(q.End)
+	overlap := func(prefix string) (best float64) {
+		for _, f := range rr.Faults {
+			if strings.HasPrefix(f.What, prefix) {
+				best = max(best, min(to, f.ToMs)-max(from, f.FromMs))
+			}
+		}
+		return best
+	}
+	switch {
+	case c.Fault == LockFault:
+		if q.DB >= LockHold/2 {
+			return truth{affected: true, want: []dbwait.Verdict{dbwait.Inside}, label: "inside"}, "waited ≥ 0.5 s on the lock: inside"
+		}
+		return truth{label: "unaffected"}, "waited ≥ 0.5 s on the lock: inside; the rest unaffected"
+	case c.Fault == StopFault:
+		rule := fmt.Sprintf("span overlaps a SIGSTOP by ≥ %v: paused; by less: excluded; the rest unaffected", c.Pause/2)
+		switch o := overlap("SIGSTOP"); {
+		case o >= units.Ms(c.Pause/2):
+			return truth{affected: true, want: []dbwait.Verdict{dbwait.Paused}, label: "paused"}, rule
+		case o > 0:
+			return truth{excluded: true}, rule
+		}
+		return truth{label: "unaffected"}, rule
+	case c.Quota > 0 && c.Delay > 0:
+		// every response is delayed; the quota adds throttling to some
+		rule := fmt.Sprintf("difference under delay + %v: network; over it: throttled or mixed", threshold)
+		if q.Outside < c.Delay+threshold {
+			return truth{affected: true, want: []dbwait.Verdict{dbwait.Network}, label: "network"}, rule
+		}
+		want := []dbwait.Verdict{dbwait.Throttled, dbwait.Mixed}
+		if loaded {
+			want, rule = append(want, dbwait.Runnable), rule+" (or runnable: the burners)"
+		}
+		return truth{affected: true, want: want, label: "throttled+network"}, rule
+	case c.Delay > 0:
+		return truth{affected: true, want: []dbwait.Verdict{dbwait.Network}, label: "network"}, "every statement: network"
+	case c.Quota > 0:
+		rule := fmt.Sprintf("difference over %v: throttled; the rest excluded (under the quota, not slowed)", threshold)
+		want := []dbwait.Verdict{dbwait.Throttled}
+		if loaded {
+			want, rule = append(want, dbwait.Runnable), strings.Replace(rule, "throttled;", "throttled or runnable (the burners);", 1)
+		}
+		if q.Outside > threshold {
+			return truth{affected: true, want: want, label: "throttled"}, rule
+		}
+		return truth{excluded: true}, rule
+	}
+	return truth{label: "unaffected"}, "no fault: every statement unaffected"
+}
+
+// score scores a condition's statements; loaded tells whether CPU
+// burners ran beside them.
+func score(c *ConditionResult, loaded bool) Score {
+	s := Score{Condition: c.Name, Matrix: map[string]map[string]int{}}
+	for _, rr := range c.Runs {
+		th := rr.res.Options.Threshold
+		for _, q := range rr.res.Queries {
+			t, rule := truthOf(c.cond, loaded, rr, q, th)
+			s.Truth = rule
+			if t.excluded {
+				s.Excluded++
+				continue
+			}
+			key := "unaffected"
+			if t.affected {
+				key = "affected: " + t.label
+				s.Affected++
+				if slices.Contains(t.want, q.Verdict) {
+					s.Right++
+				}
+			} else {
+				s.Unaffected++
+				if slices.Contains(wrongOutside, q.Verdict) {
+					s.Wrong++
+				}
+			}
+			if s.Matrix[key] == nil {
+				s.Matrix[key] = map[string]int{}
+			}
+			s.Matrix[key][q.Verdict.String()]++
+		}
+	}
+	return s
+}
+
+// check turns a score into the condition's acceptance check.
+func (s Score) check() lab.Check {
+	ck := lab.Check{Name: s.Condition + ": verdicts against the truth",
+		Want: fmt.Sprintf("≥ %.0f %% of affected statements right, ≤ %.0f %% of unaffected ones with a wrong outside verdict", 100*MinRight, 100*MaxWrong)}
+	ok := true
+	var got []string
+	if s.Affected > 0 {
+		got = append(got, fmt.Sprintf("%d of %d affected right (%.1f %%)", s.Right, s.Affected, pct(s.Right, s.Affected)))
+		ok = float64(s.Right) >= MinRight*float64(s.Affected)
+	}
+	if s.Unaffected > 0 {
+		got = append(got, fmt.Sprintf("%d of %d unaffected wrong (%.1f %%)", s.Wrong, s.Unaffected, pct(s.Wrong, s.Unaffected)))
+		ok = ok && float64(s.Wrong) <= MaxWrong*float64(s.Unaffected)
+	}
+	if s.Affected+s.Unaffected == 0 {
+		got, ok = append(got, "no statement scored"), false
+	}
+	ck.Got, ck.OK = strings.Join(got, ", "), ok
+	return ck
+}
+
+func pct(a, b int) float64 { return 100 * float64(a) / float64(b) }
+
+// FaultsResult is the fault suite's JSON.
+type FaultsResult struct {
+	Profile    string             `json:"profile"`
+	Burners    int                `json:"burners"`
+	Scores     []Score            `json:"scores"`
+	Conditions []*ConditionResult `json:"conditions"`
+	Checks     []lab.Check        `json:"checks"`
+}
+
+// faultsOutcome scores every condition and writes the confusion matrix.
+func faultsOutcome(env *lab.Env, results []*ConditionResult) (*lab.Outcome, error) {
+	res := &FaultsResult{Profile: env.Profile.Name, Burners: env.Burners, Conditions: results}
+	for _, c := range results {
+		s := score(c, env.Burners > 0)
+		res.Scores = append(res.Scores, s)
+		res.Checks = append(res.Checks, s.check())
+	}
+	html, err := page(env, results, res.Checks)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	return &lab.Outcome{Title: "dbwait's verdicts against injected faults", Markdown: faultsMarkdown(env, res) + "\n" + markdown(env, results),
+		HTML: html, JSON: res, Checks: res.Checks}, nil
+}
+
+// faultsMarkdown is the confusion matrix: per condition and truth, the
+// statements by verdict.
+func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
+	var b strings.Builder
+	host := "a quiet host"
+	if env.Burners > 0 {
+		host = fmt.Sprintf("a loaded host (%d CPU burners, one per core)", env.Burners)
+	}
+	fmt.Fprintf(&b, "Every statement of every condition scored against the faults the lab injected, on %s. "+
+		"Truth comes from the lab's own records (when it sent SIGSTOP and SIGCONT, the lock, the proxy's delay, the quota), never from dbwait.\n\n", host)
+	b.WriteString("| condition | truth | statements | inside | throttled | steal | paused | runnable | network | mixed | unknown |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range res.Scores {
+		keys := make([]string, 0, len(s.Matrix))
+		for k := range s.Matrix {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			row, n := s.Matrix[k], 0
+			for _, c := range row {
+				n += c
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d |", s.Condition, k, n)
+			for v := range dbwait.NumVerdicts {
+				fmt.Fprintf(&b, " %d |", row[v.String()])
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n| condition | truth rule | affected right | unaffected wrong | excluded |\n|---|---|---|---|---|\n")
+	for _, s := range res.Scores {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", s.Condition, s.Truth, ratio(s.Right, s.Affected), ratio(s.Wrong, s.Unaffected), s.Excluded)
+	}
+	return b.String()
+}
+
+// ratio is "a/b (p %)", or "—" when b is 0.
+func ratio(a, b int) string {
+	if b == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d (%.1f %%)", a, b, pct(a, b))
+}

@@ -1,0 +1,91 @@
+package dbwait
+
+import (
+	"context"
+	"flag"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/lab"
+	"github.com/latscope/latscope/tcpproxy"
+)
+
+// burn is `latscope lab burn` for the test binary: one busy core until
+// ctx ends (the burner is killed).
+func burn(ctx context.Context) {
+	runtime.GOMAXPROCS(1)
+	var x uint64
+	for ctx.Err() == nil {
+		for range 1 << 20 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	_ = x
+}
+
+// proxyMain is `latscope proxy --to ADDR --delay D --addr-file F` for the
+// test binary.
+func proxyMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	to := fs.String("to", "", "")
+	delay := fs.Duration("delay", 0, "")
+	addrFile := fs.String("addr-file", "", "")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := tcpproxy.Start(ctx, tcpproxy.Options{To: *to, Delay: *delay})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := os.WriteFile(*addrFile, []byte(p.Addr()+"\n"), 0o644); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// TestFaultSuite runs the fault suite on a quiet host and on a host with a
+// CPU burner of the test's own on every core, and asserts the acceptance
+// per condition: ≥ 95 % of the statements a fault affected get the right
+// verdict, ≤ 1 % of those it did not get a wrong outside verdict. The
+// truth is the lab's record of what it injected.
+func TestFaultSuite(t *testing.T) {
+	needLab(t)
+	for _, loaded := range []bool{false, true} {
+		name := "quiet"
+		if loaded {
+			name = "loaded"
+		}
+		t.Run(name, func(t *testing.T) {
+			env := testEnv(t, lab.Short)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if loaded {
+				b, err := lab.StartBurners(ctx, runtime.NumCPU(), env.Command)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Stop()
+				env.Burners = runtime.NumCPU()
+			}
+			out, err := RunFaults(ctx, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + out.Markdown)
+			if n := len(out.Checks); n != len(FaultConditions) {
+				t.Errorf("%d checks, want one per condition (%d)", n, len(FaultConditions))
+			}
+			for _, c := range out.Checks {
+				if c.OK {
+					t.Logf("pass: %s: %s", c.Name, c.Got)
+				} else {
+					t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
+				}
+			}
+		})
+	}
+}
