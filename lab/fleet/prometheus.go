@@ -3,11 +3,13 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,4 +250,129 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitUp waits until Prometheus has scraped n targets of Job successfully.
+func waitUp(ctx context.Context, base string, n int, limit time.Duration) error {
+	want := strconv.Itoa(n)
+	var got string
+	var err error
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); sleep(ctx, 200*time.Millisecond) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		got, err = instantQuery(ctx, base, `count(up{job="`+Job+`"} == 1)`)
+		if err == nil && got == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("prometheus: %s of %d instances up after %v (%v)", got, n, limit, err)
+}
+
+// instantQuery returns the value of the first sample of query, "" for none.
+func instantQuery(ctx context.Context, base, query string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(query), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Value [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "", err
+	}
+	if body.Status != "success" {
+		return "", fmt.Errorf("status %s", body.Status)
+	}
+	if len(body.Data.Result) == 0 {
+		return "", nil
+	}
+	s, _ := body.Data.Result[0].Value[1].(string)
+	return s, nil
+}
+
+// instantVector evaluates query at t and returns each series' value by its
+// instance label.
+func instantVector(ctx context.Context, base, query string, t time.Time) (map[string]float64, error) {
+	q := url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status, Error string
+		Data          struct {
+			Result []struct {
+				Metric map[string]string
+				Value  [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("prometheus: %s: %w", query, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("prometheus: %s: %s", query, body.Error)
+	}
+	out := map[string]float64{}
+	for _, r := range body.Data.Result {
+		s, _ := r.Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err == nil {
+			out[r.Metric["instance"]] = v
+		}
+	}
+	return out, nil
+}
+
+// PromEvidence is what Prometheus holds of one instance over a whole
+// phase, read with a window that spans it: the truth as the agent's
+// counters and the scrapes saw it, apart from triage's per-step rules.
+type PromEvidence struct {
+	StallS        float64 `json:"stall_s"`
+	ThrottledS    float64 `json:"throttled_s"`
+	FailedScrapes int     `json:"failed_scrapes"`
+}
+
+// phaseEvidence reads PromEvidence for every instance of Job over
+// [start, end] (the window reaches one scrape further back, so that the
+// increase of a counter at the phase's start counts).
+func phaseEvidence(ctx context.Context, base string, start, end time.Time) (map[string]PromEvidence, error) {
+	w := "[" + strconv.FormatInt(end.Sub(start).Milliseconds()+1000, 10) + "ms]"
+	sel := `{job="` + Job + `"}`
+	out := map[string]PromEvidence{}
+	for _, q := range []struct {
+		query string
+		set   func(*PromEvidence, float64)
+	}{
+		{"increase(latscope_stall_seconds_total" + sel + w + ")", func(e *PromEvidence, v float64) { e.StallS = v }},
+		{"increase(latscope_cfs_throttled_seconds_total" + sel + w + ")", func(e *PromEvidence, v float64) { e.ThrottledS = v }},
+		{"count_over_time(up" + sel + w + ") - sum_over_time(up" + sel + w + ")", func(e *PromEvidence, v float64) { e.FailedScrapes = int(v) }},
+	} {
+		m, err := instantVector(ctx, base, q.query, end)
+		if err != nil {
+			return nil, err
+		}
+		for inst, v := range m {
+			e := out[inst]
+			q.set(&e, v)
+			out[inst] = e
+		}
+	}
+	return out, nil
 }

@@ -1,13 +1,9 @@
 package fleet
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -77,36 +73,4 @@ func TestPrometheusMissing(t *testing.T) {
 	if !errors.Is(err, ErrNoPrometheus) {
 		t.Errorf("err = %v, want ErrNoPrometheus", err)
 	}
-}
-
-// instantQuery returns the value of the first sample of query, "" for none.
-func instantQuery(ctx context.Context, base, query string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(query), nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string
-		Data   struct {
-			Result []struct {
-				Value [2]any
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return "", err
-	}
-	if body.Status != "success" {
-		return "", fmt.Errorf("status %s", body.Status)
-	}
-	if len(body.Data.Result) == 0 {
-		return "", nil
-	}
-	s, _ := body.Data.Result[0].Value[1].(string)
-	return s, nil
 }

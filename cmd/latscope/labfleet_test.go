@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/lab/fleet"
+	"github.com/latscope/latscope/pgcluster"
+)
+
+// TestLabFleetFlags: bad flags are refused before anything starts.
+func TestLabFleetFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fleet", "--minute", "1s"}, "--minute 1s: want whole seconds, at least 2s"},
+		{[]string{"fleet", "--minute", "2500ms"}, "--minute 2.5s: want whole seconds"},
+		{[]string{"fleet", "--threshold", "0s"}, "--threshold 0s: want a positive duration"},
+		{[]string{"fleet", "--request-threshold", "-1s"}, "--request-threshold -1s: want a positive duration"},
+		{[]string{"fleet", "extra"}, `unexpected argument "extra"`},
+		{[]string{"fleet-serve"}, "--db-url is required"},
+		{[]string{"fleet-serve", "--db-url", "x", "--pool", "0"}, "--pool 0: want at least 1 connection"},
+		{[]string{"fleet-serve", "--db-url", "x", "--nodb-wait", "-1ms"}, "--nodb-wait -1ms: want a duration >= 0"},
+	} {
+		_, _, err := runCLI(t, append([]string{"lab"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("lab %q: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	for _, sub := range []string{"fleet", "fleet-serve"} {
+		stdout, _, err := runCLI(t, "lab", sub, "-h")
+		if err != nil || !strings.Contains(stdout, "usage: latscope lab "+sub) {
+			t.Errorf("lab %s -h: %v\n%s", sub, err, stdout)
+		}
+	}
+}
+
+// TestLabFleetShort runs `latscope lab fleet --short` end to end: three
+// instances (this test binary as latscope), a private PostgreSQL and
+// Prometheus, the four phases, and triage over each. The lab's own checks
+// decide: every phase's verdict against the truth it recorded.
+func TestLabFleetShort(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP (loud): lab fleet needs root: each instance runs in a cgroup of its own, one under a CFS quota")
+	}
+	if _, err := pgcluster.FindBinDir(); err != nil {
+		t.Skipf("SKIP (loud): lab fleet needs PostgreSQL server binaries: %v", err)
+	}
+	if _, err := fleet.FindPrometheus(""); err != nil {
+		t.Skipf("SKIP (loud): lab fleet needs Prometheus: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	before := promDirs()
+	stdout, stderr, err := runCLI(t, "lab", "fleet", "--short", "-o", out)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if err != nil {
+		t.Errorf("lab fleet --short: %v", err)
+	}
+	b, rerr := os.ReadFile(filepath.Join(out, "fleet.json"))
+	if rerr != nil {
+		t.Fatalf("no fleet.json: %v", rerr)
+	}
+	var res fleet.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"throttle/db": true, "lock/db": true, "stop/request": true, "none/db": true, "none/request": true}
+	for _, p := range res.Phases {
+		delete(want, p.Name+"/"+p.Signal)
+		if p.Verdict == nil {
+			t.Errorf("phase %s/%s: no verdict: %s", p.Name, p.Signal, p.Error)
+		}
+		if p.Name != fleet.PhaseNone && len(p.Faults) == 0 {
+			t.Errorf("phase %s: no fault recorded", p.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("phases missing from fleet.json: %v", want)
+	}
+	if after := promDirs(); len(after) > len(before) {
+		t.Errorf("Prometheus directories left: %v (before the run: %v)", after, before)
+	}
+}
+
+// promDirs lists the private Prometheus directories under the temp dir.
+func promDirs() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "latscope-prometheus-*"))
+	return dirs
+}

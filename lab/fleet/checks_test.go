@@ -1,0 +1,44 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCheck: each phase's truth against verdicts right and wrong.
+func TestCheck(t *testing.T) {
+	names := map[string]string{"127.0.0.1:1": "A", "127.0.0.1:2": "B"}
+	min := 3 * time.Second
+	throttle := Truth{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled"}
+	for _, tc := range []struct {
+		name  string
+		truth Truth
+		v     *VerdictOut
+		fails []string
+	}{
+		{"throttle right", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled"}, nil},
+		{"throttle wrong instance and period", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "all-requests", Period: 5 * min, Cause: "throttled"},
+			[]string{"p/db: instance", "p/db: period"}},
+		{"shared", Truth{Scope: "shared", DBPath: "db-only"}, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "db-only"}, []string{"p/db: scope"}},
+		{"none", Truth{Scope: "none"}, &VerdictOut{Scope: "none"}, nil},
+		{"no verdict", Truth{Scope: "none"}, nil, []string{"p/db: triage ran"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &PhaseResult{Name: "p", Signal: "db", Truth: tc.truth, Verdict: tc.v, Error: "boom"}
+			var fails []string
+			for _, c := range check(p, names, min) {
+				if !c.OK {
+					fails = append(fails, c.Name)
+				}
+			}
+			if len(fails) != len(tc.fails) {
+				t.Fatalf("failed checks %q, want %q", fails, tc.fails)
+			}
+			for i := range fails {
+				if fails[i] != tc.fails[i] {
+					t.Errorf("failed checks %q, want %q", fails, tc.fails)
+				}
+			}
+		})
+	}
+}

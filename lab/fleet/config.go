@@ -1,0 +1,100 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latscope/latscope/internal/opterr"
+)
+
+// Config shapes a fleet run. Lengths are in "minutes" of Minute each:
+// the analysis step that triage is run with.
+type Config struct {
+	// Minute is the compressed minute: triage's Step, and the unit of
+	// every length below.
+	Minute time.Duration
+	// Warmup is how many minutes the load runs before the first phase.
+	Warmup int
+	// Period is the minutes between two bursts of the throttling phase,
+	// and Bursts their number; the phase lasts 1 + Bursts×Period minutes.
+	Period, Bursts int
+	// PhaseMinutes is the length of the lock, stop and no-fault phases;
+	// the faults leave two good minutes before and after them, so that
+	// triage has baselines.
+	PhaseMinutes int
+	// Gap is the minutes of no fault between two phases (not analysed).
+	Gap int
+	// Threshold is triage's DB-call p95 threshold, RequestThreshold its
+	// request p99 threshold (the stop phase's signal: a stopped process
+	// delays the requests that wait to be served, but only the few DB calls
+	// that were in flight).
+	Threshold, RequestThreshold time.Duration
+	// Quota is the CPUs of the throttled instance during its phase, and
+	// BurstGoroutines the goroutines its bursts spin.
+	Quota           float64
+	BurstGoroutines int
+	// DBClients and NoDBClients are closed-model clients per instance on
+	// RouteDB and RouteNoDB, each pausing Think between requests: many
+	// clients that think, so that a stall holds many requests at once, as
+	// users arriving on their own would.
+	DBClients, NoDBClients int
+	Think                  time.Duration
+	// Pool is each instance's connections to the database.
+	Pool int
+}
+
+// DefaultConfig is `latscope lab fleet`: a 3 s minute, bursts every 5
+// minutes, about 3 minutes of wall time.
+var DefaultConfig = Config{
+	Minute: 3 * time.Second, Warmup: 3, Period: 5, Bursts: 4, PhaseMinutes: 8, Gap: 2,
+	Threshold: 30 * time.Millisecond, RequestThreshold: 300 * time.Millisecond, Quota: 0.3, BurstGoroutines: 3,
+	DBClients: 20, NoDBClients: 20, Think: 200 * time.Millisecond, Pool: 8,
+}
+
+// ShortConfig is `latscope lab fleet --short`: bursts every 4 minutes,
+// shorter phases, about 2 minutes of wall time.
+var ShortConfig = DefaultConfig.Shorter()
+
+// Shorter is c with the lengths of ShortConfig: a warm-up of 2 minutes,
+// 3 bursts every 4 minutes, phases of 7 minutes and gaps of 1.
+func (c Config) Shorter() Config {
+	c.Warmup, c.Period, c.Bursts, c.PhaseMinutes, c.Gap = 2, 4, 3, 7, 1
+	return c
+}
+
+// MinMinute is the shortest minute: two scrapes of the 1 s scrape interval.
+const MinMinute = 2 * time.Second
+
+// Check validates a configuration; errors name the flag.
+func (c Config) Check() error {
+	switch {
+	case c.Minute < MinMinute || c.Minute%time.Second != 0:
+		return opterr.Wrap("minute", fmt.Errorf("%v: want whole seconds, at least %v (two scrapes of Prometheus's 1 s interval)", c.Minute, MinMinute))
+	case c.Threshold <= 0:
+		return opterr.Wrap("threshold", fmt.Errorf("%v: want a positive duration", c.Threshold))
+	case c.RequestThreshold <= 0:
+		return opterr.Wrap("request-threshold", fmt.Errorf("%v: want a positive duration", c.RequestThreshold))
+	case c.Period < 2 || c.Bursts < 2:
+		return errors.New("fleet: want a period of at least 2 minutes and at least 2 bursts")
+	case c.PhaseMinutes < 6 || c.Gap < 1 || c.Warmup < 1:
+		return errors.New("fleet: want phases of at least 6 minutes (3 good ones for triage's baselines), gaps and warm-up of at least 1")
+	case c.Quota <= 0 || c.BurstGoroutines < 1:
+		return errors.New("fleet: want a positive quota and at least one burst goroutine")
+	case c.DBClients < 1 || c.NoDBClients < 1 || c.Pool < 1:
+		return errors.New("fleet: want at least one client per route and one connection")
+	}
+	return nil
+}
+
+// minutes is n minutes of c.
+func (c Config) minutes(n float64) time.Duration {
+	return time.Duration(n * float64(c.Minute))
+}
+
+// Total is the planned wall time of the phases, gaps and warm-up (without
+// start-up).
+func (c Config) Total() time.Duration {
+	n := c.Warmup + (1 + c.Bursts*c.Period) + 3*c.PhaseMinutes + 3*c.Gap
+	return c.minutes(float64(n))
+}

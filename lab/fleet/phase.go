@@ -1,0 +1,79 @@
+package fleet
+
+import (
+	"time"
+
+	"github.com/latscope/latscope/lab"
+)
+
+// The phases, in the order they run.
+const (
+	PhaseThrottle = "throttle" // periodic CFS throttling of one instance
+	PhaseLock     = "lock"     // a table lock in the shared database
+	PhaseStop     = "stop"     // one instance stopped (SIGSTOP)
+	PhaseNone     = "none"     // no fault
+)
+
+// Truth is what a phase did, in triage's terms: the verdict a right
+// triage gives.
+type Truth struct {
+	Scope    string        `json:"scope"`              // "local", "shared" or "none"
+	Instance string        `json:"instance,omitempty"` // the faulted instance when local
+	DBPath   string        `json:"db_path,omitempty"`  // "db-only" or "all-requests"; "" = not judged
+	Period   time.Duration `json:"period_ns,omitempty"`
+	Cause    string        `json:"cause,omitempty"` // "throttled" or "stalled" when local
+}
+
+// Fault is one fault as it was applied.
+type Fault struct {
+	What     string    `json:"what"`
+	Instance string    `json:"instance,omitempty"` // "" for the shared database
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	// Throttled counts the CFS periods the instance's cgroup was throttled
+	// in during the fault (the throttling phase only).
+	Throttled uint64 `json:"throttled_periods,omitempty"`
+}
+
+// VerdictOut is triage's verdict as the lab records it.
+type VerdictOut struct {
+	Scope    string        `json:"scope"`
+	Instance string        `json:"instance,omitempty"`
+	DBPath   string        `json:"db_path"`
+	Period   time.Duration `json:"period_ns"`
+	Cause    string        `json:"cause,omitempty"`
+	Line     string        `json:"line"`
+	Next     string        `json:"next,omitempty"`
+	// BadSteps are the bad steps per instance (indices from Start).
+	BadSteps map[string][]int `json:"bad_steps,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+}
+
+// LoadStats is what the load saw of one instance in a phase's window.
+type LoadStats struct {
+	Instance string `json:"instance"`
+	Requests int    `json:"requests"`
+	Errors   int    `json:"errors"`
+	// DBP95Ms and NoDBP95Ms are the client-side p95 latencies per route.
+	DBP95Ms   float64 `json:"db_p95_ms"`
+	NoDBP95Ms float64 `json:"nodb_p95_ms"`
+}
+
+// PhaseResult is one phase: its window, the truth, the faults as applied,
+// triage's verdict over the window and the checks.
+type PhaseResult struct {
+	Name    string      `json:"name"`
+	Signal  string      `json:"signal"` // triage's signal: "db" (DB-call p95) or "request" (request p99)
+	Summary string      `json:"summary"`
+	Start   time.Time   `json:"start"`
+	End     time.Time   `json:"end"`
+	Truth   Truth       `json:"truth"`
+	Faults  []Fault     `json:"faults,omitempty"`
+	Verdict *VerdictOut `json:"verdict,omitempty"`
+	Error   string      `json:"triage_error,omitempty"`
+	Load    []LoadStats `json:"load"`
+	// Prom is what Prometheus holds of each instance over the whole phase.
+	Prom   map[string]PromEvidence `json:"prometheus,omitempty"`
+	Checks []lab.Check             `json:"checks"`
+	Took   string                  `json:"triage_took,omitempty"`
+}

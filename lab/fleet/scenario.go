@@ -1,0 +1,317 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/lab"
+	"github.com/latscope/latscope/pgcluster"
+)
+
+// Job is the Prometheus job of the instances.
+const Job = "latscope-fleet"
+
+// triageDelay is how long after a phase ends its triage runs: two scrapes,
+// so that Prometheus holds the phase's last samples.
+const triageDelay = 2500 * time.Millisecond
+
+// Query is one triage of a phase's window.
+type Query struct {
+	URL, Job        string
+	Start, End      time.Time
+	Step, Threshold time.Duration
+	Signal          string // "db" or "request"
+}
+
+// TriageFunc runs triage for q and returns its verdict and its text
+// report. The lab uses Triage (triage.Run); tests may pass a fake.
+type TriageFunc func(ctx context.Context, q Query) (*VerdictOut, string, error)
+
+// Scenario is the fleet scenario with c and triage tr.
+func Scenario(c Config, tr TriageFunc) lab.Scenario {
+	return lab.Scenario{
+		Name:    "fleet",
+		Summary: "three instances, Prometheus, shared PostgreSQL: triage names the faulted instance, shared vs local, period, cause",
+		Needs:   []string{"private-postgres", "root"},
+		Run:     func(ctx context.Context, env *lab.Env) (*lab.Outcome, error) { return Run(ctx, env, c, tr) },
+	}
+}
+
+// member is one instance of the fleet.
+type member struct {
+	name string // A, B, C
+	addr string // host:port, Prometheus's instance label
+	proc *lab.Process
+	cg   *hostsig.Cgroup
+}
+
+// runner holds what the phases share.
+type runner struct {
+	env   *lab.Env
+	cfg   Config
+	conn  *pgx.Conn // the lab's session: the lock holder
+	fleet []*member
+	prom  *Prometheus
+	tr    TriageFunc
+	wg    sync.WaitGroup // triage runs in flight
+}
+
+// Run starts the fleet, runs the phases with the load on, triages each
+// phase's window and checks the verdicts.
+func Run(ctx context.Context, env *lab.Env, c Config, tr TriageFunc) (*lab.Outcome, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if _, err := FindPrometheus(""); err != nil {
+		return nil, err
+	}
+	if env.DBURL != "" {
+		return nil, errors.New("the fleet scenario starts its own PostgreSQL (it locks a table in it): run it without --db-url")
+	}
+	began := time.Now()
+	env.Logf("starting a private PostgreSQL cluster (initdb into a temporary directory)…")
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Log: env.Detail, Settings: map[string]string{"log_min_duration_statement": "-1"}})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer cluster.Stop()
+	conn, err := pgx.Connect(ctx, cluster.URL())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if err := createTable(ctx, conn); err != nil {
+		return nil, err
+	}
+	r := &runner{env: env, cfg: c, conn: conn, tr: tr}
+	defer r.stopFleet()
+	if err := r.startFleet(ctx, cluster.URL()); err != nil {
+		return nil, err
+	}
+	addrs := r.addrs()
+	env.Logf("starting Prometheus (scrape every 1 s) on %s", strings.Join(addrs, ", "))
+	r.prom, err = StartPrometheus(ctx, PromOptions{Job: Job, Targets: addrs, Log: env.Detail})
+	if err != nil {
+		return nil, err
+	}
+	defer r.prom.Stop()
+	if err := waitUp(ctx, r.prom.URL, len(addrs), 30*time.Second); err != nil {
+		return nil, err
+	}
+	setup := time.Since(began)
+	ld := startLoad(ctx, addrs, c, c.Total()+time.Minute)
+	env.Logf("load on: %d+%d closed-model clients per instance (think %v); a minute is %v; warm-up %d minutes", c.DBClients, c.NoDBClients, c.Think, c.Minute, c.Warmup)
+	sleep(ctx, c.minutes(float64(c.Warmup)))
+	results, err := r.phases(ctx)
+	r.wg.Wait()
+	lerr := ld.stop()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if lerr != nil {
+		return nil, fmt.Errorf("load: %w", lerr)
+	}
+	for _, p := range results {
+		p.Load = ld.stats(addrs, p.Start, p.End)
+		p.Checks = check(p, r.names(), c.Minute)
+	}
+	return r.outcome(results, setup, time.Since(began)), nil
+}
+
+// startFleet starts the three instances, each in a cgroup of its own.
+func (r *runner) startFleet(ctx context.Context, dbURL string) error {
+	for _, name := range []string{"A", "B", "C"} {
+		cg, err := hostsig.NewCgroup(lab.CgroupPrefix + "fleet-" + strings.ToLower(name) + "-" + strconv.Itoa(os.Getpid())) // lab.SweepLeftovers removes it if the lab is killed
+		if err != nil {
+			return fmt.Errorf("instance %s needs its own cgroup (run the lab as root): %w", name, err)
+		}
+		m := &member{name: name, cg: cg}
+		r.fleet = append(r.fleet, m)
+		if err := cg.SetWeight(1000); err != nil { // the instances before other work on a busy host; only the quota limits them
+			return err
+		}
+		m.proc, err = lab.StartProcess(ctx, r.env, "instance-"+name, "lab", "fleet-serve", "--db-url", dbURL, "--pool", strconv.Itoa(r.cfg.Pool))
+		if err != nil {
+			return err
+		}
+		m.addr = m.proc.Addr
+		if err := cg.Add(m.proc.PID); err != nil {
+			return err
+		}
+		r.env.Logf("instance %s: pid %d on %s, cgroup %s", name, m.proc.PID, m.addr, cg.Dir)
+	}
+	return nil
+}
+
+// stopFleet stops the instances and removes their cgroups.
+func (r *runner) stopFleet() {
+	for _, m := range r.fleet {
+		if m.proc != nil {
+			if err := m.proc.Stop(); err != nil {
+				r.env.Logf("instance %s: %v", m.name, err)
+			}
+		}
+		m.cg.SetQuota(0, 0)
+		m.cg.Remove()
+	}
+}
+
+func (r *runner) addrs() []string {
+	out := make([]string, len(r.fleet))
+	for i, m := range r.fleet {
+		out[i] = m.addr
+	}
+	return out
+}
+
+// names maps Prometheus instance labels to the instances' names.
+func (r *runner) names() map[string]string {
+	out := map[string]string{}
+	for _, m := range r.fleet {
+		out[m.addr] = m.name
+	}
+	return out
+}
+
+// phases runs the phases in order, a gap after each, and starts each
+// phase's triage triageDelay after it ends.
+func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
+	c := r.cfg
+	steps := []struct {
+		name, summary string
+		minutes       int
+		run           func(context.Context, *PhaseResult) error
+		truth         func() Truth
+		signals       []string
+	}{
+		{PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; a burst of CPU work every %d minutes", c.Quota, c.Period), 1 + c.Bursts*c.Period, r.throttle,
+			func() Truth {
+				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
+			}, []string{"db"}},
+		{PhaseLock, fmt.Sprintf("the shared table locked from minute 2 to minute %d", c.PhaseMinutes-2), c.PhaseMinutes, r.lock,
+			func() Truth { return Truth{Scope: "shared", DBPath: "db-only"} }, []string{"db"}},
+		{PhaseStop, "instance C stopped (SIGSTOP) for a minute from minute 2.25", c.PhaseMinutes, r.stop,
+			func() Truth {
+				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Cause: "stalled"}
+			}, []string{"request"}},
+		{PhaseNone, "no fault", c.PhaseMinutes, func(context.Context, *PhaseResult) error { return nil },
+			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}},
+	}
+	var out []*PhaseResult
+	for i, s := range steps {
+		r.env.Step(float64(i)/float64(len(steps)), s.name)
+		// Phases start on triage's step grid (it rounds its range to whole
+		// steps), so that minute k of a phase is triage's step k.
+		start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+		sleepUntil(ctx, start)
+		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth()}
+		p.End = p.Start.Add(c.minutes(float64(s.minutes)))
+		r.env.Logf("phase %s (%d minutes, %v): %s", s.name, s.minutes, c.minutes(float64(s.minutes)), s.summary)
+		err := s.run(ctx, p)
+		sleepUntil(ctx, p.End)
+		if err != nil {
+			return nil, fmt.Errorf("phase %s: %w", s.name, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		for _, sig := range s.signals {
+			ps := *p
+			ps.Signal = sig
+			out = append(out, &ps)
+			r.triageLater(ctx, &ps)
+		}
+		if i < len(steps)-1 {
+			sleepUntil(ctx, p.End.Add(c.minutes(float64(c.Gap))))
+		}
+	}
+	r.env.Step(1, "report")
+	return out, ctx.Err()
+}
+
+// triageLater runs triage over p's window triageDelay after its end.
+func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
+	q := Query{URL: r.prom.URL, Job: Job, Start: p.Start, End: p.End, Step: r.cfg.Minute, Threshold: r.cfg.Threshold, Signal: p.Signal}
+	if p.Signal == "request" {
+		q.Threshold = r.cfg.RequestThreshold
+	}
+	r.wg.Go(func() {
+		sleepUntil(ctx, p.End.Add(triageDelay))
+		ev, err := phaseEvidence(ctx, q.URL, q.Start, q.End)
+		if err != nil {
+			r.env.Logf("phase %s: %v", p.Name, err)
+		}
+		p.Prom = ev
+		start := time.Now()
+		v, text, err := r.tr(ctx, q)
+		p.Took = time.Since(start).Round(time.Millisecond).String()
+		if err != nil {
+			p.Error = err.Error()
+			r.env.Logf("triage %s/%s: %v", p.Name, p.Signal, err)
+			return
+		}
+		p.Verdict = v
+		r.env.Logf("triage %s/%s: %s", p.Name, p.Signal, v.Line)
+		if text != "" {
+			os.WriteFile(r.env.Out+"/"+p.Name+"-"+p.Signal+".triage.txt", []byte(text), 0o644)
+		}
+	})
+}
+
+// throttle: instance B under the quota for the whole phase, a burst of
+// CPU work at minute 1, 1+Period, ... lasting half a minute from a tenth
+// into it (so that its slow calls are scraped within the same minute).
+func (r *runner) throttle(ctx context.Context, p *PhaseResult) error {
+	c, m := r.cfg, r.fleet[1]
+	if err := m.cg.SetQuota(c.Quota, 0); err != nil {
+		return err
+	}
+	defer m.cg.SetQuota(0, 0)
+	for k := range c.Bursts {
+		sleepUntil(ctx, p.Start.Add(c.minutes(float64(1+k*c.Period)+0.1)))
+		before, from := throttledPeriods(m.cg), time.Now()
+		d := c.minutes(0.5)
+		if err := postBurst(ctx, m.addr, d, c.BurstGoroutines); err != nil {
+			return err
+		}
+		sleepUntil(ctx, from.Add(d))
+		p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("burst of %d goroutines under %g CPU", c.BurstGoroutines, c.Quota), Instance: m.addr,
+			From: from, To: time.Now(), Throttled: throttledPeriods(m.cg) - before})
+	}
+	return nil
+}
+
+// lock: the shared table locked from minute 2 to two minutes before the
+// phase's end, lockHold of every lockHold+lockFree.
+func (r *runner) lock(ctx context.Context, p *PhaseResult) error {
+	c := r.cfg
+	sleepUntil(ctx, p.Start.Add(c.minutes(2)))
+	from, to, err := lockUntil(ctx, r.conn, p.End.Add(-c.minutes(2)))
+	if !from.IsZero() {
+		p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("table lock held %v of every %v", lockHold, lockHold+lockFree), From: from, To: to})
+	}
+	return err
+}
+
+// stop: instance C stopped for one minute from 2.25 minutes in.
+func (r *runner) stop(ctx context.Context, p *PhaseResult) error {
+	c, m := r.cfg, r.fleet[2]
+	sleepUntil(ctx, p.Start.Add(c.minutes(2.25)))
+	from, to, err := stopFor(ctx, m.proc.PID, c.Minute)
+	if !from.IsZero() {
+		p.Faults = append(p.Faults, Fault{What: "SIGSTOP", Instance: m.addr, From: from, To: to})
+	}
+	return err
+}

@@ -1,0 +1,214 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/agentpgx"
+	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/opterr"
+)
+
+// Names the service and the scenario share.
+const (
+	Table     = "fleet_items" // looked up by primary key
+	Rows      = 10000         // rows in Table
+	RouteDB   = "GET /db"     // one query against the shared database
+	RouteNoDB = "GET /nodb"   // no query: a little CPU only
+)
+
+// ServeUsage is the synopsis of `latscope lab fleet-serve`.
+const ServeUsage = "lab fleet-serve --db-url URL [--pool 8] [--nodb-work 200us] [--nodb-wait 100ms] [--addr ADDR] [--addr-file FILE]"
+
+// ServeConfig configures one instance of the fleet's service.
+type ServeConfig struct {
+	DBURL    string        // PostgreSQL URL or DSN (required)
+	Addr     string        // HTTP listen address; "" = 127.0.0.1:0
+	AddrFile string        // where to write the address once ready; "" = none
+	Pool     int           // connections to the database
+	NoDBWork time.Duration // CPU computed by a request of RouteNoDB
+	// NoDBWait is how long a request of RouteNoDB then waits, as a call to
+	// an upstream would: requests in flight are what a stall delays.
+	NoDBWait time.Duration
+}
+
+// DefaultServeConfig holds the defaults.
+var DefaultServeConfig = ServeConfig{Addr: "127.0.0.1:0", Pool: 8, NoDBWork: 200 * time.Microsecond, NoDBWait: 100 * time.Millisecond}
+
+// RegisterFlags defines the flags of `latscope lab fleet-serve` on fs,
+// with c's values as defaults.
+func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DBURL, "db-url", c.DBURL, "PostgreSQL `URL` or DSN (required)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen `ADDR` (/db, /nodb, /metrics, POST /burn)")
+	fs.StringVar(&c.AddrFile, "addr-file", c.AddrFile, "write the address to `FILE` once ready")
+	fs.IntVar(&c.Pool, "pool", c.Pool, "connections (`N`) to the database")
+	fs.DurationVar(&c.NoDBWork, "nodb-work", c.NoDBWork, "CPU computed by a request of /nodb")
+	fs.DurationVar(&c.NoDBWait, "nodb-wait", c.NoDBWait, "then a wait, as for an upstream, by a request of /nodb")
+}
+
+// Check validates a parsed configuration.
+func (c ServeConfig) Check() error {
+	switch {
+	case c.DBURL == "":
+		return opterr.Wrap("db-url", errors.New("is required"))
+	case c.Pool < 1:
+		return opterr.Wrap("pool", fmt.Errorf("%d: want at least 1 connection", c.Pool))
+	case c.NoDBWork < 0:
+		return opterr.Wrap("nodb-work", fmt.Errorf("%v: want a duration >= 0", c.NoDBWork))
+	case c.NoDBWait < 0:
+		return opterr.Wrap("nodb-wait", fmt.Errorf("%v: want a duration >= 0", c.NoDBWait))
+	}
+	return nil
+}
+
+// instance is one running service.
+type instance struct {
+	cfg  ServeConfig
+	pool *pgxpool.Pool
+}
+
+// Serve runs one instance until ctx is done: a pgx pool traced by the
+// agent (agentpgx), the agent with its metrics on a registry of its own
+// (no flight recorder), the routes RouteDB and RouteNoDB through the
+// agent's Handler, /metrics, and POST /burn (a burst of CPU work, the
+// periodic job of the throttling phase). It writes AddrFile once ready.
+func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultServeConfig.Addr
+	}
+	pc, err := pgxpool.ParseConfig(cfg.DBURL)
+	if err != nil {
+		return opterr.Wrap("db-url", fmt.Errorf("is not a PostgreSQL URL: %w", err))
+	}
+	pc.MaxConns, pc.MinConns = int32(cfg.Pool), int32(cfg.Pool)
+	pc.ConnConfig.Tracer = agentpgx.QueryTracer{}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return fmt.Errorf("fleet-serve: connect: %w", err)
+	}
+	defer pool.Close()
+	in := &instance{cfg: cfg, pool: pool}
+	if err := in.lookup(ctx, 1); err != nil {
+		return fmt.Errorf("fleet-serve: first lookup in %s: %w (does the table exist?)", Table, err)
+	}
+	reg := prometheus.NewRegistry()
+	ag, err := agent.New(agent.Options{NoRecorder: true, Metrics: reg})
+	if err != nil {
+		return fmt.Errorf("fleet-serve: agent: %w", err)
+	}
+	defer ag.Close()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return opterr.Wrap("addr", fmt.Errorf("%s: %w", cfg.Addr, err))
+	}
+	srv := &http.Server{Handler: in.mux(ag, reg), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	if cfg.AddrFile != "" {
+		if err := atomicfile.WriteString(cfg.AddrFile, ln.Addr().String()+"\n"); err != nil {
+			return opterr.Wrap("addr-file", fmt.Errorf("%s: %w", cfg.AddrFile, err))
+		}
+	}
+	fmt.Fprintf(stdout, "fleet-serve: listening on http://%s (%s, %s, /metrics, POST /burn), %d connections\n", ln.Addr(), RouteDB, RouteNoDB, cfg.Pool)
+	<-ctx.Done()
+	return nil
+}
+
+// mux routes the service's requests: the two application routes through
+// the agent, the rest beside it.
+func (in *instance) mux(ag *agent.Agent, reg *prometheus.Registry) *http.ServeMux {
+	app := http.NewServeMux()
+	app.HandleFunc(RouteDB, in.serveDB)
+	app.HandleFunc(RouteNoDB, in.serveNoDB)
+	m := http.NewServeMux()
+	m.Handle("/", ag.Handler(app))
+	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m.HandleFunc("POST /burn", serveBurn)
+	return m
+}
+
+func (in *instance) serveDB(w http.ResponseWriter, r *http.Request) {
+	if err := in.lookup(r.Context(), 1+mrand.IntN(Rows)); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	io.WriteString(w, "ok\n")
+}
+
+func (in *instance) serveNoDB(w http.ResponseWriter, r *http.Request) {
+	spin(in.cfg.NoDBWork)
+	sleep(r.Context(), in.cfg.NoDBWait)
+	io.WriteString(w, "ok\n")
+}
+
+// lookup reads one row by primary key.
+func (in *instance) lookup(ctx context.Context, id int) error {
+	var val string
+	return in.pool.QueryRow(ctx, "SELECT val FROM "+Table+" WHERE id = $1", id).Scan(&val)
+}
+
+// serveBurn starts a burst of CPU work: ?goroutines=N each spin for
+// ?for=DURATION. It answers 202 at once; the work runs on after it.
+func serveBurn(w http.ResponseWriter, r *http.Request) {
+	d, err := time.ParseDuration(r.FormValue("for"))
+	if err != nil || d <= 0 || d > time.Minute {
+		http.Error(w, "for: want a duration in (0, 1m]", http.StatusBadRequest)
+		return
+	}
+	n, err := strconv.Atoi(r.FormValue("goroutines"))
+	if err != nil || n < 1 || n > 64 {
+		http.Error(w, "goroutines: want 1..64", http.StatusBadRequest)
+		return
+	}
+	burn(d, n)
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// burn spins n goroutines for d each, in the background.
+func burn(d time.Duration, n int) {
+	for range n {
+		go spin(d)
+	}
+}
+
+// spin computes for about d of wall time.
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var sum [32]byte
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for range 4 {
+			sum = sha256.Sum256(sum[:])
+		}
+	}
+}
+
+// createTable creates Table in the shared database and fills it.
+func createTable(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id int PRIMARY KEY, val text NOT NULL);
+		INSERT INTO %[1]s SELECT g, md5(g::text) FROM generate_series(1, %d) g; ANALYZE %[1]s`, Table, Rows))
+	if err != nil {
+		return fmt.Errorf("postgres: create %s: %w", Table, err)
+	}
+	return nil
+}
