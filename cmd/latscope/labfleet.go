@@ -108,4 +108,3 @@ func runLabFleetServe(ctx context.Context, stdout, stderr io.Writer, args []stri
 	}
 	return fleet.Serve(ctx, cfg, stdout)
 }
-
