@@ -139,6 +139,15 @@ func TestPrometheus(t *testing.T) {
 			t.Errorf("signal query %s", r.Queries[0])
 		}
 	})
+	t.Run("all jobs", func(t *testing.T) {
+		r, err := Run(ctx, cfg("", 2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Instances) != 9 || r.Instances[0].Name != "local/a:8080" || r.Instances[8].Name != "stopped/c:8080" {
+			t.Errorf("%d instances, first %q", len(r.Instances), r.Instances[0].Name)
+		}
+	})
 	t.Run("unknown route", func(t *testing.T) {
 		c := cfg("local", time.Hour)
 		c.Route = "/nosuch"

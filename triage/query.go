@@ -20,8 +20,8 @@ type Config struct {
 	URL   string // Prometheus base URL
 	Job   string // job label ("" = all jobs that have the metrics)
 	Route string // route label filter ("" = all)
-	// Start and End bound the analysed range; Start is rounded down and
-	// End up to a multiple of Step.
+	// Start and End bound the analysed range; both are rounded down to a
+	// multiple of Step (so a step still in progress is left out).
 	Start, End time.Time
 	Step       time.Duration // the "minute": bucket width of the analysis (0: DefaultStep)
 	Threshold  time.Duration // DB-call p95 (or request p99) threshold (0: DefaultThreshold)
@@ -153,7 +153,10 @@ func newFetcher(c Config) (*fetcher, error) {
 	// Step i covers [start+i·step, start+(i+1)·step): its value is
 	// evaluated at the step's end, over the window [step] before it.
 	start := c.Start.Truncate(c.Step)
-	end := c.End.Add(c.Step - 1).Truncate(c.Step)
+	end := c.End.Truncate(c.Step) // a step still in progress is left out
+	if !end.After(start) {
+		return nil, fmt.Errorf("%w: the range %s to %s holds no whole step of %v", ErrConfig, c.Start.UTC().Format(time.RFC3339), c.End.UTC().Format(time.RFC3339), c.Step)
+	}
 	if n := int64(end.Sub(start) / c.Step); n > MaxSteps {
 		return nil, fmt.Errorf("%w: %d steps of %v: at most %d (a larger step or a shorter range)", ErrConfig, n, c.Step, MaxSteps)
 	}

@@ -1,7 +1,9 @@
 package triage
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +208,64 @@ func TestTooFewGoodSteps(t *testing.T) {
 	}
 	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "a has 2 good step(s): fewer than 3 give no baseline") {
 		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+// TestAnalyzeProperties runs the rules on random fleets (gaps, absent
+// series, any threshold) and checks their invariants.
+func TestAnalyzeProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 300; n++ {
+		in := Input{Start: t0, Step: time.Minute, Steps: 1 + rng.IntN(200)}
+		for k := rng.IntN(5); k >= 0; k-- {
+			s := InstanceSeries{Name: fmt.Sprint("i", k)}
+			series := func() []float64 {
+				if rng.IntN(5) == 0 {
+					return nil
+				}
+				v := make([]float64, in.Steps)
+				for i := range v {
+					v[i] = rng.ExpFloat64() * 0.03
+					if rng.IntN(8) == 0 {
+						v[i] = math.NaN()
+					}
+				}
+				return v
+			}
+			s.Signal, s.NoDB95, s.NoDB99 = series(), series(), series()
+			for h := range s.Host {
+				s.Host[h] = series()
+			}
+			in.Instances = append(in.Instances, s)
+		}
+		r := Analyze(in, Params{Threshold: time.Duration(rng.IntN(100)+1) * time.Millisecond})
+		sc := r.Scope
+		if sc.Alone+sc.Local+sc.Partial+sc.Shared != len(r.BadSteps) {
+			t.Fatalf("case %d: scope counts %+v do not sum to %d bad steps", n, sc, len(r.BadSteps))
+		}
+		bad := 0
+		for _, ir := range r.Instances {
+			bad += len(ir.Bad)
+			if len(ir.Bad) > ir.DataSteps {
+				t.Fatalf("case %d: %s has %d bad of %d steps with data", n, ir.Name, len(ir.Bad), ir.DataSteps)
+			}
+		}
+		inSteps := 0
+		for _, b := range r.BadSteps {
+			inSteps += len(b.Bad)
+		}
+		if bad != inSteps {
+			t.Fatalf("case %d: %d bad (instance, step) pairs per instance, %d per step", n, bad, inSteps)
+		}
+		w := r.When
+		if w.Hits > w.Slots || w.OnPhase > w.Clusters || (w.Period != 0) != (w.PeriodSteps >= 2) {
+			t.Fatalf("case %d: when %+v", n, w)
+		}
+		if e := r.DBPath; e.Rose > e.Compared {
+			t.Fatalf("case %d: db path %+v", n, e)
+		}
+		if r.Verdict.Line == "" || (r.Verdict.Scope == "local") != (r.Verdict.Instance != "") {
+			t.Fatalf("case %d: verdict %+v", n, r.Verdict)
+		}
 	}
 }
