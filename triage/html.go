@@ -25,7 +25,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Who       string
 		Timelines []template.HTML
 		Text      string
-	}{R: r, Who: r.who(), Text: text.String()}
+		Step, Thr string
+	}{R: r, Who: r.who(), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold)}
 	top := r.scaleTop()
 	for _, ir := range r.Instances {
 		page.Timelines = append(page.Timelines, timeline(r, ir, top))
@@ -98,7 +99,7 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
 <p class="verdict">{{.R.Verdict.Line}}</p>
 {{with .R.Verdict.Next}}<p><b>Next:</b> {{.}}</p>{{end}}
 {{range .R.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
-<p>One bar per step of {{.R.Step}}: the {{if eq .R.Signal "request"}}request p99{{else}}DB-call p95{{end}}; the dashed line is the threshold ({{.R.Threshold}}); red: the instance's bad steps. Hover a bar for its time and value.</p>
+<p>One bar per step of {{.Step}}: the {{if eq .R.Signal "request"}}request p99{{else}}DB-call p95{{end}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps. Hover a bar for its time and value.</p>
 {{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}</h2>
 {{index $.Timelines $i}}
 {{end}}
