@@ -28,14 +28,17 @@ var (
 	_ driver.ExecerContext  = sleepConn{}
 )
 
-func (sleepConn) Prepare(string) (driver.Stmt, error) {
-	return nil, fmt.Errorf("sleep driver: no prepared statements")
-}
-func (sleepConn) Close() error              { return nil }
-func (sleepConn) Begin() (driver.Tx, error) { return nil, fmt.Errorf("sleep driver: no transactions") }
+func (sleepConn) Prepare(query string) (driver.Stmt, error) { return sleepStmt(query), nil }
+func (sleepConn) Close() error                              { return nil }
+func (sleepConn) Begin() (driver.Tx, error)                 { return nil, fmt.Errorf("sleep driver: no transactions") }
 
-// QueryContext implements driver.QueryerContext.
-func (sleepConn) QueryContext(ctx context.Context, query string, _ []driver.NamedValue) (driver.Rows, error) {
+// QueryContext implements driver.QueryerContext. With arguments it skips,
+// as go-sql-driver/mysql does without interpolateParams: database/sql then
+// prepares the statement and runs it.
+func (sleepConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) > 0 {
+		return nil, driver.ErrSkip
+	}
 	return sleepRows{}, sleepFor(ctx, query)
 }
 
@@ -71,3 +74,19 @@ type sleepRows struct{}
 func (sleepRows) Columns() []string         { return []string{"x"} }
 func (sleepRows) Close() error              { return nil }
 func (sleepRows) Next([]driver.Value) error { return io.EOF }
+
+// sleepStmt is a prepared statement of the sleep driver, with only the
+// methods every driver has (no context ones) and a column converter.
+type sleepStmt string
+
+var _ driver.ColumnConverter = sleepStmt("") //nolint:staticcheck // testing the wrapper keeps it
+
+func (sleepStmt) Close() error  { return nil }
+func (sleepStmt) NumInput() int { return -1 }
+func (s sleepStmt) Exec([]driver.Value) (driver.Result, error) {
+	return driver.RowsAffected(0), sleepFor(context.Background(), string(s))
+}
+func (s sleepStmt) Query([]driver.Value) (driver.Rows, error) {
+	return sleepRows{}, sleepFor(context.Background(), string(s))
+}
+func (sleepStmt) ColumnConverter(int) driver.ValueConverter { return driver.DefaultParameterConverter }

@@ -365,3 +365,55 @@ func TestMetricsWake(t *testing.T) {
 		t.Errorf("stalls %g, want 2", n)
 	}
 }
+
+// TestMetricsPrepared: executions of prepared statements are DB calls too —
+// a statement prepared under the request, and the fallback database/sql
+// takes when the driver skips QueryContext (go-sql-driver/mysql with
+// arguments) — each counted once, for at least the time the driver slept.
+func TestMetricsPrepared(t *testing.T) {
+	const sleep = 10 * time.Millisecond
+	reg := prometheus.NewRegistry()
+	a, err := New(Options{NoRecorder: true, Metrics: reg, ProbeEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	db := sql.OpenDB(WrapConnector(sleepConnector{}))
+	defer db.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stmt", func(w http.ResponseWriter, r *http.Request) {
+		st, err := db.PrepareContext(r.Context(), "sleep "+sleep.String())
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer st.Close()
+		if _, err := st.ExecContext(r.Context(), 1); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		rows, err := db.QueryContext(r.Context(), "sleep "+sleep.String(), 1) // skipped, then prepared
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		rows.Close()
+	})
+	app := httptest.NewServer(a.Handler(mux))
+	defer app.Close()
+	if code, body := get(t, app.Client(), app.URL+"/stmt"); code != http.StatusOK {
+		t.Fatalf("GET /stmt: %d %s", code, body)
+	}
+	fams := scrape(t, reg)
+	call := histogram(t, fams, "latscope_db_call_duration_seconds", map[string]string{"route": "GET /stmt"})
+	req := histogram(t, fams, "latscope_request_duration_seconds", map[string]string{"route": "GET /stmt", "db": "yes"})
+	if call == nil || req == nil {
+		return
+	}
+	if call.GetSampleCount() != 2 || call.GetSampleSum() < (2*sleep).Seconds() {
+		t.Errorf("DB calls: count %d sum %.4f s, want 2 calls of at least %v each", call.GetSampleCount(), call.GetSampleSum(), sleep)
+	}
+	if req.GetSampleCount() != 1 {
+		t.Errorf("requests with a DB call: %d, want 1", req.GetSampleCount())
+	}
+}

@@ -20,11 +20,13 @@ import (
 //	db := sql.OpenDB(agent.WrapConnector(stdlib.GetConnector(*cfg)))
 //
 // Regions end when the driver returns, on the calling goroutine; reading
-// rows afterwards is outside them. With Options.Metrics, each such call
-// under a Handler's request is timed the same way, from the call until the
-// driver returns (latscope_db_call_duration_seconds, docs/metrics.md). Prepared statements (db.Prepare) pass
-// through untouched: one statement serves many requests, so no per-request
-// comment fits it. With pgx, set cfg.DefaultQueryExecMode to
+// rows afterwards is outside them. Prepared statements (db.Prepare, and
+// database/sql's fallback when a driver skips QueryContext) get no region
+// and no comment: one statement serves many requests, so no per-request
+// comment fits it. With Options.Metrics, each QueryContext and ExecContext
+// under a Handler's request, and each execution of a prepared statement
+// there, is timed from the call until the driver returns
+// (latscope_db_call_duration_seconds, docs/metrics.md). With pgx, set cfg.DefaultQueryExecMode to
 // pgx.QueryExecModeExec: commented statements are all unique and would
 // churn pgx's statement cache.
 func WrapConnector(c driver.Connector) driver.Connector { return &connector{c: c} }
@@ -150,17 +152,28 @@ func dbEnd(ri *span.Info, start time.Time, err error) {
 }
 
 // Prepare implements driver.Conn.
-func (c *conn) Prepare(query string) (driver.Stmt, error) { return c.c.Prepare(query) }
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	s, err := c.c.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	return wrapStmt(s, c.c), nil
+}
 
 // PrepareContext implements driver.ConnPrepareContext.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if p, ok := c.c.(driver.ConnPrepareContext); ok {
-		return p.PrepareContext(ctx, query)
+	p, ok := c.c.(driver.ConnPrepareContext)
+	if !ok {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return c.Prepare(query)
 	}
-	if err := ctx.Err(); err != nil {
+	s, err := p.PrepareContext(ctx, query)
+	if err != nil {
 		return nil, err
 	}
-	return c.c.Prepare(query)
+	return wrapStmt(s, c.c), nil
 }
 
 // Close implements driver.Conn.
