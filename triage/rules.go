@@ -55,6 +55,9 @@ func Analyze(in Input, p Params) *Report {
 		ir.Host = hostEvidence(s, ir, thr)
 		ir.Cause = cause(ir.Host)
 	}
+	for i := range r.Instances {
+		r.hiddenStalls(in.Instances[i], &r.Instances[i], thr)
+	}
 	r.DBPath = r.fleetDBPath(in, bad)
 	r.When = when(in, bad)
 	r.verdict()
@@ -210,6 +213,29 @@ func (r *Report) instance(name string) *InstanceReport {
 		}
 	}
 	return nil
+}
+
+// hiddenStalls warns about good steps in which the stall probe lost at
+// least the threshold: the process could not run for that long, yet the
+// signal stayed under the threshold (a stop between requests, or delays
+// too few to reach the percentile).
+func (r *Report) hiddenStalls(s InstanceSeries, ir *InstanceReport, thr float64) {
+	isBad := make(map[int]bool, len(ir.Bad))
+	for _, i := range ir.Bad {
+		isBad[i] = true
+	}
+	n, worst, at0 := 0, 0.0, 0
+	for i, v := range s.Host[Stall] {
+		if v >= thr && !isBad[i] {
+			if n++; v > worst {
+				worst, at0 = v, i
+			}
+		}
+	}
+	if n > 0 {
+		r.warn("%s: the stall probe lost at least %s in %d step(s) that were not bad (most: %s s at %s UTC): the process could not run that long, but the %s stayed under the threshold",
+			ir.Name, dur(r.Threshold), n, sec(worst), r.Start.Add(time.Duration(at0)*r.Step).UTC().Format("15:04:05"), r.signalName())
+	}
 }
 
 // dbPath is rule 3 for one instance over the bad steps idx: a bad step

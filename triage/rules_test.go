@@ -269,3 +269,13 @@ func TestAnalyzeProperties(t *testing.T) {
 		}
 	}
 }
+
+func TestHiddenStall(t *testing.T) {
+	s := synth{instances: 3, steps: 60, bad: func(int, int) bool { return false }}
+	in := s.input()
+	in.Instances[2].Host[Stall][30] = 3
+	r := Analyze(in, Params{Threshold: 300 * time.Millisecond})
+	if r.Verdict.Scope != "none" || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "c: the stall probe lost at least 300ms in 1 step(s) that were not bad (most: 3.00 s at 00:30:00 UTC)") {
+		t.Errorf("scope %s, warnings %q", r.Verdict.Scope, r.Warnings)
+	}
+}
