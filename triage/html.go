@@ -76,12 +76,12 @@ func timeline(r *Report, ir InstanceReport, top float64) template.HTML {
 		}
 		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s</title></rect>`,
 			float64(i)*bw, svgHeight-h, math.Max(bw*0.9, 0.5), h, fill,
-			r.Start.Add(r.Step*timeDuration(i)).UTC().Format("01-02 15:04"), ms(v))
+			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), ms(v))
 	}
 	y := svgHeight - r.Threshold.Seconds()/top*svgHeight
 	fmt.Fprintf(&b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#000" stroke-dasharray="4 3"/>`, svgWidth, y, y)
-	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 15:04"))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 15:04"))
+	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+r.clockLayout()))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+r.clockLayout()))
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
@@ -107,6 +107,3 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
 <pre>{{.Text}}</pre>
 </body></html>
 `))
-
-// timeDuration converts a step index for multiplying a Duration.
-func timeDuration(i int) time.Duration { return time.Duration(i) }

@@ -19,7 +19,7 @@ func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("latscope triage: %s, %s to %s UTC, %d steps of %s; bad = %s over %s\n",
-		r.who(), r.Start.UTC().Format("2006-01-02 15:04"), r.End.UTC().Format("2006-01-02 15:04"), r.Steps, dur(r.Step), r.signalName(), dur(r.Threshold))
+		r.who(), r.Start.UTC().Format("2006-01-02 "+r.clockLayout()), r.End.UTC().Format("2006-01-02 "+r.clockLayout()), r.Steps, dur(r.Step), r.signalName(), dur(r.Threshold))
 	for _, wr := range r.Warnings {
 		p("warning: %s\n", wr)
 	}
@@ -36,7 +36,7 @@ func WriteText(w io.Writer, r *Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 15:04"), b.Class, len(b.Bad), b.WithData, strings.Join(b.Bad, ", "))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, strings.Join(b.Bad, ", "))
 	}
 	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", r.dbPathPhrase())
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
@@ -93,6 +93,15 @@ func writeWhen(p func(string, ...any), w WhenEvidence) {
 	}
 	p("   period: %s, phase %s: %d of %d runs start on it, %d of its %d slots in the range hold one; next %s UTC\n",
 		dur(w.Period), phaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
+}
+
+// clockLayout is the time-of-day layout of the report: with seconds when
+// the step is not whole minutes.
+func (r *Report) clockLayout() string {
+	if r.Step%time.Minute == 0 {
+		return "15:04"
+	}
+	return "15:04:05"
 }
 
 // who names the job and route.
