@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -333,7 +334,7 @@ func instantVector(ctx context.Context, base, query string, t time.Time) (map[st
 	for _, r := range body.Data.Result {
 		s, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(s, 64)
-		if err == nil {
+		if err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) { // the JSON keeps numbers only
 			out[r.Metric["instance"]] = v
 		}
 	}
