@@ -441,20 +441,35 @@ type period struct {
 // p ≥ 4 (the step grid and the fault's clock are not aligned).
 func searchPeriod(starts []int, n int) period {
 	var best period
+	need := max(minOccurrences, int(math.Ceil(onPhaseShare*float64(len(starts))-1e-9)))
+	exact := make([]int, 0, n)
 	for p := 2; p*minOccurrences <= n; p++ {
 		tol := 0
 		if p >= 4 {
 			tol = 1
 		}
+		exact = exact[:p]
+		clear(exact)
 		for _, s := range starts {
-			for _, d := range []int{0, -1, 1}[:2*tol+1] { // the exact phase first: ties keep it
-				c := phaseScore(starts, n, p, ((s+d)%p+p)%p, tol)
-				if c.onPhase < minOccurrences || float64(c.onPhase) < onPhaseShare*float64(len(starts)) || c.fill < minFill {
-					continue
-				}
-				if c.fill > best.fill+1e-12 {
-					best = c
-				}
+			exact[s%p]++
+		}
+		// The phases holding enough starts, the exact phase first (ties
+		// keep it): O(p + starts) per period, then a full score for few.
+		var cand []int
+		for phi := range p {
+			on := 0
+			for d := -tol; d <= tol; d++ {
+				on += exact[((phi+d)%p+p)%p]
+			}
+			if on >= need {
+				cand = append(cand, phi)
+			}
+		}
+		sort.SliceStable(cand, func(i, j int) bool { return exact[cand[i]] > exact[cand[j]] })
+		for _, phi := range cand {
+			c := phaseScore(starts, n, p, phi, tol)
+			if c.onPhase >= need && c.fill >= minFill && c.fill > best.fill+1e-12 {
+				best = c
 			}
 		}
 	}

@@ -279,3 +279,27 @@ func TestHiddenStall(t *testing.T) {
 		t.Errorf("scope %s, warnings %q", r.Verdict.Scope, r.Warnings)
 	}
 }
+
+// TestSearchPeriodLarge bounds the period search on a week of noisy
+// minutes (thousands of runs): it must not be quadratic in the runs.
+func TestSearchPeriodLarge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var starts []int
+	for i := 0; i < 10080; i += 2 + rng.IntN(6) {
+		starts = append(starts, i)
+	}
+	if got := searchPeriod(starts, 10080); got.p != 0 {
+		t.Errorf("random runs gave a period %+v", got)
+	}
+}
+
+func BenchmarkSearchPeriod(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var starts []int
+	for i := 0; i < 10080; i += 2 + rng.IntN(6) {
+		starts = append(starts, i)
+	}
+	for b.Loop() {
+		searchPeriod(starts, 10080)
+	}
+}
