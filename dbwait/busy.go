@@ -49,14 +49,18 @@ func (b *busyList) add(ev *tracein.Event) {
 	}
 }
 
-// in returns how much of the intervals ivs every P was busy.
-func (b *busyList) in(ivs ...gap) time.Duration {
-	var d time.Duration
-	for _, iv := range ivs {
-		i := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].to > iv.from })
-		for ; i < len(b.spans) && b.spans[i].from < iv.to; i++ {
-			d += overlap(b.spans[i], iv)
+// tailIn returns how much of iv the busy stretch that ended as iv ended
+// covered: the last one ending at or after iv.to − slack (a P came free
+// and took the waiting goroutine). Only it can have held the answer: a
+// busy stretch that ended earlier left a P free to poll while the
+// goroutine still waited.
+func (b *busyList) tailIn(iv gap, slack time.Duration) time.Duration {
+	i := sort.Search(len(b.spans), func(i int) bool { return b.spans[i].to >= iv.to-tracein.Time(slack) })
+	if i == len(b.spans) || b.spans[i].from >= iv.to {
+		if b.busy && b.since < iv.to { // still busy at the trace's end
+			return overlap(gap{b.since, iv.to}, iv)
 		}
+		return 0
 	}
-	return d
+	return overlap(b.spans[i], iv)
 }

@@ -29,8 +29,8 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	}
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
-	ev.Busy = a.busy.in(outside...)
 	tail := outside[len(outside)-1]
+	ev.Busy = a.busy.tailIn(tail, tailSlack+ev.Runnable)
 	ev.ProbeTail, ev.ProbeTailUnsure = a.probe.tailIn(tail, tailSlack+ev.Runnable)
 	return ev
 }

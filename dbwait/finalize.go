@@ -52,6 +52,10 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		dec := Explain(q.Outside, q.Evidence, a.opts)
 		q.Verdict, q.Rule, q.Confidence = dec.Verdict, dec.Rule, dec.Confidence
 	}
+	r.NetworkFloor, r.FloorStatements = networkFloor(r.Queries)
+	for i := range r.Queries {
+		reweigh(&r.Queries[i], r.NetworkFloor, r.FloorStatements)
+	}
 	r.Summary = a.summarize(r)
 	return r, nil
 }

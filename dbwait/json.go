@@ -17,9 +17,14 @@ type JSONResult struct {
 	Verdicts      []JSONVerdict `json:"verdicts"`
 	Host          JSONHost      `json:"host"`
 	ClockOffsetMs float64       `json:"clock_offset_ms"`
-	Queries       []JSONQuery   `json:"queries"`
-	Unmatched     []JSONQuery   `json:"unmatched"`
-	Warnings      []string      `json:"warnings"`
+	// NetworkFloorMs: the trace's usual wait outside the DB (the median
+	// difference of the statements called network with high confidence);
+	// 0 with fewer than 5 of them.
+	NetworkFloorMs  float64     `json:"network_floor_ms"`
+	FloorStatements int         `json:"network_floor_statements"`
+	Queries         []JSONQuery `json:"queries"`
+	Unmatched       []JSONQuery `json:"unmatched"`
+	Warnings        []string    `json:"warnings"`
 }
 
 // JSONSummary is Summary.
@@ -119,11 +124,12 @@ func (r *Result) JSON() *JSONResult {
 			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: units.Ms(s.AppP50), DBP50Ms: units.Ms(s.DBP50),
 			DiffP50Ms: units.Ms(s.OutsideP50), OverP50Ms: units.Ms(s.OverP50),
 		},
-		Host:          JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
-		ClockOffsetMs: units.Ms(r.ClockOffset),
-		Queries:       []JSONQuery{},
-		Unmatched:     []JSONQuery{},
-		Warnings:      []string{},
+		Host:           JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
+		ClockOffsetMs:  units.Ms(r.ClockOffset),
+		NetworkFloorMs: units.Ms(r.NetworkFloor), FloorStatements: r.FloorStatements,
+		Queries:   []JSONQuery{},
+		Unmatched: []JSONQuery{},
+		Warnings:  []string{},
 	}
 	for v, vs := range s.ByVerdict {
 		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: units.Ms(vs.AppP50),

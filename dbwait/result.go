@@ -70,8 +70,10 @@ type Evidence struct {
 	// wait for something else.
 	ProbeTail, ProbeTailUnsure time.Duration
 	// Busy is how much of the outside time every P of the process ran a
-	// goroutine: an answer that arrived then waited for a P to poll the
-	// network, with the goroutine still shown waiting.
+	// goroutine in the stretch that ended as the answer was taken: an
+	// answer that arrived then waited for a P to poll the network, with
+	// the goroutine still shown waiting. (A busy stretch that ended
+	// earlier left a P free while the goroutine still waited.)
 	Busy time.Duration
 }
 
@@ -122,5 +124,10 @@ type Result struct {
 	// ClockOffset is the estimated (PostgreSQL − trace) clock difference
 	// left after Options.PGClockOffset; near zero when the clocks agree.
 	ClockOffset time.Duration
-	Warnings    []error
+	// NetworkFloor is the trace's usual wait outside the database: the
+	// median difference of the FloorStatements called network with high
+	// confidence; 0 with fewer than 5 (docs/dbwait.md, "The network floor").
+	NetworkFloor    time.Duration
+	FloorStatements int
+	Warnings        []error
 }

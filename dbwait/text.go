@@ -41,6 +41,9 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 	fmt.Fprintf(bw, "\ndifference = app − DB; up to %v: inside the DB, above: outside it\n\n", r.Options.Threshold)
 	writeSummary(bw, s)
 	fmt.Fprintf(bw, "difference > %v: %d of %d (p50 %s ms)\n", r.Options.Threshold, s.Over, s.Matched, ms(s.OverP50))
+	if r.NetworkFloor > 0 {
+		fmt.Fprintf(bw, "network floor: %s ms (the median difference of %d statements the probe saw on time)\n", ms(r.NetworkFloor), r.FloorStatements)
+	}
 	writeQueries(bw, r, opts)
 	if len(r.Unmatched) > 0 {
 		q := r.Unmatched[0]

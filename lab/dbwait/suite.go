@@ -59,6 +59,9 @@ type Score struct {
 	Unaffected int `json:"unaffected"`
 	Wrong      int `json:"wrong"`
 	Excluded   int `json:"excluded"`
+	// Edge: unknown for want of a host sample at the trace's edge, not
+	// scored.
+	Edge int `json:"edge_unknown"`
 	// Matrix counts every scored statement's verdict by its truth
 	// ("affected: network", "unaffected").
 	Matrix map[string]map[string]int `json:"matrix"`
@@ -147,6 +150,13 @@ func score(c *ConditionResult, loaded bool) Score {
 		for _, q := range rr.res.Queries {
 			t, rule := truthOf(c.cond, loaded, rr, q, th)
 			s.Truth = rule
+			if q.Verdict == dbwait.Unknown && q.Evidence.Host == nil {
+				// at the trace's edge no host sample covers it: unknown is
+				// the data's limit there (the lab's other checks leave these
+				// out too)
+				s.Edge++
+				continue
+			}
 			if t.excluded {
 				s.Excluded++
 				continue
@@ -250,9 +260,9 @@ func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString("\n| condition | truth rule | affected right | unaffected wrong | excluded |\n|---|---|---|---|---|\n")
+	b.WriteString("\n| condition | truth rule | affected right | unaffected wrong | excluded (partly affected) | unknown at the trace's edge |\n|---|---|---|---|---|---|\n")
 	for _, s := range res.Scores {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", s.Condition, s.Truth, ratio(s.Right, s.Affected), ratio(s.Wrong, s.Unaffected), s.Excluded)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d |\n", s.Condition, s.Truth, ratio(s.Right, s.Affected), ratio(s.Wrong, s.Unaffected), s.Excluded, s.Edge)
 	}
 	return b.String()
 }

@@ -1,0 +1,43 @@
+package dbwait
+
+import (
+	"testing"
+	"time"
+)
+
+func TestReweigh(t *testing.T) {
+	ms := time.Millisecond
+	onTime := func(d time.Duration) Query {
+		return Query{Outside: d, Verdict: Network, Confidence: High}
+	}
+	floorOf := []Query{onTime(30 * ms), onTime(31 * ms), onTime(30 * ms), onTime(32 * ms), onTime(29 * ms)}
+	floor, n := networkFloor(floorOf)
+	if floor != 30*ms || n != 5 {
+		t.Fatalf("networkFloor = %v of %d, want 30ms of 5", floor, n)
+	}
+	if f, _ := networkFloor(floorOf[:4]); f != 0 {
+		t.Errorf("networkFloor of 4 statements = %v, want 0 (too few)", f)
+	}
+	for _, tc := range []struct {
+		name    string
+		q       Query
+		want    Verdict
+		changed bool
+	}{
+		{"a stall over the whole 39 ms, floor 30: network", Query{Outside: 39 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Network, true},
+		{"70 ms, floor 30: mixed", Query{Outside: 70 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Mixed, true},
+		{"100 ms, floor 30: throttled stands", Query{Outside: 100 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Throttled, false},
+		{"no probe: stands", Query{Outside: 39 * ms, Verdict: Throttled}, Throttled, false},
+		{"network stays network", Query{Outside: 35 * ms, Verdict: Network, Evidence: Evidence{Probe: true}}, Network, false},
+		{"under the floor: stands", Query{Outside: 25 * ms, Verdict: Runnable, Evidence: Evidence{Probe: true}}, Runnable, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.q
+			q.Rule = "before"
+			reweigh(&q, floor, n)
+			if q.Verdict != tc.want || (q.Rule != "before") != tc.changed {
+				t.Errorf("reweigh = %v (%s), want %v (changed %v)", q.Verdict, q.Rule, tc.want, tc.changed)
+			}
+		})
+	}
+}
