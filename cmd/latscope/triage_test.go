@@ -188,3 +188,18 @@ func TestTriageTimes(t *testing.T) {
 		t.Errorf("reversed range: %v", err)
 	}
 }
+
+// FuzzParseWhen checks that --since/--until never panic and that what
+// they accept lies at or before now when relative.
+func FuzzParseWhen(f *testing.F) {
+	for _, s := range []string{"now", "-2h", "-7d", "-1h30m", "2026-12-03T00:00:00Z", "2026-12-03T00:00:00+02:00", "-", "--1h", "-9999999999y", ""} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 4, 6, 30, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseWhen(s, now)
+		if err == nil && strings.HasPrefix(s, "-") && got.After(now) {
+			t.Errorf("%q: %v is after now", s, got)
+		}
+	})
+}
