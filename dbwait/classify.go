@@ -31,6 +31,7 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	tail := outside[len(outside)-1]
 	ev.Busy = a.busy.tailIn(tail, tailSlack+ev.Runnable)
+	ev.TailGap = a.gaps.endingIn(tail, tailSlack+ev.Runnable)
 	ev.ProbeTail, ev.ProbeTailUnsure = a.probe.tailIn(tail, tailSlack+ev.Runnable)
 	return ev
 }
@@ -135,9 +136,14 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	// stall is a third of the outside time or more and the process could
 	// run for another third or more, two causes each explain a large part:
 	// mixed.
+	// The probe vouches only for the moments it woke: when the process was
+	// silent (no event at all, the probe's wake-ups included) for half the
+	// outside time as the answer came, it was idle or stalled and the probe
+	// cannot say which; the counters decide then, pro-rated.
 	stall := ev.ProbeTail + ev.ProbeTailUnsure/2
-	ran := ev.Probe && 2*stall < outside
-	late := ev.Probe && !ran // the probe saw the process unable to run for half
+	late := ev.Probe && 2*stall >= outside // the probe saw the process unable to run for half
+	silent := ev.Probe && !late && 2*ev.TailGap >= outside
+	ran := ev.Probe && !late && !silent
 	if ev.Probe {
 		could := outside - stall - max(ev.Runnable, ev.Busy) // waiting while the process could run, with a P free
 		if 3*stall >= outside && 3*could >= outside {
@@ -160,6 +166,8 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	}
 	throttle := d.Has(hostsig.SourceThrottle)
 	// stalled: the trace places a CPU loss in the statement
+	// (a silence shorter than the probe's period may be idle waiting: when
+	// silent, a counter must place itself, pro-rated)
 	stalled := late || (!ev.Probe && 2*ev.Gap >= outside)
 	throttled := 2*d.ThrottledTime >= outside && (stalled || 2*throttledFor(d, outside) >= outside)
 	switch {
@@ -173,7 +181,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Paused, fmt.Sprintf("no trace events for %s ms with the counters flat", fmtMs(ev.Gap)), firm(late)}
 	case ev.Runnable >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("the goroutine was runnable for %s of %s ms", fmtMs(ev.Runnable), fmtMs(outside)), High}
-	case !ran && d.Has(hostsig.SourceSchedstat) && d.Wait >= outside/2:
+	case !ran && d.Has(hostsig.SourceSchedstat) && 2*d.Wait >= outside && (stalled || 2*prorated(d.Wait, d.Interval, outside) >= outside):
 		return Decision{Runnable, fmt.Sprintf("the threads waited %s ms on the run queue over the sampled %v, for %s ms outside", fmtMs(d.Wait), d.Interval.Round(time.Millisecond), fmtMs(outside)), firm(late)}
 	case ev.Busy >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("every P of the process ran a goroutine for %s of %s ms: the answer waited for a P (CPU contention in the process)", fmtMs(ev.Busy), fmtMs(outside)), Medium}
@@ -191,6 +199,9 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the answer came (probe)", fmtMs(outside-stall), fmtMs(outside)), c}
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
+	case throttle && !throttled && d.Has(hostsig.SourceSteal):
+		return Decision{Network, fmt.Sprintf("the cgroup's %s ms throttled in %s ms sampled cannot explain half of it (too little, or not placed in it), nor can steal, a pause or run-queue wait",
+			fmtMs(d.ThrottledTime), fmtMs(d.Interval)), Low}
 	}
 	return Decision{Unknown, "a cause cannot be ruled out: " + missing(d, throttle), NoConfidence}
 }
@@ -271,7 +282,7 @@ func missing(d *hostsig.Delta, throttle bool) string {
 	case !d.Has(hostsig.SourceSteal):
 		return "the steal counter is absent"
 	case d.Throttled > 0:
-		return "the cgroup was throttled in the sampled interval, but too little, without pressure, or not placed in the statement (no stall in the trace) to explain half"
+		return "the cgroup was throttled enough in the sampled interval to explain half, but CPU pressure did not rise"
 	}
 	return "no rule applies"
 }

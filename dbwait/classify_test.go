@@ -45,8 +45,8 @@ func TestClassify(t *testing.T) {
 		{"negative difference", -ms, dbwait.Evidence{}, dbwait.Inside},
 		{"no host samples", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Unknown},
 		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Throttled},
-		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Unknown},
-		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
+		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Network},
+		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
 		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) {
 			absent(hostsig.SourceCgroupPSI)(d)
 			d.Throttled, d.ThrottledTime, d.SystemSome = 1, 40*ms, 5*ms
@@ -57,7 +57,7 @@ func TestClassify(t *testing.T) {
 		})}, dbwait.Throttled},
 		// Throttling must be placed in the statement: by an event-free
 		// stretch, the probe, or pro-rated over the sampled interval.
-		{"throttled elsewhere in the interval, no gap", 60 * ms, dbwait.Evidence{Gap: 5 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
+		{"throttled elsewhere in the interval, no gap", 60 * ms, dbwait.Evidence{Gap: 5 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Network},
 		{"throttled most of the interval, no gap: pro-rated", 60 * ms, dbwait.Evidence{Gap: 5 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 100*ms, 80*ms })}, dbwait.Throttled},
 		{"throttling beats a gap", 300 * ms, dbwait.Evidence{Gap: 300 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 3, 250*ms, 250*ms })}, dbwait.Throttled},
 		// Steal: per CPU at least half the difference, and a stall in the
@@ -67,7 +67,13 @@ func TestClassify(t *testing.T) {
 		{"trickle over a long interval, no gap", 30 * ms, dbwait.Evidence{Gap: 5 * ms, Host: steal(20*ms, 2)}, dbwait.Network},
 		{"trickle during an idle wait (gap), the lab's proxy", 31 * ms, dbwait.Evidence{Gap: 30 * ms, Host: steal(30*ms, 2)}, dbwait.Network},
 		{"big steal without a gap", 40 * ms, dbwait.Evidence{Gap: 19 * ms, Host: steal(200*ms, 2)}, dbwait.Network},
-		{"big steal without a gap, threads waited", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal, d.CPUs, d.Wait = 200*ms, 2, 30*ms })}, dbwait.Runnable},
+		{"big steal without a gap, threads waited elsewhere in the interval", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal, d.CPUs, d.Wait = 200*ms, 2, 30*ms })}, dbwait.Network},
+		{"big steal without a gap, threads waited most of the interval", 40 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Steal, d.CPUs, d.Wait = 200*ms, 2, 120*ms })}, dbwait.Runnable},
+		// The probe vouches only for the moments it woke: silent through
+		// half the difference as the answer came, it cannot say.
+		{"probe silent through the tail, throttled most of the interval", 20 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, Gap: 16 * ms, TailGap: 16 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome, d.CPUs = 1, 150*ms, 43*ms, 2 })}, dbwait.Throttled},
+		{"probe silent through the tail, throttled a third of the interval", 20 * ms, dbwait.Evidence{Probe: true, ProbeLate: 2 * ms, Gap: 16 * ms, TailGap: 16 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome, d.CPUs = 1, 74*ms, 43*ms, 2 })}, dbwait.Network},
+		{"probe silent through the tail, idle: network", 16 * ms, dbwait.Evidence{Probe: true, Gap: 12 * ms, TailGap: 12 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait, d.CPUs = 1*ms, 2 })}, dbwait.Network},
 		{"a steal tick is not enough", 40 * ms, dbwait.Evidence{Gap: 40 * ms, Host: steal(10*ms, 2)}, dbwait.Network},
 		{"one CPU: half the difference", 40 * ms, dbwait.Evidence{Gap: 20 * ms, Host: steal(20*ms, 1)}, dbwait.Steal},
 		// The CPU-availability probe: on time for half the difference, the

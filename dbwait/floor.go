@@ -41,12 +41,12 @@ func reweigh(q *Query, floor time.Duration, n int) {
 	default:
 		return
 	}
-	if !q.Evidence.Probe || floor <= 0 || floor >= o {
+	if !q.Evidence.Probe || floor <= 0 {
 		return
 	}
-	cpu := o - floor
+	cpu := max(o-floor, 0)
 	why := fmt.Sprintf("the trace's statements on time waited %s ms outside the process (median of %d): %s of this one's %s ms; the %s (%s) overlapped that wait for the rest",
-		fmtMs(floor), n, fmtMs(floor), fmtMs(o), q.Verdict, q.Rule)
+		fmtMs(floor), n, fmtMs(min(floor, o)), fmtMs(o), q.Verdict, q.Rule)
 	switch {
 	case 2*floor >= o && 3*cpu < o:
 		q.Verdict, q.Confidence, q.Rule = Network, Medium, why

@@ -29,7 +29,7 @@ func TestReweigh(t *testing.T) {
 		{"100 ms, floor 30: throttled stands", Query{Outside: 100 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Throttled, false},
 		{"no probe: stands", Query{Outside: 39 * ms, Verdict: Throttled}, Throttled, false},
 		{"network stays network", Query{Outside: 35 * ms, Verdict: Network, Evidence: Evidence{Probe: true}}, Network, false},
-		{"under the floor: stands", Query{Outside: 25 * ms, Verdict: Runnable, Evidence: Evidence{Probe: true}}, Runnable, false},
+		{"within the floor: network", Query{Outside: 25 * ms, Verdict: Runnable, Evidence: Evidence{Probe: true}}, Network, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := tc.q

@@ -53,3 +53,13 @@ func (g *gapList) longestIn(ivs ...gap) (time.Duration, tracein.Time) {
 	}
 	return best, at
 }
+
+// endingIn returns how much of iv the event-free stretch that ended as iv
+// ended covers: the first gap ending at or after iv.to − slack.
+func (g *gapList) endingIn(iv gap, slack time.Duration) time.Duration {
+	i := sort.Search(len(g.gaps), func(i int) bool { return g.gaps[i].to >= iv.to-tracein.Time(slack) })
+	if i == len(g.gaps) || g.gaps[i].from >= iv.to {
+		return 0
+	}
+	return overlap(g.gaps[i], iv)
+}

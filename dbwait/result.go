@@ -47,6 +47,11 @@ type Evidence struct {
 	// begins.
 	Gap      time.Duration
 	GapStart tracein.Time
+	// TailGap is the part of the outside time in the event-free stretch
+	// that ended as the answer was taken: the process did nothing then,
+	// not even the probe's wake-ups, so the probe cannot say whether it
+	// could run.
+	TailGap time.Duration
 	// Runnable is how long the span's goroutine was runnable but not
 	// running inside the span: waiting for a P, or on a P whose thread had
 	// no CPU.

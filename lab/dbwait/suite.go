@@ -114,19 +114,8 @@ func truthOf(c Condition, loaded bool, rr *RunResult, q dbwait.Query, threshold 
 			return truth{excluded: true}, rule
 		}
 		return truth{label: "unaffected"}, rule
-	case c.Quota > 0 && c.Delay > 0:
-		// every response is delayed; the quota adds throttling to some
-		rule := fmt.Sprintf("difference under delay + %v: network; over it: throttled or mixed", threshold)
-		if q.Outside < c.Delay+threshold {
-			return truth{affected: true, want: []dbwait.Verdict{dbwait.Network}, label: "network"}, rule
-		}
-		want := []dbwait.Verdict{dbwait.Throttled, dbwait.Mixed}
-		if loaded {
-			want, rule = append(want, dbwait.Runnable), rule+" (or runnable: the burners)"
-		}
-		return truth{affected: true, want: want, label: "throttled+network"}, rule
 	case c.Delay > 0:
-		return truth{affected: true, want: []dbwait.Verdict{dbwait.Network}, label: "network"}, "every statement: network"
+		return delayTruth(c, q.Outside, threshold)
 	case c.Quota > 0:
 		rule := fmt.Sprintf("difference over %v: throttled; the rest excluded (under the quota, not slowed)", threshold)
 		want := []dbwait.Verdict{dbwait.Throttled}
@@ -139,6 +128,41 @@ func truthOf(c Condition, loaded bool, rr *RunResult, q dbwait.Query, threshold 
 		return truth{excluded: true}, rule
 	}
 	return truth{label: "unaffected"}, "no fault: every statement unaffected"
+}
+
+// delayTruth is the truth for a statement whose answer the proxy delayed
+// by c.Delay: the delay is the network's share of its difference, known
+// from the lab's configuration. A difference within the delay and the
+// threshold is the network's. Past that, whatever else took the rest (the
+// quota, the host's CPU) is a cause of its own, and the right verdict
+// follows the shares the way dbwait's rules weigh causes: the network for
+// half or more (and the rest under a third), mixed when both are a third
+// or more, a CPU cause for half or more (and the network under a third);
+// at a boundary both neighbours are right.
+func delayTruth(c Condition, outside, threshold time.Duration) (truth, string) {
+	rule := fmt.Sprintf("difference under the delay + %v: network; over it, by the delay's share d: network (d ≥ ½), mixed (d and 1−d ≥ ⅓), a CPU cause (1−d ≥ ½)", threshold)
+	if outside < c.Delay+threshold {
+		return truth{affected: true, want: []dbwait.Verdict{dbwait.Network}, label: "network"}, rule
+	}
+	net, rest := 3*c.Delay, 3*(outside-c.Delay) // shares in thirds: d ≥ ⅓ ⇔ 3·delay ≥ outside
+	var want []dbwait.Verdict
+	if 2*c.Delay >= outside { // d ≥ ½
+		want = append(want, dbwait.Network)
+	}
+	if net >= outside && rest >= outside {
+		want = append(want, dbwait.Mixed)
+	}
+	if 2*(outside-c.Delay) >= outside {
+		want = append(want, dbwait.Runnable)
+		if c.Quota > 0 {
+			want = append(want, dbwait.Throttled)
+		}
+	}
+	label := "network + CPU"
+	if c.Quota > 0 {
+		label = "network + quota"
+	}
+	return truth{affected: true, want: want, label: label}, rule
 }
 
 // score scores a condition's statements; loaded tells whether CPU
