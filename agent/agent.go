@@ -42,7 +42,7 @@ func New(opts Options) (*Agent, error) {
 	if err := checkListen(o.Listen, o.Token); err != nil {
 		return nil, err
 	}
-	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(o.Module, o.SampleInterval), manual: newBucket(o.ManualInterval, o.ManualBurst)}
+	a := &Agent{opts: o, slow: newSlowness(o.Trigger), sample: newSampler(o.Module, o.Instance, o.SampleInterval), manual: newBucket(o.ManualInterval, o.ManualBurst)}
 	ctx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	probeOn := o.ProbeEvery > 0 && (!o.NoRecorder || o.Metrics != nil)
@@ -68,7 +68,7 @@ func New(opts Options) (*Agent, error) {
 		a.rec = rec
 		a.wg.Add(1)
 		go func() { defer a.wg.Done(); a.sample.loop(ctx, o.SampleInterval) }()
-	} else if a.sample.module != "" {
+	} else if a.sample.module != "" || a.sample.instance != "" {
 		// No recorder, but the service may trace itself (net/http/pprof,
 		// runtime/trace.Start): name the module in those traces too.
 		a.wg.Add(1)
@@ -159,21 +159,31 @@ func (a *Agent) listen(addr string) error {
 // sampler writes host samples, the CPU counter and the main module into
 // the trace. A nil hostsig.Sampler (no /proc) logs only the module.
 type sampler struct {
-	mu     sync.Mutex
-	s      *hostsig.Sampler
-	module string        // main module path; "" logs none
-	due    time.Duration // the module is logged again once this long has passed
-	logged time.Time     // when the module was last logged
-	closed bool
+	mu       sync.Mutex
+	s        *hostsig.Sampler
+	module   string        // main module path; "" logs none
+	instance string        // instance name, logged with the module; "" logs none
+	due      time.Duration // the module is logged again once this long has passed
+	logged   time.Time     // when the module was last logged
+	closed   bool
 }
 
 // newSampler returns the sampler of module (Options.Module, or the
-// binary's main module when ""), whose loop will tick every interval.
-func newSampler(module string, interval time.Duration) *sampler {
+// binary's main module when "") and instance (Options.Instance: the host
+// name when "", none when "-"), whose loop will tick every interval.
+func newSampler(module, instance string, interval time.Duration) *sampler {
 	if module == "" {
 		module = mainModule()
 	}
-	s := &sampler{module: module, due: moduleDue(interval)}
+	switch instance {
+	case "":
+		instance = tracelog.DefaultInstance()
+	case "-":
+		instance = ""
+	default:
+		instance = tracelog.CleanInstance(instance)
+	}
+	s := &sampler{module: module, instance: instance, due: moduleDue(interval)}
 	if hs, err := hostsig.NewSampler(os.Getpid(), hostsig.Options{}); err == nil {
 		s.s = hs // else no /proc: no host samples
 	}
@@ -222,13 +232,22 @@ func (s *sampler) log() {
 	trace.Log(context.Background(), tracelog.CPU, tracelog.FormatCPU(smp.CPU()))
 }
 
-// logModule writes the main module under tracelog.Module, outside any
-// task, if forced or if it was last written at least s.due ago: it tells
-// the analysers whose code is the application, so every flight-recorder
-// window must hold one near its start. s.mu is held and tracing is on.
+// logModule writes the main module under tracelog.Module and the instance
+// under tracelog.Instance, outside any task, if forced or if they were last
+// written at least s.due ago: they tell the analysers whose code is the
+// application and which process this is, so every flight-recorder window
+// must hold them near its start. s.mu is held and tracing is on.
 func (s *sampler) logModule(force bool) {
-	if now := time.Now(); s.module != "" && (force || now.Sub(s.logged) >= s.due) {
-		trace.Log(context.Background(), tracelog.Module, s.module)
+	if s.module == "" && s.instance == "" {
+		return
+	}
+	if now := time.Now(); force || now.Sub(s.logged) >= s.due {
+		if s.module != "" {
+			trace.Log(context.Background(), tracelog.Module, s.module)
+		}
+		if s.instance != "" {
+			trace.Log(context.Background(), tracelog.Instance, s.instance)
+		}
 		s.logged = now
 	}
 }
@@ -261,7 +280,7 @@ func (s *sampler) loop(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var mod <-chan time.Time
-	if interval > tracelog.ModuleEvery && s.module != "" {
+	if interval > tracelog.ModuleEvery && (s.module != "" || s.instance != "") {
 		mt := time.NewTicker(tracelog.ModuleEvery)
 		defer mt.Stop()
 		mod = mt.C

@@ -59,6 +59,12 @@ type Options struct {
 	// from files (module "command-line-arguments") logs none unless Module
 	// is set.
 	Module string
+	// Instance names this process among the instances of the service; it
+	// is logged beside the module (tracelog.Instance), so that analyze can
+	// label and compare the snapshots of many instances. Default: the host
+	// name (tracelog.DefaultInstance); "-" logs none. Control characters
+	// become '?', and it is cut to tracelog.MaxInstanceLen bytes.
+	Instance string
 	// Route names a request's task; nil uses the request's ServeMux pattern
 	// (see Handler). Return a low-cardinality name: a route, not a path.
 	Route func(*http.Request) string
