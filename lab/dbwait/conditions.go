@@ -48,6 +48,10 @@ type Condition struct {
 	// Pause and Cycles: a StopFault's SIGSTOP length and count.
 	Pause  time.Duration
 	Cycles int
+	// MinWindow is the shortest window of the condition, whatever the
+	// profile's (0: the profile's): the fault suite's quota conditions slow
+	// a few statements a second, and need more of them to be scored.
+	MinWindow time.Duration
 }
 
 // faultEnd is when, from the window's start, the condition's fault is

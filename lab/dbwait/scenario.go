@@ -230,7 +230,7 @@ func (r *runner) proxy(ctx context.Context, name string, delay time.Duration) (*
 
 // window captures the trace while the condition's fault runs.
 func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Process) (*RunResult, error) {
-	secs := int(r.env.Profile.Window / time.Second)
+	secs := int(max(r.env.Profile.Window, c.MinWindow) / time.Second)
 	if c.Fault != NoFault {
 		secs = max(secs, int(MinFaultWindow/time.Second), int((c.faultEnd()+2*time.Second-1)/time.Second)) // a second after the last fault
 	}
