@@ -42,3 +42,27 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestThinkPacer: the first request within one think time, then think
+// times of the right mean, never backwards.
+func TestThinkPacer(t *testing.T) {
+	const think = 200 * time.Millisecond
+	p := thinkPacer(think)
+	if d := p.Due(0, 0); d < 0 || d > think {
+		t.Errorf("first due %v, want within [0, %v]", d, think)
+	}
+	var sum time.Duration
+	const n = 20000
+	for i := range n {
+		d := p.Due(uint64(i+1), time.Second)
+		if d < time.Second {
+			t.Fatalf("due %v before last", d)
+		}
+		sum += d - time.Second
+	}
+	// The mean of n exponential draws has a standard error of think/√n
+	// (1.4 ms here); 5 standard errors is 7 ms.
+	if mean := sum / n; mean < think-7*time.Millisecond || mean > think+7*time.Millisecond {
+		t.Errorf("mean think %v, want %v ± 7ms", mean, think)
+	}
+}

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -45,7 +46,8 @@ func startLoad(ctx context.Context, addrs []string, c Config, d time.Duration) *
 			s := &stream{addr: a, route: r.path}
 			l.streams = append(l.streams, s)
 			o := loadgen.DefaultOptions
-			o.URL, o.Clients, o.Think, o.Duration, o.Warmup, o.Timeout = "http://"+a+r.path, r.clients, c.Think, d, 0, 30*time.Second
+			o.URL, o.Clients, o.Duration, o.Warmup, o.Timeout = "http://"+a+r.path, r.clients, d, 0, 30*time.Second
+			o.Pacer = thinkPacer(c.Think)
 			l.wg.Go(func() {
 				s.err = loadgen.Run(ctx, o, func(res loadgen.Result) {
 					s.samples = append(s.samples, sample{end: res.End(), lat: res.Latency, failed: res.Error != ""})
@@ -54,6 +56,21 @@ func startLoad(ctx context.Context, addrs []string, c Config, d time.Duration) *
 		}
 	}
 	return l
+}
+
+// thinkPacer is a closed-model pacer whose clients think a random,
+// exponentially distributed time of mean think, and send their first
+// request at a uniform random offset within think. Clients with a fixed
+// think time that start together stay in step: all of them in flight at
+// once, then all of them thinking, so that whether a stall catches any
+// request in flight would be a coin toss; users arrive on their own.
+func thinkPacer(think time.Duration) loadgen.Pacer {
+	return loadgen.PacerFunc(func(n uint64, last time.Duration) time.Duration {
+		if n == 0 {
+			return time.Duration(rand.Int64N(int64(think) + 1))
+		}
+		return last + time.Duration(rand.ExpFloat64()*float64(think))
+	})
 }
 
 // stop ends the load and waits for it; an error is a run that failed for

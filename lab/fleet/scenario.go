@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,9 +33,10 @@ type Query struct {
 	Signal          string // "db" or "request"
 }
 
-// TriageFunc runs triage for q and returns its verdict and its text
-// report. The lab uses Triage (triage.Run); tests may pass a fake.
-type TriageFunc func(ctx context.Context, q Query) (*VerdictOut, string, error)
+// TriageFunc runs triage for q and returns its verdict and the files to
+// write beside the report, by suffix (written as PHASE-SIGNAL.SUFFIX). The
+// lab uses Triage (triage.Run); tests may pass a fake.
+type TriageFunc func(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error)
 
 // Scenario is the fleet scenario with c and triage tr.
 func Scenario(c Config, tr TriageFunc) lab.Scenario {
@@ -255,7 +257,7 @@ func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
 		}
 		p.Prom = ev
 		start := time.Now()
-		v, text, err := r.tr(ctx, q)
+		v, files, err := r.tr(ctx, q)
 		p.Took = time.Since(start).Round(time.Millisecond).String()
 		if err != nil {
 			p.Error = err.Error()
@@ -264,8 +266,10 @@ func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
 		}
 		p.Verdict = v
 		r.env.Logf("triage %s/%s: %s", p.Name, p.Signal, v.Line)
-		if text != "" {
-			os.WriteFile(r.env.Out+"/"+p.Name+"-"+p.Signal+".triage.txt", []byte(text), 0o644)
+		for suffix, b := range files {
+			if err := os.WriteFile(filepath.Join(r.env.Out, p.Name+"-"+p.Signal+"."+suffix), b, 0o644); err != nil {
+				r.env.Logf("triage %s/%s: %v", p.Name, p.Signal, err)
+			}
 		}
 	})
 }

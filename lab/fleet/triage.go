@@ -1,21 +1,27 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
-	"strings"
 
 	"github.com/latscope/latscope/triage"
 )
 
-// Triage runs triage.Run for q: the TriageFunc of the lab.
-func Triage(ctx context.Context, q Query) (*VerdictOut, string, error) {
+// Triage runs triage.Run for q: the TriageFunc of the lab. The files are
+// triage's text and JSON reports.
+func Triage(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error) {
 	rep, err := triage.Run(ctx, triage.Config{URL: q.URL, Job: q.Job, Start: q.Start, End: q.End, Step: q.Step, Threshold: q.Threshold, Signal: q.Signal})
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	var text strings.Builder
-	triage.WriteText(&text, rep)
-	return verdictOf(rep), text.String(), nil
+	var text, js bytes.Buffer
+	if err := triage.WriteText(&text, rep); err != nil {
+		return nil, nil, err
+	}
+	if err := triage.WriteJSON(&js, rep); err != nil {
+		return nil, nil, err
+	}
+	return verdictOf(rep), map[string][]byte{"triage.txt": text.Bytes(), "triage.json": js.Bytes()}, nil
 }
 
 // verdictOf copies what the lab checks and prints out of a report.
