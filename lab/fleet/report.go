@@ -46,8 +46,7 @@ func (r *runner) outcome(phases []*PhaseResult, setup, took time.Duration) *lab.
 	}
 	names := r.names()
 	b.WriteString("\nPer phase below: the load's own view of each instance (requests, client-side p95), what Prometheus holds over the whole phase " +
-		"(stall and throttled seconds from the agent's counters, failed scrapes; the highest request p99 of the phase's minutes with the rate over one minute, " +
-		"as triage reads it, and over a minute and two scrapes), and the minutes triage found bad.\n")
+		"(stall and throttled seconds from the agent's counters, failed scrapes), and the minutes triage found bad.\n")
 	b.WriteString("\n## Verdicts\n\n| phase | signal | minutes | truth | triage's verdict | checks |\n|---|---|---|---|---|---|\n")
 	for _, p := range phases {
 		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s |\n", p.Name, p.Signal, float64(p.End.Sub(p.Start))/float64(c.Minute),
