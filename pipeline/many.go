@@ -58,7 +58,7 @@ func Inputs(args []string) ([]string, error) {
 			}
 		}
 		if len(out) == n {
-			return nil, fmt.Errorf("directory %s holds no traces (no *%s files)", a, TraceExt)
+			return nil, fmt.Errorf("%s is a directory, not a trace file, and holds no *%s file", a, TraceExt)
 		}
 	}
 	return out, nil

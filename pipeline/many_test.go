@@ -294,8 +294,8 @@ func TestInputs(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{[]string{empty}, nil, "directory " + empty + " holds no traces"},
-		{[]string{other}, nil, "directory " + other + " holds no traces"},
+		{[]string{empty}, nil, empty + " is a directory, not a trace file, and holds no *.trace file"},
+		{[]string{other}, nil, other + " is a directory, not a trace file, and holds no *.trace file"},
 		{[]string{some, "x.trace"}, []string{filepath.Join(some, "a.trace"), filepath.Join(some, "b.trace"), "x.trace"}, ""},
 	}
 	for _, tt := range tests {

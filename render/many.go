@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -116,6 +117,7 @@ type ManyBuilder struct {
 	terms   []budget.Term       // the merged term table
 	termIdx map[string]int
 	groups  map[string]*manyGroup
+	names   map[string]bool // every request type seen, for a Task that matches none
 }
 
 // window is a trace's wall-clock span.
@@ -148,7 +150,7 @@ func NewManyBuilder(o ManyOptions) *ManyBuilder {
 	if o.MaxExact <= 0 {
 		o.MaxExact = DefaultMaxExact
 	}
-	return &ManyBuilder{opts: o, windows: map[string][]window{}, termIdx: map[string]int{}, groups: map[string]*manyGroup{}}
+	return &ManyBuilder{opts: o, windows: map[string][]window{}, termIdx: map[string]int{}, groups: map[string]*manyGroup{}, names: map[string]bool{}}
 }
 
 // TraceSource says where a trace's instance name came from.
@@ -175,6 +177,7 @@ func (b *ManyBuilder) Add(src TraceSource, res *budget.Result, rep *Report) {
 	}
 	for _, g := range res.Groups {
 		t.Requests += g.Count
+		b.names[g.Name] = true
 		if b.opts.Task == "" || g.Name == b.opts.Task {
 			b.group(g.Name).add(src.Instance, g, merged, b.opts.MaxExact)
 		}
@@ -262,7 +265,11 @@ func (b *ManyBuilder) Finalize() (*Many, error) {
 		m.Traces = []ManyTrace{}
 	}
 	if b.opts.Task != "" && len(b.groups) == 0 && len(b.traces) > 0 {
-		return nil, opterr.Wrap("task", fmt.Errorf("%q %w in any of the %d traces", b.opts.Task, ErrNoMatch, len(b.traces)))
+		names := slices.Sorted(maps.Keys(b.names))
+		if len(names) == 0 {
+			return nil, opterr.Wrap("task", fmt.Errorf("%q %w: none of the %d traces has requests", b.opts.Task, ErrNoMatch, len(b.traces)))
+		}
+		return nil, opterr.Wrap("task", fmt.Errorf("%q %w in any of the %d traces (request types: %s)%s", b.opts.Task, ErrNoMatch, len(b.traces), strings.Join(names, ", "), closest(b.opts.Task, names)))
 	}
 	seen := map[string]bool{}
 	for _, t := range b.traces {
@@ -356,6 +363,9 @@ func (ia *instAgg) row(name string, terms []budget.Term, labels []string) Instan
 	return r
 }
 
+// maxListed bounds the files a finding lists.
+const maxListed = 5
+
 // notes are the aggregate's findings about its inputs.
 func (b *ManyBuilder) notes() []Finding {
 	var out []Finding
@@ -366,9 +376,13 @@ func (b *ManyBuilder) notes() []Finding {
 		}
 	}
 	if len(byFile) > 0 {
+		list := strings.Join(byFile[:min(len(byFile), maxListed)], ", ")
+		if len(byFile) > maxListed {
+			list += fmt.Sprintf(" and %d more", len(byFile)-maxListed)
+		}
 		out = append(out, Finding{Kind: "instance-from-file", Text: fmt.Sprintf(
-			"%d of %d traces hold no instance log (written by an agent without Options.Instance, or not by the agent): each is labelled by its file name (%s)",
-			len(byFile), len(b.traces), strings.Join(byFile, ", "))})
+			"%d of %d traces hold no instance log (taken by an agent with Options.Instance \"-\", by an older one, or without the agent): each is labelled by its file name (%s)",
+			len(byFile), len(b.traces), list)})
 	}
 	insts := make([]string, 0, len(b.windows))
 	for inst := range b.windows {

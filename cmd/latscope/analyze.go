@@ -64,11 +64,13 @@ examples:
   latscope analyze --predict overlap=callUpstream,queryDB --predict remove=lockedSection demo.trace
   latscope analyze --json --cpu-seconds 0.171 demo.trace
   curl -s localhost:6060/debug/pprof/trace?seconds=5 | latscope analyze -
+  latscope analyze web-1.trace web-2.trace      several instances, by request type
+  latscope analyze --json /var/tmp/snapshots    every *.trace in the directory
 `
 
 func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	var o analyzeOptions
-	fs := newFlagSet("analyze", "analyze [flags] TRACE", stderr)
+	fs := newFlagSet("analyze", "analyze [flags] TRACE...|DIR", stderr)
 	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/json.md)")
 	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
@@ -88,12 +90,15 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
 	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
 	fs.StringVar(&o.cpuProf, "cpu", "", "a pprof CPU `PROFILE` of the same window, for scheduler-overhead analysis")
-	usageWith(fs, stderr, "analyze [flags] TRACE", analyzeExamples)
+	usageWith(fs, stderr, "analyze [flags] TRACE...|DIR", analyzeExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("want exactly one trace file (or - for standard input), got %d arguments", fs.NArg())
+	if fs.NArg() == 0 {
+		return errors.New("want a trace file (or - for standard input), several, or a directory of snapshots; got none")
+	}
+	if isMany(fs.Args()) {
+		return analyzeMany(ctx, stdout, fs.FlagSet, &o)
 	}
 	file := fs.Arg(0)
 	isJFR := strings.HasSuffix(file, ".jfr")
@@ -276,4 +281,59 @@ func capturedModule(file string) (string, error) {
 		return "", nil
 	}
 	return m.MainModule, nil
+}
+
+// isMany reports whether analyze's arguments ask for the aggregate of
+// several traces: more than one, or a directory.
+func isMany(args []string) bool {
+	if len(args) > 1 {
+		return true
+	}
+	st, err := os.Stat(args[0])
+	return err == nil && st.IsDir()
+}
+
+// perTraceFlags are the flags that need one trace: their findings come
+// from one trace's timelines and counters, which do not add across traces.
+var perTraceFlags = []string{"predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "html", "pprof", "handler", "requests", "requests-from"}
+
+// analyzeMany analyses several traces, or a directory of snapshots, one at
+// a time and prints their aggregate by request type, with a row per
+// instance (pipeline.Many).
+func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *analyzeOptions) error {
+	if set := setFlags(fs, perTraceFlags...); len(set) > 0 {
+		return fmt.Errorf("%s apply to one trace at a time: predictions, the CPU cross-check, call-path filters and the HTML and pprof outputs use one trace's timelines, which do not add across traces; analyze that trace alone", strings.Join(set, ", "))
+	}
+	files, err := pipeline.Inputs(fs.Args())
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		switch {
+		case f == "-":
+			return errors.New("- (standard input) can only be analysed alone, not with other traces")
+		case strings.HasSuffix(f, ".jfr"):
+			return fmt.Errorf("%s: JVM recordings are analysed one at a time, not aggregated with other traces", f)
+		}
+	}
+	opts := budget.DefaultOptions
+	opts.Rules.App = o.app
+	opts.Infer = o.infer.mode
+	m, err := pipeline.Many(ctx, files, pipeline.ManyOptions{
+		Budget: opts, Partial: o.partial,
+		Report: render.Inputs{CPUSeconds: -1, MinShare: o.minShare, App: o.app},
+		Many:   render.ManyOptions{Task: o.task, MinShare: o.minShare},
+	})
+	if err != nil {
+		return partialHint(err)
+	}
+	if o.json {
+		err = m.WriteJSON(stdout)
+	} else {
+		err = m.WriteText(stdout)
+	}
+	if err == nil && len(m.Groups) == 0 {
+		err = fmt.Errorf("refused: none of the %d traces holds a request", len(m.Traces))
+	}
+	return err
 }

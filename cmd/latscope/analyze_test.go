@@ -46,6 +46,8 @@ func TestAnalyzeGolden(t *testing.T) {
 		{"analyze-waitgroup.stdout", []string{"analyze", wg}},
 		{"analyze-waitgroup-frame.stdout", []string{"analyze", "--frame", "queryDB|callUpstream", wg}},
 		{"analyze-waitgroup-tree.stdout", []string{"analyze", "--tree", "--predict", "remove=overlapWaitGroup>callUpstream", wg}},
+		{"analyze-many.stdout", []string{"analyze", serial, wg}},
+		{"analyze-many.json", []string{"analyze", "--json", serial, wg}},
 		{"compare.stdout", []string{"compare", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
 	}
 	for _, c := range cases {
@@ -119,7 +121,12 @@ func TestBadInput(t *testing.T) {
 		{"prediction matches nothing", []string{"analyze", "--predict", "remove=lockSection", serial}, `prediction "remove=lockSection" matches no term (closest: `},
 		{"bad prediction", []string{"analyze", "--predict", "shrink=x", serial}, `unknown operation "shrink"`},
 		{"bad flag", []string{"analyze", "--bogus", serial}, "flag provided but not defined: -bogus"},
-		{"two files", []string{"analyze", serial, serial}, "want exactly one trace file"},
+		{"no trace", []string{"analyze"}, "want a trace file (or - for standard input), several, or a directory of snapshots; got none"},
+		{"empty directory", []string{"analyze", t.TempDir()}, "is a directory, not a trace file, and holds no *.trace file"},
+		{"per-trace flag with several", []string{"analyze", "--predict", "remove=queryDB", serial, serial}, "--predict apply to one trace at a time"},
+		{"standard input with others", []string{"analyze", serial, "-"}, "- (standard input) can only be analysed alone"},
+		{"several, one missing", []string{"analyze", serial, filepath.Join(dir, "nope.trace")}, "nope.trace: no such file"},
+		{"several, unknown task", []string{"analyze", "--task", "requets", serial, serial}, `--task "requets" matches nothing in any of the 2 traces (request types: request); closest: request`},
 		{"unknown command", []string{"analyse", serial}, `unknown command "analyse"`},
 	}
 	for _, c := range cases {
@@ -202,5 +209,60 @@ func TestAnalyzeNoRequests(t *testing.T) {
 	}
 	if !strings.Contains(string(stdout), "refused:") {
 		t.Errorf("the report does not say why:\n%s", stdout)
+	}
+}
+
+// TestAnalyzeManyDirectory: a directory of traces is read in name order,
+// each trace labelled by its file name (these traces have no instance
+// log), and each instance's row is what the trace alone says.
+func TestAnalyzeManyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"serial", "waitgroup"} {
+		data, err := os.ReadFile(fixtureTrace(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name+".trace"), data, 0o600)
+	}
+	os.WriteFile(filepath.Join(dir, "README"), []byte("not a trace"), 0o600)
+	stdout, _, err := runCLI(t, "analyze", "--json", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var many struct {
+		Instances []string `json:"instances"`
+		Groups    []struct {
+			Name      string `json:"name"`
+			Instances []struct {
+				Instance string  `json:"instance"`
+				Requests int     `json:"requests"`
+				Mean     float64 `json:"mean_ms"`
+			} `json:"instances"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &many); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(many.Instances, ",") != "serial,waitgroup" || len(many.Groups) != 1 {
+		t.Fatalf("instances %v, %d groups: want serial, waitgroup and one group", many.Instances, len(many.Groups))
+	}
+	for i, name := range []string{"serial", "waitgroup"} {
+		alone, _, err := runCLI(t, "analyze", "--json", fixtureTrace(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one struct {
+			Requests struct {
+				Count int     `json:"count"`
+				Mean  float64 `json:"mean_ms"`
+			} `json:"requests"`
+		}
+		if err := json.Unmarshal([]byte(alone), &one); err != nil {
+			t.Fatal(err)
+		}
+		row := many.Groups[0].Instances[i]
+		if row.Instance != name || row.Requests != one.Requests.Count || row.Mean != one.Requests.Mean {
+			t.Errorf("row %d: %+v, want %s with the trace's own %d requests, mean %v ms", i, row, name, one.Requests.Count, one.Requests.Mean)
+		}
 	}
 }
