@@ -194,8 +194,8 @@ func checkAggregate(t *testing.T, m *render.Many, route string, singles []*Repor
 		if d := math.Abs(float64(row.Mean - rg.Requests.Mean)); d > 1 {
 			t.Errorf("%s %s: mean %v, alone %v", route, row.Instance, row.Mean.Std(), rg.Requests.Mean.Std())
 		}
-		if row.Max != rg.Requests.Max {
-			t.Errorf("%s %s: max %v, alone %v", route, row.Instance, row.Max.Std(), rg.Requests.Max.Std())
+		if row.Max != rg.Requests.Max || row.P99 != rg.Requests.P99 {
+			t.Errorf("%s %s: p99 %v max %v, alone %v %v", route, row.Instance, row.P99.Std(), row.Max.Std(), rg.Requests.P99.Std(), rg.Requests.Max.Std())
 		}
 		if len(rg.Terms) > 0 {
 			top := rg.Terms[0]
@@ -244,7 +244,11 @@ func testManySketch(t *testing.T, insts []instanceTrace) {
 		if !g.Requests.Estimated || g.Requests.Count != x.Count || g.Requests.Mean != x.Mean || g.Requests.Min != x.Min || g.Requests.Max != x.Max {
 			t.Errorf("%s: %+v, want estimated with the exact count, mean, min and max of %+v", g.Name, g.Requests, x)
 		}
-		for _, p := range [][2]Duration{{g.Requests.P50, x.P50}, {g.Requests.P90, x.P90}, {g.Requests.P99, x.P99}} {
+		pairs := [][2]Duration{{g.Requests.P50, x.P50}, {g.Requests.P90, x.P90}, {g.Requests.P99, x.P99}}
+		for j, r := range g.Instances {
+			pairs = append(pairs, [2]Duration{r.P99, exact.Groups[i].Instances[j].P99})
+		}
+		for _, p := range pairs {
 			if math.Abs(float64(p[0]-p[1])) > render.EstimateRelErr*float64(p[1])+1 {
 				t.Errorf("%s: estimate %v, exact %v: beyond %v", g.Name, p[0].Std(), p[1].Std(), render.EstimateRelErr)
 			}

@@ -85,7 +85,9 @@ type InstanceRow struct {
 	Traces   int      `json:"traces"`
 	Requests int      `json:"requests"`
 	Mean     Duration `json:"mean_ms"`
-	Max      Duration `json:"max_ms"`
+	// P99 is exact, or estimated as the group's percentiles are.
+	P99 Duration `json:"p99_ms"`
+	Max Duration `json:"max_ms"`
 	// TopTerm is the term with the most critical time in this instance's
 	// requests ("" when none), TopCritical that time per request.
 	TopTerm     string   `json:"top_term,omitempty"`
@@ -130,8 +132,8 @@ type manyGroup struct {
 	name            string
 	count, excluded int
 	sum             int64
-	exact           []int64
-	dropped         bool // exact exceeded MaxExact: the sketch serves
+	kept            int  // latencies kept exactly, in the instances' exact
+	dropped         bool // they would exceed MaxExact: the sketches serve
 	sk              sketch.Sketch
 	terms           map[int]*budget.TermStat // by merged term
 	running         budget.TimeStat
@@ -142,6 +144,8 @@ type manyGroup struct {
 type instAgg struct {
 	traces, count int
 	sum, max      int64
+	exact         []int64 // the latencies, until the group drops them
+	sk            sketch.Sketch
 	crit          map[int]int64 // critical time by merged term
 }
 
@@ -227,11 +231,16 @@ func (mg *manyGroup) add(inst string, g *budget.Group, merged []int, maxExact in
 		ia.sum += l
 		ia.max = max(ia.max, l)
 		mg.sk.Add(l)
+		ia.sk.Add(l)
 	}
-	if !mg.dropped && len(mg.exact)+len(g.Latencies) <= maxExact {
-		mg.exact = append(mg.exact, g.Latencies...)
-	} else {
-		mg.dropped, mg.exact = true, nil
+	if !mg.dropped && mg.kept+len(g.Latencies) <= maxExact {
+		ia.exact = append(ia.exact, g.Latencies...)
+		mg.kept += len(g.Latencies)
+	} else if !mg.dropped {
+		mg.dropped = true
+		for _, other := range mg.inst {
+			other.exact = nil
+		}
 	}
 	for _, ts := range g.Terms {
 		m := merged[ts.Term]
@@ -305,8 +314,12 @@ func (mg *manyGroup) final(terms []budget.Term, labels []string, maxExact int, m
 			"%s: %d requests, more than the %d kept exactly: p50, p90 and p99 are estimates within %.1f %% (count, mean, min and max are exact)",
 			mg.name, mg.count, maxExact, 100*EstimateRelErr)})
 	} else {
-		slices.Sort(mg.exact)
-		q.P50, q.P90, q.P99 = Duration(quantile.Sorted(mg.exact, 0.5)), Duration(quantile.Sorted(mg.exact, 0.9)), Duration(quantile.Sorted(mg.exact, 0.99))
+		all := make([]int64, 0, mg.kept)
+		for _, ia := range mg.inst {
+			all = append(all, ia.exact...)
+		}
+		slices.Sort(all)
+		q.P50, q.P90, q.P99 = Duration(quantile.Sorted(all, 0.5)), Duration(quantile.Sorted(all, 0.9)), Duration(quantile.Sorted(all, 0.99))
 	}
 	g := ManyGroup{Name: mg.name, Requests: q, Terms: []Term{}, Instances: []InstanceRow{}}
 	ids := make([]int, 0, len(mg.terms))
@@ -330,7 +343,7 @@ func (mg *manyGroup) final(terms []budget.Term, labels []string, maxExact int, m
 	g.CPU = CPU{Running: per(mg.running.Wait), Runnable: per(mg.runnable.Wait), CriticalRunning: per(mg.running.Critical), CriticalRunnable: per(mg.runnable.Critical)}
 	for _, name := range m.Instances {
 		if ia := mg.inst[name]; ia != nil {
-			g.Instances = append(g.Instances, ia.row(name, terms, labels))
+			g.Instances = append(g.Instances, ia.row(name, terms, labels, mg.dropped))
 		}
 	}
 	return g
@@ -344,12 +357,18 @@ func cmpDesc(a, b int64) int {
 }
 
 // row is the instance's row of a group.
-func (ia *instAgg) row(name string, terms []budget.Term, labels []string) InstanceRow {
+func (ia *instAgg) row(name string, terms []budget.Term, labels []string, estimated bool) InstanceRow {
 	r := InstanceRow{Instance: name, Traces: ia.traces, Requests: ia.count, Max: Duration(ia.max)}
 	if ia.count == 0 {
 		return r
 	}
 	r.Mean = durOf(float64(ia.sum) / float64(ia.count))
+	if estimated {
+		r.P99 = Duration(ia.sk.Quantile(0.99))
+	} else {
+		slices.Sort(ia.exact)
+		r.P99 = Duration(quantile.Sorted(ia.exact, 0.99))
+	}
 	top, best := -1, int64(0)
 	for id, c := range ia.crit {
 		if c > best || (c == best && top >= 0 && c > 0 && labels[id] < labels[top]) {

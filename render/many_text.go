@@ -72,13 +72,13 @@ func (m *Many) writeGroup(ew *errWriter, g *ManyGroup) {
 	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f%s\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms(), est)
 	ew.printf("\nper instance\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "instance\ttraces\trequests\tmean ms\tmax ms\t  top term (critical ms per request)\t\n")
+	fmt.Fprintf(tw, "instance\ttraces\trequests\tmean ms\tp99 ms\tmax ms\t  top term (critical ms per request)\t\n")
 	for _, r := range g.Instances {
 		top := "-"
 		if r.TopTerm != "" {
 			top = fmt.Sprintf("%s %.2f", r.TopTerm, r.TopCritical.Ms())
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t  %s\t\n", r.Instance, r.Traces, r.Requests, r.Mean.Ms(), r.Max.Ms(), top)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t  %s\t\n", r.Instance, r.Traces, r.Requests, r.Mean.Ms(), r.P99.Ms(), r.Max.Ms(), top)
 	}
 	tw.Flush()
 	m.writeTerms(ew, g)
