@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/lab"
@@ -31,7 +33,56 @@ func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.
 	if t.Cause != "" {
 		cs = append(cs, eq(pre+"host evidence", t.Cause, v.Cause))
 	}
+	if len(p.Faults) > 0 {
+		cs = append(cs, minutesCheck(pre, p, names, minute))
+	}
 	return cs
+}
+
+// minutesCheck: the bad minutes triage found lie in the faults' minutes —
+// of the faulted instance when the truth is local, of every instance when
+// it is shared. A fault's minutes run from the one it starts in to the one
+// after it ends: Prometheus stamps a sample with the time its scrape
+// started, and the scrape after a fault may end a minute later.
+func minutesCheck(pre string, p *PhaseResult, names map[string]string, minute time.Duration) lab.Check {
+	in := func(step int) bool {
+		for _, f := range p.Faults {
+			if int(f.From.Sub(p.Start)/minute) <= step && step <= int(f.To.Sub(p.Start)/minute)+1 {
+				return true
+			}
+		}
+		return false
+	}
+	var want, got, outside []string
+	for _, f := range p.Faults {
+		want = append(want, fmt.Sprintf("%d–%d", int(f.From.Sub(p.Start)/minute), int(f.To.Sub(p.Start)/minute)+1))
+	}
+	for _, inst := range sortedKeys(p.Verdict.BadSteps, names) {
+		if p.Truth.Scope == "local" && inst != p.Truth.Instance {
+			continue
+		}
+		for _, s := range p.Verdict.BadSteps[inst] {
+			got = append(got, fmt.Sprintf("%s:%d", name(names, inst), s))
+			if !in(s) {
+				outside = append(outside, fmt.Sprintf("%s:%d", name(names, inst), s))
+			}
+		}
+	}
+	c := lab.Check{Name: pre + "bad minutes", Want: "within " + strings.Join(want, ", "), Got: strings.Join(got, " "), OK: len(got) > 0 && len(outside) == 0}
+	if len(got) == 0 {
+		c.Got = "none"
+	}
+	return c
+}
+
+// sortedKeys returns m's keys in the order of their names.
+func sortedKeys(m map[string][]int, names map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return name(names, keys[i]) < name(names, keys[j]) })
+	return keys
 }
 
 // eq is a check that got equals want.

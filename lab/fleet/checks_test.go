@@ -9,6 +9,7 @@ import (
 func TestCheck(t *testing.T) {
 	names := map[string]string{"127.0.0.1:1": "A", "127.0.0.1:2": "B"}
 	min := 3 * time.Second
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	throttle := Truth{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled"}
 	for _, tc := range []struct {
 		name  string
@@ -16,15 +17,21 @@ func TestCheck(t *testing.T) {
 		v     *VerdictOut
 		fails []string
 	}{
-		{"throttle right", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled"}, nil},
-		{"throttle wrong instance and period", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "all-requests", Period: 5 * min, Cause: "throttled"},
-			[]string{"p/db: instance", "p/db: period"}},
+		{"throttle right", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled",
+			BadSteps: map[string][]int{"127.0.0.1:2": {1, 5}, "127.0.0.1:1": {3}}}, nil},
+		{"throttle minutes outside", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:2", DBPath: "all-requests", Period: 4 * min, Cause: "throttled",
+			BadSteps: map[string][]int{"127.0.0.1:2": {1, 3, 5}}}, []string{"p/db: bad minutes"}},
+		{"throttle wrong instance and period", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "all-requests", Period: 5 * min, Cause: "throttled",
+			BadSteps: map[string][]int{"127.0.0.1:2": {2, 6}}}, []string{"p/db: instance", "p/db: period"}},
 		{"shared", Truth{Scope: "shared", DBPath: "db-only"}, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "db-only"}, []string{"p/db: scope"}},
 		{"none", Truth{Scope: "none"}, &VerdictOut{Scope: "none"}, nil},
 		{"no verdict", Truth{Scope: "none"}, nil, []string{"p/db: triage ran"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &PhaseResult{Name: "p", Signal: "db", Truth: tc.truth, Verdict: tc.v, Error: "boom"}
+			p := &PhaseResult{Name: "p", Signal: "db", Truth: tc.truth, Verdict: tc.v, Error: "boom", Start: start}
+			if tc.truth.Period > 0 { // bursts in minutes 1 and 5, each half a minute
+				p.Faults = []Fault{{From: start.Add(min + min/10), To: start.Add(min + 6*min/10)}, {From: start.Add(5*min + min/10), To: start.Add(5*min + 6*min/10)}}
+			}
 			var fails []string
 			for _, c := range check(p, names, min) {
 				if !c.OK {
