@@ -295,14 +295,14 @@ func isMany(args []string) bool {
 
 // perTraceFlags are the flags that need one trace: their findings come
 // from one trace's timelines and counters, which do not add across traces.
-var perTraceFlags = []string{"predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "html", "pprof", "handler", "requests", "requests-from"}
+var perTraceFlags = []string{"predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
 
 // analyzeMany analyses several traces, or a directory of snapshots, one at
 // a time and prints their aggregate by request type, with a row per
 // instance (pipeline.Many).
 func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *analyzeOptions) error {
 	if set := setFlags(fs, perTraceFlags...); len(set) > 0 {
-		return fmt.Errorf("%s apply to one trace at a time: predictions, the CPU cross-check, call-path filters and the HTML and pprof outputs use one trace's timelines, which do not add across traces; analyze that trace alone", strings.Join(set, ", "))
+		return fmt.Errorf("%s apply to one trace at a time: predictions, the CPU cross-check, call-path filters and the pprof profiles use one trace's timelines, which do not add across traces; analyze that trace alone", strings.Join(set, ", "))
 	}
 	files, err := pipeline.Inputs(fs.Args())
 	if err != nil {
@@ -316,6 +316,15 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 			return fmt.Errorf("%s: JVM recordings are analysed one at a time, not aggregated with other traces", f)
 		}
 	}
+	var page *htmlreport.Page
+	var out atomicfile.Set
+	out.Inputs(files...)
+	if o.html != "" {
+		out.Add(o.html, func(w io.Writer) error { return page.Write(w) })
+	}
+	if err := out.Check(); err != nil { // before the analyses, which may take long
+		return err
+	}
 	opts := budget.DefaultOptions
 	opts.Rules.App = o.app
 	opts.Infer = o.infer.mode
@@ -326,6 +335,14 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 	})
 	if err != nil {
 		return partialHint(err)
+	}
+	if o.html != "" {
+		if page, err = htmlreport.BuildMany(m); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := out.Commit(); err != nil {
+			return err
+		}
 	}
 	if o.json {
 		err = m.WriteJSON(stdout)

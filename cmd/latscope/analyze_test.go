@@ -225,9 +225,13 @@ func TestAnalyzeManyDirectory(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name+".trace"), data, 0o600)
 	}
 	os.WriteFile(filepath.Join(dir, "README"), []byte("not a trace"), 0o600)
-	stdout, _, err := runCLI(t, "analyze", "--json", dir)
+	page := filepath.Join(t.TempDir(), "many.html")
+	stdout, _, err := runCLI(t, "analyze", "--json", "--html", page, dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), "2 traces from 2 instances") {
+		t.Errorf("--html page: %v, want the aggregate's page", err)
 	}
 	var many struct {
 		Instances []string `json:"instances"`
