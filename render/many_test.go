@@ -70,11 +70,11 @@ func TestManyBuilder(t *testing.T) {
 				t.Errorf("exact p50 %v p99 %v, want 4ms 14ms", q.P50.Std(), q.P99.Std())
 			}
 			// query: (3+30)/6 ms per request; sleep: (5+6)/6.
-			if g.Terms[0].Frame != "main.query" || g.Terms[0].Critical != durOf(33e6 / 6.0) || g.Terms[1].Critical != durOf(11e6 / 6.0) {
+			if g.Terms[0].Frame != "main.query" || g.Terms[0].Critical != durOf(33e6/6.0) || g.Terms[1].Critical != durOf(11e6/6.0) {
 				t.Errorf("terms %+v", g.Terms)
 			}
 			a, bb := g.Instances[0], g.Instances[1]
-			if a.Instance != "web-a" || a.Requests != 3 || a.Mean != durOf(8e6 / 3.0) || a.TopTerm != "main.handler" || a.TopCritical != durOf(5e6 / 3.0) {
+			if a.Instance != "web-a" || a.Requests != 3 || a.Mean != durOf(8e6/3.0) || a.TopTerm != "main.handler" || a.TopCritical != durOf(5e6/3.0) {
 				t.Errorf("web-a row %+v", a)
 			}
 			if bb.Instance != "web-b" || bb.Mean != Duration(12e6) || bb.TopTerm != "main.query" || bb.TopCritical != Duration(10e6) {
