@@ -121,7 +121,7 @@ func testManyInstances(t *testing.T, dir string, insts []instanceTrace) {
 	}
 	work := manyGroup(t, m, "GET /work")
 	a, b := work.Instances[0].Mean.Std(), work.Instances[1].Mean.Std()
-	if a < insts[0].sleep || b < insts[1].sleep || b < a+3*time.Millisecond {
+	if a < insts[0].sleep || b < insts[1].sleep || b < a+2*time.Millisecond {
 		t.Errorf("GET /work mean latency web-a %v, web-b %v: want at least %v and %v, web-b slower", a, b, insts[0].sleep, insts[1].sleep)
 	}
 	for _, r := range work.Instances {
@@ -340,8 +340,9 @@ func testManyMemoryBounded(t *testing.T, insts []instanceTrace) {
 	perTrace := int64(withOne) - int64(heap[n-1]) // one analysis kept alive
 	growth := int64(heap[n-1]) - int64(heap[1])
 	t.Logf("live heap: before %d KiB, after 2 traces %d KiB, after %d %d KiB; one trace's analysis %d KiB", before>>10, heap[1]>>10, n, heap[n-1]>>10, perTrace>>10)
-	if growth/(n-2) > perTrace/8 || growth > 512<<10 {
-		t.Errorf("the live heap grew %d KiB over %d more traces, want under an eighth of one trace's analysis (%d KiB) per trace, and 512 KiB", growth>>10, n-2, perTrace>>10)
+	// Keeping every trace's analysis would grow the heap by n-2 of them.
+	if growth > perTrace || growth > 512<<10 {
+		t.Errorf("the live heap grew %d KiB over %d more traces, want less than one trace's analysis (%d KiB) in all, and 512 KiB", growth>>10, n-2, perTrace>>10)
 	}
 }
 
