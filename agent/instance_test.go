@@ -11,15 +11,13 @@ import (
 // TestAgentInstanceLog runs real agents under a real trace: the instance
 // name is logged with every module log, outside any task; "-" logs none.
 func TestAgentInstanceLog(t *testing.T) {
-	const run = 700 * time.Millisecond // module logs at about 0 and 500 ms
+	const run = time.Second // module logs at about 0 and 500 ms, and maybe 1000
 	tests := []struct {
 		name string
 		o    Options
 		want string // "" for no instance log
 	}{
 		{"Options.Instance", Options{Module: "example.com/svc", Instance: "web-1"}, "web-1"},
-		{"cleaned", Options{Module: "example.com/svc", Instance: " web\t2 "}, "web?2"},
-		{"default host name", Options{Module: "example.com/svc"}, tracelog.DefaultInstance()},
 		{"none", Options{Module: "example.com/svc", Instance: "-"}, ""},
 		{"no recorder", Options{Module: "example.com/svc", Instance: "web-3", NoRecorder: true}, "web-3"},
 	}
@@ -46,5 +44,23 @@ func TestAgentInstanceLog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSamplerInstance: the instance logged is Options.Instance cleaned,
+// the host name by default, none for "-".
+func TestSamplerInstance(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"web-1", "web-1"},
+		{" web\t2 ", "web?2"},
+		{"", tracelog.DefaultInstance()},
+		{"-", ""},
+	}
+	for _, tt := range tests {
+		s := newSampler("example.com/svc", tt.in, 100*time.Millisecond)
+		s.close()
+		if s.instance != tt.want {
+			t.Errorf("Instance %q: logs %q, want %q", tt.in, s.instance, tt.want)
+		}
 	}
 }
