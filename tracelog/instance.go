@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 )
 
 // Instance is the log category of the agent's instance name: which
@@ -26,12 +27,12 @@ func DefaultInstance() string {
 	return CleanInstance(h)
 }
 
-// CleanInstance returns name fit to be logged under Instance: without
-// leading and trailing space, control characters replaced by '?', cut to
-// MaxInstanceLen bytes (at a character boundary).
+// CleanInstance returns name fit to be logged under Instance: control
+// characters and invalid UTF-8 replaced by '?', without leading and
+// trailing space, cut to MaxInstanceLen bytes (at a character boundary).
 func CleanInstance(name string) string {
 	name = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
+		if r < ' ' || r == 0x7f || r == utf8.RuneError {
 			return '?'
 		}
 		return r
@@ -43,7 +44,7 @@ func CleanInstance(name string) string {
 	for cut > 0 && !utf8Start(name[cut]) {
 		cut--
 	}
-	return name[:cut]
+	return strings.TrimSpace(name[:cut])
 }
 
 // utf8Start reports whether b begins a UTF-8 character.
