@@ -23,6 +23,7 @@ examples:
   sudo latscope lab fleet --short          the CI profile (about 2 minutes)
   sudo latscope lab fleet --minute 5s      a longer "minute": more scrapes per step
   sudo latscope lab fleet --json           the phases, truths and verdicts as JSON
+  sudo latscope lab fleet --hold 10m       then run the report's triage commands by hand
 `
 
 // labFleetOptions are the flags of `latscope lab fleet`.
@@ -43,6 +44,7 @@ func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	fs.DurationVar(&o.cfg.Minute, "minute", o.cfg.Minute, "the compressed \"minute\": triage's step (whole seconds, at least 2s)")
 	fs.DurationVar(&o.cfg.Threshold, "threshold", o.cfg.Threshold, "triage's DB-call p95 threshold")
 	fs.DurationVar(&o.cfg.RequestThreshold, "request-threshold", o.cfg.RequestThreshold, "triage's request p99 threshold, the stop phase's signal")
+	fs.DurationVar(&o.cfg.Hold, "hold", 0, "keep Prometheus and the instances up this long after the phases, to run `latscope triage` by hand (Ctrl-C ends it)")
 	usageWith(fs, stderr, "lab fleet [flags]", labFleetExamples)
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -42,6 +42,10 @@ type Config struct {
 	Think                  time.Duration
 	// Pool is each instance's connections to the database.
 	Pool int
+	// Hold keeps Prometheus and the instances up this long after the last
+	// phase (the load stopped), so that triage can be run on the phases by
+	// hand; 0 stops at once.
+	Hold time.Duration
 }
 
 // DefaultConfig is `latscope lab fleet`: a 3 s minute, bursts every 5
@@ -81,6 +85,8 @@ func (c Config) Check() error {
 		return errors.New("fleet: want phases of at least 6 minutes (3 good ones for triage's baselines), gaps and warm-up of at least 1")
 	case c.Quota <= 0 || c.BurstGoroutines < 1:
 		return errors.New("fleet: want a positive quota and at least one burst goroutine")
+	case c.Hold < 0:
+		return opterr.Wrap("hold", fmt.Errorf("%v: want a duration >= 0", c.Hold))
 	case c.DBClients < 1 || c.NoDBClients < 1 || c.Pool < 1:
 		return errors.New("fleet: want at least one client per route and one connection")
 	}

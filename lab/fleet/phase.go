@@ -76,4 +76,7 @@ type PhaseResult struct {
 	Prom   map[string]PromEvidence `json:"prometheus,omitempty"`
 	Checks []lab.Check             `json:"checks"`
 	Took   string                  `json:"triage_took,omitempty"`
+	// Prometheus is the lab's Prometheus URL (gone after the run unless
+	// Config.Hold kept it).
+	Prometheus string `json:"prometheus_url"`
 }

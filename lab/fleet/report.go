@@ -88,6 +88,7 @@ func (r *runner) phaseSection(b *strings.Builder, p *PhaseResult, names map[stri
 	} else {
 		fmt.Fprintf(b, "\nTriage failed: %s\n", p.Error)
 	}
+	fmt.Fprintf(b, "\nBy hand (while Prometheus runs: `--hold`): `%s`\n", triageCommand(p, c))
 	b.WriteString("\n| instance | requests | errors | /db p95 ms | /nodb p95 ms | stall s | throttled s | failed scrapes | bad minutes |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range p.Load {
 		var bad []int
@@ -151,4 +152,14 @@ func intsText(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, " ")
+}
+
+// triageCommand is the phase's triage as a latscope command line.
+func triageCommand(p *PhaseResult, c Config) string {
+	thr := c.Threshold
+	if p.Signal == "request" {
+		thr = c.RequestThreshold
+	}
+	return fmt.Sprintf("latscope triage --prometheus %s --job %s --since %s --until %s --step %v --threshold %v --signal %s",
+		p.Prometheus, Job, p.Start.UTC().Format(time.RFC3339), p.End.UTC().Format(time.RFC3339), c.Minute, thr, p.Signal)
 }

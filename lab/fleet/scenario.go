@@ -129,6 +129,13 @@ func Run(ctx context.Context, env *lab.Env, c Config, tr TriageFunc) (*lab.Outco
 		p.Load = ld.stats(addrs, p.Start, p.End)
 		p.Checks = check(p, r.names(), c.Minute)
 	}
+	if c.Hold > 0 {
+		env.Logf("Prometheus stays at %s for %v (Ctrl-C ends it); each phase's triage:", r.prom.URL, c.Hold)
+		for _, p := range results {
+			env.Logf("  %s", triageCommand(p, c))
+		}
+		sleep(ctx, c.Hold)
+	}
 	return r.outcome(results, setup, time.Since(began)), nil
 }
 
@@ -218,7 +225,7 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 		// steps), so that minute k of a phase is triage's step k.
 		start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
 		sleepUntil(ctx, start)
-		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth()}
+		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth(), Prometheus: r.prom.URL}
 		p.End = p.Start.Add(c.minutes(float64(s.minutes)))
 		r.env.Logf("phase %s (%d minutes, %v): %s", s.name, s.minutes, c.minutes(float64(s.minutes)), s.summary)
 		err := s.run(ctx, p)
