@@ -289,8 +289,8 @@ func (b *ManyBuilder) Finalize() (*Many, error) {
 	}
 	slices.Sort(m.Instances)
 	labels := budget.Labels(b.terms)
-	for _, g := range b.groups {
-		m.Groups = append(m.Groups, g.final(b.terms, labels, b.opts.MaxExact, m))
+	for _, name := range slices.Sorted(maps.Keys(b.groups)) { // in order, for the findings' order
+		m.Groups = append(m.Groups, b.groups[name].final(b.terms, labels, b.opts.MaxExact, m))
 	}
 	slices.SortFunc(m.Groups, func(x, y ManyGroup) int {
 		if x.Requests.Count != y.Requests.Count {
