@@ -118,9 +118,9 @@ func TestHelpForms(t *testing.T) {
 // TestCommandError: a command's errors start with its name exactly once,
 // and stay what they wrap.
 func TestCommandError(t *testing.T) {
-	_, _, err := runCLI(t, "analyze", "a", "b")
+	_, _, err := runCLI(t, "analyze")
 	var ce *commandError
-	if !errors.As(err, &ce) || ce.cmd != "analyze" || !strings.HasPrefix(err.Error(), "analyze: want exactly one") {
+	if !errors.As(err, &ce) || ce.cmd != "analyze" || !strings.HasPrefix(err.Error(), "analyze: want a trace file") {
 		t.Errorf("err = %v (%T)", err, err)
 	}
 	prefixed := inCommand("load", errors.New("load: bad URL"))
