@@ -44,7 +44,7 @@ func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	fs.DurationVar(&o.cfg.Minute, "minute", o.cfg.Minute, "the compressed \"minute\": triage's step (whole seconds, at least 2s)")
 	fs.DurationVar(&o.cfg.Threshold, "threshold", o.cfg.Threshold, "triage's DB-call p95 threshold")
 	fs.DurationVar(&o.cfg.RequestThreshold, "request-threshold", o.cfg.RequestThreshold, "triage's request p99 threshold, the stop phase's signal")
-	fs.DurationVar(&o.cfg.Hold, "hold", 0, "keep Prometheus and the instances up this long after the phases, to run `latscope triage` by hand (Ctrl-C ends it)")
+	fs.DurationVar(&o.cfg.Hold, "hold", 0, "keep Prometheus and the instances up this long after the phases, to run latscope triage by hand (Ctrl-C ends it)")
 	usageWith(fs, stderr, "lab fleet [flags]", labFleetExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
