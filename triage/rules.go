@@ -365,8 +365,9 @@ func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvide
 }
 
 // cause is rule 5's conclusion: of throttled time and steal, the one that
-// rose most; else CPU pressure; else the stall probe alone ("stalled");
-// else unknown.
+// rose most; else the stall probe when it rose more than CPU pressure
+// ("stalled": the process could not run at all); else CPU pressure; else
+// the stall probe alone; else unknown.
 func cause(hs []HostEvidence) string {
 	rise := func(s HostSignal) float64 {
 		for _, h := range hs {
@@ -381,6 +382,11 @@ func cause(hs []HostEvidence) string {
 		return "throttled"
 	case st >= 0:
 		return "steal"
+	case rise(Stall) >= 0 && rise(Stall) > max(rise(PSICgroup), rise(PSIHost)):
+		// the process lost more time than CPU pressure shows waiting for a
+		// CPU: it could not run at all (a stop), and any pressure beside it
+		// is other work on the host
+		return "stalled"
 	case rise(PSICgroup) >= 0 || rise(PSIHost) >= 0:
 		return "cpu-pressure"
 	case rise(Stall) >= 0:

@@ -395,7 +395,11 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	} else {
 		fmt.Fprint(stdout, md)
 	}
-	fmt.Fprintf(stderr, "wrote %s (report.md, report.html, %s.json, traces and profiles)\n", env.Out, sc.Name)
+	files := "report.md, "
+	if len(out.HTML) > 0 {
+		files += "report.html, "
+	}
+	fmt.Fprintf(stderr, "wrote %s (%s%s.json and the runs' files)\n", env.Out, files, sc.Name)
 	if failed := out.Failed(); len(failed) > 0 {
 		var names []string
 		for _, c := range failed {
