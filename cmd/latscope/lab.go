@@ -136,7 +136,10 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		for _, s := range lab.Scenarios() {
 			names = append(names, s.Name)
 		}
-		return fmt.Errorf("unknown scenario %q (scenarios: %s)", name, strings.Join(names, ", "))
+		if _, sub := commands["lab "+name]; sub {
+			return fmt.Errorf("%q is a lab subcommand with flags of its own, not a scenario: run `latscope lab %s [flags]` (its -h lists them)", name, name)
+		}
+		return fmt.Errorf("unknown scenario %q (scenarios: %s; lab subcommands: `latscope lab --list`)", name, strings.Join(names, ", "))
 	}
 	// After the flags, leftovers of killed runs are swept (they belong to
 	// dead processes). Everything that can refuse the run does so before
