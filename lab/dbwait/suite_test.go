@@ -89,3 +89,31 @@ func TestFaultSuite(t *testing.T) {
 		})
 	}
 }
+
+func TestBinomTail(t *testing.T) {
+	for _, tc := range []struct {
+		n, k int
+		p    float64
+		want float64
+	}{
+		{10, 0, 0.5, 1},
+		{10, 10, 0.5, 1.0 / 1024},
+		{10, 9, 0.5, 11.0 / 1024},
+		{68, 1, 0.05, 1 - 0.0303}, // 1 − 0.95^68
+		{1, 1, 0.05, 0.05},
+	} {
+		if got := binomTail(tc.n, tc.k, tc.p); got < tc.want-5e-4 || got > tc.want+5e-4 {
+			t.Errorf("binomTail(%d, %d, %g) = %.5f, want %.5f", tc.n, tc.k, tc.p, got, tc.want)
+		}
+	}
+	// a sample at the bar passes; one far under it fails
+	if _, ok := rate(4, 68, 0.05); !ok {
+		t.Error("4 misses of 68 at a 5 % bar: want pass (p ≈ 0.44)")
+	}
+	if _, ok := rate(12, 68, 0.05); ok {
+		t.Error("12 misses of 68 at a 5 % bar: want fail")
+	}
+	if _, ok := rate(3, 4, 0.05); ok {
+		t.Error("3 misses of 4 at a 5 % bar: want fail")
+	}
+}
