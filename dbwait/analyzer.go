@@ -76,6 +76,9 @@ type span struct {
 	// after is the querying goroutine's runnable time since the region
 	// ended, added to runnable if an end log extends the span.
 	after time.Duration
+	// endLogged: an end log ended the span (its region only marked the
+	// start).
+	endLogged bool
 }
 
 // maxPending bounds the spans one goroutine keeps waiting for an end log:
@@ -224,6 +227,7 @@ func (a *Analyzer) endLog(ev *tracein.Event) {
 	s := &a.spans[i]
 	s.end = max(s.end, ev.Time)
 	s.runnable += s.after
+	s.endLogged = true
 	a.endLogged++
 	p := a.pending[s.g]
 	if k := slices.Index(p, i); k >= 0 {

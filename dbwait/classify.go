@@ -33,6 +33,9 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	ev.Busy = a.busy.tailIn(tail, tailSlack+ev.Runnable)
 	ev.TailGap = a.gaps.endingIn(tail, tailSlack+ev.Runnable)
 	ev.ProbeTail, ev.ProbeTailUnsure = a.probe.tailIn(tail, tailSlack+ev.Runnable)
+	if len(outside) == 2 {
+		ev.ProbeHead, ev.ProbeHeadUnsure = a.probe.tailIn(outside[0], tailSlack)
+	}
 	return ev
 }
 
@@ -125,9 +128,10 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Inside, fmt.Sprintf("difference within %v", o.Threshold), High}
 	}
 	// With the agent's CPU-availability probe in the trace, only the stall
-	// that ended as the answer was taken can have delayed it (ProbeTail): a
-	// stall that ended earlier overlapped a wait for something else, after
-	// which the process could run and the goroutine still waited. The
+	// that ended as the answer was taken can have delayed it (ProbeTail),
+	// and the one that ended as the query left (ProbeHead): a stall that
+	// ended earlier overlapped a wait for something else, after which the
+	// process could run and the goroutine still waited. The
 	// stall's length is its late part plus, expected, half its unsure part
 	// (it began somewhere in the period before its deadline). A stall of
 	// half the outside time or more is a CPU cause; shorter, the process
@@ -140,14 +144,14 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	// silent (no event at all, the probe's wake-ups included) for half the
 	// outside time as the answer came, it was idle or stalled and the probe
 	// cannot say which; the counters decide then, pro-rated.
-	stall := ev.ProbeTail + ev.ProbeTailUnsure/2
+	stall := min(ev.ProbeTail+ev.ProbeTailUnsure/2+ev.ProbeHead+ev.ProbeHeadUnsure/2, outside)
 	late := ev.Probe && 2*stall >= outside // the probe saw the process unable to run for half
 	silent := ev.Probe && !late && 2*ev.TailGap >= outside
 	ran := ev.Probe && !late && !silent
 	if ev.Probe {
 		could := outside - stall - max(ev.Runnable, ev.Busy) // waiting while the process could run, with a P free
 		if 3*stall >= outside && 3*could >= outside {
-			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside, as the answer came (probe), and could for %s ms: a CPU cause and a wait outside the process together",
+			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside, as the query left or the answer came (probe), and could for %s ms: a CPU cause and a wait outside the process together",
 				fmtMs(stall), fmtMs(outside), fmtMs(could)), Medium}
 		}
 	}
@@ -196,7 +200,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		if quiet(d, outside) {
 			c = High
 		}
-		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the answer came (probe)", fmtMs(outside-stall), fmtMs(outside)), c}
+		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe: a stall that ended earlier overlapped the wait)", fmtMs(outside-stall), fmtMs(outside)), c}
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
 	case throttle && !throttled && d.Has(hostsig.SourceSteal):
@@ -256,7 +260,7 @@ func cpuWaitWords(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) s
 func stallWords(ev Evidence, late bool, prorated time.Duration) string {
 	switch {
 	case late:
-		return fmt.Sprintf("the probe late %s ms as the answer came", fmtMs(ev.ProbeTail))
+		return fmt.Sprintf("the probe late %s ms as the query left and the answer came", fmtMs(ev.ProbeTail+ev.ProbeHead))
 	case !ev.Probe && ev.Gap > 0:
 		return fmt.Sprintf("no trace events for %s ms", fmtMs(ev.Gap))
 	}

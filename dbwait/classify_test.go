@@ -94,6 +94,8 @@ func TestClassify(t *testing.T) {
 		{"cgroup CPU pressure leaves under the threshold", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Runnable},
 		{"cgroup CPU pressure leaves over the threshold", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Network},
 		{"machine CPU pressure is no evidence", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.SystemSome, d.CPUs = 200*ms, 2 })}, dbwait.Network},
+		// A stall that ended as the query left delayed the statement's start.
+		{"probe late as the query left: throttled", 39 * ms, dbwait.Evidence{Probe: true, Placed: true, ProbeLate: 38 * ms, ProbeHead: 38 * ms, Gap: 38 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome, d.CPUs = 1, 88*ms, 80*ms, 2 })}, dbwait.Throttled},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
 		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms, ProbeTail: 3 * ms}, dbwait.Network},
 		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 25 * ms, ProbeTail: 25 * ms}, dbwait.Unknown},

@@ -135,6 +135,12 @@ func medianSpacing(s []hostsig.Sample) time.Duration {
 // traceparent: the one that fits the span best when the clocks are known.
 func (a *Analyzer) join(r *Result) {
 	used := map[pglog.TraceParent][]bool{}
+	inFlight := 0
+	defer func() {
+		if inFlight > 0 {
+			r.Warnings = append(r.Warnings, fmt.Errorf("%d statements are left out: their span only marks the start and no end log ended it (still in flight when the trace ended), so it is shorter than the statement", inFlight))
+		}
+	}()
 	for _, sp := range a.spans {
 		q := Query{Region: sp.name, G: sp.g, Task: sp.task, TraceParent: sp.tp, Start: sp.start, End: sp.end, App: sp.end.Sub(sp.start), runnable: sp.runnable}
 		if a.clock.known() {
@@ -161,6 +167,13 @@ func (a *Analyzer) join(r *Result) {
 		}
 		used[sp.tp][best] = true
 		a.fill(&q, cands[best])
+		if a.endLogged > 0 && !sp.endLogged && q.App < q.DB {
+			// a start mark whose end log never came (the query was still
+			// in flight when the trace ended): its span cannot hold the
+			// statement
+			inFlight++
+			continue
+		}
 		r.Queries = append(r.Queries, q)
 	}
 }

@@ -109,6 +109,8 @@ type JSONEvidence struct {
 	// ProbeTailMs: the part of it in the stall that ended as the answer
 	// came, the only one that can have delayed it; null without the probe.
 	ProbeTailMs *float64 `json:"probe_late_at_answer_ms"`
+	// ProbeHeadMs: the part in the stall that ended as the query left.
+	ProbeHeadMs *float64 `json:"probe_late_at_send_ms"`
 	// BusyMs: how long every P of the process ran a goroutine.
 	BusyMs float64    `json:"every_p_busy_ms"`
 	Host   *JSONDelta `json:"host"`
@@ -142,8 +144,8 @@ func (r *Result) JSON() *JSONResult {
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		jq.Evidence.BusyMs = units.Ms(q.Evidence.Busy)
 		if q.Evidence.Probe {
-			late, tail := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail)
-			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs = &late, &tail
+			late, tail, head := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail), units.Ms(q.Evidence.ProbeHead)
+			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs, jq.Evidence.ProbeHeadMs = &late, &tail, &head
 		}
 		j.Queries = append(j.Queries, jq)
 	}

@@ -74,6 +74,11 @@ type Evidence struct {
 	// can have delayed the answer. A stall that ended earlier overlapped a
 	// wait for something else.
 	ProbeTail, ProbeTailUnsure time.Duration
+	// ProbeHead and ProbeHeadUnsure are the same for the stall that ended
+	// as the query left (the outside time before the statement, when it
+	// is placed): a process that could not run before it sent the query
+	// delayed the statement's start.
+	ProbeHead, ProbeHeadUnsure time.Duration
 	// Busy is how much of the outside time every P of the process ran a
 	// goroutine in the stretch that ended as the answer was taken: an
 	// answer that arrived then waited for a P to poll the network, with

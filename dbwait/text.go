@@ -145,6 +145,9 @@ func (e Evidence) String() string {
 	}
 	if e.Probe {
 		fmt.Fprintf(&b, ", probe late %s ms", ms(e.ProbeLate))
+		if e.ProbeHead > 0 {
+			fmt.Fprintf(&b, " (%s ms as the query left)", ms(e.ProbeHead))
+		}
 		if e.ProbeTail > 0 {
 			fmt.Fprintf(&b, " (%s ms as the answer came)", ms(e.ProbeTail))
 		}

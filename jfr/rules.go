@@ -53,7 +53,15 @@ type Attribution struct {
 	Mechanism string // see Decide; "" when the application frame blocked itself
 	Pool      string // innermost pool frame beneath the application frame, if any
 	AppIndex  int    // index of App in the stack, -1 when none
+	// HTTPSend tells whether the wait is beneath java.net.http.HttpClient's
+	// blocking send: a park on the response's future is a network wait.
+	HTTPSend bool
 }
+
+// httpSends are the frames of java.net.http.HttpClient's blocking send;
+// beneath one, the calling thread parks on the response's future while
+// the client's selector thread does the I/O.
+var httpSends = []string{"java.net.http.HttpClient.send", "jdk.internal.net.http.HttpClientFacade.send", "jdk.internal.net.http.HttpClientImpl.send"}
 
 // Decide attributes a stack given leaf first. The mechanism is the
 // innermost non-JDK frame beneath the application frame (a driver's or a
@@ -77,6 +85,12 @@ func (r *Rules) Decide(stack []Frame) Attribution {
 	for _, f := range below {
 		if r.isPool(f.Method) {
 			a.Pool = f.Method
+			break
+		}
+	}
+	for _, f := range below {
+		if hasPrefix(f.Method, httpSends) {
+			a.HTTPSend = true
 			break
 		}
 	}
@@ -147,7 +161,8 @@ var WaitEvents = []string{
 const PoolSuffix = " (pool wait)"
 
 // Term returns the budget term of a wait event of type typ on a stack
-// attributed as a. A park or monitor wait beneath a pool is a pool wait:
+// attributed as a. A park beneath java.net.http.HttpClient's send is a
+// network wait. A park or monitor wait beneath a pool is a pool wait:
 // its mechanism is the pool frame, marked with PoolSuffix. A monitor
 // entered by the application frame itself is named by its class.
 func (a Attribution) Term(typ, monitorClass string) (app, mechanism string, kind frame.Kind) {
@@ -161,6 +176,10 @@ func (a Attribution) Term(typ, monitorClass string) (app, mechanism string, kind
 		// a socket read beneath a pool (a query through a proxy statement,
 		// a connection check) stays network
 		mech, kind = a.Pool+PoolSuffix, frame.Sync
+	case a.HTTPSend && (kind == frame.Sync || kind == frame.Cond):
+		// HttpClient.send parks on the response's future: the wait is the
+		// exchange with the server, done by the client's own thread
+		kind = frame.Network
 	case mech == "" && monitorClass != "" && (typ == "jdk.JavaMonitorEnter" || typ == "jdk.JavaMonitorWait"):
 		mech = "synchronized " + monitorClass
 	}
