@@ -160,6 +160,12 @@ func (e Evidence) String() string {
 	return b.String()
 }
 
+// sourceWords name the host sources in the text.
+var sourceWords = [hostsig.NumSources]string{
+	hostsig.SourceProcess: "process stat", hostsig.SourceSchedstat: "run-queue wait", hostsig.SourceThrottle: "cgroup throttling",
+	hostsig.SourceCgroupPSI: "cgroup PSI", hostsig.SourceSystemPSI: "machine PSI", hostsig.SourceSteal: "steal",
+}
+
 // hostText is the counters a verdict rests on; an absent source says so.
 func hostText(d *hostsig.Delta) string {
 	var parts []string
@@ -167,7 +173,7 @@ func hostText(d *hostsig.Delta) string {
 		if d.Has(src) {
 			parts = append(parts, fmt.Sprintf(f, args...))
 		} else {
-			parts = append(parts, src.String()+" absent")
+			parts = append(parts, sourceWords[src]+" absent")
 		}
 	}
 	add(hostsig.SourceThrottle, "nr_throttled +%d (%s ms)", d.Throttled, ms(d.ThrottledTime))

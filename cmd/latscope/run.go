@@ -188,9 +188,14 @@ func (h *helpRequest) Unwrap() error { return flag.ErrHelp }
 func (h *helpRequest) print(w io.Writer) {
 	fs := h.fs
 	summary := commands[fs.Name()].summary
-	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n\nflags:\n", fs.synopsis, summary)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	fmt.Fprintf(w, "usage: latscope %s\n\n%s\n", fs.synopsis, summary)
+	any := false
+	fs.VisitAll(func(*flag.Flag) { any = true })
+	if any {
+		fmt.Fprint(w, "\nflags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
 	fmt.Fprint(w, fs.examples)
 }
