@@ -12,6 +12,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/lab"
 
 	"github.com/google/pprof/profile"
 
@@ -50,7 +51,7 @@ func (w Window) Resolution(hz int) float64 {
 
 // measureWindow measures one window of length d.
 func measureWindow(ctx context.Context, c *child, d time.Duration) (Window, error) {
-	return c.counted(ctx, func() error { sleep(ctx, d); return ctx.Err() })
+	return c.counted(ctx, func() error { lab.Sleep(ctx, d); return ctx.Err() })
 }
 
 // counted reads the independent counter and the event counter around f.

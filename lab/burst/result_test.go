@@ -3,12 +3,14 @@ package burst
 import (
 	"bytes"
 	"flag"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
 
+	goldenfile "github.com/latscope/latscope/internal/golden"
+
 	"github.com/google/pprof/profile"
+
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/sched"
 )

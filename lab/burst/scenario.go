@@ -137,7 +137,7 @@ func runVariant(ctx context.Context, env *lab.Env, o Options, v Variant, fit int
 }
 
 func (m *Measurement) measure(ctx context.Context, env *lab.Env, o Options, c *child) error {
-	sleep(ctx, env.Profile.Warmup)
+	lab.Sleep(ctx, env.Profile.Warmup)
 	for range max(env.Profile.Runs, 1) {
 		w, err := measureWindow(ctx, c, env.Profile.Window)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/internal/sticky"
+	"github.com/latscope/latscope/lab"
 
 	"context"
 	"encoding/json"
@@ -180,7 +181,7 @@ func captureProfile(ctx context.Context, w io.Writer, d time.Duration, hz int) e
 	if err := startCPUProfile(sw, hz); err != nil {
 		return err
 	}
-	sleep(ctx, d)
+	lab.Sleep(ctx, d)
 	rpprof.StopCPUProfile()
 	if err := sw.Err(); err != nil {
 		return fmt.Errorf("writing the CPU profile: %w", err)
@@ -199,21 +200,12 @@ func captureTrace(ctx context.Context, w io.Writer, d time.Duration, hz int) err
 	if err := trace.Start(sw); err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
-	sleep(ctx, d)
+	lab.Sleep(ctx, d)
 	trace.Stop()
 	if err := sw.Err(); err != nil {
 		return fmt.Errorf("writing the trace: %w", err)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // serveUntilDone serves on ln until ctx is done, then shuts srv down.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/lab"
 )
 
 // holdLock takes an ACCESS EXCLUSIVE lock on Table in a transaction on
@@ -19,7 +21,7 @@ func holdLock(ctx context.Context, conn *pgx.Conn, hold time.Duration) error {
 		conn.Exec(ctx, "ROLLBACK")
 		return fmt.Errorf("lock: %w", err)
 	}
-	sleep(ctx, hold)
+	lab.Sleep(ctx, hold)
 	if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
 		return fmt.Errorf("lock: commit: %w", err)
 	}
@@ -61,13 +63,13 @@ func pauseWhileLocked(ctx context.Context, conn *pgx.Conn, pid int, hold, pause 
 		}
 		m.Continued = time.Now()
 	}()
-	sleep(ctx, time.Until(m.Locked.Add(hold)))
+	lab.Sleep(ctx, time.Until(m.Locked.Add(hold)))
 	if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
 		return m, fmt.Errorf("pause: commit: %w", err)
 	}
 	committed = true
 	m.Unlocked = time.Now()
-	sleep(ctx, time.Until(m.Stopped.Add(pause)))
+	lab.Sleep(ctx, time.Until(m.Stopped.Add(pause)))
 	return m, nil
 }
 
@@ -76,7 +78,7 @@ func pauseWhileLocked(ctx context.Context, conn *pgx.Conn, pid int, hold, pause 
 func (r *runner) stops(ctx context.Context, c Condition, pid int, rr *RunResult) error {
 	start := time.Now()
 	for i := range c.Cycles {
-		sleep(ctx, time.Until(start.Add(time.Duration(i)*(c.Pause+StopEvery))))
+		lab.Sleep(ctx, time.Until(start.Add(time.Duration(i)*(c.Pause+StopEvery))))
 		m, err := pauseWhileLocked(ctx, r.conn, pid, 0, c.Pause)
 		if !m.Stopped.IsZero() && !m.Continued.IsZero() {
 			rr.addFault(fmt.Sprintf("SIGSTOP %v", c.Pause), m.Stopped, m.Continued)
@@ -104,19 +106,6 @@ func waitForWaiter(ctx context.Context, conn *pgx.Conn, limit time.Duration) err
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no lookup waited on the lock within %v", limit)
 		}
-		sleep(ctx, 2*time.Millisecond)
-	}
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+		lab.Sleep(ctx, 2*time.Millisecond)
 	}
 }

@@ -193,7 +193,7 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	if err := r.cg.Add(p.PID); err != nil {
 		return nil, err
 	}
-	sleep(ctx, settle)
+	lab.Sleep(ctx, settle)
 	rr, err := r.window(ctx, c, name, p)
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 	rr := &RunResult{Run: name}
 	var ferr error
 	if c.Fault != NoFault {
-		sleep(ctx, FaultAt)
+		lab.Sleep(ctx, FaultAt)
 		switch c.Fault {
 		case LockFault:
 			from := time.Now() // BEGIN and LOCK TABLE take well under a ms on the idle lab session
@@ -334,6 +334,6 @@ func (r *runner) flushedLog(ctx context.Context, name string) ([]byte, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%s: the marker %q was not logged within 10 s", r.logFile, marker)
 		}
-		sleep(ctx, 20*time.Millisecond)
+		lab.Sleep(ctx, 20*time.Millisecond)
 	}
 }

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		args := os.Args[1:] // lab dbwait-serve FLAGS..., or lab burn
 		if len(args) == 2 && args[0] == "lab" && args[1] == "burn" {
-			burn(ctx)
+			lab.Burn(ctx)
 			os.Exit(0)
 		}
 		if len(args) > 0 && args[0] == "proxy" {

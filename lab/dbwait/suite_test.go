@@ -12,19 +12,6 @@ import (
 	"github.com/latscope/latscope/tcpproxy"
 )
 
-// burn is `latscope lab burn` for the test binary: one busy core until
-// ctx ends (the burner is killed).
-func burn(ctx context.Context) {
-	runtime.GOMAXPROCS(1)
-	var x uint64
-	for ctx.Err() == nil {
-		for range 1 << 20 {
-			x = x*6364136223846793005 + 1442695040888963407
-		}
-	}
-	_ = x
-}
-
 // proxyMain is `latscope proxy --to ADDR --delay D --addr-file F` for the
 // test binary.
 func proxyMain(ctx context.Context, args []string) error {

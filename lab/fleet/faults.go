@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/lab"
 )
 
 // Lock timing of the lock phase: the lab's session holds the table lock
@@ -71,12 +72,12 @@ func lockUntil(ctx context.Context, conn *pgx.Conn, end time.Time) (from, to tim
 		if from.IsZero() {
 			from = time.Now()
 		}
-		sleep(ctx, lockHold)
+		lab.Sleep(ctx, lockHold)
 		if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
 			return from, to, fmt.Errorf("lock: commit: %w", err)
 		}
 		to = time.Now()
-		sleep(ctx, lockFree)
+		lab.Sleep(ctx, lockFree)
 	}
 	return from, to, ctx.Err()
 }
@@ -88,25 +89,12 @@ func stopFor(ctx context.Context, pid int, d time.Duration) (from, to time.Time,
 		return from, to, fmt.Errorf("SIGSTOP %d: %w", pid, err)
 	}
 	from = time.Now()
-	sleep(ctx, d)
+	lab.Sleep(ctx, d)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		return from, time.Now(), fmt.Errorf("SIGCONT %d: %w", pid, err)
 	}
 	return from, time.Now(), ctx.Err()
 }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // sleepUntil waits until t or until ctx is done.
-func sleepUntil(ctx context.Context, t time.Time) { sleep(ctx, time.Until(t)) }
+func sleepUntil(ctx context.Context, t time.Time) { lab.Sleep(ctx, time.Until(t)) }

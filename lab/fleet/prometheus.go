@@ -258,7 +258,7 @@ func waitUp(ctx context.Context, base string, n int, limit time.Duration) error 
 	want := strconv.Itoa(n)
 	var got string
 	var err error
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); sleep(ctx, 200*time.Millisecond) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); lab.Sleep(ctx, 200*time.Millisecond) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -112,7 +112,7 @@ func Run(ctx context.Context, env *lab.Env, c Config, tr TriageFunc) (*lab.Outco
 	setup := time.Since(began)
 	ld := startLoad(ctx, addrs, c, c.Total()+time.Minute)
 	env.Logf("load on: %d+%d closed-model clients per instance (think exponential, mean %v); a minute is %v; warm-up %d minutes", c.DBClients, c.NoDBClients, c.Think, c.Minute, c.Warmup)
-	sleep(ctx, c.minutes(float64(c.Warmup)))
+	lab.Sleep(ctx, c.minutes(float64(c.Warmup)))
 	results, err := r.phases(ctx)
 	r.wg.Wait()
 	lerr := ld.stop()
@@ -134,7 +134,7 @@ func Run(ctx context.Context, env *lab.Env, c Config, tr TriageFunc) (*lab.Outco
 		for _, p := range results {
 			env.Logf("  %s", triageCommand(p, c))
 		}
-		sleep(ctx, c.Hold)
+		lab.Sleep(ctx, c.Hold)
 	}
 	return r.outcome(results, setup, time.Since(began)), nil
 }

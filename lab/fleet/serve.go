@@ -22,6 +22,7 @@ import (
 	"github.com/latscope/latscope/agent/agentpgx"
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/opterr"
+	"github.com/latscope/latscope/lab"
 )
 
 // Names the service and the scenario share.
@@ -156,7 +157,7 @@ func (in *instance) serveDB(w http.ResponseWriter, r *http.Request) {
 
 func (in *instance) serveNoDB(w http.ResponseWriter, r *http.Request) {
 	spin(in.cfg.NoDBWork)
-	sleep(r.Context(), in.cfg.NoDBWait)
+	lab.Sleep(r.Context(), in.cfg.NoDBWait)
 	io.WriteString(w, "ok\n")
 }
 
