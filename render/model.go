@@ -72,8 +72,8 @@ type Trace struct {
 	// JVM: the input is a JVM recording (package jfr), whose threads are
 	// the goroutines and hardware threads the Ps; running and runnable
 	// time are not measured there.
-	JVM bool `json:"jvm,omitempty"`
-	StartWall       string   `json:"start_wall,omitempty"`
+	JVM       bool   `json:"jvm,omitempty"`
+	StartWall string `json:"start_wall,omitempty"`
 	// AppRule says which rule chose the application frames.
 	AppRule string `json:"app_rule"`
 	// Module is the main module taken as the application ("" by default).

@@ -124,7 +124,9 @@ const (
 )
 
 // FormatProbeLate formats a late wake-up: "late_ns=N".
-func FormatProbeLate(late time.Duration) string { return "late_ns=" + strconv.FormatInt(int64(late), 10) }
+func FormatProbeLate(late time.Duration) string {
+	return "late_ns=" + strconv.FormatInt(int64(late), 10)
+}
 
 // FormatProbeOn formats the probe's heartbeat: "on every_ns=N late_ns=N",
 // its period and the lateness it reports from.
