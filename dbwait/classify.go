@@ -128,18 +128,19 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Inside, fmt.Sprintf("difference within %v", o.Threshold), High}
 	}
 	// With the agent's CPU-availability probe in the trace, only the stall
-	// that ended as the answer was taken can have delayed it (ProbeTail),
-	// and the one that ended as the query left (ProbeHead): a stall that
-	// ended earlier overlapped a wait for something else, after which the
-	// process could run and the goroutine still waited. The
-	// stall's length is its late part plus, expected, half its unsure part
-	// (it began somewhere in the period before its deadline). A stall of
-	// half the outside time or more is a CPU cause; shorter, the process
-	// could run for the rest: no CPU cause explains half, whatever the host
+	// that ended as the answer was taken (ProbeTail) and the one that ended
+	// as the query left (ProbeHead) can have delayed the statement: a stall
+	// that ended earlier overlapped a wait for something else, after which
+	// the process could run and the goroutine still waited. A stall's
+	// length is its late part plus, expected, half its unsure part (it
+	// began somewhere in the period before its deadline). A stall of half
+	// the outside time or more is a CPU cause; shorter, the process could
+	// run for the rest: no CPU cause explains half, whatever the host
 	// counters summed over their longer sampled interval say. When the
 	// stall is a third of the outside time or more and the process could
 	// run for another third or more, two causes each explain a large part:
 	// mixed.
+	//
 	// The probe vouches only for the moments it woke: when the process was
 	// silent (no event at all, the probe's wake-ups included) for half the
 	// outside time as the answer came, it was idle or stalled and the probe
