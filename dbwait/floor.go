@@ -11,12 +11,20 @@ const minFloor = 5
 
 // networkFloor is the trace's usual wait outside the database: the median
 // difference of the statements called network with high confidence (the
-// probe on time, the counters flat), or 0 with fewer than minFloor of them.
+// probe on time, the counters flat) or, with fewer than minFloor of those
+// (a quota moves the counters in every interval), of those the probe alone
+// called network; 0 with fewer than minFloor of either.
 func networkFloor(qs []Query) (floor time.Duration, n int) {
 	var ds []time.Duration
-	for _, q := range qs {
-		if q.Verdict == Network && q.Confidence == High {
-			ds = append(ds, q.Outside)
+	for _, min := range []Confidence{High, Medium} {
+		ds = ds[:0]
+		for _, q := range qs {
+			if q.Verdict == Network && q.Confidence >= min && q.Evidence.Probe {
+				ds = append(ds, q.Outside)
+			}
+		}
+		if len(ds) >= minFloor {
+			break
 		}
 	}
 	if len(ds) < minFloor {
@@ -26,8 +34,9 @@ func networkFloor(qs []Query) (floor time.Duration, n int) {
 	return ds[len(ds)/2], len(ds)
 }
 
-// reweigh revisits a CPU verdict that the probe's stall decided when the
-// trace's network floor is a large share of the statement's difference.
+// reweigh revisits a CPU or mixed verdict that the probe's stall decided
+// when the trace's network floor is a large share of the statement's
+// difference.
 // Every statement of the trace waited about that long outside the process
 // (a network's delay, or a far server's), so a stall that covered this
 // one's whole difference overlapped that wait, and only the rest is the
@@ -37,7 +46,7 @@ func networkFloor(qs []Query) (floor time.Duration, n int) {
 func reweigh(q *Query, floor time.Duration, n int) {
 	o := q.Outside
 	switch q.Verdict {
-	case Throttled, Steal, Paused, Runnable:
+	case Throttled, Steal, Paused, Runnable, Mixed:
 	default:
 		return
 	}

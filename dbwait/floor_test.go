@@ -8,7 +8,7 @@ import (
 func TestReweigh(t *testing.T) {
 	ms := time.Millisecond
 	onTime := func(d time.Duration) Query {
-		return Query{Outside: d, Verdict: Network, Confidence: High}
+		return Query{Outside: d, Verdict: Network, Confidence: High, Evidence: Evidence{Probe: true}}
 	}
 	floorOf := []Query{onTime(30 * ms), onTime(31 * ms), onTime(30 * ms), onTime(32 * ms), onTime(29 * ms)}
 	floor, n := networkFloor(floorOf)
@@ -17,6 +17,16 @@ func TestReweigh(t *testing.T) {
 	}
 	if f, _ := networkFloor(floorOf[:4]); f != 0 {
 		t.Errorf("networkFloor of 4 statements = %v, want 0 (too few)", f)
+	}
+	// under a quota the counters move in every interval: no statement is
+	// network with high confidence, and the probe's own ones make the floor
+	var medium []Query
+	for _, d := range []time.Duration{40, 41, 40, 42, 39, 45} {
+		medium = append(medium, Query{Outside: d * ms, Verdict: Network, Confidence: Medium, Evidence: Evidence{Probe: true}})
+	}
+	medium = append(medium, onTime(30*ms), Query{Outside: 90 * ms, Verdict: Network, Confidence: Low})
+	if f, n := networkFloor(medium); f != 40*ms || n != 7 {
+		t.Errorf("networkFloor without 5 high = %v of %d, want 40ms of 7 (medium and high, not low)", f, n)
 	}
 	for _, tc := range []struct {
 		name    string
@@ -28,6 +38,7 @@ func TestReweigh(t *testing.T) {
 		{"70 ms, floor 30: mixed", Query{Outside: 70 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Mixed, true},
 		{"100 ms, floor 30: throttled stands", Query{Outside: 100 * ms, Verdict: Throttled, Evidence: Evidence{Probe: true}}, Throttled, false},
 		{"no probe: stands", Query{Outside: 39 * ms, Verdict: Throttled}, Throttled, false},
+		{"mixed within the floor's share: network", Query{Outside: 38 * ms, Verdict: Mixed, Evidence: Evidence{Probe: true}}, Network, true},
 		{"network stays network", Query{Outside: 35 * ms, Verdict: Network, Evidence: Evidence{Probe: true}}, Network, false},
 		{"within the floor: network", Query{Outside: 25 * ms, Verdict: Runnable, Evidence: Evidence{Probe: true}}, Network, true},
 	} {
