@@ -53,7 +53,7 @@ func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budg
 	if err != nil {
 		return nil, err
 	}
-	err = Print(ctx, path, PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: Events}, func(ev *Event) error {
+	err = ReadEvents(ctx, path, PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: Events}, func(ev *Event) error {
 		a.Event(ev)
 		return nil
 	})

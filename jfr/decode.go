@@ -139,6 +139,10 @@ type rawValues struct {
 	JVMSystem     json.RawMessage `json:"jvmSystem"`
 	MachineTotal  json.RawMessage `json:"machineTotal"`
 	MonitorClass  json.RawMessage `json:"monitorClass"`
+	Route         json.RawMessage `json:"route"`
+	Traceparent   json.RawMessage `json:"traceparent"`
+	RequestID     json.RawMessage `json:"requestId"`
+	TaskID        json.RawMessage `json:"taskId"`
 }
 
 type rawThread struct {
@@ -235,6 +239,17 @@ func (r *rawEvent) typed(ev *Event) error {
 		}
 		if len(v.MonitorClass) > 0 && json.Unmarshal(v.MonitorClass, &c) == nil {
 			ev.MonitorClass = strings.ReplaceAll(c.Name, "/", ".")
+		}
+	case "latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait":
+		ev.Req.Route, _ = stringValue(v.Route)
+		ev.Req.Traceparent, _ = stringValue(v.Traceparent)
+		if ev.Req.RequestID, err = intValue("requestId", v.RequestID); err != nil {
+			return err
+		}
+		if r.Type != "latscope.Request" {
+			if ev.Req.TaskID, err = intValue("taskId", v.TaskID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

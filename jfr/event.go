@@ -23,6 +23,18 @@ type Event struct {
 	HWThreads    int       // jdk.CPUInformation: hardware threads
 	Load         CPULoad   // jdk.CPULoad
 	MonitorClass string    // jdk.JavaMonitorEnter, jdk.JavaMonitorWait: the monitor's class
+	Req          ReqInfo   // latscope.* events of the Java library (java/)
+}
+
+// ReqInfo holds the fields of the events the Java library in java/ emits
+// (docs/jfr.md): latscope.Request (a request on its thread: route,
+// traceparent, requestId), latscope.TaskSubmit (instant, on the submitting
+// thread), latscope.TaskRun (the task on its executor thread) and
+// latscope.TaskWait (a thread waiting for the task: Future.get, join); the
+// task events carry requestId and taskId.
+type ReqInfo struct {
+	Route, Traceparent string
+	RequestID, TaskID  int64
 }
 
 // Thread identifies a Java thread.
