@@ -1,0 +1,175 @@
+package java_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/java"
+	"github.com/latscope/latscope/jfr"
+)
+
+// libEvents are the library's event types.
+var libEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"}
+
+// record builds the library, compiles testdata/LibDemo.java against it and
+// records n requests of it from the JVM's start.
+func record(t *testing.T, n int) string {
+	t.Helper()
+	javac, err := java.Javac()
+	if err != nil {
+		t.Skipf("LOUD SKIP: no JDK: %v", err)
+	}
+	javaCmd, err := exec.LookPath("java")
+	if err != nil {
+		t.Skipf("LOUD SKIP: no java on PATH: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	classes, err := java.Build(ctx, java.BuildOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, filepath.Join("testdata", "LibDemo.java")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("javac LibDemo.java: %v: %s", err, out)
+	}
+	rec := filepath.Join(dir, "demo.jfr")
+	out, err = exec.CommandContext(ctx, javaCmd, "-cp", classes, "-XX:StartFlightRecording:settings=profile,filename="+rec,
+		"LibDemo", strconv.Itoa(n)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("java LibDemo: %v: %s", err, out)
+	}
+	return rec
+}
+
+// TestRecord records LibDemo and checks its events against how LibDemo is
+// written: n requests in order with their traceparents, each at least
+// 60 ms (the sleeps of its handler), three tasks per request carrying the
+// request's id (one nested), each run on an executor thread for at least
+// its sleep and waited for on the thread that submitted it.
+func TestRecord(t *testing.T) {
+	const n = 8
+	rec := record(t, n)
+	type task struct {
+		submit, run, wait *jfr.Event
+	}
+	var reqs []jfr.Event
+	tasks := map[int64]*task{}
+	get := func(id int64) *task {
+		if tasks[id] == nil {
+			tasks[id] = &task{}
+		}
+		return tasks[id]
+	}
+	err := jfr.ReadEvents(context.Background(), rec, jfr.PrintOptions{StackDepth: 64, Events: libEvents}, func(ev *jfr.Event) error {
+		e := *ev
+		switch ev.Type {
+		case "latscope.Request":
+			reqs = append(reqs, e)
+		case "latscope.TaskSubmit":
+			get(ev.Req.TaskID).submit = &e
+		case "latscope.TaskRun":
+			get(ev.Req.TaskID).run = &e
+		case "latscope.TaskWait":
+			get(ev.Req.TaskID).wait = &e
+		}
+		return nil
+	})
+	if errors.Is(err, jfr.ErrNoJDK) {
+		t.Skipf("LOUD SKIP: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != n {
+		t.Fatalf("%d latscope.Request events, want %d", len(reqs), n)
+	}
+	byID := map[int64]jfr.Event{}
+	for _, r := range reqs {
+		if r.Req.Route != "/demo" || r.Req.RequestID <= 0 || r.Duration < 60*time.Millisecond || len(r.Stack) == 0 {
+			t.Errorf("request %+v: want route /demo, an id > 0, at least 60 ms and a stack", r.Req)
+		}
+		i := r.Req.Traceparent
+		if len(i) != 55 {
+			t.Errorf("request %d: traceparent %q", r.Req.RequestID, i)
+		}
+		byID[r.Req.RequestID] = r
+	}
+	for i := 1; i <= n; i++ {
+		want := fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", i)
+		found := false
+		for _, r := range reqs {
+			found = found || r.Req.Traceparent == want
+		}
+		if !found {
+			t.Errorf("no request with traceparent %s", want)
+		}
+	}
+	if len(tasks) != 3*n {
+		t.Fatalf("%d tasks, want %d", len(tasks), 3*n)
+	}
+	perReq := map[int64]int{}
+	for id, k := range tasks {
+		if k.submit == nil || k.run == nil || k.wait == nil {
+			t.Errorf("task %d: submit %v, run %v, wait %v: want all three", id, k.submit != nil, k.run != nil, k.wait != nil)
+			continue
+		}
+		rid := k.submit.Req.RequestID
+		r, ok := byID[rid]
+		if !ok || k.run.Req.RequestID != rid || k.wait.Req.RequestID != rid {
+			t.Errorf("task %d: request ids submit %d run %d wait %d: want one of a recorded request", id, rid, k.run.Req.RequestID, k.wait.Req.RequestID)
+			continue
+		}
+		perReq[rid]++
+		if k.run.Thread.Name != "demo-executor" {
+			t.Errorf("task %d ran on %q, want demo-executor", id, k.run.Thread.Name)
+		}
+		if k.wait.Thread != k.submit.Thread {
+			t.Errorf("task %d: submitted on %q, waited for on %q", id, k.submit.Thread.Name, k.wait.Thread.Name)
+		}
+		if k.run.Start.Before(k.submit.Start) || k.run.Duration < 5*time.Millisecond {
+			t.Errorf("task %d: run at %v for %v, submitted at %v: want after, at least 5 ms", id, k.run.Start, k.run.Duration, k.submit.Start)
+		}
+		// the task completes its future before its run event ends, so the
+		// wait may end first; it cannot end before the task's sleep (5 ms
+		// at least) ran
+		if end := k.run.Start.Add(5 * time.Millisecond); k.wait.Start.Add(k.wait.Duration).Before(end) {
+			t.Errorf("task %d: the wait ended at %v, before the run could finish (%v)", id, k.wait.Start.Add(k.wait.Duration), end)
+		}
+		if k.submit.Thread == r.Thread && (k.submit.Start.Before(r.Start) || k.submit.Start.After(r.Start.Add(r.Duration))) {
+			t.Errorf("task %d: submitted at %v outside its request [%v, +%v]", id, k.submit.Start, r.Start, r.Duration)
+		}
+	}
+	for id, c := range perReq {
+		if c != 3 {
+			t.Errorf("request %d: %d tasks, want 3", id, c)
+		}
+	}
+}
+
+// TestBuildServlet compiles the Servlet filter against the system's
+// javax.servlet API jar.
+func TestBuildServlet(t *testing.T) {
+	const jar = "/usr/share/java/servlet-api.jar"
+	if _, err := os.Stat(jar); err != nil {
+		t.Skipf("LOUD SKIP: the Servlet filter (java/servlet) is not compiled: no javax.servlet API jar at %s (Debian: apt-get install libservlet-api-java)", jar)
+	}
+	if _, err := java.Javac(); err != nil {
+		t.Skipf("LOUD SKIP: %v", err)
+	}
+	classes, err := java.Build(context.Background(), java.BuildOptions{Dir: t.TempDir(), ServletJar: jar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(classes, "io", "latscope", "servlet", "LatscopeFilter.class")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,28 @@
+package io.latscope;
+
+import jdk.jfr.Category;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+
+/** RequestEvent is one request, begun and committed on the thread that handles it. */
+@Name("latscope.Request")
+@Label("Request")
+@Category("latscope")
+@Description("One request, from begin to end on the thread that handled it (io.latscope.Requests)")
+@StackTrace(true)
+final class RequestEvent extends Event {
+    @Label("Route")
+    @Description("The request's route: the context path, servlet path or a name the application gives")
+    String route;
+
+    @Label("Traceparent")
+    @Description("The request's W3C traceparent header, when it had one")
+    String traceparent;
+
+    @Label("Request Id")
+    @Description("Unique per request in this JVM, > 0")
+    long requestId;
+}
