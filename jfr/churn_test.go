@@ -1,0 +1,210 @@
+package jfr_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/churntest"
+	"github.com/latscope/latscope/sched"
+)
+
+// stack builds a stack, leaf first, from method names.
+func stack(methods ...string) []jfr.Frame {
+	out := make([]jfr.Frame, len(methods))
+	for i, m := range methods {
+		out[i] = jfr.Frame{Method: m}
+	}
+	return out
+}
+
+const (
+	fjp     = "java.util.concurrent.ForkJoinPool."
+	fjq     = "java.util.concurrent.ForkJoinPool$WorkQueue."
+	fjRun   = "java.util.concurrent.ForkJoinPool.runWorker"
+	fjWRun  = "java.util.concurrent.ForkJoinWorkerThread.run"
+	tpeTask = "java.util.concurrent.ThreadPoolExecutor.getTask"
+)
+
+// TestChurnClassify decides a table of stacks taken from recordings of
+// Burst.java and of thread pools on JDK 17.
+func TestChurnClassify(t *testing.T) {
+	tests := []struct {
+		name  string
+		stack []jfr.Frame
+		group jfr.ChurnGroup
+		frame string
+	}{
+		{"scan", stack(fjp+"scan", fjRun, fjWRun), jfr.ChurnFJIdle, fjp + "scan"},
+		{"work queue poll beneath run", stack(fjq+"tryPoll", fjq+"topLevelExec", fjp+"scan", fjRun, fjWRun), jfr.ChurnFJRun, fjq + "topLevelExec"},
+		{"work queue slot beneath scan", stack(fjq+"getSlot", fjp+"scan", fjRun, fjWRun), jfr.ChurnFJIdle, fjp + "scan"},
+		{"work queue alone", stack(fjq+"getSlot", "App.peek"), jfr.ChurnFJIdle, fjq + "getSlot"},
+		{"task adapter", stack("java.util.concurrent.ForkJoinTask$RunnableExecuteAction.exec", "java.util.concurrent.ForkJoinTask.doExec", fjq+"topLevelExec", fjp+"scan", fjRun, fjWRun),
+			jfr.ChurnFJRun, "java.util.concurrent.ForkJoinTask$RunnableExecuteAction.exec"},
+		{"the task's own code", stack("Burst.handle", "Burst.lambda$dispatch$1", "java.util.concurrent.ForkJoinTask$RunnableExecuteAction.exec", fjq+"topLevelExec", fjp+"scan", fjRun, fjWRun),
+			jfr.ChurnOther, ""},
+		{"the task's JDK call", stack("java.util.HashMap.get", "Burst.handle", "java.util.concurrent.ForkJoinTask$RunnableExecuteAction.exec", fjRun), jfr.ChurnOther, ""},
+		{"helper beneath submit", stack("java.util.concurrent.ThreadLocalRandom.getProbe", fjp+"submissionQueue", fjp+"externalPush", fjp+"externalSubmit", fjp+"execute", "Burst.dispatch", "Burst.main"),
+			jfr.ChurnFJSubmit, fjp + "submissionQueue"},
+		{"inlined cast in a push", stack("java.lang.Class.cast", "java.lang.invoke.VarHandleReferences$Array.getAndSet", fjq+"getAndClearSlot", fjq+"growArray", fjq+"lockedPush", fjp+"externalPush", fjp+"execute", "Burst.dispatch"),
+			jfr.ChurnFJSubmit, fjq + "growArray"},
+		{"signal", stack(fjp+"signalWork", fjp+"execute", "Burst.dispatch"), jfr.ChurnFJSubmit, fjp + "signalWork"},
+		{"unpark", stack("jdk.internal.misc.Unsafe.unpark", "java.util.concurrent.locks.LockSupport.unpark", fjp+"signalWork", fjp+"execute", "Burst.dispatch"),
+			jfr.ChurnPark, "jdk.internal.misc.Unsafe.unpark"},
+		{"join compensates", stack(fjp+"tryCompensate", fjp+"compensatedBlock", "java.util.concurrent.ForkJoinTask.awaitDone", "java.util.concurrent.ForkJoinTask.join", "App.fanIn"),
+			jfr.ChurnFJJoin, fjp + "tryCompensate"},
+		{"executor queue", stack("java.util.concurrent.LinkedBlockingQueue.poll", tpeTask, "java.util.concurrent.ThreadPoolExecutor.runWorker", "java.util.concurrent.ThreadPoolExecutor$Worker.run", "java.lang.Thread.run"),
+			jfr.ChurnQueue, "java.util.concurrent.LinkedBlockingQueue.poll"},
+		{"executor get task", stack(tpeTask, "java.util.concurrent.ThreadPoolExecutor.runWorker", "java.lang.Thread.run"), jfr.ChurnExecutor, tpeTask},
+		{"synchronous queue spin", stack("java.util.concurrent.SynchronousQueue$TransferStack.awaitFulfill", "java.util.concurrent.SynchronousQueue$TransferStack.transfer", "java.util.concurrent.SynchronousQueue.poll", tpeTask),
+			jfr.ChurnQueue, "java.util.concurrent.SynchronousQueue$TransferStack.awaitFulfill"},
+		{"thread start", stack("java.lang.Thread.start0", "java.lang.Thread.start", "java.util.concurrent.ThreadPoolExecutor.addWorker", "java.util.concurrent.ThreadPoolExecutor.execute", "App.submit"),
+			jfr.ChurnThreadLife, "java.lang.Thread.start0"},
+		{"map in the JDK only", stack("java.util.concurrent.ConcurrentHashMap.get", "App.lookup"), jfr.ChurnOther, ""},
+		{"empty", nil, jfr.ChurnOther, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, fr := jfr.DefaultChurnFrames.Classify(tt.stack)
+			if g != tt.group || fr != tt.frame {
+				t.Errorf("Classify = %v, %q; want %v, %q", g, fr, tt.group, tt.frame)
+			}
+		})
+	}
+}
+
+// TestChurnParkCause decides what a park waited in.
+func TestChurnParkCause(t *testing.T) {
+	park := []string{"jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park"}
+	tests := []struct {
+		name  string
+		stack []jfr.Frame
+		want  jfr.ChurnGroup
+	}{
+		{"fork-join worker idle", stack(append(park, fjp+"awaitWork", fjRun, fjWRun)...), jfr.ChurnFJIdle},
+		{"executor worker idle", stack(append(park, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await", "java.util.concurrent.LinkedBlockingQueue.take", tpeTask, "java.lang.Thread.run")...), jfr.ChurnExecutor},
+		{"a lock", stack(append(park, "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire", "java.util.concurrent.locks.ReentrantLock.lock", "App.update")...), jfr.ChurnQueue},
+		{"the application's own park", stack(append(park[:1:1], "java.util.concurrent.locks.LockSupport.parkNanos", "Burst.main")...), jfr.ChurnOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := jfr.DefaultChurnFrames.ParkCause(tt.stack); got != tt.want {
+				t.Errorf("ParkCause = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// churnOf runs the churn analysis over the recording at path, reading its
+// events with jfr.ReadEvents as the analyser does.
+func churnOf(t *testing.T, path string) *jfr.ChurnReport {
+	t.Helper()
+	rec, err := jfr.ReadRecording(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jfr.NewChurn(jfr.ChurnOptions{Recording: rec})
+	events := append(slices.Clone(jfr.Events), jfr.ChurnEvents...)
+	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: events}, func(ev *jfr.Event) error {
+		c.Event(ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Result()
+}
+
+// burn keeps every CPU busy until stop is called: the loaded runs.
+func burn() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for x := uint64(1); ; x = x*6364136223846793005 + 1 {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	return func() { close(done); wg.Wait() }
+}
+
+// TestChurnRecordings records Burst.java in both modes, on a quiet machine
+// and with a burner on every CPU, and checks the verdicts: churn on the
+// bursty pool, none once the same work is batched (docs/jfr-churn.md).
+//
+// The rule is the Go side's (docs/method.md §9): a share above 10 % on at
+// least 50 samples. The runs give the 95 % interval of each share; the
+// bursty pool's lower bound and the batched pool's upper bound must lie on
+// their side of 10 %, so a pass is not a sampling accident. CPU per event
+// (Burst's own getProcessCpuTime, an instrument independent of JFR) is
+// logged, not asserted: it is a timing.
+func TestChurnRecordings(t *testing.T) {
+	if _, err := jfr.FindTool(); err != nil {
+		t.Skipf("no JDK jfr tool: %v", err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	classes, err := churntest.Compile(ctx, dir)
+	if errors.Is(err, churntest.ErrNoJDK) {
+		t.Skipf("JVM churn tests need a JDK: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	length := 3 * time.Second
+	tests := []struct {
+		name   string
+		mode   string
+		loaded bool
+		churn  bool
+	}{
+		{"burst", "burst", false, true},
+		{"batch", "batch", false, false},
+		{"burst-loaded", "burst", true, true},
+		{"batch-loaded", "batch", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stop := func() {}
+			if tt.loaded {
+				stop = burn()
+			}
+			run, err := churntest.Record(ctx, classes, dir, tt.name, churntest.Options{Mode: tt.mode, Length: length})
+			stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := churnOf(t, run.Recording)
+			t.Logf("%s: %s; CPU %v for %d events, %v per event; idle-worker wakeups %d, large bursts %d",
+				tt.name, r.Verdict(), run.CPU, run.Events, run.CPUPerEvent(), r.Parks.IdleWakeups, r.Parks.Large)
+			if r.Samples < r.Thresholds.MinSamples {
+				t.Fatalf("%d execution samples, fewer than %d: churn.jfc samples every 1 ms", r.Samples, r.Thresholds.MinSamples)
+			}
+			if r.Period != time.Millisecond {
+				t.Errorf("sampling period read as %v, want 1ms (churn.jfc)", r.Period)
+			}
+			flagged := slices.ContainsFunc(r.Findings(), func(f sched.Finding) bool { return f.Kind == sched.FindSchedOverhead })
+			if flagged != tt.churn {
+				t.Errorf("churn flagged: %v, want %v: %s", flagged, tt.churn, r.Verdict())
+			}
+			if tt.churn && r.Low <= r.Thresholds.SchedShare {
+				t.Errorf("bursty pool: share's lower bound %.1f %% not above %.0f %%", 100*r.Low, 100*r.Thresholds.SchedShare)
+			}
+			if !tt.churn && r.High > r.Thresholds.SchedShare {
+				t.Errorf("batched pool: share's upper bound %.1f %% above %.0f %%", 100*r.High, 100*r.Thresholds.SchedShare)
+			}
+		})
+	}
+}
