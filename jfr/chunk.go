@@ -144,7 +144,7 @@ func readChunk(r io.ReaderAt, off, left int64) (Chunk, int64, error) {
 // readMetadata decodes the metadata event in b and returns the event types.
 func readMetadata(b []byte, compressed bool) (map[int64]string, error) {
 	m := &metaReader{b: b, compressed: compressed}
-	evSize := m.int32()
+	evSize := m.long() // a long, as every event's size
 	if m.err == nil && (evSize < 0 || int(evSize) > len(b)) {
 		return nil, fmt.Errorf("metadata event size %d beyond the %d bytes left", evSize, len(b))
 	}

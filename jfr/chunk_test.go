@@ -119,7 +119,7 @@ func (c chunkSpec) build() []byte {
 	meta := &metaWriter{compressed: c.compressed}
 	for n := body.Len() + 1; ; n++ {
 		meta.Reset()
-		meta.int(n)
+		meta.long(int64(n))
 		if meta.Len()+body.Len() == n {
 			break
 		}

@@ -1,0 +1,162 @@
+package jfr_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/java"
+	"github.com/latscope/latscope/jfr"
+)
+
+// compareEvents are the event types the binary reader is compared on: what
+// the analysis reads, the Java library's events, and a few more with other
+// field types.
+var compareEvents = append(slices.Clone(jfr.Events),
+	"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait",
+	"jdk.ThreadStart", "jdk.ThreadEnd", "jdk.GarbageCollection", "jdk.ObjectAllocationSample", "jdk.ClassLoad")
+
+// TestBinaryMatchesPrint reads real recordings with both event sources and
+// requires the same events, field for field, in the same order.
+func TestBinaryMatchesPrint(t *testing.T) {
+	run := recorded(t)
+	recs := map[string]string{"from start": run.FromStart, "after warm-up": run.AfterWarmup, "java library": libRecording(t)}
+	for name, path := range recs {
+		depths := []int{jfr.DefaultStackDepth}
+		if name == "from start" {
+			depths = append(depths, 3) // the cut of --stack-depth
+		}
+		for _, depth := range depths {
+			t.Run(fmt.Sprintf("%s/depth %d", name, depth), func(t *testing.T) {
+				o := jfr.PrintOptions{StackDepth: depth, Events: compareEvents}
+				n, types := compareSources(t, path, o)
+				t.Logf("%s: %d events of %d types the same from both sources", filepath.Base(path), n, len(types))
+				if name == "java library" {
+					for _, typ := range []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"} {
+						if types[typ] == 0 {
+							t.Errorf("no %s event in the recording of LibDemo", typ)
+						}
+					}
+				}
+				for _, typ := range []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.CPULoad", "jdk.JVMInformation"} {
+					if types[typ] == 0 {
+						t.Errorf("no %s event: the comparison does not cover it", typ)
+					}
+				}
+			})
+		}
+	}
+}
+
+// compareSources returns the number of events and the count by type.
+func compareSources(t *testing.T, path string, o jfr.PrintOptions) (int, map[string]int) {
+	t.Helper()
+	var bin []jfr.Event
+	if err := jfr.ReadBinary(context.Background(), path, o, func(ev *jfr.Event) error {
+		bin = append(bin, *ev)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]int{}
+	i, bad := 0, 0
+	err := jfr.Print(context.Background(), path, o, func(ev *jfr.Event) error {
+		types[ev.Type]++
+		if i < len(bin) {
+			if diff := eventDiff(&bin[i], ev); diff != "" && bad < 5 {
+				bad++
+				t.Errorf("event %d (%s at %v): binary reader differs from jfr print: %s", i, ev.Type, ev.Start, diff)
+			}
+		}
+		i++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i != len(bin) {
+		t.Errorf("binary reader: %d events, jfr print: %d", len(bin), i)
+	}
+	return i, types
+}
+
+// eventDiff describes how a differs from b; "" if they are equal (times
+// compared as instants).
+func eventDiff(a, b *jfr.Event) string {
+	var d []string
+	if !a.Start.Equal(b.Start) {
+		d = append(d, fmt.Sprintf("start %v vs %v", a.Start, b.Start))
+	}
+	if !a.JVMStart.Equal(b.JVMStart) {
+		d = append(d, fmt.Sprintf("jvmStart %v vs %v", a.JVMStart, b.JVMStart))
+	}
+	x, y := *a, *b
+	x.Start, y.Start, x.JVMStart, y.JVMStart = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if !reflect.DeepEqual(x, y) {
+		d = append(d, fmt.Sprintf("\n  binary %+v\n  print  %+v", x, y))
+	}
+	return strings.Join(d, "; ")
+}
+
+// lib is the recording of the Java library's demo, made once.
+var lib struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// libRecording records java/testdata/LibDemo.java, which emits the four
+// latscope.* events, and returns the recording's path.
+func libRecording(t *testing.T) string {
+	t.Helper()
+	lib.once.Do(func() {
+		lib.path, lib.err = recordLib()
+	})
+	if lib.err != nil {
+		t.Fatal(lib.err)
+	}
+	return lib.path
+}
+
+func recordLib() (string, error) {
+	dir, err := os.MkdirTemp(probe.dir, "lib-") // removed with the recordings of Probe
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	classes, err := java.Build(ctx, java.BuildOptions{Dir: dir})
+	if err != nil {
+		return "", err
+	}
+	javac, err := java.Javac()
+	if err != nil {
+		return "", err
+	}
+	demo := filepath.Join(filepath.Dir(jfrSource()), "java", "testdata", "LibDemo.java")
+	if out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, demo).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac LibDemo.java: %v: %s", err, out)
+	}
+	rec := filepath.Join(dir, "lib.jfr")
+	javaCmd := filepath.Join(filepath.Dir(javac), "java")
+	if out, err := exec.CommandContext(ctx, javaCmd, "-cp", classes, "-XX:StartFlightRecording:settings=profile,filename="+rec,
+		"LibDemo", strconv.Itoa(20)).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("java LibDemo: %v: %s", err, out)
+	}
+	return rec, nil
+}
+
+// jfrSource is the directory of package jfr.
+func jfrSource() string {
+	wd, _ := os.Getwd()
+	return wd
+}
