@@ -76,7 +76,12 @@ type Model struct {
 	Requests         int     `json:"requests"`
 	Clients          int     `json:"clients"`
 	ClientsEstimated bool    `json:"clients_estimated,omitempty"`
-	ThinkMs          float64 `json:"think_ms"` // clients' time between requests: N/X − R
+	ThinkMs          float64 `json:"think_ms"` // clients' time between requests: N/X − R − OutsideCPUMs
+	// OutsideCPUMs is the CPU the process spent outside any request, per
+	// request that ended (the server's reading and writing, the garbage
+	// collector): part of the CPU station's demand, outside the request's
+	// latency (docs/method.md §7).
+	OutsideCPUMs float64 `json:"outside_cpu_ms"`
 	// WakeupMs is runnable time per request that the model's CPU queue does
 	// not explain (scheduling latency): kept in every what-if, in the pools'
 	// demand for the wake-ups that happen while a connection is held, as a
@@ -141,13 +146,14 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	if m.Clients > MaxExactPopulation {
 		return nil, fmt.Errorf("%d clients: the model takes at most %d", m.Clients, MaxExactPopulation)
 	}
-	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs)
+	m.OutsideCPUMs = outsideCPU(res) / 1e6
+	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs)
 	cores := in.Cores
 	if cores <= 0 {
 		cores = float64(res.Info.Procs)
 	}
 	m.Resources = append(m.Resources, Resource{Name: "CPU", Kind: CPU, Servers: max(1, int(math.Round(cores))),
-		DemandMs: float64(g.Running.Wait) / n / 1e6, WaitMs: float64(g.Runnable.Critical) / n / 1e6})
+		DemandMs: float64(g.Running.Wait)/n/1e6 + m.OutsideCPUMs, WaitMs: float64(g.Runnable.Critical) / n / 1e6})
 	// Each wait ends with a wake-up and runnable time before the goroutine
 	// runs. The runnable time the CPU queue does not explain is scheduling
 	// latency, taken as the same per wake-up; its share after a pool's
@@ -251,6 +257,27 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		delay.DemandMs = base + max(0, rest)
 	}
 	return m, nil
+}
+
+// outsideCPU is the CPU, in ns, the process spent outside any request,
+// per request that ended in the window. By the utilization law (D = U/X)
+// a request's CPU demand is all the CPU the process spends per request:
+// its own running time plus this share (the server's reading and
+// writing, the garbage collector, requests cut by the window's edges).
+// A request type's capacity is bounded by all of it, not only the part
+// inside its task. JVM recordings have no per-P busy time: 0.
+func outsideCPU(res *budget.Result) float64 {
+	var inside int64
+	ended := res.Info.ExcludedUntyped
+	for _, h := range res.Groups {
+		inside += h.Running.Wait
+		ended += h.Count + h.ExcludedBefore
+	}
+	outside := res.Info.ProcBusy - inside
+	if outside <= 0 || ended == 0 || res.Info.JVM {
+		return 0
+	}
+	return float64(outside) / float64(ended)
 }
 
 func pickGroup(res *budget.Result, task string) (*budget.Group, error) {

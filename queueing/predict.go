@@ -121,7 +121,9 @@ func (m *Model) solve() (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	st := State{MeanMs: round3(1000 * sol.Response), RPS: round3(sol.Throughput), Clients: m.Clients}
+	// The CPU station's demand includes the process's CPU outside any
+	// request; the request's own latency does not.
+	st := State{MeanMs: round3(max(0, 1000*sol.Response-m.OutsideCPUMs)), RPS: round3(sol.Throughput), Clients: m.Clients}
 	if b := sol.Bottleneck(); b >= 0 {
 		st.Bottleneck = net.Stations[b].Name
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 
 	"github.com/latscope/latscope/lab/queues"
@@ -12,6 +13,7 @@ import (
 
 func init() {
 	register("lab queues", "the queueing model's acceptance lab: a small pool and tight cores, fixes that saturate each, predictions against re-measured runs", runLabQueues)
+	register("lab queues-serve", "one service process of the queues lab: GET / is a request, /debug/pprof/trace records a trace", runLabQueuesServe)
 }
 
 const labQueuesSynopsis = "lab queues [flags]"
@@ -20,22 +22,24 @@ const labQueuesExamples = `
 examples:
   latscope lab queues               both cases at 6 and 12 clients, 5 s windows (about 50 seconds)
   latscope lab queues --short       1 s windows (about 15 seconds; noisier)
+  latscope lab queues --loaded      the same with a CPU burner process on every core
   latscope lab queues --clients 8,24 --window 10s --json
 `
 
-// runLabQueues runs the queueing model's acceptance lab in this process:
-// a small pool and tight cores (GOMAXPROCS), a fix that saturates the pool
+// runLabQueues runs the queueing model's acceptance lab: a service process
+// with a small pool and tight cores (GOMAXPROCS) under closed HTTP load, a fix that saturates the pool
 // in one case and the CPU in the other, predicted from a "before" trace and
 // re-measured with the fix applied. It fails when a prediction misses by
 // more than queues.Tolerance.
 func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg := queues.DefaultConfig
-	var short, asJSON bool
+	var short, asJSON, loaded bool
 	var clients intList
 	var window time.Duration
 	fs := newFlagSet("lab queues", labQueuesSynopsis, stderr)
 	fs.BoolVar(&short, "short", false, "1 s windows (for tests; noisier)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
+	fs.BoolVar(&loaded, "loaded", false, "run a CPU burner process on every core beside the lab")
 	fs.Var(&clients, "clients", "closed-loop client counts `N,N` (default 6,12)")
 	fs.DurationVar(&window, "window", 0, "measured window per run (default 5s; --short 1s)")
 	usageWith(fs, stderr, labQueuesSynopsis, labQueuesExamples)
@@ -57,6 +61,10 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	if len(clients) > 0 {
 		cfg.Clients = clients
 	}
+	cfg.Command = labCommand
+	if loaded {
+		cfg.Burners = runtime.NumCPU()
+	}
 	log := stdout
 	if asJSON {
 		log = stderr
@@ -77,6 +85,11 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 		return fmt.Errorf("lab queues: %d of %d predictions missed (causes above)", len(rep.Runs)-rep.Passed, len(rep.Runs))
 	}
 	return nil
+}
+
+// runLabQueuesServe runs one service process of the queues lab.
+func runLabQueuesServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	return queues.ServeMain(ctx, stdout, stderr, args)
 }
 
 // intList is a comma-separated list of client counts.

@@ -147,6 +147,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 			servers = fmt.Sprintf(" ×%d", r.Servers)
 		}
 		fmt.Fprintf(&b, "  %-16s %-5s%-6s demand %8.3f ms  measured wait %8.3f ms\n", r.Name, r.Kind, servers, r.DemandMs, r.WaitMs)
+		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
+			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
+		}
 	}
 	v := p.Validation
 	fmt.Fprintf(&b, "as recorded: model %.3f ms %.1f rps, measured %.3f ms %.1f rps (residual %+.1f %% / %+.1f %%)\n",

@@ -2,23 +2,64 @@ package queues
 
 import (
 	"context"
+	"fmt"
 	"os"
-	"runtime/trace"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
 	"testing"
+
+	"github.com/latscope/latscope/lab"
 )
+
+// serveEnv makes the test binary act as `latscope lab queues-serve` (or
+// `lab burn`), so the lab can start its services as processes of their own.
+const serveEnv = "LATSCOPE_QUEUES_TEST_SERVE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serveEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		args := os.Args[1:]
+		var err error
+		switch {
+		case len(args) == 2 && args[0] == "lab" && args[1] == "burn":
+			lab.Burn(ctx)
+		case len(args) >= 2 && args[0] == "lab" && args[1] == "queues-serve":
+			err = ServeMain(ctx, os.Stdout, os.Stderr, args[2:])
+		default:
+			err = fmt.Errorf("want lab queues-serve ... or lab burn, got %q", args)
+		}
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testCommand runs this test binary as latscope.
+func testCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), serveEnv+"=1")
+	return cmd
+}
 
 // TestLabShort runs the reduced lab: every case at one client count with
 // one-second windows. It checks the model's shape (the fix moves the
 // bottleneck to the resource the case saturates) and logs the errors; the
 // accuracy bound is the lab's own check, run on a quiet host.
 func TestLabShort(t *testing.T) {
-	if trace.IsEnabled() {
-		t.Skip("a runtime trace is already running (go test -trace?): the lab records its own")
-	}
 	cfg := ShortConfig
 	cfg.Clients = []int{8}
 	if os.Getenv("QUEUES_FULL") != "" {
 		cfg = DefaultConfig
+	}
+	cfg.Command = testCommand
+	if os.Getenv("QUEUES_LOADED") != "" {
+		cfg.Burners = runtime.NumCPU()
 	}
 	rep, err := Execute(context.Background(), cfg, testWriter{t})
 	if err != nil {

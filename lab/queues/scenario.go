@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
-	"runtime/trace"
 	"time"
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/queueing"
 )
 
@@ -41,6 +40,12 @@ type Config struct {
 	Warm    time.Duration // before each window
 	Window  time.Duration // measured window per run
 	Cases   []Case
+	// Command starts latscope's `lab queues-serve` and `lab burn`
+	// processes; required.
+	Command Command
+	// Burners is how many CPU burner processes run beside the lab (0 for
+	// a host left to itself; `--loaded` is one per core).
+	Burners int
 }
 
 // DefaultConfig is `latscope lab queues`; ShortConfig is its reduced run.
@@ -64,25 +69,40 @@ type Run struct {
 	Validation queueing.Validation `json:"validation"`
 	Predicted  queueing.State      `json:"predicted"`
 	Moves      string              `json:"moves,omitempty"`
-	MeanErr    float64             `json:"mean_error_pct"`
-	RPSErr     float64             `json:"rps_error_pct"`
-	Pass       bool                `json:"pass"`
-	Cause      string              `json:"cause,omitempty"` // why a miss happened, when one did
-	AfterModel *queueing.Model     `json:"after_model,omitempty"`
+	// PredictedClientMs is the mean latency the lab's clients should see
+	// after the fix: the model's mean for the request's task plus the
+	// time outside it (the think time of the model: the loopback network,
+	// the server's reading and writing, the client's own work), since the
+	// clients have no think time of their own.
+	PredictedClientMs float64         `json:"predicted_client_mean_ms"`
+	MeanErr           float64         `json:"mean_error_pct"`
+	RPSErr            float64         `json:"rps_error_pct"`
+	Pass              bool            `json:"pass"`
+	Cause             string          `json:"cause,omitempty"` // why a miss happened, when one did
+	AfterModel        *queueing.Model `json:"after_model,omitempty"`
 }
 
 // Report is the lab's outcome.
 type Report struct {
 	RoundsPerMs float64 `json:"sha256_rounds_per_ms"`
+	Burners     int     `json:"burners"` // CPU burner processes beside the lab
 	Runs        []Run   `json:"runs"`
 	Passed      int     `json:"passed"`
 }
 
 // Execute runs every case at every client count. log gets progress.
 func Execute(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
-	prev := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(prev)
-	rep := &Report{RoundsPerMs: calibrate()}
+	if cfg.Command == nil {
+		return nil, fmt.Errorf("no command to start the service processes")
+	}
+	rep := &Report{RoundsPerMs: calibrate(), Burners: cfg.Burners}
+	if cfg.Burners > 0 {
+		b, err := lab.StartBurners(ctx, cfg.Burners, cfg.Command)
+		if err != nil {
+			return nil, err
+		}
+		defer b.Stop()
+	}
 	for _, c := range cfg.Cases {
 		for _, n := range cfg.Clients {
 			if ctx.Err() != nil {
@@ -103,11 +123,10 @@ func Execute(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 }
 
 func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*Run, error) {
-	runtime.GOMAXPROCS(c.Cores)
 	in := queueing.Inputs{Task: "request", Clients: float64(n), Cores: float64(c.Cores),
 		Pools: []queueing.PoolSpec{{Name: "withConn", Size: c.Pool}}}
 	r := &Run{Case: c.Name, Clients: n}
-	before := newService(c.CPU, c.DB, c.Upstream, c.Pool, rounds)
+	before := ServeConfig{Cores: c.Cores, CPU: c.CPU, DB: c.DB, Upstream: c.Upstream, Pool: c.Pool, Rounds: rounds}
 	res, load, err := traced(ctx, cfg, before, n, "before")
 	if err != nil {
 		return nil, err
@@ -118,13 +137,15 @@ func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*R
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	r.Validation, r.Predicted, r.Moves = p.Validation, p.Outcomes[0].After, p.Outcomes[0].Moves
-	after := newService(c.CPU, c.DB, 0, c.Pool, rounds) // the fix, really applied
+	after := before
+	after.Upstream = 0 // the fix, really applied
 	ares, aload, err := traced(ctx, cfg, after, n, "after")
 	if err != nil {
 		return nil, err
 	}
 	r.After = aload
-	r.MeanErr = errPct(r.Predicted.MeanMs, aload.MeanMs)
+	r.PredictedClientMs = r.Predicted.MeanMs + p.Model.ThinkMs
+	r.MeanErr = errPct(r.PredictedClientMs, aload.MeanMs)
 	r.RPSErr = errPct(r.Predicted.RPS, aload.RPS)
 	r.Pass = math.Abs(r.MeanErr) <= Tolerance && math.Abs(r.RPSErr) <= Tolerance
 	if am, err := queueing.Build(ares, in); err == nil {
@@ -136,19 +157,17 @@ func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*R
 	return r, nil
 }
 
-// traced drives s with n clients while recording a runtime trace of the
-// window, and analyses it.
-func traced(ctx context.Context, cfg Config, s *Service, n int, name string) (*budget.Result, Load, error) {
-	var buf bytes.Buffer
-	var terr error
-	load := drive(ctx, s, n, cfg.Warm, cfg.Window, func() { terr = trace.Start(&buf) }, trace.Stop)
-	if terr != nil {
-		return nil, load, fmt.Errorf("%s: start trace: %w", name, terr)
+// traced runs the service sc under n clients while recording a trace of
+// the window, and analyses it.
+func traced(ctx context.Context, cfg Config, sc ServeConfig, n int, name string) (*budget.Result, Load, error) {
+	tr, load, err := measure(ctx, cfg.Command, sc, n, cfg.Warm, cfg.Window, name)
+	if err != nil {
+		return nil, load, err
 	}
 	opts := budget.DefaultOptions
 	opts.FixPotential = false
 	opts.Rules.App = []string{"github.com/latscope/latscope/lab/queues"}
-	res, err := analysis.Reader(ctx, name, &buf, opts, false)
+	res, err := analysis.Reader(ctx, name, bytes.NewReader(tr), opts, false)
 	if err != nil {
 		return nil, load, fmt.Errorf("%s: analyse: %w", name, err)
 	}
@@ -169,6 +188,9 @@ func cause(p *queueing.Prediction, r *Run) string {
 	var out string
 	if v := p.Validation.MeanResidual; math.Abs(v) > Goal {
 		out = fmt.Sprintf("the model of the trace as recorded is already %+.1f %% off (mean); ", v)
+	}
+	if d := r.After.GapMs - r.Before.GapMs; math.Abs(d) > 0.01*r.After.MeanMs {
+		out += fmt.Sprintf("the clients spent %.3g ms between an answer and their next request after the fix, %.3g ms before (the host's other load delays them; the model keeps the time outside the request as it was); ", r.After.GapMs, r.Before.GapMs)
 	}
 	if r.AfterModel == nil {
 		return out + "the after trace could not be modelled"
@@ -210,9 +232,9 @@ func (r *Run) line() string {
 	if !r.Pass {
 		status = "MISS"
 	}
-	s := fmt.Sprintf("%-4s N=%-3d before %.2f ms %.1f rps (model %+.1f%%/%+.1f%%) | %s: predicted %.2f ms %.1f rps, measured %.2f ms %.1f rps: %+.1f%% / %+.1f%% %s",
+	s := fmt.Sprintf("%-4s N=%-3d before %.2f ms %.1f rps (model %+.1f%%/%+.1f%%) | %s: predicted %.2f ms %.1f rps, measured %.2f ms %.1f rps: %+.1f%% / %+.1f%% %s (client gap %.2f/%.2f ms)",
 		r.Case, r.Clients, r.Before.MeanMs, r.Before.RPS, r.Validation.MeanResidual, r.Validation.RPSResidual,
-		"fix", r.Predicted.MeanMs, r.Predicted.RPS, r.After.MeanMs, r.After.RPS, r.MeanErr, r.RPSErr, status)
+		"fix", r.PredictedClientMs, r.Predicted.RPS, r.After.MeanMs, r.After.RPS, r.MeanErr, r.RPSErr, status, r.Before.GapMs, r.After.GapMs)
 	if r.Moves != "" {
 		s += "; " + r.Moves
 	}

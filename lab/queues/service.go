@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"runtime/trace"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -75,63 +74,4 @@ func calibrate() float64 {
 	}
 	_ = sum
 	return best
-}
-
-// Load is what the closed-loop clients measured.
-type Load struct {
-	Requests int     `json:"requests"`
-	MeanMs   float64 `json:"mean_ms"`
-	RPS      float64 `json:"rps"`
-}
-
-// drive runs n closed-loop clients (no think time) against s: warm-up,
-// then a measured window during which start (if set) and stop bracket
-// the recording.
-func drive(ctx context.Context, s *Service, n int, warm, window time.Duration, start, stop func()) Load {
-	var (
-		measuring atomic.Bool
-		done      atomic.Bool
-		mu        sync.Mutex
-		count     int
-		sum       time.Duration
-		wg        sync.WaitGroup
-	)
-	for range n {
-		wg.Go(func() {
-			var c int
-			var t time.Duration
-			for !done.Load() && ctx.Err() == nil {
-				t0 := time.Now()
-				s.handle(ctx)
-				if measuring.Load() { // completions in the window: an unbiased rate
-					c++
-					t += time.Since(t0)
-				}
-			}
-			mu.Lock()
-			count += c
-			sum += t
-			mu.Unlock()
-		})
-	}
-	time.Sleep(warm)
-	if start != nil {
-		start()
-	}
-	t0 := time.Now()
-	measuring.Store(true)
-	time.Sleep(window)
-	measuring.Store(false)
-	el := time.Since(t0)
-	if stop != nil {
-		stop()
-	}
-	done.Store(true)
-	wg.Wait()
-	l := Load{Requests: count}
-	if count > 0 {
-		l.MeanMs = float64(sum) / float64(count) / 1e6
-		l.RPS = float64(count) / el.Seconds()
-	}
-	return l
 }
