@@ -1,0 +1,409 @@
+package jvm
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/latscope/latscope/internal/units"
+	"github.com/latscope/latscope/lab"
+)
+
+// Result is the scenario's JSON output.
+type Result struct {
+	Profile     lab.Profile       `json:"profile"`
+	Config      ConfigJSON        `json:"config"`
+	Runs        []*ModeRun        `json:"runs"`
+	Bursts      []*BurstRun       `json:"bursts"`
+	Disagree    []SegmentShare    `json:"profile_disagreement"`
+	Predictions []PredictionCheck `json:"predictions"`
+	// PredictionSource says where the predictions come from: the terms of
+	// the serial recording by the rule of docs/method.md §5, computed here,
+	// until the JVM analysis predicts by itself.
+	PredictionSource string      `json:"prediction_source"`
+	Findings         []string    `json:"findings"`
+	Checks           []lab.Check `json:"checks"`
+}
+
+// ConfigJSON is the configuration in milliseconds.
+type ConfigJSON struct {
+	UpstreamMs     float64 `json:"upstream_delay_ms"`
+	DBMs           float64 `json:"db_delay_ms"`
+	Pool           int     `json:"pool"`
+	CPUMs          float64 `json:"cpu_ms"`
+	SharedMs       float64 `json:"shared_ms"`
+	BurstTasks     int     `json:"burst_tasks"`
+	BurstBatch     int     `json:"burst_batch"`
+	BurstParallel  int     `json:"burst_parallelism"`
+	BurstTaskUs    float64 `json:"burst_task_us"`
+	BurstClients   int     `json:"burst_clients"`
+	BurstThinkMs   float64 `json:"burst_think_ms"`
+	LoadAvgAtStart float64 `json:"load_average_at_start"`
+}
+
+// SegmentShare is one segment's share in the two views of the serial run.
+type SegmentShare struct {
+	Segment string  `json:"segment"`
+	WallPct float64 `json:"wall_pct"` // the service's own timings
+	CPUPct  float64 `json:"cpu_pct"`  // JFR execution samples beneath the handler
+}
+
+// PredictionCheck is a prediction next to its measurement.
+type PredictionCheck struct {
+	Spec          string  `json:"spec"`
+	From          string  `json:"from"`
+	Against       string  `json:"against"`
+	PredictedMs   float64 `json:"predicted_mean_ms"`
+	MeasuredMs    float64 `json:"measured_mean_ms"`
+	ErrorPct      float64 `json:"error_pct"`
+	PredictedGain float64 `json:"predicted_gain_pct"`
+	MeasuredGain  float64 `json:"measured_gain_pct"`
+}
+
+// segments are the seed's segments and the frames that time them.
+var segments = []struct{ name, frame string }{
+	{"cpu", "JvmService.cpuWork"}, {"upstream", "JvmService.callUpstream"}, {"db", "JvmService.queryDb"}, {"shared", "JvmService.sharedSection"},
+}
+
+// tick is the resolution of the process CPU counter (/proc, USER_HZ 100).
+const tick = 10.0 // ms
+
+func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, loadBefore float64) (*lab.Outcome, error) {
+	res := &Result{Profile: env.Profile, Runs: runs, Bursts: bursts,
+		Config: ConfigJSON{UpstreamMs: units.Ms(cfg.UpstreamDelay), DBMs: units.Ms(cfg.DBDelay), Pool: cfg.Pool, CPUMs: units.Ms(cfg.CPU),
+			SharedMs: units.Ms(cfg.Shared), BurstTasks: cfg.BurstTasks, BurstBatch: cfg.BurstBatch, BurstParallel: cfg.BurstParallelism,
+			BurstTaskUs: float64(cfg.BurstTaskCPU.Microseconds()), BurstClients: cfg.BurstClients, BurstThinkMs: units.Ms(cfg.BurstThink), LoadAvgAtStart: loadBefore},
+		PredictionSource: "computed by the lab from the serial recording's terms by the rule of docs/method.md §5 (overlap: mean − A − B + max(A, B); remove: mean − term); the JVM analysis does not predict yet"}
+	med := map[string]*ModeRun{}
+	for _, r := range runs {
+		med[r.Mode] = r
+	}
+	var b strings.Builder
+	o := &lab.Outcome{Title: "The seed experiment on the JVM: a JDK service, pgjdbc, JFR", JSON: res}
+	fmt.Fprintf(&b, "Profile %q: %d clients, closed model, JVM warm-up %s excluded, %s recorded with JFR per mode (settings=profile + jfr/latscope.jfc, started with jcmd after warm-up). Load average %.1f at the start.\n\n",
+		env.Profile.Name, env.Profile.Clients, max(env.Profile.Warmup, jvmWarmup), env.Profile.Window, loadBefore)
+	fmt.Fprintf(&b, "Configuration (the ground truth of the checks): CPU %s, upstream (a JDK HttpServer) answers after %s, `SELECT pg_sleep(%.3f)` through pgjdbc behind a semaphore pool of %d, %s of CPU under a shared monitor.\n\n",
+		cfg.CPU, cfg.UpstreamDelay, cfg.DBDelay.Seconds(), cfg.Pool, cfg.Shared)
+	res.Disagree = disagreement(&b, med["serial"])
+	modesTable(&b, runs)
+	budgetTable(&b, runs)
+	res.Predictions = predictionTable(&b, med, res.PredictionSource)
+	instrumentsTable(&b, runs)
+	burstTable(&b, cfg, bursts)
+	o.Checks = checks(cfg, med, bursts, res)
+	res.Checks = o.Checks
+	res.Findings = findings(&b, runs, bursts, loadBefore)
+	o.Markdown = b.String()
+	return o, nil
+}
+
+func disagreement(b *strings.Builder, s *ModeRun) []SegmentShare {
+	if s == nil {
+		return nil
+	}
+	wall := map[string]float64{"cpu": s.Own.CPU, "upstream": s.Own.Upstream, "db": s.Own.DB, "shared": s.Own.Shared}
+	var out []SegmentShare
+	var wsum, csum float64
+	for _, seg := range segments {
+		c := float64(s.JFR.CPUSamples[seg.frame])
+		out = append(out, SegmentShare{Segment: seg.name, WallPct: wall[seg.name], CPUPct: c})
+		wsum += wall[seg.name]
+		csum += c
+	}
+	for i := range out {
+		out[i].WallPct = pct(out[i].WallPct, wsum)
+		out[i].CPUPct = pct(out[i].CPUPct, csum)
+	}
+	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
+	fmt.Fprintf(b, "Share of the four segments: wall clock (the service's own System.nanoTime timings) against a CPU profile (JFR execution samples beneath the handler, %d of them).\n\n", int(csum))
+	fmt.Fprintf(b, "| segment | wall clock | CPU profile |\n|---|---:|---:|\n")
+	for _, r := range out {
+		fmt.Fprintf(b, "| %s | %.1f %% | %.1f %% |\n", r.Segment, r.WallPct, r.CPUPct)
+	}
+	fmt.Fprintf(b, "\nThe CPU profile ranks **%s** first; the wall clock ranks **%s** first.\n\n", top(out, true), top(out, false))
+	return out
+}
+
+func top(rs []SegmentShare, cpu bool) string {
+	best, name := -1.0, ""
+	for _, r := range rs {
+		v := r.WallPct
+		if cpu {
+			v = r.CPUPct
+		}
+		if v > best {
+			best, name = v, r.Segment
+		}
+	}
+	return name
+}
+
+func modesTable(b *strings.Builder, runs []*ModeRun) {
+	fmt.Fprintf(b, "## 2. Modes\n\nClient side (loadgen, every measured request), the mean of the requests inside the recording, and CPU per request from the JVM's utime+stime (/proc, independent of JFR).\n\n")
+	fmt.Fprintf(b, "| mode | rps | client mean ms | p50 ms | p99 ms | requests in recording | their mean ms | CPU ms/request |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range runs {
+		fmt.Fprintf(b, "| %s | %.1f | %.2f | %.2f | %.2f | %d | %.2f | %.2f |\n", r.Mode, r.Load.RPS, r.Load.MeanMs, r.Load.P50Ms, r.Load.P99Ms, r.Counted, r.MeanMs, r.CPUPerMs)
+	}
+	b.WriteString("\n")
+}
+
+func budgetTable(b *strings.Builder, runs []*ModeRun) {
+	fmt.Fprintf(b, "## 3. Budget per mode (JFR, ms per request: waits beneath `%s`)\n\n", Handler)
+	type key struct{ path, mech, kind string }
+	rows := map[key]map[string]float64{}
+	maxOf := map[key]float64{}
+	for _, r := range runs {
+		for _, t := range r.JFR.Terms {
+			k := key{t.Path, t.Mechanism, t.Kind.String()}
+			if rows[k] == nil {
+				rows[k] = map[string]float64{}
+			}
+			rows[k][r.Mode] += t.Ms
+			maxOf[k] = math.Max(maxOf[k], rows[k][r.Mode])
+		}
+	}
+	var keys []key
+	other := map[string]float64{}
+	for k := range rows {
+		if maxOf[k] >= 0.5 {
+			keys = append(keys, k)
+			continue
+		}
+		for m, v := range rows[k] {
+			other[m] += v
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if maxOf[keys[i]] != maxOf[keys[j]] {
+			return maxOf[keys[i]] > maxOf[keys[j]]
+		}
+		return keys[i].path < keys[j].path
+	})
+	fmt.Fprintf(b, "| term | mechanism | kind |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " %s |", r.Mode)
+	}
+	fmt.Fprintf(b, "\n|---|---|---|%s\n", strings.Repeat("---:|", len(runs)))
+	for _, k := range keys {
+		fmt.Fprintf(b, "| %s | %s | %s |", k.path, k.mech, k.kind)
+		for _, r := range runs {
+			fmt.Fprintf(b, " %.2f |", rows[k][r.Mode])
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "| other waits | | |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " %.2f |", other[r.Mode])
+	}
+	fmt.Fprintf(b, "\n| **waits sum / mean** | | |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " **%.1f %%** |", pct(r.JFR.WaitSum, r.MeanMs))
+	}
+	b.WriteString("\n\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread, outside the handler's stack; the handler waits for it in `Tasks.await`.\n\n")
+}
+
+func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string) []PredictionCheck {
+	s, c, f := med["serial"], med["concurrent"], med["fixed"]
+	if s == nil || c == nil || f == nil {
+		return nil
+	}
+	var out []PredictionCheck
+	u, d := s.JFR.Upstream, s.JFR.DBNetwork+s.JFR.PoolWait
+	pred := s.MeanMs - u - d + math.Max(u, d)
+	out = append(out, PredictionCheck{Spec: "overlap=callUpstream,queryDb", From: "serial", Against: "concurrent", PredictedMs: units.Round3(pred), MeasuredMs: c.MeanMs,
+		ErrorPct: errPct(pred, c.MeanMs), PredictedGain: gain(s.MeanMs, pred), MeasuredGain: gain(s.MeanMs, c.MeanMs)})
+	pred = s.MeanMs - s.JFR.Lock
+	out = append(out, PredictionCheck{Spec: "remove=sharedSection", From: "serial", Against: "fixed vs concurrent", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
+		PredictedGain: gain(s.MeanMs, pred), MeasuredGain: gain(c.MeanMs, f.MeanMs)})
+	pred = c.MeanMs - c.JFR.Lock
+	out = append(out, PredictionCheck{Spec: "remove=sharedSection", From: "concurrent", Against: "fixed", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
+		ErrorPct: errPct(pred, f.MeanMs), PredictedGain: gain(c.MeanMs, pred), MeasuredGain: gain(c.MeanMs, f.MeanMs)})
+	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s.\n\n", source)
+	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, p := range out {
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct)
+		if p.Against == "fixed vs concurrent" {
+			e = "—"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %% | %.1f %% |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e, p.PredictedGain, p.MeasuredGain)
+	}
+	b.WriteString("\n")
+	return out
+}
+
+func instrumentsTable(b *strings.Builder, runs []*ModeRun) {
+	fmt.Fprintf(b, "## 5. Two instruments must add up\n\nJFR's waits beneath the handler plus CPU per request from /proc (independent), against the mean; and the service's own System.nanoTime timings of each segment against JFR's term for it.\n\n")
+	fmt.Fprintf(b, "| mode | mean ms | JFR waits ms | independent CPU ms | covered | own upstream ms | JFR upstream ms | own db ms | JFR db ms (network + pool) | own lock wait ms | JFR lock ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range runs {
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %.1f %% | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.Mode, r.MeanMs, r.JFR.WaitSum, r.CPUPerMs,
+			coverage(r), r.Own.Upstream, r.JFR.Upstream, r.Own.DB, r.JFR.DBNetwork+r.JFR.PoolWait, r.Own.Lock, r.JFR.Lock)
+	}
+	b.WriteString("\nIn the concurrent and fixed modes the upstream call runs on an executor thread: its JFR wait is outside the handler (the handler's `Tasks.await` stands for it).\n\n")
+}
+
+func burstTable(b *strings.Builder, cfg Config, bursts []*BurstRun) {
+	fmt.Fprintf(b, "## 6. ForkJoinPool bursts\n\n`/burst` splits %d items of %s of CPU each over a ForkJoinPool of parallelism %d and joins them; %d clients think %s between requests, so each request wakes the pool from idle. Fan-out: one task per item; batched (the fix): %d items per task.\n\n",
+		cfg.BurstTasks, cfg.BurstTaskCPU, cfg.BurstParallelism, cfg.BurstClients, cfg.BurstThink, cfg.BurstBatch)
+	fmt.Fprintf(b, "| variant | tasks/request | rps | mean ms | p99 ms | own handler ms | CPU ms/request | churn finding |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range bursts {
+		churn := r.JFR.Churn
+		if churn == "" {
+			churn = "none (the JFR analysis has no churn detector yet)"
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %.1f | %.3f | %.3f | %.3f | %.3f | %s |\n", r.Variant, r.ForksPerReq, r.Load.RPS, r.MeanMs, r.Load.P99Ms, r.OwnMs, r.CPUPerMs, churn)
+	}
+	b.WriteString("\n")
+}
+
+// coverage is (JFR waits + independent CPU) / mean, in %.
+func coverage(r *ModeRun) float64 { return pct(r.JFR.WaitSum+r.CPUPerMs, r.MeanMs) }
+
+func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result) []lab.Check {
+	var cs []lab.Check
+	add := func(name, want string, got float64, ok bool) {
+		cs = append(cs, lab.Check{Name: name, Want: want, Got: fmt.Sprintf("%.1f", got), OK: ok})
+	}
+	s, c, f := med["serial"], med["concurrent"], med["fixed"]
+	if s != nil {
+		// Every per-request figure of a recording carries the edge error
+		// (half the requests cut by its edges over the counted, docs/jfr.md):
+		// each band below is widened by it, and says so.
+		e := s.EdgePct
+		// A wait cannot be shorter than the sleep that causes it; it is
+		// longer by the loopback round trip and the two processes'
+		// scheduling: 10 %, twice the prediction band (method §11).
+		up, db := units.Ms(cfg.UpstreamDelay), units.Ms(cfg.DBDelay)
+		for _, t := range []struct {
+			name       string
+			conf, term float64
+		}{{"serial: JFR upstream term vs the configured delay (ms)", up, s.JFR.Upstream}, {"serial: JFR query term (network) vs the configured pg_sleep (ms)", db, s.JFR.DBNetwork}} {
+			lo, hi := t.conf*(1-e/100), 1.1*t.conf*(1+e/100)
+			add(t.name, fmt.Sprintf("%.1f–%.1f (%.0f–%.0f ± %.1f %% edge)", lo, hi, t.conf, 1.1*t.conf, e), t.term, between(t.term, lo, hi))
+		}
+		ws := pct(s.JFR.WaitSum, s.MeanMs)
+		add("serial waits sum / mean (%)", band(90, 102, e), ws, between(ws, 90-e, 102+e))
+		// The service's own timing of a segment encloses JFR's wait in it:
+		// at most 100 % (+2 %: the two instruments' windows hold slightly
+		// different requests), at least 85 % (the call's own CPU and waits
+		// under JFR's 1 ms threshold, as in package jfr's recording test).
+		for _, seg := range []struct {
+			name      string
+			own, jfrV float64
+		}{{"upstream", s.Own.Upstream, s.JFR.Upstream}, {"db", s.Own.DB, s.JFR.DBNetwork + s.JFR.PoolWait}} {
+			r := pct(seg.jfrV, seg.own)
+			add("serial: JFR "+seg.name+" term / the service's own timing of it (%)", band(85, 102, e), r, between(r, 85-e, 102+e))
+		}
+	}
+	for _, p := range res.Predictions {
+		switch {
+		case p.Spec == "overlap=callUpstream,queryDb":
+			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
+		case p.Against == "fixed vs concurrent" && c != nil && f != nil:
+			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, p.PredictedGain < 3)
+			noise := 200 * math.Sqrt(se2(c.StdDevMs, c.Counted)+se2(f.StdDevMs, f.Counted)) / c.MeanMs
+			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (+ %.1f noise)", noise), p.MeasuredGain, p.MeasuredGain < 3+noise)
+		}
+	}
+	for _, m := range Modes {
+		if r := med[m]; r != nil {
+			add(m+": JFR waits + independent CPU / mean (%)", band(95, 103, r.EdgePct), coverage(r), between(coverage(r), 95-r.EdgePct, 103+r.EdgePct))
+		}
+	}
+	if len(res.Disagree) == 4 {
+		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
+		cs = append(cs, lab.Check{Name: "CPU profile's #1 differs from the wall clock's #1", Want: "shared vs upstream", Got: cpuTop + " vs " + wallTop, OK: cpuTop != wallTop && wallTop == "upstream"})
+	}
+	if len(bursts) == 2 {
+		fan, bat := bursts[0], bursts[1]
+		// The counter moves in ticks: one at each end of both windows.
+		resolution := 100 * (2*tick/math.Max(fan.CPUMs, tick) + 2*tick/math.Max(bat.CPUMs, tick))
+		saving := gain(fan.CPUPerMs, bat.CPUPerMs)
+		cs = append(cs, lab.Check{Name: "burst: batching lowers CPU per request (independent counter)", Want: fmt.Sprintf("saving > %.1f %% (counter resolution)", resolution),
+			Got: fmt.Sprintf("%.3f → %.3f ms: %.0f %% saved", fan.CPUPerMs, bat.CPUPerMs, saving), OK: saving > resolution})
+		if fan.JFR.Churn != "" || bat.JFR.Churn != "" {
+			cs = append(cs, lab.Check{Name: "burst: churn flagged on fan-out, not on batched", Want: "flagged / not flagged",
+				Got: fmt.Sprintf("%s / %s", yesNo(fan.JFR.Churn != ""), yesNo(bat.JFR.Churn != "")), OK: fan.JFR.Churn != "" && bat.JFR.Churn == ""})
+		}
+	}
+	return cs
+}
+
+// band is "lo–hi", and "± e edge" when the edge error widens it.
+func band(lo, hi, e float64) string {
+	if e == 0 {
+		return fmt.Sprintf("%.0f–%.0f", lo, hi)
+	}
+	return fmt.Sprintf("%.0f–%.0f ± %.1f edge", lo, hi, e)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "flagged"
+	}
+	return "not flagged"
+}
+
+func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefore float64) []string {
+	var out []string
+	for _, r := range runs {
+		for _, f := range r.Findings {
+			out = append(out, r.Mode+": "+f)
+		}
+	}
+	for _, r := range bursts {
+		for _, f := range r.Findings {
+			out = append(out, "burst "+r.Variant+": "+f)
+		}
+	}
+	if la := loadBefore; la > 1.5*float64(runtime.NumCPU()) {
+		out = append(out, fmt.Sprintf("the machine was busy before the lab started (load average %.1f on %d cores): timings are noisier than they should be", la, runtime.NumCPU()))
+	}
+	fmt.Fprintf(b, "## 7. Findings of the JFR analysis\n\n")
+	if len(out) == 0 {
+		b.WriteString("None.\n")
+	}
+	for _, f := range out {
+		fmt.Fprintf(b, "- %s\n", strings.ReplaceAll(f, "\n", " "))
+	}
+	b.WriteString("\nEach recording can be analysed by hand from the output folder:\n\n")
+	for _, r := range runs {
+		fmt.Fprintf(b, "    %s\n", r.Command)
+	}
+	for _, r := range bursts {
+		fmt.Fprintf(b, "    %s\n", r.Command)
+	}
+	return out
+}
+
+func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
+
+// se2 is the squared standard error of a mean.
+func se2(sd float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return sd * sd / float64(n)
+}
+
+func pct(x, of float64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return units.Round3(100 * x / of)
+}
+
+func errPct(pred, meas float64) float64 {
+	if meas == 0 {
+		return 0
+	}
+	return units.Round3(100 * (pred - meas) / meas)
+}
+
+func gain(before, after float64) float64 {
+	if before == 0 {
+		return 0
+	}
+	return units.Round3(100 * (before - after) / before)
+}

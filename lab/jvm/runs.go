@@ -1,0 +1,359 @@
+package jvm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/units"
+	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/loadgen"
+)
+
+// ModeRun is one measured mode of the seed endpoint.
+type ModeRun struct {
+	Mode      string      `json:"mode"`
+	Load      LoadSummary `json:"load"`
+	Recording string      `json:"recording"`
+	Results   string      `json:"results"`
+	// Counted is the requests of the load inside the recording (jfr's
+	// CountRequests); MeanMs their mean latency, the measured mean.
+	Counted int     `json:"counted_requests"`
+	MeanMs  float64 `json:"mean_ms"`
+	// EdgePct is the error the window's edges can cause in a per-request
+	// figure: half the requests cut by an edge over the counted (docs/jfr.md).
+	EdgePct  float64 `json:"edge_error_pct"`
+	StdDevMs float64 `json:"stddev_ms"`
+	// CPUPerMs is the process's utime+stime over the window per request
+	// the service served in it (its own counter): the independent CPU.
+	CPUMs    float64 `json:"process_cpu_ms"`
+	CPUPerMs float64 `json:"cpu_per_request_ms"`
+	// Own are the service's own timings per request over the window (ms).
+	Own Own `json:"own_ms"`
+	// JFR is the analysis of the recording, per request (ms).
+	JFR      Budget   `json:"jfr"`
+	Findings []string `json:"findings"`
+	// Command analyses the recording by hand.
+	Command string `json:"command"`
+}
+
+// LoadSummary is the client side of a run (every measured request).
+type LoadSummary struct {
+	Requests int     `json:"requests"`
+	Errors   int     `json:"errors"`
+	RPS      float64 `json:"rps"`
+	MeanMs   float64 `json:"mean_ms"`
+	P50Ms    float64 `json:"p50_ms"`
+	P99Ms    float64 `json:"p99_ms"`
+}
+
+// Own are the service's System.nanoTime timings, per request (ms).
+type Own struct {
+	Requests int64   `json:"requests"`
+	Total    float64 `json:"total"`
+	CPU      float64 `json:"cpu"`
+	Upstream float64 `json:"upstream"`
+	DB       float64 `json:"db"`
+	Pool     float64 `json:"pool"`
+	Shared   float64 `json:"shared"`
+	Lock     float64 `json:"lock"`
+	Await    float64 `json:"await"`
+}
+
+// Budget is what the JFR analysis found, per request (ms).
+type Budget struct {
+	Terms []TermMs `json:"terms"`
+	// WaitSum is every wait beneath the handler; Upstream, DBNetwork,
+	// PoolWait and Lock the terms of the segments.
+	WaitSum   float64 `json:"wait_sum"`
+	Upstream  float64 `json:"upstream"`
+	DBNetwork float64 `json:"db_network"`
+	PoolWait  float64 `json:"pool_wait"`
+	Lock      float64 `json:"lock"`
+	Await     float64 `json:"await"`
+	// CPUSamples are the execution samples beneath the handler, by
+	// application frame.
+	CPUSamples map[string]int `json:"cpu_samples"`
+	// Wall is the waits by application frame (ms per request).
+	Wall map[string]float64 `json:"wall"`
+	// Outside is wait time outside any request (ms in all, never divided).
+	OutsideMs float64 `json:"outside_ms"`
+	// Churn is the scheduler-churn finding, when the analysis has one.
+	Churn string `json:"churn,omitempty"`
+}
+
+// TermMs is one term of the budget.
+type TermMs struct {
+	Path      string     `json:"path"`
+	Mechanism string     `json:"mechanism"`
+	Kind      frame.Kind `json:"kind"`
+	Ms        float64    `json:"ms"`
+}
+
+// BurstRun is one run of the burst path.
+type BurstRun struct {
+	Variant     string      `json:"variant"`
+	Batch       int         `json:"batch"`
+	Load        LoadSummary `json:"load"`
+	Recording   string      `json:"recording"`
+	Counted     int         `json:"counted_requests"`
+	MeanMs      float64     `json:"mean_ms"`
+	StdDevMs    float64     `json:"stddev_ms"`
+	CPUMs       float64     `json:"process_cpu_ms"`
+	CPUPerMs    float64     `json:"cpu_per_request_ms"`
+	Served      int64       `json:"served"`
+	ForksPerReq float64     `json:"tasks_per_request"`
+	OwnMs       float64     `json:"own_ms"`
+	JFR         Budget      `json:"jfr"`
+	Findings    []string    `json:"findings"`
+	Command     string      `json:"command"`
+}
+
+// mode runs one mode of the seed endpoint.
+func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
+	p, err := r.service(ctx, "svc-"+mode, "--mode", mode)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	w, err := r.measure(ctx, p, mode, "/work", r.env.Profile.Clients, 0, max(r.env.Profile.Window, minWindow))
+	if err != nil {
+		return nil, err
+	}
+	mr := &ModeRun{Mode: mode, Load: summarize(w.Load), Recording: rel(r.env.Out, w.Recording), Results: rel(r.env.Out, w.Results),
+		CPUMs: units.Ms(w.CPU), Own: own(w.Own)}
+	if w.Own.Requests > 0 {
+		mr.CPUPerMs = units.Round3(mr.CPUMs / float64(w.Own.Requests))
+	}
+	q, res, err := analyse(ctx, w, Handler)
+	if err != nil {
+		return nil, err
+	}
+	mr.Counted, mr.MeanMs, mr.StdDevMs, mr.EdgePct = q.Count, meanMs(q.Latencies), stddevMs(q.Latencies), edgePct(q)
+	mr.JFR = budgetOf(res)
+	mr.Findings = findingTexts(res)
+	mr.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", Handler, mr.Results, mr.Recording)
+	r.env.Logf("%s: %d requests, %.1f/s, mean %.1f ms (%d in the recording); JFR waits %.1f ms/request; CPU %.2f ms/request",
+		mode, mr.Load.Requests, mr.Load.RPS, mr.Load.MeanMs, mr.Counted, mr.JFR.WaitSum, mr.CPUPerMs)
+	return mr, nil
+}
+
+// burst runs one variant of the burst path.
+func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
+	batch := 1
+	if variant == "batched" {
+		batch = r.cfg.BurstBatch
+	}
+	p, err := r.service(ctx, "svc-burst-"+variant, "--mode", "serial", "--burst-batch", strconv.Itoa(batch))
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	w, err := r.measure(ctx, p, "burst-"+variant, "/burst", r.cfg.BurstClients, r.cfg.BurstThink, min(max(r.env.Profile.Window, minWindow), maxBurstWindow))
+	if err != nil {
+		return nil, err
+	}
+	br := &BurstRun{Variant: variant, Batch: batch, Load: summarize(w.Load), Recording: rel(r.env.Out, w.Recording), CPUMs: units.Ms(w.CPU),
+		Served: w.Own.BurstRequests}
+	if n := w.Own.BurstRequests; n > 0 {
+		br.CPUPerMs = units.Round3(br.CPUMs / float64(n))
+		br.ForksPerReq = units.Round3(float64(w.Own.BurstForks) / float64(n))
+		br.OwnMs = units.Round3(float64(w.Own.BurstNs) / float64(n) / 1e6)
+	}
+	q, res, err := analyse(ctx, w, BurstHandler)
+	if err != nil {
+		return nil, err
+	}
+	br.Counted, br.MeanMs, br.StdDevMs = q.Count, meanMs(q.Latencies), stddevMs(q.Latencies)
+	br.JFR = budgetOf(res)
+	br.Findings = findingTexts(res)
+	br.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", BurstHandler, rel(r.env.Out, w.Results), br.Recording)
+	r.env.Logf("burst %s: %d requests, %.1f/s, mean %.3f ms; CPU %.3f ms/request", variant, br.Load.Requests, br.Load.RPS, br.Load.MeanMs, br.CPUPerMs)
+	return br, nil
+}
+
+// analyse counts the load's requests inside the recording and runs the
+// JFR analysis with handler (package jfr, as `latscope analyze` does).
+func analyse(ctx context.Context, w *window, handler string) (jfr.Requests, *budget.Result, error) {
+	rec, err := jfr.ReadRecording(w.Recording)
+	if err != nil {
+		return jfr.Requests{}, nil, err
+	}
+	f, err := os.Open(w.Results)
+	if err != nil {
+		return jfr.Requests{}, nil, err
+	}
+	defer f.Close()
+	q, err := jfr.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
+	if err != nil {
+		return q, nil, fmt.Errorf("%s: %w", w.Results, err)
+	}
+	opts := jfr.DefaultOptions
+	opts.Handler, opts.Load = handler, &q
+	res, err := jfr.Analyze(ctx, w.Recording, rec, opts)
+	if err != nil {
+		return q, nil, err
+	}
+	return q, res, nil
+}
+
+// edgePct is half the requests cut by the recording's edges over the
+// counted, in %: the error of per-request figures docs/jfr.md states.
+func edgePct(q jfr.Requests) float64 {
+	if q.Count == 0 {
+		return 0
+	}
+	return units.Round3(100 * float64(q.EdgeCounted+q.Before+q.After) / 2 / float64(q.Count))
+}
+
+// budgetOf reduces the analysis to the scenario's terms, per request.
+func budgetOf(res *budget.Result) Budget {
+	b := Budget{CPUSamples: map[string]int{}, Wall: map[string]float64{}}
+	if len(res.Groups) == 0 {
+		return b
+	}
+	g := res.Groups[0]
+	n := float64(max(g.Count, 1))
+	per := func(ns int64) float64 { return units.Round3(float64(ns) / n / 1e6) }
+	for _, ts := range g.Terms {
+		t := res.Terms[ts.Term]
+		ms := per(ts.Wait)
+		b.Terms = append(b.Terms, TermMs{Path: pathString(t), Mechanism: t.Mechanism, Kind: t.Kind, Ms: ms})
+		b.WaitSum += ms
+		switch {
+		case onPath(t, "callUpstream") && t.Kind == frame.Network:
+			b.Upstream += ms
+		case onPath(t, "queryDb") && t.Kind == frame.Network:
+			b.DBNetwork += ms
+		case onPath(t, "queryDb"):
+			b.PoolWait += ms
+		case onPath(t, "sharedSection") || onPath(t, "sharedSectionFixed"):
+			b.Lock += ms
+		case onPath(t, "handle") && t.Kind != frame.Network:
+			b.Await += ms
+		}
+	}
+	b.WaitSum = units.Round3(b.WaitSum)
+	for _, reg := range g.Regions {
+		name := shortFrame(reg.Name)
+		b.CPUSamples[name] += reg.CPUSamples
+		b.Wall[name] = units.Round3(b.Wall[name] + per(reg.Wall))
+	}
+	var out int64
+	for _, v := range res.Outside.ByKind {
+		out += v
+	}
+	b.OutsideMs = units.Round3(float64(out) / 1e6)
+	for _, w := range res.Warnings {
+		if f, ok := w.(*budget.Finding); ok && isChurn(string(f.Kind)) {
+			b.Churn = f.Text
+		}
+	}
+	return b
+}
+
+// isChurn reports whether a finding kind is the scheduler-churn finding.
+func isChurn(kind string) bool {
+	switch kind {
+	case "sched-overhead", "scheduler-churn", "churn", "jvm-churn":
+		return true
+	}
+	return false
+}
+
+// onPath reports whether the term's call path has a frame named name.
+func onPath(t budget.Term, name string) bool {
+	for _, f := range t.Path {
+		if jfr.MatchFrame(f, name) || jfr.MatchFrame(f, name+"$") {
+			return true
+		}
+	}
+	return t.Frame != "" && jfr.MatchFrame(t.Frame, name)
+}
+
+func pathString(t budget.Term) string {
+	if len(t.Path) == 0 {
+		if t.Frame == "" {
+			return "(no application frame)"
+		}
+		return shortFrame(t.Frame)
+	}
+	s := ""
+	for i, f := range t.Path {
+		if i > 0 {
+			s += " › "
+		}
+		s += shortFrame(f)
+	}
+	return s
+}
+
+// shortFrame drops the package: latscopelab.JvmService.queryDb → JvmService.queryDb.
+func shortFrame(f string) string {
+	const pkg = "latscopelab."
+	if len(f) > len(pkg) && f[:len(pkg)] == pkg {
+		return f[len(pkg):]
+	}
+	return f
+}
+
+func findingTexts(res *budget.Result) []string {
+	var out []string
+	for _, w := range res.Warnings {
+		out = append(out, w.Error())
+	}
+	return out
+}
+
+func own(s ownStats) Own {
+	o := Own{Requests: s.Requests}
+	if s.Requests == 0 {
+		return o
+	}
+	per := func(ns int64) float64 { return units.Round3(float64(ns) / float64(s.Requests) / 1e6) }
+	o.Total, o.CPU, o.Upstream, o.DB, o.Pool = per(s.TotalNs), per(s.CPUNs), per(s.UpstreamNs), per(s.DBNs), per(s.PoolNs)
+	o.Shared, o.Lock, o.Await = per(s.SharedNs), per(s.LockNs), per(s.AwaitNs)
+	return o
+}
+
+func summarize(r *loadgen.Report) LoadSummary {
+	l := r.Latency
+	return LoadSummary{Requests: r.Requests, Errors: r.Errors, RPS: units.Round3(r.RPS), MeanMs: units.Ms(l.Mean), P50Ms: units.Ms(l.P50), P99Ms: units.Ms(l.P99)}
+}
+
+func meanMs(lat []int64) float64 {
+	if len(lat) == 0 {
+		return 0
+	}
+	var s float64
+	for _, l := range lat {
+		s += float64(l)
+	}
+	return units.Round3(s / float64(len(lat)) / 1e6)
+}
+
+func stddevMs(lat []int64) float64 {
+	if len(lat) < 2 {
+		return 0
+	}
+	m := meanMs(lat) * 1e6
+	var s float64
+	for _, l := range lat {
+		d := float64(l) - m
+		s += d * d
+	}
+	return units.Round3(math.Sqrt(s/float64(len(lat)-1)) / 1e6)
+}
+
+// rel returns path relative to dir, for the JSON and the commands.
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}
