@@ -68,6 +68,11 @@ type Inputs struct {
 	Clients float64    // closed-model clients; 0 estimates them from the trace (Little's law)
 	Cores   float64    // cores available; 0 takes GOMAXPROCS from the trace
 	Pools   []PoolSpec // pools to model
+	// Rate, when positive, makes the workload open: requests arrive at
+	// this rate (per second) whatever the latency, as from many
+	// independent users; Open with Rate 0 takes the trace's throughput.
+	Rate float64
+	Open bool
 }
 
 // Model is a request type's closed queueing network as measured.
@@ -76,6 +81,9 @@ type Model struct {
 	Requests         int     `json:"requests"`
 	Clients          int     `json:"clients"`
 	ClientsEstimated bool    `json:"clients_estimated,omitempty"`
+	// Rate is the open workload's arrival rate (per second); 0 for the
+	// closed model of Clients and ThinkMs.
+	Rate float64 `json:"rate,omitempty"`
 	ThinkMs          float64 `json:"think_ms"` // clients' time between requests: N/X − R − OutsideCPUMs
 	// OutsideCPUMs is the CPU the process spent outside any request, per
 	// request that ended (the server's reading and writing, the garbage
@@ -142,6 +150,12 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 			sum += float64(l)
 		}
 		m.Clients, m.ClientsEstimated = max(1, int(math.Round(sum/1e9/dur))), true
+	}
+	if in.Open || in.Rate > 0 {
+		m.Rate = in.Rate
+		if m.Rate <= 0 {
+			m.Rate = m.MeasuredRPS
+		}
 	}
 	if m.Clients > MaxExactPopulation {
 		return nil, fmt.Errorf("%d clients: the model takes at most %d", m.Clients, MaxExactPopulation)

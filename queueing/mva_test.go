@@ -1,6 +1,7 @@
 package queueing
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -155,5 +156,40 @@ func TestBadNetwork(t *testing.T) {
 		if _, err := MVA(net, 3); err == nil {
 			t.Errorf("%+v accepted", net)
 		}
+	}
+}
+
+// TestSolveOpen checks the open network against the M/M/1 and M/M/c
+// formulas: R = S/(1−ρ) at an M/M/1 queue; Erlang C = 1/3 for two
+// servers at one Erlang, so W = C·S/(c−a) = S/3.
+func TestSolveOpen(t *testing.T) {
+	net := Network{Stations: []Station{
+		{Name: "a", Kind: Queueing, Servers: 1, Demand: 0.010},
+		{Name: "b", Kind: Queueing, Servers: 2, Demand: 0.050},
+		{Name: "d", Kind: Delay, Demand: 0.100},
+	}}
+	sol, err := SolveOpen(net, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0.010 / (1 - 0.2), 0.050 + 0.050/3, 0.100}
+	for k, w := range want {
+		if math.Abs(sol.Residence[k]-w) > 1e-12 {
+			t.Errorf("station %s: residence %.9f, want %.9f", net.Stations[k].Name, sol.Residence[k], w)
+		}
+	}
+	if r := want[0] + want[1] + want[2]; math.Abs(sol.Response-r) > 1e-12 || sol.Throughput != 20 {
+		t.Errorf("response %.9f at %v/s, want %.9f at 20/s", sol.Response, sol.Throughput, r)
+	}
+	if u := sol.Util[1]; math.Abs(u-0.5) > 1e-12 {
+		t.Errorf("M/M/2 utilisation %v, want 0.5", u)
+	}
+	_, err = SolveOpen(net, 40) // b needs 2 of its 2 servers
+	var ue *UnstableError
+	if !errors.As(err, &ue) || ue.Station != "b" || ue.Servers != 2 {
+		t.Errorf("at 40/s: got %v, want b unstable", err)
+	}
+	if _, err := SolveOpen(net, 0); !errors.Is(err, ErrBadNetwork) {
+		t.Errorf("rate 0: got %v, want ErrBadNetwork", err)
 	}
 }

@@ -63,3 +63,45 @@ func (m MMc) WaitQuantile(q, lambda, s float64, c int) float64 {
 	rate := float64(c)/s - lambda
 	return math.Log(m.PWait/(1-q)) / rate
 }
+
+// SolveOpen solves net as an open network with arrival rate lambda
+// (requests per second): each queueing station an M/M/c queue with its
+// demand as service time, each delay its demand. Think time plays no part.
+// It fails, naming the station, when a station's offered load reaches its
+// servers: the queue then grows without bound.
+func SolveOpen(net Network, lambda float64) (Solution, error) {
+	if err := net.check(); err != nil {
+		return Solution{}, err
+	}
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return Solution{}, fmt.Errorf("%w: arrival rate %v", ErrBadNetwork, lambda)
+	}
+	sol := Solution{Throughput: lambda, Residence: make([]float64, len(net.Stations)),
+		Queue: make([]float64, len(net.Stations)), Util: make([]float64, len(net.Stations))}
+	for k, s := range net.Stations {
+		if s.Kind == Delay {
+			sol.Residence[k] = s.Demand
+		} else {
+			m, err := OpenMMc(lambda, s.Demand, s.Servers)
+			if err != nil {
+				return Solution{}, &UnstableError{Station: s.Name, Load: lambda * s.Demand, Servers: s.Servers}
+			}
+			sol.Residence[k], sol.Util[k] = m.Response, m.Util
+		}
+		sol.Queue[k] = lambda * sol.Residence[k]
+		sol.Response += sol.Residence[k]
+	}
+	return sol, nil
+}
+
+// UnstableError says that an open network cannot keep up: a station's
+// offered load (arrival rate × demand) reaches its servers.
+type UnstableError struct {
+	Station string
+	Load    float64 // offered load, in servers
+	Servers int
+}
+
+func (e *UnstableError) Error() string {
+	return fmt.Sprintf("%s cannot keep up: the arrivals need %.3g of its %d servers, so its queue grows without bound", e.Station, e.Load, e.Servers)
+}

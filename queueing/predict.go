@@ -1,6 +1,7 @@
 package queueing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -27,6 +28,9 @@ type State struct {
 	Clients    int     `json:"clients"`
 	Bottleneck string  `json:"bottleneck"` // the most utilised queueing resource
 	Resources  []Usage `json:"resources"`
+	// Unstable, in an open model, says which resource cannot keep up with
+	// the arrivals; the state then has no means.
+	Unstable string `json:"unstable,omitempty"`
 }
 
 // Validation compares the model of the trace as recorded with the trace.
@@ -48,8 +52,9 @@ type Outcome struct {
 	// Moves names the new bottleneck when the change moves it: "the
 	// bottleneck moves to pool withConn (97 % busy)".
 	Moves string `json:"moves,omitempty"`
-	// P99 is always absent: Mean Value Analysis gives means only; P99Note
-	// says so.
+	// P99 is always absent: Mean Value Analysis gives means only, and an
+	// open network's response time is a sum of queues whose distribution
+	// the M/M/c formulas do not give; P99Note says so.
 	P99Note string `json:"p99_note"`
 }
 
@@ -64,6 +69,9 @@ type Prediction struct {
 // p99Note says why no p99 is given.
 const p99Note = "not predicted: Mean Value Analysis gives means only"
 
+// openP99Note says why no p99 is given for an open workload.
+const openP99Note = "not predicted: the M/M/c formulas give each queue's mean, not the distribution of their sum"
+
 // Predict builds the model of res (Build) and solves each what-if: the
 // specs of budget.ParsePrediction (remove, scale, overlap) and pool=NAME:SIZE
 // (or pool=SIZE), cores=N and clients=N. An overlap takes its saving from
@@ -75,6 +83,10 @@ func Predict(res *budget.Result, in Inputs, specs []string) (*Prediction, error)
 		return nil, err
 	}
 	p := &Prediction{Model: m, Method: "exact MVA"}
+	note := p99Note
+	if m.Rate > 0 {
+		p.Method, note = "open network, M/M/c per station", openP99Note
+	}
 	before, err := m.solve()
 	if err != nil {
 		return nil, err
@@ -89,10 +101,14 @@ func Predict(res *budget.Result, in Inputs, specs []string) (*Prediction, error)
 			return nil, err
 		}
 		st, err := after.solve()
-		if err != nil {
+		var unstable *UnstableError
+		switch {
+		case errors.As(err, &unstable):
+			st = State{RPS: after.Rate, Unstable: unstable.Error()}
+		case err != nil:
 			return nil, fmt.Errorf("what-if %q: %w", spec, err)
 		}
-		o := Outcome{Spec: spec, Change: change, Before: before, After: st, P99Note: p99Note}
+		o := Outcome{Spec: spec, Change: change, Before: before, After: st, P99Note: note}
 		if st.Bottleneck != before.Bottleneck && st.Bottleneck != "" {
 			for _, u := range st.Resources {
 				if u.Name == st.Bottleneck {
@@ -117,7 +133,13 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // solve solves m at its client count.
 func (m *Model) solve() (State, error) {
 	net := m.network()
-	sol, err := Solve(net, m.Clients)
+	var sol Solution
+	var err error
+	if m.Rate > 0 {
+		sol, err = SolveOpen(net, m.Rate)
+	} else {
+		sol, err = Solve(net, m.Clients)
+	}
 	if err != nil {
 		return State{}, err
 	}
@@ -147,7 +169,20 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 		}
 		c.Resources[0].Servers = int(math.Round(v))
 		return c, fmt.Sprintf("CPU: %d → %d cores", m.Resources[0].Servers, c.Resources[0].Servers), nil
+	case "rate":
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(v > 0) || v > 1e7 {
+			return nil, "", fmt.Errorf("what-if %q: want rate=R with R requests per second, above 0 and at most 1e7", spec)
+		}
+		if m.Rate == 0 {
+			return nil, "", fmt.Errorf("what-if %q: the model is closed (clients and think time); model an open workload (--open or --rate) to change its rate", spec)
+		}
+		c.Rate = v
+		return c, fmt.Sprintf("arrival rate: %.6g → %.6g per second", m.Rate, v), nil
 	case "clients":
+		if m.Rate > 0 {
+			return nil, "", fmt.Errorf("what-if %q: the model is open (an arrival rate, no clients); use rate=R", spec)
+		}
 		v, err := strconv.Atoi(arg)
 		if err != nil || v < 1 || v > MaxExactPopulation {
 			return nil, "", fmt.Errorf("what-if %q: want clients=N with N from 1 to %d", spec, MaxExactPopulation)

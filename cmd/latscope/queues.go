@@ -41,12 +41,13 @@ const predictSynopsis = "predict [flags] TRACE"
 const predictExamples = `
 what-ifs (--what-if, repeatable):
   remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   as in analyze --predict
-  pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N
+  pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N  rate=R (open workloads)
 
 examples:
   latscope predict --clients 20 --pool withConn:10 --what-if remove=callUpstream demo.trace
   latscope predict --clients 20 --pool 10 --what-if overlap=callUpstream,queryDB --what-if pool=20 demo.trace
   latscope predict --json --clients 16 --cores 2 --what-if clients=32 demo.trace
+  latscope predict --open --what-if rate=400 --what-if cores=1 demo.trace
 `
 
 func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -55,6 +56,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		app     stringList
 		task    string
 		clients float64
+		rate    float64
+		open    bool
 		cores   float64
 		pools   poolList
 		whatIfs stringList
@@ -65,6 +68,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
 	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law)")
+	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
+	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
 	fs.Var(&pools, "pool", "a pool `NAME:SIZE` (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
 	fs.Var(&whatIfs, "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE, cores=N, clients=N")
@@ -119,7 +124,10 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools}, whatIfs)
+	if (open || rate > 0) && clients > 0 {
+		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
+	}
+	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -139,8 +147,13 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 	if m.ClientsEstimated {
 		est = " (estimated)"
 	}
-	fmt.Fprintf(&b, "queueing model of %q (%s): %d requests, %d clients%s, think %.3g ms, scheduling latency %.3g ms\n",
-		m.Group, p.Method, m.Requests, m.Clients, est, m.ThinkMs, m.WakeupMs)
+	if m.Rate > 0 {
+		fmt.Fprintf(&b, "queueing model of %q (%s): %d requests, arriving at %.6g per second, scheduling latency %.3g ms\n",
+			m.Group, p.Method, m.Requests, m.Rate, m.WakeupMs)
+	} else {
+		fmt.Fprintf(&b, "queueing model of %q (%s): %d requests, %d clients%s, think %.3g ms, scheduling latency %.3g ms\n",
+			m.Group, p.Method, m.Requests, m.Clients, est, m.ThinkMs, m.WakeupMs)
+	}
 	for _, r := range m.Resources {
 		servers := ""
 		if r.Servers > 0 {
@@ -156,6 +169,10 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 		v.ModelMeanMs, v.ModelRPS, v.MeasuredMeanMs, v.MeasuredRPS, v.MeanResidual, v.RPSResidual)
 	for _, o := range p.Outcomes {
 		fmt.Fprintf(&b, "\n%s: %s\n", o.Spec, o.Change)
+		if o.After.Unstable != "" {
+			fmt.Fprintf(&b, "  unstable: %s; no mean to predict\n", o.After.Unstable)
+			continue
+		}
 		fmt.Fprintf(&b, "  mean %.3f → %.3f ms, throughput %.1f → %.1f rps, p99 %s\n", o.Before.MeanMs, o.After.MeanMs, o.Before.RPS, o.After.RPS, o.P99Note)
 		for i, u := range o.After.Resources {
 			bu := o.Before.Resources[i]

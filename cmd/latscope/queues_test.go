@@ -17,6 +17,8 @@ func TestPredictGolden(t *testing.T) {
 	}{
 		{"predict-serial.stdout", []string{"predict", "--clients", "4", "--what-if", "remove=callUpstream",
 			"--what-if", "overlap=callUpstream,queryDB", "--what-if", "clients=40", "--what-if", "cores=1", serial}},
+		{"predict-serial-open.stdout", []string{"predict", "--open", "--what-if", "rate=100", "--what-if", "rate=10000",
+			"--what-if", "cores=1", serial}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,6 +62,10 @@ func TestPredictCLI(t *testing.T) {
 		{[]string{"predict", "--what-if", "pool=nosuch:2", serial}, "no modelled pool"},
 		{[]string{"predict", "--pool", "nosuchframe:2", serial}, "no wait"},
 		{[]string{"predict"}, "exactly one trace"},
+		{[]string{"predict", "--open", "--clients", "4", serial}, "--clients applies to the closed model"},
+		{[]string{"predict", "--rate", "-1", serial}, "-rate"},
+		{[]string{"predict", "--clients", "4", "--what-if", "rate=10", serial}, "the model is closed"},
+		{[]string{"predict", "--rate", "50", "--what-if", "clients=10", serial}, "the model is open"},
 	}
 	for _, b := range bad {
 		_, _, err := runCLI(t, b.args...)
