@@ -145,7 +145,8 @@ const (
 )
 
 // MoreSamples says how to get more execution samples.
-const MoreSamples = "sample more often: add jdk.ExecutionSample#period=1ms to -XX:StartFlightRecording or to jcmd PID JFR.start (JDK 17+), or set its period in a copy of jfr/latscope.jfc; or record longer"
+const MoreSamples = "sample every millisecond: record with settings=profile and the churn settings (jfr/churntest/churn.jfc, docs/jfr-churn.md) last, " +
+	"or add jdk.ExecutionSample#period=1ms after a single settings= (JDK 17+); or record longer"
 
 // Verdict is the analysis in one sentence: the share against the rule, or
 // why there is none.
@@ -179,11 +180,20 @@ func (r *ChurnReport) Findings() []sched.Finding {
 	case r.Samples < t.MinSamples:
 		return []sched.Finding{{Kind: sched.FindFewSamples, Text: fmt.Sprintf("only %d execution samples%s (fewer than %d): the pool machinery's share, %s, is too uncertain to judge. "+
 			"JFR samples only threads running Java code, so a mostly idle JVM gives few samples at any period. To get more: %s",
-			r.Samples, r.overWords(), t.MinSamples, r.shareWords(), MoreSamples)}}
+			r.Samples, r.overWords(), t.MinSamples, r.shareWords(), r.moreSamples())}}
 	case r.Share > t.SchedShare:
 		return []sched.Finding{r.overhead()}
 	}
 	return nil
+}
+
+// moreSamples is MoreSamples, or, when the recording sampled every
+// millisecond already, what is left.
+func (r *ChurnReport) moreSamples() string {
+	if r.Period > 0 && r.Period <= time.Millisecond {
+		return "record longer, or while the service is busy (the recording samples every millisecond already)"
+	}
+	return MoreSamples
 }
 
 func (r *ChurnReport) overWords() string {

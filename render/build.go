@@ -55,6 +55,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 		rep.Terms = []Term{}
 	}
 	rep.Findings = findingsJSON(res, rep, in)
+	addChurn(res, rep)
 	return rep, nil
 }
 

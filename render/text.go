@@ -55,6 +55,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			ew.printf("  - %s\n", f.Text)
 		}
 	}
+	r.writeChurn(ew)
 	return ew.err
 }
 
