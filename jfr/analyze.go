@@ -31,20 +31,25 @@ type Options struct {
 	Rules      Rules
 	StackDepth int    // --stack-depth for jfr print
 	Tool       string // the jfr command; "" finds it (FindTool)
+	// Predictions are what-if changes simulated over each request's
+	// timelines; only a recording with latscope.Request events has them.
+	Predictions []budget.Prediction
 }
 
-// DefaultOptions are the defaults; set Handler and Requests or Load.
+// DefaultOptions are the defaults. A recording with latscope.Request
+// events (the Java library, java/) needs nothing more; without them, set
+// Handler and Requests or Load.
 var DefaultOptions = Options{Rules: DefaultRules, StackDepth: DefaultStackDepth}
 
 // Events are the event types an analysis reads.
-var Events = append(slices.Clone(WaitEvents), "jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad")
+var Events = append(append(slices.Clone(WaitEvents), "jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"), RequestEvents...)
 
 // ErrNoCount is returned when neither a request count nor load results are
 // given.
-var ErrNoCount = opterr.Wrap("requests", errors.New("not given: a JFR recording has no request boundaries: give the request count, or the load results that drove it; latscope never divides JVM-wide totals by a guessed count"))
+var ErrNoCount = opterr.Wrap("requests", errors.New("not given: the recording has no latscope.Request events (the Java library in java/, docs/jfr.md, adds them), so it has no request boundaries: give the request count, or the load results that drove it; latscope never divides JVM-wide totals by a guessed count"))
 
 // ErrNoHandler is returned when Options.Handler is empty.
-var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: name the frame that handles a request (e.g. DemoController.handle): JFR has no request boundaries, and only waits beneath the handler are request time"))
+var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: the recording has no latscope.Request events (the Java library in java/, docs/jfr.md, adds them): name the frame that handles a request (e.g. DemoController.handle); only waits beneath it are request time"))
 
 // Analyze reads the recording at path (whose headers are rec) with the JDK's
 // jfr tool and returns its budget.
@@ -90,6 +95,11 @@ type Analyzer struct {
 	}
 	records int64
 	env     environment
+	req     *reqData
+	// RequestCPU is set by Finalize in request mode: the CPU time of the
+	// requests' threads while they worked for a request, from execution
+	// samples; negative when unknown.
+	RequestCPU float64
 }
 
 type termStat struct {
@@ -102,15 +112,12 @@ const maxSuggest = 5000
 
 // New returns an analyzer for the recording rec.
 func New(o Options, rec *Recording) (*Analyzer, error) {
-	if strings.TrimSpace(o.Handler) == "" {
-		return nil, ErrNoHandler
-	}
 	count := o.Requests
 	if o.Load != nil {
 		count = o.Load.Count
 	}
-	if count <= 0 {
-		return nil, ErrNoCount
+	if count < 0 {
+		return nil, opterr.Wrap("requests", fmt.Errorf("%d: want a positive count", count))
 	}
 	if rec == nil || len(rec.Chunks) == 0 {
 		return nil, errors.New("no recording headers")
@@ -119,7 +126,7 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 		o.StackDepth = DefaultStackDepth
 	}
 	return &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: map[string]*budget.RegionStat{},
-		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment()}, nil
+		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}, nil
 }
 
 // Event adds one event. ev is not kept.
@@ -129,6 +136,16 @@ func (a *Analyzer) Event(ev *Event) {
 	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
 		a.env.event(ev, a.rec)
 		return
+	}
+	a.req.event(ev, &a.opts.Rules)
+	if a.opts.Handler == "" {
+		if ev.Type == "jdk.ExecutionSample" {
+			a.samples++
+		}
+		a.thread(ev.Thread)
+		return
+	}
+	switch ev.Type {
 	case "jdk.ExecutionSample":
 		a.sample(ev)
 		return
@@ -226,8 +243,19 @@ func (a *Analyzer) suggest(stack []Frame) {
 	}
 }
 
-// Matched returns an error when no wait or sample had the handler frame.
+// Matched returns an error when the recording has no latscope.Request
+// events and the handler mode cannot run: no handler or count given, or no
+// wait or sample had the handler frame.
 func (a *Analyzer) Matched() error {
+	if a.Requests() {
+		return nil
+	}
+	if strings.TrimSpace(a.opts.Handler) == "" {
+		return ErrNoHandler
+	}
+	if a.count <= 0 {
+		return ErrNoCount
+	}
 	if a.matched > 0 || a.hSamples > 0 {
 		return nil
 	}
@@ -243,8 +271,15 @@ func (a *Analyzer) Matched() error {
 	return opterr.Wrap("handler", fmt.Errorf("%q: no wait or sample among %d events has this frame on its stack%s", a.opts.Handler, a.records, hint))
 }
 
+// Requests reports whether the recording has latscope.Request events: the
+// analysis is then per request (request mode), else beneath the handler.
+func (a *Analyzer) Requests() bool { return len(a.req.requests) > 0 }
+
 // Finalize returns the result. The Analyzer must not be used afterwards.
 func (a *Analyzer) Finalize() *budget.Result {
+	if a.Requests() {
+		return a.finalizeRequests()
+	}
 	g := a.group()
 	res := &budget.Result{Info: a.info(), Terms: a.terms, Stacks: tracein.NewStacks(), Groups: []*budget.Group{g}}
 	res.Outside.ByKind = a.outside

@@ -199,7 +199,10 @@ func hasFinding(res *budget.Result, k budget.FindingKind, text string) bool {
 	return false
 }
 
-func TestNewRefuses(t *testing.T) {
+// TestMatchedRefuses: a recording without latscope.Request events needs
+// the handler mode's --handler and a count; the refusal comes once the
+// events are read (New cannot know whether requests are marked).
+func TestMatchedRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		o    Options
@@ -209,10 +212,21 @@ func TestNewRefuses(t *testing.T) {
 		{"no count", Options{Handler: "A.b"}, "no request boundaries"},
 		{"empty load", Options{Handler: "A.b", Load: &Requests{}}, "no request boundaries"},
 	}
+	evs := printEvents(t)
 	for _, tt := range tests {
-		if _, err := New(tt.o, printRecording); err == nil || !strings.Contains(err.Error(), tt.want) {
+		a, err := New(tt.o, printRecording)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for i := range evs {
+			a.Event(&evs[i])
+		}
+		if err := a.Matched(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
 		}
+	}
+	if _, err := New(Options{Handler: "A.b", Requests: -1}, printRecording); err == nil {
+		t.Error("New accepted a negative count")
 	}
 }
 

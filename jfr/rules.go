@@ -39,6 +39,7 @@ var DefaultRules = Rules{
 		"com.fasterxml.jackson.", "io.micrometer.", "io.opentelemetry.", "com.google.common.",
 		"io.lettuce.", "redis.clients.", "org.apache.kafka.", "com.mongodb.", "com.datastax.",
 		"kotlin.", "kotlinx.", "scala.",
+		"io.latscope.",
 	},
 	Pools: []string{
 		"com.zaxxer.hikari.", ".ConcurrentBag.", "org.apache.commons.pool2.", "org.apache.commons.dbcp",

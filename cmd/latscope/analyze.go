@@ -52,11 +52,28 @@ type jfrOptions struct {
 	Requests     int      // request count, when known (--requests)
 	RequestsFrom string   // a latscope load results file to count requests from (--requests-from)
 	App          []string // --app prefixes
+	Predictions  []budget.Prediction
+	// Only lists the flags given that need the latscope.Request events
+	// (--predict, --clients, --cores, --pool).
+	Only []string
 }
 
-// analyzeJFR reads a JFR recording into the same result as a Go trace. It
-// is set by analyze_jfr.go.
-var analyzeJFR func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error)
+// jfrResult is a JVM recording's analysis.
+type jfrResult struct {
+	Res *budget.Result
+	// RequestCPU is the CPU seconds of the requests' threads while they
+	// worked for a request, from execution samples; negative when unknown
+	// (no latscope.Request events, or no sample period).
+	RequestCPU float64
+}
+
+// analyzeJFR reads a JFR recording into the same result as a Go trace;
+// analyzeJFRFull also returns the request CPU. They are set by
+// analyze_jfr.go.
+var (
+	analyzeJFR     func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error)
+	analyzeJFRFull func(ctx context.Context, path string, o jfrOptions) (*jfrResult, error)
+)
 
 const analyzeExamples = `
 examples:
@@ -105,8 +122,12 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if set := setFlags(fs.FlagSet, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
 		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
 	}
-	if set := setFlags(fs.FlagSet, "predict", "clients", "cores", "pool", "partial"); isJFR && len(set) > 0 {
-		return fmt.Errorf("%s apply to Go execution traces only, not yet to JVM recordings: a recording gives no per-request timelines to re-simulate or walk (docs/jfr.md); %s is read as a JVM recording", strings.Join(set, ", "), file)
+	if set := setFlags(fs.FlagSet, "partial"); isJFR && len(set) > 0 {
+		return fmt.Errorf("%s applies to Go execution traces only; %s is read as a JVM recording", strings.Join(set, ", "), file)
+	}
+	if isJFR {
+		o.jfr.Predictions = o.predict
+		o.jfr.Only = setFlags(fs.FlagSet, "predict", "clients", "cores", "pool")
 	}
 	if err := checkInput(file, "trace file"); err != nil {
 		return err
@@ -161,15 +182,18 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 
 // analyzeRecording reads a JVM recording into the same report as a trace.
 func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []string, in render.Inputs) (*pipeline.Report, error) {
-	if analyzeJFR == nil {
+	if analyzeJFRFull == nil {
 		return nil, errors.New("this build cannot read JVM recordings")
 	}
 	o.App = app
-	res, err := analyzeJFR(ctx, file, o)
+	r, err := analyzeJFRFull(ctx, file, o)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.FromResult(res, in)
+	if in.CPUSeconds < 0 && r.RequestCPU >= 0 {
+		in.CPUSeconds = r.RequestCPU // the requests' threads' samples: a finding says so
+	}
+	return pipeline.FromResult(r.Res, in)
 }
 
 // setFlags returns the names (as --name) of those of names that were given

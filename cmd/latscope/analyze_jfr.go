@@ -12,29 +12,47 @@ import (
 	"github.com/latscope/latscope/loadgen"
 )
 
-func init() { analyzeJFR = runAnalyzeJFR }
+func init() {
+	analyzeJFRFull = runAnalyzeJFR
+	analyzeJFR = func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
+		r, err := runAnalyzeJFR(ctx, path, o)
+		if err != nil {
+			return nil, err
+		}
+		return r.Res, nil
+	}
+}
 
-// runAnalyzeJFR analyses a JVM recording (docs/jfr.md): the waits beneath
-// the --handler frame, per request counted by --requests or --requests-from.
-func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
+// runAnalyzeJFR analyses a JVM recording (docs/jfr.md). With the Java
+// library's latscope.Request events it is per request, from the recording
+// alone; without them, the waits beneath the --handler frame, per request
+// counted by --requests or --requests-from.
+func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, error) {
 	if o.Requests < 0 {
 		return nil, fmt.Errorf("--requests %d: want a positive count", o.Requests)
 	}
 	if o.Requests > 0 && o.RequestsFrom != "" {
 		return nil, errors.New("--requests and --requests-from both count the requests: give one")
 	}
-	if strings.TrimSpace(o.Handler) == "" {
-		return nil, jfr.ErrNoHandler
-	}
-	if o.Requests == 0 && o.RequestsFrom == "" {
-		return nil, jfr.ErrNoCount
-	}
 	opts := jfr.DefaultOptions
 	opts.Handler, opts.Requests = o.Handler, o.Requests
 	opts.Rules.App = o.App
+	opts.Predictions = o.Predictions
 	rec, err := jfr.ReadRecording(path)
 	if err != nil {
 		return nil, err
+	}
+	marked := hasType(rec, "latscope.Request")
+	if !marked { // handler mode: refuse before the long read
+		if strings.TrimSpace(o.Handler) == "" {
+			return nil, fmt.Errorf("%s: %w", path, jfr.ErrNoHandler)
+		}
+		if o.Requests == 0 && o.RequestsFrom == "" {
+			return nil, fmt.Errorf("%s: %w", path, jfr.ErrNoCount)
+		}
+		if err := requestOnly(o, path); err != nil {
+			return nil, err
+		}
 	}
 	if o.RequestsFrom != "" {
 		q, err := requestsFrom(o.RequestsFrom, rec)
@@ -43,7 +61,48 @@ func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*budget.Resu
 		}
 		opts.Load = &q
 	}
-	return jfr.Analyze(ctx, path, rec, opts)
+	a, err := jfr.New(opts, rec)
+	if err != nil {
+		return nil, err
+	}
+	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{Tool: opts.Tool, StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
+		a.Event(ev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Matched(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !a.Requests() {
+		if err := requestOnly(o, path); err != nil {
+			return nil, err
+		}
+	}
+	return &jfrResult{Res: a.Finalize(), RequestCPU: a.RequestCPU}, nil
+}
+
+// requestOnly refuses the flags that need the latscope.Request events in
+// a recording without them.
+func requestOnly(o jfrOptions, path string) error {
+	if len(o.Only) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s need per-request timelines, and %s has no latscope.Request events: add the Java library (java/, docs/jfr.md) to the service and record again",
+		strings.Join(o.Only, ", "), path)
+}
+
+// hasType reports whether any chunk of rec declares the event type name.
+func hasType(rec *jfr.Recording, name string) bool {
+	for _, c := range rec.Chunks {
+		for _, n := range c.Types {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // requestsFrom counts the load results in file that fall inside rec.

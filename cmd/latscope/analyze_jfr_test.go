@@ -22,8 +22,6 @@ func TestAnalyzeJFRRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no handler", []string{"--requests", "5", missing}, "--handler not given: name the frame"},
-		{"no count", []string{"--handler", "A.b", missing}, "no request boundaries"},
 		{"two counts", []string{"--handler", "A.b", "--requests", "5", "--requests-from", "x.jsonl", missing}, "give one"},
 		{"negative count", []string{"--handler", "A.b", "--requests", "-5", missing}, `invalid value "-5" for flag -requests`},
 		{"no file", []string{"--handler", "A.b", "--requests", "5", missing}, "missing.jfr"},
@@ -101,6 +99,24 @@ func TestAnalyzeJFR(t *testing.T) {
 		}
 		if !kinds["warm-up"] || !kinds["inferred"] || !kinds["unexplained"] {
 			t.Errorf("finding kinds %v, want warm-up, inferred and unexplained", kinds)
+		}
+	})
+	t.Run("no handler", func(t *testing.T) {
+		_, _, err := runCLI(t, "analyze", "--requests", "5", rec)
+		if err == nil || !strings.Contains(err.Error(), "--handler not given: the recording has no latscope.Request events") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("no count", func(t *testing.T) {
+		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", rec)
+		if err == nil || !strings.Contains(err.Error(), "no request boundaries") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("predict needs requests", func(t *testing.T) {
+		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests", "5", "--predict", "remove=Probe.queryDb", rec)
+		if err == nil || !strings.Contains(err.Error(), "--predict need per-request timelines") {
+			t.Errorf("error %v", err)
 		}
 	})
 	t.Run("unknown handler", func(t *testing.T) {

@@ -1,0 +1,287 @@
+package jfr
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// The request analysis builds, for each latscope.Request, the timelines of
+// the threads that worked for it — the request's own thread from begin to
+// end, and each task of the request on its executor thread, from its submit
+// (a queue segment until the task ran) to the end of its run — and walks
+// the critical path backwards from the request's end with package critpath,
+// the same walk as for Go (docs/method.md §4). A latscope.TaskWait is a
+// wait woken by its task: the walk follows it into the task's thread, so
+// time the request thread and a task overlapped counts once. Time in no
+// recorded wait (on CPU, waiting for a CPU, or in waits shorter than the
+// JFR threshold) fills the gaps as unexplained.
+
+// reqAcc accumulates one route's requests.
+type reqAcc struct {
+	name                    string
+	count, before, forked   int
+	lat                     []int64
+	wait, crit, fix, reqs   map[int32]int64
+	causes                  map[int32]*[frame.NumKinds]int64
+	unknown                 int64
+	samples                 int
+	regionWall              map[int32]int64
+	regionCPU               map[int32]int
+	pred                    [][]int64
+	slowest                 *budget.Path
+	medianReq               int // index in reqData.requests of a request of median latency
+	idx                     []int
+	mismatch                int
+	taskWaits, taskWaitsHit int
+}
+
+func newReqAcc(name string, npred int) *reqAcc {
+	return &reqAcc{name: name, wait: map[int32]int64{}, crit: map[int32]int64{}, fix: map[int32]int64{}, reqs: map[int32]int64{},
+		causes: map[int32]*[frame.NumKinds]int64{}, regionWall: map[int32]int64{}, regionCPU: map[int32]int{}, pred: make([][]int64, npred)}
+}
+
+// reqOutcome is what the request analysis found.
+type reqOutcome struct {
+	groups  []*budget.Group
+	terms   []budget.Term
+	outside [frame.NumKinds]int64
+	// samples counts execution samples on threads while they worked for a
+	// request; all counts every execution sample.
+	samples, all int
+	// tasks: hand-offs of recorded requests; unmatched: task waits whose
+	// task has no TaskRun event in the recording, or that belong to no
+	// recorded request.
+	tasks, unmatched int
+	// runsOnCaller counts tasks run on the thread that waited for them.
+	runsOnCaller int
+	// unwrapped counts parks under Future.get/join on request threads
+	// outside any latscope.TaskWait: hand-offs the library did not see.
+	unwrapped     int
+	unwrappedWait int64
+}
+
+// member is one thread's share of a request: [start,end) on thread, after
+// a queue segment from queued (the submit) when it is a task.
+type member struct {
+	thread        threadKey
+	start, end    int64
+	queued        int64
+	queueTerm     int32
+	task          int64
+	creatorThread threadKey
+}
+
+// finalize analyses the collected events. preds are the predictions to
+// simulate; rules match their names.
+func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcome {
+	out := &reqOutcome{}
+	for _, td := range d.threads {
+		slices.SortFunc(td.waits, func(a, b waitRec) int { return cmp.Compare(a.start, b.start) })
+		slices.SortFunc(td.tasks, func(a, b taskWaitRec) int { return cmp.Compare(a.start, b.start) })
+		slices.SortFunc(td.samples, func(a, b sampleRec) int { return cmp.Compare(a.t, b.t) })
+		out.all += len(td.samples)
+	}
+	slices.SortFunc(d.requests, func(a, b reqRec) int { return cmp.Compare(a.end, b.end) })
+	byReq := map[int64][]runRec{}
+	known := map[int64]bool{}
+	for _, r := range d.requests {
+		known[r.id] = true
+	}
+	for _, r := range d.runs {
+		if known[r.rid] {
+			byReq[r.rid] = append(byReq[r.rid], r)
+		}
+	}
+	claims := map[threadKey][]member{}
+	accs := map[string]*reqAcc{}
+	var order []string
+	used := map[int32]bool{}
+	var sc critpath.Scratch
+	members := make([][]member, len(d.requests))
+	for i, r := range d.requests {
+		name := r.route
+		if name == "" {
+			name = "(no route)"
+		}
+		acc := accs[name]
+		if acc == nil {
+			acc = newReqAcc(name, len(preds))
+			accs[name] = acc
+			order = append(order, name)
+		}
+		ms := d.members(r, byReq[r.id], out)
+		members[i] = ms
+		for _, m := range ms {
+			claims[m.thread] = append(claims[m.thread], m)
+		}
+		if r.start < recStart {
+			acc.before++
+			continue
+		}
+		req := d.build(r, ms)
+		acc.idx = append(acc.idx, i)
+		d.account(acc, r, ms, req, &sc, preds, used, out)
+	}
+	out.outside = d.outsideWaits(claims)
+	out.terms, out.groups = d.groups(accs, order, used, preds, &sc, members)
+	return out
+}
+
+// members returns the threads that worked for request r: its own, then
+// its tasks' (a task run on a thread the request already holds at that
+// time — run by the caller — is part of that thread's time).
+func (d *reqData) members(r reqRec, runs []runRec, out *reqOutcome) []member {
+	ms := []member{{thread: r.thread, start: r.start, end: r.end, queued: r.start, queueTerm: -1}}
+	slices.SortFunc(runs, func(a, b runRec) int { return cmp.Compare(a.start, b.start) })
+	for _, run := range runs {
+		inside := false
+		for _, m := range ms {
+			inside = inside || (m.thread == run.thread && run.start >= m.start && run.start < m.end)
+		}
+		if inside {
+			out.runsOnCaller++
+			continue
+		}
+		if run.start >= r.end {
+			continue // began after the request ended: not its time
+		}
+		// a task's run event ends after it completed its future, so it can
+		// end a little after the request it woke: its time after the
+		// request's end is not the request's
+		m := member{thread: run.thread, start: run.start, end: min(run.end, r.end), queued: run.start, queueTerm: -1, task: run.task, creatorThread: run.thread}
+		if s, ok := d.submits[run.task]; ok && s.t <= run.start {
+			m.queued, m.queueTerm, m.creatorThread = s.t, s.term, s.thread
+		}
+		ms = append(ms, m)
+		out.tasks++
+	}
+	return ms
+}
+
+// build makes the critpath request of r from its members.
+func (d *reqData) build(r reqRec, ms []member) *critpath.Request {
+	req := &critpath.Request{Begin: tracein.Time(r.start), End: tracein.Time(r.end), EndG: 0, Gs: make([]critpath.G, len(ms))}
+	byTask := map[int64]int32{}
+	for i, m := range ms {
+		if m.task != 0 {
+			byTask[m.task] = int32(i)
+		}
+	}
+	for i, m := range ms {
+		g := &req.Gs[i]
+		g.ID = tracein.GoID(m.thread)
+		g.Start = tracein.Time(m.queued)
+		g.Committed = m.end <= r.end
+		g.Creator = -1
+		if i > 0 {
+			g.Creator = creatorOf(ms, m)
+		}
+		if m.queued < m.start && m.queueTerm >= 0 {
+			g.Segs = append(g.Segs, critpath.Seg{Start: tracein.Time(m.queued), End: tracein.Time(m.start), Kind: frame.Sync, Term: critpath.TermID(m.queueTerm), Waker: -1, Borrow: -1})
+		}
+		g.Segs = d.timeline(g.Segs, m, byTask)
+	}
+	return req
+}
+
+// creatorOf returns the member whose thread submitted m's task while it
+// worked for the request, or 0 (the request's thread).
+func creatorOf(ms []member, m member) int32 {
+	for j, c := range ms {
+		if c.thread == m.creatorThread && m.queued >= c.start && m.queued <= c.end && c.task != m.task {
+			return int32(j)
+		}
+	}
+	return 0
+}
+
+// timeline appends m's thread's segments over [m.start, m.end): task waits
+// (woken by the task's member), the waits outside them, and running
+// segments between. A task wait's own park is part of the task wait.
+func (d *reqData) timeline(segs []critpath.Seg, m member, byTask map[int64]int32) []critpath.Seg {
+	td := d.threads[m.thread]
+	var cand []critpath.Seg
+	if td != nil {
+		tw := clipTasks(td.tasks, m.start, m.end)
+		for _, w := range tw {
+			waker := int32(-1)
+			if g, ok := byTask[w.task]; ok {
+				waker = g
+			}
+			cand = append(cand, critpath.Seg{Start: tracein.Time(w.start), End: tracein.Time(w.end), Kind: frame.Sync, Term: critpath.TermID(w.term), Waker: waker, Borrow: -1})
+		}
+		for _, w := range clipWaits(td.waits, m.start, m.end) {
+			for _, p := range subtract(w.start, w.end, tw) {
+				cand = append(cand, critpath.Seg{Start: tracein.Time(p[0]), End: tracein.Time(p[1]), Kind: w.kind, Term: critpath.TermID(w.term), Waker: -1, Borrow: -1})
+			}
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b critpath.Seg) int { return cmp.Compare(a.Start, b.Start) })
+	t := tracein.Time(m.start)
+	for _, c := range cand {
+		c.Start = max(c.Start, t)
+		if c.End <= c.Start {
+			continue
+		}
+		if c.Start > t {
+			segs = append(segs, critpath.Seg{Start: t, End: c.Start, Kind: frame.Running, Term: critpath.NoTerm, Waker: -1, Borrow: -1})
+		}
+		segs = append(segs, c)
+		t = c.End
+	}
+	if end := tracein.Time(m.end); end > t {
+		segs = append(segs, critpath.Seg{Start: t, End: end, Kind: frame.Running, Term: critpath.NoTerm, Waker: -1, Borrow: -1})
+	}
+	return segs
+}
+
+// subtract returns the parts of [s, e) outside the task waits tw (sorted).
+func subtract(s, e int64, tw []taskWaitRec) [][2]int64 {
+	var out [][2]int64
+	for _, w := range tw {
+		if w.end <= s || w.start >= e {
+			continue
+		}
+		if w.start > s {
+			out = append(out, [2]int64{s, w.start})
+		}
+		s = max(s, w.end)
+	}
+	if e > s {
+		out = append(out, [2]int64{s, e})
+	}
+	return out
+}
+
+// clipWaits returns the waits of ws (sorted by start) that overlap
+// [from, to), clipped to it.
+func clipWaits(ws []waitRec, from, to int64) []waitRec {
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].end > from })
+	var out []waitRec
+	for ; i < len(ws) && ws[i].start < to; i++ {
+		w := ws[i]
+		if w.end <= from {
+			continue
+		}
+		w.start, w.end = max(w.start, from), min(w.end, to)
+		out = append(out, w)
+	}
+	return out
+}
+
+func clipTasks(ws []taskWaitRec, from, to int64) []taskWaitRec {
+	var out []taskWaitRec
+	for _, w := range ws {
+		if w.end > from && w.start < to {
+			w.start, w.end = max(w.start, from), min(w.end, to)
+			out = append(out, w)
+		}
+	}
+	return out
+}

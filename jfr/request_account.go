@@ -1,0 +1,304 @@
+package jfr
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/critpath"
+	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/tracein"
+)
+
+// account books one request.
+func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Request, sc *critpath.Scratch, preds []budget.Prediction, used map[int32]bool, out *reqOutcome) {
+	lat := r.end - r.start
+	acc.count++
+	acc.lat = append(acc.lat, lat)
+	seen := map[int32]bool{}
+	committed, joins := 0, false
+	for i := range req.Gs {
+		g := &req.Gs[i]
+		if !g.Committed {
+			continue
+		}
+		committed++
+		for _, s := range g.Segs {
+			if s.Term == critpath.NoTerm {
+				continue
+			}
+			t := int32(s.Term)
+			acc.wait[t] += s.Dur()
+			acc.regionWall[d.regionID(d.terms.list[t].Frame)] += s.Dur()
+			seen[t], used[t] = true, true
+			joins = joins || s.Waker >= 0
+			if s.Waker < 0 && isFutureWait(d.terms.list[t].Mechanism) {
+				out.unwrapped++
+				out.unwrappedWait += s.Dur()
+			}
+		}
+		m := ms[i]
+		td := d.threads[m.thread]
+		if td == nil {
+			continue
+		}
+		j := sort.Search(len(td.samples), func(j int) bool { return td.samples[j].t >= m.start })
+		for ; j < len(td.samples) && td.samples[j].t < m.end; j++ {
+			acc.samples++
+			acc.regionCPU[td.samples[j].region]++
+		}
+	}
+	for t := range seen {
+		acc.reqs[t]++
+	}
+	if committed > 1 {
+		acc.forked++
+	}
+	path := sc.Walk(req)
+	var sum int64
+	crit := map[int32]int64{}
+	for _, p := range path {
+		sum += p.Dur()
+		if p.Unknown || p.Term == critpath.NoTerm {
+			acc.unknown += p.Dur()
+			continue
+		}
+		t := int32(p.Term)
+		crit[t] += p.Dur()
+		c := acc.causes[t]
+		if c == nil {
+			c = &[frame.NumKinds]int64{}
+			acc.causes[t] = c
+		}
+		c[p.Kind] += p.Dur()
+	}
+	if sum != lat {
+		acc.mismatch++
+	}
+	for t, c := range crit {
+		acc.crit[t] += c
+		gain := c
+		if committed > 1 || joins { // another branch may take over: re-simulate
+			gain = lat - sc.Simulate(req, critpath.Model{Scale: func(x critpath.TermID) float64 { return b2f(x != critpath.TermID(t)) }})
+		}
+		acc.fix[t] += gain
+	}
+	for i, p := range preds {
+		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, d.model(p)))
+	}
+	if acc.slowest == nil || lat > acc.slowest.Latency {
+		acc.slowest = pathOfRequest(req, path, committed)
+	}
+}
+
+// futureWaits are JDK methods that wait for another thread's task: a park
+// beneath one, outside a latscope.TaskWait, is a hand-off the Java library
+// did not see.
+var futureWaits = []string{"java.util.concurrent.FutureTask.get", "java.util.concurrent.CompletableFuture.join",
+	"java.util.concurrent.CompletableFuture.get", "java.util.concurrent.ForkJoinTask.join", "java.util.concurrent.ForkJoinTask.get",
+	"java.util.concurrent.ExecutorCompletionService.take", "java.util.concurrent.CountDownLatch.await"}
+
+func isFutureWait(mech string) bool { return hasPrefix(mech, futureWaits) }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pathOfRequest copies a walk's path (latest first) in time order.
+func pathOfRequest(req *critpath.Request, path []critpath.PathSeg, committed int) *budget.Path {
+	p := &budget.Path{Begin: req.Begin, End: req.End, Latency: req.Latency(), Goroutines: committed, Segs: make([]critpath.PathSeg, len(path))}
+	for i, s := range path {
+		p.Segs[len(path)-1-i] = s
+	}
+	return p
+}
+
+// model turns a prediction into a simulation model over the request terms.
+func (d *reqData) model(p budget.Prediction) critpath.Model {
+	ma := d.matcher(p.A)
+	switch p.Op {
+	case budget.OpRemove:
+		return critpath.Model{Scale: func(t critpath.TermID) float64 { return b2f(!ma(t)) }}
+	case budget.OpScale:
+		f := p.Factor
+		return critpath.Model{Scale: func(t critpath.TermID) float64 {
+			if ma(t) {
+				return f
+			}
+			return 1
+		}}
+	default:
+		return critpath.Model{Overlap: []critpath.Pair{{A: ma, B: d.matcher(p.B)}}}
+	}
+}
+
+func (d *reqData) matcher(name string) func(critpath.TermID) bool {
+	return func(t critpath.TermID) bool {
+		return t >= 0 && int(t) < len(d.terms.list) && d.terms.list[t].Matches(name)
+	}
+}
+
+// outsideWaits sums, by kind, the wait time of threads while they worked
+// for no recorded request.
+func (d *reqData) outsideWaits(claims map[threadKey][]member) [frame.NumKinds]int64 {
+	var out [frame.NumKinds]int64
+	for k, td := range d.threads {
+		cs := claims[k]
+		slices.SortFunc(cs, func(a, b member) int { return cmp.Compare(a.start, b.start) })
+		for _, w := range td.waits {
+			in := int64(0)
+			for _, c := range cs {
+				if c.start >= w.end {
+					break
+				}
+				in += max(0, min(w.end, c.end)-max(w.start, c.start))
+			}
+			out[w.kind] += max(0, w.end-w.start-in)
+		}
+	}
+	return out
+}
+
+// groups turns the accumulators into budget groups over a compacted term
+// table.
+func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32]bool, preds []budget.Prediction, sc *critpath.Scratch, members [][]member) ([]budget.Term, []*budget.Group) {
+	remap := map[int32]critpath.TermID{}
+	var terms []budget.Term
+	for i := range d.terms.list {
+		if used[int32(i)] {
+			remap[int32(i)] = critpath.TermID(len(terms))
+			terms = append(terms, d.terms.list[i])
+		}
+	}
+	var groups []*budget.Group
+	for _, name := range order {
+		acc := accs[name]
+		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
+			Unknown: acc.unknown, Forked: acc.forked, PathMismatch: acc.mismatch, CPUSamples: acc.samples}
+		for t, w := range acc.wait {
+			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], Requests: int(acc.reqs[t])}
+			if c := acc.causes[t]; c != nil {
+				ts.Causes = *c
+			}
+			g.Terms = append(g.Terms, ts)
+		}
+		sort.SliceStable(g.Terms, func(i, j int) bool {
+			x, y := g.Terms[i], g.Terms[j]
+			if x.Critical != y.Critical {
+				return x.Critical > y.Critical
+			}
+			if x.Wait != y.Wait {
+				return x.Wait > y.Wait
+			}
+			return terms[x.Term].Frame+terms[x.Term].Mechanism < terms[y.Term].Frame+terms[y.Term].Mechanism
+		})
+		g.Regions = d.regionStats(acc)
+		for i, p := range preds {
+			s := budget.StatsOf(acc.pred[i])
+			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
+		}
+		for i := range g.Predictions {
+			g.Predictions[i].Matched = d.anyMatches(g.Predictions[i].Prediction, terms)
+		}
+		g.Slowest = acc.slowest
+		g.Median = d.medianPath(acc, g.Latency.P50, sc, members)
+		for i := range g.Slowest.Segs {
+			remapSeg(&g.Slowest.Segs[i], remap)
+		}
+		if g.Median != nil && g.Median != g.Slowest {
+			for i := range g.Median.Segs {
+				remapSeg(&g.Median.Segs[i], remap)
+			}
+		}
+		groups = append(groups, g)
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		if groups[i].Count != groups[j].Count {
+			return groups[i].Count > groups[j].Count
+		}
+		return groups[i].Name < groups[j].Name
+	})
+	return terms, groups
+}
+
+func remapSeg(p *critpath.PathSeg, remap map[int32]critpath.TermID) {
+	if p.Term != critpath.NoTerm {
+		p.Term = remap[int32(p.Term)]
+	}
+}
+
+func (d *reqData) anyMatches(p budget.Prediction, terms []budget.Term) bool {
+	for _, t := range terms {
+		if t.Matches(p.A) && (p.Op != budget.OpOverlap || true) {
+			for _, u := range terms {
+				if p.Op != budget.OpOverlap || u.Matches(p.B) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// medianPath walks again the request whose latency is closest to p50.
+func (d *reqData) medianPath(acc *reqAcc, p50 int64, sc *critpath.Scratch, members [][]member) *budget.Path {
+	best := -1
+	for _, i := range acc.idx {
+		r := d.requests[i]
+		if best < 0 || abs64(r.end-r.start-p50) < abs64(d.requests[best].end-d.requests[best].start-p50) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	req := d.build(d.requests[best], members[best])
+	committed := 0
+	for i := range req.Gs {
+		if req.Gs[i].Committed {
+			committed++
+		}
+	}
+	return pathOfRequest(req, sc.Walk(req), committed)
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// regionStats lists thread time and CPU samples by application frame.
+func (d *reqData) regionStats(acc *reqAcc) []budget.RegionStat {
+	ids := map[int32]bool{}
+	for id := range acc.regionWall {
+		ids[id] = true
+	}
+	for id := range acc.regionCPU {
+		ids[id] = true
+	}
+	var rs []budget.RegionStat
+	for id := range ids {
+		rs = append(rs, budget.RegionStat{Name: d.regions[id], Wall: acc.regionWall[id], CPUSamples: acc.regionCPU[id]})
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		x, y := rs[i], rs[j]
+		if x.Wall != y.Wall {
+			return x.Wall > y.Wall
+		}
+		if x.CPUSamples != y.CPUSamples {
+			return x.CPUSamples > y.CPUSamples
+		}
+		return x.Name < y.Name
+	})
+	return rs
+}
+
+var _ = strings.Join
+var _ = tracein.NoStack

@@ -1,0 +1,136 @@
+package jfr
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/tracein"
+)
+
+// finalizeRequests is Finalize in request mode: the recording has
+// latscope.Request events.
+func (a *Analyzer) finalizeRequests() *budget.Result {
+	o := a.req.finalize(a.opts.Predictions, a.rec.Start().UnixNano())
+	res := &budget.Result{Info: a.info(), Terms: o.terms, Stacks: tracein.NewStacks(), Groups: o.groups}
+	res.Outside.ByKind = o.outside
+	period := a.samplePeriod()
+	if period > 0 {
+		a.RequestCPU = float64(o.samplesIn(res.Groups)) * period.Seconds()
+	}
+	res.Warnings = a.requestFindings(res, o, period)
+	return res
+}
+
+func (o *reqOutcome) samplesIn(gs []*budget.Group) int {
+	n := 0
+	for _, g := range gs {
+		n += g.CPUSamples
+	}
+	return n
+}
+
+// samplePeriod is jdk.ExecutionSample's period in the recording (the
+// shortest, if several recordings ran), or 0 when unknown.
+func (a *Analyzer) samplePeriod() time.Duration {
+	var best time.Duration
+	st := &a.env.settings
+	for k, vs := range st.values {
+		if k.typ != "jdk.ExecutionSample" || k.name != "period" {
+			continue
+		}
+		for _, v := range vs {
+			if d, ok := thresholdValue(v); ok && d > 0 && (best == 0 || d < best) {
+				best = d
+			}
+		}
+	}
+	return best
+}
+
+func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period time.Duration) []error {
+	var out []error
+	add := func(f *budget.Finding) {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	n, before := 0, 0
+	var routes []string
+	for _, g := range res.Groups {
+		n += g.Count
+		before += g.ExcludedBefore
+		routes = append(routes, g.Name)
+	}
+	add(&budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
+		"request mode: %d requests (%s) from the recording's latscope.Request events (the Java library, java/): latency and percentiles are the events' durations, and %d hand-offs to other threads (latscope.TaskSubmit → TaskRun → TaskWait) are followed by the critical path, so time a request's threads overlapped counts once (docs/jfr.md)",
+		n, strings.Join(routes, ", "), o.tasks)})
+	add(a.unseenFinding(o))
+	add(a.requestCPUFinding(res, o, period))
+	add(a.givenFinding(n))
+	if before > 0 {
+		add(&budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf(
+			"%d requests began before the recording and are excluded (their waits before it are not recorded); requests still running when it stopped have no event and are not counted", before)})
+	}
+	add(a.thresholdFinding())
+	add(a.warmupFinding())
+	add(a.saturationFinding())
+	return out
+}
+
+// unseenFinding states what the critical path cannot see.
+func (a *Analyzer) unseenFinding(o *reqOutcome) *budget.Finding {
+	text := "the critical path follows only hand-offs the library marks (Tasks.wrap, Tasks.supplyAsync/runAsync); " +
+		"work handed over otherwise (an unwrapped executor, a queue of the application's own, CompletableFuture.supplyAsync) shows as the waiting thread's park, and the other thread's waits are outside any request. " +
+		"Time in no recorded wait (on CPU, waiting for a CPU, or in a wait shorter than its JFR threshold) is the unknown row"
+	if o.unwrapped > 0 {
+		text += fmt.Sprintf("; %d waits (%.1f ms in all) on request threads are under Future.get, join or CountDownLatch.await without a latscope.TaskWait: hand-offs the library did not see (wrap that executor with io.latscope.Tasks.wrap)",
+			o.unwrapped, float64(o.unwrappedWait)/1e6)
+	}
+	return &budget.Finding{Kind: budget.FindUnexplained, Text: text}
+}
+
+// requestCPUFinding says where the independent CPU of the coverage line
+// comes from.
+func (a *Analyzer) requestCPUFinding(res *budget.Result, o *reqOutcome, period time.Duration) *budget.Finding {
+	in := o.samplesIn(res.Groups)
+	if period <= 0 {
+		return &budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
+			"%d execution samples on the requests' threads while they worked for a request, but the recording does not say jdk.ExecutionSample's period: no request CPU, so no coverage line", in)}
+	}
+	n := 0
+	for _, g := range res.Groups {
+		n += g.Count
+	}
+	per := float64(in) * float64(period) / float64(max(n, 1)) / 1e6
+	return &budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
+		"request CPU is the execution samples of the requests' threads while they worked for a request: %d samples × %v = %.2f ms per request (±%.0f%%, one standard error of a sample count); "+
+			"the other %d samples (JFR, GC, JIT and server threads, and time outside requests) are not counted. "+
+			"JFR samples a thread only while it runs Java code (not in native code or the JVM), and also while it waits for a CPU",
+		in, period, per, 100/math.Sqrt(float64(max(in, 1))), o.all-in)}
+}
+
+// givenFinding reports flags of the handler mode given to a recording
+// with requests.
+func (a *Analyzer) givenFinding(n int) *budget.Finding {
+	var parts []string
+	if a.opts.Handler != "" {
+		parts = append(parts, fmt.Sprintf("--handler %s is not used: the latscope.Request events mark the requests", a.opts.Handler))
+	}
+	given, src := a.opts.Requests, "--requests"
+	if a.opts.Load != nil {
+		given, src = a.opts.Load.Count, "--requests-from"
+	}
+	switch {
+	case given > 0 && given != n:
+		parts = append(parts, fmt.Sprintf("%s counts %d requests but the recording has %d latscope.Request events inside it: the events are used (requests outside the recording, or not marked by the library, make the difference)", src, given, n))
+	case given > 0:
+		parts = append(parts, fmt.Sprintf("%s counts %d requests, as many as the recording's latscope.Request events", src, given))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &budget.Finding{Kind: budget.FindInferred, Text: strings.Join(parts, "; ")}
+}
