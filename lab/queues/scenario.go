@@ -70,10 +70,11 @@ type Run struct {
 	Predicted  queueing.State      `json:"predicted"`
 	Moves      string              `json:"moves,omitempty"`
 	// PredictedClientMs is the mean latency the lab's clients should see
-	// after the fix: the model's mean for the request's task plus the
-	// time outside it (the think time of the model: the loopback network,
-	// the server's reading and writing, the client's own work), since the
-	// clients have no think time of their own.
+	// after the fix: the model's cycle, clients / throughput, since they
+	// have no think time of their own. It adds to the request's task the
+	// time outside it (the model's think time and the server's CPU outside
+	// any request: the loopback network, reading and writing, the
+	// client's own work).
 	PredictedClientMs float64         `json:"predicted_client_mean_ms"`
 	MeanErr           float64         `json:"mean_error_pct"`
 	RPSErr            float64         `json:"rps_error_pct"`
@@ -144,7 +145,7 @@ func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*R
 		return nil, err
 	}
 	r.After = aload
-	r.PredictedClientMs = r.Predicted.MeanMs + p.Model.ThinkMs
+	r.PredictedClientMs = 1000 * float64(n) / r.Predicted.RPS
 	r.MeanErr = errPct(r.PredictedClientMs, aload.MeanMs)
 	r.RPSErr = errPct(r.Predicted.RPS, aload.RPS)
 	r.Pass = math.Abs(r.MeanErr) <= Tolerance && math.Abs(r.RPSErr) <= Tolerance
