@@ -100,8 +100,10 @@ type Model struct {
 	Resources      []Resource `json:"resources"`
 }
 
-// poolMechanisms are mechanisms that wait for a pooled connection.
-var poolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle", "HikariPool.getConnection", "ConcurrentBag.borrow"}
+// poolMechanisms are mechanisms that wait for a pooled connection or a
+// semaphore's permit: a multi-server station whose size is the pool's.
+var poolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle", "HikariPool.getConnection", "ConcurrentBag.borrow",
+	"java.util.concurrent.Semaphore.acquire"}
 
 func isPoolMechanism(t budget.Term) bool {
 	for _, m := range poolMechanisms {
@@ -184,7 +186,7 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	if len(pools) == 0 {
 		for _, ts := range g.Terms {
 			if isPoolMechanism(res.Terms[ts.Term]) {
-				return nil, fmt.Errorf("request type %q waits for a connection pool (%s) whose size is not given", g.Name, res.Terms[ts.Term].Name())
+				return nil, fmt.Errorf("request type %q waits for a connection pool or semaphore (%s) whose size is not given (--pool SIZE, or NAME:SIZE)", g.Name, res.Terms[ts.Term].Name())
 			}
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/queueing"
@@ -188,4 +190,66 @@ func TestParsePool(t *testing.T) {
 			t.Errorf("ParsePool(%q) = %+v, %v", tt.in, got, err)
 		}
 	}
+}
+
+// sem is the semaphore of TestPredictSemaphore: 3 permits.
+var sem = semaphore.NewWeighted(3)
+
+// withPermit holds a permit for a 5 ms query.
+func withPermit(ctx context.Context) {
+	if sem.Acquire(ctx, 1) == nil {
+		queryDB()
+		sem.Release(1)
+	}
+}
+
+// TestPredictSemaphore records requests that take a permit of a
+// golang.org/x/sync semaphore (3 permits, held 5 ms, then 5 ms more): its
+// acquire blocks in the semaphore's select, machinery beneath the frame
+// that acquires it, so the pool is named by that frame.
+func TestPredictSemaphore(t *testing.T) {
+	if trace.IsEnabled() {
+		t.Skip("a runtime trace is already running (go test -trace?)")
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			for !stop.Load() {
+				ctx, task := trace.NewTask(context.Background(), "request")
+				withPermit(ctx)
+				time.Sleep(5 * time.Millisecond)
+				task.End()
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	trace.Stop()
+	stop.Store(true)
+	wg.Wait()
+	opts := budget.DefaultOptions
+	opts.FixPotential = false
+	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
+	res, err := analysis.Reader(context.Background(), "test", &buf, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := queueing.Inputs{Task: "request", Clients: 6, Pools: []queueing.PoolSpec{{Name: "withPermit", Size: 3}}}
+	p, err := queueing.Predict(res, in, []string{"pool=withPermit:6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Model.Resources[1]
+	if r.Kind != queueing.Pool || r.Servers != 3 || r.DemandMs-r.WakeMs < 5 || r.DemandMs-r.WakeMs > 6.5 {
+		t.Errorf("want a pool of 3 held 5 ms (plus wake-ups): %+v", r)
+	}
+	if o := p.Outcomes[0]; o.After.Resources[1].Servers != 6 || o.After.MeanMs > o.Before.MeanMs {
+		t.Errorf("pool=withPermit:6: mean %.3f → %.3f, %+v", o.Before.MeanMs, o.After.MeanMs, o.After.Resources[1])
+	}
+	t.Logf("semaphore: %+v; validation %+v", r, p.Validation)
 }
