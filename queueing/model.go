@@ -77,14 +77,14 @@ type Inputs struct {
 
 // Model is a request type's closed queueing network as measured.
 type Model struct {
-	Group            string  `json:"group"`
-	Requests         int     `json:"requests"`
-	Clients          int     `json:"clients"`
-	ClientsEstimated bool    `json:"clients_estimated,omitempty"`
+	Group            string `json:"group"`
+	Requests         int    `json:"requests"`
+	Clients          int    `json:"clients"`
+	ClientsEstimated bool   `json:"clients_estimated,omitempty"`
 	// Rate is the open workload's arrival rate (per second); 0 for the
 	// closed model of Clients and ThinkMs.
-	Rate float64 `json:"rate,omitempty"`
-	ThinkMs          float64 `json:"think_ms"` // clients' time between requests: N/X − R − OutsideCPUMs
+	Rate    float64 `json:"rate,omitempty"`
+	ThinkMs float64 `json:"think_ms"` // clients' time between requests: N/X − R − OutsideCPUMs
 	// OutsideCPUMs is the CPU the process spent outside any request, per
 	// request that ended (the server's reading and writing, the garbage
 	// collector): part of the CPU station's demand, outside the request's
