@@ -29,6 +29,7 @@ type tools struct {
 	java, jcmd, jfr string
 	classpath       string // the service's classes, the library's, the driver
 	jfc             string // jfr/latscope.jfc
+	churnJFC        string // jfr/churntest/churn.jfc: 1 ms execution samples
 }
 
 // findTools finds the JDK, the driver and latscope.jfc before anything
@@ -57,7 +58,10 @@ func findTools(pgjar string) (*tools, error) {
 		return nil, fmt.Errorf("the JVM lab needs PostgreSQL's JDBC driver at %s (Debian: apt-get install libpostgresql-jdbc-java): %w", pgjar, err)
 	}
 	t.classpath = pgjar
-	if t.jfc, err = settingsFile(); err != nil {
+	if t.jfc, err = settingsFile(filepath.Join("jfr", "latscope.jfc")); err != nil {
+		return nil, err
+	}
+	if t.churnJFC, err = settingsFile(filepath.Join("jfr", "churntest", "churn.jfc")); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -77,20 +81,22 @@ func jdkTool(name string) (string, error) {
 	return "", errNoJDK
 }
 
-// settingsFile returns the path of jfr/latscope.jfc in the source tree this
-// package was built from (the file is not embedded in any package yet).
-func settingsFile() (string, error) {
+// settingsFile returns the path of a JFR settings file of the repository
+// (name is relative to its top) in the source tree this package was built
+// from, or under the current folder (the files are not embedded in any
+// package yet).
+func settingsFile(name string) (string, error) {
 	_, file, _, ok := runtime.Caller(0)
-	candidates := []string{filepath.Join("jfr", "latscope.jfc")}
+	candidates := []string{name}
 	if ok {
-		candidates = append([]string{filepath.Join(filepath.Dir(file), "..", "..", "jfr", "latscope.jfc")}, candidates...)
+		candidates = append([]string{filepath.Join(filepath.Dir(file), "..", "..", name)}, candidates...)
 	}
 	for _, c := range candidates {
 		if st, err := os.Stat(c); err == nil && !st.IsDir() {
 			return filepath.Abs(c)
 		}
 	}
-	return "", fmt.Errorf("the JVM lab records with jfr/latscope.jfc and found it neither in the source tree it was built from nor under the current folder: run it from the repository's top")
+	return "", fmt.Errorf("the JVM lab records with %s and found it neither in the source tree it was built from nor under the current folder: run it from the repository's top", name)
 }
 
 // build compiles the io.latscope library (package java) and the service

@@ -6,13 +6,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/loadgen"
+	"github.com/latscope/latscope/sched"
 )
 
 // ModeRun is one measured mode of the seed endpoint.
@@ -67,7 +70,20 @@ type Own struct {
 
 // Budget is what the JFR analysis found, per request (ms).
 type Budget struct {
-	Terms []TermMs `json:"terms"`
+	// RequestMode is set when the analysis found the library's
+	// latscope.Request events (one group per route, exact boundaries,
+	// critical path across the marked hand-offs); else it is the waits
+	// beneath the handler frame, per request counted from the load.
+	RequestMode bool    `json:"request_mode"`
+	Group       string  `json:"group"`
+	Count       int     `json:"requests"`
+	MeanMs      float64 `json:"mean_ms"` // request mode: the events' mean latency
+	// Critical is the sum of the terms' critical-path time (handler mode:
+	// equal to WaitSum).
+	Critical float64 `json:"critical"`
+	// Predictions are the analysis's own, by spec (request mode).
+	Predictions map[string]float64 `json:"predictions,omitempty"`
+	Terms       []TermMs           `json:"terms"`
 	// WaitSum is every wait beneath the handler; Upstream, DBNetwork,
 	// PoolWait and Lock the terms of the segments.
 	WaitSum   float64 `json:"wait_sum"`
@@ -83,16 +99,15 @@ type Budget struct {
 	Wall map[string]float64 `json:"wall"`
 	// Outside is wait time outside any request (ms in all, never divided).
 	OutsideMs float64 `json:"outside_ms"`
-	// Churn is the scheduler-churn finding, when the analysis has one.
-	Churn string `json:"churn,omitempty"`
 }
 
 // TermMs is one term of the budget.
 type TermMs struct {
-	Path      string     `json:"path"`
-	Mechanism string     `json:"mechanism"`
-	Kind      frame.Kind `json:"kind"`
-	Ms        float64    `json:"ms"`
+	Path       string     `json:"path"`
+	Mechanism  string     `json:"mechanism"`
+	Kind       frame.Kind `json:"kind"`
+	Ms         float64    `json:"ms"`
+	CriticalMs float64    `json:"critical_ms"`
 }
 
 // BurstRun is one run of the burst path.
@@ -110,8 +125,47 @@ type BurstRun struct {
 	ForksPerReq float64     `json:"tasks_per_request"`
 	OwnMs       float64     `json:"own_ms"`
 	JFR         Budget      `json:"jfr"`
+	Churn       ChurnResult `json:"churn"`
 	Findings    []string    `json:"findings"`
 	Command     string      `json:"command"`
+}
+
+// ChurnResult is the scheduler-churn analysis of a recording (jfr.Churn).
+type ChurnResult struct {
+	Flagged bool    `json:"flagged"` // the sched-overhead finding fired
+	Verdict string  `json:"verdict"`
+	Share   float64 `json:"share_pct"`
+	Low     float64 `json:"share_low_pct"`
+	High    float64 `json:"share_high_pct"`
+	Samples int64   `json:"samples"`
+	Finding string  `json:"finding,omitempty"`
+}
+
+// churn runs the JVM scheduler-churn analysis (jfr.Churn) over the
+// recording: the share of execution samples in ForkJoinPool and thread-pool
+// machinery against the 10 % rule (docs/method.md §9).
+func churn(ctx context.Context, path string) (ChurnResult, error) {
+	rec, err := jfr.ReadRecording(path)
+	if err != nil {
+		return ChurnResult{}, err
+	}
+	c := jfr.NewChurn(jfr.ChurnOptions{Recording: rec})
+	events := append(slices.Clone(jfr.Events), jfr.ChurnEvents...)
+	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: events}, func(ev *jfr.Event) error {
+		c.Event(ev)
+		return nil
+	})
+	if err != nil {
+		return ChurnResult{}, err
+	}
+	rep := c.Result()
+	out := ChurnResult{Verdict: rep.Verdict(), Share: units.Round3(100 * rep.Share), Low: units.Round3(100 * rep.Low), High: units.Round3(100 * rep.High), Samples: rep.Samples}
+	for _, f := range rep.Findings() {
+		if f.Kind == sched.FindSchedOverhead {
+			out.Flagged, out.Finding = true, f.Text
+		}
+	}
+	return out, nil
 }
 
 // mode runs one mode of the seed endpoint.
@@ -135,7 +189,14 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 		return nil, err
 	}
 	mr.Counted, mr.MeanMs, mr.StdDevMs, mr.EdgePct = q.Count, meanMs(q.Latencies), stddevMs(q.Latencies), edgePct(q)
-	mr.JFR = budgetOf(res)
+	mr.JFR = budgetOf(res, "/work")
+	if mr.JFR.RequestMode {
+		// Exact request boundaries: the events' own latencies, no edge error.
+		mr.MeanMs, mr.StdDevMs, mr.EdgePct = mr.JFR.MeanMs, 0, 0
+		if g := groupOf(res, "/work"); g != nil {
+			mr.StdDevMs = stddevMs(g.Latencies)
+		}
+	}
 	mr.Findings = findingTexts(res)
 	mr.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", Handler, mr.Results, mr.Recording)
 	r.env.Logf("%s: %d requests, %.1f/s, mean %.1f ms (%d in the recording); JFR waits %.1f ms/request; CPU %.2f ms/request",
@@ -154,7 +215,9 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 		return nil, err
 	}
 	defer p.stop()
-	w, err := r.measure(ctx, p, "burst-"+variant, "/burst", r.cfg.BurstClients, r.cfg.BurstThink, min(max(r.env.Profile.Window, minWindow), maxBurstWindow))
+	// churn.jfc samples every millisecond: the churn share is judged on at
+	// least 50 samples, and the pool's threads run Java code only briefly.
+	w, err := r.measure(ctx, p, "burst-"+variant, "/burst", r.cfg.BurstClients, r.cfg.BurstThink, min(max(r.env.Profile.Window, minWindow), maxBurstWindow), r.tools.churnJFC)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +233,14 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 		return nil, err
 	}
 	br.Counted, br.MeanMs, br.StdDevMs = q.Count, meanMs(q.Latencies), stddevMs(q.Latencies)
-	br.JFR = budgetOf(res)
+	br.JFR = budgetOf(res, "/burst")
+	if br.JFR.RequestMode {
+		br.MeanMs = br.JFR.MeanMs
+	}
 	br.Findings = findingTexts(res)
+	if br.Churn, err = churn(ctx, w.Recording); err != nil {
+		return nil, err
+	}
 	br.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", BurstHandler, rel(r.env.Out, w.Results), br.Recording)
 	r.env.Logf("burst %s: %d requests, %.1f/s, mean %.3f ms; CPU %.3f ms/request", variant, br.Load.Requests, br.Load.RPS, br.Load.MeanMs, br.CPUPerMs)
 	return br, nil
@@ -202,6 +271,16 @@ func analyse(ctx context.Context, w *window, handler string) (jfr.Requests, *bud
 	return q, res, nil
 }
 
+// groupOf returns the group named name, or nil.
+func groupOf(res *budget.Result, name string) *budget.Group {
+	for _, g := range res.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
 // edgePct is half the requests cut by the recording's edges over the
 // counted, in %: the error of per-request figures docs/jfr.md states.
 func edgePct(q jfr.Requests) float64 {
@@ -211,20 +290,31 @@ func edgePct(q jfr.Requests) float64 {
 	return units.Round3(100 * float64(q.EdgeCounted+q.Before+q.After) / 2 / float64(q.Count))
 }
 
-// budgetOf reduces the analysis to the scenario's terms, per request.
-func budgetOf(res *budget.Result) Budget {
-	b := Budget{CPUSamples: map[string]int{}, Wall: map[string]float64{}}
+// budgetOf reduces the analysis to the scenario's terms, per request: the
+// group of route in request mode, else the handler's group.
+func budgetOf(res *budget.Result, route string) Budget {
+	b := Budget{CPUSamples: map[string]int{}, Wall: map[string]float64{}, Predictions: map[string]float64{}}
 	if len(res.Groups) == 0 {
 		return b
 	}
 	g := res.Groups[0]
+	for _, x := range res.Groups {
+		if x.Name == route {
+			g, b.RequestMode = x, true
+		}
+	}
+	b.Group, b.Count = g.Name, g.Count
+	if b.RequestMode {
+		b.MeanMs = units.Round3(g.Latency.Mean / 1e6)
+	}
 	n := float64(max(g.Count, 1))
 	per := func(ns int64) float64 { return units.Round3(float64(ns) / n / 1e6) }
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
 		ms := per(ts.Wait)
-		b.Terms = append(b.Terms, TermMs{Path: pathString(t), Mechanism: t.Mechanism, Kind: t.Kind, Ms: ms})
+		b.Terms = append(b.Terms, TermMs{Path: pathString(t), Mechanism: t.Mechanism, Kind: t.Kind, Ms: ms, CriticalMs: per(ts.Critical)})
 		b.WaitSum += ms
+		b.Critical += per(ts.Critical)
 		switch {
 		case onPath(t, "callUpstream") && t.Kind == frame.Network:
 			b.Upstream += ms
@@ -238,7 +328,12 @@ func budgetOf(res *budget.Result) Budget {
 			b.Await += ms
 		}
 	}
-	b.WaitSum = units.Round3(b.WaitSum)
+	b.WaitSum, b.Critical = units.Round3(b.WaitSum), units.Round3(b.Critical)
+	for _, p := range g.Predictions {
+		if p.Matched {
+			b.Predictions[p.Spec] = units.Round3(p.Mean / 1e6)
+		}
+	}
 	for _, reg := range g.Regions {
 		name := shortFrame(reg.Name)
 		b.CPUSamples[name] += reg.CPUSamples
@@ -249,21 +344,7 @@ func budgetOf(res *budget.Result) Budget {
 		out += v
 	}
 	b.OutsideMs = units.Round3(float64(out) / 1e6)
-	for _, w := range res.Warnings {
-		if f, ok := w.(*budget.Finding); ok && isChurn(string(f.Kind)) {
-			b.Churn = f.Text
-		}
-	}
 	return b
-}
-
-// isChurn reports whether a finding kind is the scheduler-churn finding.
-func isChurn(kind string) bool {
-	switch kind {
-	case "sched-overhead", "scheduler-churn", "churn", "jvm-churn":
-		return true
-	}
-	return false
 }
 
 // onPath reports whether the term's call path has a frame named name.
@@ -276,6 +357,9 @@ func onPath(t budget.Term, name string) bool {
 	return t.Frame != "" && jfr.MatchFrame(t.Frame, name)
 }
 
+// pathString is the term's call path without the lambda proxies the JVM
+// generates (JvmService$$Lambda$67+0x…: their names change from one JVM
+// to the next) and without the package.
 func pathString(t budget.Term) string {
 	if len(t.Path) == 0 {
 		if t.Frame == "" {
@@ -283,14 +367,14 @@ func pathString(t budget.Term) string {
 		}
 		return shortFrame(t.Frame)
 	}
-	s := ""
-	for i, f := range t.Path {
-		if i > 0 {
-			s += " › "
+	var parts []string
+	for _, f := range t.Path {
+		if strings.Contains(f, "$$Lambda$") {
+			continue
 		}
-		s += shortFrame(f)
+		parts = append(parts, shortFrame(f))
 	}
-	return s
+	return strings.Join(parts, " › ")
 }
 
 // shortFrame drops the package: latscopelab.JvmService.queryDb → JvmService.queryDb.

@@ -57,8 +57,8 @@ type Config struct {
 var DefaultConfig = Config{
 	UpstreamDelay: 100 * time.Millisecond, DBDelay: 50 * time.Millisecond, Pool: 10,
 	CPU: time.Millisecond, Shared: 2 * time.Millisecond,
-	BurstTasks: 256, BurstBatch: 64, BurstParallelism: 32, BurstClients: 4,
-	BurstTaskCPU: 2 * time.Microsecond, BurstThink: 10 * time.Millisecond,
+	BurstTasks: 1024, BurstBatch: 1024, BurstParallelism: 32, BurstClients: 4,
+	BurstTaskCPU: 250 * time.Nanosecond, BurstThink: 10 * time.Millisecond,
 	Heap: "256m",
 }
 
@@ -217,7 +217,7 @@ func (r *runner) service(ctx context.Context, name string, args ...string) (*pro
 		"--db-delay-ms", strconv.FormatInt(c.DBDelay.Milliseconds(), 10), "--pool", strconv.Itoa(c.Pool),
 		"--cpu-us", strconv.FormatInt(c.CPU.Microseconds(), 10), "--shared-us", strconv.FormatInt(c.Shared.Microseconds(), 10),
 		"--burst-tasks", strconv.Itoa(c.BurstTasks), "--burst-parallelism", strconv.Itoa(c.BurstParallelism),
-		"--burst-task-us", strconv.FormatInt(c.BurstTaskCPU.Microseconds(), 10),
+		"--burst-task-ns", strconv.FormatInt(c.BurstTaskCPU.Nanoseconds(), 10),
 		"--iters-per-ms", strconv.Itoa(r.itersPerMs)}
 	jvmArgs := append([]string{"-Xms" + c.Heap, "-Xmx" + c.Heap}, jvmFlags...)
 	p, err := startJVM(ctx, r.tools, r.env.Out, name, jvmArgs, append(all, args...))
@@ -245,7 +245,7 @@ type window struct {
 // JFR window after warm-up: JFR.start with jfr/latscope.jfc on top of
 // profile, then the process CPU counter and the service's own timings at
 // both ends, then JFR.stop.
-func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, length time.Duration) (*window, error) {
+func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, length time.Duration, settings ...string) (*window, error) {
 	prof := r.env.Profile
 	prof.Window = length
 	warm := max(prof.Warmup, jvmWarmup)
@@ -281,7 +281,11 @@ func (r *runner) measure(ctx context.Context, p *process, name, path string, cli
 		return nil, fmt.Errorf("load ended during warm-up: %v", err)
 	}
 	r.env.Logf("%s: warm-up done, recording %s with JFR…", name, prof.Window)
-	if err := jcmd(ctx, r.tools, p.pid(), "JFR.start", "name=latscope-lab", "settings=profile", "settings="+r.tools.jfc); err != nil {
+	start := []string{"JFR.start", "name=latscope-lab", "settings=profile", "settings=" + r.tools.jfc}
+	for _, s := range settings {
+		start = append(start, "settings="+s)
+	}
+	if err := jcmd(ctx, r.tools, p.pid(), start...); err != nil {
 		return nil, err
 	}
 	cpu0, err := lab.ProcessCPU(p.pid())

@@ -70,7 +70,7 @@ final class JvmService {
         fjp = new ForkJoinPool((int) JvmLab.num(f, "burst-parallelism", 32));
         burstTasks = (int) JvmLab.num(f, "burst-tasks", 64);
         burstBatch = (int) Math.max(1, JvmLab.num(f, "burst-batch", 1));
-        burstIters = (int) Math.max(1, Math.round(itersPerMs * JvmLab.num(f, "burst-task-us", 5) / 1000.0));
+        burstIters = (int) Math.max(1, Math.round(itersPerMs * JvmLab.num(f, "burst-task-ns", 1000) / 1_000_000.0));
     }
 
     static void serve(Map<String, String> f) throws Exception {
@@ -211,7 +211,7 @@ final class JvmService {
     }
 
     /**
-     * The /burst handler: --burst-tasks items of --burst-task-us CPU each,
+     * The /burst handler: --burst-tasks items of --burst-task-ns CPU each,
      * on the ForkJoinPool, in tasks of --burst-batch items (1: one task per
      * item, the churn case), joined before the answer.
      */
