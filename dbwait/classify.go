@@ -21,12 +21,8 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	if d, ok := covering(samples, q.Start, q.End); ok {
 		ev.Host = &d
 	}
-	outside := []gap{{q.Start, q.End}}
-	if a.clock.known() && !q.DBEnd.IsZero() {
-		dbStart, dbEnd := a.clock.trace(q.DBStart), a.clock.trace(q.DBEnd)
-		outside = []gap{{q.Start, min(dbStart, q.End)}, {max(dbEnd, q.Start), q.End}}
-		ev.Placed = true
-	}
+	outside, placed := a.outsideOf(q)
+	ev.Placed = placed
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	tail := outside[len(outside)-1]
@@ -37,6 +33,17 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 		ev.ProbeHead, ev.ProbeHeadUnsure = a.probe.tailIn(outside[0], tailSlack)
 	}
 	return ev
+}
+
+// outsideOf returns q's outside time on the trace's clock: the span
+// minus the statement when the clocks place it (placed), else the whole
+// span.
+func (a *Analyzer) outsideOf(q *Query) (ivs []gap, placed bool) {
+	if a.clock.known() && !q.DBEnd.IsZero() {
+		dbStart, dbEnd := a.clock.trace(q.DBStart), a.clock.trace(q.DBEnd)
+		return []gap{{q.Start, min(dbStart, q.End)}, {max(dbEnd, q.Start), q.End}}, true
+	}
+	return []gap{{q.Start, q.End}}, false
 }
 
 // tailSlack is how long before a span's end a stall may have ended and

@@ -54,7 +54,12 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	}
 	r.NetworkFloor, r.FloorStatements = networkFloor(r.Queries)
 	for i := range r.Queries {
-		reweigh(&r.Queries[i], r.NetworkFloor, r.FloorStatements)
+		q := &r.Queries[i]
+		if r.NetworkFloor > 0 && q.Evidence.Probe && q.Outside-r.NetworkFloor > a.opts.Threshold {
+			q.Evidence.FloorStall = a.floorStall(q, r.NetworkFloor)
+		}
+		refloor(q, r.NetworkFloor, r.FloorStatements, a.opts)
+		reweigh(q, r.NetworkFloor, r.FloorStatements)
 	}
 	r.Summary = a.summarize(r)
 	return r, nil

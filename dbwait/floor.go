@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/latscope/latscope/tracein"
 )
 
 // minFloor is the fewest statements a network floor is taken from.
@@ -62,4 +64,59 @@ func reweigh(q *Query, floor time.Duration, n int) {
 	case 3*floor >= o && 3*cpu >= o:
 		q.Verdict, q.Confidence, q.Rule = Mixed, Medium, why
 	}
+}
+
+// floorStall is Evidence.FloorStall: how much of q's wait past the
+// trace's network floor the probe's stalls explain. By the floor, the
+// answer was due one floor after the query left, that is rest = Outside −
+// floor before the span ended; a stall in those last rest of the outside
+// time held an answer already there. And wherever a stall lay, the network
+// wait can have overlapped at most a floor of it. Each stall counts its
+// late part and, expected, half the period before its deadline (it began
+// somewhere in it): the stall so placed is overlapped with that rest.
+func (a *Analyzer) floorStall(q *Query, floor time.Duration) time.Duration {
+	rest := q.Outside - floor
+	due := gap{q.End - tracein.Time(rest), q.End}
+	outside, _ := a.outsideOf(q)
+	var ivs []gap
+	for _, iv := range outside {
+		if from, to := max(iv.from, due.from), min(iv.to, due.to); to > from {
+			ivs = append(ivs, gap{from, to})
+		}
+	}
+	excess := q.Evidence.ProbeLate + q.Evidence.ProbeUnsure/2 - floor
+	return max(a.probe.expectedIn(ivs...), excess, 0)
+}
+
+// refloor revisits a network or mixed verdict of a statement that waited
+// longer than the trace's network floor plus the threshold, when the
+// probe's stalls explain that wait past the floor to within the threshold
+// (Evidence.FloorStall): the network then took a floor of it and a CPU
+// cause the rest, and the shares decide as the probe's stall does in
+// Explain (mixed when both are a third or more, a CPU cause when the rest
+// is half or more). A stall that ended a few ms before the answer was
+// taken — the runtime polls the network only once a thread runs again —
+// or that lay mid-wait, longer than the floor, is counted so. Without a
+// floor, or when the stalls do not explain the wait (the network was
+// slower than usual), the verdict stands.
+func refloor(q *Query, floor time.Duration, n int, o Options) {
+	o = o.withDefaults()
+	ev := q.Evidence
+	rest := q.Outside - floor
+	if !ev.Probe || floor <= 0 || rest <= o.Threshold || rest-ev.FloorStall > o.Threshold {
+		return
+	}
+	if q.Verdict != Network && q.Verdict != Mixed {
+		return // a CPU verdict stands; reweigh weighs it against the floor
+	}
+	sy := ev // the wait past the floor as the stall the answer waited on
+	sy.ProbeTail, sy.ProbeTailUnsure, sy.ProbeHead, sy.ProbeHeadUnsure = rest, 0, 0, 0
+	dec := Explain(q.Outside, sy, o)
+	switch dec.Verdict {
+	case Network, Unknown, Inside, q.Verdict:
+		return
+	}
+	q.Verdict, q.Confidence = dec.Verdict, min(dec.Confidence, Medium)
+	q.Rule = fmt.Sprintf("the trace's statements on time waited %s ms outside the process (median of %d); this one's answer, due then, waited %s ms more, and the probe's stalls explain %s ms of that (to within the threshold), so the process could not run for it: %s",
+		fmtMs(floor), n, fmtMs(rest), fmtMs(ev.FloorStall), dec.Rule)
 }

@@ -3,6 +3,8 @@ package dbwait
 import (
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/hostsig"
 )
 
 func TestReweigh(t *testing.T) {
@@ -50,5 +52,54 @@ func TestReweigh(t *testing.T) {
 				t.Errorf("reweigh = %v (%s), want %v (changed %v)", q.Verdict, q.Rule, tc.want, tc.changed)
 			}
 		})
+	}
+}
+
+// TestRefloor: a network or mixed verdict whose wait past the trace's
+// network floor the probe's stalls explain (to within the threshold) is
+// split by the shares, floor to the network and the rest to a CPU cause;
+// anything else stands.
+func TestRefloor(t *testing.T) {
+	ms := time.Millisecond
+	const floor = 26 * time.Millisecond
+	quota := &hostsig.Delta{Interval: 200 * ms, Throttled: 2, ThrottledTime: 170 * ms, CgroupSome: 150 * ms}
+	flat := &hostsig.Delta{Interval: 200 * ms}
+	q := func(outside, stall time.Duration, v Verdict, d *hostsig.Delta) Query {
+		return Query{Outside: outside, Verdict: v, Evidence: Evidence{Probe: true, FloorStall: stall, Host: d}}
+	}
+	for _, tc := range []struct {
+		name string
+		q    Query
+		want Verdict
+	}{
+		{"a stall ended 3 ms before the answer, past the floor: throttled", q(100*ms, 70*ms, Network, quota), Throttled},
+		{"the stalls leave 14 ms of the 74 past the floor: stands", q(100*ms, 60*ms, Network, quota), Network},
+		{"floor and rest each a third or more: mixed", q(70*ms, 40*ms, Network, quota), Mixed},
+		{"probe-mixed, the rest past the floor two thirds: throttled", q(100*ms, 70*ms, Mixed, quota), Throttled},
+		{"within the floor and the threshold: stands", q(34*ms, 8*ms, Network, quota), Network},
+		{"no probe: stands", Query{Outside: 100 * ms, Verdict: Network, Evidence: Evidence{FloorStall: 74 * ms, Host: quota}}, Network},
+		{"a CPU verdict stands (reweigh weighs it)", q(100*ms, 74*ms, Runnable, quota), Runnable},
+		{"no counter moved: the stall alone decides nothing new", q(100*ms, 74*ms, Network, flat), Network},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.q
+			q.Rule = "before"
+			refloor(&q, floor, 9, Options{})
+			if q.Verdict != tc.want {
+				t.Errorf("refloor = %v (%s), want %v", q.Verdict, q.Rule, tc.want)
+			}
+			if changed := q.Rule != "before"; changed != (tc.want != tc.q.Verdict) {
+				t.Errorf("rule %q: changed %v, verdict %v→%v", q.Rule, changed, tc.q.Verdict, q.Verdict)
+			}
+			if q.Verdict != tc.q.Verdict && q.Confidence > Medium {
+				t.Errorf("confidence %v: a verdict the floor decided is at most medium", q.Confidence)
+			}
+		})
+	}
+	if q := (Query{Outside: 100 * ms, Verdict: Network, Evidence: Evidence{Probe: true, FloorStall: 74 * ms, Host: quota}}); true {
+		refloor(&q, 0, 0, Options{})
+		if q.Verdict != Network {
+			t.Errorf("without a floor: %v, want the verdict to stand", q.Verdict)
+		}
 	}
 }

@@ -111,6 +111,10 @@ type JSONEvidence struct {
 	ProbeTailMs *float64 `json:"probe_late_at_answer_ms"`
 	// ProbeHeadMs: the part in the stall that ended as the query left.
 	ProbeHeadMs *float64 `json:"probe_late_at_send_ms"`
+	// FloorStallMs: how much of the wait past the trace's network floor
+	// the probe's stalls explain (Evidence.FloorStall); left out when the
+	// statement did not wait past the floor plus the threshold.
+	FloorStallMs *float64 `json:"floor_stall_ms,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.
 	BusyMs float64    `json:"every_p_busy_ms"`
 	Host   *JSONDelta `json:"host"`
@@ -146,6 +150,10 @@ func (r *Result) JSON() *JSONResult {
 		if q.Evidence.Probe {
 			late, tail, head := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail), units.Ms(q.Evidence.ProbeHead)
 			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs, jq.Evidence.ProbeHeadMs = &late, &tail, &head
+			if q.Evidence.FloorStall > 0 {
+				fs := units.Ms(q.Evidence.FloorStall)
+				jq.Evidence.FloorStallMs = &fs
+			}
 		}
 		j.Queries = append(j.Queries, jq)
 	}

@@ -60,6 +60,27 @@ func (p *probeLog) lateIn(ivs ...gap) (late, unsure time.Duration, ok bool) {
 	return late, unsure, ok
 }
 
+// expectedIn returns how much of the intervals ivs the probe's stalls
+// cover when each is taken to have begun, as expected, half a period
+// before its deadline (its late part plus half the period before it).
+func (p *probeLog) expectedIn(ivs ...gap) time.Duration {
+	if !p.on {
+		return 0
+	}
+	var d time.Duration
+	half := tracein.Time(p.every / 2)
+	for _, iv := range ivs {
+		if iv.to <= iv.from {
+			continue
+		}
+		i := sort.Search(len(p.late), func(i int) bool { return p.late[i].to > iv.from })
+		for ; i < len(p.late) && p.late[i].from-half < iv.to; i++ {
+			d += overlap(gap{p.late[i].from - half, p.late[i].to}, iv)
+		}
+	}
+	return d
+}
+
 // tailIn returns the stall that ended as iv ended: the last late wake-up
 // at or after iv.to − slack (the process resumed then, and the waiting
 // goroutine with it), overlapped with iv, and the period before it that

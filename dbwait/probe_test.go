@@ -45,3 +45,30 @@ func TestProbeLateIn(t *testing.T) {
 		t.Errorf("%d bad logs counted, want 1", p.bad)
 	}
 }
+
+// TestProbeExpectedIn: each stall counts its late part and half the
+// period before its deadline, overlapped with the intervals.
+func TestProbeExpectedIn(t *testing.T) {
+	ms := func(n int) tracein.Time { return tracein.Time(time.Duration(n) * time.Millisecond) }
+	var p probeLog
+	if d := p.expectedIn(gap{0, ms(100)}); d != 0 {
+		t.Fatalf("without the probe: %v, want 0", d)
+	}
+	p.add(ms(10), tracelog.FormatProbeOn(tracelog.ProbeEvery, tracelog.ProbeLate))
+	p.add(ms(90), tracelog.FormatProbeLate(40*time.Millisecond)) // late 50–90, expected from 40
+	for _, tt := range []struct {
+		name string
+		ivs  []gap
+		want time.Duration
+	}{
+		{"all of it", []gap{{0, ms(100)}}, 50 * time.Millisecond},
+		{"from the expected start", []gap{{ms(40), ms(100)}}, 50 * time.Millisecond},
+		{"the last 30 ms", []gap{{ms(70), ms(100)}}, 20 * time.Millisecond},
+		{"before it", []gap{{0, ms(40)}}, 0},
+		{"two pieces", []gap{{ms(30), ms(45)}, {ms(80), ms(85)}}, 10 * time.Millisecond},
+	} {
+		if got := p.expectedIn(tt.ivs...); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -85,6 +85,16 @@ type Evidence struct {
 	// the goroutine still shown waiting. (A busy stretch that ended
 	// earlier left a P free while the goroutine still waited.)
 	Busy time.Duration
+	// FloorStall is set when the trace has a network floor
+	// (Result.NetworkFloor) and the statement waited longer than the floor
+	// plus the threshold: how much of the wait past the floor the probe's
+	// stalls explain. By the floor, the answer was due one floor after the
+	// query left, so a stall in the rest of the outside time held an
+	// answer already there (late parts plus, expected, half the period
+	// before each deadline); and a stall longer than the floor cannot all
+	// have overlapped the network wait, so its excess over the floor is
+	// CPU time wherever it lay. The larger of the two; zero otherwise.
+	FloorStall time.Duration
 }
 
 // VerdictSummary sums the matched queries of one verdict.

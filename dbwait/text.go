@@ -151,6 +151,9 @@ func (e Evidence) String() string {
 		if e.ProbeTail > 0 {
 			fmt.Fprintf(&b, " (%s ms as the answer came)", ms(e.ProbeTail))
 		}
+		if e.FloorStall > 0 {
+			fmt.Fprintf(&b, ", stalls past the network floor %s ms", ms(e.FloorStall))
+		}
 	}
 	if e.Host == nil {
 		b.WriteString("; no host samples")
