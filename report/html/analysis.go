@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/render"
 	"github.com/latscope/latscope/sched"
 )
@@ -12,6 +13,7 @@ import (
 // carries that analysis. The findings are separate (FindingsSection).
 func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, error) {
 	opts = withDefaults(opts)
+	opts.jvm = rep.Trace.JVM
 	var out []Section
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
@@ -23,12 +25,16 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			out = append(out, Section{Title: prefix + "no requests", Intro: "No request of this type began and ended inside the trace."})
 			continue
 		}
-		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts), pathSection(g),
-			predictionSection(g)}
-		if s, ok := callPathSection(g); ok {
+		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts)}
+		if opts.jvm {
+			secs = append(secs, jvmPathSection())
+		} else {
+			secs = append(secs, pathSection(g), predictionSection(g))
+		}
+		if s, ok := callPathSection(g, opts); ok {
 			secs = append(secs, s)
 		}
-		if s, ok := regionSection(g); ok {
+		if s, ok := regionSection(g, opts); ok {
 			secs = append(secs, s)
 		}
 		for j := range secs {
@@ -42,6 +48,11 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			s.ID = slug(s.Title)
 			out = append(out, s)
 		}
+	}
+	if cr, ok := rep.Sched.(*jfr.ChurnReport); ok {
+		s := churnSection(cr)
+		s.ID = slug(s.Title)
+		out = append(out, s)
 	}
 	return out, nil
 }

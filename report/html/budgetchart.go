@@ -19,27 +19,27 @@ const (
 func budgetSection(g *render.Group, opts Options) Section {
 	mean := g.Requests.Mean.Ms()
 	rows, kinds := budgetRows(g, opts)
+	w := wordsOf(opts)
 	chart := BarChart{
 		Label: "latency budget per request", Unit: "ms per request (mean over " + plural(g.Requests.Count, "request") + ")",
-		Series: []Series{{Name: "goroutine time (wait sum over the request's goroutines)", Color: colorWaitLg, Light: true},
-			{Name: "on the critical path", Color: colorCritLg}},
+		Series: []Series{{Name: w.unit + " time (wait sum over the request's " + w.unit + "s)", Color: colorWaitLg, Light: true},
+			{Name: w.critical, Color: colorCritLg}},
 		Rows:  rows,
 		Marks: []Mark{{Value: mean, Label: "mean latency " + fmtMs(mean), Color: colorMarkP50}},
 	}
 	var b body
-	b.lead(budgetLead(g)...)
+	b.lead(budgetLead(g, opts)...)
 	var items []legendItem
 	for _, k := range kinds {
 		items = append(items, legendItem{color: KindColor(k), name: k})
 	}
 	b.legend(items)
 	b.raw(chart.SVG())
-	b.p("note", coverageNote(g))
-	if t, err := termsTable(g).HTML(); err == nil {
+	b.p("note", coverageNote(g, opts))
+	if t, err := termsTable(g, w).HTML(); err == nil {
 		b.details("all terms as a table", t)
 	}
-	return Section{Title: "Latency budget", Body: b.html(),
-		Intro: "Each term is an application frame, the mechanism beneath it and the kind of wait. The pale bar is goroutine time (every goroutine of the request, so parallel waits count more than once); the solid bar is the time the term spent on the critical path, which tiles the latency exactly."}
+	return Section{Title: "Latency budget", Body: b.html(), Intro: w.budgetIntro}
 }
 
 func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
@@ -65,12 +65,15 @@ func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
 		c := KindColor(t.Kind)
 		addKind(t.Kind)
 		rows = append(rows, BarRow{Label: termLabel(t), Note: termNote(t), Values: []float64{t.Wait.Ms(), t.Critical.Ms()},
-			Colors: []string{c, c}, Texts: []string{withPct(t.Wait.Ms(), mean), withPct(t.Critical.Ms(), mean)}, Tip: termTip(t, g.Requests.Count)})
+			Colors: []string{c, c}, Texts: []string{withPct(t.Wait.Ms(), mean), withPct(t.Critical.Ms(), mean)}, Tip: termTip(t, g.Requests.Count, wordsOf(opts))})
 	}
 	if nFolded > 0 {
 		rows = append(rows, BarRow{Label: fmt.Sprintf("(%d smaller terms)", nFolded), Note: "each under " + fmtPct(opts.MinShare) + " of the mean",
 			Values: []float64{folded.Wait.Ms(), folded.Critical.Ms()}, Colors: []string{colorFolded, colorFolded},
 			Texts: []string{withPct(folded.Wait.Ms(), mean), withPct(folded.Critical.Ms(), mean)}})
+	}
+	if opts.jvm {
+		return rows, kinds // running and runnable are not measured (jvm.go)
 	}
 	c := g.CPU
 	rows = append(rows,
@@ -90,7 +93,10 @@ func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
 
 // budgetLead is the sentence above the chart, naming the biggest term on
 // the critical path.
-func budgetLead(g *render.Group) []string {
+func budgetLead(g *render.Group, opts Options) []string {
+	if opts.jvm {
+		return jvmBudgetLead(g)
+	}
 	mean := g.Requests.Mean.Ms()
 	var top *render.Term
 	for i := range g.Terms {
@@ -116,7 +122,10 @@ func budgetLead(g *render.Group) []string {
 	return parts
 }
 
-func coverageNote(g *render.Group) string {
+func coverageNote(g *render.Group, opts Options) string {
+	if opts.jvm {
+		return jvmCoverageNote(g)
+	}
 	c := g.Coverage
 	s := fmt.Sprintf("Goroutine time sums to %s of the mean latency and the critical path to %s.", fmtPct(c.GoroutineSumPct), fmtPct(c.CriticalPct))
 	if g.Requests.Forked > 0 {
@@ -133,9 +142,9 @@ func coverageNote(g *render.Group) string {
 	return s
 }
 
-func termsTable(g *render.Group) Table {
+func termsTable(g *render.Group, w words) Table {
 	t := Table{Class: "compact", Columns: []Column{{Name: "term"}, {Name: "mechanism"}, {Name: "kind"},
-		{Name: "wait ms", Num: true, Tip: "goroutine time per request"}, {Name: "share", Num: true},
+		{Name: "wait ms", Num: true, Tip: w.unit + " time per request"}, {Name: "share", Num: true},
 		{Name: "critical ms", Num: true, Tip: "on the critical path, per request"}, {Name: "critical", Num: true},
 		{Name: "fix ms", Num: true, Tip: "latency saved per request if the term took no time"},
 		{Name: "contention ms", Num: true, Tip: "critical time ended by another request (lock or pool held elsewhere)"},
@@ -158,9 +167,9 @@ func termNote(t render.Term) string {
 	return frame.Short(t.Mechanism) + " · " + t.Kind
 }
 
-func termTip(t render.Term, n int) string {
-	s := fmt.Sprintf("%s\nmechanism: %s\nkind: %s\ngoroutine time %s per request (%s of the mean)\ncritical path %s (%s), fix potential %s\nin %d of %d requests",
-		orNone(t.Frame), orNone(t.Mechanism), t.Kind, fmtMs(t.Wait.Ms()), fmtPct(t.SharePct), fmtMs(t.Critical.Ms()), fmtPct(t.CriticalPct), fmtMs(t.FixPotential.Ms()), t.Requests, n)
+func termTip(t render.Term, n int, w words) string {
+	s := fmt.Sprintf("%s\nmechanism: %s\nkind: %s\n%s time %s per request (%s of the mean)\ncritical path %s (%s), fix potential %s\nin %d of %d requests",
+		orNone(t.Frame), orNone(t.Mechanism), t.Kind, w.unit, fmtMs(t.Wait.Ms()), fmtPct(t.SharePct), fmtMs(t.Critical.Ms()), fmtPct(t.CriticalPct), fmtMs(t.FixPotential.Ms()), t.Requests, n)
 	if c := causesText(t); c != "" {
 		s += "\non the path, really: " + c
 	}

@@ -20,6 +20,7 @@ const colorFrame = "#c9d3dc"
 type Icicle struct {
 	Label string
 	Root  *render.CallNode
+	Unit  string // what runs the waits: "goroutine" ("" too) or "thread"
 }
 
 // SVG draws the two icicles.
@@ -38,12 +39,16 @@ func (ic Icicle) SVG() template.HTML {
 		scale = 1
 	}
 	pw := chartW - left - right
+	unit := ic.Unit
+	if unit == "" {
+		unit = "goroutine"
+	}
 	for i, v := range []struct {
 		name  string
 		value func(*render.CallNode) float64
 	}{
 		{"on the critical path", func(n *render.CallNode) float64 { return n.Critical }},
-		{"goroutine time", func(n *render.CallNode) float64 { return n.Wait }},
+		{unit + " time", func(n *render.CallNode) float64 { return n.Wait }},
 	} {
 		top := float64(i) * (blockH + 30)
 		s.text(left, top+15, "start", "label", fmt.Sprintf("%s: %s per request", v.name, fmtMs(v.value(ic.Root))))
@@ -58,7 +63,7 @@ func (ic Icicle) SVG() template.HTML {
 						fill, class = KindColor(c.Kind), "frame-label leaf"
 					}
 					y := top + title + float64(d)*rowH
-					tip := fmt.Sprintf("%s\ncritical %s · goroutine time %s per request", strings.Join(p, " › "), fmtMs(c.Critical), fmtMs(c.Wait))
+					tip := fmt.Sprintf("%s\ncritical %s · %s time %s per request", strings.Join(p, " › "), fmtMs(c.Critical), unit, fmtMs(c.Wait))
 					s.rect(left+x, y, math.Max(w-gap, 0.5), rowH-gap, fill, "frame", tip)
 					if w > 60 {
 						s.textTip(left+x+4, y+rowH/2+4, "start", class, clip(c.Label, int(w/6.5)), tip)
@@ -86,15 +91,16 @@ func treeDepth(n *render.CallNode) int {
 }
 
 // callPathSection shows a request type's waits rolled up by call path.
-func callPathSection(g *render.Group) (Section, bool) {
+func callPathSection(g *render.Group, opts Options) (Section, bool) {
+	unit := wordsOf(opts).unit
 	root := render.CallTree(g.Terms)
 	if len(root.Children) == 0 {
 		return Section{}, false
 	}
 	var b body
-	b.lead(fmt.Sprintf("%s of waits per request on the critical path, %s of goroutine time.", fmtMs(root.Critical), fmtMs(root.Wait)))
-	b.raw(Icicle{Label: "waits by call path", Root: root}.SVG())
-	t := Table{Class: "compact", Columns: []Column{{Name: "call path"}, {Name: "critical ms", Num: true}, {Name: "goroutine ms", Num: true}}}
+	b.lead(fmt.Sprintf("%s of waits per request on the critical path, %s of %s time.", fmtMs(root.Critical), fmtMs(root.Wait), unit))
+	b.raw(Icicle{Label: "waits by call path", Root: root, Unit: unit}.SVG())
+	t := Table{Class: "compact", Columns: []Column{{Name: "call path"}, {Name: "critical ms", Num: true}, {Name: unit + " ms", Num: true}}}
 	for _, r := range root.Rows() {
 		t.Rows = append(t.Rows, []Cell{{Text: strings.Repeat("\u00a0\u00a0\u00a0", r.Depth) + r.Label, Tip: r.Frame},
 			{Text: fmt.Sprintf("%.2f", r.Critical), Bar: r.Critical / math.Max(root.Critical, 1e-9)},
@@ -104,5 +110,5 @@ func callPathSection(g *render.Group) (Section, bool) {
 		b.details("the call tree as a table", h)
 	}
 	return Section{Title: "Waits by call path", Body: b.html(),
-		Intro: "Each wait sits beneath the chain of application frames that led to it, so one helper called from two places shows twice. A frame is as wide as the time of everything beneath it: the upper icicle is time on the critical path (it adds up to the waits' share of the latency), the lower one goroutine time. Hover for the whole path."}, true
+		Intro: "Each wait sits beneath the chain of application frames that led to it, so one helper called from two places shows twice. A frame is as wide as the time of everything beneath it: the upper icicle is time on the critical path (it adds up to the waits' share of the latency), the lower one " + unit + " time. Hover for the whole path."}, true
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/latscope/latscope/render"
 )
 
-// FindingsSection lists the report's findings and the goroutine time
-// outside any request.
+// FindingsSection lists the report's findings and the goroutine (or, for a
+// JVM recording, thread) time outside any request.
 func FindingsSection(rep *render.Report) Section {
 	var b body
 	if len(rep.Findings) == 0 {
@@ -30,7 +30,7 @@ func FindingsSection(rep *render.Report) Section {
 	}
 	if t, ok := outsideTable(rep); ok {
 		if h, err := t.HTML(); err == nil {
-			b.details("goroutine time outside any request", h)
+			b.details(wordsOf(Options{jvm: rep.Trace.JVM}).unit+" time outside any request", h)
 		}
 	}
 	return Section{Title: "Findings", Body: b.html()}

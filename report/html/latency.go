@@ -10,6 +10,9 @@ import (
 // latencySection draws the latency histogram and latency by request.
 func latencySection(g *render.Group, rg *budget.Group, opts Options) Section {
 	q := g.Requests
+	if opts.jvm && q.Mean == 0 && (rg == nil || len(rg.Latencies) == 0) {
+		return jvmLatencySection()
+	}
 	marks := []Mark{{Value: q.P50.Ms(), Label: "p50 " + fmtMs(q.P50.Ms()), Color: colorMarkP50},
 		{Value: q.Mean.Ms(), Label: "mean " + fmtMs(q.Mean.Ms()), Color: colorMarkMean},
 		{Value: q.P90.Ms(), Label: "p90 " + fmtMs(q.P90.Ms()), Color: colorMarkMean},

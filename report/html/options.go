@@ -13,6 +13,9 @@ type Options struct {
 	Bins int
 	// Sections are appended after the analysis (before the findings).
 	Sections []Section
+	// jvm is set by Analysis for a JVM recording: threads, not goroutines;
+	// running and runnable not measured (jvm.go).
+	jvm bool
 }
 
 // DefaultOptions are the options of `latscope analyze --html`.

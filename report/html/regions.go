@@ -10,7 +10,8 @@ import (
 // regionSection sets each region's share of CPU samples beside its share of
 // wall-clock goroutine time: what a CPU profile shows against where the
 // time went.
-func regionSection(g *render.Group) (Section, bool) {
+func regionSection(g *render.Group, opts Options) (Section, bool) {
+	w := wordsOf(opts)
 	named := false
 	samples := 0
 	for _, r := range g.Regions {
@@ -23,20 +24,19 @@ func regionSection(g *render.Group) (Section, bool) {
 	var rows []BarRow
 	for _, r := range g.Regions {
 		rows = append(rows, BarRow{Label: regionName(r.Name), Note: fmt.Sprintf("%s per request · %d samples", fmtMs(r.Wall.Ms()), r.CPUSamples),
-			Values: []float64{r.WallPct, r.CPUPct}, Tip: regionTip(r, samples)})
+			Values: []float64{r.WallPct, r.CPUPct}, Tip: regionTip(r, samples, w)})
 	}
 	chart := BarChart{Label: "CPU samples vs wall clock by region", Unit: "% of the request type's total",
-		Series: []Series{{Name: "share of wall-clock goroutine time", Color: colorWall}, {Name: "share of CPU profile samples", Color: colorCPU}},
+		Series: []Series{{Name: "share of wall-clock " + w.unit + " time", Color: colorWall}, {Name: "share of CPU profile samples", Color: colorCPU}},
 		Rows:   rows, Max: 100}
 	var b body
 	b.lead(disagreement(g.Regions, samples)...)
 	b.raw(chart.SVG())
 	note := fmt.Sprintf("%s in these requests. A share p of n samples is uncertain by about ±√(p(1−p)/n).", plural(samples, "CPU sample"))
 	if samples == 0 {
-		note = "The trace carries no CPU samples: run the CPU profiler while tracing (the trace then records its samples) to see what a CPU profile would show."
+		note = w.noSamples
 	}
-	return Section{Title: "CPU profile vs wall clock", Body: b.html(), Note: note,
-		Intro: "A CPU profile ranks code by samples taken while it runs; the wall clock also counts the time it waits. Regions (runtime/trace.WithRegion) where the two disagree are where a CPU profile misleads."}, true
+	return Section{Title: "CPU profile vs wall clock", Body: b.html(), Note: note, Intro: w.regionIntro}, true
 }
 
 // disagreement names the region a CPU profile would blame and the one the
@@ -64,9 +64,9 @@ func disagreement(rs []render.Region, samples int) []string {
 		regionName(wallTop.Name), fmt.Sprintf(" (%s of the time, %s of samples).", fmtPct(wallTop.WallPct), fmtPct(wallTop.CPUPct))}
 }
 
-func regionTip(r render.Region, n int) string {
-	s := fmt.Sprintf("%s: %s of wall-clock goroutine time (%s per request), %s of CPU samples (%d of %d)",
-		regionName(r.Name), fmtPct(r.WallPct), fmtMs(r.Wall.Ms()), fmtPct(r.CPUPct), r.CPUSamples, n)
+func regionTip(r render.Region, n int, w words) string {
+	s := fmt.Sprintf("%s: %s of wall-clock %s time (%s per request), %s of CPU samples (%d of %d)",
+		regionName(r.Name), fmtPct(r.WallPct), w.unit, fmtMs(r.Wall.Ms()), fmtPct(r.CPUPct), r.CPUSamples, n)
 	if n > 0 {
 		p := r.CPUPct / 100
 		s += fmt.Sprintf(" ± %s", fmtPct(100*math.Sqrt(p*(1-p)/float64(n))))

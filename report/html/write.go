@@ -62,6 +62,10 @@ func NewPage(rep *render.Report, opts Options) *Page {
 	}
 	parts := []string{fmt.Sprintf("%s of trace", fmtMs(t.Duration.Ms())), fmt.Sprintf("%d goroutines", t.Goroutines),
 		fmt.Sprintf("GOMAXPROCS %d (%s busy)", t.GOMAXPROCS, fmtPct(t.ProcBusyPct)), fmt.Sprintf("%d CPU samples", t.CPUSamples)}
+	if t.JVM {
+		parts = []string{fmt.Sprintf("%s of recording", fmtMs(t.Duration.Ms())), fmt.Sprintf("%d threads", t.Goroutines),
+			fmt.Sprintf("%d hardware threads (%s busy)", t.GOMAXPROCS, fmtPct(t.ProcBusyPct)), fmt.Sprintf("%d execution samples", t.CPUSamples)}
+	}
 	if t.StartWall != "" {
 		parts = append(parts, "recorded "+t.StartWall)
 	}
@@ -77,6 +81,12 @@ func NewPage(rep *render.Report, opts Options) *Page {
 	}
 	p.Facts = []Fact{{kind, fmt.Sprintf("%d", q.Count)}, {"throughput", fmt.Sprintf("%.1f/s", q.RPS)},
 		{"mean", fmtMs(q.Mean.Ms())}, {"p50", fmtMs(q.P50.Ms())}, {"p90", fmtMs(q.P90.Ms())}, {"p99", fmtMs(q.P99.Ms())}, {"max", fmtMs(q.Max.Ms())}}
+	if t.JVM {
+		if q.Mean == 0 {
+			p.Facts = append(p.Facts[:2], Fact{"latency", "not measured"})
+		}
+		return p // no critical-path walk in a recording
+	}
 	if c := g.Coverage; q.Count > 0 {
 		p.Facts = append(p.Facts, Fact{"critical path covers", fmtPct(c.CriticalPct)})
 	}
