@@ -82,7 +82,8 @@ type Analyzer struct {
 	waits []termStat
 	// outside is wait time of events without the handler frame, by kind.
 	outside  [frame.NumKinds]int64
-	regions  map[string]*budget.RegionStat
+	regions  regionTable
+	rstats   map[int32]*budget.RegionStat
 	samples  int // all execution samples
 	hSamples int // execution samples under the handler
 	matched  int // events under the handler
@@ -125,7 +126,7 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 	if o.StackDepth <= 0 {
 		o.StackDepth = DefaultStackDepth
 	}
-	return &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: map[string]*budget.RegionStat{},
+	return &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: newRegionTable(), rstats: map[int32]*budget.RegionStat{},
 		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}, nil
 }
 
@@ -179,7 +180,7 @@ func (a *Analyzer) Event(ev *Event) {
 	}
 	a.waits[i].wait += int64(ev.Duration)
 	a.waits[i].events++
-	a.region(app).Wall += int64(ev.Duration)
+	a.region(path).Wall += int64(ev.Duration)
 }
 
 func (a *Analyzer) sample(ev *Event) {
@@ -190,7 +191,8 @@ func (a *Analyzer) sample(ev *Event) {
 		return
 	}
 	a.hSamples++
-	a.region(a.opts.Rules.Decide(ev.Stack[:h+1]).App).CPUSamples++
+	attr := a.opts.Rules.Decide(ev.Stack[:h+1])
+	a.region(a.appPath(ev.Stack[:h+1], attr.AppIndex, attr.App)).CPUSamples++
 }
 
 func (a *Analyzer) thread(t Thread) {
@@ -223,11 +225,14 @@ func MatchFrame(method, name string) bool {
 	return rest == "" || strings.HasSuffix(rest, ".") || strings.HasSuffix(rest, "$")
 }
 
-func (a *Analyzer) region(app string) *budget.RegionStat {
-	r, ok := a.regions[app]
+// region returns the stats of the region of an application call path
+// (named in group).
+func (a *Analyzer) region(path []string) *budget.RegionStat {
+	id := a.regions.id(path)
+	r, ok := a.rstats[id]
 	if !ok {
-		r = &budget.RegionStat{Name: app}
-		a.regions[app] = r
+		r = &budget.RegionStat{}
+		a.rstats[id] = r
 	}
 	return r
 }
@@ -306,7 +311,9 @@ func (a *Analyzer) group() *budget.Group {
 		}
 		return a.terms[x.Term].Name() < a.terms[y.Term].Name()
 	})
-	for _, r := range a.regions {
+	names := a.regions.names()
+	for id, r := range a.rstats {
+		r.Name = names[id]
 		g.Regions = append(g.Regions, *r)
 	}
 	sort.Slice(g.Regions, func(i, j int) bool {

@@ -234,9 +234,10 @@ func TestRecordingRules(t *testing.T) {
 		opts func(o *jfr.Options)
 		want budget.Term
 	}{
-		// Probe$Pool is not a known pool: by default it is application code
+		// Probe$Pool is not a known pool: by default it is application code,
+		// and its LinkedBlockingQueue.take is a pool wait
 		{"default rules", func(o *jfr.Options) { o.Rules = jfr.DefaultRules },
-			budget.Term{Frame: "Probe$Pool.borrow", Mechanism: "java.util.concurrent.LinkedBlockingQueue.take", Kind: frame.Sync}},
+			budget.Term{Frame: "Probe$Pool.borrow", Mechanism: "java.util.concurrent.LinkedBlockingQueue.take" + jfr.PoolSuffix, Kind: frame.Sync}},
 		// --app Probe. leaves Probe$Pool out: it becomes the mechanism
 		{"--app Probe.", func(o *jfr.Options) { o.Rules = jfr.DefaultRules; o.Rules.App = []string{"Probe."} },
 			budget.Term{Frame: "Probe.queryDb", Mechanism: "Probe$Pool.borrow", Kind: frame.Sync}},

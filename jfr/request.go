@@ -76,13 +76,12 @@ type reqData struct {
 	runs     []runRec
 	submits  map[int64]submitRec // by task id
 	terms    termTable
-	regions  []string
-	region   map[string]int32
+	regions  regionTable
 }
 
 func newReqData() *reqData {
 	return &reqData{threads: map[threadKey]*threadData{}, submits: map[int64]submitRec{},
-		terms: termTable{index: map[termKey]int{}}, region: map[string]int32{}}
+		terms: termTable{index: map[termKey]int{}}, regions: newRegionTable()}
 }
 
 // termTable interns terms.
@@ -109,15 +108,6 @@ func (d *reqData) thread(t Thread) *threadData {
 		d.threads[k] = td
 	}
 	return td
-}
-
-func (d *reqData) regionID(name string) int32 {
-	if i, ok := d.region[name]; ok {
-		return i
-	}
-	d.region[name] = int32(len(d.regions))
-	d.regions = append(d.regions, name)
-	return int32(len(d.regions) - 1)
 }
 
 func span(ev *Event) (int64, int64) {
@@ -148,7 +138,8 @@ func (d *reqData) event(ev *Event, r *Rules) {
 		td.tasks = append(td.tasks, taskWaitRec{start: s, end: e, task: ev.Req.TaskID, rid: ev.Req.RequestID, term: t})
 	case "jdk.ExecutionSample":
 		td := d.thread(ev.Thread)
-		td.samples = append(td.samples, sampleRec{t: ev.Start.UnixNano(), region: d.regionID(r.Decide(ev.Stack).App)})
+		attr := r.Decide(ev.Stack)
+		td.samples = append(td.samples, sampleRec{t: ev.Start.UnixNano(), region: d.regions.id(pathOf(r, ev.Stack, attr.AppIndex, attr.App))})
 	default:
 		if _, ok := waitKinds[ev.Type]; !ok {
 			return

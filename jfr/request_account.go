@@ -31,7 +31,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 			}
 			t := int32(s.Term)
 			acc.wait[t] += s.Dur()
-			acc.regionWall[d.regionID(d.terms.list[t].Frame)] += s.Dur()
+			acc.regionWall[d.regions.id(d.terms.list[t].Path)] += s.Dur()
 			seen[t], used[t] = true, true
 			joins = joins || s.Waker >= 0
 			if s.Waker < 0 && isFutureWait(d.terms.list[t].Mechanism) {
@@ -176,6 +176,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		}
 	}
 	var groups []*budget.Group
+	names := d.regions.names()
 	for _, name := range order {
 		acc := accs[name]
 		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
@@ -197,7 +198,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			}
 			return terms[x.Term].Frame+terms[x.Term].Mechanism < terms[y.Term].Frame+terms[y.Term].Mechanism
 		})
-		g.Regions = d.regionStats(acc)
+		g.Regions = d.regionStats(acc, names)
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
 			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
@@ -274,8 +275,8 @@ func abs64(x int64) int64 {
 	return x
 }
 
-// regionStats lists thread time and CPU samples by application frame.
-func (d *reqData) regionStats(acc *reqAcc) []budget.RegionStat {
+// regionStats lists thread time and CPU samples by application call path.
+func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 	ids := map[int32]bool{}
 	for id := range acc.regionWall {
 		ids[id] = true
@@ -285,7 +286,7 @@ func (d *reqData) regionStats(acc *reqAcc) []budget.RegionStat {
 	}
 	var rs []budget.RegionStat
 	for id := range ids {
-		rs = append(rs, budget.RegionStat{Name: d.regions[id], Wall: acc.regionWall[id], CPUSamples: acc.regionCPU[id]})
+		rs = append(rs, budget.RegionStat{Name: names[id], Wall: acc.regionWall[id], CPUSamples: acc.regionCPU[id]})
 	}
 	sort.Slice(rs, func(i, j int) bool {
 		x, y := rs[i], rs[j]

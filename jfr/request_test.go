@@ -204,8 +204,9 @@ func checkShop(t *testing.T, busy bool) {
 		rel, absolute float64
 		// cpu marks parts with CPU work around the wait (a connect, an
 		// HTTP exchange's parsing) that Shop's timer includes and JFR's wait
-		// does not: on busy cores that work waits for a CPU and the gap
-		// grows, so there latscope is only checked not to exceed Shop
+		// does not: on a shared host that work waits for a CPU and the gap
+		// grows with the load (3–13 % measured), so latscope is checked to
+		// lie between the configured delay and Shop's timer
 		cpu bool
 	}
 	checks := []check{
@@ -214,10 +215,11 @@ func checkShop(t *testing.T, busy bool) {
 		{"serial park", "/serial", and(onPath("Shop.serial"), mechIs("java.util.concurrent.locks.LockSupport.parkNanos")), "park", false, 5, 0.03, 0.5, false},
 		// the upstream wait is on the executor thread, inside the request
 		{"fanout upstream wait", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream", false, 30, 0.05, 1, true},
-		{"fanout upstream critical", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream_critical", true, 0, 0.05, 1, true},
+		// its critical part lasts the 30 ms upstream less the 10 ms sleep beside it at least
+		{"fanout upstream critical", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream_critical", true, 20, 0.05, 1, true},
 		{"helper a", "/helper", and(onPath("Shop.a"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "a", false, 10, 0.05, 1, true},
 		{"helper b", "/helper", and(onPath("Shop.b"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "b", false, 20, 0.05, 1, false},
-		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire")), "acquire", false, 0, 0.05, 1, false},
+		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire" + PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
 		{"pool sleep", "/pool", and(onPath("Shop.pool"), kindIs(frame.Sleep)), "sleep", false, 10, 0.03, 0.5, false},
 	}
 	for _, c := range checks {
@@ -230,8 +232,8 @@ func checkShop(t *testing.T, busy bool) {
 		ref := meanPart(shop[c.group], c.part)
 		t.Logf("%s: latscope %.2f ms, Shop %.2f ms (%d terms)", c.name, got, ref, n)
 		ok := near(got, ref, c.rel, c.absolute)
-		if busy && c.cpu {
-			ok = got <= ref+c.absolute
+		if c.cpu { // JFR's wait lies inside Shop's timer and lasts the configured delay at least
+			ok = got <= ref+c.absolute && got >= c.atLeast
 		}
 		if n == 0 || !ok || ref < c.atLeast {
 			t.Errorf("%s: latscope %.2f ms per request in %d terms, Shop timed %.2f ms (configured ≥ %g ms); want within %g%% or %g ms",

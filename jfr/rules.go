@@ -158,13 +158,30 @@ var WaitEvents = []string{
 	"jdk.ThreadPark", "jdk.ThreadSleep", "jdk.FileRead", "jdk.FileWrite",
 }
 
+// QueuePools are the JDK methods an application's own pool waits in when
+// the application frame calls them directly: a java.util.concurrent
+// Semaphore's acquire, a blocking queue's or deque's take and poll
+// (SynchronousQueue and LinkedTransferQueue are hand-offs, not pools). A
+// park or monitor wait beneath one is a pool wait. A wait for a result
+// passed through such a queue is named a pool wait too.
+var QueuePools = []string{
+	"java.util.concurrent.Semaphore.acquire", "java.util.concurrent.Semaphore.tryAcquire",
+	"java.util.concurrent.LinkedBlockingQueue.take", "java.util.concurrent.LinkedBlockingQueue.poll",
+	"java.util.concurrent.ArrayBlockingQueue.take", "java.util.concurrent.ArrayBlockingQueue.poll",
+	"java.util.concurrent.PriorityBlockingQueue.take", "java.util.concurrent.PriorityBlockingQueue.poll",
+	"java.util.concurrent.LinkedBlockingDeque.take", "java.util.concurrent.LinkedBlockingDeque.poll",
+}
+
+func isQueuePool(mech string) bool { return hasPrefix(mech, QueuePools) }
+
 // PoolSuffix marks the mechanism of a wait for a pooled connection.
 const PoolSuffix = " (pool wait)"
 
 // Term returns the budget term of a wait event of type typ on a stack
 // attributed as a. A park beneath java.net.http.HttpClient's send is a
 // network wait. A park or monitor wait beneath a pool is a pool wait:
-// its mechanism is the pool frame, marked with PoolSuffix. A monitor
+// its mechanism is the pool frame, marked with PoolSuffix; so is one in a
+// method of QueuePools the application frame called. A monitor
 // entered by the application frame itself is named by its class.
 func (a Attribution) Term(typ, monitorClass string) (app, mechanism string, kind frame.Kind) {
 	kind, ok := waitKinds[typ]
@@ -177,6 +194,10 @@ func (a Attribution) Term(typ, monitorClass string) (app, mechanism string, kind
 		// a socket read beneath a pool (a query through a proxy statement,
 		// a connection check) stays network
 		mech, kind = a.Pool+PoolSuffix, frame.Sync
+	case isQueuePool(mech) && (kind == frame.Sync || kind == frame.Cond):
+		// the application's own pool: a semaphore's permits, a blocking
+		// queue of connections
+		mech, kind = mech+PoolSuffix, frame.Sync
 	case a.HTTPSend && (kind == frame.Sync || kind == frame.Cond):
 		// HttpClient.send parks on the response's future: the wait is the
 		// exchange with the server, done by the client's own thread
