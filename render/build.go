@@ -56,6 +56,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	}
 	rep.Findings = findingsJSON(res, rep, in)
 	addChurn(res, rep)
+	markJVM(rep)
 	return rep, nil
 }
 

@@ -109,6 +109,7 @@ type Requests struct {
 	Max            Duration `json:"max_ms"`
 	RPS            float64  `json:"rps"`
 	rps            float64  // unrounded RPS, for comparisons
+	noLatency      bool     // a JVM recording without latencies: JSON null (jvm.go)
 }
 
 // Term is one budget row, per request.
@@ -129,6 +130,7 @@ type Term struct {
 	Contention   Duration            `json:"contention_ms"`
 	Requests     int                 `json:"requests"`
 	Causes       map[string]Duration `json:"causes_ms,omitempty"`
+	noLatency    bool                // no mean to share: JSON null (jvm.go)
 }
 
 // CPU is CPU time per request.
@@ -138,6 +140,7 @@ type CPU struct {
 	CriticalRunning  Duration  `json:"critical_running_ms"`
 	CriticalRunnable Duration  `json:"critical_runnable_ms"`
 	Independent      *Duration `json:"independent_ms"`
+	notMeasured      bool      // a JVM recording: running and runnable JSON null (jvm.go)
 }
 
 // Coverage says how much of the mean latency each view explains.
@@ -148,6 +151,7 @@ type Coverage struct {
 	Unknown         Duration  `json:"unknown_ms"`
 	IndependentPct  *float64  `json:"independent_pct"`
 	Unexplained     *Duration `json:"unexplained_ms"`
+	noLatency       bool      // no mean to share: JSON null (jvm.go)
 }
 
 // Group is one request type.
