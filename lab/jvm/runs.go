@@ -175,7 +175,7 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 		return nil, err
 	}
 	defer p.stop()
-	w, err := r.measure(ctx, p, mode, "/work", r.env.Profile.Clients, 0, max(r.env.Profile.Window, minWindow))
+	w, err := r.measure(ctx, p, mode, "/work", r.env.Profile.Clients, 0, max(r.env.Profile.Warmup, jvmWarmup), max(r.env.Profile.Window, minWindow))
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,8 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 	if w.Own.Requests > 0 {
 		mr.CPUPerMs = units.Round3(mr.CPUMs / float64(w.Own.Requests))
 	}
-	q, res, err := analyse(ctx, w, Handler)
+	specs := map[string][]string{"serial": SerialPredictions, "concurrent": SerialPredictions[1:]}[mode]
+	q, res, err := analyse(ctx, w, Handler, specs...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,8 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 	defer p.stop()
 	// churn.jfc samples every millisecond: the churn share is judged on at
 	// least 50 samples, and the pool's threads run Java code only briefly.
-	w, err := r.measure(ctx, p, "burst-"+variant, "/burst", r.cfg.BurstClients, r.cfg.BurstThink, min(max(r.env.Profile.Window, minWindow), maxBurstWindow), r.tools.churnJFC)
+	w, err := r.measure(ctx, p, "burst-"+variant, "/burst", r.cfg.BurstClients, r.cfg.BurstThink, max(r.env.Profile.Warmup, burstWarmup),
+		min(max(r.env.Profile.Window, minBurstWindow), maxBurstWindow), r.tools.churnJFC)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +249,10 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 }
 
 // analyse counts the load's requests inside the recording and runs the
-// JFR analysis with handler (package jfr, as `latscope analyze` does).
-func analyse(ctx context.Context, w *window, handler string) (jfr.Requests, *budget.Result, error) {
+// JFR analysis (package jfr, as `latscope analyze` does): in request mode
+// when the recording has the library's latscope.Request events, with the
+// predictions specs; else beneath handler.
+func analyse(ctx context.Context, w *window, handler string, specs ...string) (jfr.Requests, *budget.Result, error) {
 	rec, err := jfr.ReadRecording(w.Recording)
 	if err != nil {
 		return jfr.Requests{}, nil, err
@@ -264,6 +268,13 @@ func analyse(ctx context.Context, w *window, handler string) (jfr.Requests, *bud
 	}
 	opts := jfr.DefaultOptions
 	opts.Handler, opts.Load = handler, &q
+	for _, spec := range specs {
+		p, err := budget.ParsePrediction(spec)
+		if err != nil {
+			return q, nil, err
+		}
+		opts.Predictions = append(opts.Predictions, p)
+	}
 	res, err := jfr.Analyze(ctx, w.Recording, rec, opts)
 	if err != nil {
 		return q, nil, err

@@ -86,9 +86,15 @@ const jvmWarmup = 5 * time.Second
 // clients, where the Go lab's 3 s windows would make it 3 %.
 const minWindow = 5 * time.Second
 
-// maxBurstWindow bounds the burst path's windows: its requests are short,
-// and a few seconds hold thousands of them.
-const maxBurstWindow = 10 * time.Second
+// The burst path's windows: its requests are short, so a few seconds hold
+// thousands of them (and, at 1 ms samples, a few hundred execution
+// samples: the churn rule wants 50), and its one loop is compiled within
+// the shorter warm-up.
+const (
+	minBurstWindow = 3 * time.Second
+	maxBurstWindow = 10 * time.Second
+	burstWarmup    = 3 * time.Second
+)
 
 // jvmFlags are the service JVM's flags besides the heap: the serial
 // collector and the C1 compiler only (-XX:TieredStopAtLevel=1) keep GC and
@@ -245,10 +251,9 @@ type window struct {
 // JFR window after warm-up: JFR.start with jfr/latscope.jfc on top of
 // profile, then the process CPU counter and the service's own timings at
 // both ends, then JFR.stop.
-func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, length time.Duration, settings ...string) (*window, error) {
+func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, warm, length time.Duration, settings ...string) (*window, error) {
 	prof := r.env.Profile
 	prof.Window = length
-	warm := max(prof.Warmup, jvmWarmup)
 	dir := filepath.Join(r.env.Out, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
