@@ -47,16 +47,16 @@ type binReader struct {
 	depth int
 	want  map[string]bool // nil: every event type
 	buf   []byte
-	// the first chunk's clock converts every chunk's binClock, as the JDK does
+	// the first chunk's clock converts every chunk's ticks, as the JDK does
 	clock *binClock
 	ents  []binEntry
 }
 
-// binEntry is an event to deliver: where it is and when it ends.
+// binEntry is an event to deliver: when it ends and where it is (no
+// pointer: the garbage collector need not scan the sort's entries).
 type binEntry struct {
-	end int64 // binClock
-	off int
-	t   *binType
+	end int64 // ticks
+	off int64
 }
 
 func readBinary(ctx context.Context, name string, r io.ReaderAt, size int64, o PrintOptions, fn func(*Event) error) error {
@@ -83,7 +83,7 @@ func readBinary(ctx context.Context, name string, r io.ReaderAt, size int64, o P
 	return nil
 }
 
-// binClock converts a chunk's binClock to nanoseconds as the JDK's TimeConverter
+// binClock converts a chunk's ticks to nanoseconds as the JDK's TimeConverter
 // does (in double precision, truncated).
 type binClock struct {
 	startTicks, startNanos int64
@@ -172,7 +172,13 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 	if err := c.try(func() { br.ents = c.scan(wanted, br.ents) }); err != nil {
 		return 0, c.wrap(off, err)
 	}
-	slices.SortStableFunc(br.ents, func(a, b binEntry) int { return cmp.Compare(a.end, b.end) })
+	// by end time, ties in the file's order: the JDK's stable sort
+	slices.SortFunc(br.ents, func(a, b binEntry) int {
+		if c := cmp.Compare(a.end, b.end); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.off, b.off)
+	})
 	var ev Event
 	for i, e := range br.ents {
 		if i%4096 == 4095 {
@@ -180,7 +186,7 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 				return 0, err
 			}
 		}
-		if err := c.try(func() { c.event(e, &ev) }); err != nil {
+		if err := c.try(func() { c.event(int(e.off), wanted, &ev) }); err != nil {
 			return 0, c.wrap(off, err)
 		}
 		if err := fn(&ev); err != nil {
@@ -194,18 +200,10 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 // positions of its constants and the constants resolved so far.
 type chunkState struct {
 	binRd
-	br    *binReader
-	meta  *binMeta
-	pools map[int64]map[int64]int // type id → key → offset of the value
-	nest  int                     // nesting of constant resolution
-
-	threads map[binKey]*Thread
-	stacks  map[binKey]*binStack
-	methods map[binKey]string
-	texts   map[binKey]binText
+	br   *binReader
+	meta *binMeta
+	nest int // nesting of constant resolution
 }
-
-type binKey struct{ t, k int64 }
 
 type binStack struct {
 	frames    []Frame
@@ -252,7 +250,6 @@ const maxBinNest = 64
 // back along their deltas and records where each constant's value is. A
 // key in several checkpoints keeps the earliest, as the JDK's reader does.
 func (c *chunkState) indexPools(cpPos int) {
-	c.pools = map[int64]map[int64]int{}
 	seen := map[int]bool{}
 	for pos := cpPos; ; {
 		if pos < headerSize || pos >= len(c.b) || seen[pos] {
@@ -281,10 +278,10 @@ func (c *chunkState) indexPools(cpPos int) {
 			if t == nil {
 				c.fail("constant pool of type %d, which the metadata does not define", tid)
 			}
-			pool := c.pools[tid]
+			pool := t.pool
 			if pool == nil {
 				pool = map[int64]int{}
-				c.pools[tid] = pool
+				t.pool = pool
 			}
 			m := c.int32()
 			if m < 0 || int(m) > len(c.b)-c.off {
@@ -324,7 +321,7 @@ func (c *chunkState) scan(wanted map[int64]*binType, ents []binEntry) []binEntry
 			if t.hasDuration() {
 				end += c.long()
 			}
-			ents = append(ents, binEntry{end: end, off: off, t: t})
+			ents = append(ents, binEntry{end: end, off: int64(off)})
 		}
 		off += int(size)
 	}
@@ -417,18 +414,18 @@ func (t *binType) planOf() *binPlan {
 	return p
 }
 
-// event decodes the event of e into ev.
-func (c *chunkState) event(e binEntry, ev *Event) {
-	*ev = Event{Type: e.t.name}
-	c.off = e.off
+// event decodes the event at off, of one of the wanted types, into ev.
+func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
+	c.off = off
 	size := int(c.long())
-	c.long() // type
-	p := e.t.planOf()
+	t := wanted[c.long()]
+	*ev = Event{Type: t.name}
+	p := t.planOf()
 	if p.err != nil {
 		c.fail("%w", p.err)
 	}
-	if len(e.t.fields) == 0 {
-		c.fail("event type %s has no fields", e.t.name)
+	if len(t.fields) == 0 {
+		c.fail("event type %s has no fields", t.name)
 	}
 	// the JDK reads the first field as the start and, if the type has a
 	// duration, the second as the duration, whatever their types
@@ -449,8 +446,8 @@ func (c *chunkState) event(e binEntry, ev *Event) {
 			ev.Duration = time.Duration(ns)
 		}
 	}
-	for i := first; i < len(e.t.fields); i++ {
-		f := &e.t.fields[i]
+	for i := first; i < len(t.fields); i++ {
+		f := &t.fields[i]
 		switch p.acts[i] {
 		case actSkip:
 			c.skipField(f, 0)
@@ -490,16 +487,16 @@ func (c *chunkState) event(e binEntry, ev *Event) {
 		case actRequestID:
 			ev.Req.RequestID = c.requireInt(f)
 		case actTaskID:
-			if e.t.name != "latscope.Request" {
+			if t.name != "latscope.Request" {
 				ev.Req.TaskID = c.requireInt(f)
 			} else {
 				c.skipField(f, 0)
 			}
 		}
 	}
-	if c.off > e.off+size {
-		c.off = e.off
-		c.fail("event of %d bytes whose fields take %d", size, c.off-e.off)
+	if c.off > off+size {
+		c.off = off
+		c.fail("event of %d bytes whose fields take %d", size, c.off-off)
 	}
 }
 
@@ -561,7 +558,7 @@ func (c *chunkState) skipField(f *binField, depth int) {
 
 // lookup returns where the constant key of type t is.
 func (c *chunkState) lookup(t *binType, key int64) (int, bool) {
-	off, ok := c.pools[t.id][key]
+	off, ok := t.pool[key]
 	return off, ok
 }
 
@@ -620,18 +617,18 @@ func (c *chunkState) text(f *binField) (string, bool) {
 	}
 	if f.cp {
 		key := c.long()
-		k := binKey{f.typ.id, key}
-		if v, ok := c.texts[k]; ok {
+		t := f.typ
+		if v, ok := t.texts[key]; ok {
 			return v.s, v.ok
 		}
 		var v binText
-		if off, ok := c.lookup(f.typ, key); ok {
-			c.at(off, func() { v.s, v.ok = c.textOf(f.typ) })
+		if off, ok := c.lookup(t, key); ok {
+			c.at(off, func() { v.s, v.ok = c.textOf(t) })
 		}
-		if c.texts == nil {
-			c.texts = map[binKey]binText{}
+		if t.texts == nil {
+			t.texts = map[int64]binText{}
 		}
-		c.texts[k] = v
+		t.texts[key] = v
 		return v.s, v.ok
 	}
 	return c.textOf(f.typ)
@@ -760,20 +757,19 @@ func (c *chunkState) timestamp(f *binField) time.Time {
 
 // thread reads a java.lang.Thread field; nil for null.
 func (c *chunkState) thread(f *binField) *Thread {
-	var key binKey
 	if f.cp {
-		key = binKey{f.typ.id, c.long()}
-		if th, ok := c.threads[key]; ok {
+		t, key := f.typ, c.long()
+		if th, ok := t.threads[key]; ok {
 			return th
 		}
 		var th *Thread
-		if off, ok := c.lookup(f.typ, key.k); ok {
-			c.at(off, func() { th = c.threadOf(f.typ) })
+		if off, ok := c.lookup(t, key); ok {
+			c.at(off, func() { th = c.threadOf(t) })
 		}
-		if c.threads == nil {
-			c.threads = map[binKey]*Thread{}
+		if t.threads == nil {
+			t.threads = map[int64]*Thread{}
 		}
-		c.threads[key] = th
+		t.threads[key] = th
 		return th
 	}
 	return c.threadOf(f.typ)
@@ -809,18 +805,18 @@ func (c *chunkState) stack(f *binField) *binStack {
 	if !f.cp {
 		return c.stackOf(f.typ)
 	}
-	key := binKey{f.typ.id, c.long()}
-	if s, ok := c.stacks[key]; ok {
+	t, key := f.typ, c.long()
+	if s, ok := t.stacks[key]; ok {
 		return s
 	}
 	var s *binStack
-	if off, ok := c.lookup(f.typ, key.k); ok {
-		c.at(off, func() { s = c.stackOf(f.typ) })
+	if off, ok := c.lookup(t, key); ok {
+		c.at(off, func() { s = c.stackOf(t) })
 	}
-	if c.stacks == nil {
-		c.stacks = map[binKey]*binStack{}
+	if t.stacks == nil {
+		t.stacks = map[int64]*binStack{}
 	}
-	c.stacks[key] = s
+	t.stacks[key] = s
 	return s
 }
 
@@ -883,18 +879,18 @@ func (c *chunkState) method(f *binField) string {
 	if !f.cp {
 		return c.methodOf(f.typ)
 	}
-	key := binKey{f.typ.id, c.long()}
-	if m, ok := c.methods[key]; ok {
+	t, key := f.typ, c.long()
+	if m, ok := t.methods[key]; ok {
 		return m
 	}
 	m := methodName("", "")
-	if off, ok := c.lookup(f.typ, key.k); ok {
-		c.at(off, func() { m = c.methodOf(f.typ) })
+	if off, ok := c.lookup(t, key); ok {
+		c.at(off, func() { m = c.methodOf(t) })
 	}
-	if c.methods == nil {
-		c.methods = map[binKey]string{}
+	if t.methods == nil {
+		t.methods = map[int64]string{}
 	}
-	c.methods[key] = m
+	t.methods[key] = m
 	return m
 }
 

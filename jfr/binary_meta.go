@@ -63,6 +63,14 @@ type binType struct {
 	empty bool
 	// plan is the event reader's per-field actions, built on first use.
 	plan *binPlan
+	// pool is where the chunk's constants of this type are: key → offset
+	pool map[int64]int
+	// the constants of this type decoded so far, by key (a binType lives
+	// as long as its chunk)
+	threads map[int64]*Thread
+	stacks  map[int64]*binStack
+	methods map[int64]string
+	texts   map[int64]binText
 }
 
 // binField is a field of a class.
@@ -81,7 +89,7 @@ type binMeta struct {
 	types map[int64]*binType
 }
 
-// metaElement is one metaElement of the metadata tree.
+// metaElement is one element of the metadata tree.
 type metaElement struct {
 	name  string
 	attrs []metaAttr
@@ -129,7 +137,7 @@ func parseMetadata(b []byte, compressed bool) (meta *binMeta, err error) {
 	return buildMeta(root)
 }
 
-// tree reads one metaElement and its children.
+// tree reads one element and its children.
 func (m *metaReader) tree(strs []string, depth int, n *int) *metaElement {
 	if depth > maxDepth {
 		m.fail("metadata nested over %d deep", maxDepth)
@@ -156,7 +164,7 @@ func (m *metaReader) tree(strs []string, depth int, n *int) *metaElement {
 	return e
 }
 
-// buildMeta turns the metaElement tree into types.
+// buildMeta turns the element tree into types.
 func buildMeta(root *metaElement) (*binMeta, error) {
 	var classes []*metaElement
 	for _, k := range root.kids {

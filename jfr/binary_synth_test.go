@@ -42,7 +42,7 @@ const (
 	sTimestamp, sTimespan, sUnsigned                    = 30, 31, 32
 	sMonitorEnter, sCPULoad, sRequest, sJVMInfo, sOther = 100, 101, 102, 103, 104
 	sTaskSubmit                                         = 105
-	synTicksPerSecond                                   = 2_000_000_000 // two binClock a nanosecond
+	synTicksPerSecond                                   = 2_000_000_000 // two ticks a nanosecond
 )
 
 var (
@@ -446,7 +446,7 @@ func TestReadBinarySynthetic(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("events\n got %+v\nwant %+v", got, want)
 			}
-			// two chunks: the second one's binClock go through the first one's clock
+			// two chunks: the second one's ticks go through the first one's clock
 			two, err := readSynth(append(append([]byte{}, data...), data...), PrintOptions{StackDepth: tt.depth, Events: synthTypes})
 			if err != nil || len(two) != 2*len(want) || !reflect.DeepEqual(two[len(want):], want) {
 				t.Errorf("two chunks: %d events, %v", len(two), err)

@@ -111,7 +111,8 @@ func record(ctx context.Context, o *options) (int, error) {
 // sample is one timed run.
 type sample struct {
 	wall time.Duration
-	rss  int64 // KiB
+	cpu  time.Duration // user + system, of the process and its children
+	rss  int64         // KiB
 }
 
 func compare(ctx context.Context, w io.Writer, o options, bin string) error {
@@ -152,12 +153,43 @@ func compare(ctx context.Context, w io.Writer, o options, bin string) error {
 		ss := runs[r]
 		slices.SortFunc(ss, func(a, b sample) int { return int(a.wall - b.wall) })
 		med[r] = ss[len(ss)/2]
-		fmt.Fprintf(w, "latscope analyze, %-6s reader: median %8.3f s over %d runs (min %.3f, max %.3f), peak RSS %d MiB\n",
-			r, med[r].wall.Seconds(), len(ss), ss[0].wall.Seconds(), ss[len(ss)-1].wall.Seconds(), med[r].rss/1024)
+		fmt.Fprintf(w, "latscope analyze, %-6s reader: median %8.3f s wall, %8.3f s CPU over %d runs (wall min %.3f, max %.3f), peak RSS %d MiB\n",
+			r, med[r].wall.Seconds(), med[r].cpu.Seconds(), len(ss), ss[0].wall.Seconds(), ss[len(ss)-1].wall.Seconds(), med[r].rss/1024)
 	}
-	fmt.Fprintf(w, "speed-up: %.1fx (jfr print / binary, medians); analyses identical: %v\n",
-		med["print"].wall.Seconds()/med["binary"].wall.Seconds(), outputs[0] == outputs[1])
+	fmt.Fprintf(w, "speed-up of latscope analyze: %.1fx wall, %.1fx CPU (jfr print / binary, medians); analyses identical: %v\n",
+		med["print"].wall.Seconds()/med["binary"].wall.Seconds(), med["print"].cpu.Seconds()/med["binary"].cpu.Seconds(), outputs[0] == outputs[1])
+	// the readers alone, in this process, with a callback that does nothing
+	var rs [2]sample
+	for i, read := range []func(context.Context, string, jfr.PrintOptions, func(*jfr.Event) error) error{jfr.ReadBinary, jfr.Print} {
+		s, err := timed(func() error {
+			return read(ctx, o.rec, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(*jfr.Event) error { return nil })
+		})
+		if err != nil {
+			return err
+		}
+		rs[i] = s
+	}
+	fmt.Fprintf(w, "the readers alone (one run each): binary %.3f s wall, %.3f s CPU; jfr print + decoding %.3f s wall, %.3f s CPU: %.1fx wall, %.1fx CPU\n",
+		rs[0].wall.Seconds(), rs[0].cpu.Seconds(), rs[1].wall.Seconds(), rs[1].cpu.Seconds(), rs[1].wall.Seconds()/rs[0].wall.Seconds(), rs[1].cpu.Seconds()/rs[0].cpu.Seconds())
 	return nil
+}
+
+// timed runs f and measures its wall and CPU time (this process's and its
+// children's).
+func timed(f func() error) (sample, error) {
+	cpu := func() time.Duration {
+		var d time.Duration
+		for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+			var ru syscall.Rusage
+			if syscall.Getrusage(who, &ru) == nil {
+				d += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			}
+		}
+		return d
+	}
+	c0, t0 := cpu(), time.Now()
+	err := f()
+	return sample{wall: time.Since(t0), cpu: cpu() - c0}, err
 }
 
 // analyze runs latscope analyze on the recording with one reader.
@@ -170,11 +202,11 @@ func analyze(ctx context.Context, bin, reader string, o options) (sample, string
 	if err != nil {
 		return sample{}, "", fmt.Errorf("latscope analyze (%s reader): %v: %s", reader, err, out)
 	}
-	var rss int64
+	s := sample{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss
+		s.rss = ru.Maxrss
 	}
-	return sample{wall, rss}, string(out), nil
+	return s, string(out), nil
 }
 
 // sizes counts the analysis's events and the bytes of jfr print's JSON of
