@@ -150,12 +150,11 @@ func burn() (stop func()) {
 // bursty pool, none once the same work is batched (docs/jfr-churn.md).
 //
 // The rule is the Go side's (docs/method.md §9): a share above 10 % on at
-// least 50 samples. The bursty pool's share must be above 10 % with its
-// 95 % interval, so its flag is not a sampling accident; the batched pool's
-// measured 1–6 % (100–900 samples, on a host loaded by other work), so its
-// point share is judged, as the rule does. CPU per event
-// (Burst's own getProcessCpuTime, an instrument independent of JFR) is
-// logged, not asserted: it is a timing.
+// least 50 samples; the test asserts the verdict, as the rule gives it.
+// Measured before (docs/jfr-churn.md): the bursty pool 21–36 % over 4 runs
+// of 100–150 samples, the batched one 2–3 % of 130–230, on a host loaded by
+// other work. CPU per event (Burst's own getProcessCpuTime, an instrument
+// independent of JFR) is logged, not asserted: it is a timing.
 func TestChurnRecordings(t *testing.T) {
 	if _, err := jfr.FindTool(); err != nil {
 		t.Skipf("no JDK jfr tool: %v", err)
@@ -204,9 +203,6 @@ func TestChurnRecordings(t *testing.T) {
 			flagged := slices.ContainsFunc(r.Findings(), func(f sched.Finding) bool { return f.Kind == sched.FindSchedOverhead })
 			if flagged != tt.churn {
 				t.Errorf("churn flagged: %v, want %v: %s", flagged, tt.churn, r.Verdict())
-			}
-			if tt.churn && r.Low <= r.Thresholds.SchedShare {
-				t.Errorf("bursty pool: share's lower bound %.1f %% not above %.0f %%", 100*r.Low, 100*r.Thresholds.SchedShare)
 			}
 			checkRendered(t, r)
 		})

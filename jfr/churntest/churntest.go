@@ -33,10 +33,10 @@ type Options struct {
 	Parallelism int           // the pool's width
 }
 
-// DefaultOptions are those of the tests: 256 events of about a
-// microsecond each, every millisecond, for a 32-worker pool (the width of
+// DefaultOptions are those of the tests: 256 events of a few hundred
+// nanoseconds each, every millisecond, for a 32-worker pool (the width of
 // the seed case, docs/method.md §10).
-var DefaultOptions = Options{Mode: "burst", Length: 4 * time.Second, Every: time.Millisecond, Batch: 256, Work: 1000, Parallelism: 32}
+var DefaultOptions = Options{Mode: "burst", Length: 4 * time.Second, Every: time.Millisecond, Batch: 256, Work: 300, Parallelism: 32}
 
 func (o Options) withDefaults() Options {
 	d := DefaultOptions

@@ -14,7 +14,7 @@
 //   MILLIS       how long to run
 //   EVERY_US     interval between bursts, µs (default 1000)
 //   BATCH        events per burst (default 256)
-//   WORK         rounds of arithmetic per event (default 1000: about a µs)
+//   WORK         rounds of arithmetic per event (default 300: a few hundred ns)
 //   PARALLELISM  the pool's width (default 32, as in the seed case)
 //
 // The dispatcher thread wakes every EVERY_US, hands the burst to the pool
@@ -42,7 +42,7 @@ public class Burst {
         long millis = Long.parseLong(args[1]);
         long everyUs = args.length > 2 ? Long.parseLong(args[2]) : 1000;
         int batch = args.length > 3 ? Integer.parseInt(args[3]) : 256;
-        work = args.length > 4 ? Integer.parseInt(args[4]) : 1000;
+        work = args.length > 4 ? Integer.parseInt(args[4]) : 300;
         int parallelism = args.length > 5 ? Integer.parseInt(args[5]) : 32;
         boolean batched;
         switch (mode) {
