@@ -236,3 +236,54 @@ func checkRendered(t *testing.T, r *jfr.ChurnReport) {
 		t.Errorf("the JSON report has no churn section:\n%s", js.String())
 	}
 }
+
+// TestChurnVerdicts checks each verdict of the rule and what it tells the
+// user to do, on reports of known counts.
+func TestChurnVerdicts(t *testing.T) {
+	th := sched.DefaultThresholds
+	rep := func(samples, machinery int64, period time.Duration) *jfr.ChurnReport {
+		r := &jfr.ChurnReport{Samples: samples, Machinery: machinery, Period: period, Thresholds: th, Duration: 3 * time.Second}
+		if samples > 0 {
+			r.Share = float64(machinery) / float64(samples)
+		}
+		return r
+	}
+	tests := []struct {
+		name    string
+		r       *jfr.ChurnReport
+		kind    sched.FindingKind // the finding, or none
+		none    bool
+		verdict string
+		says    []string
+	}{
+		{"no samples", rep(0, 0, 0), sched.FindNoSamples, false, "scheduler churn not measured", []string{"enable jdk.ExecutionSample"}},
+		{"few at 20 ms", rep(30, 12, 20*time.Millisecond), sched.FindFewSamples, false, "scheduler churn not judged: 30 execution samples are too few",
+			[]string{"jdk.ExecutionSample#period=1ms", "churn.jfc", "one every 20ms"}},
+		{"few at 1 ms", rep(30, 12, time.Millisecond), sched.FindFewSamples, false, "scheduler churn not judged", []string{"record longer, or while the service is busy"}},
+		{"churn", rep(200, 50, time.Millisecond), sched.FindSchedOverhead, false, "scheduler churn: pool machinery took 25.0 %", []string{"lower bound", "batching"}},
+		{"at the threshold", rep(200, 20, time.Millisecond), 0, true, "no scheduler churn: pool machinery took 10.0 %", nil},
+		{"calm", rep(200, 4, time.Millisecond), 0, true, "no scheduler churn: pool machinery took 2.0 %", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if v := tt.r.Verdict(); !strings.HasPrefix(v, tt.verdict) {
+				t.Errorf("verdict %q, want it to begin %q", v, tt.verdict)
+			}
+			fs := tt.r.Findings()
+			if tt.none {
+				if len(fs) != 0 {
+					t.Errorf("findings %v, want none", fs)
+				}
+				return
+			}
+			if len(fs) != 1 || fs[0].Kind != tt.kind {
+				t.Fatalf("findings %v, want one %v", fs, tt.kind)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(fs[0].Error(), s) {
+					t.Errorf("finding does not say %q: %s", s, fs[0].Error())
+				}
+			}
+		})
+	}
+}
