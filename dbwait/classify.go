@@ -23,6 +23,9 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	}
 	outside, placed := a.outsideOf(q)
 	ev.Placed = placed
+	if placed {
+		ev.BeforeDB, ev.AfterDB = outside[0].to.Sub(outside[0].from), outside[1].to.Sub(outside[1].from)
+	}
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	tail := outside[len(outside)-1]

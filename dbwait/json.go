@@ -103,6 +103,10 @@ type JSONEvidence struct {
 	GapMs      float64 `json:"no_events_ms"`
 	RunnableMs float64 `json:"runnable_ms"`
 	Placed     bool    `json:"placed"`
+	// BeforeDBMs and AfterDBMs: the outside time before the database's
+	// start and after its end, when placed (Evidence.BeforeDB, AfterDB).
+	BeforeDBMs *float64 `json:"before_db_ms,omitempty"`
+	AfterDBMs  *float64 `json:"after_db_ms,omitempty"`
 	// ProbeLateMs: how long the agent's CPU-availability probe woke late in
 	// the outside time; null when the trace has no probe.
 	ProbeLateMs *float64 `json:"probe_late_ms"`
@@ -147,6 +151,10 @@ func (r *Result) JSON() *JSONResult {
 		jq.Verdict, jq.Rule, jq.Confidence = &v, q.Rule, q.Confidence.String()
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		jq.Evidence.BusyMs = units.Ms(q.Evidence.Busy)
+		if q.Evidence.Placed {
+			before, after := units.Ms(q.Evidence.BeforeDB), units.Ms(q.Evidence.AfterDB)
+			jq.Evidence.BeforeDBMs, jq.Evidence.AfterDBMs = &before, &after
+		}
 		if q.Evidence.Probe {
 			late, tail, head := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail), units.Ms(q.Evidence.ProbeHead)
 			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs, jq.Evidence.ProbeHeadMs = &late, &tail, &head

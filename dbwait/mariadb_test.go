@@ -125,8 +125,11 @@ func checkJoined(t *testing.T, res *dbwait.Result, n int) {
 	}
 	var past time.Duration // how far the server's time ran past the app's span
 	for _, q := range res.Queries {
-		if q.DB < 20*time.Millisecond {
-			t.Errorf("query %v: DB %v, app %v; want SLEEP(0.02)'s 20 ms or more", q.TraceParent, q.DB, q.App)
+		// SLEEP times out on the wall clock, which the host's clock
+		// discipline may move against the monotonic one: 19.65 ms (and
+		// 19.75 ms in the app's span) at a load average of 38
+		if q.DB < 19*time.Millisecond {
+			t.Errorf("query %v: DB %v, app %v; want SLEEP(0.02)'s 20 ms, less at most 1 ms", q.TraceParent, q.DB, q.App)
 		}
 		past = max(past, q.DB-q.App)
 	}

@@ -59,6 +59,13 @@ type Evidence struct {
 	// Placed tells whether the statement was placed in the span by the
 	// clocks, so that Gap excludes the time inside the database.
 	Placed bool
+	// BeforeDB and AfterDB split the outside time of a placed statement:
+	// from the span's start to the database's (the query's way in, and
+	// the database host's time before its timer started) and from the
+	// database's end to the span's (the answer's way back, and the
+	// database host's time after its timer stopped). The database logs
+	// its end to the millisecond, so each is known to about 1 ms.
+	BeforeDB, AfterDB time.Duration
 	// ProbeLate is how much of the outside time the agent's CPU-availability
 	// probe woke late (the process could not run); Probe tells whether the
 	// probe ran at all — without it ProbeLate says nothing.
