@@ -102,6 +102,9 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	ew.printf("\nper request, ms           %s time = wait sum; critical = on the critical path\n", who)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
+	// A JVM recording without latencies has no mean to share: its shares
+	// are not measured, not 0.
+	noShare := r.Trace.JVM && g.Requests.Mean.Ms() <= 0
 	var folded Term
 	nFolded := 0
 	for _, t := range g.Terms {
@@ -114,8 +117,12 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 			nFolded++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
-			t.Wait.Ms(), t.SharePct, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count, causes(t))
+		share := fmt.Sprintf("%.1f%%", t.SharePct)
+		if noShare {
+			share = "—"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
+			t.Wait.Ms(), share, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count, causes(t))
 	}
 	if nFolded > 0 {
 		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
@@ -132,7 +139,11 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	if g.Coverage.Unknown.Ms() > 0 {
 		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.Unknown.Ms())
 	}
-	fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
+	if noShare {
+		fmt.Fprintf(tw, "total / mean\t\t\tnot measured\t\t\t\t\t\n")
+	} else {
+		fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
+	}
 	tw.Flush()
 	cv := g.Coverage
 	if mean > 0 {
