@@ -203,9 +203,6 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			s := budget.StatsOf(acc.pred[i])
 			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
 		}
-		for i := range g.Predictions {
-			g.Predictions[i].Matched = d.anyMatches(g.Predictions[i].Prediction, terms)
-		}
 		g.Slowest = acc.slowest
 		g.Median = d.medianPath(acc, g.Latency.P50, sc, members)
 		for i := range g.Slowest.Segs {
@@ -233,17 +230,18 @@ func remapSeg(p *critpath.PathSeg, remap map[int32]critpath.TermID) {
 	}
 }
 
+// anyMatches reports whether p names a term of the recording (both of an
+// overlap's terms).
 func (d *reqData) anyMatches(p budget.Prediction, terms []budget.Term) bool {
-	for _, t := range terms {
-		if t.Matches(p.A) && (p.Op != budget.OpOverlap || true) {
-			for _, u := range terms {
-				if p.Op != budget.OpOverlap || u.Matches(p.B) {
-					return true
-				}
+	has := func(name string) bool {
+		for _, t := range terms {
+			if t.Matches(name) {
+				return true
 			}
 		}
+		return false
 	}
-	return false
+	return has(p.A) && (p.Op != budget.OpOverlap || has(p.B))
 }
 
 // medianPath walks again the request whose latency is closest to p50.

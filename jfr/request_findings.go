@@ -3,6 +3,7 @@ package jfr
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,45 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	add(a.thresholdFinding())
 	add(a.warmupFinding())
 	add(a.saturationFinding())
+	for _, f := range noMatch(res) {
+		add(f)
+	}
 	return out
+}
+
+// noMatch refuses predictions that name no term of the recording (the CLI
+// makes them an error). A prediction that names a term of one route only
+// is simulated on every route: it changes nothing on the others.
+func noMatch(res *budget.Result) []*budget.Finding {
+	if len(res.Groups) == 0 {
+		return nil
+	}
+	var names []string
+	for _, t := range res.Terms {
+		names = append(names, t.Path...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var out []*budget.Finding
+	for _, p := range res.Groups[0].Predictions {
+		if p.Matched {
+			continue
+		}
+		hint := ""
+		if c := budget.Closest(p.A+" "+p.B, names, 3); len(c) > 0 {
+			hint = "; closest frames: " + strings.Join(c, ", ")
+		}
+		out = append(out, &budget.Finding{Kind: budget.FindNoMatch, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term of the recording%s", p.Spec, hint)})
+	}
+	return out
+}
+
+// init makes budget's pool cap (--pool) see the JVM's pool waits: their
+// mechanisms end in PoolSuffix.
+func init() {
+	if !slices.Contains(budget.PoolMechanisms, PoolSuffix) {
+		budget.PoolMechanisms = append(budget.PoolMechanisms, PoolSuffix)
+	}
 }
 
 // unseenFinding states what the critical path cannot see.

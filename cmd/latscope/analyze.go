@@ -193,6 +193,9 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 	if in.CPUSeconds < 0 && r.RequestCPU >= 0 {
 		in.CPUSeconds = r.RequestCPU // the requests' threads' samples: a finding says so
 	}
+	if in.Pool > 0 && !slices.ContainsFunc(r.Res.Terms, budget.IsPoolWait) {
+		return nil, fmt.Errorf("--pool %d: %s has no pool wait (a park beneath a known pool, a Semaphore.acquire or a blocking queue's take/poll, docs/jfr.md): nothing to cap", in.Pool, file)
+	}
 	return pipeline.FromResult(r.Res, in)
 }
 

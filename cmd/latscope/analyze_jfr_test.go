@@ -128,6 +128,7 @@ func TestAnalyzeJFR(t *testing.T) {
 	t.Run("no jfr tool", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
 		t.Setenv("JAVA_HOME", "")
+		t.Setenv(jfr.ReaderEnv, "print") // the binary reader needs no JDK
 		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests", "40", rec)
 		if err == nil || !strings.Contains(err.Error(), "openjdk-17-jdk-headless") {
 			t.Errorf("error %v", err)
@@ -140,5 +141,112 @@ func TestAnalyzeJFR(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "no result lies inside the recording") {
 			t.Errorf("error %v", err)
 		}
+	})
+}
+
+// TestAnalyzeJFRRequests runs `latscope analyze` on a recording of
+// jfr/testdata/Shop.java, a JDK service instrumented with the Java library
+// (java/): request mode, predictions, the pool cap and the refusals.
+func TestAnalyzeJFRRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the real JVM recording (about 5 s)")
+	}
+	if _, err := jfr.FindTool(); err != nil {
+		t.Skip("LOUD SKIP: no JDK on this machine, so no real JFR recording to test with: ", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := jfrtest.RecordShop(ctx, jfrtest.ShopOptions{Dir: t.TempDir(), N: 6, Overrides: jfrtest.DefaultOverrides})
+	if errors.Is(err, jfrtest.ErrNoJDK) {
+		t.Skip("LOUD SKIP: no JDK on this machine, so no real JFR recording to test with: ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := run.Recording
+	tests := []struct {
+		name    string
+		args    []string
+		want    []string // in the output
+		wantErr string
+	}{
+		{"text", nil, []string{"request mode: 30 requests", "/serial: 6 requests", "/pool: 12 requests", "Shop.serial › Shop.get", "Semaphore.acquire (pool wait)",
+			"critical path of the median request", "request CPU is the execution samples"}, ""},
+		{"handler and count given", []string{"--handler", "Shop.serial", "--requests", "7"},
+			[]string{"--handler Shop.serial is not used", "--requests counts 7 requests but the recording has 30"}, ""},
+		{"predict", []string{"--predict", "remove=Shop.get", "--predict", "overlap=Shop.a,Shop.b"}, []string{"remove=Shop.get", "overlap=Shop.a,Shop.b"}, ""},
+		{"predict nothing", []string{"--predict", "remove=Shop.nothing"}, nil, `prediction "remove=Shop.nothing" matches no term`},
+		{"pool", []string{"--pool", "1", "--clients", "5"}, []string{"pool"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := runCLI(t, append(append([]string{"analyze", "--min-share", "0"}, tt.args...), rec)...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	t.Run("prediction json", func(t *testing.T) {
+		out, _, err := runCLI(t, "analyze", "--json", "--predict", "overlap=Shop.a,Shop.b", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Groups []struct {
+				Name     string `json:"name"`
+				Requests struct {
+					Mean float64 `json:"mean_ms"`
+				} `json:"requests"`
+				Terms []struct {
+					Frame  string   `json:"frame"`
+					Path   []string `json:"app_path"`
+					WaitMs float64  `json:"wait_ms"`
+				} `json:"terms"`
+				Predictions []struct {
+					Spec   string  `json:"spec"`
+					MeanMs float64 `json:"mean_ms"`
+				} `json:"predictions"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range rep.Groups {
+			if g.Name != "/helper" {
+				continue
+			}
+			// a (10 ms) beside b (20 ms): each request saves the shorter of
+			// its two waits, so the mean saves something, at most the
+			// shorter of the two mean waits
+			var a, b float64
+			for _, tm := range g.Terms {
+				switch {
+				case len(tm.Path) > 1 && tm.Path[len(tm.Path)-2] == "Shop.a":
+					a += tm.WaitMs
+				case len(tm.Path) > 1 && tm.Path[len(tm.Path)-2] == "Shop.b":
+					b += tm.WaitMs
+				}
+			}
+			if len(g.Predictions) != 1 || a < 10 || b < 20 {
+				t.Fatalf("/helper: a's wait %.2f ms, b's %.2f ms, predictions %+v", a, b, g.Predictions)
+			}
+			if saved := g.Requests.Mean - g.Predictions[0].MeanMs; saved <= 0 || saved > min(a, b)+0.5 {
+				t.Errorf("/helper: mean %.2f ms, predicted %.2f ms: saves %.2f ms, want more than 0 and at most min(a %.2f, b %.2f) ms",
+					g.Requests.Mean, g.Predictions[0].MeanMs, saved, a, b)
+			}
+			return
+		}
+		t.Errorf("no /helper group in %s", out)
 	})
 }
