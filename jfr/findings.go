@@ -25,7 +25,8 @@ func (a *Analyzer) findings(g *budget.Group) []error {
 		}
 	}
 	add(&budget.Finding{Kind: budget.FindInferred, Group: g.Name, Text: fmt.Sprintf(
-		"%s: JFR records waits per thread, without wakeup edges, so a request's critical path is taken to be its handler thread's waits (critical = wait). "+
+		"%s: handler mode — the recording has no latscope.Request events (the Java library in java/ adds them, and with them per-request latency, percentiles and the critical path across hand-offs; docs/jfr.md). "+
+			"JFR records waits per thread, without wakeup edges, so a request's critical path is taken to be its handler thread's waits (critical = wait). "+
 			"That holds when each request runs on one thread; work handed to another thread shows only as the handler's wait for it (Future.get, a queue)", g.Name)})
 	add(a.cpuFinding(g))
 	add(a.latencyFinding(g))
