@@ -86,7 +86,7 @@ var DefaultChurnPatterns = slices.Concat(
 		tpe+"$Worker.<init>", "java.lang.Thread.start", "java.lang.Thread.start0", "java.lang.Thread.exit",
 		"java.util.concurrent.Executors$DefaultThreadFactory.newThread"),
 	rows(ChurnFJJoin, fjp+"helpJoin", fjp+"helpComplete", fjp+"tryCompensate", fjp+"compensatedBlock",
-		fjp+"helpQuiescePool", fjp+"awaitQuiescence", fjp+"managedBlock", fjp+"unmanagedBlock", fjt+".awaitDone",
+		fjp+"helpQuiescePool", fjp+"awaitQuiescence", fjt+".awaitDone",
 		fjt+".join", fjt+".get", fjq+"tryRemoveAndExec", fjq+"helpComplete"),
 	rows(ChurnFJRun, fjq+"topLevelExec", fjq+"execLocalTasks", fjt+".doExec", fjt+".setDone",
 		fjt+".setCompletion", fjt+".signalWaiters", fjt+"$RunnableExecuteAction.*", fjt+"$AdaptedRunnable*",
@@ -95,6 +95,9 @@ var DefaultChurnPatterns = slices.Concat(
 	rows(ChurnFJIdle, fjp+"scan", fjp+"awaitWork", fjp+"runWorker", fjp+"canStop", fjp+"tryTerminate",
 		fjp+"compareAndExchangeCtl", fjp+"compareAndSetCtl", fjp+"getAndAddCtl"),
 	deferRows(ChurnFJIdle, fjq+"*"),
+	// JDK 17's AbstractQueuedSynchronizer.ConditionObject.await blocks
+	// through ForkJoinPool.managedBlock: a queue's caller decides
+	deferRows(ChurnFJJoin, fjp+"managedBlock", fjp+"unmanagedBlock"),
 	rows(ChurnFJIdle, "java.util.concurrent.ForkJoinWorkerThread.run"),
 	rows(ChurnPark, "java.util.concurrent.locks.LockSupport.*", "jdk.internal.misc.Unsafe.park",
 		"jdk.internal.misc.Unsafe.unpark", "java.lang.Thread.onSpinWait", "java.lang.Thread.yield"),

@@ -65,6 +65,14 @@ func TestChurnClassify(t *testing.T) {
 			jfr.ChurnFJJoin, fjp + "tryCompensate"},
 		{"executor queue", stack("java.util.concurrent.LinkedBlockingQueue.poll", tpeTask, "java.util.concurrent.ThreadPoolExecutor.runWorker", "java.util.concurrent.ThreadPoolExecutor$Worker.run", "java.lang.Thread.run"),
 			jfr.ChurnQueue, "java.util.concurrent.LinkedBlockingQueue.poll"},
+		{"executor offer (JDK 17, Burst executor)", stack("java.util.concurrent.atomic.AtomicInteger.getAndIncrement", "java.util.concurrent.LinkedBlockingQueue.offer", "java.util.concurrent.ThreadPoolExecutor.execute", "Burst.dispatch", "Burst.main"),
+			jfr.ChurnQueue, "java.util.concurrent.LinkedBlockingQueue.offer"},
+		{"executor take releases its lock", stack("java.util.concurrent.locks.AbstractQueuedSynchronizer.signalNext", "java.util.concurrent.locks.AbstractQueuedSynchronizer.release", "java.util.concurrent.locks.ReentrantLock.unlock", "java.util.concurrent.LinkedBlockingQueue.take", tpeTask, "java.util.concurrent.ThreadPoolExecutor.runWorker"),
+			jfr.ChurnQueue, "java.util.concurrent.locks.AbstractQueuedSynchronizer.signalNext"},
+		{"managed block beneath a queue", stack(fjp+"unmanagedBlock", fjp+"managedBlock", "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await", "java.util.concurrent.LinkedBlockingQueue.take", tpeTask),
+			jfr.ChurnQueue, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await"},
+		{"managed block beneath a join", stack(fjp+"managedBlock", "java.util.concurrent.ForkJoinTask.awaitDone", "java.util.concurrent.ForkJoinTask.join", "App.fanIn"),
+			jfr.ChurnFJJoin, "java.util.concurrent.ForkJoinTask.awaitDone"},
 		{"executor get task", stack(tpeTask, "java.util.concurrent.ThreadPoolExecutor.runWorker", "java.lang.Thread.run"), jfr.ChurnExecutor, tpeTask},
 		{"synchronous queue spin", stack("java.util.concurrent.SynchronousQueue$TransferStack.awaitFulfill", "java.util.concurrent.SynchronousQueue$TransferStack.transfer", "java.util.concurrent.SynchronousQueue.poll", tpeTask),
 			jfr.ChurnQueue, "java.util.concurrent.SynchronousQueue$TransferStack.awaitFulfill"},
@@ -93,6 +101,8 @@ func TestChurnParkCause(t *testing.T) {
 	}{
 		{"fork-join worker idle", stack(append(park, fjp+"awaitWork", fjRun, fjWRun)...), jfr.ChurnFJIdle},
 		{"executor worker idle", stack(append(park, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await", "java.util.concurrent.LinkedBlockingQueue.take", tpeTask, "java.lang.Thread.run")...), jfr.ChurnExecutor},
+		{"executor worker idle, JDK 17 (Burst executor)", stack(append(park, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionNode.block", fjp+"unmanagedBlock", fjp+"managedBlock",
+			"java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.await", "java.util.concurrent.LinkedBlockingQueue.take", tpeTask)...), jfr.ChurnExecutor},
 		{"a lock", stack(append(park, "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire", "java.util.concurrent.locks.ReentrantLock.lock", "App.update")...), jfr.ChurnQueue},
 		{"the application's own park", stack(append(park[:1:1], "java.util.concurrent.locks.LockSupport.parkNanos", "Burst.main")...), jfr.ChurnOther},
 	}

@@ -10,7 +10,9 @@
 //                per event), so every burst wakes the idle workers, which
 //                scan the queues, find little or nothing, and park again;
 //                batch: the same events, one task per burst that handles
-//                them all (the fix: one wakeup per burst)
+//                them all (the fix: one wakeup per burst);
+//                executor: as burst, on a ThreadPoolExecutor of the same
+//                width over a LinkedBlockingQueue (getTask, take, signal)
 //   MILLIS       how long to run
 //   EVERY_US     interval between bursts, µs (default 1000)
 //   BATCH        events per burst (default 256)
@@ -27,7 +29,10 @@
 // The work is plain Java arithmetic: JFR's sampler drops samples taken
 // inside intrinsics (SHA-256's, say), which would hide the work.
 import java.lang.management.ManagementFactory;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -45,12 +50,16 @@ public class Burst {
         work = args.length > 4 ? Integer.parseInt(args[4]) : 300;
         int parallelism = args.length > 5 ? Integer.parseInt(args[5]) : 32;
         boolean batched;
+        ExecutorService pool;
         switch (mode) {
-            case "burst": batched = false; break;
-            case "batch": batched = true; break;
-            default: throw new IllegalArgumentException("mode " + mode + ": want burst or batch");
+            case "burst": batched = false; pool = new ForkJoinPool(parallelism); break;
+            case "batch": batched = true; pool = new ForkJoinPool(parallelism); break;
+            case "executor":
+                batched = false;
+                pool = new ThreadPoolExecutor(parallelism, parallelism, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+                break;
+            default: throw new IllegalArgumentException("mode " + mode + ": want burst, batch or executor");
         }
-        ForkJoinPool pool = new ForkJoinPool(parallelism);
         com.sun.management.OperatingSystemMXBean os =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long start = System.nanoTime();
@@ -82,7 +91,7 @@ public class Burst {
 
     // dispatch hands one burst of events to the pool: a task per event, or
     // one task for all of them.
-    static void dispatch(ForkJoinPool pool, boolean batched, int batch, long seq) {
+    static void dispatch(ExecutorService pool, boolean batched, int batch, long seq) {
         if (batched) {
             pool.execute(() -> {
                 for (int i = 0; i < batch; i++) {
