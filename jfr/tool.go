@@ -32,13 +32,15 @@ func FindTool() (string, error) {
 	return "", ErrNoJDK
 }
 
-// PrintOptions say how to run `jfr print`.
+// PrintOptions say which events to read and how deep their stacks go, for
+// both event sources: `jfr print` (Print) and the binary reader
+// (ReadBinary), which reads them as `jfr print` prints them.
 type PrintOptions struct {
-	Tool string // path of the jfr command; "" finds it with FindTool
+	Tool string // path of the jfr command; "" finds it with FindTool (Print only)
 	// StackDepth is passed as --stack-depth. jfr print's own default is 5
 	// frames, which cuts the application frame off most waits.
 	StackDepth int
-	Events     []string // event types to print (--events)
+	Events     []string // event types to print (--events); full names
 }
 
 // DefaultStackDepth is the --stack-depth latscope prints with: deeper than
@@ -52,7 +54,9 @@ const maxStderr = 4096
 
 // Print runs `jfr print --json` on the recording path and calls fn with each
 // event, streaming its output. ev is reused: fn must copy what it keeps.
-// An error from fn stops the command and is returned.
+// An error from fn stops the command and is returned. It is the reference
+// ReadBinary is tested against, and the event source of ReadEvents when
+// $LATSCOPE_JFR_READER is "print" (docs/jfr-format.md).
 func Print(ctx context.Context, path string, o PrintOptions, fn func(ev *Event) error) error {
 	tool := o.Tool
 	if tool == "" {

@@ -79,3 +79,43 @@ func TestPrint(t *testing.T) {
 		})
 	}
 }
+
+func TestReadEventsSource(t *testing.T) {
+	abs, err := filepath.Abs("testdata/print.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(t.TempDir(), "synth.jfr")
+	if err := os.WriteFile(rec, synthChunk{compressed: true}.build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := fakeTool(t, "cat "+abs)
+	tests := []struct {
+		env    string
+		events int
+		want   string // error substring
+	}{
+		{"", len(synthWant(DefaultStackDepth)), ""},
+		{"binary", len(synthWant(DefaultStackDepth)), ""},
+		{"print", 18, ""}, // the fake jfr prints testdata/print.json
+		{"json", 0, "LATSCOPE_JFR_READER=\"json\": want binary or print"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(ReaderEnv, tt.env)
+			n := 0
+			err := ReadEvents(context.Background(), rec, PrintOptions{Tool: tool, StackDepth: DefaultStackDepth, Events: synthTypes}, func(*Event) error {
+				n++
+				return nil
+			})
+			switch {
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case n != tt.events:
+				t.Errorf("%d events, want %d", n, tt.events)
+			}
+		})
+	}
+}
