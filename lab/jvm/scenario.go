@@ -271,9 +271,14 @@ func (r *runner) measure(ctx context.Context, p *process, name, path string, cli
 	opts.URL, opts.Clients, opts.Warmup, opts.Duration, opts.Think = p.url()+path, clients, warm, prof.Window+time.Second, think
 	rep := &loadgen.Report{}
 	var encErr error
-	loadDone := make(chan error, 1)
+	loadDone, finished := make(chan error, 1), make(chan struct{})
+	lctx, cancel := context.WithCancel(ctx)
+	// On an early return the load is stopped and waited for before its
+	// results file is closed.
+	defer func() { cancel(); <-finished }()
 	go func() {
-		loadDone <- loadgen.Run(ctx, opts, func(res loadgen.Result) {
+		defer close(finished)
+		loadDone <- loadgen.Run(lctx, opts, func(res loadgen.Result) {
 			if err := enc.Encode(&res); err != nil && encErr == nil {
 				encErr = err
 			}
