@@ -1,8 +1,12 @@
 package jfr_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/golden"
 	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/jfr/churntest"
 	"github.com/latscope/latscope/render"
@@ -295,5 +300,71 @@ func TestChurnVerdicts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// updateGolden reports whether -update was given (the flag is package
+// jfr's own tests').
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestChurnSynthetic feeds a synthetic event stream of known counts and
+// checks the aggregation (groups, payers, the interval, parks clustered
+// into bursts, the period and threshold from the settings, the JVM's CPU)
+// against testdata/churn.golden, text and JSON; -update rewrites it.
+func TestChurnSynthetic(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)
+	rec := &jfr.Recording{Chunks: []jfr.Chunk{{Start: t0, Duration: 4e9, Types: map[int64]string{7: "jdk.ExecutionSample", 8: "jdk.ThreadPark"}}}}
+	c := jfr.NewChurn(jfr.ChurnOptions{Recording: rec})
+	feed := func(ev jfr.Event) { c.Event(&ev) }
+	feed(jfr.Event{Type: "jdk.ActiveSetting", Start: t0, Setting: jfr.Setting{TypeID: 7, Name: "period", Value: "10 ms"}})
+	feed(jfr.Event{Type: "jdk.ActiveSetting", Start: t0, Setting: jfr.Setting{TypeID: 7, Name: "period", Value: "1 ms"}})
+	feed(jfr.Event{Type: "jdk.ActiveSetting", Start: t0, Setting: jfr.Setting{TypeID: 8, Name: "threshold", Value: "1 ms"}})
+	feed(jfr.Event{Type: "jdk.CPUInformation", Start: t0, HWThreads: 2})
+	scan := stack(fjp+"scan", fjRun, fjWRun)
+	submit := stack(fjp+"signalWork", fjp+"execute", "Burst.dispatch", "Burst.main")
+	work := stack("Burst.handle", "java.util.concurrent.ForkJoinTask$RunnableExecuteAction.exec", fjRun, fjWRun)
+	idle := stack("jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park", fjp+"awaitWork", fjRun, fjWRun)
+	for i := range 200 {
+		at := t0.Add(time.Duration(i) * 15 * time.Millisecond)
+		s := work
+		switch {
+		case i%5 == 0:
+			s = scan
+		case i%10 == 1:
+			s = submit
+		}
+		feed(jfr.Event{Type: "jdk.ExecutionSample", Start: at, Stack: s})
+	}
+	for b := range 3 { // three bursts waking 20 idle workers each, 1 s apart
+		for w := range 20 {
+			end := t0.Add(time.Duration(b)*time.Second + time.Duration(w)*50*time.Microsecond)
+			feed(jfr.Event{Type: "jdk.ThreadPark", Start: end.Add(-5 * time.Millisecond), Duration: 5 * time.Millisecond, Stack: idle})
+		}
+	}
+	feed(jfr.Event{Type: "jdk.ThreadPark", Start: t0.Add(time.Second), Duration: 2 * time.Millisecond, Stack: stack("jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.parkNanos", "Burst.main")})
+	feed(jfr.Event{Type: "jdk.ThreadStart", Start: t0})
+	feed(jfr.Event{Type: "jdk.NativeMethodSample", Start: t0})
+	for i := 1; i <= 3; i++ {
+		feed(jfr.Event{Type: "jdk.CPULoad", Start: t0.Add(time.Duration(i) * time.Second), Load: jfr.CPULoad{JVMUser: 0.3, JVMSystem: 0.1}})
+	}
+	r := c.Result()
+	var got bytes.Buffer
+	if err := r.WriteText(&got); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.WriteString("\n")
+	got.Write(js)
+	got.WriteString("\n")
+	golden.Check(t, filepath.Join("testdata", "churn.golden"), got.Bytes(), updateGolden())
+	if r.Samples != 200 || r.Machinery != 60 || r.Parks.IdleWakeups != 60 || r.Parks.Large != 3 || r.Period != time.Millisecond {
+		t.Errorf("samples %d, machinery %d, idle wakeups %d, large bursts %d, period %v; want 200, 60, 60, 3, 1ms",
+			r.Samples, r.Machinery, r.Parks.IdleWakeups, r.Parks.Large, r.Period)
 	}
 }
