@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/critpath"
@@ -89,7 +88,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, d.model(p)))
 	}
 	if acc.slowest == nil || lat > acc.slowest.Latency {
-		acc.slowest = pathOfRequest(req, path, committed)
+		acc.slowest = pathOfRequest(r.id, req, path, committed)
 	}
 }
 
@@ -109,10 +108,16 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// pathOfRequest copies a walk's path (latest first) in time order.
-func pathOfRequest(req *critpath.Request, path []critpath.PathSeg, committed int) *budget.Path {
-	p := &budget.Path{Begin: req.Begin, End: req.End, Latency: req.Latency(), Goroutines: committed, Segs: make([]critpath.PathSeg, len(path))}
+// pathOfRequest copies a walk's path (latest first) in time order. The
+// path's Task is the request's id. Time in no recorded wait (the timelines'
+// running segments) is unknown on the JVM: on CPU, waiting for one, or in
+// a wait under the threshold.
+func pathOfRequest(id int64, req *critpath.Request, path []critpath.PathSeg, committed int) *budget.Path {
+	p := &budget.Path{Task: tracein.TaskID(id), Begin: req.Begin, End: req.End, Latency: req.Latency(), Goroutines: committed, Segs: make([]critpath.PathSeg, len(path))}
 	for i, s := range path {
+		if s.Term == critpath.NoTerm {
+			s.Unknown, s.Kind = true, frame.Other
+		}
 		p.Segs[len(path)-1-i] = s
 	}
 	return p
@@ -263,7 +268,7 @@ func (d *reqData) medianPath(acc *reqAcc, p50 int64, sc *critpath.Scratch, membe
 			committed++
 		}
 	}
-	return pathOfRequest(req, sc.Walk(req), committed)
+	return pathOfRequest(d.requests[best].id, req, sc.Walk(req), committed)
 }
 
 func abs64(x int64) int64 {
@@ -299,5 +304,3 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 	return rs
 }
 
-var _ = strings.Join
-var _ = tracein.NoStack
