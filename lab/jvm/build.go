@@ -67,6 +67,14 @@ func findTools(pgjar string) (*tools, error) {
 	return t, nil
 }
 
+// CheckTools says what the scenario lacks — a JDK's java, javac, jcmd and
+// jfr, pgjdbc at PGJDBC, the repository's JFR settings files — without
+// starting anything: nil when all are there.
+func CheckTools() error {
+	_, err := findTools("")
+	return err
+}
+
 // jdkTool finds a JDK command on PATH or in $JAVA_HOME/bin.
 func jdkTool(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
