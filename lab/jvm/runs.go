@@ -199,7 +199,7 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 		}
 	}
 	mr.Findings = findingTexts(res)
-	mr.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", Handler, mr.Results, mr.Recording)
+	mr.Command = command(mr.JFR.RequestMode, Handler, mr.Results, mr.Recording, specs)
 	r.env.Logf("%s: %d requests, %.1f/s, mean %.1f ms (%d in the recording); JFR waits %.1f ms/request; CPU %.2f ms/request",
 		mode, mr.Load.Requests, mr.Load.RPS, mr.Load.MeanMs, mr.Counted, mr.JFR.WaitSum, mr.CPUPerMs)
 	return mr, nil
@@ -243,7 +243,7 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 	if br.Churn, err = churn(ctx, w.Recording); err != nil {
 		return nil, err
 	}
-	br.Command = fmt.Sprintf("latscope analyze --handler %s --requests-from %s %s", BurstHandler, rel(r.env.Out, w.Results), br.Recording)
+	br.Command = command(br.JFR.RequestMode, BurstHandler, rel(r.env.Out, w.Results), br.Recording, nil)
 	r.env.Logf("burst %s: %d requests, %.1f/s, mean %.3f ms; CPU %.3f ms/request", variant, br.Load.Requests, br.Load.RPS, br.Load.MeanMs, br.CPUPerMs)
 	return br, nil
 }
@@ -280,6 +280,22 @@ func analyse(ctx context.Context, w *window, handler string, specs ...string) (j
 		return q, nil, err
 	}
 	return q, res, nil
+}
+
+// command is the `latscope analyze` command that gives the same analysis of
+// a recording by hand: in request mode it needs no handler and no load
+// results.
+func command(requestMode bool, handler, results, recording string, specs []string) string {
+	var b strings.Builder
+	b.WriteString("latscope analyze")
+	if !requestMode {
+		fmt.Fprintf(&b, " --handler %s --requests-from %s", handler, results)
+	}
+	for _, s := range specs {
+		fmt.Fprintf(&b, " --predict %s", s)
+	}
+	fmt.Fprintf(&b, " %s", recording)
+	return b.String()
 }
 
 // groupOf returns the group named name, or nil.
