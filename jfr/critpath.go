@@ -275,10 +275,16 @@ func clipWaits(ws []waitRec, from, to int64) []waitRec {
 	return out
 }
 
+// clipTasks is clipWaits for task waits.
 func clipTasks(ws []taskWaitRec, from, to int64) []taskWaitRec {
 	var out []taskWaitRec
-	for _, w := range ws {
-		if w.end > from && w.start < to {
+	// a thread waits for one task at a time: ends are in start order
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].end > from })
+	for _, w := range ws[i:] {
+		if w.start >= to {
+			break
+		}
+		if w.end > from {
 			w.start, w.end = max(w.start, from), min(w.end, to)
 			out = append(out, w)
 		}

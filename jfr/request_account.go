@@ -155,9 +155,11 @@ func (d *reqData) outsideWaits(claims map[threadKey][]member) [frame.NumKinds]in
 	for k, td := range d.threads {
 		cs := claims[k]
 		slices.SortFunc(cs, func(a, b member) int { return cmp.Compare(a.start, b.start) })
+		// a thread works for one request at a time: claims end in start order
 		for _, w := range td.waits {
 			in := int64(0)
-			for _, c := range cs {
+			j := sort.Search(len(cs), func(j int) bool { return cs[j].end > w.start })
+			for _, c := range cs[j:] {
 				if c.start >= w.end {
 					break
 				}
