@@ -53,6 +53,13 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		q.Verdict, q.Rule, q.Confidence = dec.Verdict, dec.Rule, dec.Confidence
 	}
 	r.NetworkFloor, r.FloorStatements = networkFloor(r.Queries)
+	if r.NetworkFloor > 0 {
+		if ok, tenth := floorShared(r.Queries, r.NetworkFloor, a.opts.Threshold); !ok {
+			r.Warnings = append(r.Warnings, fmt.Errorf("no network floor: the %d statements called network waited %v outside the database (median), but a tenth of all statements waited %v or less, so they do not share a path that slow",
+				r.FloorStatements, r.NetworkFloor.Round(time.Microsecond), tenth.Round(time.Microsecond)))
+			r.NetworkFloor, r.FloorStatements = 0, 0
+		}
+	}
 	for i := range r.Queries {
 		q := &r.Queries[i]
 		if r.NetworkFloor > 0 && q.Evidence.Probe && q.Outside-r.NetworkFloor > a.opts.Threshold {

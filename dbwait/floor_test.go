@@ -103,3 +103,25 @@ func TestRefloor(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorShared: a floor stands only when nearly every statement waited
+// that long outside the database.
+func TestFloorShared(t *testing.T) {
+	ms := time.Millisecond
+	qs := func(ds ...time.Duration) []Query {
+		var out []Query
+		for _, d := range ds {
+			out = append(out, Query{Outside: d * ms})
+		}
+		return out
+	}
+	proxy := qs(25, 26, 26, 25, 27, 26, 40, 90, 26, 25)
+	if ok, tenth := floorShared(proxy, 26*ms, 10*ms); !ok || tenth != 25*ms {
+		t.Errorf("every statement behind a 25 ms proxy: %v (tenth %v), want the floor to stand", ok, tenth)
+	}
+	// under a quota, most statements inside and a few called network
+	quota := qs(0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 60, 70, 69, 12, 97, 75, 80, 33)
+	if ok, _ := floorShared(quota, 69*ms, 10*ms); ok {
+		t.Error("a floor of 69 ms under a quota where most statements took under 1 ms stands")
+	}
+}
