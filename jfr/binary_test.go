@@ -39,7 +39,14 @@ func TestBinaryMatchesPrint(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/depth %d", name, depth), func(t *testing.T) {
 				o := jfr.PrintOptions{StackDepth: depth, Events: compareEvents}
 				n, types := compareSources(t, path, o)
-				t.Logf("%s: %d events of %d types the same from both sources", filepath.Base(path), n, len(types))
+				rec, err := jfr.ReadRecording(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %d events of %d types in %d chunk(s) the same from both sources", filepath.Base(path), n, len(types), len(rec.Chunks))
+				if name == "from start" && len(rec.Chunks) < 2 {
+					t.Errorf("%d chunk: starting the recording after warm-up should have started a new chunk, so that chunks after the first are compared too", len(rec.Chunks))
+				}
 				if name == "java library" {
 					for _, typ := range []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"} {
 						if types[typ] == 0 {
