@@ -185,7 +185,7 @@ func (d *reqData) build(r reqRec, ms []member) *critpath.Request {
 		if m.queued < m.start && m.queueTerm >= 0 {
 			g.Segs = append(g.Segs, critpath.Seg{Start: tracein.Time(m.queued), End: tracein.Time(m.start), Kind: frame.Sync, Term: critpath.TermID(m.queueTerm), Waker: -1, Borrow: -1})
 		}
-		g.Segs = d.timeline(g.Segs, m, byTask)
+		g.Segs = d.timeline(g.Segs, m, ms, byTask)
 	}
 	return req
 }
@@ -204,17 +204,28 @@ func creatorOf(ms []member, m member) int32 {
 // timeline appends m's thread's segments over [m.start, m.end): task waits
 // (woken by the task's member), the waits outside them, and running
 // segments between. A task wait's own park is part of the task wait.
-func (d *reqData) timeline(segs []critpath.Seg, m member, byTask map[int64]int32) []critpath.Seg {
+func (d *reqData) timeline(segs []critpath.Seg, m member, ms []member, byTask map[int64]int32) []critpath.Seg {
 	td := d.threads[m.thread]
 	var cand []critpath.Seg
 	if td != nil {
 		tw := clipTasks(td.tasks, m.start, m.end)
 		for _, w := range tw {
-			waker := int32(-1)
-			if g, ok := byTask[w.task]; ok {
-				waker = g
+			seg := critpath.Seg{Start: tracein.Time(w.start), End: tracein.Time(w.end), Kind: frame.Sync, Term: critpath.TermID(w.term), Waker: -1, Borrow: -1}
+			g, ok := byTask[w.task]
+			if !ok {
+				cand = append(cand, seg)
+				continue
 			}
-			cand = append(cand, critpath.Seg{Start: tracein.Time(w.start), End: tracein.Time(w.end), Kind: frame.Sync, Term: critpath.TermID(w.term), Waker: waker, Borrow: -1})
+			// woken by the task until its run ended; the rest is the
+			// hand-off's own wake-up latency, a wait of fixed length
+			seg.Waker = g
+			if done := ms[g].end; done > w.start && done < w.end {
+				tail := seg
+				tail.Start, tail.Waker = tracein.Time(done), -1
+				seg.End = tracein.Time(done)
+				cand = append(cand, tail)
+			}
+			cand = append(cand, seg)
 		}
 		for _, w := range clipWaits(td.waits, m.start, m.end) {
 			for _, p := range subtract(w.start, w.end, tw) {
