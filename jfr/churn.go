@@ -201,7 +201,10 @@ func (c *Churn) Result() *ChurnReport {
 	t := c.opts.Thresholds
 	r := &ChurnReport{Samples: c.samples, NativeSamples: c.native, Period: c.period, Thresholds: t,
 		ThreadStarts: c.starts, ThreadEnds: c.exits}
-	if !c.first.IsZero() {
+	switch rec := c.opts.Recording; {
+	case rec != nil && len(rec.Chunks) > 0:
+		r.Duration = rec.End().Sub(rec.Start())
+	case !c.first.IsZero():
 		r.Duration = c.last.Sub(c.first)
 	}
 	for g, n := range c.groups {

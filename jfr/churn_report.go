@@ -16,7 +16,9 @@ import (
 
 // ChurnReport is the outcome of a churn analysis (Churn.Result).
 type ChurnReport struct {
-	Duration time.Duration `json:"-"` // first to last sample or park (JSON: duration_ms)
+	// Duration is the recording's window (ChurnOptions.Recording), else
+	// first to last sample or park (JSON: duration_ms).
+	Duration time.Duration `json:"-"`
 	// Samples are the jdk.ExecutionSample events: threads caught running
 	// Java code. Machinery are those in a ChurnGroup; Share is
 	// Machinery/Samples, Low and High its 95 % interval (Wilson score).

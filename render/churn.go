@@ -40,6 +40,9 @@ func addChurn(res *budget.Result, rep *Report) {
 	}
 	rep.Sched = cs
 	for _, f := range cs.Findings() {
+		if f.Kind == sched.FindNoSamples {
+			continue // said once, in the churn section (as for a Go trace)
+		}
 		rep.Findings = append(rep.Findings, Finding{Kind: f.Kind.String(), Text: f.Error()})
 	}
 }
