@@ -77,6 +77,7 @@ type reqData struct {
 	submits  map[int64]submitRec // by task id
 	terms    termTable
 	regions  regionTable
+	findings []*budget.Finding // made while finalizing
 }
 
 func newReqData() *reqData {

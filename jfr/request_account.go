@@ -2,6 +2,7 @@ package jfr
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -210,6 +211,9 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			s := budget.StatsOf(acc.pred[i])
 			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
 		}
+		if f := d.warmup(acc); f != nil {
+			d.findings = append(d.findings, f)
+		}
 		g.Slowest = acc.slowest
 		g.Median = d.medianPath(acc, g.Latency.P50, sc, members)
 		for i := range g.Slowest.Segs {
@@ -306,3 +310,31 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 	return rs
 }
 
+
+// warmup compares the first tenth of a route's requests (by start, at
+// least 5) with the rest, as for Go (budget.WarmupRatio).
+func (d *reqData) warmup(acc *reqAcc) *budget.Finding {
+	n := len(acc.idx)
+	if n < 20 {
+		return nil
+	}
+	idx := slices.Clone(acc.idx)
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(d.requests[a].start, d.requests[b].start) })
+	k := max(n/10, 5)
+	var first, rest float64
+	for i, j := range idx {
+		if lat := float64(d.requests[j].end - d.requests[j].start); i < k {
+			first += lat
+		} else {
+			rest += lat
+		}
+	}
+	first /= float64(k)
+	rest /= float64(n - k)
+	if rest <= 0 || first/rest <= budget.WarmupRatio {
+		return nil
+	}
+	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: fmt.Sprintf(
+		"%s: the first %d requests averaged %.1f ms against %.1f ms for the rest: the recording seems to include warm-up (class loading, JIT compilation); start it after warm-up with jcmd PID JFR.start (docs/jfr.md)",
+		acc.name, k, first/1e6, rest/1e6)}
+}

@@ -77,6 +77,9 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	}
 	add(a.thresholdFinding())
 	add(a.warmupFinding())
+	for _, f := range a.req.findings {
+		add(f)
+	}
 	add(a.saturationFinding())
 	for _, f := range noMatch(res) {
 		add(f)
