@@ -35,7 +35,7 @@ func TestLabJVMShort(t *testing.T) {
 		t.Skipf("SKIP (loud): the JVM lab needs pgjdbc at %s (Debian: apt-get install libpostgresql-jdbc-java)", jvm.PGJDBC)
 	}
 	if testing.Short() {
-		t.Skip("SKIP: -short: the JVM lab takes about 80 s")
+		t.Skip("SKIP: -short: the JVM lab takes about 70 s")
 	}
 	out := t.TempDir()
 	la0 := lab.LoadAverage()
