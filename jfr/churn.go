@@ -1,6 +1,8 @@
 package jfr
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -12,6 +14,26 @@ import (
 // jdk.ExecutionSample, jdk.ThreadPark, jdk.ActiveSetting, jdk.CPUInformation
 // and jdk.CPULoad are in Events already.
 var ChurnEvents = []string{"jdk.NativeMethodSample", "jdk.ThreadStart", "jdk.ThreadEnd"}
+
+// churnRead are the event types AnalyzeChurn reads.
+var churnRead = append([]string{"jdk.ExecutionSample", "jdk.ThreadPark", "jdk.ActiveSetting", "jdk.CPUInformation", "jdk.CPULoad"}, ChurnEvents...)
+
+// AnalyzeChurn reads the recording at path (whose headers are rec) for the
+// churn analysis alone: for a recording with no request to budget (no
+// latscope.Request events, no handler), whose pools are the question.
+// o.Recording is set to rec.
+func AnalyzeChurn(ctx context.Context, path string, rec *Recording, o ChurnOptions) (*ChurnReport, error) {
+	o.Recording = rec
+	c := NewChurn(o)
+	err := ReadEvents(ctx, path, PrintOptions{StackDepth: DefaultStackDepth, Events: churnRead}, func(ev *Event) error {
+		c.Event(ev)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c.Result(), nil
+}
 
 // ChurnOptions configure a churn analysis. A zero field takes
 // DefaultChurnOptions' value.

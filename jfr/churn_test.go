@@ -121,10 +121,15 @@ func TestChurnParkCause(t *testing.T) {
 }
 
 // churnOf runs the churn analysis over the recording at path, reading its
-// events with jfr.ReadEvents as the analyser does.
+// events with jfr.ReadEvents as the analyser does: alone (AnalyzeChurn),
+// and as a consumer beside the budget's events, which must agree.
 func churnOf(t *testing.T, path string) *jfr.ChurnReport {
 	t.Helper()
 	rec, err := jfr.ReadRecording(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := jfr.AnalyzeChurn(context.Background(), path, rec, jfr.ChurnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +142,11 @@ func churnOf(t *testing.T, path string) *jfr.ChurnReport {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Result()
+	r := c.Result()
+	if a, b := alone.Verdict(), r.Verdict(); a != b {
+		t.Errorf("AnalyzeChurn says %q, the consumer beside the budget %q", a, b)
+	}
+	return r
 }
 
 // burn keeps every CPU busy until stop is called: the loaded runs.
