@@ -60,12 +60,24 @@ func (a *Analyzer) Finalize() (*Result, error) {
 			r.NetworkFloor, r.FloorStatements = 0, 0
 		}
 	}
+	// Without a network floor, the wait past the usual statement's (inside
+	// the database: its difference within the threshold) is weighed so.
+	usual, nUsual := r.NetworkFloor, r.FloorStatements
+	if usual == 0 {
+		ds := make([]time.Duration, len(r.Queries))
+		for i, q := range r.Queries {
+			ds[i] = q.Outside
+		}
+		if med := quantile(ds, 0.5); med > 0 && med <= a.opts.Threshold && len(ds) >= minFloor {
+			usual, nUsual = med, len(ds)
+		}
+	}
 	for i := range r.Queries {
 		q := &r.Queries[i]
-		if r.NetworkFloor > 0 && q.Evidence.Probe && q.Outside-r.NetworkFloor > a.opts.Threshold {
-			q.Evidence.FloorStall = a.floorStall(q, r.NetworkFloor)
+		if usual > 0 && q.Evidence.Probe && q.Outside-usual > a.opts.Threshold {
+			q.Evidence.FloorStall = a.floorStall(q, usual)
 		}
-		refloor(q, r.NetworkFloor, r.FloorStatements, a.opts)
+		refloor(q, usual, nUsual, r.NetworkFloor == 0, a.opts)
 		reweigh(q, r.NetworkFloor, r.FloorStatements)
 	}
 	r.Summary = a.summarize(r)

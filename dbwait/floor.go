@@ -117,7 +117,11 @@ func (a *Analyzer) floorStall(q *Query, floor time.Duration) time.Duration {
 // or that lay mid-wait, longer than the floor, is counted so. Without a
 // floor, or when the stalls do not explain the wait (the network was
 // slower than usual), the verdict stands.
-func refloor(q *Query, floor time.Duration, n int, o Options) {
+//
+// With no network floor, floor may be the usual statement's difference
+// (the median of all n, within the threshold: inside the database), and
+// usual says so; the wait past it is weighed the same way.
+func refloor(q *Query, floor time.Duration, n int, usual bool, o Options) {
 	o = o.withDefaults()
 	ev := q.Evidence
 	rest := q.Outside - floor
@@ -135,6 +139,10 @@ func refloor(q *Query, floor time.Duration, n int, o Options) {
 		return
 	}
 	q.Verdict, q.Confidence = dec.Verdict, min(dec.Confidence, Medium)
-	q.Rule = fmt.Sprintf("the trace's statements on time waited %s ms outside the process (median of %d); this one's answer, due then, waited %s ms more, and the probe's stalls explain %s ms of that (to within the threshold), so the process could not run for it: %s",
-		fmtMs(floor), n, fmtMs(rest), fmtMs(ev.FloorStall), dec.Rule)
+	base := fmt.Sprintf("the trace's statements on time waited %s ms outside the process (median of %d)", fmtMs(floor), n)
+	if usual {
+		base = fmt.Sprintf("the trace's statements usually waited %s ms outside the database (median of all %d)", fmtMs(floor), n)
+	}
+	q.Rule = fmt.Sprintf("%s; this one's answer, due then, waited %s ms more, and the probe's stalls explain %s ms of that (to within the threshold), so the process could not run for it: %s",
+		base, fmtMs(rest), fmtMs(ev.FloorStall), dec.Rule)
 }

@@ -1,6 +1,7 @@
 package dbwait
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestRefloor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := tc.q
 			q.Rule = "before"
-			refloor(&q, floor, 9, Options{})
+			refloor(&q, floor, 9, false, Options{})
 			if q.Verdict != tc.want {
 				t.Errorf("refloor = %v (%s), want %v", q.Verdict, q.Rule, tc.want)
 			}
@@ -96,8 +97,16 @@ func TestRefloor(t *testing.T) {
 			}
 		})
 	}
+	// no network floor: the usual statement's difference (inside the
+	// database) takes its place
+	if q := (Query{Outside: 100 * ms, Verdict: Network, Evidence: Evidence{Probe: true, FloorStall: 92 * ms, Host: quota}}); true {
+		refloor(&q, 300*time.Microsecond, 250, true, Options{})
+		if q.Verdict != Throttled || !strings.Contains(q.Rule, "usually waited 0.3 ms outside the database (median of all 250)") {
+			t.Errorf("past the usual difference: %v (%s), want throttled, said so", q.Verdict, q.Rule)
+		}
+	}
 	if q := (Query{Outside: 100 * ms, Verdict: Network, Evidence: Evidence{Probe: true, FloorStall: 74 * ms, Host: quota}}); true {
-		refloor(&q, 0, 0, Options{})
+		refloor(&q, 0, 0, false, Options{})
 		if q.Verdict != Network {
 			t.Errorf("without a floor: %v, want the verdict to stand", q.Verdict)
 		}
