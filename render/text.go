@@ -309,7 +309,11 @@ func (r *Report) writeOutside(ew *errWriter) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return r.Outside[keys[i]] > r.Outside[keys[j]] })
-	ew.printf("\noutside any request (totals over the trace, never divided by requests):")
+	over := "trace"
+	if r.Trace.JVM {
+		over = "recording"
+	}
+	ew.printf("\noutside any request (totals over the %s, never divided by requests):", over)
 	for _, k := range keys {
 		ew.printf("  %s %.1f ms", k, r.Outside[k].Ms())
 	}

@@ -52,7 +52,11 @@ func outsideTable(rep *render.Report) (Table, bool) {
 		return Table{}, false
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].v > rows[j].v || rows[i].v == rows[j].v && rows[i].k < rows[j].k })
-	t := Table{Class: "compact", Caption: "Totals over the whole trace, never divided by a request count.",
+	over := "trace"
+	if rep.Trace.JVM {
+		over = "recording"
+	}
+	t := Table{Class: "compact", Caption: "Totals over the whole " + over + ", never divided by a request count.",
 		Columns: []Column{{Name: "kind"}, {Name: "ms", Num: true}}}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []Cell{{Text: r.k, Class: "swatch", Color: KindColor(r.k)}, {Text: fmt.Sprintf("%.1f", r.v), Bar: r.v / total}})

@@ -46,7 +46,7 @@ func TestJVMWords(t *testing.T) {
 		{"without churn", nil, nil},
 	}
 	common := []string{"12 threads", "2 hardware threads", "thread time", "Latency not measured", "Not measured: a recording has no request boundaries",
-		"Not measured: JFR records waits per thread without wake-up edges", "not measured"}
+		"Not measured: JFR records waits per thread without wake-up edges", "not measured", "JDK Flight Recorder recording", "Totals over the whole recording"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, res := jvmReport(tt.churn)
@@ -60,7 +60,7 @@ func TestJVMWords(t *testing.T) {
 					t.Errorf("the page does not say %q", w)
 				}
 			}
-			for _, w := range []string{"goroutine", "GOMAXPROCS", "waiting for a P", "as the Go scheduler sees it", "mean 0.00"} {
+			for _, w := range []string{"goroutine", "GOMAXPROCS", "waiting for a P", "as the Go scheduler sees it", "mean 0.00", "Go execution trace", "whole trace"} {
 				if strings.Contains(page, w) {
 					t.Errorf("the page says %q, a Go term", w)
 				}

@@ -63,6 +63,9 @@ func NewPage(rep *render.Report, opts Options) *Page {
 	parts := []string{fmt.Sprintf("%s of trace", fmtMs(t.Duration.Ms())), fmt.Sprintf("%d goroutines", t.Goroutines),
 		fmt.Sprintf("GOMAXPROCS %d (%s busy)", t.GOMAXPROCS, fmtPct(t.ProcBusyPct)), fmt.Sprintf("%d CPU samples", t.CPUSamples)}
 	if t.JVM {
+		if p.Footer == "" {
+			p.Footer = "latscope — where a request's wall-clock latency went. Values come from one JDK Flight Recorder recording; hover a bar for its numbers."
+		}
 		parts = []string{fmt.Sprintf("%s of recording", fmtMs(t.Duration.Ms())), fmt.Sprintf("%d threads", t.Goroutines),
 			fmt.Sprintf("%d hardware threads (%s busy)", t.GOMAXPROCS, fmtPct(t.ProcBusyPct)), fmt.Sprintf("%d execution samples", t.CPUSamples)}
 	}
