@@ -310,7 +310,6 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 	return rs
 }
 
-
 // warmup compares the first tenth of a route's requests (by start, at
 // least 5) with the rest, as for Go (budget.WarmupRatio).
 func (d *reqData) warmup(acc *reqAcc) *budget.Finding {

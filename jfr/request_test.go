@@ -219,7 +219,7 @@ func checkShop(t *testing.T, busy bool) {
 		{"fanout upstream critical", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream_critical", true, 20, 0.05, 1, true},
 		{"helper a", "/helper", and(onPath("Shop.a"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "a", false, 10, 0.05, 1, true},
 		{"helper b", "/helper", and(onPath("Shop.b"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "b", false, 20, 0.05, 1, false},
-		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire" + PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
+		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire"+PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
 		{"pool sleep", "/pool", and(onPath("Shop.pool"), kindIs(frame.Sleep)), "sleep", false, 10, 0.03, 0.5, false},
 	}
 	for _, c := range checks {
