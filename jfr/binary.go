@@ -446,14 +446,19 @@ func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
 			ev.Duration = time.Duration(ns)
 		}
 	}
+	var sampled *Thread
 	for i := first; i < len(t.fields); i++ {
 		f := &t.fields[i]
 		switch p.acts[i] {
 		case actSkip:
 			c.skipField(f, 0)
-		case actThread, actSampled:
-			if th := c.thread(f); th != nil {
+		case actThread:
+			if th := c.thread(f); th != nil && sampled == nil {
 				ev.Thread = *th
+			}
+		case actSampled: // wins over eventThread, as in decode.go
+			if sampled = c.thread(f); sampled != nil {
+				ev.Thread = *sampled
 			}
 		case actStack:
 			if s := c.stack(f); s != nil {
