@@ -26,10 +26,16 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			continue
 		}
 		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts)}
-		if opts.jvm {
+		switch {
+		case !opts.jvm:
+			secs = append(secs, pathSection(g, opts), predictionSection(g))
+		case hasPaths(g): // the Java library's request events
+			secs = append(secs, pathSection(g, opts))
+		default:
 			secs = append(secs, jvmPathSection())
-		} else {
-			secs = append(secs, pathSection(g), predictionSection(g))
+		}
+		if opts.jvm && len(g.Predictions) > 0 {
+			secs = append(secs, predictionSection(g))
 		}
 		if s, ok := callPathSection(g, opts); ok {
 			secs = append(secs, s)

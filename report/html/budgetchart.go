@@ -20,6 +20,9 @@ func budgetSection(g *render.Group, opts Options) Section {
 	mean := g.Requests.Mean.Ms()
 	rows, kinds := budgetRows(g, opts)
 	w := wordsOf(opts)
+	if opts.jvm && hasPaths(g) {
+		w = jvmRequestWords
+	}
 	chart := BarChart{
 		Label: "latency budget per request", Unit: "ms per request (mean over " + plural(g.Requests.Count, "request") + ")",
 		Series: []Series{{Name: w.unit + " time (wait sum over the request's " + w.unit + "s)", Color: colorWaitLg, Light: true},

@@ -16,6 +16,7 @@ type words struct {
 	budgetIntro string
 	regionIntro string
 	noSamples   string
+	pathIntro   string
 }
 
 var goWords = words{
@@ -25,6 +26,8 @@ var goWords = words{
 		"the solid bar is the time the term spent on the critical path, which tiles the latency exactly.",
 	regionIntro: "A CPU profile ranks code by samples taken while it runs; the wall clock also counts the time it waits. Regions (runtime/trace.WithRegion) where the two disagree are where a CPU profile misleads.",
 	noSamples:   "The trace carries no CPU samples: run the CPU profiler while tracing (the trace then records its samples) to see what a CPU profile would show.",
+	pathIntro: "The chain of work each request waited on, walked backwards over wake-up edges from its end; its pieces tile the latency. One row per goroutine; hatched pieces ran on a goroutine outside the request " +
+		"(such as an HTTP transport's read loop) and are coloured by what it was doing; dashed outlines were held by another request.",
 }
 
 var jvmWords = words{
@@ -35,7 +38,23 @@ var jvmWords = words{
 		"Running and runnable time are not measured: JFR records waits and execution samples, not a thread's time on and off the CPU.",
 	regionIntro: "A CPU profile ranks code by samples taken while it runs; the wall clock also counts the time it waits. Application frames where JFR's execution samples and its wait events disagree are where a CPU profile misleads.",
 	noSamples:   "The recording carries no execution samples beneath the handler: enable jdk.ExecutionSample (settings=profile samples every 10 ms).",
+	pathIntro: "The chain of work each request waited on, walked backwards from its end across the hand-offs the Java library marks (task submit, run, and the wait for it); its pieces tile the latency. " +
+		"One row per thread; hatched pieces ran on a thread outside the request. JFR records no other wake-up edges: a hand-off the library does not mark shows only as the waiting thread's wait.",
 }
+
+// jvmRequestWords are a JVM recording's words when it has request
+// boundaries and critical paths (the Java library's events, docs/jfr.md).
+var jvmRequestWords = func() words {
+	w := jvmWords
+	w.critical = "on the critical path"
+	w.budgetIntro = "Each term is an application frame, the mechanism beneath it and the kind of wait, from the JFR wait events of each request's threads. The pale bar is thread time (every thread of the request, so parallel waits count more than once); " +
+		"the solid bar is the time the term spent on the critical path, walked across the hand-offs the Java library marks. Running and runnable time are not measured: JFR records waits and execution samples, not a thread's time on and off the CPU."
+	return w
+}()
+
+// hasPaths reports whether a group has critical paths: a JVM recording
+// made with the Java library's request events.
+func hasPaths(g *render.Group) bool { return g.Median != nil || g.Slowest != nil }
 
 func wordsOf(o Options) words {
 	if o.jvm {
@@ -47,21 +66,27 @@ func wordsOf(o Options) words {
 // jvmBudgetLead names the biggest term of a JVM recording's budget; its
 // shares of the mean only when the load's latencies were given.
 func jvmBudgetLead(g *render.Group) []string {
+	size := func(t *render.Term) float64 { return t.Wait.Ms() }
+	if hasPaths(g) {
+		size = func(t *render.Term) float64 { return t.Critical.Ms() }
+	}
 	var top *render.Term
 	for i := range g.Terms {
-		if top == nil || g.Terms[i].Wait.Ms() > top.Wait.Ms() {
+		if top == nil || size(&g.Terms[i]) > size(top) {
 			top = &g.Terms[i]
 		}
 	}
 	if top == nil {
-		return []string{"No wait beneath the handler was recorded: JFR records a wait only if it lasts at least its event's threshold."}
+		return []string{"No wait of a request was recorded: JFR records a wait only if it lasts at least its event's threshold."}
 	}
 	how := top.Kind
 	if top.Mechanism != "" {
 		how += " in " + frame.Short(top.Mechanism)
 	}
-	parts := []string{"The biggest term is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how), fmtMs(top.Wait.Ms()) + " per request"}
-	if mean := g.Requests.Mean.Ms(); mean > 0 {
+	parts := []string{"The biggest term is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how), fmtMs(size(top)) + " per request"}
+	if mean := g.Requests.Mean.Ms(); mean > 0 && hasPaths(g) {
+		return append(parts, fmt.Sprintf(" on the critical path of the %s mean (%s).", fmtMs(mean), fmtPct(top.CriticalPct)))
+	} else if mean > 0 {
 		return append(parts, fmt.Sprintf(" of the %s mean (%s).", fmtMs(mean), fmtPct(top.SharePct)))
 	}
 	return append(parts, ".")
@@ -73,7 +98,11 @@ func jvmCoverageNote(g *render.Group) string {
 	if g.Requests.Mean.Ms() <= 0 {
 		return "Latency not measured: a recording has no request boundaries, so the bars are time per request, not shares of latency (--requests-from gives latencies from the load's results). Running and runnable: not measured."
 	}
-	return fmt.Sprintf("Thread time sums to %s of the mean latency. Running and runnable: not measured, so the rest of the mean is CPU, CPU queueing and waits under the JFR thresholds.", fmtPct(g.Coverage.GoroutineSumPct))
+	s := fmt.Sprintf("Thread time sums to %s of the mean latency", fmtPct(g.Coverage.GoroutineSumPct))
+	if hasPaths(g) {
+		s += fmt.Sprintf(" and the critical path's waits to %s", fmtPct(g.Coverage.CriticalPct))
+	}
+	return s + ". Running and runnable: not measured, so the rest of the mean is CPU, CPU queueing and waits under the JFR thresholds."
 }
 
 // jvmPathSection says why a JVM recording has no critical-path walk.

@@ -7,7 +7,8 @@ import (
 )
 
 // pathSection draws the critical paths of the median and slowest requests.
-func pathSection(g *render.Group) Section {
+func pathSection(g *render.Group, opts Options) Section {
+	w := wordsOf(opts)
 	var b body
 	paths := []struct {
 		name string
@@ -23,19 +24,18 @@ func pathSection(g *render.Group) Section {
 			continue
 		}
 		shown++
-		b.h3(pathHeading(x.name, x.p))
+		b.h3(pathHeading(x.name, x.p, w.unit))
 		b.legend(pathLegend(x.p))
-		b.raw(Waterfall{Label: x.name + " critical path", Path: x.p}.SVG())
+		b.raw(Waterfall{Label: x.name + " critical path", Path: x.p, Unit: w.unit}.SVG())
 	}
 	if shown == 0 {
 		b.p("note", "No critical path was kept for this request type.")
 	}
-	return Section{Title: "Critical path", Body: b.html(),
-		Intro: "The chain of work each request waited on, walked backwards over wake-up edges from its end; its pieces tile the latency. One row per goroutine; hatched pieces ran on a goroutine outside the request (such as an HTTP transport's read loop) and are coloured by what it was doing; dashed outlines were held by another request."}
+	return Section{Title: "Critical path", Body: b.html(), Intro: w.pathIntro}
 }
 
 // pathHeading names a path, its latency and the goroutines it crosses.
-func pathHeading(name string, p *render.Path) string {
+func pathHeading(name string, p *render.Path, unit string) string {
 	_, order := waterfallRows(p.Segments)
 	outside := 0
 	for _, l := range order {
@@ -43,7 +43,7 @@ func pathHeading(name string, p *render.Path) string {
 			outside++
 		}
 	}
-	s := fmt.Sprintf("%s — task %d, %s, critical path over %s", name, p.Task, fmtMs(p.Latency.Ms()), plural(len(order), "goroutine"))
+	s := fmt.Sprintf("%s — task %d, %s, critical path over %s", name, p.Task, fmtMs(p.Latency.Ms()), plural(len(order), unit))
 	if outside > 0 {
 		s += fmt.Sprintf(" (%d outside the request)", outside)
 	}

@@ -16,6 +16,7 @@ import (
 type Waterfall struct {
 	Label string
 	Path  *render.Path
+	Unit  string // what the rows are: "goroutine" ("" too) or "thread"
 }
 
 // SVG draws the waterfall.
@@ -45,8 +46,11 @@ func (wf Waterfall) SVG() template.HTML {
 	for i, g := range order {
 		y := top + float64(i)*rowH
 		s.rect(0, y+1, chartW, rowH-2, "transparent", "lane", "")
-		s.text(left-12, y+rowH/2+1, "end", "label", fmt.Sprintf("G%d", g.id))
-		note := "request goroutine"
+		label, note := fmt.Sprintf("G%d", g.id), "request goroutine"
+		if wf.Unit == "thread" {
+			label, note = fmt.Sprintf("T%d", g.id), "request thread"
+		}
+		s.text(left-12, y+rowH/2+1, "end", "label", label)
 		if g.borrowedOnly {
 			note = "outside the request"
 		}
