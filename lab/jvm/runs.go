@@ -3,12 +3,14 @@ package jvm
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
@@ -29,7 +31,10 @@ type ModeRun struct {
 	Counted int     `json:"counted_requests"`
 	MeanMs  float64 `json:"mean_ms"`
 	// EdgePct is the error the window's edges can cause in a per-request
-	// figure: half the requests cut by an edge over the counted (docs/jfr.md).
+	// figure: without request mode half the requests cut by an edge over
+	// the counted (docs/jfr.md); in request mode the requests in flight at
+	// the recording's start over the counted (their earlier waits are not
+	// in it).
 	EdgePct  float64 `json:"edge_error_pct"`
 	StdDevMs float64 `json:"stddev_ms"`
 	// CPUPerMs is the process's utime+stime over the window per request
@@ -193,9 +198,17 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 	mr.JFR = budgetOf(res, "/work")
 	if mr.JFR.RequestMode {
 		// Exact request boundaries: the events' own latencies, no edge error.
-		mr.MeanMs, mr.StdDevMs, mr.EdgePct = mr.JFR.MeanMs, 0, 0
+		mr.MeanMs, mr.StdDevMs = mr.JFR.MeanMs, 0
 		if g := groupOf(res, "/work"); g != nil {
 			mr.StdDevMs = stddevMs(g.Latencies)
+		}
+		// The analysis counts the requests that were in flight when the
+		// recording started (their events commit at their end, inside
+		// it), but JFR never saw their waits before the start: per-request
+		// waits read low by up to their share.
+		mr.EdgePct = 0
+		if n, err := inFlightAt(w.Results, w.RecStart); err == nil && mr.JFR.Count > 0 {
+			mr.EdgePct = units.Round3(100 * float64(n) / float64(mr.JFR.Count))
 		}
 	}
 	mr.Findings = findingTexts(res)
@@ -257,6 +270,7 @@ func analyse(ctx context.Context, w *window, handler string, specs ...string) (j
 	if err != nil {
 		return jfr.Requests{}, nil, err
 	}
+	w.RecStart = rec.Start()
 	f, err := os.Open(w.Results)
 	if err != nil {
 		return jfr.Requests{}, nil, err
@@ -306,6 +320,29 @@ func groupOf(res *budget.Result, name string) *budget.Group {
 		}
 	}
 	return nil
+}
+
+// inFlightAt counts the load's results (warm-up included) that began
+// before t and ended after it.
+func inFlightAt(results string, t time.Time) (int, error) {
+	f, err := os.Open(results)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	dec := loadgen.NewDecoder(f)
+	n := 0
+	for {
+		var r loadgen.Result
+		if err := dec(&r); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return n, err
+		}
+		if r.Start.Before(t) && r.End().After(t) {
+			n++
+		}
+	}
 }
 
 // edgePct is half the requests cut by the recording's edges over the

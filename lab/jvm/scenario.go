@@ -245,6 +245,7 @@ type window struct {
 	Start     time.Time
 	End       time.Time
 	Load      *loadgen.Report
+	RecStart  time.Time // the recording's start, from its chunk header
 }
 
 // measure drives the service at path with closed-model load and records a
