@@ -152,7 +152,7 @@ func (e Evidence) String() string {
 			fmt.Fprintf(&b, " (%s ms as the answer came)", ms(e.ProbeTail))
 		}
 		if e.FloorStall > 0 {
-			fmt.Fprintf(&b, ", stalls past the network floor %s ms", ms(e.FloorStall))
+			fmt.Fprintf(&b, ", stalls past the usual wait %s ms", ms(e.FloorStall))
 		}
 	}
 	if e.Host == nil {
