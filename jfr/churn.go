@@ -222,7 +222,7 @@ func (c *Churn) cpuLoad(ev *Event) {
 func (c *Churn) Result() *ChurnReport {
 	t := c.opts.Thresholds
 	r := &ChurnReport{Samples: c.samples, NativeSamples: c.native, Period: c.period, Thresholds: t,
-		ThreadStarts: c.starts, ThreadEnds: c.exits}
+		ThreadStarts: c.starts, ThreadEnds: c.exits, Groups: []ChurnShare{}}
 	switch rec := c.opts.Recording; {
 	case rec != nil && len(rec.Chunks) > 0:
 		r.Duration = rec.End().Sub(rec.Start())
@@ -251,7 +251,7 @@ func (c *Churn) Result() *ChurnReport {
 }
 
 func (c *Churn) parkStats() ParkStats {
-	p := ParkStats{Threshold: c.parkTh, Gap: c.opts.Thresholds.BurstGap, MinSize: c.opts.Thresholds.MinBurst}
+	p := ParkStats{Threshold: c.parkTh, Gap: c.opts.Thresholds.BurstGap, MinSize: c.opts.Thresholds.MinBurst, ByCause: []ParkCount{}}
 	for g, n := range c.parks {
 		p.Total += n
 		if n > 0 {

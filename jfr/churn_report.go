@@ -114,7 +114,8 @@ func (p ParkStats) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the durations in milliseconds (period_ms absent when
-// unknown) and adds the verdict and the findings.
+// unknown), the share and its interval as null without samples, and adds
+// the verdict and the findings.
 func (r *ChurnReport) MarshalJSON() ([]byte, error) {
 	type plain ChurnReport
 	var period *float64
@@ -122,14 +123,21 @@ func (r *ChurnReport) MarshalJSON() ([]byte, error) {
 		p := units.Ms(r.Period)
 		period = &p
 	}
+	share, low, high := &r.Share, &r.Low, &r.High
+	if r.Samples == 0 {
+		share, low, high = nil, nil, nil
+	}
 	return json.Marshal(struct {
 		Kind     string   `json:"kind"`
 		Verdict  string   `json:"verdict"`
 		Duration float64  `json:"duration_ms"`
 		Period   *float64 `json:"period_ms,omitempty"`
 		*plain
+		Share    *float64        `json:"share"`
+		Low      *float64        `json:"share_low"`
+		High     *float64        `json:"share_high"`
 		Findings []sched.Finding `json:"findings"`
-	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), nonNilFindings(r.Findings())})
+	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), share, low, high, nonNilFindings(r.Findings())})
 }
 
 func nonNilFindings(f []sched.Finding) []sched.Finding {

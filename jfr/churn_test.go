@@ -290,6 +290,10 @@ func TestChurnVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			js, err := json.Marshal(tt.r)
+			if err != nil || !bytes.Contains(js, []byte(`"kind":"jvm-churn"`)) {
+				t.Errorf("JSON %s: %v", js, err)
+			}
 			if v := tt.r.Verdict(); !strings.HasPrefix(v, tt.verdict) {
 				t.Errorf("verdict %q, want it to begin %q", v, tt.verdict)
 			}
