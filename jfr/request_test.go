@@ -218,7 +218,7 @@ func checkShop(t *testing.T, busy bool) {
 		// its critical part lasts the 30 ms upstream less the 10 ms sleep beside it at least
 		{"fanout upstream critical", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream_critical", true, 20, 0.05, 1, true},
 		{"helper a", "/helper", and(onPath("Shop.a"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "a", false, 10, 0.05, 1, true},
-		{"helper b", "/helper", and(onPath("Shop.b"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "b", false, 20, 0.05, 1, false},
+		{"helper b", "/helper", and(onPath("Shop.b"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "b", false, 20, 0.05, 1, true},
 		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire"+PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
 		{"pool sleep", "/pool", and(onPath("Shop.pool"), kindIs(frame.Sleep)), "sleep", false, 10, 0.03, 0.5, false},
 	}
@@ -232,8 +232,12 @@ func checkShop(t *testing.T, busy bool) {
 		ref := meanPart(shop[c.group], c.part)
 		t.Logf("%s: latscope %.2f ms, Shop %.2f ms (%d terms)", c.name, got, ref, n)
 		ok := near(got, ref, c.rel, c.absolute)
-		if c.cpu { // JFR's wait lies inside Shop's timer and lasts the configured delay at least
-			ok = got <= ref+c.absolute && got >= c.atLeast
+		if c.cpu || busy {
+			// JFR's wait lies inside Shop's timer and lasts the configured
+			// delay at least; on busy cores the thread also waits for a CPU
+			// after its wait ends, which Shop's timer counts and the wait
+			// event does not (measured: up to 9 % of a 5 ms park)
+			ok = got <= ref+0.05 && got >= c.atLeast
 		}
 		if n == 0 || !ok || ref < c.atLeast {
 			t.Errorf("%s: latscope %.2f ms per request in %d terms, Shop timed %.2f ms (configured ≥ %g ms); want within %g%% or %g ms",
