@@ -31,13 +31,24 @@ func TestBinaryMatchesPrint(t *testing.T) {
 	run := recorded(t)
 	recs := map[string]string{"from start": run.FromStart, "after warm-up": run.AfterWarmup, "java library": libRecording(t)}
 	for name, path := range recs {
-		depths := []int{jfr.DefaultStackDepth}
-		if name == "from start" {
-			depths = append(depths, 3) // the cut of --stack-depth
+		type variant struct {
+			depth int
+			all   bool // every event type, not only compareEvents
 		}
-		for _, depth := range depths {
-			t.Run(fmt.Sprintf("%s/depth %d", name, depth), func(t *testing.T) {
+		vs := []variant{{depth: jfr.DefaultStackDepth}}
+		switch name {
+		case "from start":
+			vs = append(vs, variant{depth: 3}) // the cut of --stack-depth
+		case "after warm-up":
+			vs = append(vs, variant{depth: jfr.DefaultStackDepth, all: true}) // short: every type
+		}
+		for _, v := range vs {
+			depth := v.depth
+			t.Run(fmt.Sprintf("%s/depth %d/all types %v", name, depth, v.all), func(t *testing.T) {
 				o := jfr.PrintOptions{StackDepth: depth, Events: compareEvents}
+				if v.all {
+					o.Events = nil
+				}
 				n, types := compareSources(t, path, o)
 				rec, err := jfr.ReadRecording(path)
 				if err != nil {
