@@ -106,6 +106,11 @@ func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, load
 	res.Checks = o.Checks
 	res.Findings = findings(&b, runs, bursts, loadBefore)
 	o.Markdown = b.String()
+	html, err := page(res, o.Checks)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	o.HTML = html
 	return o, nil
 }
 
