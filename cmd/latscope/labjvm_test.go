@@ -43,7 +43,7 @@ func TestLabJVMShort(t *testing.T) {
 	if err != nil && !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("lab jvm: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
 	}
-	for _, f := range []string{"report.md", "jvm.json", "lab.log", "serial/recording.jfr", "serial/results.jsonl", "concurrent/recording.jfr",
+	for _, f := range []string{"report.md", "report.html", "jvm.json", "lab.log", "serial/recording.jfr", "serial/results.jsonl", "concurrent/recording.jfr",
 		"fixed/recording.jfr", "burst-fan-out/recording.jfr", "burst-batched/recording.jfr"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("lab jvm wrote no %s", f)
