@@ -89,8 +89,12 @@ func requestOnly(o jfrOptions, path string) error {
 	if len(o.Only) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s need per-request timelines, and %s has no latscope.Request events: add the Java library (java/, docs/jfr.md) to the service and record again",
-		strings.Join(o.Only, ", "), path)
+	verb := "needs"
+	if len(o.Only) > 1 {
+		verb = "need"
+	}
+	return fmt.Errorf("%s %s per-request timelines, and %s has no latscope.Request events: add the Java library (java/, docs/jfr.md) to the service and record again",
+		strings.Join(o.Only, ", "), verb, path)
 }
 
 // hasType reports whether any chunk of rec declares the event type name.

@@ -115,7 +115,7 @@ func TestAnalyzeJFR(t *testing.T) {
 	})
 	t.Run("predict needs requests", func(t *testing.T) {
 		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", "--requests", "5", "--predict", "remove=Probe.queryDb", rec)
-		if err == nil || !strings.Contains(err.Error(), "--predict need per-request timelines") {
+		if err == nil || !strings.Contains(err.Error(), "--predict needs per-request timelines") {
 			t.Errorf("error %v", err)
 		}
 	})
