@@ -158,10 +158,11 @@ func TestRecord(t *testing.T) {
 // TestBuildServlet compiles the Servlet filter against the system's
 // javax.servlet API jar.
 func TestBuildServlet(t *testing.T) {
-	const jar = "/usr/share/java/servlet-api.jar"
-	if _, err := os.Stat(jar); err != nil {
-		t.Skipf("LOUD SKIP: the Servlet filter (java/servlet) is not compiled: no javax.servlet API jar at %s (Debian: apt-get install libservlet-api-java)", jar)
+	jars, _ := filepath.Glob("/usr/share/java/*servlet-api*.jar")
+	if len(jars) == 0 {
+		t.Skip("LOUD SKIP: the Servlet filter (java/servlet) is not compiled: no javax.servlet API jar in /usr/share/java (Debian: apt-get install libservlet-api-java)")
 	}
+	jar := jars[0]
 	if _, err := java.Javac(); err != nil {
 		t.Skipf("LOUD SKIP: %v", err)
 	}
