@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,7 +159,13 @@ func TestRecord(t *testing.T) {
 // TestBuildServlet compiles the Servlet filter against the system's
 // javax.servlet API jar.
 func TestBuildServlet(t *testing.T) {
-	jars, _ := filepath.Glob("/usr/share/java/*servlet-api*.jar")
+	var jars []string
+	all, _ := filepath.Glob("/usr/share/java/*servlet-api*.jar")
+	for _, j := range all {
+		if !strings.Contains(j, "jakarta") { // the filter is javax.servlet's
+			jars = append(jars, j)
+		}
+	}
 	if len(jars) == 0 {
 		t.Skip("LOUD SKIP: the Servlet filter (java/servlet) is not compiled: no javax.servlet API jar in /usr/share/java (Debian: apt-get install libservlet-api-java)")
 	}
