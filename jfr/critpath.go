@@ -60,6 +60,8 @@ type reqOutcome struct {
 	tasks, unmatched int
 	// runsOnCaller counts tasks run on the thread that waited for them.
 	runsOnCaller int
+	// nested counts requests begun inside another request on its thread.
+	nested int
 	// unwrapped counts parks under Future.get/join on request threads
 	// outside any latscope.TaskWait: hand-offs the library did not see.
 	unwrapped     int
@@ -87,6 +89,8 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 		slices.SortFunc(td.samples, func(a, b sampleRec) int { return cmp.Compare(a.t, b.t) })
 		out.all += len(td.samples)
 	}
+	outer := d.unnest()
+	out.nested = len(outer)
 	slices.SortFunc(d.requests, func(a, b reqRec) int { return cmp.Compare(a.end, b.end) })
 	byReq := map[int64][]runRec{}
 	known := map[int64]bool{}
@@ -94,6 +98,9 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 		known[r.id] = true
 	}
 	for _, r := range d.runs {
+		if o, ok := outer[r.rid]; ok {
+			r.rid = o
+		}
 		if known[r.rid] {
 			byReq[r.rid] = append(byReq[r.rid], r)
 		}
@@ -131,6 +138,35 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 	out.outside = d.outsideWaits(claims)
 	out.terms, out.groups = d.groups(accs, order, used, preds, &sc, members)
 	return out
+}
+
+// unnest removes the requests begun on a thread inside another request of
+// that thread (a second filter, a Requests.begin inside a filtered
+// request): their time is the outer request's. It returns, for each
+// removed request, the id of the outermost request around it, to which
+// its tasks then belong.
+func (d *reqData) unnest() map[int64]int64 {
+	rs := d.requests
+	slices.SortFunc(rs, func(a, b reqRec) int {
+		if c := cmp.Compare(a.thread, b.thread); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.end, a.end) // the outer first
+	})
+	outer := map[int64]int64{}
+	kept := rs[:0]
+	for _, r := range rs {
+		if n := len(kept); n > 0 && kept[n-1].thread == r.thread && r.start >= kept[n-1].start && r.end <= kept[n-1].end {
+			outer[r.id] = kept[n-1].id
+			continue
+		}
+		kept = append(kept, r)
+	}
+	d.requests = kept
+	return outer
 }
 
 // members returns the threads that worked for request r: its own, then

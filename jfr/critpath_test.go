@@ -32,6 +32,8 @@ func TestRequestTimelines(t *testing.T) {
 		// a wait for a task the recording has no run of: a plain wait
 		with(ev("latscope.TaskWait", at(85), ms(5), "w1", "io.latscope.Tasks.waited", "io.latscope.Tasks$Task.get", "com.acme.Ctl.handle"), "", 1, 99),
 		with(ev("latscope.Request", at(0), ms(100), "w1", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/ctl", 1, 0),
+		// begun inside request 1 on its thread (a second filter): part of it
+		with(ev("latscope.Request", at(5), ms(90), "w1", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/inner", 3, 0),
 		// began before the recording: excluded
 		with(ev("latscope.Request", t0.Add(-ms(5)), ms(20), "w2", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/ctl", 2, 0),
 		// outside any request
@@ -76,7 +78,7 @@ func TestRequestTimelines(t *testing.T) {
 	if res.Outside.ByKind[frame.Sync] != 30e6 {
 		t.Errorf("outside sync %v, want the idle worker's 30 ms", time.Duration(res.Outside.ByKind[frame.Sync]))
 	}
-	if !hasFinding(res, budget.FindInferred, "request mode: 1 requests (/ctl)") {
+	if !hasFinding(res, budget.FindInferred, "request mode: 1 requests (/ctl)") || !hasFinding(res, budget.FindInferred, "1 latscope.Request events began inside another request") {
 		t.Errorf("no request-mode finding: %v", res.Warnings)
 	}
 	// the sleep comes before the hand-off: removing it saves all of it

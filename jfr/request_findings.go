@@ -69,6 +69,10 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 		"request mode: %d requests (%s) from the recording's latscope.Request events (the Java library, java/): latency and percentiles are the events' durations, and %d hand-offs to other threads (latscope.TaskSubmit → TaskRun → TaskWait) are followed by the critical path, so time a request's threads overlapped counts once (docs/jfr.md)",
 		n, strings.Join(routes, ", "), o.tasks)})
 	add(a.unseenFinding(o))
+	if o.nested > 0 {
+		add(&budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
+			"%d latscope.Request events began inside another request on the same thread (two filters, or Requests.begin inside a filtered request): they are part of the outer request, not requests of their own", o.nested)})
+	}
 	add(a.requestCPUFinding(res, o, period))
 	add(a.givenFinding(n))
 	if before > 0 {
