@@ -53,20 +53,9 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		q.Verdict, q.Rule, q.Confidence = dec.Verdict, dec.Rule, dec.Confidence
 	}
 	r.NetworkFloor, r.FloorStatements = networkFloor(r.Queries)
-	if r.NetworkFloor > 0 {
-		if ok, tenth := floorShared(r.Queries, r.NetworkFloor, a.opts.Threshold); !ok {
-			// every statement but a tenth waited at least tenth: when that
-			// is itself outside the database, it is the path they share
-			what := "no network floor"
-			floor, n := time.Duration(0), 0
-			if tenth > a.opts.Threshold {
-				what = fmt.Sprintf("network floor %v, the tenth-fastest difference", tenth.Round(time.Microsecond))
-				floor, n = tenth, len(r.Queries)
-			}
-			r.Warnings = append(r.Warnings, fmt.Errorf("%s: the %d statements called network waited %v outside the database (median), but a tenth of all statements waited %v or less, so they do not share a path that slow",
-				what, r.FloorStatements, r.NetworkFloor.Round(time.Microsecond), tenth.Round(time.Microsecond)))
-			r.NetworkFloor, r.FloorStatements = floor, n
-		}
+	if floor, n, warn := settleFloor(r.Queries, r.NetworkFloor, r.FloorStatements, a.opts.Threshold); warn != nil {
+		r.Warnings = append(r.Warnings, warn)
+		r.NetworkFloor, r.FloorStatements = floor, n
 	}
 	// Without a network floor, the wait past the usual statement's (inside
 	// the database: its difference within the threshold) is weighed so.

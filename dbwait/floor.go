@@ -54,6 +54,27 @@ func floorShared(qs []Query, floor, threshold time.Duration) (ok bool, tenth tim
 	return tenth >= floor-threshold, tenth
 }
 
+// settleFloor checks the floor of the n statements called network
+// against all of them (floorShared). When they do not share a path that
+// slow, the tenth-fastest difference is the floor if it is outside the
+// database (over the threshold), else there is none; warn says which
+// (nil when the floor stands).
+func settleFloor(qs []Query, floor time.Duration, n int, threshold time.Duration) (time.Duration, int, error) {
+	if floor <= 0 {
+		return floor, n, nil
+	}
+	ok, tenth := floorShared(qs, floor, threshold)
+	if ok {
+		return floor, n, nil
+	}
+	what, newFloor, newN := "no network floor", time.Duration(0), 0
+	if tenth > threshold {
+		what, newFloor, newN = fmt.Sprintf("network floor %v, the tenth-fastest difference", tenth.Round(time.Microsecond)), tenth, len(qs)
+	}
+	return newFloor, newN, fmt.Errorf("%s: the %d statements called network waited %v outside the database (median), but a tenth of all statements waited %v or less, so they do not share a path that slow",
+		what, n, floor.Round(time.Microsecond), tenth.Round(time.Microsecond))
+}
+
 // reweigh revisits a CPU or mixed verdict that the probe's stall decided
 // when the trace's network floor is a large share of the statement's
 // difference.

@@ -134,3 +134,35 @@ func TestFloorShared(t *testing.T) {
 		t.Error("a floor of 69 ms under a quota where most statements took under 1 ms stands")
 	}
 }
+
+// TestSettleFloor: a floor the statements do not share gives way to the
+// tenth-fastest difference when that is outside the database, else to none.
+func TestSettleFloor(t *testing.T) {
+	ms := time.Millisecond
+	qs := func(ds ...time.Duration) []Query {
+		var out []Query
+		for _, d := range ds {
+			out = append(out, Query{Outside: d * ms})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		qs        []Query
+		floor     time.Duration
+		want      time.Duration
+		wantWords string
+	}{
+		{"behind a proxy: stands", qs(25, 26, 26, 25, 27, 26, 40, 90, 26, 25), 26 * ms, 26 * ms, ""},
+		{"a starved proxy: the tenth-fastest", qs(27, 30, 45, 50, 60, 45, 48, 52, 44, 46), 46 * ms, 27 * ms, "network floor 27ms, the tenth-fastest difference"},
+		{"under a quota: none", qs(0, 0, 1, 0, 0, 1, 0, 0, 60, 70), 69 * ms, 0, "no network floor"},
+		{"no floor to settle", qs(0, 1), 0, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, warn := settleFloor(tc.qs, tc.floor, 8, 10*ms)
+			if got != tc.want || (warn == nil) != (tc.wantWords == "") || warn != nil && !strings.HasPrefix(warn.Error(), tc.wantWords) {
+				t.Errorf("settleFloor = %v, %v; want %v, %q", got, warn, tc.want, tc.wantWords)
+			}
+		})
+	}
+}
