@@ -22,6 +22,14 @@ var libEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.Ta
 // record builds the library, compiles testdata/LibDemo.java against it and
 // records n requests of it from the JVM's start.
 func record(t *testing.T, n int) string {
+	rec, _ := recordProgram(t, "LibDemo", strconv.Itoa(n))
+	return rec
+}
+
+// recordProgram builds the library, compiles testdata/PROG.java against it
+// and records a run of it from the JVM's start; it returns the recording
+// and the program's output.
+func recordProgram(t *testing.T, prog string, args ...string) (string, string) {
 	t.Helper()
 	javac, err := java.Javac()
 	if err != nil {
@@ -38,17 +46,62 @@ func record(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, filepath.Join("testdata", "LibDemo.java")).CombinedOutput()
+	out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, filepath.Join("testdata", prog+".java")).CombinedOutput()
 	if err != nil {
-		t.Fatalf("javac LibDemo.java: %v: %s", err, out)
+		t.Fatalf("javac %s.java: %v: %s", prog, err, out)
 	}
 	rec := filepath.Join(dir, "demo.jfr")
-	out, err = exec.CommandContext(ctx, javaCmd, "-cp", classes, "-XX:StartFlightRecording:settings=profile,filename="+rec,
-		"LibDemo", strconv.Itoa(n)).CombinedOutput()
+	cmd := append([]string{"-cp", classes, "-XX:StartFlightRecording:settings=profile,filename=" + rec, prog}, args...)
+	out, err = exec.CommandContext(ctx, javaCmd, cmd...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("java LibDemo: %v: %s", err, out)
+		t.Fatalf("java %s: %v: %s", prog, err, out)
 	}
-	return rec
+	return rec, string(out)
+}
+
+// TestEdges runs testdata/LibEdge.java, which checks the library's edges
+// itself, and checks their events: execute has no wait, invokeAll waits
+// for both tasks, a task that throws still has its run and wait.
+func TestEdges(t *testing.T) {
+	rec, out := recordProgram(t, "LibEdge")
+	passed := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "ok "):
+			passed++
+		case !strings.HasPrefix(l, "["): // JVM notes start with [
+			t.Errorf("LibEdge: %s", l)
+		}
+	}
+	if passed != 6 {
+		t.Errorf("%d checks passed, want 6:\n%s", passed, out)
+	}
+	counts := map[string]int{}
+	reqs := 0
+	err := jfr.ReadEvents(context.Background(), rec, jfr.PrintOptions{StackDepth: 64, Events: libEvents}, func(ev *jfr.Event) error {
+		counts[ev.Type]++
+		if ev.Type == "latscope.Request" {
+			reqs++
+		} else if ev.Req.RequestID != 1 || ev.Req.TaskID <= 0 {
+			t.Errorf("%s: request %d, task %d: want request 1 and a task id", ev.Type, ev.Req.RequestID, ev.Req.TaskID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// execute, two of invokeAll, the throwing supplier: 4 tasks; waits:
+	// LibEdge's two get calls on invokeAll's futures and the join, and
+	// invokeAll's own get on each future not yet done (0 to 2)
+	want := map[string]int{"latscope.Request": 1, "latscope.TaskSubmit": 4, "latscope.TaskRun": 4}
+	for typ, n := range want {
+		if counts[typ] != n {
+			t.Errorf("%d %s events, want %d (all: %v)", counts[typ], typ, n, counts)
+		}
+	}
+	if w := counts["latscope.TaskWait"]; w < 3 || w > 5 {
+		t.Errorf("%d latscope.TaskWait events, want 3 to 5", w)
+	}
 }
 
 // TestRecord records LibDemo and checks its events against how LibDemo is
