@@ -70,6 +70,9 @@ type Scenario struct {
 	// or --db-url; "private-postgres": server binaries, no --db-url; "root");
 	// the lab checks before running and says what is missing.
 	Needs []string
+	// Check, when set, says what else the scenario lacks on this machine
+	// (a JDK, a driver), before the lab creates anything.
+	Check func() error
 	Run   func(ctx context.Context, env *Env) (*Outcome, error)
 }
 

@@ -330,6 +330,11 @@ func checkNeeds(sc lab.Scenario, dbURL string) error {
 			}
 		}
 	}
+	if sc.Check != nil {
+		if err := sc.Check(); err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -31,6 +31,7 @@ func init() {
 		Name:    "jvm",
 		Summary: "the seed experiment on the JVM: a JDK service with the io.latscope library, pgjdbc, JFR; serial/concurrent/fixed checked against the configuration; a ForkJoinPool burst and its fix",
 		Needs:   []string{"postgres"},
+		Check:   CheckTools,
 		Run:     Run,
 	})
 }
