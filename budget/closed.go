@@ -94,8 +94,10 @@ func (t Throughput) capped(mean, hold time.Duration) (float64, string) {
 	return rps, limit
 }
 
-// PoolMechanisms are the mechanisms that wait for a pooled connection.
-var PoolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle"}
+// PoolMechanisms are the mechanisms that wait for a pooled connection;
+// " (pool wait)" is the suffix a JVM recording's pool waits carry
+// (package jfr: a semaphore, a blocking queue, HikariCP).
+var PoolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle", " (pool wait)"}
 
 // IsPoolWait reports whether t waits for a pooled connection.
 func IsPoolWait(t Term) bool {

@@ -42,7 +42,7 @@ type Options struct {
 var DefaultOptions = Options{Rules: DefaultRules, StackDepth: DefaultStackDepth}
 
 // Events are the event types an analysis reads.
-var Events = append(append(slices.Clone(WaitEvents), "jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"), RequestEvents...)
+var Events = slices.Concat(WaitEvents, []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"}, RequestEvents, ChurnEvents)
 
 // ErrNoCount is returned when neither a request count nor load results are
 // given.
@@ -51,8 +51,8 @@ var ErrNoCount = opterr.Wrap("requests", errors.New("not given: the recording ha
 // ErrNoHandler is returned when Options.Handler is empty.
 var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: the recording has no latscope.Request events (the Java library in java/, docs/jfr.md, adds them): name the frame that handles a request (e.g. DemoController.handle); only waits beneath it are request time"))
 
-// Analyze reads the recording at path (whose headers are rec) with the JDK's
-// jfr tool and returns its budget.
+// Analyze reads the events of the recording at path (whose headers are rec)
+// through ReadEvents and returns its budget.
 func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budget.Result, error) {
 	a, err := New(o, rec)
 	if err != nil {
@@ -97,6 +97,7 @@ type Analyzer struct {
 	records int64
 	env     environment
 	req     *reqData
+	churn   *Churn // scheduler churn (docs/jfr-churn.md), fed every event
 	// RequestCPU is set by Finalize in request mode: the CPU time of the
 	// requests' threads while they worked for a request, from execution
 	// samples; negative when unknown.
@@ -126,13 +127,16 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 	if o.StackDepth <= 0 {
 		o.StackDepth = DefaultStackDepth
 	}
-	return &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: newRegionTable(), rstats: map[int32]*budget.RegionStat{},
-		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}, nil
+	a := &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: newRegionTable(), rstats: map[int32]*budget.RegionStat{},
+		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}
+	a.churn = NewChurn(ChurnOptions{Recording: rec, Rules: &a.opts.Rules})
+	return a, nil
 }
 
 // Event adds one event. ev is not kept.
 func (a *Analyzer) Event(ev *Event) {
 	a.records++
+	a.churn.Event(ev)
 	switch ev.Type {
 	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
 		a.env.event(ev, a.rec)
@@ -288,7 +292,7 @@ func (a *Analyzer) Finalize() *budget.Result {
 	g := a.group()
 	res := &budget.Result{Info: a.info(), Terms: a.terms, Stacks: tracein.NewStacks(), Groups: []*budget.Group{g}}
 	res.Outside.ByKind = a.outside
-	res.Warnings = a.findings(g)
+	res.Warnings = append(a.findings(g), a.churn.Result())
 	return res
 }
 

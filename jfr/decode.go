@@ -176,7 +176,7 @@ func (r *rawEvent) convert(ev *Event) error {
 	ev.Type = r.Type
 	var err error
 	if v.StartTime != "" {
-		if ev.Start, err = time.Parse(time.RFC3339Nano, v.StartTime); err != nil {
+		if ev.Start, err = parseTime(v.StartTime); err != nil {
 			return fmt.Errorf("startTime: %w", err)
 		}
 	}
@@ -213,7 +213,7 @@ func (r *rawEvent) typed(ev *Event) error {
 	case "jdk.JVMInformation":
 		s, _ := stringValue(v.JVMStartTime)
 		if s != "" {
-			if ev.JVMStart, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			if ev.JVMStart, err = parseTime(s); err != nil {
 				return fmt.Errorf("jvmStartTime: %w", err)
 			}
 		}
@@ -301,7 +301,25 @@ func intValue(name string, raw json.RawMessage) (int64, error) {
 	return n, nil
 }
 
+// parseTime parses a time as jfr print writes it: RFC 3339, whose seconds
+// the JDK leaves out when they and the nanoseconds are zero
+// ("2026-12-02T16:54Z").
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		if t2, err2 := time.Parse("2006-01-02T15:04Z07:00", s); err2 == nil {
+			return t2, nil
+		}
+	}
+	return t, err
+}
+
+// floatValue parses a number; null (how jfr print writes a NaN) is 0, as
+// the binary reader reads it.
 func floatValue(name string, raw json.RawMessage) (float64, error) {
+	if string(raw) == "null" {
+		return 0, nil
+	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
 		return 0, fmt.Errorf("%s: want a number, got %.40q", name, raw)

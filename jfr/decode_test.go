@@ -185,3 +185,26 @@ func BenchmarkDecoder(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeJDKShortForms: jfr print leaves the seconds out of a time whose
+// seconds and nanoseconds are zero, and writes a NaN CPU load as null.
+func TestDecodeJDKShortForms(t *testing.T) {
+	in := `{"recording": {"events": [
+	{"type": "jdk.JVMInformation", "values": {"startTime": "2026-12-02T16:54:01.5Z", "jvmStartTime": "2026-12-02T16:54Z"}},
+	{"type": "jdk.CPULoad", "values": {"startTime": "2026-12-02T16:55Z", "jvmUser": null, "jvmSystem": 0.25, "machineTotal": 0.5}}
+	]}}`
+	d := NewDecoder(strings.NewReader(in))
+	var ev Event
+	if err := d.Next(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 12, 2, 16, 54, 0, 0, time.UTC); !ev.JVMStart.Equal(want) {
+		t.Errorf("jvmStartTime %v, want %v", ev.JVMStart, want)
+	}
+	if err := d.Next(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Load != (CPULoad{JVMUser: 0, JVMSystem: 0.25, MachineTotal: 0.5}) || ev.Start.Minute() != 55 {
+		t.Errorf("CPULoad %+v at %v", ev.Load, ev.Start)
+	}
+}

@@ -21,7 +21,7 @@ func (a *Analyzer) finalizeRequests() *budget.Result {
 	if period > 0 {
 		a.RequestCPU = float64(o.samplesIn(res.Groups)) * period.Seconds()
 	}
-	res.Warnings = a.requestFindings(res, o, period)
+	res.Warnings = append(a.requestFindings(res, o, period), a.churn.Result())
 	return res
 }
 
@@ -116,14 +116,6 @@ func noMatch(res *budget.Result) []*budget.Finding {
 		out = append(out, &budget.Finding{Kind: budget.FindNoMatch, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term of the recording%s", p.Spec, hint)})
 	}
 	return out
-}
-
-// init makes budget's pool cap (--pool) see the JVM's pool waits: their
-// mechanisms end in PoolSuffix.
-func init() {
-	if !slices.Contains(budget.PoolMechanisms, PoolSuffix) {
-		budget.PoolMechanisms = append(budget.PoolMechanisms, PoolSuffix)
-	}
 }
 
 // unseenFinding states what the critical path cannot see.

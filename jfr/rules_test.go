@@ -1,8 +1,10 @@
 package jfr
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
 )
 
@@ -132,5 +134,13 @@ func TestSettingsCombine(t *testing.T) {
 		if got := longer(s, WantThreshold); got != want {
 			t.Errorf("longer(%q, 1 ms) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestPoolSuffixIsBudgetPool: budget's pool cap (--pool) must see the
+// JVM's pool waits, whose mechanisms end in PoolSuffix.
+func TestPoolSuffixIsBudgetPool(t *testing.T) {
+	if !slices.Contains(budget.PoolMechanisms, PoolSuffix) {
+		t.Errorf("budget.PoolMechanisms %q lacks jfr.PoolSuffix %q", budget.PoolMechanisms, PoolSuffix)
 	}
 }

@@ -76,7 +76,7 @@ func FromResult(res *budget.Result, in render.Inputs) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Info.JVM {
+	if res.Info.JVM && rep.Sched == nil { // the JVM's churn analysis (docs/jfr-churn.md) fills Sched
 		rep.Findings = append(rep.Findings, render.Finding{Kind: "no-scheduler-analysis", Text: "scheduler overhead (wake-up bursts of a thread pool, docs/method.md §9) is analysed in Go traces only, not yet in JVM recordings: a ForkJoinPool's scanning and parking shows here only as CPU samples in those frames"})
 	}
 	return &Report{Result: res, Report: rep}, nil

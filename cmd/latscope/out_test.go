@@ -135,7 +135,7 @@ func TestInputChecks(t *testing.T) {
 		{[]string{"analyze", "--handler", "A.b", serial}, "--handler apply to JVM recordings (.jfr) only; " + serial + " is read as a Go execution trace"},
 		{[]string{"analyze", "--requests", "5", "--requests-from", "x", serial}, "--requests, --requests-from apply to JVM recordings (.jfr) only"},
 		{[]string{"analyze", "--cpu", serial, "x.jfr"}, "--cpu applies to Go execution traces only"},
-		{[]string{"analyze", "--predict", "remove=x", "--pool", "4", "x.jfr"}, "--pool, --predict apply to Go execution traces only, not yet to JVM recordings"},
+		{[]string{"analyze", "--partial", "x.jfr"}, "--partial applies to Go execution traces only"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
