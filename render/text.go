@@ -24,9 +24,12 @@ func (r *Report) writeAny(w io.Writer, v any) error {
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	t := r.Trace
-	if t.JVM {
+	switch {
+	case t.JVM && t.Goroutines == 0: // read for its scheduler churn only: no threads counted
+		ew.printf("latscope: %s — %.0f ms of recording, %d execution samples\n", t.File, t.Duration.Ms(), t.CPUSamples)
+	case t.JVM:
 		ew.printf("latscope: %s — %.0f ms of recording, %d threads, %d hardware threads, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
-	} else {
+	default:
 		ew.printf("latscope: %s — %.0f ms of trace, %d goroutines, GOMAXPROCS %d, %d CPU samples\n", t.File, t.Duration.Ms(), t.Goroutines, t.GOMAXPROCS, t.CPUSamples)
 	}
 	if t.AppRule != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/loadgen"
+	"github.com/latscope/latscope/tracein"
 )
 
 func init() {
@@ -43,6 +44,9 @@ func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, 
 		return nil, err
 	}
 	marked := hasType(rec, "latscope.Request")
+	if !marked && strings.TrimSpace(o.Handler) == "" && o.Requests == 0 && o.RequestsFrom == "" && len(o.Only) == 0 {
+		return churnOnly(ctx, path, rec, o)
+	}
 	if !marked { // handler mode: refuse before the long read
 		if strings.TrimSpace(o.Handler) == "" {
 			return nil, fmt.Errorf("%s: %w", path, jfr.ErrNoHandler)
@@ -81,6 +85,24 @@ func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, 
 		}
 	}
 	return &jfrResult{Res: a.Finalize(), RequestCPU: a.RequestCPU}, nil
+}
+
+// churnOnly analyses a recording with neither the library's requests nor
+// a handler to count by: its scheduler churn (docs/jfr-churn.md) is all it
+// can judge, and a finding says what the budget needs.
+func churnOnly(ctx context.Context, path string, rec *jfr.Recording, o jfrOptions) (*jfrResult, error) {
+	co := jfr.DefaultChurnOptions
+	rules := jfr.DefaultOptions.Rules
+	rules.App = o.App
+	co.Rules = &rules
+	ch, err := jfr.AnalyzeChurn(ctx, path, rec, co)
+	if err != nil {
+		return nil, err
+	}
+	d := rec.End().Sub(rec.Start())
+	res := &budget.Result{Info: budget.TraceInfo{JVM: true, StartWall: rec.Start(), End: tracein.Time(d), CPUSamples: int(ch.Samples)},
+		Warnings: []error{&budget.Finding{Kind: budget.FindNoRequests, Text: "no request budget: the recording has no latscope.Request events (the Java library in java/ adds them, docs/jfr.md) and no --handler FRAME with --requests N or --requests-from FILE was given, so only the scheduler churn below is judged"}, ch}}
+	return &jfrResult{Res: res, RequestCPU: -1}, nil
 }
 
 // requestOnly refuses the flags that need the latscope.Request events in

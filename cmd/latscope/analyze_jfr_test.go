@@ -107,6 +107,20 @@ func TestAnalyzeJFR(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	})
+	t.Run("churn only", func(t *testing.T) { // no library, no handler, no count: the churn is all it can judge
+		out, _, err := runCLI(t, "analyze", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"no request budget: the recording has no latscope.Request events", "scheduler churn (the JVM's pool threads"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "latency mean") || strings.Contains(out, " 0 threads") {
+			t.Errorf("a churn-only report with a budget's numbers:\n%s", out)
+		}
+	})
 	t.Run("no count", func(t *testing.T) {
 		_, _, err := runCLI(t, "analyze", "--handler", "Probe.handle", rec)
 		if err == nil || !strings.Contains(err.Error(), "no request boundaries") {
