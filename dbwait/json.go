@@ -116,8 +116,9 @@ type JSONEvidence struct {
 	// ProbeHeadMs: the part in the stall that ended as the query left.
 	ProbeHeadMs *float64 `json:"probe_late_at_send_ms"`
 	// FloorStallMs: how much of the wait past the trace's network floor
-	// the probe's stalls explain (Evidence.FloorStall); left out when the
-	// statement did not wait past the floor plus the threshold.
+	// (or the usual statement's difference) the probe's stalls explain
+	// (Evidence.FloorStall); left out when the statement did not wait past
+	// it plus the threshold.
 	FloorStallMs *float64 `json:"floor_stall_ms,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.
 	BusyMs float64    `json:"every_p_busy_ms"`

@@ -93,9 +93,10 @@ type Evidence struct {
 	// earlier left a P free while the goroutine still waited.)
 	Busy time.Duration
 	// FloorStall is set when the trace has a network floor
-	// (Result.NetworkFloor) and the statement waited longer than the floor
-	// plus the threshold: how much of the wait past the floor the probe's
-	// stalls explain. By the floor, the answer was due one floor after the
+	// (Result.NetworkFloor; without one, the usual statement's difference
+	// when that is inside the database) and the statement waited longer
+	// than the floor plus the threshold: how much of the wait past the
+	// floor the probe's stalls explain. By the floor, the answer was due one floor after the
 	// query left, so a stall in the rest of the outside time held an
 	// answer already there (late parts plus, expected, half the period
 	// before each deadline); and a stall longer than the floor cannot all
