@@ -36,6 +36,8 @@ func TestRequestTimelines(t *testing.T) {
 		with(ev("latscope.Request", at(5), ms(90), "w1", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/inner", 3, 0),
 		// began before the recording: excluded
 		with(ev("latscope.Request", t0.Add(-ms(5)), ms(20), "w2", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/ctl", 2, 0),
+		// begun while no recording ran: JFR commits it with duration 0; excluded too
+		with(ev("latscope.Request", at(3), 0, "w3", "io.latscope.Request.end", "com.acme.Ctl.serve"), "/ctl", 4, 0),
 		// outside any request
 		ev("jdk.ThreadPark", at(200), ms(30), "e1", "jdk.internal.misc.Unsafe.park", "java.util.concurrent.LinkedBlockingQueue.take", "java.util.concurrent.ThreadPoolExecutor.getTask"),
 	}
@@ -44,8 +46,8 @@ func TestRequestTimelines(t *testing.T) {
 		t.Fatalf("%d groups, want 1", len(res.Groups))
 	}
 	g := res.Groups[0]
-	if g.Name != "/ctl" || g.Count != 1 || g.ExcludedBefore != 1 || g.PathMismatch != 0 || g.Latency.Mean != 100e6 {
-		t.Errorf("group %s: count %d, excluded before %d, mismatched paths %d, mean %v: want /ctl, 1, 1, 0, 100 ms", g.Name, g.Count, g.ExcludedBefore, g.PathMismatch, g.Latency.Mean)
+	if g.Name != "/ctl" || g.Count != 1 || g.ExcludedBefore != 2 || g.PathMismatch != 0 || g.Latency.Mean != 100e6 {
+		t.Errorf("group %s: count %d, excluded before %d, mismatched paths %d, mean %v: want /ctl, 1, 2, 0, 100 ms", g.Name, g.Count, g.ExcludedBefore, g.PathMismatch, g.Latency.Mean)
 	}
 	type want struct{ wait, crit int64 }
 	wants := map[string]want{

@@ -109,7 +109,10 @@ func (r *Rules) Decide(stack []Frame) Attribution {
 
 // IsApp reports whether method (a Frame.Method) is the user's code.
 func (r *Rules) IsApp(method string) bool {
-	if r.isPool(method) {
+	// A lambda's proxy class (JvmService$$Lambda$67/0x0000…) is generated
+	// by the JVM, named differently in each run: the lambda's body
+	// (lambda$handle$0) beneath it is the application's frame.
+	if r.isPool(method) || strings.Contains(method, "$$Lambda") {
 		return false
 	}
 	if len(r.App) > 0 {

@@ -144,3 +144,18 @@ func TestPoolSuffixIsBudgetPool(t *testing.T) {
 		t.Errorf("budget.PoolMechanisms %q lacks jfr.PoolSuffix %q", budget.PoolMechanisms, PoolSuffix)
 	}
 }
+
+// TestLambdaProxyNotApp: the JVM's generated lambda proxy classes are no
+// application frame; the lambda's body is.
+func TestLambdaProxyNotApp(t *testing.T) {
+	r := DefaultRules
+	for m, want := range map[string]bool{
+		"latscopelab.JvmService$$Lambda$67/0x0000000800c0b000.run": false,
+		"latscopelab.JvmService.lambda$handle$0":                   true,
+		"latscopelab.JvmService.handle":                            true,
+	} {
+		if got := r.IsApp(m); got != want {
+			t.Errorf("IsApp(%q) = %v, want %v", m, got, want)
+		}
+	}
+}
