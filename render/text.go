@@ -91,9 +91,9 @@ func (r *Report) writeGroup(ew *errWriter, g *Group) {
 		r.writeTree(ew, g)
 	}
 	r.writePredictions(ew, g)
-	writePath(ew, "median", g.Median)
+	writePath(ew, "median", g.Median, r.Trace.JVM)
 	if g.Slowest != nil && (g.Median == nil || g.Slowest.Task != g.Median.Task) {
-		writePath(ew, "slowest", g.Slowest)
+		writePath(ew, "slowest", g.Slowest, r.Trace.JVM)
 	}
 }
 
@@ -250,17 +250,23 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 	tw.Flush()
 }
 
-func writePath(ew *errWriter, label string, p *Path) {
+// writePath prints a critical path; a JVM recording's are by thread (T
+// and the thread's index among the request's) and request id.
+func writePath(ew *errWriter, label string, p *Path, jvm bool) {
 	if p == nil {
 		return
 	}
-	ew.printf("\ncritical path of the %s request (task %d, %.2f ms, %d goroutines):\n", label, p.Task, p.Latency.Ms(), p.Goroutines)
+	task, who, g := "task", "goroutines", "G"
+	if jvm {
+		task, who, g = "request", "threads", "T"
+	}
+	ew.printf("\ncritical path of the %s request (%s %d, %.2f ms, %d %s):\n", label, task, p.Task, p.Latency.Ms(), p.Goroutines, who)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, r := range pathRows(p.Segments) {
 		if r.pieces > 1 {
 			r.what += fmt.Sprintf(" (%d pieces)", r.pieces)
 		}
-		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\tG%d\t%s\n", r.startMs, r.durMs, r.g, r.what)
+		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\t%s%d\t%s\n", r.startMs, r.durMs, g, r.g, r.what)
 	}
 	tw.Flush()
 }
