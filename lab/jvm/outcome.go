@@ -128,8 +128,8 @@ func disagreement(b *strings.Builder, s *ModeRun) []SegmentShare {
 		csum += c
 	}
 	for i := range out {
-		out[i].WallPct = pct(out[i].WallPct, wsum)
-		out[i].CPUPct = pct(out[i].CPUPct, csum)
+		out[i].WallPct = lab.Pct(out[i].WallPct, wsum)
+		out[i].CPUPct = lab.Pct(out[i].CPUPct, csum)
 	}
 	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
 	fmt.Fprintf(b, "Share of the four segments: wall clock (the service's own System.nanoTime timings) against a CPU profile (JFR execution samples beneath the handler, %d of them).\n\n", int(csum))
@@ -229,7 +229,7 @@ func budgetTable(b *strings.Builder, runs []*ModeRun) {
 	}
 	fmt.Fprintf(b, "\n| **waits sum / mean** | | |")
 	for _, r := range runs {
-		fmt.Fprintf(b, " **%.1f %%** / %.1f %% |", pct(r.JFR.WaitSum, r.MeanMs), pct(r.JFR.Critical, r.MeanMs))
+		fmt.Fprintf(b, " **%.1f %%** / %.1f %% |", lab.Pct(r.JFR.WaitSum, r.MeanMs), lab.Pct(r.JFR.Critical, r.MeanMs))
 	}
 	if len(runs) > 0 && runs[0].JFR.RequestMode {
 		b.WriteString("\n\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread; the library's TaskSubmit/TaskRun/TaskWait events tie it to its request, so its wait is counted and the critical path follows it.\n\n")
@@ -250,13 +250,13 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 		pred = p
 	}
 	out = append(out, PredictionCheck{Spec: SerialPredictions[0], From: "serial", Against: "concurrent", PredictedMs: units.Round3(pred), MeasuredMs: c.MeanMs,
-		ErrorPct: errPct(pred, c.MeanMs), PredictedGain: gain(s.MeanMs, pred), MeasuredGain: gain(s.MeanMs, c.MeanMs)})
+		ErrorPct: lab.ErrPct(pred, c.MeanMs), PredictedGain: lab.Gain(s.MeanMs, pred), MeasuredGain: lab.Gain(s.MeanMs, c.MeanMs)})
 	pred = s.MeanMs - s.JFR.Lock
 	if p, ok := s.JFR.Predictions[SerialPredictions[1]]; ok {
 		pred = p
 	}
 	out = append(out, PredictionCheck{Spec: SerialPredictions[1], From: "serial", Against: "fixed vs concurrent", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
-		PredictedGain: gain(s.MeanMs, pred), MeasuredGain: gain(c.MeanMs, f.MeanMs)})
+		PredictedGain: lab.Gain(s.MeanMs, pred), MeasuredGain: lab.Gain(c.MeanMs, f.MeanMs)})
 	pred = c.MeanMs - c.JFR.Lock
 	if p, ok := c.JFR.Predictions[SerialPredictions[1]]; ok {
 		pred = p
@@ -264,7 +264,7 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 	// remove=sharedSection from the serial recording is measured as fixed
 	// against concurrent: the change is the same, the base differs.
 	out = append(out, PredictionCheck{Spec: "remove=sharedSection", From: "concurrent", Against: "fixed", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
-		ErrorPct: errPct(pred, f.MeanMs), PredictedGain: gain(c.MeanMs, pred), MeasuredGain: gain(c.MeanMs, f.MeanMs)})
+		ErrorPct: lab.ErrPct(pred, f.MeanMs), PredictedGain: lab.Gain(c.MeanMs, pred), MeasuredGain: lab.Gain(c.MeanMs, f.MeanMs)})
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s.\n\n", source)
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, p := range out {
@@ -305,7 +305,7 @@ func burstTable(b *strings.Builder, cfg Config, bursts []*BurstRun) {
 
 // coverage is (JFR critical waits + independent CPU) / mean, in % (in
 // handler mode the critical waits are the handler thread's waits).
-func coverage(r *ModeRun) float64 { return pct(r.JFR.Critical+r.CPUPerMs, r.MeanMs) }
+func coverage(r *ModeRun) float64 { return lab.Pct(r.JFR.Critical+r.CPUPerMs, r.MeanMs) }
 
 func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result) []lab.Check {
 	var cs []lab.Check
@@ -329,7 +329,7 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 			lo, hi := t.conf*(1-e/100), 1.1*t.conf*(1+e/100)
 			add(t.name, fmt.Sprintf("%.1f–%.1f (%.0f–%.0f ± %.1f %% edge)", lo, hi, t.conf, 1.1*t.conf, e), t.term, between(t.term, lo, hi))
 		}
-		ws := pct(s.JFR.WaitSum, s.MeanMs)
+		ws := lab.Pct(s.JFR.WaitSum, s.MeanMs)
 		add("serial waits sum / mean (%)", band(90, 102, e), ws, between(ws, 90-e, 102+e))
 		// The service's own timing of a segment encloses JFR's wait in it:
 		// at most 100 % (+2 %: the two instruments' windows hold slightly
@@ -339,14 +339,14 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 			name      string
 			own, jfrV float64
 		}{{"upstream", s.Own.Upstream, s.JFR.Upstream}, {"db", s.Own.DB, s.JFR.DBNetwork + s.JFR.PoolWait}} {
-			r := pct(seg.jfrV, seg.own)
+			r := lab.Pct(seg.jfrV, seg.own)
 			add("serial: JFR "+seg.name+" term / the service's own timing of it (%)", band(85, 102, e), r, between(r, 85-e, 102+e))
 		}
 	}
 	if c != nil && c.JFR.RequestMode {
 		// Forked waits are counted once per thread (method §11: ~240 % in
 		// the Go lab); serial code stays under the 102 % overfull margin.
-		w := pct(c.JFR.WaitSum, c.MeanMs)
+		w := lab.Pct(c.JFR.WaitSum, c.MeanMs)
 		add("concurrent waits sum / mean (%)", "> 120", w, w > 120)
 	}
 	for _, p := range res.Predictions {
@@ -372,7 +372,7 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 		fan, bat := bursts[0], bursts[1]
 		// The counter moves in ticks: one at each end of both windows.
 		resolution := 100 * (2*tick/math.Max(fan.CPUMs, tick) + 2*tick/math.Max(bat.CPUMs, tick))
-		saving := gain(fan.CPUPerMs, bat.CPUPerMs)
+		saving := lab.Gain(fan.CPUPerMs, bat.CPUPerMs)
 		cs = append(cs, lab.Check{Name: "burst: batching lowers CPU per request (independent counter)", Want: fmt.Sprintf("saving > %.1f %% (counter resolution)", resolution),
 			Got: fmt.Sprintf("%.3f → %.3f ms: %.0f %% saved", fan.CPUPerMs, bat.CPUPerMs, saving), OK: saving > resolution})
 		cs = append(cs, lab.Check{Name: "burst: churn flagged on fan-out, not on batched", Want: "flagged / not flagged",
@@ -436,25 +436,4 @@ func se2(sd float64, n int) float64 {
 		return 0
 	}
 	return sd * sd / float64(n)
-}
-
-func pct(x, of float64) float64 {
-	if of == 0 {
-		return 0
-	}
-	return units.Round3(100 * x / of)
-}
-
-func errPct(pred, meas float64) float64 {
-	if meas == 0 {
-		return 0
-	}
-	return units.Round3(100 * (pred - meas) / meas)
-}
-
-func gain(before, after float64) float64 {
-	if before == 0 {
-		return 0
-	}
-	return units.Round3(100 * (before - after) / before)
 }

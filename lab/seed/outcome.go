@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/latscope/latscope/internal/units"
-
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/render"
@@ -111,8 +109,8 @@ func disagreement(b *strings.Builder, serial *ModeRun) []RegionShare {
 		}
 	}
 	for i := range out { // shares of in-handler time, over the four segments
-		out[i].WallPct = pct(out[i].WallPct, wall)
-		out[i].CPUPct = pct(out[i].CPUPct, cpu)
+		out[i].WallPct = lab.Pct(out[i].WallPct, wall)
+		out[i].CPUPct = lab.Pct(out[i].CPUPct, cpu)
 	}
 	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
 	fmt.Fprintf(b, "Share of in-handler time per segment: wall clock (goroutine time in the trace) against a CPU profile (in-handler CPU samples, %d of them).\n\n", int(cpu))
@@ -239,18 +237,18 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCh
 	gs, gc, gf := group(s), group(c), group(f)
 	if p, ok := prediction(s, SerialPredictions[0]); ok {
 		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.Mean.Ms(), MeasuredMs: gc.Requests.Mean.Ms(),
-			ErrorPct: errPct(p.Mean.Ms(), gc.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
-			PredictedGain: gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gs.Requests.Mean.Ms(), gc.Requests.Mean.Ms())})
+			ErrorPct: lab.ErrPct(p.Mean.Ms(), gc.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
+			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gs.Requests.Mean.Ms(), gc.Requests.Mean.Ms())})
 	}
 	if p, ok := prediction(s, SerialPredictions[1]); ok {
 		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.Mean.Ms(),
 			MeasuredMs: gf.Requests.Mean.Ms(), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
+			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
 	}
 	if p, ok := prediction(c, ConcurrentPredictions[0]); ok {
 		out = append(out, PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.Mean.Ms(), MeasuredMs: gf.Requests.Mean.Ms(),
-			ErrorPct: errPct(p.Mean.Ms(), gf.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: gain(gc.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
+			ErrorPct: lab.ErrPct(p.Mean.Ms(), gf.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
+			PredictedGain: lab.Gain(gc.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
 	}
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU).\n\n")
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -363,25 +361,4 @@ func se2(r render.Requests) float64 {
 		return 0
 	}
 	return r.StdDev.Ms() * r.StdDev.Ms() / float64(r.Count)
-}
-
-func pct(x, of float64) float64 {
-	if of == 0 {
-		return 0
-	}
-	return units.Round3(100 * x / of)
-}
-
-func errPct(pred, meas float64) float64 {
-	if meas == 0 {
-		return 0
-	}
-	return units.Round3(100 * (pred - meas) / meas)
-}
-
-func gain(before, after float64) float64 {
-	if before == 0 {
-		return 0
-	}
-	return units.Round3(100 * (before - after) / before)
 }
