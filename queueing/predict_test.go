@@ -32,21 +32,25 @@ func withConn() {
 func queryDB()      { time.Sleep(5 * time.Millisecond) }
 func callUpstream() { time.Sleep(25 * time.Millisecond) }
 
-// record traces 6 closed-loop clients for half a second and analyses the
-// trace: a real runtime trace of a program this test runs.
-func record(t *testing.T) *budget.Result {
+// record traces 6 closed-loop clients running request (withConn then
+// callUpstream, unless given) for half a second and analyses the trace: a
+// real runtime trace of a program this test runs.
+func record(t *testing.T, request ...func(ctx context.Context)) *budget.Result {
 	t.Helper()
 	if trace.IsEnabled() {
 		t.Skip("a runtime trace is already running (go test -trace?)")
+	}
+	work := func(context.Context) { withConn(); callUpstream() }
+	if len(request) > 0 {
+		work = request[0]
 	}
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
 			for !stop.Load() {
-				_, task := trace.NewTask(context.Background(), "request")
-				withConn()
-				callUpstream()
+				ctx, task := trace.NewTask(context.Background(), "request")
+				work(ctx)
 				task.End()
 			}
 		})
@@ -208,37 +212,10 @@ func withPermit(ctx context.Context) {
 // acquire blocks in the semaphore's select, machinery beneath the frame
 // that acquires it, so the pool is named by that frame.
 func TestPredictSemaphore(t *testing.T) {
-	if trace.IsEnabled() {
-		t.Skip("a runtime trace is already running (go test -trace?)")
-	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Go(func() {
-			for !stop.Load() {
-				ctx, task := trace.NewTask(context.Background(), "request")
-				withPermit(ctx)
-				time.Sleep(5 * time.Millisecond)
-				task.End()
-			}
-		})
-	}
-	time.Sleep(50 * time.Millisecond)
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(400 * time.Millisecond)
-	trace.Stop()
-	stop.Store(true)
-	wg.Wait()
-	opts := budget.DefaultOptions
-	opts.FixPotential = false
-	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
-	res, err := analysis.Reader(context.Background(), "test", &buf, opts, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := record(t, func(ctx context.Context) {
+		withPermit(ctx)
+		time.Sleep(5 * time.Millisecond)
+	})
 	in := queueing.Inputs{Task: "request", Clients: 6, Pools: []queueing.PoolSpec{{Name: "withPermit", Size: 3}}}
 	p, err := queueing.Predict(res, in, []string{"pool=withPermit:6"})
 	if err != nil {
