@@ -87,9 +87,28 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	return nil
 }
 
+const labQueuesServeExamples = `
+examples:
+  latscope lab queues-serve --cores 2 --cpu 500us --db 10ms --upstream 30ms --pool 4 --rounds 150 --addr 127.0.0.1:8082
+  curl 127.0.0.1:8082/; curl -o t.out '127.0.0.1:8082/debug/pprof/trace?seconds=2'
+`
+
 // runLabQueuesServe runs one service process of the queues lab.
 func runLabQueuesServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return queues.ServeMain(ctx, stdout, stderr, args)
+	cfg := queues.DefaultServeConfig
+	fs := newFlagSet("lab queues-serve", queues.ServeUsage, stderr)
+	cfg.RegisterFlags(fs.FlagSet)
+	usageWith(fs, stderr, queues.ServeUsage, labQueuesServeExamples)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("queues-serve: unexpected argument %q", fs.Arg(0))
+	}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	return queues.Serve(ctx, cfg)
 }
 
 // intList is a comma-separated list of client counts.

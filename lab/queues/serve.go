@@ -46,37 +46,51 @@ func ServeMain(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	return Serve(ctx, cfg)
 }
 
+// DefaultServeConfig is where the flags start.
+var DefaultServeConfig = ServeConfig{Addr: "127.0.0.1:0", Pool: 1}
+
+// RegisterFlags adds the service's flags to fs.
+func (cfg *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen `ADDRESS` (port 0 picks one)")
+	fs.StringVar(&cfg.AddrFile, "addr-file", "", "write the listening address to `FILE` once ready")
+	fs.IntVar(&cfg.Cores, "cores", 0, "GOMAXPROCS `N`")
+	fs.DurationVar(&cfg.CPU, "cpu", 0, "CPU work per request (calibrated with --rounds)")
+	fs.DurationVar(&cfg.DB, "db", 0, "query time under a pool connection")
+	fs.DurationVar(&cfg.Upstream, "upstream", 0, "upstream call time (0: no upstream call)")
+	fs.IntVar(&cfg.Pool, "pool", cfg.Pool, "pool connections `N`")
+	fs.Float64Var(&cfg.Rounds, "rounds", 0, "sha256 rounds per millisecond of CPU on this machine (`R`)")
+}
+
 func parseServeFlags(args []string) (ServeConfig, error) {
-	cfg := ServeConfig{Addr: "127.0.0.1:0", Pool: 1}
+	cfg := DefaultServeConfig
 	fs := flag.NewFlagSet("queues-serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
-	fs.StringVar(&cfg.AddrFile, "addr-file", "", "write the listening address to this file once ready")
-	fs.IntVar(&cfg.Cores, "cores", 0, "GOMAXPROCS")
-	fs.DurationVar(&cfg.CPU, "cpu", 0, "CPU work per request")
-	fs.DurationVar(&cfg.DB, "db", 0, "query time under a pool connection")
-	fs.DurationVar(&cfg.Upstream, "upstream", 0, "upstream call time (0: none)")
-	fs.IntVar(&cfg.Pool, "pool", cfg.Pool, "pool connections")
-	fs.Float64Var(&cfg.Rounds, "rounds", 0, "sha256 rounds per millisecond of CPU")
+	cfg.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
 		}
 		return cfg, fmt.Errorf("queues-serve: %w", err)
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("queues-serve: unexpected argument %q", fs.Arg(0))
-	case cfg.Cores < 1 || cfg.Cores > 1024:
-		return cfg, fmt.Errorf("queues-serve: --cores %d: want 1 to 1024", cfg.Cores)
-	case cfg.Pool < 1:
-		return cfg, fmt.Errorf("queues-serve: --pool %d: want at least 1 connection", cfg.Pool)
-	case cfg.Rounds <= 0:
-		return cfg, fmt.Errorf("queues-serve: --rounds %g: want a positive number", cfg.Rounds)
-	case cfg.CPU < 0 || cfg.DB < 0 || cfg.Upstream < 0:
-		return cfg, errors.New("queues-serve: --cpu, --db and --upstream want durations >= 0")
 	}
-	return cfg, nil
+	return cfg, cfg.Check()
+}
+
+// Check says what is wrong with cfg's values.
+func (cfg ServeConfig) Check() error {
+	switch {
+	case cfg.Cores < 1 || cfg.Cores > 1024:
+		return fmt.Errorf("queues-serve: --cores %d: want 1 to 1024", cfg.Cores)
+	case cfg.Pool < 1:
+		return fmt.Errorf("queues-serve: --pool %d: want at least 1 connection", cfg.Pool)
+	case cfg.Rounds <= 0:
+		return fmt.Errorf("queues-serve: --rounds %g: want a positive number", cfg.Rounds)
+	case cfg.CPU < 0 || cfg.DB < 0 || cfg.Upstream < 0:
+		return errors.New("queues-serve: --cpu, --db and --upstream want durations >= 0")
+	}
+	return nil
 }
 
 // args are the flags that start cfg's process.
