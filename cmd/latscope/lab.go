@@ -105,6 +105,20 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Flags may also follow the scenario (`lab jvm --loaded -o DIR`), as
+	// they do the lab's subcommands.
+	if fs.NArg() > 1 {
+		rest := fs.Args()
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("want at most one scenario, got %q", append(rest[:1:1], fs.Args()...))
+		}
+		if err := fs.Parse(rest[:1]); err != nil {
+			return err
+		}
+	}
 	if o.list {
 		for _, s := range lab.Scenarios() {
 			fmt.Fprintf(stdout, "%-8s %s\n", s.Name, s.Summary)

@@ -133,6 +133,14 @@ func TestLabRefusesUsedOutput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), out) {
 		t.Fatalf("lab -o at a used folder: %v; want a refusal naming the folder", err)
 	}
+	// The flags may follow the scenario too.
+	_, _, err = runCLI(t, "lab", "seed", "--short", "-o", out)
+	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), out) {
+		t.Fatalf("lab seed -o at a used folder: %v; want a refusal naming the folder", err)
+	}
+	if _, _, err := runCLI(t, "lab", "seed", "--short", "extra"); err == nil || !strings.Contains(err.Error(), `want at most one scenario, got ["seed" "extra"]`) {
+		t.Errorf("lab seed --short extra: %v", err)
+	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("the refusal took %v: something started before the output folder was checked", d)
 	}
