@@ -3,16 +3,17 @@ package jvm
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/latscope/latscope/java"
 	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/churntest"
 )
 
 // The service's Java sources (package latscopelab), embedded so that a
@@ -32,8 +33,7 @@ type tools struct {
 	churnJFC        string // jfr/churntest/churn.jfc: 1 ms execution samples
 }
 
-// findTools finds the JDK, the driver and latscope.jfc before anything
-// starts.
+// findTools finds the JDK and the driver before anything starts.
 func findTools(pgjar string) (*tools, error) {
 	t := &tools{}
 	var err error
@@ -58,17 +58,22 @@ func findTools(pgjar string) (*tools, error) {
 		return nil, fmt.Errorf("the JVM lab needs PostgreSQL's JDBC driver at %s (Debian: apt-get install libpostgresql-jdbc-java): %w", pgjar, err)
 	}
 	t.classpath = pgjar
-	if t.jfc, err = settingsFile(filepath.Join("jfr", "latscope.jfc")); err != nil {
-		return nil, err
-	}
-	if t.churnJFC, err = settingsFile(filepath.Join("jfr", "churntest", "churn.jfc")); err != nil {
-		return nil, err
-	}
 	return t, nil
 }
 
+// writeSettings writes the JFR settings files latscope embeds
+// (jfr/latscope.jfc, jfr/churntest/churn.jfc) into dir, so a binary copied
+// away from the source tree records with them too.
+func writeSettings(t *tools, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	t.jfc, t.churnJFC = filepath.Join(dir, "latscope.jfc"), filepath.Join(dir, "churn.jfc")
+	return errors.Join(os.WriteFile(t.jfc, jfr.LatscopeJFC, 0o644), os.WriteFile(t.churnJFC, churntest.JFC, 0o644))
+}
+
 // CheckTools says what the scenario lacks — a JDK's java, javac, jcmd and
-// jfr, pgjdbc at PGJDBC, the repository's JFR settings files — without
+// jfr, and pgjdbc at PGJDBC — without
 // starting anything: nil when all are there.
 func CheckTools() error {
 	_, err := findTools("")
@@ -89,27 +94,12 @@ func jdkTool(name string) (string, error) {
 	return "", errNoJDK
 }
 
-// settingsFile returns the path of a JFR settings file of the repository
-// (name is relative to its top) in the source tree this package was built
-// from, or under the current folder (the files are not embedded in any
-// package yet).
-func settingsFile(name string) (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	candidates := []string{name}
-	if ok {
-		candidates = append([]string{filepath.Join(filepath.Dir(file), "..", "..", name)}, candidates...)
-	}
-	for _, c := range candidates {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return filepath.Abs(c)
-		}
-	}
-	return "", fmt.Errorf("the JVM lab records with %s and found it neither in the source tree it was built from nor under the current folder: run it from the repository's top", name)
-}
-
 // build compiles the io.latscope library (package java) and the service
 // into dir and puts both on the class path.
 func build(ctx context.Context, t *tools, dir string) error {
+	if err := writeSettings(t, filepath.Join(dir, "jfc")); err != nil {
+		return fmt.Errorf("write the JFR settings: %w", err)
+	}
 	lib := filepath.Join(dir, "lib")
 	if err := os.MkdirAll(lib, 0o755); err != nil {
 		return err
