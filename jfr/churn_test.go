@@ -174,7 +174,13 @@ func burn() (stop func()) {
 // bursty pool, none once the same work is batched (docs/jfr-churn.md).
 //
 // The rule is the Go side's (docs/method.md §9): a share above 10 % on at
-// least 50 samples; the test asserts the verdict, as the rule gives it.
+// least 50 samples. The bursty pool's share has measured 9.5–36 % (quiet
+// and with the burners; 11.6 % with an interval of 7.3–17.7 % on 147
+// samples in one quiet run), so a verdict taken from the point estimate
+// can fall either side of the rule. The test asserts what the method can:
+// the bursty share's 95 % interval reaches the rule (flagged, or the rule
+// is within what the samples allow), the batched pool is not flagged, and
+// the fix lowers the share beyond both intervals.
 // Measured before (docs/jfr-churn.md): the bursty pool 21–36 % over 4 runs
 // of 100–150 samples, the batched one 2–3 % of 130–230, on a host loaded by
 // other work. CPU per event (Burst's own getProcessCpuTime, an instrument
@@ -204,6 +210,7 @@ func TestChurnRecordings(t *testing.T) {
 		{"burst-loaded", "burst", true, true},
 		{"batch-loaded", "batch", true, false},
 	}
+	reports := map[string]*jfr.ChurnReport{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stop := func() {}
@@ -224,12 +231,23 @@ func TestChurnRecordings(t *testing.T) {
 			if r.Period != time.Millisecond {
 				t.Errorf("sampling period read as %v, want 1ms (churn.jfc)", r.Period)
 			}
+			reports[tt.name] = r
 			flagged := slices.ContainsFunc(r.Findings(), func(f sched.Finding) bool { return f.Kind == sched.FindSchedOverhead })
-			if flagged != tt.churn {
+			switch {
+			case tt.churn && !flagged && r.High >= r.Thresholds.SchedShare:
+				t.Logf("not flagged, but the rule (%.0f %%) is within the share's 95 %% interval: %s", 100*r.Thresholds.SchedShare, r.Verdict())
+			case flagged != tt.churn:
 				t.Errorf("churn flagged: %v, want %v: %s", flagged, tt.churn, r.Verdict())
 			}
 			checkRendered(t, r)
 		})
+	}
+	for _, pair := range [][2]string{{"burst", "batch"}, {"burst-loaded", "batch-loaded"}} {
+		b, f := reports[pair[0]], reports[pair[1]]
+		if b != nil && f != nil && b.Low <= f.High {
+			t.Errorf("%s: the fix's share %.1f %% (to %.1f %%) is not below the bursty pool's %.1f %% (from %.1f %%) beyond their 95 %% intervals",
+				pair[1], 100*f.Share, 100*f.High, 100*b.Share, 100*b.Low)
+		}
 	}
 }
 
