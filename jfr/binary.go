@@ -47,6 +47,12 @@ type binReader struct {
 	depth int
 	want  map[string]bool // nil: every event type
 	buf   []byte
+	// prev is the chunk read before, in prevBuf: a stack trace an event
+	// refers to is resolved there when its own chunk lacks it (the JVM
+	// writes events at a chunk's rotation that refer to stack traces of
+	// the chunk before, and the JDK's reader keeps that chunk's constants)
+	prev    *chunkState
+	prevBuf []byte
 	// the first chunk's clock converts every chunk's ticks, as the JDK does
 	clock *binClock
 	ents  []binEntry
@@ -157,7 +163,7 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 	if br.clock == nil {
 		br.clock = &binClock{startTicks: be(48), startNanos: be(offStartNanos), divisor: float64(be(56)) / 1e9}
 	}
-	c := &chunkState{binRd: binRd{b: b, compressed: compressed}, br: br, meta: meta}
+	c := &chunkState{binRd: binRd{b: b, compressed: compressed}, br: br, meta: meta, prev: br.prev}
 	if err := c.try(func() { c.indexPools(int(cpPos)) }); err != nil {
 		return 0, c.wrap(off, err)
 	}
@@ -193,6 +199,8 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 			return 0, err
 		}
 	}
+	c.prev = nil // one chunk back, no further
+	br.prev, br.buf, br.prevBuf = c, br.prevBuf, br.buf
 	return size, nil
 }
 
@@ -202,7 +210,8 @@ type chunkState struct {
 	binRd
 	br   *binReader
 	meta *binMeta
-	nest int // nesting of constant resolution
+	nest int         // nesting of constant resolution
+	prev *chunkState // the chunk before, for stack traces this one lacks
 }
 
 type binStack struct {
@@ -817,12 +826,30 @@ func (c *chunkState) stack(f *binField) *binStack {
 	var s *binStack
 	if off, ok := c.lookup(t, key); ok {
 		c.at(off, func() { s = c.stackOf(t) })
+	} else if p, pt := c.prevType(t); pt != nil {
+		if off, ok := p.lookup(pt, key); ok {
+			p.at(off, func() { s = p.stackOf(pt) })
+		}
 	}
 	if t.stacks == nil {
 		t.stacks = map[int64]*binStack{}
 	}
 	t.stacks[key] = s
 	return s
+}
+
+// prevType returns the chunk before and its type named as t, when there
+// is one.
+func (c *chunkState) prevType(t *binType) (*chunkState, *binType) {
+	if c.prev == nil {
+		return nil, nil
+	}
+	for _, pt := range c.prev.meta.types {
+		if pt.name == t.name {
+			return c.prev, pt
+		}
+	}
+	return nil, nil
 }
 
 func (c *chunkState) stackOf(t *binType) *binStack {
