@@ -64,19 +64,7 @@ func (o ChurnOptions) withDefaults() ChurnOptions {
 	if o.Top <= 0 {
 		o.Top = d.Top
 	}
-	t, dt := &o.Thresholds, d.Thresholds
-	if t.SchedShare <= 0 {
-		t.SchedShare = dt.SchedShare
-	}
-	if t.MinSamples <= 0 {
-		t.MinSamples = dt.MinSamples
-	}
-	if t.BurstGap <= 0 {
-		t.BurstGap = dt.BurstGap
-	}
-	if t.MinBurst <= 0 {
-		t.MinBurst = dt.MinBurst
-	}
+	o.Thresholds = o.Thresholds.Or(d.Thresholds)
 	return o
 }
 

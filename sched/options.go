@@ -72,18 +72,24 @@ func (o Options) withDefaults() Options {
 	if o.Top <= 0 {
 		o.Top = d.Top
 	}
-	t, dt := &o.Thresholds, d.Thresholds
+	o.Thresholds = o.Thresholds.Or(d.Thresholds)
+	return o
+}
+
+// Or returns t with each threshold that is not set (zero or less) taken
+// from d.
+func (t Thresholds) Or(d Thresholds) Thresholds {
 	if t.SchedShare <= 0 {
-		t.SchedShare = dt.SchedShare
+		t.SchedShare = d.SchedShare
 	}
 	if t.MinSamples <= 0 {
-		t.MinSamples = dt.MinSamples
+		t.MinSamples = d.MinSamples
 	}
 	if t.BurstGap <= 0 {
-		t.BurstGap = dt.BurstGap
+		t.BurstGap = d.BurstGap
 	}
 	if t.MinBurst <= 0 {
-		t.MinBurst = dt.MinBurst
+		t.MinBurst = d.MinBurst
 	}
-	return o
+	return t
 }
