@@ -115,10 +115,13 @@ const maxMetaElements = 1 << 20
 func parseMetadata(b []byte, compressed bool) (meta *binMeta, err error) {
 	m := &metaReader{b: b, compressed: compressed}
 	size := m.long() // a long, as every event's size
-	if m.err == nil && (size <= 0 || int(size) > len(b)) {
+	if m.err != nil {
+		return nil, fmt.Errorf("metadata event size: %w", m.err)
+	}
+	if size <= 0 || size > int64(len(b)) {
 		return nil, fmt.Errorf("metadata event size %d outside (0, %d]", size, len(b))
 	}
-	m.b = b[:max(size, 0)]
+	m.b = b[:size]
 	if id := m.long(); m.err == nil && id != 0 {
 		return nil, fmt.Errorf("event type %d where the metadata event (type 0) should be", id)
 	}
