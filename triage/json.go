@@ -46,6 +46,7 @@ type jsonInstance struct {
 	Name      string      `json:"name"`
 	DataSteps int         `json:"data_steps"`
 	Bad       []int       `json:"bad"`
+	Held      []int       `json:"held"`
 	BaselineS *float64    `json:"baseline_s"`
 	WorstS    *float64    `json:"worst_s"`
 	SignalS   []*float64  `json:"signal_s"`
@@ -74,6 +75,7 @@ type jsonDBPath struct {
 	Verdict      string   `json:"verdict"`
 	Compared     int      `json:"compared"`
 	Rose         int      `json:"rose"`
+	Held         int      `json:"held"`
 	Baseline95S  *float64 `json:"baseline_p95_s"`
 	Baseline99S  *float64 `json:"baseline_p99_s"`
 	BadMedian95S *float64 `json:"bad_p95_s"`
@@ -125,7 +127,7 @@ func (r *Report) jsonForm() jsonReport {
 	}
 	j.Instances = []jsonInstance{}
 	for _, ir := range r.Instances {
-		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...),
+		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...), Held: append([]int{}, ir.Held...),
 			BaselineS: num(ir.Baseline), WorstS: num(ir.Worst), Cause: ir.Cause}
 		for _, v := range ir.Signal {
 			ji.SignalS = append(ji.SignalS, num(v))
@@ -147,7 +149,7 @@ func (r *Report) jsonForm() jsonReport {
 }
 
 func dbPathJSON(e DBPathEvidence) jsonDBPath {
-	return jsonDBPath{Verdict: e.Verdict, Compared: e.Compared, Rose: e.Rose,
+	return jsonDBPath{Verdict: e.Verdict, Compared: e.Compared, Rose: e.Rose, Held: e.Held,
 		Baseline95S: num(e.Baseline95), Baseline99S: num(e.Baseline99),
 		BadMedian95S: num(e.BadMedian95), BadMedian99S: num(e.BadMedian99), Reason: e.Reason}
 }

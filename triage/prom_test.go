@@ -116,6 +116,31 @@ func TestPrometheus(t *testing.T) {
 		}
 		checkWriters(t, "stopped", r)
 	})
+	t.Run("held", func(t *testing.T) {
+		c := cfg("held", 2*time.Hour)
+		c.Signal, c.Threshold = "request", 300*time.Millisecond
+		r, err := Run(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Cause: "stalled"})
+		ir := r.instance("c:8080")
+		if len(ir.Held) != 2 || len(ir.Bad) != 2 || ir.Held[0] != 30 || ir.Held[1] != 90 {
+			t.Errorf("c:8080: bad %v, held %v; want both [30 90]", ir.Bad, ir.Held)
+		}
+		if !strings.Contains(r.Verdict.Line, "2 of them held") || r.DBPath.Held != 2 {
+			t.Errorf("verdict %q, DB path %+v: want the held steps named", r.Verdict.Line, r.DBPath)
+		}
+		if len(r.Warnings) != 0 {
+			t.Errorf("warnings: %q", r.Warnings)
+		}
+		db := cfg("held", 2*time.Hour)
+		db.Threshold = 300 * time.Millisecond
+		if r, err := Run(ctx, db); err != nil || r.Verdict.Scope != "none" || len(r.Warnings) != 1 {
+			t.Errorf("DB-call signal: %v, scope %q, warnings %q; want none and the hidden-stall warning", err, r.Verdict.Scope, r.Warnings)
+		}
+		checkWriters(t, "held", r)
+	})
 	t.Run("threshold off a boundary", func(t *testing.T) {
 		c := cfg("local", 6*time.Hour)
 		c.Threshold = 45 * time.Millisecond
@@ -144,7 +169,7 @@ func TestPrometheus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Instances) != 9 || r.Instances[0].Name != "local/a:8080" || r.Instances[8].Name != "stopped/c:8080" {
+		if len(r.Instances) != 12 || r.Instances[0].Name != "held/a:8080" || r.Instances[11].Name != "stopped/c:8080" {
 			t.Errorf("%d instances, first %q", len(r.Instances), r.Instances[0].Name)
 		}
 	})

@@ -118,6 +118,14 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 			return in, nil, err
 		}
 	}
+	if c.Signal == "request" { // rule 1's held steps
+		if err := fill(q.stalls, func(s *InstanceSeries, v []float64) { s.Stalls = v }); err != nil {
+			return in, nil, err
+		}
+		if err := fill(q.requests, func(s *InstanceSeries, v []float64) { s.Requests = v }); err != nil {
+			return in, nil, err
+		}
+	}
 	in.Buckets = f.buckets(ctx, q.bucketMatch)
 	return in, f, nil
 }
@@ -172,6 +180,7 @@ func newFetcher(c Config) (*fetcher, error) {
 type querySet struct {
 	signal, noDB95, noDB99 string
 	host                   [NumHostSignals]string
+	stalls, requests       string
 	bucketMatch            string
 }
 
@@ -205,6 +214,8 @@ func queries(c Config) querySet {
 	q.host[Steal] = inc("latscope_steal_seconds_total")
 	q.host[PSICgroup] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "cgroup")
 	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
+	q.stalls = inc("latscope_stalls_total")
+	q.requests = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+sel, c.Step))
 	return q
 }
 

@@ -78,6 +78,10 @@ type InstanceSeries struct {
 	NoDB95, NoDB99 []float64
 	// Host are the host counters' increases per step, in seconds.
 	Host [NumHostSignals][]float64
+	// Stalls is the number of the stall probe's late wake-ups per step
+	// (latscope_stalls_total), and Requests the number of requests the
+	// agent timed per step; nil when absent.
+	Stalls, Requests []float64
 }
 
 // Params are the rules' parameters.
@@ -115,8 +119,14 @@ type InstanceReport struct {
 	// DataSteps is the number of steps with a signal value.
 	DataSteps int
 	// Bad are the indices of the steps in which the signal was over the
-	// threshold.
+	// threshold, or which were held (below).
 	Bad []int
+	// Held are the bad steps in which the signal stayed under the
+	// threshold but the process was held (request signal only): the stall
+	// probe's late wake-ups averaged at least the threshold while requests
+	// were served, so requests that arrived meanwhile waited that long
+	// before their handlers, which the request histogram cannot see.
+	Held []int
 	// Baseline is the median signal of the good steps (NaN: fewer than 3);
 	// Worst is the highest signal of the bad steps (NaN: none).
 	Baseline, Worst float64
@@ -157,6 +167,9 @@ type DBPathEvidence struct {
 	// them had the no-DB p95 or p99 over its baseline by at least half of
 	// the signal's own rise.
 	Compared, Rose int
+	// Held counts the compared steps that were held (a stall of the whole
+	// process): they count as rose, since every request waited.
+	Held int
 	// Baseline95 and Baseline99 are the medians over the good steps of the
 	// no-DB p95 and p99 (NaN: none); BadMedian95/99 the medians over the
 	// compared bad steps.

@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -37,7 +38,11 @@ func Analyze(in Input, p Params) *Report {
 	thr := p.Threshold.Seconds()
 	r.checkThreshold(in.Buckets, thr)
 	for _, s := range in.Instances {
-		r.Instances = append(r.Instances, badSteps(s, thr))
+		ir := badSteps(s, thr)
+		if r.Signal == "request" {
+			ir.addHeld(s, thr)
+		}
+		r.Instances = append(r.Instances, ir)
 	}
 	r.classifySteps(in)
 	r.decideScope()
@@ -119,18 +124,60 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 	return ir
 }
 
+// addHeld is rule 1's second half, for the request signal: a step whose
+// signal stayed under thr is bad all the same when the stall probe's late
+// wake-ups in it averaged at least thr (so at least one was thr late: the
+// process could not run for that long) and requests were served in it.
+// The agent times a request from its handler's start, so the requests
+// that arrived while the process was held, and were read after it
+// resumed, look fast; only those already in a handler show the stall.
+func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
+	if s.Stalls == nil || s.Requests == nil {
+		return
+	}
+	isBad := make(map[int]bool, len(ir.Bad))
+	for _, i := range ir.Bad {
+		isBad[i] = true
+	}
+	for i, v := range s.Signal {
+		lost, n, reqs := at(s.Host[Stall], i), at(s.Stalls, i), at(s.Requests, i)
+		if isBad[i] || math.IsNaN(v) || !(n > 0 && lost >= thr && lost/n >= thr && reqs > 0) {
+			continue
+		}
+		ir.Held = append(ir.Held, i)
+	}
+	if len(ir.Held) == 0 {
+		return
+	}
+	ir.Bad = append(ir.Bad, ir.Held...)
+	sort.Ints(ir.Bad)
+	var good []float64
+	for i, v := range s.Signal {
+		if !math.IsNaN(v) && !isBad[i] && !slices.Contains(ir.Held, i) {
+			good = append(good, v)
+		}
+	}
+	ir.Baseline = median(good, minBaseline)
+}
+
 // classifySteps is rule 2: per step, how many instances were bad at once.
 func (r *Report) classifySteps(in Input) {
 	r.Scope.LocalBy = map[string]int{}
+	bad := make([]map[int]bool, len(r.Instances))
+	for k, ir := range r.Instances {
+		bad[k] = make(map[int]bool, len(ir.Bad))
+		for _, i := range ir.Bad {
+			bad[k][i] = true
+		}
+	}
 	for i := 0; i < in.Steps; i++ {
 		var bs BadStep
-		for _, s := range in.Instances {
-			v := at(s.Signal, i)
-			if math.IsNaN(v) {
+		for k, s := range in.Instances {
+			if math.IsNaN(at(s.Signal, i)) {
 				continue
 			}
 			bs.WithData++
-			if v > r.Threshold.Seconds() {
+			if bad[k][i] {
 				bs.Bad = append(bs.Bad, s.Name)
 			}
 		}
@@ -262,8 +309,18 @@ func dbPath(s InstanceSeries, ir *InstanceReport, idx []int) DBPathEvidence {
 		e.Reason = fmt.Sprintf("fewer than %d good steps with requests without DB calls for a baseline", minBaseline)
 		return e
 	}
+	held := make(map[int]bool, len(ir.Held))
+	for _, i := range ir.Held {
+		held[i] = true
+	}
 	var b95, b99 []float64
 	for _, i := range idx {
+		if held[i] {
+			e.Compared++
+			e.Rose++
+			e.Held++
+			continue
+		}
 		n95, n99 := at(s.NoDB95, i), at(s.NoDB99, i)
 		if math.IsNaN(n95) && math.IsNaN(n99) {
 			continue
@@ -319,6 +376,7 @@ func (r *Report) fleetDBPath(in Input, idx []int) DBPathEvidence {
 		e := dbPath(in.Instances[k], ir, mine)
 		sum.Compared += e.Compared
 		sum.Rose += e.Rose
+		sum.Held += e.Held
 		if e.Reason != "" {
 			reasons = append(reasons, ir.Name+": "+e.Reason)
 		}

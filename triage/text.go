@@ -24,9 +24,17 @@ func WriteText(w io.Writer, r *Report) error {
 		p("warning: %s\n", wr)
 	}
 	p("\n1. bad steps (%s > %s), per instance:\n", r.signalName(), dur(r.Threshold))
-	p("   %-24s %6s %5s %10s %10s\n", "instance", "data", "bad", "baseline", "worst")
-	for _, ir := range r.Instances {
-		p("   %-24s %6d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
+	if r.Signal != "request" {
+		p("   %-24s %6s %5s %10s %10s\n", "instance", "data", "bad", "baseline", "worst")
+		for _, ir := range r.Instances {
+			p("   %-24s %6d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
+		}
+	} else {
+		p("   %-24s %6s %5s %5s %10s %10s\n", "instance", "data", "bad", "held", "baseline", "worst")
+		for _, ir := range r.Instances {
+			p("   %-24s %6d %5d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), len(ir.Held), ms(ir.Baseline), ms(ir.Worst))
+		}
+		p("   held: under the threshold, but the stall probe's late wake-ups averaged %s or more while requests were served (requests that arrived meanwhile waited before their handlers)\n", dur(r.Threshold))
 	}
 	s := r.Scope
 	p("\n2. shared or local: %d bad step(s): %d local, %d shared (at least half the instances), %d partial, %d with one instance reporting\n",

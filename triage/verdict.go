@@ -27,8 +27,8 @@ func (r *Report) verdict() {
 	case "local":
 		ir := r.instance(v.Instance)
 		v.Cause = ir.Cause
-		v.Line = fmt.Sprintf("local to %s: %s in %d step(s), %d of them with no other instance bad; %s; %s; host: %s",
-			v.Instance, what, len(ir.Bad), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
+		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s, %d of them with no other instance bad; %s; %s; host: %s",
+			v.Instance, what, len(ir.Bad), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
 		v.Next = r.snapshotNext([]string{v.Instance}) +
 			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` classifies the time outside the database (throttled, steal, paused)"
 	case "shared":
@@ -38,6 +38,16 @@ func (r *Report) verdict() {
 		v.Next = r.snapshotNext(r.badInstanceNames()) +
 			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` shows whether the time was inside the database (locks, plans) or outside it (network)"
 	}
+}
+
+// heldPhrase says how many of ir's bad steps were held, and why they
+// count ("" when none).
+func (r *Report) heldPhrase(ir *InstanceReport) string {
+	if len(ir.Held) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them held: the %s stayed under it, but the stall probe woke %s or more late while requests arrived, and requests read after the process resumed are timed from then)",
+		len(ir.Held), r.signalName(), dur(r.Threshold))
 }
 
 // signalName says what the signal is.
@@ -57,7 +67,11 @@ func (r *Report) dbPathPhrase() string {
 	}
 	switch e.Verdict {
 	case "all-requests":
-		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s (all requests: the host or the process)", e.Rose, e.Compared, unit)
+		held := ""
+		if e.Held > 0 {
+			held = fmt.Sprintf(", %d of them held by a stall of the process", e.Held)
+		}
+		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s%s (all requests: the host or the process)", e.Rose, e.Compared, unit, held)
 	case "db-only":
 		return fmt.Sprintf("requests without DB calls did not slow (%d of %d %s rose): the DB path only", e.Rose, e.Compared, unit)
 	}

@@ -41,6 +41,15 @@ type Fleet struct {
 	// Throttled, Stall and PSI are the seconds per minute the throttled
 	// time, the stall probe and the cgroup's PSI gain in a bad minute.
 	Throttled, Stall, PSI float64
+	// Stalls is the number of the stall probe's late wake-ups per minute
+	// in a bad minute that Stall is spread over (0: one); outside them it
+	// wakes one millisecond late once a minute.
+	Stalls float64
+	// Held says whether instance i is stopped between requests in the
+	// minute starting at m: its latencies stay fast while its stall probe
+	// gains HeldStall seconds in one late wake-up.
+	Held      func(i int, m time.Time) bool
+	HeldStall float64
 	// NoSteal leaves the steal counter out.
 	NoSteal bool
 	// Gap says whether instance i goes unscraped in the minute starting
@@ -79,6 +88,7 @@ type series struct {
 	db, dbYes, noDB          []float64 // cumulative bucket counts (non-cumulative per bucket)
 	dbSum, yesSum, noSum     float64
 	throttled, stall, steal  float64
+	stalls                   float64
 	psiCgroup, psiHost, cfsN float64
 }
 
@@ -146,6 +156,7 @@ func (f Fleet) WriteTo(w io.Writer) (int64, error) {
 	counter("latscope_cfs_periods", "", func(s *series) float64 { return s.cfsN })
 	counter("latscope_cfs_throttled_seconds", "", func(s *series) float64 { return s.throttled })
 	counter("latscope_stall_seconds", "", func(s *series) float64 { return s.stall })
+	counter("latscope_stalls", "", func(s *series) float64 { return s.stalls })
 	if !f.NoSteal {
 		counter("latscope_steal_seconds", "", func(s *series) float64 { return s.steal })
 	}
@@ -186,10 +197,16 @@ func (f Fleet) advance(st *series, i int, t time.Time) {
 	st.cfsN += 10 * f.Scrape.Seconds()
 	st.psiHost += 0.01 * per
 	st.stall += 0.001 * per
+	st.stalls += per
 	if bad {
 		st.throttled += f.Throttled * per
 		st.stall += f.Stall * per
+		st.stalls += max(f.Stalls, 1) * per
 		st.psiCgroup += f.PSI * per
+	}
+	if f.Held != nil && f.Held(i, m) {
+		st.stall += f.HeldStall * per
+		st.stalls += per
 	}
 }
 

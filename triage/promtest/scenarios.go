@@ -20,7 +20,7 @@ func LocalFleet() Fleet {
 		Job: "local", Route: "/orders", Instances: Instances,
 		Start: T0, Duration: 6 * time.Hour, Scrape: 30 * time.Second,
 		Bad:       func(i int, m time.Time) bool { return i == 1 && m.Minute() <= 1 },
-		NoDBSlows: true, Throttled: 3, Stall: 3.2, PSI: 1,
+		NoDBSlows: true, Throttled: 3, Stall: 3.2, Stalls: 100, PSI: 1,
 	}
 }
 
@@ -61,10 +61,22 @@ func StoppedFleet() Fleet {
 	}
 }
 
-// Known returns LocalFleet, SharedFleet and StoppedFleet as one
-// OpenMetrics file.
+// HeldFleet is job "held" from T0 for 2 h: instance c:8080 is stopped for
+// 3 s between requests in minute :30 of every hour — scraped as usual,
+// every latency fast, its stall probe waking once 3 s late — as when a
+// stop catches no request inside a handler.
+func HeldFleet() Fleet {
+	return Fleet{
+		Job: "held", Route: "/orders", Instances: Instances,
+		Start: T0, Duration: 2 * time.Hour, Scrape: 30 * time.Second,
+		Held: func(i int, m time.Time) bool { return i == 2 && m.Minute() == 30 }, HeldStall: 3,
+	}
+}
+
+// Known returns LocalFleet, SharedFleet, StoppedFleet and HeldFleet as
+// one OpenMetrics file.
 func Known() []byte {
 	var b bytes.Buffer
-	Write(&b, LocalFleet(), SharedFleet(), StoppedFleet())
+	Write(&b, LocalFleet(), SharedFleet(), StoppedFleet(), HeldFleet())
 	return b.Bytes()
 }
