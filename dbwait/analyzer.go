@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
@@ -54,6 +55,8 @@ type Analyzer struct {
 	badDurationMsg string   // the first of them, shortened
 	probe          probeLog // the agent's CPU-availability probe
 	busy           busyList // when every P ran a goroutine
+	// dbhost is the database host's recording, or nil.
+	dbhost *dbhost.Waits
 }
 
 // openRegion is a region begun on a goroutine and not yet ended.
@@ -84,6 +87,12 @@ type span struct {
 // maxPending bounds the spans one goroutine keeps waiting for an end log:
 // a goroutine runs its queries one after the other, or a few at once.
 const maxPending = 8
+
+// DBHost gives the analyser a recording of the database host's backends'
+// run-queue waits (package dbhost), taken over the trace's time on the
+// database's host; its clock is taken to be the database log's
+// (Options.PGClockOffset applies to both).
+func (a *Analyzer) DBHost(w *dbhost.Waits) { a.dbhost = w }
 
 // New returns an Analyzer; zero fields of opts take DefaultOptions.
 func New(opts Options) *Analyzer {

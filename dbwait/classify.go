@@ -26,6 +26,7 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	if placed {
 		ev.BeforeDB, ev.AfterDB = outside[0].to.Sub(outside[0].from), outside[1].to.Sub(outside[1].from)
 	}
+	ev.DBHostWait, ev.DBHost = a.dbHostWait(q)
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	tail := outside[len(outside)-1]
@@ -36,6 +37,20 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 		ev.ProbeHead, ev.ProbeHeadUnsure = a.probe.tailIn(outside[0], tailSlack)
 	}
 	return ev
+}
+
+// dbHostWait is Evidence.DBHostWait: q's backend's run-queue wait over
+// the span, on the database host's clock, less the statement's duration.
+func (a *Analyzer) dbHostWait(q *Query) (time.Duration, bool) {
+	if a.dbhost == nil || !q.Matched || q.PID == 0 || q.StartWall.IsZero() {
+		return 0, false
+	}
+	from := q.StartWall.Add(a.opts.PGClockOffset)
+	w, ok := a.dbhost.In(q.PID, from, from.Add(q.App))
+	if !ok {
+		return 0, false
+	}
+	return min(max(w-q.DB, 0), q.Outside), true
 }
 
 // outsideOf returns q's outside time on the trace's clock: the span
@@ -200,6 +215,9 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Runnable, fmt.Sprintf("the threads waited %s ms on the run queue over the sampled %v, for %s ms outside", fmtMs(d.Wait), d.Interval.Round(time.Millisecond), fmtMs(outside)), firm(late)}
 	case ev.Busy >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("every P of the process ran a goroutine for %s of %s ms: the answer waited for a P (CPU contention in the process)", fmtMs(ev.Busy), fmtMs(outside)), Medium}
+	case ev.DBHost && 2*ev.DBHostWait >= outside:
+		return Decision{DBCPU, fmt.Sprintf("the database's backend waited %s ms on its host's run queue outside the database's timer (at least: its run-queue wait over the span less the statement's duration), of %s ms outside",
+			fmtMs(ev.DBHostWait), fmtMs(outside)), Medium}
 	case outside-cpuWait(ev, d, outside, stall) <= o.Threshold:
 		// what a CPU wait can explain leaves no more outside the process
 		// than the threshold allows inside: not a wait elsewhere
@@ -211,7 +229,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		if quiet(d, outside) {
 			c = High
 		}
-		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe: a stall that ended earlier overlapped the wait)", fmtMs(outside-stall), fmtMs(outside)), c}
+		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe: a stall that ended earlier overlapped the wait)%s", fmtMs(outside-stall), fmtMs(outside), dbHostWords(ev)), c}
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
 	case throttle && !throttled && d.Has(hostsig.SourceSteal):
@@ -219,6 +237,15 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 			fmtMs(d.ThrottledTime), fmtMs(d.Interval)), Low}
 	}
 	return Decision{Unknown, "a cause cannot be ruled out: " + missing(d, throttle), NoConfidence}
+}
+
+// dbHostWords says, for a network verdict, how little the database's
+// backend waited on its host's run queue ("" without a recording).
+func dbHostWords(ev Evidence) string {
+	if !ev.DBHost {
+		return ""
+	}
+	return fmt.Sprintf("; the database's backend waited %s ms on its host's run queue outside its timer", fmtMs(ev.DBHostWait))
 }
 
 // prorated is the part of total, counted over interval, that falls in

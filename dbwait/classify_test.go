@@ -45,6 +45,11 @@ func TestClassify(t *testing.T) {
 		{"negative difference", -ms, dbwait.Evidence{}, dbwait.Inside},
 		{"no host samples", 50 * ms, dbwait.Evidence{Gap: time.Second}, dbwait.Unknown},
 		{"throttled, cgroup PSI rose", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 2, 80*ms, 80*ms })}, dbwait.Throttled},
+		// The database host's recording: its backend's run-queue wait
+		// outside its timer, half the outside time or more.
+		{"database backend waited half on its run queue", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 11 * ms, Probe: true, Host: delta(nil)}, dbwait.DBCPU},
+		{"database backend waited under half", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 9 * ms, Probe: true, Host: delta(nil)}, dbwait.Network},
+		{"the process's own CPU cause first", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 20 * ms, Runnable: 12 * ms, Probe: true, Host: delta(nil)}, dbwait.Runnable},
 		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Network},
 		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
 		{"throttled, no cgroup PSI: machine PSI", 60 * ms, dbwait.Evidence{Gap: 30 * ms, Host: delta(func(d *hostsig.Delta) {

@@ -133,11 +133,14 @@ func (a *Analyzer) floorStall(q *Query, floor time.Duration) time.Duration {
 // (Evidence.FloorStall): the network then took a floor of it and a CPU
 // cause the rest, and the shares decide as the probe's stall does in
 // Explain (mixed when both are a third or more, a CPU cause when the rest
-// is half or more). A stall that ended a few ms before the answer was
+// is half or more). When the stalls explain half of the wait past the
+// floor or more but not all of it, they are the CPU's share and the rest
+// the network's (a process under a quota, let run between stalls, may
+// still not reach the answer before the next one). A stall that ended a few ms before the answer was
 // taken — the runtime polls the network only once a thread runs again —
 // or that lay mid-wait, longer than the floor, is counted so. Without a
-// floor, or when the stalls do not explain the wait (the network was
-// slower than usual), the verdict stands.
+// floor, or when the stalls explain less than half the wait past it (the
+// network was slower than usual), the verdict stands.
 //
 // With no network floor, floor may be the usual statement's difference
 // (the median of all n, within the threshold: inside the database), and
@@ -146,14 +149,19 @@ func refloor(q *Query, floor time.Duration, n int, usual bool, o Options) {
 	o = o.withDefaults()
 	ev := q.Evidence
 	rest := q.Outside - floor
-	if !ev.Probe || floor <= 0 || rest <= o.Threshold || rest-ev.FloorStall > o.Threshold {
+	explained := rest-ev.FloorStall <= o.Threshold
+	if !ev.Probe || floor <= 0 || rest <= o.Threshold || !explained && 2*ev.FloorStall < rest {
 		return
 	}
 	if q.Verdict != Network && q.Verdict != Mixed {
 		return // a CPU verdict stands; reweigh weighs it against the floor
 	}
 	sy := ev // the wait past the floor as the stall the answer waited on
-	sy.ProbeTail, sy.ProbeTailUnsure, sy.ProbeHead, sy.ProbeHeadUnsure = rest, 0, 0, 0
+	stall := rest
+	if !explained {
+		stall = ev.FloorStall // half of it or more: the shares decide
+	}
+	sy.ProbeTail, sy.ProbeTailUnsure, sy.ProbeHead, sy.ProbeHeadUnsure = stall, 0, 0, 0
 	dec := Explain(q.Outside, sy, o)
 	switch dec.Verdict {
 	case Network, Unknown, Inside, q.Verdict:
@@ -164,6 +172,10 @@ func refloor(q *Query, floor time.Duration, n int, usual bool, o Options) {
 	if usual {
 		base = fmt.Sprintf("the trace's statements usually waited %s ms outside the database (median of all %d)", fmtMs(floor), n)
 	}
-	q.Rule = fmt.Sprintf("%s; this one's answer, due then, waited %s ms more, and the probe's stalls explain %s ms of that (to within the threshold), so the process could not run for it: %s",
-		base, fmtMs(rest), fmtMs(ev.FloorStall), dec.Rule)
+	how := "to within the threshold"
+	if !explained {
+		how = "half of it or more"
+	}
+	q.Rule = fmt.Sprintf("%s; this one's answer, due then, waited %s ms more, and the probe's stalls explain %s ms of that (%s), so the process could not run for it: %s",
+		base, fmtMs(rest), fmtMs(ev.FloorStall), how, dec.Rule)
 }

@@ -57,7 +57,8 @@ func TestReweigh(t *testing.T) {
 }
 
 // TestRefloor: a network or mixed verdict whose wait past the trace's
-// network floor the probe's stalls explain (to within the threshold) is
+// network floor the probe's stalls explain (to within the threshold, or
+// half of it or more) is
 // split by the shares, floor to the network and the rest to a CPU cause;
 // anything else stands.
 func TestRefloor(t *testing.T) {
@@ -74,7 +75,8 @@ func TestRefloor(t *testing.T) {
 		want Verdict
 	}{
 		{"a stall ended 3 ms before the answer, past the floor: throttled", q(100*ms, 70*ms, Network, quota), Throttled},
-		{"the stalls leave 14 ms of the 74 past the floor: stands", q(100*ms, 60*ms, Network, quota), Network},
+		{"the stalls explain 60 of the 74 ms past the floor, the process could run for 40 of 100: mixed", q(100*ms, 60*ms, Network, quota), Mixed},
+		{"the stalls explain under half of the 74 past the floor: stands", q(100*ms, 36*ms, Network, quota), Network},
 		{"floor and rest each a third or more: mixed", q(70*ms, 40*ms, Network, quota), Mixed},
 		{"probe-mixed, the rest past the floor two thirds: throttled", q(100*ms, 70*ms, Mixed, quota), Throttled},
 		{"within the floor and the threshold: stands", q(34*ms, 8*ms, Network, quota), Network},

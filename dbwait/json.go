@@ -120,6 +120,10 @@ type JSONEvidence struct {
 	// (Evidence.FloorStall); left out when the statement did not wait past
 	// it plus the threshold.
 	FloorStallMs *float64 `json:"floor_stall_ms,omitempty"`
+	// DBHostWaitMs: how long the statement's backend waited on the database
+	// host's run queue outside its timer, at least (Evidence.DBHostWait);
+	// left out without a recording of the database host covering it.
+	DBHostWaitMs *float64 `json:"db_host_wait_ms,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.
 	BusyMs float64    `json:"every_p_busy_ms"`
 	Host   *JSONDelta `json:"host"`
@@ -159,6 +163,10 @@ func (r *Result) JSON() *JSONResult {
 		if q.Evidence.Probe {
 			late, tail, head := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail), units.Ms(q.Evidence.ProbeHead)
 			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs, jq.Evidence.ProbeHeadMs = &late, &tail, &head
+			if q.Evidence.DBHost {
+				dw := units.Ms(q.Evidence.DBHostWait)
+				jq.Evidence.DBHostWaitMs = &dw
+			}
 			if q.Evidence.FloorStall > 0 {
 				fs := units.Ms(q.Evidence.FloorStall)
 				jq.Evidence.FloorStallMs = &fs

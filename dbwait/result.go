@@ -66,6 +66,15 @@ type Evidence struct {
 	// database host's time after its timer stopped). The database logs
 	// its end to the millisecond, so each is known to about 1 ms.
 	BeforeDB, AfterDB time.Duration
+	// DBHostWait is, when DBHost is set, how long the statement's backend
+	// waited on its host's run queue outside the database's timer: the
+	// backend's run-queue wait over the span (to within the recording's
+	// period either side) minus the statement's own duration, which holds
+	// every wait inside the timer — a lower bound. DBHost is set when a
+	// recording of the database host (Analyzer.DBHost) covers the span
+	// and its backend.
+	DBHostWait time.Duration
+	DBHost     bool
 	// ProbeLate is how much of the outside time the agent's CPU-availability
 	// probe woke late (the process could not run); Probe tells whether the
 	// probe ran at all — without it ProbeLate says nothing.

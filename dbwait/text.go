@@ -155,6 +155,9 @@ func (e Evidence) String() string {
 			fmt.Fprintf(&b, ", stalls past the usual wait %s ms", ms(e.FloorStall))
 		}
 	}
+	if e.DBHost {
+		fmt.Fprintf(&b, ", database's backend on its run queue %s ms outside its timer", ms(e.DBHostWait))
+	}
 	if e.Host == nil {
 		b.WriteString("; no host samples")
 		return b.String()

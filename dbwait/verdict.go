@@ -14,6 +14,10 @@ const (
 	Paused
 	Runnable
 	Network
+	// DBCPU: the database backend waited on its own host's run queue for
+	// half the outside time, before its timer started or after it stopped
+	// (a recording of the database host's run-queue waits, package dbhost).
+	DBCPU
 	Mixed // a CPU cause and a wait outside the process each explain a third or more
 	Unknown
 	NumVerdicts
@@ -21,7 +25,7 @@ const (
 
 var verdictNames = [...]string{
 	Inside: "inside", Throttled: "throttled", Steal: "steal",
-	Paused: "paused", Runnable: "runnable", Network: "network", Mixed: "mixed", Unknown: "unknown",
+	Paused: "paused", Runnable: "runnable", Network: "network", DBCPU: "db-cpu", Mixed: "mixed", Unknown: "unknown",
 }
 
 // String returns the verdict's lower-case name.

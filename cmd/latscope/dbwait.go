@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/pglog"
 )
@@ -23,6 +24,7 @@ const dbwaitExamples = `
 examples:
   latscope dbwait --trace trace.out --pglog postgresql.json
   latscope dbwait --trace trace.out --pglog postgresql.json --samples host.txt --threshold 5ms
+  latscope dbwait --trace trace.out --pglog postgresql.json --dbhost dbhost.txt   (recorded by latscope dbhost)
   latscope dbwait --trace trace.out --mysql-csv history_long.csv --json
   latscope dbwait --trace trace.out --mysql-slowlog /var/log/mysql/slow.log
   latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
@@ -33,7 +35,7 @@ type dbwaitOptions struct {
 	trace            string
 	pglogs, mysqlCSV stringList
 	mysqlSlow        stringList
-	samples          string
+	samples, dbhost  string
 	json, all        bool
 	opts             dbwait.Options
 }
@@ -66,6 +68,7 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.Var(&o.mysqlCSV, "mysql-csv", "`FILE`: CSV or mysql --batch export of performance_schema.events_statements_history_long (repeatable)")
 	fs.Var(&o.mysqlSlow, "mysql-slowlog", "MySQL or MariaDB slow query `FILE` written with long_query_time=0 (repeatable)")
 	fs.StringVar(&o.samples, "samples", "", "host samples `FILE` (hostsig text lines), used instead of the trace's latscope.host logs")
+	fs.StringVar(&o.dbhost, "dbhost", "", "recording `FILE` of the database host's backends' run-queue waits (latscope dbhost), to name the database host's CPU")
 	fs.DurationVar(&o.opts.Threshold, "threshold", o.opts.Threshold, "difference (app − DB) above which time is outside the DB")
 	fs.DurationVar(&o.opts.MinPause, "min-pause", o.opts.MinPause, "shortest stretch without trace events taken as a paused process")
 	fs.DurationVar(&o.opts.PGClockOffset, "pg-clock-offset", 0, "how far the database host's clock is ahead of the traced host's")
@@ -103,6 +106,18 @@ func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error
 	if o.samples != "" {
 		if err := feedFile(o.samples, func(f *os.File) error { return dbwait.ReadSamples(o.samples, f, a.Sample) }); err != nil {
 			return nil, fmt.Errorf("--samples: %w", err)
+		}
+	}
+	if o.dbhost != "" {
+		if err := feedFile(o.dbhost, func(f *os.File) error {
+			w, err := dbhost.Read(o.dbhost, f)
+			if err != nil {
+				return err
+			}
+			a.DBHost(w)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("--dbhost: %w", err)
 		}
 	}
 	for _, name := range o.pglogs {

@@ -113,6 +113,8 @@ func TestDBWaitErrors(t *testing.T) {
 		{"no match", []string{"--trace", tr, "--pglog", otherLog}, "no statement matched: none of the"},
 		{"clock", []string{"--trace", tr, "--pglog", skewed}, "clock mismatch: "},
 		{"bad samples", []string{"--trace", tr, "--pglog", pg, "--samples", pg}, "--samples: " + pg + ": line 1"},
+		{"bad dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg}, "--dbhost: " + pg + ":1: "},
+		{"missing dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg + ".nope"}, "--dbhost: open "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := runCLI(t, append([]string{"dbwait"}, tc.args...)...)

@@ -39,6 +39,10 @@ type Condition struct {
 	Fault   Fault
 	// Quota is the CFS quota of the service's cgroup in CPUs; 0 = none.
 	Quota float64
+	// DBQuota is the CFS quota of the database's cgroup in CPUs, with a
+	// backend of the lab's spinning in it for the whole window, so that
+	// the lookups' backends wait for the cgroup's quota; 0 = none.
+	DBQuota float64
 	// CPUWork is the CPU each lookup request computes while its statement
 	// is in flight (on HeavyFanout goroutines).
 	CPUWork time.Duration

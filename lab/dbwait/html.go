@@ -25,6 +25,7 @@ var verdictColors = [dbwait.NumVerdicts]string{
 	dbwait.Paused:    "#7152c2",
 	dbwait.Runnable:  htmlreport.KindColor("runnable"),
 	dbwait.Network:   htmlreport.KindColor("network"),
+	dbwait.DBCPU:     "#8c564b",
 	dbwait.Mixed:     "#b8860b",
 	dbwait.Unknown:   htmlreport.KindColor("unknown"),
 }

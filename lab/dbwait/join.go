@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 
 	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/pglog"
@@ -18,8 +20,11 @@ import (
 // names are for errors), and returns dbwait's result together with the host samples
 // the trace carries: those of the process dbwait classified with, in time
 // order, for the report's throttling and pressure tracks.
-func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader) (*dbwait.Result, []hostsig.Sample, error) {
+func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader, dbh *dbhost.Waits) (*dbwait.Result, []hostsig.Sample, error) {
 	a := dbwait.New(dbwait.Options{})
+	if dbh != nil {
+		a.DBHost(dbh)
+	}
 	var samples hostLogs
 	if _, err := analysis.Run(context.Background(), traceName, trace, analysis.Options{}, analysis.Use(a), analysis.Use(&samples)); err != nil {
 		return nil, nil, err
@@ -32,6 +37,16 @@ func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader)
 		return nil, nil, fmt.Errorf("%s: %w", traceName, err)
 	}
 	return res, oneProcess(samples), nil
+}
+
+// readDBHost reads the database host's recording of a run.
+func readDBHost(name string) (*dbhost.Waits, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return dbhost.Read(name, f)
 }
 
 // hostLogs collects the host samples a trace carries (the bad ones are

@@ -46,6 +46,7 @@ type RunResult struct {
 	Run         string            `json:"run"`
 	Trace       string            `json:"trace"`
 	PGLog       string            `json:"postgresql_log"`
+	DBHost      string            `json:"dbhost"`
 	WindowMs    float64           `json:"window_ms"`
 	CPUMs       float64           `json:"process_cpu_ms"`
 	PausedMs    float64           `json:"paused_ms,omitempty"`

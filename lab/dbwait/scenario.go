@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/latscope/latscope/internal/opterr"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/dbwait"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/lab"
@@ -193,6 +195,18 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	if err := r.cg.Add(p.PID); err != nil {
 		return nil, err
 	}
+	var dbOn time.Time
+	stopDB := func() error { return nil }
+	if c.DBQuota > 0 {
+		dbOn = time.Now()
+		stop, err := r.dbQuota(ctx, c.DBQuota)
+		if err != nil {
+			return nil, err
+		}
+		var once sync.Once
+		stopDB = func() (err error) { once.Do(func() { err = stop() }); return err }
+		defer stopDB()
+	}
 	lab.Sleep(ctx, settle)
 	rr, err := r.window(ctx, c, name, p)
 	if err != nil {
@@ -204,13 +218,45 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	if c.Delay > 0 {
 		rr.addFault(fmt.Sprintf("proxy +%v", c.Delay), proxyOn, time.Now())
 	}
+	if c.DBQuota > 0 {
+		rr.addFault(fmt.Sprintf("database CFS quota %g CPU", c.DBQuota), dbOn, time.Now())
+	}
 	if err := p.Stop(); err != nil {
 		return nil, err
 	}
 	if err := r.cg.SetQuota(0, 0); err != nil {
 		return nil, err
 	}
+	if err := stopDB(); err != nil {
+		return nil, err
+	}
 	return rr, r.analyse(ctx, rr)
+}
+
+// dbQuota sets the database cgroup's CFS quota to cpus and starts a
+// backend spinning in it (a PL/pgSQL loop on a connection of its own);
+// stop cancels the loop and lifts the quota.
+func (r *runner) dbQuota(ctx context.Context, cpus float64) (stop func() error, err error) {
+	conn, err := pgx.Connect(ctx, r.cluster.URL())
+	if err != nil {
+		return nil, fmt.Errorf("database quota: spinning session: %w", err)
+	}
+	if err := r.elsewhere.SetQuota(cpus, 0); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	spinCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conn.Exec(spinCtx, "DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$") // until canceled
+	}()
+	return func() error {
+		cancel()
+		<-done
+		conn.Close(context.Background())
+		return r.elsewhere.SetQuota(0, 0)
+	}, nil
 }
 
 // proxy starts `latscope proxy` delaying the database's answers by delay,
@@ -245,6 +291,10 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 		done <- captured{w, err}
 	}()
 	rr := &RunResult{Run: name}
+	stopRec, err := r.recordDBHost(ctx, name, rr)
+	if err != nil {
+		return nil, err
+	}
 	var ferr error
 	if c.Fault != NoFault {
 		lab.Sleep(ctx, FaultAt)
@@ -266,12 +316,35 @@ func (r *runner) window(ctx context.Context, c Condition, name string, p *lab.Pr
 		}
 	}
 	cw := <-done
-	if err := errors.Join(cw.err, ferr); err != nil {
+	if err := errors.Join(cw.err, ferr, stopRec()); err != nil {
 		return nil, err
 	}
 	rr.Trace, rr.CPUMs, rr.WindowMs = relTo(r.env.Out, cw.w.Trace), units.Ms(cw.w.CPU), units.Ms(cw.w.End.Sub(cw.w.Start))
 	rr.trace = cw.w.Trace
 	return rr, nil
+}
+
+// recordDBHost records the database backends' run-queue waits (package
+// dbhost) into <run>.dbhost.txt beside the trace, from now until the
+// function it returns is called, as `latscope dbhost` would on the
+// database's host; `latscope dbwait --dbhost` reads the file.
+func (r *runner) recordDBHost(ctx context.Context, name string, rr *RunResult) (stop func() error, err error) {
+	pid, err := r.cluster.PID()
+	if err != nil {
+		return nil, fmt.Errorf("dbhost recording: %w", err)
+	}
+	rr.DBHost = name + ".dbhost.txt"
+	f, err := os.Create(filepath.Join(r.env.Out, rr.DBHost))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- dbhost.Recorder{Parent: pid}.Run(ctx, f) }()
+	return func() error {
+		cancel()
+		return errors.Join(<-done, f.Close())
+	}, nil
 }
 
 // relTo names file relative to dir when it lies inside it.
@@ -299,7 +372,11 @@ func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 		return err
 	}
 	defer f.Close()
-	res, samples, err := joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg))
+	dbh, err := readDBHost(filepath.Join(r.env.Out, rr.DBHost))
+	if err != nil {
+		return err
+	}
+	res, samples, err := joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg), dbh)
 	if err != nil {
 		return err
 	}

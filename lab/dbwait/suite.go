@@ -34,6 +34,7 @@ var FaultConditions = []Condition{
 	{Name: "quota", Summary: "CFS quota 0.2 CPU, CPU-heavy lookups", Quota: QuotaCPUs, CPUWork: HeavyWork, MinWindow: quotaWindow},
 	{Name: "proxy-15ms", Summary: "every response delayed 15 ms", Delay: 15 * time.Millisecond},
 	{Name: "proxy-40ms", Summary: "every response delayed 40 ms", Delay: 40 * time.Millisecond},
+	{Name: "db-quota", Summary: "CFS quota 0.2 CPU on the database, one backend spinning in it", DBQuota: QuotaCPUs, MinWindow: quotaWindow},
 	{Name: "quota+proxy-30ms", Summary: "CFS quota 0.2 CPU, CPU-heavy lookups, every response delayed 30 ms", Quota: QuotaCPUs, CPUWork: HeavyWork, Delay: 30 * time.Millisecond, MinWindow: quotaWindow},
 }
 
@@ -84,7 +85,9 @@ type truth struct {
 
 // wrongOutside are the verdicts that would send a user after a cause that
 // was not there, for a statement no fault affected: runnable (the CPU was
-// busy) and unknown (no answer) are not wrong.
+// busy), db-cpu (the database's backend waited on its run queue, as the
+// kernel counted it, on a host the lab shares with the service and, when
+// loaded, the burners) and unknown (no answer) are not wrong.
 var wrongOutside = []dbwait.Verdict{dbwait.Throttled, dbwait.Steal, dbwait.Paused, dbwait.Network, dbwait.Mixed}
 
 // truthOf decides, from the condition and the fault spans the lab
@@ -92,8 +95,10 @@ var wrongOutside = []dbwait.Verdict{dbwait.Throttled, dbwait.Steal, dbwait.Pause
 //
 // Under the quota a statement's answer may also wait for the lookups' own
 // CPU work or, on a busy host, for other programs: the lab cannot tell
-// which of those CPU causes slowed it, so either CPU verdict (throttled,
-// runnable) is right there; the confusion matrix shows the split.
+// which of those CPU causes slowed it, so any CPU verdict (throttled,
+// runnable, or db-cpu: the database runs on the lab's host and its
+// backends wait for the same two CPUs) is right there; the confusion
+// matrix shows the split.
 func truthOf(c Condition, rr *RunResult, q dbwait.Query, threshold time.Duration) (truth, string) {
 	ms := func(t tracein.Time) float64 { return units.Ms(t.Sub(rr.res.TraceStart)) }
 	from, to := ms(q.Start), ms(q.End)
@@ -122,9 +127,15 @@ func truthOf(c Condition, rr *RunResult, q dbwait.Query, threshold time.Duration
 		return truth{label: "unaffected"}, rule
 	case c.Delay > 0:
 		return delayTruth(c, q.Outside, threshold)
+	case c.DBQuota > 0:
+		rule := fmt.Sprintf("difference over %v: db-cpu (the lookup's backend waited for the database cgroup's quota before or after its timer); the rest excluded (not slowed outside the database)", threshold)
+		if q.Outside > threshold {
+			return truth{affected: true, want: []dbwait.Verdict{dbwait.DBCPU}, label: "db-cpu"}, rule
+		}
+		return truth{excluded: true}, rule
 	case c.Quota > 0:
-		rule := fmt.Sprintf("difference over %v: a CPU cause, throttled or runnable (the lookups' own CPU work, other programs); the rest excluded (under the quota, not slowed)", threshold)
-		want := []dbwait.Verdict{dbwait.Throttled, dbwait.Runnable}
+		rule := fmt.Sprintf("difference over %v: a CPU cause, throttled, runnable or db-cpu (the lookups' own CPU work, other programs, on the host the database shares); the rest excluded (under the quota, not slowed)", threshold)
+		want := []dbwait.Verdict{dbwait.Throttled, dbwait.Runnable, dbwait.DBCPU}
 		if q.Outside > threshold {
 			return truth{affected: true, want: want, label: "throttled"}, rule
 		}
@@ -156,7 +167,7 @@ func delayTruth(c Condition, outside, threshold time.Duration) (truth, string) {
 		want = append(want, dbwait.Mixed)
 	}
 	if 2*(outside-c.Delay) >= outside {
-		want = append(want, dbwait.Runnable)
+		want = append(want, dbwait.Runnable, dbwait.DBCPU)
 		if c.Quota > 0 {
 			want = append(want, dbwait.Throttled)
 		}
@@ -304,7 +315,11 @@ func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
 	}
 	fmt.Fprintf(&b, "Every statement of every condition scored against the faults the lab injected, on %s. "+
 		"Truth comes from the lab's own records (when it sent SIGSTOP and SIGCONT, the lock, the proxy's delay, the quota), never from dbwait.\n\n", host)
-	b.WriteString("| condition | truth | statements | inside | throttled | steal | paused | runnable | network | mixed | unknown |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| condition | truth | statements |")
+	for v := range dbwait.NumVerdicts {
+		b.WriteString(" " + v.String() + " |")
+	}
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", int(dbwait.NumVerdicts)) + "\n")
 	for _, s := range res.Scores {
 		keys := make([]string, 0, len(s.Matrix))
 		for k := range s.Matrix {

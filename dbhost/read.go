@@ -1,0 +1,122 @@
+package dbhost
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// point is a backend's run-queue wait counter as sampled at a time.
+type point struct {
+	at   int64 // Unix ns
+	wait time.Duration
+}
+
+// Waits is a recording: per backend, its counter over time, and the span
+// of time the recorder ran.
+type Waits struct {
+	// Period is the recorder's sampling period.
+	Period time.Duration
+	// From and To are the first and last lines' times: the recording
+	// covers them.
+	From, To time.Time
+	byPID    map[int][]point
+}
+
+// Backends is the number of backends recorded.
+func (w *Waits) Backends() int { return len(w.byPID) }
+
+// Read parses a recording; name is for errors ("FILE:LINE: …").
+func Read(name string, r io.Reader) (*Waits, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 4096)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return nil, fmt.Errorf("%s: empty: not a latscope dbhost recording", name)
+	}
+	w := &Waits{byPID: map[int][]point{}}
+	head := sc.Text()
+	rest, ok := strings.CutPrefix(head, Header+" period_ns=")
+	if !ok {
+		return nil, fmt.Errorf("%s:1: %q is not a latscope dbhost recording's first line (%q)", name, clip(head), Header+" period_ns=N")
+	}
+	p, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || p <= 0 {
+		return nil, fmt.Errorf("%s:1: period_ns %q: want a positive number of nanoseconds", name, clip(rest))
+	}
+	w.Period = time.Duration(p)
+	var first, last int64
+	for line := 2; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			return nil, fmt.Errorf("%s:%d: %d fields, want 3 (UNIX_NS PID RUN_DELAY_NS)", name, line, len(f))
+		}
+		var v [3]int64
+		for i := range v {
+			if v[i], err = strconv.ParseInt(f[i], 10, 64); err != nil || v[i] < 0 {
+				return nil, fmt.Errorf("%s:%d: field %d %q: want a non-negative integer", name, line, i+1, clip(f[i]))
+			}
+		}
+		if v[0] < last {
+			return nil, fmt.Errorf("%s:%d: time %d is before the line above's %d (the lines are in time order)", name, line, v[0], last)
+		}
+		if first == 0 {
+			first = v[0]
+		}
+		last = v[0]
+		if pid := int(v[1]); pid != 0 {
+			w.byPID[pid] = append(w.byPID[pid], point{v[0], time.Duration(v[2])})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if first == 0 {
+		return nil, fmt.Errorf("%s: no samples after the first line", name)
+	}
+	w.From, w.To = time.Unix(0, first), time.Unix(0, last)
+	return w, nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// In returns how long backend pid waited on the run queue in the window
+// [from, to], to within one period on either side: the increase of its
+// counter between its value at from and its value one period after to
+// (a wait ending at to is written at the next sample). ok is false when
+// the recording does not cover the window or had not yet seen pid at
+// from.
+func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
+	pts := w.byPID[pid]
+	end := to.Add(w.Period)
+	if len(pts) == 0 || from.Before(w.From) || end.After(w.To) || to.Before(from) {
+		return 0, false
+	}
+	a, okA := valueAt(pts, from.UnixNano())
+	b, _ := valueAt(pts, end.UnixNano())
+	if !okA {
+		return 0, false
+	}
+	return max(b-a, 0), true
+}
+
+// valueAt is the counter's last sampled value at or before t.
+func valueAt(pts []point, t int64) (time.Duration, bool) {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].at > t }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	return pts[i].wait, true
+}

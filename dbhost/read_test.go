@@ -1,0 +1,81 @@
+package dbhost
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReadErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "f: empty"},
+		{"hello\n", "f:1: \"hello\" is not a latscope dbhost recording"},
+		{Header + " period_ns=0\n", "f:1: period_ns \"0\""},
+		{Header + " period_ns=10\n", "f: no samples"},
+		{Header + " period_ns=10\n1 2\n", "f:2: 2 fields"},
+		{Header + " period_ns=10\n1 2 -3\n", "f:2: field 3 \"-3\""},
+		{Header + " period_ns=10\n5 0 0\n4 0 0\n", "f:3: time 4 is before"},
+		{Header + " period_ns=10\n" + strings.Repeat("9", 5000) + "\n", "f: bufio.Scanner: token too long"},
+	} {
+		_, err := Read("f", strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Read(%.30q) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestIn(t *testing.T) {
+	ms := int64(time.Millisecond)
+	rec := Header + " period_ns=10000000\n" +
+		"1000000000 0 0\n" +
+		"1000000000 7 100\n" +
+		"1030000000 7 5000100\n" + // 5 ms waited in (1.020, 1.030]
+		"1090000000 7 25000100\n" + // 20 ms in (1.080, 1.090]
+		"2000000000 0 0\n"
+	w, err := Read("f", strings.NewReader(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(n int64) time.Time { return time.Unix(0, n*ms) }
+	for _, c := range []struct {
+		pid      int
+		from, to int64 // ms
+		want     time.Duration
+		ok       bool
+	}{
+		{7, 1000, 1025, 5 * time.Millisecond, true},  // the sample after to counts
+		{7, 1030, 1070, 0, true},                     // nothing moved
+		{7, 1030, 1085, 20 * time.Millisecond, true}, // a wait ending in the window
+		{7, 1000, 1990, 25 * time.Millisecond, true},
+		{7, 999, 1010, 0, false},  // before the recording
+		{7, 1500, 1990, 0, true},  // covered to the end
+		{7, 1500, 1999, 0, false}, // to + period past the end
+		{8, 1000, 1010, 0, false}, // never seen
+	} {
+		got, ok := w.In(c.pid, at(c.from), at(c.to))
+		if got != c.want || ok != c.ok {
+			t.Errorf("In(%d, %d, %d) = %v, %v; want %v, %v", c.pid, c.from, c.to, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add(Header + " period_ns=10000000\n1000 0 0\n1000 7 100\n2000 7 300\n")
+	f.Add(Header + " period_ns=1\n")
+	f.Add("latscope-dbhost 2 period_ns=5\n1 1 1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		w, err := Read("f", strings.NewReader(in))
+		if err != nil {
+			if w != nil || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q with a result or on several lines", err)
+			}
+			return
+		}
+		if w.From.After(w.To) || w.Period <= 0 {
+			t.Fatalf("recording %v–%v, period %v", w.From, w.To, w.Period)
+		}
+		for pid := range w.byPID {
+			w.In(pid, w.From, w.To)
+		}
+	})
+}

@@ -1,0 +1,212 @@
+package dbhost
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+)
+
+// DefaultPeriod is the recorder's sampling period: a statement's wait is
+// placed to within one period on either side.
+const DefaultPeriod = 10 * time.Millisecond
+
+// heartbeat is how often the recorder writes a PID-0 line.
+const heartbeat = time.Second
+
+// rescan is how often the recorder lists the postmaster's children again
+// (new connections).
+const rescan = 100 * time.Millisecond
+
+// Header is the first line's magic and version.
+const Header = "latscope-dbhost 1"
+
+// Recorder samples the run-queue wait of a process's children.
+type Recorder struct {
+	// Parent is the PID whose children are sampled (PostgreSQL's
+	// postmaster: every backend is its child).
+	Parent int
+	// Period is the sampling period (0: DefaultPeriod).
+	Period time.Duration
+	// Proc is the proc file system's root ("": /proc).
+	Proc string
+}
+
+// PostmasterPID reads the postmaster's PID from DATADIR/postmaster.pid.
+func PostmasterPID(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("the PostgreSQL data directory's postmaster.pid (is the server running?): %w", err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s: first line %q is not a PID", filepath.Join(dataDir, "postmaster.pid"), first)
+	}
+	return pid, nil
+}
+
+// Run samples until ctx ends or the parent exits, writing to w. It
+// returns nil when ctx ended or the parent exited after the first sample.
+func (r Recorder) Run(ctx context.Context, w io.Writer) error {
+	s, err := r.start(w)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	tick := time.NewTicker(s.period)
+	defer tick.Stop()
+	for {
+		if err := s.pass(time.Now()); err != nil {
+			if gone(err) {
+				return s.bw.Flush()
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(s.bw, "%d 0 0\n", time.Now().UnixNano())
+			return s.bw.Flush()
+		case <-tick.C:
+		}
+	}
+}
+
+// sampler is a running recording.
+type sampler struct {
+	r                  Recorder
+	proc               string
+	period             time.Duration
+	bw                 *bufio.Writer
+	kids               []int
+	last               map[int]time.Duration
+	files              map[int]*os.File // each child's schedstat, kept open
+	buf                [128]byte
+	lastScan, lastBeat time.Time
+}
+
+// start checks the parent and writes the header.
+func (r Recorder) start(w io.Writer) (*sampler, error) {
+	s := &sampler{r: r, proc: cmp.Or(r.Proc, "/proc"), period: r.Period, bw: bufio.NewWriter(w), last: map[int]time.Duration{}, files: map[int]*os.File{}}
+	if s.period <= 0 {
+		s.period = DefaultPeriod
+	}
+	var err error
+	if s.kids, err = children(s.proc, r.Parent); err != nil {
+		return nil, err
+	}
+	s.lastScan = time.Now()
+	fmt.Fprintf(s.bw, "%s period_ns=%d\n", Header, s.period.Nanoseconds())
+	return s, nil
+}
+
+// pass takes one sample of every child at now, listing the children
+// again every rescan and writing a heartbeat every second.
+func (s *sampler) pass(now time.Time) error {
+	if now.Sub(s.lastScan) >= rescan {
+		kids, err := children(s.proc, s.r.Parent)
+		if err != nil {
+			return err
+		}
+		s.kids, s.lastScan = kids, now
+	}
+	seen := make(map[int]bool, len(s.kids))
+	for _, pid := range s.kids {
+		wait, err := s.runDelay(pid)
+		if err != nil {
+			continue // exited since the listing
+		}
+		seen[pid] = true
+		if prev, ok := s.last[pid]; !ok || wait != prev {
+			fmt.Fprintf(s.bw, "%d %d %d\n", now.UnixNano(), pid, wait.Nanoseconds())
+			s.last[pid] = wait
+		}
+	}
+	for pid := range s.last {
+		if !seen[pid] {
+			delete(s.last, pid)
+		}
+	}
+	for pid, f := range s.files {
+		if !seen[pid] {
+			f.Close()
+			delete(s.files, pid)
+		}
+	}
+	if now.Sub(s.lastBeat) >= heartbeat {
+		fmt.Fprintf(s.bw, "%d 0 0\n", now.UnixNano())
+		s.lastBeat = now
+		return s.bw.Flush()
+	}
+	return nil
+}
+
+// children lists the children of pid, forked by any of its threads.
+func children(proc string, pid int) ([]int, error) {
+	dir := filepath.Join(proc, strconv.Itoa(pid), "task")
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("children of PID %d: %w", pid, err)
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		if err != nil {
+			continue // the thread exited since the listing
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runDelay reads a single-threaded process's run-queue wait, keeping its
+// schedstat file open and reading it again from the start each time (one
+// system call a sample, not three).
+func (s *sampler) runDelay(pid int) (time.Duration, error) {
+	f, ok := s.files[pid]
+	if !ok {
+		var err error
+		if f, err = os.Open(filepath.Join(s.proc, strconv.Itoa(pid), "schedstat")); err != nil {
+			return 0, err
+		}
+		s.files[pid] = f
+	}
+	n, err := f.ReadAt(s.buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		f.Close()
+		delete(s.files, pid)
+		return 0, err
+	}
+	st, err := hostsig.ParseSchedstat(s.buf[:n])
+	if err != nil {
+		return 0, err
+	}
+	return st.Wait, nil
+}
+
+// close closes the files the sampler holds.
+func (s *sampler) close() {
+	for _, f := range s.files {
+		f.Close()
+	}
+}
+
+// gone tells whether err means the process has exited.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}

@@ -1,0 +1,170 @@
+package dbhost
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/hostsig"
+)
+
+// syncBuffer is a bytes.Buffer safe for the recorder's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// TestRecorderSpinners records two processes that spin on the same CPU
+// and one that sleeps, all children of the test. A spinner is runnable
+// all the time, so over any window its run-queue wait is the window minus
+// its time on the CPU (the kernel's own run counter, read apart); two
+// spinners sharing one CPU each wait about half of it. The sleeper never
+// waits for long.
+func TestRecorderSpinners(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skipf("SKIP: no /proc/PID/schedstat on this kernel (CONFIG_SCHEDSTATS): %v", err)
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("SKIP: taskset (util-linux) is not installed; the recorder test pins two spinners to one CPU with it")
+	}
+	var spin []*exec.Cmd
+	for range 2 {
+		c := exec.Command(taskset, "-c", "0", "sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		spin = append(spin, c)
+	}
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range append(spin, sleeper) {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Recorder{Parent: os.Getpid()}.Run(ctx, &out) }()
+	time.Sleep(300 * time.Millisecond)
+	from, run0 := time.Now(), cpuRun(t, spin[0].Process.Pid)
+	time.Sleep(time.Second)
+	to, run1 := time.Now(), cpuRun(t, spin[0].Process.Pid)
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w, err := Read("rec", bytes.NewReader(out.b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Backends() < 3 {
+		t.Fatalf("%d processes recorded, want at least the 3 children", w.Backends())
+	}
+	wait, ok := w.In(spin[0].Process.Pid, from, to)
+	if !ok {
+		t.Fatalf("window %v–%v not covered (recording %v–%v)", from, to, w.From, w.To)
+	}
+	want := to.Sub(from) - (run1 - run0)
+	// The window's ends are placed to a period each, and the run counter
+	// is read a few microseconds off them.
+	if tol := 2*w.Period + 5*time.Millisecond; wait < want-tol || wait > want+tol {
+		t.Errorf("spinner waited %v in the window by the recording, want %v ± %v (window %v, ran %v)", wait, want, tol, to.Sub(from), run1-run0)
+	}
+	if wait < 300*time.Millisecond {
+		t.Errorf("spinner sharing a CPU waited only %v of %v", wait, to.Sub(from))
+	}
+	if sw, ok := w.In(sleeper.Process.Pid, from, to); !ok || sw > 20*time.Millisecond {
+		t.Errorf("sleeper waited %v (covered %v), want about 0", sw, ok)
+	}
+	if _, ok := w.In(spin[0].Process.Pid, from.Add(-time.Hour), to); ok {
+		t.Error("a window before the recording is covered")
+	}
+}
+
+// cpuRun reads pid's time on a CPU.
+func cpuRun(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := hostsig.ParseSchedstat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Run
+}
+
+func TestPostmasterPID(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "postmaster.pid") {
+		t.Errorf("no file: %v", err)
+	}
+	os.WriteFile(dir+"/postmaster.pid", []byte("4242\n/var/lib/pg\n"), 0o644)
+	if pid, err := PostmasterPID(dir); err != nil || pid != 4242 {
+		t.Errorf("PostmasterPID = %d, %v", pid, err)
+	}
+	os.WriteFile(dir+"/postmaster.pid", []byte("x\n"), 0o644)
+	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "not a PID") {
+		t.Errorf("bad file: %v", err)
+	}
+}
+
+func TestRecorderNoParent(t *testing.T) {
+	err := Recorder{Parent: 1 << 30}.Run(context.Background(), &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "children of PID") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// BenchmarkPass measures one sampling pass over 20 idle children (a
+// PostgreSQL with 20 connections). At the default period a pass runs
+// 100 times a second: ns/op × 100 / 1e9 is the share of one core the
+// recorder takes; it reports that as core-%.
+func BenchmarkPass(b *testing.B) {
+	var kids []*exec.Cmd
+	for range 20 {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		kids = append(kids, c)
+	}
+	defer func() {
+		for _, c := range kids {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	s, err := Recorder{Parent: os.Getpid()}.start(io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		now = now.Add(DefaultPeriod)
+		if err := s.pass(now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*float64(time.Second/DefaultPeriod)/1e9*100, "core-%")
+}
