@@ -19,6 +19,10 @@
 //
 // after a first line "latscope-dbhost 1 period_ns=N". A backend's first
 // line is written when it is first seen, later ones only when its
-// counter moved; PID 0 is the recorder's heartbeat, written every second,
-// so that a reader knows which times the recording covers.
+// counter moved. PID 0 is the recorder's own: a heartbeat every second
+// (third field 0), so that a reader knows which times the recording
+// covers, and a line at every pass that came more than 1.5 periods after
+// the previous one (third field: that gap in ns), so that a reader knows
+// the counters written then moved at any time in the gap — the recorder
+// itself may wait for a CPU on a busy host.
 package dbhost

@@ -25,6 +25,9 @@ type Waits struct {
 	// covers them.
 	From, To time.Time
 	byPID    map[int][]point
+	// late are the passes that came more than 1.5 periods after the
+	// previous one, with that gap (PID-0 lines with a gap).
+	late []point
 }
 
 // Backends is the number of backends recorded.
@@ -70,8 +73,11 @@ func Read(name string, r io.Reader) (*Waits, error) {
 			first = v[0]
 		}
 		last = v[0]
-		if pid := int(v[1]); pid != 0 {
+		switch pid := int(v[1]); {
+		case pid != 0:
 			w.byPID[pid] = append(w.byPID[pid], point{v[0], time.Duration(v[2])})
+		case v[2] > 0:
+			w.late = append(w.late, point{v[0], time.Duration(v[2])})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -94,13 +100,13 @@ func clip(s string) string {
 
 // In returns how long backend pid waited on the run queue in the window
 // [from, to], to within one period on either side: the increase of its
-// counter between its value at from and its value one period after to
-// (a wait ending at to is written at the next sample). ok is false when
-// the recording does not cover the window or had not yet seen pid at
-// from.
+// counter between its value at from and its value at the recorder's
+// first pass after to (a wait ending at to is written then): one period
+// after to, or later when that pass was late. ok is false when the
+// recording does not cover the window or had not yet seen pid at from.
 func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
 	pts := w.byPID[pid]
-	end := to.Add(w.Period)
+	end := w.nextPass(to)
 	if len(pts) == 0 || from.Before(w.From) || end.After(w.To) || to.Before(from) {
 		return 0, false
 	}
@@ -110,6 +116,17 @@ func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
 		return 0, false
 	}
 	return max(b-a, 0), true
+}
+
+// nextPass is when the recorder's first pass after t was: one period
+// after t, unless a late pass came after a gap that began at or before t.
+func (w *Waits) nextPass(t time.Time) time.Time {
+	ns := t.UnixNano()
+	i := sort.Search(len(w.late), func(i int) bool { return w.late[i].at > ns })
+	if i < len(w.late) && w.late[i].at-int64(w.late[i].wait) <= ns {
+		return time.Unix(0, w.late[i].at)
+	}
+	return t.Add(w.Period)
 }
 
 // valueAt is the counter's last sampled value at or before t.

@@ -31,6 +31,9 @@ func TestIn(t *testing.T) {
 		"1000000000 7 100\n" +
 		"1030000000 7 5000100\n" + // 5 ms waited in (1.020, 1.030]
 		"1090000000 7 25000100\n" + // 20 ms in (1.080, 1.090]
+		"1500000000 7 25000100\n" +
+		"1600000000 7 95000100\n" + // 70 ms written by a pass 90 ms late
+		"1600000000 0 90000000\n" +
 		"2000000000 0 0\n"
 	w, err := Read("f", strings.NewReader(rec))
 	if err != nil {
@@ -46,11 +49,13 @@ func TestIn(t *testing.T) {
 		{7, 1000, 1025, 5 * time.Millisecond, true},  // the sample after to counts
 		{7, 1030, 1070, 0, true},                     // nothing moved
 		{7, 1030, 1085, 20 * time.Millisecond, true}, // a wait ending in the window
-		{7, 1000, 1990, 25 * time.Millisecond, true},
-		{7, 999, 1010, 0, false},  // before the recording
-		{7, 1500, 1990, 0, true},  // covered to the end
-		{7, 1500, 1999, 0, false}, // to + period past the end
-		{8, 1000, 1010, 0, false}, // never seen
+		{7, 1000, 1990, 95 * time.Millisecond, true},
+		{7, 1520, 1560, 70 * time.Millisecond, true}, // the late pass after to counts
+		{7, 1500, 1505, 0, true},                     // a gap beginning after to does not
+		{7, 999, 1010, 0, false},                     // before the recording
+		{7, 1610, 1990, 0, true},                     // covered to the end
+		{7, 1500, 1999, 0, false},                    // to + period past the end
+		{8, 1000, 1010, 0, false},                    // never seen
 	} {
 		got, ok := w.In(c.pid, at(c.from), at(c.to))
 		if got != c.want || ok != c.ok {

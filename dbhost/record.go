@@ -94,6 +94,7 @@ type sampler struct {
 	files              map[int]*os.File // each child's schedstat, kept open
 	buf                [128]byte
 	lastScan, lastBeat time.Time
+	lastPass           time.Time
 }
 
 // start checks the parent and writes the header.
@@ -144,6 +145,12 @@ func (s *sampler) pass(now time.Time) error {
 			delete(s.files, pid)
 		}
 	}
+	if gap := now.Sub(s.lastPass); !s.lastPass.IsZero() && 2*gap > 3*s.period {
+		// a late pass: the counters moved since the previous one, which a
+		// reader must not take for the period before this one
+		fmt.Fprintf(s.bw, "%d 0 %d\n", now.UnixNano(), gap.Nanoseconds())
+	}
+	s.lastPass = now
 	if now.Sub(s.lastBeat) >= heartbeat {
 		fmt.Fprintf(s.bw, "%d 0 0\n", now.UnixNano())
 		s.lastBeat = now
