@@ -8,24 +8,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
 )
-
-// syncBuffer is a bytes.Buffer safe for the recorder's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
 
 // TestRecorderSpinners records two processes that spin on the same CPU
 // and one that sleeps, all children of the test. A spinner is runnable
@@ -59,7 +46,7 @@ func TestRecorderSpinners(t *testing.T) {
 			c.Wait()
 		}
 	}()
-	var out syncBuffer
+	var out bytes.Buffer // read once Run has returned
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Recorder{Parent: os.Getpid()}.Run(ctx, &out) }()
@@ -72,7 +59,7 @@ func TestRecorderSpinners(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	w, err := Read("rec", bytes.NewReader(out.b.Bytes()))
+	w, err := Read("rec", bytes.NewReader(out.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
