@@ -86,10 +86,14 @@ func compareSources(t *testing.T, path string, o jfr.PrintOptions) (int, map[str
 		t.Fatal(err)
 	}
 	types := map[string]int{}
-	i, bad := 0, 0
+	i, bad, older := 0, 0, 0
 	err := jfr.Print(context.Background(), path, o, func(ev *jfr.Event) error {
 		types[ev.Type]++
 		if i < len(bin) {
+			if olderStack(&bin[i], ev) {
+				older++ // compared without the stack below
+				bin[i].Stack = ev.Stack
+			}
 			if diff := eventDiff(&bin[i], ev); diff != "" && bad < 5 {
 				bad++
 				t.Errorf("event %d (%s at %v): binary reader differs from jfr print: %s", i, ev.Type, ev.Start, diff)
@@ -104,7 +108,24 @@ func compareSources(t *testing.T, path string, o jfr.PrintOptions) (int, map[str
 	if i != len(bin) {
 		t.Errorf("binary reader: %d events, jfr print: %d", len(bin), i)
 	}
+	if older > 0 {
+		t.Logf("%s: %d event(s) with a stack trace the binary reader found in the chunk before, which jfr print leaves empty", path, older)
+	}
 	return i, types
+}
+
+// olderStack tells whether a differs from b only in having a stack trace
+// where b has none: an event written at a chunk's rotation that refers to
+// a stack trace of the chunk before, which the binary reader resolves
+// there and jfr print (JDK 17) leaves empty. Whether it happens depends on
+// where the rotation falls.
+func olderStack(a, b *jfr.Event) bool {
+	if len(a.Stack) == 0 || len(b.Stack) != 0 {
+		return false
+	}
+	x := *a
+	x.Stack = b.Stack
+	return eventDiff(&x, b) == ""
 }
 
 // eventDiff describes how a differs from b; "" if they are equal (times
