@@ -86,6 +86,8 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 		return nil, errors.New("flag --trace is required")
 	case len(o.pglogs) == 0 && len(o.mysqlCSV) == 0 && len(o.mysqlSlow) == 0:
 		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog), --mysql-slowlog FILE or --mysql-csv FILE")
+	case o.dbhost != "" && (len(o.mysqlCSV) > 0 || len(o.mysqlSlow) > 0):
+		return nil, errors.New("flag --dbhost: a recording of PostgreSQL's backends, which MySQL and MariaDB (one process, a thread per connection) do not have: leave it out with --mysql-csv or --mysql-slowlog")
 	case o.opts.Threshold <= 0:
 		return nil, fmt.Errorf("flag --threshold %v: want a positive duration", o.opts.Threshold)
 	case o.opts.MinPause <= 0:

@@ -114,6 +114,7 @@ func TestDBWaitErrors(t *testing.T) {
 		{"clock", []string{"--trace", tr, "--pglog", skewed}, "clock mismatch: "},
 		{"bad samples", []string{"--trace", tr, "--pglog", pg, "--samples", pg}, "--samples: " + pg + ": line 1"},
 		{"bad dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg}, "--dbhost: " + pg + ":1: "},
+		{"dbhost with mysql", []string{"--trace", tr, "--mysql-slowlog", pg, "--dbhost", pg}, "flag --dbhost: a recording of PostgreSQL's backends"},
 		{"missing dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg + ".nope"}, "--dbhost: open "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
