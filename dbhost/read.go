@@ -35,7 +35,8 @@ func (w *Waits) Backends() int { return len(w.byPID) }
 
 // Read parses a recording; name is for errors ("FILE:LINE: …").
 func Read(name string, r io.Reader) (*Waits, error) {
-	sc := bufio.NewScanner(r)
+	lr := &lastByte{r: r}
+	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), 4096)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
@@ -55,7 +56,9 @@ func Read(name string, r io.Reader) (*Waits, error) {
 	}
 	w.Period = time.Duration(p)
 	var first, last int64
+	lines := 1
 	for line := 2; sc.Scan(); line++ {
+		lines = line
 		f := strings.Fields(sc.Text())
 		if len(f) != 3 {
 			return nil, fmt.Errorf("%s:%d: %d fields, want 3 (UNIX_NS PID RUN_DELAY_NS)", name, line, len(f))
@@ -82,6 +85,9 @@ func Read(name string, r io.Reader) (*Waits, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if lr.last != '\n' {
+		return nil, fmt.Errorf("%s:%d: the last line is cut off (no newline at the end): the recording did not end cleanly", name, lines)
 	}
 	if first == 0 {
 		return nil, fmt.Errorf("%s: no samples after the first line", name)
@@ -112,10 +118,24 @@ func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
 	}
 	a, okA := valueAt(pts, from.UnixNano())
 	b, _ := valueAt(pts, end.UnixNano())
-	if !okA {
+	if !okA || b < a { // a counter going back: another process took the PID
 		return 0, false
 	}
-	return max(b-a, 0), true
+	return b - a, true
+}
+
+// lastByte passes r through and remembers the last byte read.
+type lastByte struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByte) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 // nextPass is when the recorder's first pass after t was: one period

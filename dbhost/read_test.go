@@ -16,6 +16,8 @@ func TestReadErrors(t *testing.T) {
 		{Header + " period_ns=10\n1 2 -3\n", "f:2: field 3 \"-3\""},
 		{Header + " period_ns=10\n5 0 0\n4 0 0\n", "f:3: time 4 is before"},
 		{Header + " period_ns=10\n" + strings.Repeat("9", 5000) + "\n", "f: bufio.Scanner: token too long"},
+		{Header + " period_ns=10\n5 0 0\n6 7 1", "f:3: the last line is cut off"},
+		{Header + " period_ns=10", "f:1: the last line is cut off"},
 	} {
 		_, err := Read("f", strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -31,6 +33,8 @@ func TestIn(t *testing.T) {
 		"1000000000 7 100\n" +
 		"1030000000 7 5000100\n" + // 5 ms waited in (1.020, 1.030]
 		"1090000000 7 25000100\n" + // 20 ms in (1.080, 1.090]
+		"1100000000 9 5000000\n" +
+		"1200000000 9 100\n" + // PID 9 again, another process
 		"1500000000 7 25000100\n" +
 		"1600000000 7 95000100\n" + // 70 ms written by a pass 90 ms late
 		"1600000000 0 90000000\n" +
@@ -56,6 +60,7 @@ func TestIn(t *testing.T) {
 		{7, 1610, 1990, 0, true},                     // covered to the end
 		{7, 1500, 1999, 0, false},                    // to + period past the end
 		{8, 1000, 1010, 0, false},                    // never seen
+		{9, 1100, 1195, 0, false},                    // its counter went back
 	} {
 		got, ok := w.In(c.pid, at(c.from), at(c.to))
 		if got != c.want || ok != c.ok {

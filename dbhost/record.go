@@ -57,8 +57,26 @@ func PostmasterPID(dataDir string) (int, error) {
 	return pid, nil
 }
 
+// ErrParentExited is Run's error when the parent exited during the
+// recording; what was recorded until then is written and flushed.
+var ErrParentExited = errors.New("the process whose children were recorded exited")
+
+// Command returns the command name of process pid (/proc/PID/comm), or an
+// error that says it is not running.
+func Command(pid int) (string, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		if gone(err) {
+			return "", fmt.Errorf("PID %d is not running", pid)
+		}
+		return "", fmt.Errorf("PID %d: %w", pid, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // Run samples until ctx ends or the parent exits, writing to w. It
-// returns nil when ctx ended or the parent exited after the first sample.
+// returns nil when ctx ended, and ErrParentExited (wrapped, with the
+// time) when the parent exited after the first sample.
 func (r Recorder) Run(ctx context.Context, w io.Writer) error {
 	s, err := r.start(w)
 	if err != nil {
@@ -70,7 +88,12 @@ func (r Recorder) Run(ctx context.Context, w io.Writer) error {
 	for {
 		if err := s.pass(time.Now()); err != nil {
 			if gone(err) {
-				return s.bw.Flush()
+				at := time.Now()
+				fmt.Fprintf(s.bw, "%d 0 0\n", at.UnixNano())
+				if err := s.bw.Flush(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%w (PID %d, by %s UTC)", ErrParentExited, r.Parent, at.UTC().Format("15:04:05.000"))
 			}
 			return err
 		}

@@ -3,6 +3,7 @@ package dbhost
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -154,4 +155,27 @@ func BenchmarkPass(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*float64(time.Second/DefaultPeriod)/1e9*100, "core-%")
+}
+
+// TestRecorderParentExits: when the process whose children are recorded
+// exits, Run ends with ErrParentExited and what it recorded is flushed,
+// ending on a whole line.
+func TestRecorderParentExits(t *testing.T) {
+	parent := exec.Command("sh", "-c", "sleep 1 & sleep 0.3")
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go parent.Wait() // reaped, so that its /proc entry goes
+	var out bytes.Buffer
+	err := Recorder{Parent: parent.Process.Pid}.Run(context.Background(), &out)
+	if !errors.Is(err, ErrParentExited) {
+		t.Fatalf("Run = %v, want ErrParentExited", err)
+	}
+	w, err := Read("rec", bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Backends() == 0 || w.To.Sub(w.From) < 200*time.Millisecond {
+		t.Errorf("recording of %d children over %v, want its sleeping children for about 300ms", w.Backends(), w.To.Sub(w.From))
+	}
 }

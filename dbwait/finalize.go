@@ -77,6 +77,7 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		refloor(q, usual, nUsual, r.NetworkFloor == 0, a.opts)
 		reweigh(q, r.NetworkFloor, r.FloorStatements)
 	}
+	a.dbHostCoverage(r)
 	r.Summary = a.summarize(r)
 	return r, nil
 }
@@ -269,11 +270,48 @@ func (a *Analyzer) checkClock(r *Result) error {
 	r.ClockOffset = quantile(fixes, 0.5)
 	switch {
 	case out*2 > len(fixes):
-		offset := opterr.Wrap("pg-clock-offset", errors.New((a.opts.PGClockOffset + r.ClockOffset).Round(time.Microsecond).String()))
-		return fmt.Errorf("%w: %d of %d statements lie outside their app spans by more than %v (up to %v); the database clock looks %v ahead of the trace's: pass that offset (%w) if the database host's clock is off",
-			ErrClockMismatch, out, len(fixes), a.opts.ClockTolerance, worst, r.ClockOffset.Round(time.Microsecond), offset)
+		total := (a.opts.PGClockOffset + r.ClockOffset).Round(time.Microsecond)
+		offset := opterr.Wrap("pg-clock-offset", errors.New(total.String()))
+		given := ""
+		if a.opts.PGClockOffset != 0 {
+			given = fmt.Sprintf(" (with the %v given, %v more)", a.opts.PGClockOffset, r.ClockOffset.Round(time.Microsecond))
+		}
+		return fmt.Errorf("%w: %d of %d statements lie outside their app spans by more than %v (up to %v); the database clock looks %v ahead of the trace's%s: pass that offset (%w) if the database host's clock is off",
+			ErrClockMismatch, out, len(fixes), a.opts.ClockTolerance, worst, total, given, offset)
 	case out > 0:
 		r.Warnings = append(r.Warnings, fmt.Errorf("%d of %d statements lie outside their app spans by more than %v (up to %v)", out, len(fixes), a.opts.ClockTolerance, worst))
 	}
 	return nil
+}
+
+// dbHostCoverage counts the statements the database host's recording
+// covered, and warns when it did not cover them all: a recording of
+// another time or host, or of backends it did not see from their start,
+// leaves statements without that evidence.
+func (a *Analyzer) dbHostCoverage(r *Result) {
+	if a.dbhost == nil {
+		return
+	}
+	c := &DBHostCoverage{From: a.dbhost.From, To: a.dbhost.To, Backends: a.dbhost.Backends(), Statements: len(r.Queries)}
+	var pids []int
+	for _, q := range r.Queries {
+		if q.Evidence.DBHost {
+			c.Covered++
+		} else if len(pids) < 3 && q.PID != 0 {
+			pids = append(pids, q.PID)
+		}
+	}
+	r.DBHost = c
+	if c.Covered == c.Statements {
+		return
+	}
+	first, last := r.Queries[0].StartWall, r.Queries[len(r.Queries)-1].StartWall
+	why := fmt.Sprintf("backends such as PID %v were not seen in it from before their statements", pids)
+	if first.IsZero() {
+		why = "the trace has no wall clock to place the statements in it"
+	} else if last.Before(c.From) || first.After(c.To) {
+		why = fmt.Sprintf("the statements ran %s–%s UTC, outside it (another time or host?)", first.UTC().Format("15:04:05"), last.UTC().Format("15:04:05"))
+	}
+	r.Warnings = append(r.Warnings, fmt.Errorf("the database host's recording (%s–%s UTC, %d backends) covers %d of %d statements: %s",
+		c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), c.Backends, c.Covered, c.Statements, why))
 }

@@ -20,11 +20,23 @@ type JSONResult struct {
 	// NetworkFloorMs: the trace's usual wait outside the DB (the median
 	// difference of the statements called network with high confidence);
 	// 0 with fewer than 5 of them.
-	NetworkFloorMs  float64     `json:"network_floor_ms"`
-	FloorStatements int         `json:"network_floor_statements"`
-	Queries         []JSONQuery `json:"queries"`
-	Unmatched       []JSONQuery `json:"unmatched"`
-	Warnings        []string    `json:"warnings"`
+	NetworkFloorMs  float64 `json:"network_floor_ms"`
+	FloorStatements int     `json:"network_floor_statements"`
+	// DBHost: what the database host's recording covered; absent without
+	// one.
+	DBHost    *JSONDBHost `json:"db_host,omitempty"`
+	Queries   []JSONQuery `json:"queries"`
+	Unmatched []JSONQuery `json:"unmatched"`
+	Warnings  []string    `json:"warnings"`
+}
+
+// JSONDBHost is DBHostCoverage.
+type JSONDBHost struct {
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Backends   int    `json:"backends"`
+	Covered    int    `json:"covered"`
+	Statements int    `json:"statements"`
 }
 
 // JSONSummary is Summary.
@@ -142,6 +154,7 @@ func (r *Result) JSON() *JSONResult {
 		Host:           JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
 		ClockOffsetMs:  units.Ms(r.ClockOffset),
 		NetworkFloorMs: units.Ms(r.NetworkFloor), FloorStatements: r.FloorStatements,
+		DBHost:    jsonDBHost(r.DBHost),
 		Queries:   []JSONQuery{},
 		Unmatched: []JSONQuery{},
 		Warnings:  []string{},
@@ -228,4 +241,12 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 		}
 	}
 	return j
+}
+
+// jsonDBHost is c's JSON form; nil for nil.
+func jsonDBHost(c *DBHostCoverage) *JSONDBHost {
+	if c == nil {
+		return nil
+	}
+	return &JSONDBHost{From: c.From.UTC().Format(time.RFC3339Nano), To: c.To.UTC().Format(time.RFC3339Nano), Backends: c.Backends, Covered: c.Covered, Statements: c.Statements}
 }

@@ -161,10 +161,25 @@ type Result struct {
 	// ClockOffset is the estimated (PostgreSQL − trace) clock difference
 	// left after Options.PGClockOffset; near zero when the clocks agree.
 	ClockOffset time.Duration
+	// DBHost says what the database host's recording covered (nil
+	// without one).
+	DBHost *DBHostCoverage
 	// NetworkFloor is the trace's usual wait outside the database: the
 	// median difference of the FloorStatements called network with high
 	// confidence; 0 with fewer than 5 (docs/dbwait.md, "The network floor").
 	NetworkFloor    time.Duration
 	FloorStatements int
 	Warnings        []error
+}
+
+// DBHostCoverage is how much of a trace a recording of the database
+// host's backends (Analyzer.DBHost) covered.
+type DBHostCoverage struct {
+	// From and To are the recording's first and last times; Backends the
+	// number of backends it saw.
+	From, To time.Time
+	Backends int
+	// Covered of Statements joined statements had the recording's evidence
+	// (its time and their backend).
+	Covered, Statements int
 }

@@ -41,6 +41,10 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 	fmt.Fprintf(bw, "\ndifference = app − DB; up to %v: inside the DB, above: outside it\n\n", r.Options.Threshold)
 	writeSummary(bw, s)
 	fmt.Fprintf(bw, "difference > %v: %d of %d (p50 %s ms)\n", r.Options.Threshold, s.Over, s.Matched, ms(s.OverP50))
+	if c := r.DBHost; c != nil {
+		fmt.Fprintf(bw, "database host's recording: %s–%s UTC, %d backends; covers %d of %d statements\n",
+			c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), c.Backends, c.Covered, c.Statements)
+	}
 	if r.NetworkFloor > 0 {
 		fmt.Fprintf(bw, "network floor: %s ms (the median difference of %d statements the probe saw on time)\n", ms(r.NetworkFloor), r.FloorStatements)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/latscope/latscope/dbhost"
@@ -43,17 +44,39 @@ func runDBHost(ctx context.Context, stdout, stderr io.Writer, args []string) err
 			return fmt.Errorf("--pgdata: %w", err)
 		}
 	}
+	comm, err := dbhost.Command(o.rec.Parent)
+	switch {
+	case err != nil && o.pgdata != "":
+		return fmt.Errorf("--pgdata: postmaster.pid names PID %d, which is not running: is the server running?", o.rec.Parent)
+	case err != nil:
+		return fmt.Errorf("--pid: %w", err)
+	case comm != "postgres" && comm != "postmaster":
+		fmt.Fprintf(stderr, "latscope dbhost: warning: PID %d is %q, not PostgreSQL's postmaster: its children are recorded all the same\n", o.rec.Parent, comm)
+	}
 	if o.dur > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.dur)
 		defer cancel()
 	}
 	fmt.Fprintf(stderr, "recording the run-queue wait of PID %d's children every %v into %s (Ctrl-C stops)\n", o.rec.Parent, o.rec.Period, o.out)
-	err = atomicfile.Write(o.out, func(w io.Writer) error { return o.rec.Run(ctx, w) })
+	start, cpu0 := time.Now(), ownCPU()
+	var exited error
+	err = atomicfile.Write(o.out, func(w io.Writer) error {
+		err := o.rec.Run(ctx, w)
+		if errors.Is(err, dbhost.ErrParentExited) {
+			exited, err = err, nil // what was recorded is kept
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("dbhost: %w", err)
 	}
-	fmt.Fprintf(stderr, "wrote %s\n", o.out)
+	if exited != nil {
+		fmt.Fprintf(stderr, "latscope dbhost: warning: %v: the recording ends there\n", exited)
+	}
+	wall, cpu := time.Since(start), ownCPU()-cpu0
+	fmt.Fprintf(stderr, "wrote %s: %.1f s recorded; the recorder used %.0f ms of CPU (%.2f %% of one core)\n",
+		o.out, wall.Seconds(), float64(cpu)/1e6, 100*cpu.Seconds()/wall.Seconds())
 	return nil
 }
 
@@ -72,8 +95,10 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case (o.pgdata == "") == (o.rec.Parent == 0):
-		return nil, errors.New("give one of --pgdata DIR or --pid PID")
+	case o.pgdata != "" && o.rec.Parent != 0:
+		return nil, errors.New("give --pgdata DIR or --pid PID, not both")
+	case o.pgdata == "" && o.rec.Parent == 0:
+		return nil, errors.New("give --pgdata DIR (the PostgreSQL data directory) or --pid PID (the postmaster's)")
 	case o.rec.Parent < 0:
 		return nil, fmt.Errorf("flag --pid %d: want a positive PID", o.rec.Parent)
 	case o.out == "":
@@ -84,4 +109,13 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 		return nil, fmt.Errorf("flag --for %v: want a positive duration", o.dur)
 	}
 	return o, nil
+}
+
+// ownCPU is the CPU time this process has used (user and system).
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

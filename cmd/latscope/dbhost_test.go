@@ -12,19 +12,23 @@ import (
 )
 
 func TestDBHostErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir, stale := t.TempDir(), t.TempDir()
 	out := filepath.Join(dir, "rec.txt")
+	if err := os.WriteFile(filepath.Join(stale, "postmaster.pid"), []byte("1073741824\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"neither", []string{"--out", out}, "give one of --pgdata DIR or --pid PID"},
-		{"both", []string{"--pid", "1", "--pgdata", dir, "--out", out}, "give one of --pgdata DIR or --pid PID"},
+		{"neither", []string{"--out", out}, "give --pgdata DIR (the PostgreSQL data directory) or --pid PID"},
+		{"both", []string{"--pid", "1", "--pgdata", dir, "--out", out}, "give --pgdata DIR or --pid PID, not both"},
 		{"no out", []string{"--pid", "1"}, "flag --out is required"},
 		{"period", []string{"--pid", "1", "--out", out, "--period", "100us"}, "flag --period 100µs: want 1ms or more"},
 		{"no postmaster.pid", []string{"--pgdata", dir, "--out", out}, "--pgdata: the PostgreSQL data directory's postmaster.pid"},
-		{"no such process", []string{"--pid", strconv.Itoa(1 << 30), "--out", out}, "children of PID"},
+		{"no such process", []string{"--pid", strconv.Itoa(1 << 30), "--out", out}, "--pid: PID 1073741824 is not running"},
+		{"stale postmaster.pid", []string{"--pgdata", stale, "--out", out}, "--pgdata: postmaster.pid names PID 1073741824, which is not running: is the server running?"},
 		{"argument", []string{"--pid", "1", "--out", out, "x"}, `unexpected argument "x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
