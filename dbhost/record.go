@@ -2,6 +2,7 @@ package dbhost
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -14,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/latscope/latscope/hostsig"
 )
 
 // DefaultPeriod is the recorder's sampling period: a statement's wait is
@@ -115,6 +114,7 @@ type sampler struct {
 	kids               []int
 	last               map[int]time.Duration
 	files              map[int]*os.File // each child's schedstat, kept open
+	seen               map[int]bool     // the children read in this pass
 	buf                [128]byte
 	lastScan, lastBeat time.Time
 	lastPass           time.Time
@@ -122,7 +122,7 @@ type sampler struct {
 
 // start checks the parent and writes the header.
 func (r Recorder) start(w io.Writer) (*sampler, error) {
-	s := &sampler{r: r, proc: cmp.Or(r.Proc, "/proc"), period: r.Period, bw: bufio.NewWriter(w), last: map[int]time.Duration{}, files: map[int]*os.File{}}
+	s := &sampler{r: r, proc: cmp.Or(r.Proc, "/proc"), period: r.Period, bw: bufio.NewWriter(w), last: map[int]time.Duration{}, files: map[int]*os.File{}, seen: map[int]bool{}}
 	if s.period <= 0 {
 		s.period = DefaultPeriod
 	}
@@ -145,7 +145,8 @@ func (s *sampler) pass(now time.Time) error {
 		}
 		s.kids, s.lastScan = kids, now
 	}
-	seen := make(map[int]bool, len(s.kids))
+	clear(s.seen)
+	seen := s.seen
 	for _, pid := range s.kids {
 		wait, err := s.runDelay(pid)
 		if err != nil {
@@ -222,11 +223,26 @@ func (s *sampler) runDelay(pid int) (time.Duration, error) {
 		delete(s.files, pid)
 		return 0, err
 	}
-	st, err := hostsig.ParseSchedstat(s.buf[:n])
-	if err != nil {
-		return 0, err
+	return waitField(s.buf[:n])
+}
+
+// waitField parses the second of schedstat's three numbers, the run-queue
+// wait in ns, without the allocations of a general parse (the recorder
+// reads it a hundred times a second per backend).
+func waitField(b []byte) (time.Duration, error) {
+	i := bytes.IndexByte(b, ' ')
+	if i < 0 {
+		return 0, fmt.Errorf("schedstat %q: want three numbers", b)
 	}
-	return st.Wait, nil
+	var n int64
+	j := i + 1
+	for ; j < len(b) && b[j] >= '0' && b[j] <= '9'; j++ {
+		n = n*10 + int64(b[j]-'0')
+	}
+	if j == i+1 || j >= len(b) || b[j] != ' ' {
+		return 0, fmt.Errorf("schedstat %q: want three numbers", b)
+	}
+	return time.Duration(n), nil
 }
 
 // close closes the files the sampler holds.

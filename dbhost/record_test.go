@@ -179,3 +179,29 @@ func TestRecorderParentExits(t *testing.T) {
 		t.Errorf("recording of %d children over %v, want its sleeping children for about 300ms", w.Backends(), w.To.Sub(w.From))
 	}
 }
+
+func TestWaitField(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2226931 9036 142\n", 9036, true},
+		{"1 0 0\n", 0, true},
+		{"1 2\n", 0, false},
+		{"12", 0, false},
+		{"1  2 3", 0, false},
+		{"1 x 3", 0, false},
+	} {
+		got, err := waitField([]byte(tc.in))
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("waitField(%q) = %v, %v", tc.in, got, err)
+		}
+		if tc.ok {
+			s, _ := hostsig.ParseSchedstat([]byte(tc.in))
+			if s.Wait != got {
+				t.Errorf("waitField(%q) = %v, ParseSchedstat's Wait %v", tc.in, got, s.Wait)
+			}
+		}
+	}
+}
