@@ -176,6 +176,9 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	ran := ev.Probe && !late && !silent
 	if ev.Probe {
 		could := outside - stall - max(ev.Runnable, ev.Busy) // waiting while the process could run, with a P free
+		if ev.DBHost {
+			could -= ev.DBHostWait // the database's backend waiting for its CPU is no wait outside the hosts
+		}
 		if 3*stall >= outside && 3*could >= outside {
 			return Decision{Mixed, fmt.Sprintf("the process could not run for %s ms of the %s ms outside, as the query left or the answer came (probe), and could for %s ms: a CPU cause and a wait outside the process together",
 				fmtMs(stall), fmtMs(outside), fmtMs(could)), Medium}
@@ -224,6 +227,9 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		w := cpuWait(ev, d, outside, stall)
 		return Decision{Runnable, fmt.Sprintf("the process waited for a CPU for up to %s of %s ms (%s): the %s ms left is within the threshold",
 			fmtMs(w), fmtMs(outside), cpuWaitWords(ev, d, outside, stall), fmtMs(outside-w)), Low}
+	case ran && ev.DBHost && 3*ev.DBHostWait >= outside && 3*(outside-ev.DBHostWait) >= outside:
+		return Decision{Mixed, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe), and the database's backend waited %s ms of it on its host's run queue outside its timer: the database host's CPU and a wait outside both hosts together",
+			fmtMs(outside-stall), fmtMs(outside), fmtMs(ev.DBHostWait)), Medium}
 	case ran:
 		c := Medium
 		if quiet(d, outside) {

@@ -48,7 +48,10 @@ func TestClassify(t *testing.T) {
 		// The database host's recording: its backend's run-queue wait
 		// outside its timer, half the outside time or more.
 		{"database backend waited half on its run queue", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 11 * ms, Probe: true, Host: delta(nil)}, dbwait.DBCPU},
-		{"database backend waited under half", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 9 * ms, Probe: true, Host: delta(nil)}, dbwait.Network},
+		{"database backend waited under half, over a third: mixed", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 9 * ms, Probe: true, Host: delta(nil)}, dbwait.Mixed},
+		{"database backend waited under a third", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 5 * ms, Probe: true, Host: delta(nil)}, dbwait.Network},
+		{"database backend a third, the rest the network: mixed", 30 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 11 * ms, Probe: true, Host: delta(nil)}, dbwait.Mixed},
+		{"a stall and the database backend's wait, no network: not mixed", 30 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 20 * ms, Probe: true, ProbeTail: 16 * ms, Host: delta(nil)}, dbwait.DBCPU},
 		{"the process's own CPU cause first", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 20 * ms, Runnable: 12 * ms, Probe: true, Host: delta(nil)}, dbwait.Runnable},
 		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Network},
 		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},
