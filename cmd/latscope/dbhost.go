@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 
 	"github.com/latscope/latscope/dbhost"
+	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/atomicfile"
 )
 
@@ -59,7 +59,7 @@ func runDBHost(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		defer cancel()
 	}
 	fmt.Fprintf(stderr, "recording the run-queue wait of PID %d's children every %v into %s (Ctrl-C stops)\n", o.rec.Parent, o.rec.Period, o.out)
-	start, cpu0 := time.Now(), ownCPU()
+	start, cpu0 := time.Now(), hostsig.SelfCPU()
 	var exited error
 	err = atomicfile.Write(o.out, func(w io.Writer) error {
 		err := o.rec.Run(ctx, w)
@@ -74,7 +74,7 @@ func runDBHost(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if exited != nil {
 		fmt.Fprintf(stderr, "latscope dbhost: warning: %v: the recording ends there\n", exited)
 	}
-	wall, cpu := time.Since(start), ownCPU()-cpu0
+	wall, cpu := time.Since(start), hostsig.SelfCPU()-cpu0
 	fmt.Fprintf(stderr, "wrote %s: %.1f s recorded; the recorder used %.0f ms of CPU (%.2f %% of one core)\n",
 		o.out, wall.Seconds(), float64(cpu)/1e6, 100*cpu.Seconds()/wall.Seconds())
 	return nil
@@ -109,13 +109,4 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 		return nil, fmt.Errorf("flag --for %v: want a positive duration", o.dur)
 	}
 	return o, nil
-}
-
-// ownCPU is the CPU time this process has used (user and system).
-func ownCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

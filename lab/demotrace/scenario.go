@@ -11,11 +11,11 @@ import (
 	"runtime/trace"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/sticky"
 )
 
@@ -113,7 +113,7 @@ func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cpu0 := processCPU()
+	cpu0 := hostsig.SelfCPU()
 	t0 := time.Now()
 	sw := sticky.New(w)
 	if err := trace.Start(sw); err != nil {
@@ -122,7 +122,7 @@ func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
 	var s Summary
 	err = drive(ctx, srv.url, cfg.Clients, cfg.Requests, &s.Latencies)
 	trace.Stop() // flushes the trace to sw
-	s.Wall, s.CPU, s.Requests = time.Since(t0), processCPU()-cpu0, len(s.Latencies)
+	s.Wall, s.CPU, s.Requests = time.Since(t0), hostsig.SelfCPU()-cpu0, len(s.Latencies)
 	if werr := sw.Err(); werr != nil {
 		return s, fmt.Errorf("writing the trace: %w", werr)
 	}
@@ -136,14 +136,6 @@ func names() string {
 	}
 	slices.Sort(ns)
 	return fmt.Sprint(ns)
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // drive sends n requests from c closed-model clients.
