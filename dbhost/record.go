@@ -42,20 +42,6 @@ type Recorder struct {
 	Proc string
 }
 
-// PostmasterPID reads the postmaster's PID from DATADIR/postmaster.pid.
-func PostmasterPID(dataDir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0, fmt.Errorf("the PostgreSQL data directory's postmaster.pid (is the server running?): %w", err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s: first line %q is not a PID", filepath.Join(dataDir, "postmaster.pid"), first)
-	}
-	return pid, nil
-}
-
 // ErrParentExited is Run's error when the parent exited during the
 // recording; what was recorded until then is written and flushed.
 var ErrParentExited = errors.New("the process whose children were recorded exited")

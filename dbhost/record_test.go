@@ -101,21 +101,6 @@ func cpuRun(t *testing.T, pid int) time.Duration {
 	return s.Run
 }
 
-func TestPostmasterPID(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "postmaster.pid") {
-		t.Errorf("no file: %v", err)
-	}
-	os.WriteFile(dir+"/postmaster.pid", []byte("4242\n/var/lib/pg\n"), 0o644)
-	if pid, err := PostmasterPID(dir); err != nil || pid != 4242 {
-		t.Errorf("PostmasterPID = %d, %v", pid, err)
-	}
-	os.WriteFile(dir+"/postmaster.pid", []byte("x\n"), 0o644)
-	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "not a PID") {
-		t.Errorf("bad file: %v", err)
-	}
-}
-
 func TestRecorderNoParent(t *testing.T) {
 	err := Recorder{Parent: 1 << 30}.Run(context.Background(), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "children of PID") {

@@ -224,16 +224,19 @@ type server struct {
 }
 
 // PID returns the postmaster's process ID, from data/postmaster.pid.
-func (c *Cluster) PID() (int, error) {
-	f := filepath.Join(c.data, "postmaster.pid")
-	b, err := os.ReadFile(f)
+func (c *Cluster) PID() (int, error) { return PostmasterPID(c.data) }
+
+// PostmasterPID reads the postmaster's PID from DATADIR/postmaster.pid,
+// of this package's clusters or any other PostgreSQL data directory.
+func PostmasterPID(dataDir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("the PostgreSQL data directory's postmaster.pid (is the server running?): %w", err)
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s: first line %q is not a process ID", f, line)
+		return 0, fmt.Errorf("%s: first line %q is not a PID", filepath.Join(dataDir, "postmaster.pid"), first)
 	}
 	return pid, nil
 }

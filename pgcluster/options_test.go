@@ -1,6 +1,7 @@
 package pgcluster
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,20 @@ func TestTail(t *testing.T) {
 		if got := tail([]byte(tt.in), tt.n); got != tt.want {
 			t.Errorf("tail(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestPostmasterPID(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "postmaster.pid") {
+		t.Errorf("no file: %v", err)
+	}
+	os.WriteFile(dir+"/postmaster.pid", []byte("4242\n/var/lib/pg\n"), 0o644)
+	if pid, err := PostmasterPID(dir); err != nil || pid != 4242 {
+		t.Errorf("PostmasterPID = %d, %v", pid, err)
+	}
+	os.WriteFile(dir+"/postmaster.pid", []byte("x\n"), 0o644)
+	if _, err := PostmasterPID(dir); err == nil || !strings.Contains(err.Error(), "not a PID") {
+		t.Errorf("bad file: %v", err)
 	}
 }

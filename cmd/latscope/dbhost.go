@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/pgcluster"
 )
 
 func init() {
@@ -40,7 +41,7 @@ func runDBHost(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return err
 	}
 	if o.pgdata != "" {
-		if o.rec.Parent, err = dbhost.PostmasterPID(o.pgdata); err != nil {
+		if o.rec.Parent, err = pgcluster.PostmasterPID(o.pgdata); err != nil {
 			return fmt.Errorf("--pgdata: %w", err)
 		}
 	}
