@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/latscope/latscope/hostsig"
 )
 
 // DefaultPeriod is the recorder's sampling period: a statement's wait is
@@ -51,7 +51,7 @@ var ErrParentExited = errors.New("the process whose children were recorded exite
 func Command(pid int) (string, error) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
 	if err != nil {
-		if gone(err) {
+		if hostsig.Gone(err) {
 			return "", fmt.Errorf("PID %d is not running", pid)
 		}
 		return "", fmt.Errorf("PID %d: %w", pid, err)
@@ -72,7 +72,7 @@ func (r Recorder) Run(ctx context.Context, w io.Writer) error {
 	defer tick.Stop()
 	for {
 		if err := s.pass(time.Now()); err != nil {
-			if gone(err) {
+			if hostsig.Gone(err) {
 				at := time.Now()
 				fmt.Fprintf(s.bw, "%d 0 0\n", at.UnixNano())
 				if err := s.bw.Flush(); err != nil {
@@ -236,9 +236,4 @@ func (s *sampler) close() {
 	for _, f := range s.files {
 		f.Close()
 	}
-}
-
-// gone tells whether err means the process has exited.
-func gone(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }

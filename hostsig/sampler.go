@@ -134,7 +134,7 @@ func (s *Sampler) Sample() (Sample, error) {
 
 func (s *Sampler) readProcess(smp *Sample) error {
 	b, err := s.stat.read(0)
-	if threadGone(err) {
+	if Gone(err) {
 		return fmt.Errorf("sample pid %d: %w", s.pid, ErrExited)
 	}
 	if err != nil {

@@ -58,7 +58,7 @@ func SumThreads(procRoot string, pid int) (Schedstat, int, error) {
 	n := 0
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
-		if threadGone(err) {
+		if Gone(err) {
 			continue
 		}
 		if err != nil {
@@ -73,7 +73,8 @@ func SumThreads(procRoot string, pid int) (Schedstat, int, error) {
 	return sum, n, nil
 }
 
-// threadGone tells whether err means the thread (or process) has exited.
-func threadGone(err error) bool {
+// Gone tells whether err, from reading a /proc file, means the thread
+// or process has exited.
+func Gone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }

@@ -54,7 +54,7 @@ func (t *threadSums) readThread(name string) error {
 	ts := t.open[name]
 	if ts == nil {
 		f, err := openPfile(filepath.Join(t.dir.Name(), name, "schedstat"))
-		if threadGone(err) {
+		if Gone(err) {
 			return nil
 		}
 		if err != nil {
@@ -64,7 +64,7 @@ func (t *threadSums) readThread(name string) error {
 		t.open[name] = ts
 	}
 	b, err := ts.f.read(0)
-	if threadGone(err) {
+	if Gone(err) {
 		t.retire(name, ts)
 		return nil
 	}
