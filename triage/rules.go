@@ -3,7 +3,6 @@ package triage
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"time"
 )
@@ -135,10 +134,7 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	if s.Stalls == nil || s.Requests == nil {
 		return
 	}
-	isBad := make(map[int]bool, len(ir.Bad))
-	for _, i := range ir.Bad {
-		isBad[i] = true
-	}
+	isBad := indexSet(ir.Bad)
 	for i, v := range s.Signal {
 		lost, n, reqs := at(s.Host[Stall], i), at(s.Stalls, i), at(s.Requests, i)
 		if isBad[i] || math.IsNaN(v) || !(n > 0 && lost >= thr && lost/n >= thr && reqs > 0) {
@@ -151,13 +147,23 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	}
 	ir.Bad = append(ir.Bad, ir.Held...)
 	sort.Ints(ir.Bad)
+	isBad = indexSet(ir.Bad)
 	var good []float64
 	for i, v := range s.Signal {
-		if !math.IsNaN(v) && !isBad[i] && !slices.Contains(ir.Held, i) {
+		if !math.IsNaN(v) && !isBad[i] {
 			good = append(good, v)
 		}
 	}
 	ir.Baseline = median(good, minBaseline)
+}
+
+// indexSet returns the step indices idx as a set.
+func indexSet(idx []int) map[int]bool {
+	set := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		set[i] = true
+	}
+	return set
 }
 
 // classifySteps is rule 2: per step, how many instances were bad at once.
@@ -165,10 +171,7 @@ func (r *Report) classifySteps(in Input) {
 	r.Scope.LocalBy = map[string]int{}
 	bad := make([]map[int]bool, len(r.Instances))
 	for k, ir := range r.Instances {
-		bad[k] = make(map[int]bool, len(ir.Bad))
-		for _, i := range ir.Bad {
-			bad[k][i] = true
-		}
+		bad[k] = indexSet(ir.Bad)
 	}
 	for i := 0; i < in.Steps; i++ {
 		var bs BadStep
@@ -267,10 +270,7 @@ func (r *Report) instance(name string) *InstanceReport {
 // signal stayed under the threshold (a stop between requests, or delays
 // too few to reach the percentile).
 func (r *Report) hiddenStalls(s InstanceSeries, ir *InstanceReport, thr float64) {
-	isBad := make(map[int]bool, len(ir.Bad))
-	for _, i := range ir.Bad {
-		isBad[i] = true
-	}
+	isBad := indexSet(ir.Bad)
 	n, worst, at0 := 0, 0.0, 0
 	for i, v := range s.Host[Stall] {
 		if v >= thr && !isBad[i] {
@@ -294,10 +294,7 @@ func dbPath(s InstanceSeries, ir *InstanceReport, idx []int) DBPathEvidence {
 		e.Reason = "no series of requests without DB calls (db=\"no\")"
 		return e
 	}
-	isBad := make(map[int]bool, len(idx))
-	for _, i := range ir.Bad {
-		isBad[i] = true
-	}
+	isBad := indexSet(ir.Bad)
 	var g95, g99 []float64
 	for i, v := range s.Signal {
 		if !math.IsNaN(v) && !isBad[i] {
@@ -309,10 +306,7 @@ func dbPath(s InstanceSeries, ir *InstanceReport, idx []int) DBPathEvidence {
 		e.Reason = fmt.Sprintf("fewer than %d good steps with requests without DB calls for a baseline", minBaseline)
 		return e
 	}
-	held := make(map[int]bool, len(ir.Held))
-	for _, i := range ir.Held {
-		held[i] = true
-	}
+	held := indexSet(ir.Held)
 	var b95, b99 []float64
 	for _, i := range idx {
 		if held[i] {
@@ -391,10 +385,7 @@ func (r *Report) fleetDBPath(in Input, idx []int) DBPathEvidence {
 // hostEvidence is rule 5 for one instance: each host signal's mean per
 // step in the bad steps against the good steps.
 func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvidence {
-	isBad := make(map[int]bool, len(ir.Bad))
-	for _, i := range ir.Bad {
-		isBad[i] = true
-	}
+	isBad := indexSet(ir.Bad)
 	var out []HostEvidence
 	for sig := HostSignal(0); sig < NumHostSignals; sig++ {
 		h := HostEvidence{Signal: sig, Bad: math.NaN(), Good: math.NaN()}
