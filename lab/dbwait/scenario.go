@@ -203,9 +203,8 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 		if err != nil {
 			return nil, err
 		}
-		var once sync.Once
-		stopDB = func() (err error) { once.Do(func() { err = stop() }); return err }
-		defer stopDB()
+		stopDB = stop
+		defer stop()
 	}
 	lab.Sleep(ctx, settle)
 	rr, err := r.window(ctx, c, name, p)
@@ -235,7 +234,7 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 
 // dbQuota sets the database cgroup's CFS quota to cpus and starts a
 // backend spinning in it (a PL/pgSQL loop on a connection of its own);
-// stop cancels the loop and lifts the quota.
+// stop cancels the loop and lifts the quota, once however often called.
 func (r *runner) dbQuota(ctx context.Context, cpus float64) (stop func() error, err error) {
 	conn, err := pgx.Connect(ctx, r.cluster.URL())
 	if err != nil {
@@ -251,12 +250,12 @@ func (r *runner) dbQuota(ctx context.Context, cpus float64) (stop func() error, 
 		defer close(done)
 		conn.Exec(spinCtx, "DO $$ BEGIN LOOP PERFORM 1; END LOOP; END $$") // until canceled
 	}()
-	return func() error {
+	return sync.OnceValue(func() error {
 		cancel()
 		<-done
 		conn.Close(context.Background())
 		return r.elsewhere.SetQuota(0, 0)
-	}, nil
+	}), nil
 }
 
 // proxy starts `latscope proxy` delaying the database's answers by delay,
