@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/trace"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,17 +61,29 @@ func (a *Agent) Endpoints() http.Handler {
 	return bearer(a.opts.Token, mux)
 }
 
-// bearer requires "Authorization: Bearer token".
+// bearer requires "Authorization: Bearer token". The scheme is
+// case-insensitive (RFC 7235 §2.1: "bearer", "BEARER") and may be followed
+// by more than one space; the token is compared in constant time.
 func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if subtle.ConstantTimeCompare([]byte(bearerToken(r.Header.Get("Authorization"))), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="latscope"`)
 			http.Error(w, "latscope agent: missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme (in any case), or "" for any other header.
+func bearerToken(h string) string {
+	const scheme = "Bearer"
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) || h[len(scheme)] != ' ' {
+		return ""
+	}
+	return strings.TrimLeft(h[len(scheme):], " ")
 }
 
 const indexText = `latscope agent endpoints (traces contain function names and logged values):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +154,42 @@ func TestEndpointsNoRecorder(t *testing.T) {
 	}
 	if cpu := logs(traceEvents(t, "on-demand", bytes.NewReader(body)), tracelog.CPU); len(cpu) < 4 {
 		t.Errorf("on-demand trace has %d CPU counter logs, want start, end and every 50 ms", len(cpu))
+	}
+}
+
+// TestBearerScheme: the scheme of "Authorization: Bearer TOKEN" is
+// case-insensitive (RFC 7235 §2.1); the token is not.
+func TestBearerScheme(t *testing.T) {
+	const token = "s3cret"
+	h := bearer(token, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	for _, tt := range []struct {
+		header string
+		ok     bool
+	}{
+		{"Bearer s3cret", true},
+		{"bearer s3cret", true},
+		{"BEARER s3cret", true},
+		{"bEaReR s3cret", true},
+		{"Bearer  s3cret", true}, // 1*SP
+		{"", false},
+		{"Bearer", false},
+		{"Bearer ", false},
+		{"Bearers3cret", false},
+		{"Bearer S3CRET", false},
+		{"Bearer s3cret ", false},
+		{"Bearer s3cre", false},
+		{"Basic s3cret", false},
+		{"Bearer\ts3cret", false},
+		{" Bearer s3cret", false},
+	} {
+		req := httptest.NewRequest(http.MethodGet, EndpointsPrefix, nil)
+		if tt.header != "" {
+			req.Header.Set("Authorization", tt.header)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if got := w.Code == http.StatusOK; got != tt.ok {
+			t.Errorf("Authorization %q: status %d, want ok=%v", tt.header, w.Code, tt.ok)
+		}
 	}
 }
