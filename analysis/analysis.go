@@ -104,8 +104,27 @@ func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, 
 	res := a.Finalize()
 	if lost != nil {
 		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
+		blameDamage(res, lost)
 	}
 	return res, nil
+}
+
+// blameDamage rewrites a no-requests refusal of a trace that broke off as
+// the damage it is: the trace ended before any request could complete, so
+// advice to add tasks would send the user after instrumentation that may
+// well be there.
+func blameDamage(res *budget.Result, lost error) {
+	for _, w := range res.Warnings {
+		f, ok := w.(*budget.Finding)
+		if !ok || f.Kind != budget.FindNoRequests || !f.Refuse {
+			continue
+		}
+		at := "where it breaks"
+		if te, ok := errors.AsType[*tracein.Error](lost); ok && te.Offset >= 0 {
+			at = fmt.Sprintf("at offset %d", te.Offset)
+		}
+		f.Text = fmt.Sprintf("the trace is damaged %s, before any complete request (%d records read): %v; nothing to analyse: record the trace again (a complete file from /debug/pprof/trace, or latscope capture)", at, res.Info.Records, lost)
+	}
 }
 
 // Run is the read loop every analysis of a Go trace goes through: it reads

@@ -187,3 +187,31 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestDamagedBeforeAnyRequest: a trace cut in its first generation, before
+// any request could complete, is refused as damaged at its offset, not as a
+// service that lacks instrumentation.
+func TestDamagedBeforeAnyRequest(t *testing.T) {
+	data, err := os.ReadFile(traces[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{200, 2000, 20000} {
+		res, err := Reader(context.Background(), "cut.trace", bytes.NewReader(data[:n]), budget.DefaultOptions, true)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", n, err)
+		}
+		var refusal *budget.Finding
+		for _, w := range res.Warnings {
+			if f, ok := w.(*budget.Finding); ok && f.Refuse {
+				refusal = f
+			}
+		}
+		if refusal == nil {
+			t.Fatalf("cut at %d: no refusal among %v", n, res.Warnings)
+		}
+		if !strings.Contains(refusal.Text, "damaged at offset ") || strings.Contains(refusal.Text, "NewTask") {
+			t.Errorf("cut at %d: refusal %q: want the damage and its offset, not advice to add tasks", n, refusal.Text)
+		}
+	}
+}
