@@ -169,3 +169,47 @@ func TestTableEscapes(t *testing.T) {
 		t.Errorf("bar not clamped to 100%%: %s", s)
 	}
 }
+
+// TestBinnedProperty: every finite value, alone or repeated, and every small
+// set of equal or near values lands in a bin that holds it (a single value at
+// some round numbers once gave no bins and an index of -1).
+func TestBinnedProperty(t *testing.T) {
+	var vals []float64
+	for _, base := range []float64{0, 0.1, 0.3, 0.7, 1, 1.1, 2.3, 3, 4.35, 7, 10, 12.5, 33.3, 100, 157.02, 1e3, 1e6, 1e-6, 5e-324, 1.7e308, -0.3, -5} {
+		for _, d := range []float64{0, 1e-9, 1e-6, 0.01} {
+			vals = append(vals, base+d)
+		}
+	}
+	for i := 1; i <= 3000; i++ {
+		vals = append(vals, float64(i)/100, float64(i)/1000*3)
+	}
+	check := func(name string, vs []float64) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%s: Binned(%v) panicked: %v", name, vs, r)
+			}
+		}()
+		bins := Histogram{Values: vs}.Binned()
+		if len(bins) == 0 {
+			t.Fatalf("%s: Binned(%v) = no bins", name, vs)
+		}
+		n := 0
+		for _, b := range bins {
+			n += b.Count
+		}
+		if n != len(vs) {
+			t.Fatalf("%s: bins of %v hold %d values, want %d", name, vs, n, len(vs))
+		}
+		for _, v := range vs {
+			if v < bins[0].Lo || v > bins[len(bins)-1].Hi {
+				t.Fatalf("%s: value %v outside [%v, %v]", name, v, bins[0].Lo, bins[len(bins)-1].Hi)
+			}
+		}
+		_ = Histogram{Values: vs}.SVG()
+	}
+	for _, v := range vals {
+		check("single", []float64{v})
+		check("equal", []float64{v, v, v, v})
+		check("pair", []float64{v, v + v*1e-12})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 )
 
 // Histogram is the distribution of values (e.g. latencies in ms) as
@@ -48,20 +49,55 @@ func (h Histogram) Binned() []Bin {
 		span = math.Max(math.Abs(hi)*0.1, 1e-3)
 	}
 	w := niceStep(span, k)
-	start := math.Floor(lo/w) * w
-	nb := int(math.Floor((hi-start)/w)) + 1
+	if w <= 0 || math.IsInf(w, 0) || math.IsNaN(w) || math.IsInf(hi-lo, 0) {
+		// Values too far apart to step through: one bin holds them all.
+		return []Bin{{Lo: lo, Hi: math.Nextafter(hi, math.Inf(1)), Count: n}}
+	}
+	// Edges are multiples of w, rounded to w's decimal precision; the
+	// first is at or below lo and the last above hi, whatever the
+	// floating-point error of k·w (0.1·3 > 0.3).
+	edge := func(i float64) float64 { return roundTo(i*w, w) }
+	first := math.Floor(lo / w)
+	for edge(first) > lo {
+		first--
+	}
+	last := math.Floor(hi/w) + 1
+	for edge(last) <= hi {
+		last++
+	}
+	nb := int(last - first)
 	bins := make([]Bin, nb)
 	for i := range bins {
-		bins[i] = Bin{Lo: clean(start + float64(i)*w), Hi: clean(start + float64(i+1)*w)}
+		bins[i] = Bin{Lo: edge(first + float64(i)), Hi: edge(first + float64(i+1))}
 	}
 	for _, v := range h.Values {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		i := min(max(int(math.Floor((v-start)/w)), 0), nb-1)
+		i := min(max(int(math.Floor(v/w-first)), 0), nb-1)
+		for i > 0 && v < bins[i].Lo {
+			i--
+		}
+		for i < nb-1 && v >= bins[i].Hi {
+			i++
+		}
 		bins[i].Count++
 	}
 	return bins
+}
+
+// roundTo rounds v to the decimal precision of step (three digits past its
+// leading one), so that 3 × 0.1 is 0.3 and 1e-9 steps keep their digits.
+func roundTo(v, step float64) float64 {
+	digits := max(3-int(math.Floor(math.Log10(step))), 0)
+	if digits > 340 {
+		return v
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', digits, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // SVG draws the histogram.
