@@ -1,11 +1,13 @@
 // Package httpurl checks the HTTP URLs latscope's commands and libraries
-// are given: one rule for the load generator, capture and the lab.
+// are given: one rule for the load generator, capture and the lab. Redact
+// hides the password of any URL before it is printed.
 package httpurl
 
 import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 )
 
@@ -38,4 +40,28 @@ func Parse(s string) (*url.URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// userinfoRE matches the userinfo of a URL with a password, as in
+// "//user:password@": the user ends at the first ':', the password at the
+// last '@' before the end of the authority ('/', '?', '#', a space or a
+// quote).
+var userinfoRE = regexp.MustCompile(`//([^/?#\s"'<>:]*):[^/?#\s"'<>]*@`)
+
+// Redact returns s with the password of every URL in it replaced by
+// "xxxxx": an http(s) or postgres URL, a URL that does not parse (several
+// hosts, a bad port), or text such as an error message holding one
+// ("//user:pw@"). The user name is kept. A string without a password is
+// returned as it is. Print URLs that came from a flag, a config or an
+// error only through Redact.
+func Redact(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			s = u.Redacted()
+		}
+	}
+	if !userinfoRE.MatchString(s) {
+		return s
+	}
+	return userinfoRE.ReplaceAllString(s, "//$1:xxxxx@")
 }

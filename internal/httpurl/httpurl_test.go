@@ -25,3 +25,27 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"http://127.0.0.1:9090/", "http://127.0.0.1:9090/"},
+		{"http://user:pw@prom:9090/", "http://user:xxxxx@prom:9090/"},
+		{"https://user:p%40ss@prom/x?q=1", "https://user:xxxxx@prom/x?q=1"},
+		{"http://user@prom/", "http://user@prom/"},
+		{"postgres://app:s3cret@127.0.0.1:5432/db?sslmode=disable", "postgres://app:xxxxx@127.0.0.1:5432/db?sslmode=disable"},
+		{"postgresql://app:s3cret@h1:5432,h2:5433/db", "postgresql://app:xxxxx@h1:5432,h2:5433/db"},
+		{"http://u:p@ss@host/", "http://u:xxxxx@host/"},
+		{"http://u@x:p@host/", "http://u%40x:xxxxx@host/"},
+		{"//u@x:p@host/ in text", "//u@x:xxxxx@host/ in text"},
+		{`Post "http://u:s3cret@127.0.0.1:1/api": dial tcp: refused`, `Post "http://u:xxxxx@127.0.0.1:1/api": dial tcp: refused`},
+		{"http://[::1", "http://[::1"},
+		{"bad url //ops:hunter2@ in text, and http://a:b@c:8080 too", "bad url //ops:xxxxx@ in text, and http://a:xxxxx@c:8080 too"},
+		{"http://host:8080/path@x", "http://host:8080/path@x"},
+		{"http://h/?next=http://a:b@c/", "http://h/?next=http://a:xxxxx@c/"},
+		{"", ""},
+	} {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
