@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Check checks that s is an absolute http or https URL with a host and, if
@@ -55,7 +56,7 @@ var userinfoRE = regexp.MustCompile(`//([^/?#\s"'<>:]*):[^/?#\s"'<>]*@`)
 // returned as it is. Print URLs that came from a flag, a config or an
 // error only through Redact.
 func Redact(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.User != nil && !strings.ContainsAny(s, " \t\r\n\"'") {
 		if _, ok := u.User.Password(); ok {
 			s = u.Redacted()
 		}
