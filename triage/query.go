@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,7 +170,11 @@ func newFetcher(c Config) (*fetcher, error) {
 	if n := int64(end.Sub(start) / c.Step); n > MaxSteps {
 		return nil, fmt.Errorf("%w: %d steps of %v: at most %d (a larger step or a shorter range)", ErrConfig, n, c.Step, MaxSteps)
 	}
-	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, c.URL, err)
+	}
+	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: origin(u)}
 	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, c.URL, err)
@@ -375,20 +381,46 @@ func sortedKeys(names map[seriesKey]string) []seriesKey {
 	return keys
 }
 
-// authRoundTripper adds the credentials to every request.
+// authRoundTripper adds the credentials to the requests that go to the
+// Prometheus the user named (the same scheme, host and port as
+// Config.URL), and to no other: a redirect to another host is followed
+// without them. It also caps each answer's body at max bytes.
 type authRoundTripper struct {
-	base http.RoundTripper
-	c    Config
+	base   http.RoundTripper
+	c      Config
+	origin string // scheme://host:port of Config.URL
+	max    int64
 }
 
-// RoundTrip sends req with the credentials.
+// origin returns u's scheme, lower-case host and port (the scheme's
+// default port when u has none): two URLs with the same origin reach the
+// same server.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// RoundTrip sends req, with the credentials when it goes to the named
+// Prometheus.
 func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	switch {
-	case a.c.BearerToken != "":
-		req.Header.Set("Authorization", "Bearer "+a.c.BearerToken)
-	case a.c.Username != "" || a.c.Password != "":
-		req.SetBasicAuth(a.c.Username, a.c.Password)
+	if origin(req.URL) == a.origin {
+		switch {
+		case a.c.BearerToken != "":
+			req.Header.Set("Authorization", "Bearer "+a.c.BearerToken)
+		case a.c.Username != "" || a.c.Password != "":
+			req.SetBasicAuth(a.c.Username, a.c.Password)
+		}
+	} else {
+		req.Header.Del("Authorization") // e.g. from userinfo in Config.URL
 	}
 	return a.base.RoundTrip(req)
 }

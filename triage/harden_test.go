@@ -1,0 +1,96 @@
+package triage
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// matrixAnswer is a range query's answer with two instances, a bad at
+// 120 s.
+const matrixAnswer = `{"status":"success","data":{"resultType":"matrix","result":[
+	{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"0.09"]]},
+	{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"]]}]}}`
+
+// stubProm answers every range query with body and label values with
+// none.
+func stubProm(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/values") {
+			w.Write([]byte(`{"status":"success","data":[]}`))
+			return
+		}
+		w.Write([]byte(body))
+	}
+}
+
+// TestRedirectKeepsCredentials checks that a redirect to another host
+// (here another port) does not carry the bearer token or the basic-auth
+// password there, while a redirect on the same host does.
+func TestRedirectKeepsCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // Authorization headers the other host saw
+	methods := map[string]bool{}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		methods[r.Method] = true
+		mu.Unlock()
+		stubProm(matrixAnswer)(w, r)
+	}))
+	defer other.Close()
+	var sameAuth []string // Authorization headers on the same host's redirect target
+	named := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/moved/") {
+			mu.Lock()
+			sameAuth = append(sameAuth, r.Header.Get("Authorization"))
+			mu.Unlock()
+			code := http.StatusTemporaryRedirect
+			if r.URL.Query().Get("code") == "302" {
+				code = http.StatusFound
+			}
+			http.Redirect(w, r, other.URL+strings.TrimPrefix(r.URL.Path, "/moved"), code)
+			return
+		}
+		http.Redirect(w, r, "/moved"+r.URL.Path+"?"+r.URL.RawQuery, http.StatusTemporaryRedirect) // the same host first
+	}))
+	defer named.Close()
+	for _, tc := range []struct {
+		name, code string
+		c          Config
+	}{
+		{"bearer token, 307", "307", Config{BearerToken: "s3cret"}},
+		{"basic auth, 307", "307", Config{Username: "ops", Password: "pa55"}},
+		{"bearer token, 302", "302", Config{BearerToken: "s3cret"}},
+		{"basic auth, 302", "302", Config{Username: "ops", Password: "pa55"}},
+	} {
+		seen, sameAuth = nil, nil
+		clear(methods)
+		c := tc.c
+		c.URL, c.Start, c.End = named.URL+"/?code="+tc.code, time.Unix(0, 0), time.Unix(120, 0)
+		if _, err := Run(context.Background(), c); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(seen) == 0 || len(sameAuth) == 0 {
+			t.Fatalf("%s: the redirects were not followed: %d on the same host, %d on the other", tc.name, len(sameAuth), len(seen))
+		}
+		if want := map[string]string{"307": "POST", "302": "GET"}[tc.code]; len(methods) != 1 || !methods[want] {
+			t.Errorf("%s: the other host saw %v, want %s only", tc.name, methods, want)
+		}
+		for _, a := range sameAuth {
+			if a == "" {
+				t.Errorf("%s: the same host's redirect target got no credentials", tc.name)
+			}
+		}
+		for _, a := range seen {
+			if a != "" {
+				t.Errorf("%s: the other host got the credentials", tc.name)
+			}
+		}
+	}
+}
