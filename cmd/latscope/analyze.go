@@ -171,11 +171,14 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return err
 	}
 	opts.Rules.Module = tr.Result.Info.Module // the module the trace named, for the pprof export too
-	if err := out.write(&o, opts, tr.Report, tr.Result); err != nil {
-		return err
-	}
+	// The output files fail alone: the text or JSON report is written
+	// whatever became of them, and their error is returned after it.
+	extraErr := out.write(&o, opts, tr.Report, tr.Result)
 	if err := tr.Write(stdout, o.json); err != nil {
 		return err
+	}
+	if extraErr != nil {
+		return extraErr
 	}
 	return tr.Refusal()
 }
@@ -252,12 +255,14 @@ func newExtras(o *analyzeOptions, inputs ...string) *extras {
 	return x
 }
 
-// write builds the HTML report and pprof profiles and writes them.
-func (x *extras) write(o *analyzeOptions, opts budget.Options, rep *render.Report, res *budget.Result) error {
+// write builds the HTML report and pprof profiles and writes them. A panic
+// while building or writing them is an error naming the outputs, so that
+// the report on standard output is still written.
+func (x *extras) write(o *analyzeOptions, opts budget.Options, rep *render.Report, res *budget.Result) (err error) {
 	if len(x.set.Paths()) == 0 {
 		return nil
 	}
-	var err error
+	defer recoverOutput(&err, strings.Join(x.set.Paths(), ", "))
 	if o.html != "" {
 		hopts := htmlreport.DefaultOptions
 		hopts.MinShare = o.minShare
@@ -363,21 +368,35 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 	if err != nil {
 		return partialHint(err)
 	}
+	var htmlErr error
 	if o.html != "" {
-		if page, err = htmlreport.BuildMany(m); err != nil {
-			return fmt.Errorf("--html: %w", err)
-		}
-		if err := out.Commit(); err != nil {
-			return err
-		}
+		htmlErr = func() (err error) {
+			defer recoverOutput(&err, o.html)
+			if page, err = htmlreport.BuildMany(m); err != nil {
+				return fmt.Errorf("--html: %w", err)
+			}
+			return out.Commit()
+		}()
 	}
 	if o.json {
 		err = m.WriteJSON(stdout)
 	} else {
 		err = m.WriteText(stdout)
 	}
+	if err == nil {
+		err = htmlErr
+	}
 	if err == nil && len(m.Groups) == 0 {
 		err = fmt.Errorf("refused: none of the %d traces holds a request", len(m.Traces))
 	}
 	return err
+}
+
+// recoverOutput turns a panic while building or writing output files into
+// an error that names them, so that a bug in one writer costs that file
+// only, never the report on standard output. Deferred by the caller.
+func recoverOutput(err *error, files string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s not written: internal error in its writer (a bug; please report it): %v", files, r)
+	}
 }

@@ -247,7 +247,7 @@ func (m *member) writeTemp() error {
 		return fmt.Errorf("cannot write %s: %w", m.path, bare(err))
 	}
 	m.tmp = f.Name()
-	err = m.write(f)
+	err = m.safeWrite(f)
 	if err == nil {
 		err = f.Sync() // a full disk may only say so here or at Close
 	}
@@ -261,6 +261,17 @@ func (m *member) writeTemp() error {
 		return fmt.Errorf("writing %s: %w", m.path, bare(err))
 	}
 	return nil
+}
+
+// safeWrite calls m's writer; a panic in it is an error, so that Commit
+// still removes what it wrote and created, and the caller reports it.
+func (m *member) safeWrite(w io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in its writer (a bug; please report it): %v", r)
+		}
+	}()
+	return m.write(w)
 }
 
 // place renames m's temporary file over its target. With backup, it keeps

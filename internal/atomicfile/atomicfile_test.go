@@ -232,3 +232,38 @@ func TestSetDir(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestWriterPanics: a writer that panics is an error, and nothing of the set
+// is left behind: no temporary file, no directory it created, the previous
+// file untouched.
+func TestWriterPanics(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep.html")
+	if err := os.WriteFile(keep, []byte("before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s Set
+	s.Add(keep, func(w io.Writer) error { _, err := io.WriteString(w, "after"); return err })
+	s.Dir(filepath.Join(dir, "new"))
+	s.Add(filepath.Join(dir, "new", "p.pb.gz"), func(w io.Writer) error {
+		_, _ = io.WriteString(w, "half")
+		var xs []int
+		_ = xs[-1+len(xs)] // index out of range
+		return nil
+	})
+	err := s.Commit()
+	if err == nil || !strings.Contains(err.Error(), "p.pb.gz") || !strings.Contains(err.Error(), "index out of range") {
+		t.Fatalf("Commit = %v, want an error naming the file and the panic", err)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "before" {
+		t.Errorf("keep.html = %q, want the previous file", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left behind: %v, want only keep.html", names)
+	}
+}
