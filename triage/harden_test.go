@@ -94,3 +94,35 @@ func TestRedirectKeepsCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsRedactPassword checks that a password in the Prometheus URL
+// never reaches an error.
+func TestErrorsRedactPassword(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := dead.Listener.Addr().String()
+	dead.Close()
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	defer refuse.Close()
+	notProm := httptest.NewServer(http.NotFoundHandler())
+	defer notProm.Close()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"error","errorType":"internal","error":"boom"}`))
+	}))
+	defer failing.Close()
+	withPW := func(base string) string { return strings.Replace(base, "http://", "http://ops:hunter2@", 1) }
+	for _, u := range []string{
+		withPW("http://" + deadAddr),
+		withPW(refuse.URL),
+		withPW(notProm.URL),
+		withPW(failing.URL),
+		"http://ops:hunter2@127.0.0.1:99999/",
+		"http://ops:hunter2@[::1/",
+	} {
+		_, err := Run(context.Background(), Config{URL: u, Start: time.Unix(0, 0), End: time.Unix(120, 0)})
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "ops:xxxxx@") {
+			t.Errorf("%s: err = %v; want one naming the URL without its password", strings.Replace(u, "hunter2", "PW", 1), err)
+		}
+	}
+}

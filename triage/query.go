@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
+
+	"github.com/latscope/latscope/internal/httpurl"
 )
 
 // Config says which Prometheus to ask about which fleet and time range.
@@ -57,7 +59,7 @@ var (
 func Run(ctx context.Context, c Config) (*Report, error) {
 	in, f, err := fetch(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, httpurl.RedactError(err)
 	}
 	r := Analyze(in, Params{Threshold: f.c.Threshold, Signal: f.c.Signal})
 	r.Job, r.Route, r.Queries = c.Job, c.Route, f.queries
@@ -68,6 +70,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 // fetcher holds one Fetch's client and what it asked.
 type fetcher struct {
 	c        Config
+	url      string // c.URL without its password, for messages
 	api      promAPI
 	r        promRange
 	queries  []string
@@ -172,14 +175,14 @@ func newFetcher(c Config) (*fetcher, error) {
 	}
 	u, err := url.Parse(c.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, c.URL, err)
+		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
 	}
 	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: origin(u)}
 	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, c.URL, err)
+		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
 	}
-	return &fetcher{c: c, api: promAPI{client}, r: promRange{Start: start.Add(c.Step), End: end, Step: c.Step}}, nil
+	return &fetcher{c: c, url: httpurl.Redact(c.URL), api: promAPI{client}, r: promRange{Start: start.Add(c.Step), End: end, Step: c.Step}}, nil
 }
 
 // querySet are the PromQL queries of one analysis.
@@ -283,21 +286,21 @@ func (f *fetcher) explain(err error, q string) error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.c.URL, f.c.Timeout, q, err)
+			return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.url, f.c.Timeout, q, err)
 		}
-		return fmt.Errorf("%w at %s: %w", ErrUnreachable, f.c.URL, err)
+		return fmt.Errorf("%w at %s: %w", ErrUnreachable, f.url, err)
 	}
 	switch {
 	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
-		return fmt.Errorf("%w at %s (HTTP %d %s): check the bearer token or the user and password", ErrAuth, f.c.URL, ae.Status, http.StatusText(ae.Status))
+		return fmt.Errorf("%w at %s (HTTP %d %s): check the bearer token or the user and password", ErrAuth, f.url, ae.Status, http.StatusText(ae.Status))
 	case ae.Status == http.StatusNotFound:
-		return fmt.Errorf("%w: %s has no Prometheus query API (HTTP 404 on /api/v1/query_range)", ErrUnreachable, f.c.URL)
+		return fmt.Errorf("%w: %s has no Prometheus query API (HTTP 404 on /api/v1/query_range)", ErrUnreachable, f.url)
 	case ae.Type == "bad_data" || ae.Type == "execution":
 		return fmt.Errorf("%w: %s (query: %s)", ErrBadQuery, ae.Msg, q)
 	case ae.Type == "timeout":
-		return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.c.URL, f.c.Timeout, q, err)
+		return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.url, f.c.Timeout, q, err)
 	}
-	return fmt.Errorf("Prometheus at %s answered %w (query: %s)", f.c.URL, err, q)
+	return fmt.Errorf("Prometheus at %s answered %w (query: %s)", f.url, err, q)
 }
 
 // noData explains an empty signal query: no metrics at all for the job,

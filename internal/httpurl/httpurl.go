@@ -66,3 +66,26 @@ func Redact(s string) string {
 	}
 	return userinfoRE.ReplaceAllString(s, "//$1:xxxxx@")
 }
+
+// RedactError returns err with every URL password in its message hidden
+// (Redact); errors.Is and errors.As still see err. It returns err itself
+// when its message holds no password.
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := Redact(err.Error()); msg != err.Error() {
+		return &redactedError{err, msg}
+	}
+	return err
+}
+
+// redactedError is an error whose message held a URL's password: Error is
+// the message without it, Unwrap the error as it was.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

@@ -1,6 +1,9 @@
 package httpurl
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -47,5 +50,19 @@ func TestRedact(t *testing.T) {
 		if got := Redact(tt.in); got != tt.want {
 			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestRedactError(t *testing.T) {
+	if RedactError(nil) != nil {
+		t.Error("RedactError(nil) is not nil")
+	}
+	plain := errors.New("no URL here")
+	if RedactError(plain) != plain {
+		t.Error("an error without a password was wrapped")
+	}
+	err := RedactError(fmt.Errorf("GET http://ops:hunter2@h/x: %w", fs.ErrNotExist))
+	if err.Error() != "GET http://ops:xxxxx@h/x: file does not exist" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("RedactError = %q, errors.Is %v", err, errors.Is(err, fs.ErrNotExist))
 	}
 }
