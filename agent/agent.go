@@ -175,6 +175,7 @@ func newSampler(module, instance string, interval time.Duration) *sampler {
 	if module == "" {
 		module = mainModule()
 	}
+	module = tracelog.Bound(module, tracelog.MaxString)
 	switch instance {
 	case "":
 		instance = tracelog.DefaultInstance()
@@ -227,7 +228,7 @@ func (s *sampler) log() {
 		return
 	}
 	if text, err := smp.MarshalText(); err == nil {
-		trace.Log(context.Background(), hostsig.LogCategory, string(text))
+		trace.Log(context.Background(), hostsig.LogCategory, tracelog.Bound(string(text), tracelog.MaxString))
 	}
 	trace.Log(context.Background(), tracelog.CPU, tracelog.FormatCPU(smp.CPU()))
 }

@@ -48,6 +48,9 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	default:
 		route = "http"
 	}
+	if len(route) > tracelog.MaxString { // a Route hook that returns paths
+		route = tracelog.Bound(route, tracelog.MaxString)
+	}
 	tctx, task := trace.NewTask(r.Context(), route)
 	ctx := &reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}}
 	var rm *routeMetrics
@@ -124,8 +127,18 @@ func (a *Agent) finish(ctx *reqCtx, task *trace.Task, route string, start time.T
 	}
 }
 
-// slowText is the message of a tracelog.Slow log.
+// slowText is the message of a tracelog.Slow log. It is at most
+// tracelog.MaxString bytes: a long route is cut (tracelog.Bound) so that
+// its quoted form leaves room for the numbers and the traceparent.
 func slowText(route string, d, cut time.Duration, tp string) string {
-	return "route=" + strconv.Quote(route) + " latency_ns=" + strconv.FormatInt(int64(d), 10) +
+	rest := " latency_ns=" + strconv.FormatInt(int64(d), 10) +
 		" threshold_ns=" + strconv.FormatInt(int64(cut), 10) + " traceparent=" + tp
+	room := tracelog.MaxString - len("route=") - len(rest)
+	q := strconv.Quote(route)
+	for n := len(route); len(q) > room && n > 0; {
+		// Quoting makes a byte at most 4 (\xff): shrink in proportion.
+		n = min(n-1, n*room/len(q))
+		q = strconv.Quote(tracelog.Bound(route, max(n, 0)))
+	}
+	return tracelog.Bound("route="+q+rest, tracelog.MaxString)
 }

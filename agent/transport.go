@@ -10,7 +10,8 @@ import (
 )
 
 // Transport returns base (http.DefaultTransport when nil) wrapped so that
-// each outbound call runs in a region named tracelog.HTTPRegionPrefix+host, from the
+// each outbound call runs in a region named tracelog.HTTPRegionPrefix+host
+// (cut to tracelog.MaxString bytes with tracelog.Bound), from the
 // call until the response headers arrive (reading the body is outside it),
 // and carries a traceparent header, which is also logged in the region
 // under tracelog.HTTP. A valid traceparent the request already has (set
@@ -31,7 +32,7 @@ type transport struct{ base http.RoundTripper }
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	defer trace.StartRegion(ctx, tracelog.HTTPRegionPrefix+req.URL.Host).End()
+	defer trace.StartRegion(ctx, tracelog.HTTPRegionPrefix+tracelog.Bound(req.URL.Host, tracelog.MaxString-len(tracelog.HTTPRegionPrefix))).End()
 	tp, err := tracelog.ParseTraceParent(req.Header.Get(traceParentHeader))
 	if err != nil {
 		tp = span.Call(ctx)

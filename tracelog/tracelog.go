@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Log categories (trace.Log) and their messages.
@@ -162,4 +163,40 @@ func ParseProbe(msg string) (ProbeMsg, error) {
 	}
 	m.Late = time.Duration(n)
 	return m, nil
+}
+
+// The runtime's execution tracer keeps at most MaxString bytes of any
+// string it writes (internal/trace/tracev2.MaxEventTrailerDataSize): it
+// cuts a longer log message there, wherever that falls in a character. A
+// task or region name, and a log category, goes into the tracer's string
+// table first, in blocks of 64 KiB: a name longer than 65,520 bytes
+// (runtime.traceRegionAllocBlockData, aligned up to 8) kills the process
+// with "fatal error: traceRegion: alloc too large". The agent therefore
+// hands the tracer no string longer than MaxString: it cuts longer ones
+// with Bound, on a character boundary, and marks them with CutMark.
+const (
+	MaxString = 1 << 10
+	CutMark   = "…[cut]"
+)
+
+// Bound returns s when it is at most n bytes long; else the longest prefix
+// of s that ends on a character boundary and, followed by CutMark, is at
+// most n bytes, followed by CutMark (or, when n is shorter than CutMark,
+// such a prefix of n bytes at most, unmarked). A short s is returned as it
+// is, without a copy.
+func Bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	mark := CutMark
+	if n < len(mark) {
+		mark = ""
+	}
+	cut := max(n-len(mark), 0)
+	// Back up over at most UTFMax-1 continuation bytes: a valid character
+	// is never split, and invalid bytes cost no more than that.
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+		cut--
+	}
+	return s[:cut] + mark
 }

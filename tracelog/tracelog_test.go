@@ -1,7 +1,9 @@
 package tracelog
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSQLEndRoundTrip(t *testing.T) {
@@ -50,4 +52,36 @@ func FuzzParseSQLEnd(f *testing.F) {
 			t.Fatalf("%q parsed to %+v, which formats to %q and parses back to %+v, %v", s, e, e.String(), again, err)
 		}
 	})
+}
+
+func TestBound(t *testing.T) {
+	long := strings.Repeat("€", 1000) // 3 bytes each
+	tests := []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"", 10, ""},
+		{"GET /x", 6, "GET /x"},
+		{"GET /xy", 6, "GET /x"},                   // n < len(CutMark) (8 bytes): a prefix, unmarked
+		{"abcdefghijklmnop", 12, "abcd" + CutMark}, // 4 + 8 bytes
+		{"ab€defghijklmnop", 12, "ab" + CutMark},   // not inside the €
+		{"ab€defghijklmnop", 14, "ab€d" + CutMark}, // after it
+		{long, 20, "€€€€" + CutMark},
+		{long, 19, "€€€" + CutMark},
+		{strings.Repeat("\x80", 16), 13, "\x80\x80" + CutMark}, // invalid bytes: backs up 3 at most
+	}
+	for _, tt := range tests {
+		got := Bound(tt.s, tt.n)
+		if got != tt.want {
+			t.Errorf("Bound(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+		if len(got) > tt.n {
+			t.Errorf("Bound(%q, %d) is %d bytes", tt.s, tt.n, len(got))
+		}
+	}
+	got := Bound(long, MaxString)
+	if len(got) > MaxString || len(got) < MaxString-len(CutMark)-utf8.UTFMax || !utf8.ValidString(got) || !strings.HasSuffix(got, CutMark) {
+		t.Errorf("Bound(3000 bytes, MaxString) = %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
 }
