@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/render"
 )
 
@@ -42,11 +43,18 @@ type captureConfig struct {
 }
 
 func runCapture(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	// The URL may hold a password (http://user:pw@host): what is printed
+	// names it without.
+	return httpurl.RedactError(capture1(ctx, stdout, stderr, args))
+}
+
+// capture1 is runCapture before its error's URL passwords are hidden.
+func capture1(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := parseCaptureFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "capture: %d s from %s ...\n", cfg.opts.Seconds, cfg.opts.URL)
+	fmt.Fprintf(stderr, "capture: %d s from %s ...\n", cfg.opts.Seconds, httpurl.Redact(cfg.opts.URL))
 	m, err := capture.Run(ctx, cfg.dir, cfg.opts)
 	if err != nil {
 		return err
@@ -81,7 +89,7 @@ func printSaved(w io.Writer, dir string, m *capture.Meta) {
 		fmt.Fprintf(w, "capture: process CPU over the window %.3f s (%s)\n", m.CPU.Seconds, m.CPU.Metric)
 	}
 	for _, s := range m.Warnings {
-		fmt.Fprintf(w, "capture: warning: %s\n", s)
+		fmt.Fprintf(w, "capture: warning: %s\n", httpurl.Redact(s))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/triage"
 )
 
@@ -40,6 +41,11 @@ type triageOptions struct {
 }
 
 func runTriage(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	return httpurl.RedactError(triage1(ctx, stdout, stderr, args))
+}
+
+// triage1 is runTriage before its error's URL passwords are hidden.
+func triage1(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o, err := parseTriage(stderr, args, time.Now())
 	if err != nil {
 		return err
@@ -121,11 +127,11 @@ func parseTriage(stderr io.Writer, args []string, now time.Time) (*triageOptions
 func (o *triageOptions) check(fs *flagSet) error {
 	switch {
 	case fs.NArg() > 0:
-		return fmt.Errorf("unexpected argument %q (the Prometheus URL goes in --prometheus)", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q (the Prometheus URL goes in --prometheus)", httpurl.Redact(fs.Arg(0)))
 	case o.c.URL == "":
 		return errors.New("flag --prometheus is required (the Prometheus base URL, e.g. http://127.0.0.1:9090)")
 	case !strings.HasPrefix(o.c.URL, "http://") && !strings.HasPrefix(o.c.URL, "https://"):
-		return fmt.Errorf("flag --prometheus %q: want an http:// or https:// URL", o.c.URL)
+		return fmt.Errorf("flag --prometheus %q: want an http:// or https:// URL", httpurl.Redact(o.c.URL))
 	case o.step < time.Second || o.step%time.Second != 0:
 		return fmt.Errorf("flag --step %v: want whole seconds, at least 1s", o.step)
 	case o.threshold <= 0:

@@ -203,3 +203,27 @@ func FuzzParseWhen(f *testing.F) {
 		}
 	})
 }
+
+// TestTriageRedactsPassword checks that a password in a URL given to
+// triage or capture never reaches the terminal.
+func TestTriageRedactsPassword(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	for _, args := range [][]string{
+		{"triage", "--prometheus", "ftp://ops:hunter2@prom:9090"},
+		{"triage", "http://ops:hunter2@prom:9090"},
+		{"triage", "--prometheus", "http://ops:hunter2@" + dead, "--range", "1h"},
+		{"triage", "--prometheus", "http://ops:hunter2@[::1", "--range", "1h"},
+		{"capture", "--seconds", "1", "-o", filepath.Join(t.TempDir(), "c"), "http://ops:hunter2@" + dead},
+		{"capture", "http://ops:hunter2@" + dead + "/?q=1"},
+	} {
+		code, stderr := runExit(t, args...)
+		if code == 0 || strings.Contains(stderr, "hunter2") || !strings.Contains(stderr, "ops:xxxxx@") {
+			t.Errorf("%s: exit %d, stderr %q; want an error naming the URL without its password", args[0], code, strings.ReplaceAll(stderr, "hunter2", "PW"))
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/loadgen"
 	"github.com/latscope/latscope/pgcluster"
@@ -182,7 +183,7 @@ func database(ctx context.Context, env *lab.Env) (string, func(), error) {
 func JDBCURL(pg string) (string, error) {
 	u, err := url.Parse(pg)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-		return "", fmt.Errorf("--db-url: want postgres://user@host:port/db, got %q", redact(pg))
+		return "", fmt.Errorf("--db-url: want postgres://user@host:port/db, got %q", httpurl.Redact(pg))
 	}
 	q := url.Values{}
 	for k, v := range u.Query() {
@@ -200,10 +201,6 @@ func JDBCURL(pg string) (string, error) {
 	}
 	return "jdbc:postgresql://" + u.Host + db + "?" + q.Encode(), nil
 }
-
-var passRE = regexp.MustCompile(`//([^:@/]*)(:[^@]*)?@`)
-
-func redact(s string) string { return passRE.ReplaceAllString(s, "//$1@") }
 
 // runner holds what every run shares.
 type runner struct {

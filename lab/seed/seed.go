@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/analysis"
@@ -81,7 +82,7 @@ func Run(ctx context.Context, env *lab.Env) (*lab.Outcome, error) {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	defer up.Close()
-	env.Logf("upstream on %s (answers after 100 ms); PostgreSQL at %s", up.URL(), redact(dbURL))
+	env.Logf("upstream on %s (answers after 100 ms); PostgreSQL at %s", up.URL(), httpurl.Redact(dbURL))
 	iters := 0
 	var runs []*ModeRun
 	total := len(Modes) * env.Profile.Runs
@@ -197,7 +198,3 @@ func rel(dir, path string) string {
 	}
 	return path
 }
-
-var passRE = regexp.MustCompile(`//([^:@/]*)(:[^@]*)?@`)
-
-func redact(url string) string { return passRE.ReplaceAllString(url, "//$1@") }
