@@ -49,6 +49,17 @@ type Analyzer struct {
 	stmts       map[pglog.TraceParent][]pglog.Statement
 	statements  int // statements given, with or without a traceparent
 	uncommented int
+	// spanTPs counts the spans of each traceparent. Once the trace has
+	// given spans, a statement whose traceparent no span has is only
+	// counted (foreign), and a traceparent keeps at most maxStmtsPerTP
+	// statements per span of it, plus maxStmtsPerTP (the rest counted in
+	// surplus): the memory kept is bounded by the spans, not by the log.
+	spanTPs map[pglog.TraceParent]int
+	foreign int
+	surplus int
+	// read holds the statement-log readers' notes (skipped records),
+	// in the order read; Finalize makes them warnings.
+	read []error
 
 	logLines       int      // PostgreSQL log entries read (FeedPGLog)
 	badDuration    int      // entries whose "duration: " did not parse
@@ -104,6 +115,7 @@ func New(opts Options) *Analyzer {
 		stmts:    map[pglog.TraceParent][]pglog.Statement{},
 		pending:  map[tracein.GoID][]int{},
 		byTP:     map[pglog.TraceParent]int{},
+		spanTPs:  map[pglog.TraceParent]int{},
 	}
 }
 
@@ -160,6 +172,7 @@ func (a *Analyzer) endRegion(ev *tracein.Event) {
 	switch {
 	case r.tp.IsValid():
 		a.spans = append(a.spans, span{name: r.name, g: ev.G, task: r.task, start: r.start, end: ev.Time, tp: r.tp, runnable: r.runnable})
+		a.spanTPs[r.tp]++
 		a.byTP[r.tp] = len(a.spans) - 1
 		p := append(a.pending[ev.G], len(a.spans)-1)
 		if len(p) > maxPending {
@@ -263,15 +276,43 @@ func (a *Analyzer) hostLog(msg string) {
 	a.samples = append(a.samples, s)
 }
 
+// maxStmtsPerTP is how many statements per span of a traceparent are kept
+// (statements of one traceparent are matched to its spans by how well they
+// fit in time); maxStmtsPerTP more are kept for a traceparent of one span.
+const maxStmtsPerTP = 16
+
 // Statement takes one statement of the database's log. Statements without
-// a traceparent are only counted.
+// a traceparent are only counted. Once the trace has given spans (feed the
+// trace first), so are statements whose traceparent no span has: memory
+// stays bounded by the spans however long the log.
 func (a *Analyzer) Statement(s pglog.Statement) {
 	a.statements++
 	if !s.TraceParent.IsValid() {
 		a.uncommented++
 		return
 	}
+	if len(a.spans) > 0 {
+		n := a.spanTPs[s.TraceParent]
+		switch {
+		case n == 0:
+			a.foreign++
+			return
+		case len(a.stmts[s.TraceParent]) >= maxStmtsPerTP*(n+1):
+			a.surplus++
+			return
+		}
+	}
 	a.stmts[s.TraceParent] = append(a.stmts[s.TraceParent], s)
+}
+
+// CheckSpans returns Finalize's ErrNoSpans error when the trace fed so far
+// has no DB span, so that a caller can stop before reading the database's
+// log, which nothing could then join.
+func (a *Analyzer) CheckSpans() error {
+	if len(a.spans) == 0 {
+		return a.noSpansError()
+	}
+	return nil
 }
 
 // Sample takes a host sample taken outside the trace (a samples file).

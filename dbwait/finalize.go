@@ -23,6 +23,10 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	}
 	r := &Result{Options: a.opts, TraceStart: a.gaps.first}
 	a.warnTrace(r)
+	r.Warnings = append(r.Warnings, a.read...)
+	if a.surplus > 0 {
+		r.Warnings = append(r.Warnings, fmt.Errorf("%d statements were left out: their traceparent was already in the log %d times for each span that has it", a.surplus, maxStmtsPerTP))
+	}
 	if a.badDuration > 0 {
 		r.Warnings = append(r.Warnings, fmt.Errorf("%d statement log lines were ignored: their duration did not parse (first: %q)", a.badDuration, a.badDurationMsg))
 	}
