@@ -126,3 +126,55 @@ func TestErrorsRedactPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestTextEscapesControlCharacters checks that control characters in
+// Prometheus's labels and warnings reach the text report escaped, while
+// the JSON keeps them as they are (encoding/json escapes them), and so
+// does the HTML page (html/template), but for its copy of the text report.
+func TestTextEscapesControlCharacters(t *testing.T) {
+	srv := httptest.NewServer(stubProm(`{"status":"success","warnings":["store \u001b]0;pwned\u0007 down\r\nverdict: forged"],"data":{"resultType":"matrix","result":[
+		{"metric":{"job":"j","instance":"a\u001b[2J"},"values":[[60,"0.01"],[120,"0.09"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"]]},
+		{"metric":{"job":"j","instance":"b\r\nverdict: forged"},"values":[[60,"0.01"],[120,"0.01"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"]]}]}}`))
+	defer srv.Close()
+	r, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(360, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js, page strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	if strings.ContainsAny(out, "\x1b\r\x07") || strings.Contains(out, "\nverdict: forged") {
+		t.Errorf("text report has raw control characters:\n%q", out)
+	}
+	if !strings.Contains(out, `a\x1b[2J`) || !strings.Contains(out, `b\r\nverdict: forged`) {
+		t.Errorf("text report does not name the instances escaped:\n%s", out)
+	}
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"a\u001b[2J"`) {
+		t.Errorf("JSON does not keep the instance name as it is:\n%s", js.String())
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, pre, _ := strings.Cut(page.String(), "<pre>"); strings.ContainsAny(pre, "\x1b\r\x07") {
+		t.Errorf("HTML page's text report has raw control characters")
+	}
+}
+
+// TestErrorEscapesControlCharacters checks that Prometheus's own error
+// message reaches the error escaped.
+func TestErrorEscapesControlCharacters(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"status":"error","errorType":"bad\u001b[2Jdata","error":"parse error\r\nverdict: forged \u001b]0;x\u0007"}`))
+	}))
+	defer srv.Close()
+	_, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(120, 0)})
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\r\n\x07") || !strings.Contains(err.Error(), `parse error\r\nverdict: forged`) {
+		t.Errorf("err = %q", err)
+	}
+}

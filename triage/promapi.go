@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
+
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // promAPI is the small part of the Prometheus HTTP API v1 that triage
@@ -34,10 +36,11 @@ type apiError struct {
 	Type, Msg string
 }
 
-// Error returns the API's message, or the HTTP status.
+// Error returns the API's message, or the HTTP status. The message came
+// from the server: its control characters are escaped (termsafe).
 func (e *apiError) Error() string {
 	if e.Msg != "" {
-		return fmt.Sprintf("%s: %s", e.Type, e.Msg)
+		return fmt.Sprintf("%s: %s", termsafe.String(e.Type), termsafe.String(e.Msg))
 	}
 	return fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
 }

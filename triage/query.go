@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/latscope/latscope/internal/httpurl"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // Config says which Prometheus to ask about which fleet and time range.
@@ -296,7 +297,7 @@ func (f *fetcher) explain(err error, q string) error {
 	case ae.Status == http.StatusNotFound:
 		return fmt.Errorf("%w: %s has no Prometheus query API (HTTP 404 on /api/v1/query_range)", ErrUnreachable, f.url)
 	case ae.Type == "bad_data" || ae.Type == "execution":
-		return fmt.Errorf("%w: %s (query: %s)", ErrBadQuery, ae.Msg, q)
+		return fmt.Errorf("%w: %s (query: %s)", ErrBadQuery, termsafe.String(ae.Msg), q)
 	case ae.Type == "timeout":
 		return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.url, f.c.Timeout, q, err)
 	}

@@ -8,31 +8,36 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // maxListed is how many bad steps the text lists one by one.
 const maxListed = 12
 
 // WriteText writes r as text: the range, the six rules with their
-// evidence, and the verdict.
+// evidence, and the verdict. Every string that came from Prometheus
+// (instance and job names, warnings, and the sentences that hold them) is
+// printed through termsafe.String, so a label cannot clear the terminal or
+// forge a line.
 func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("latscope triage: %s, %s to %s UTC, %d steps of %s; bad = %s over %s\n",
 		r.who(), r.Start.UTC().Format("2006-01-02 "+r.clockLayout()), r.End.UTC().Format("2006-01-02 "+r.clockLayout()), r.Steps, dur(r.Step), r.signalName(), dur(r.Threshold))
 	for _, wr := range r.Warnings {
-		p("warning: %s\n", wr)
+		p("warning: %s\n", termsafe.String(wr))
 	}
 	p("\n1. bad steps (%s > %s), per instance:\n", r.signalName(), dur(r.Threshold))
 	if r.Signal != "request" {
 		p("   %-24s %6s %5s %10s %10s\n", "instance", "data", "bad", "baseline", "worst")
 		for _, ir := range r.Instances {
-			p("   %-24s %6d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
+			p("   %-24s %6d %5d %10s %10s\n", termsafe.String(ir.Name), ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
 		}
 	} else {
 		p("   %-24s %6s %5s %5s %10s %10s\n", "instance", "data", "bad", "held", "baseline", "worst")
 		for _, ir := range r.Instances {
-			p("   %-24s %6d %5d %5d %10s %10s\n", ir.Name, ir.DataSteps, len(ir.Bad), len(ir.Held), ms(ir.Baseline), ms(ir.Worst))
+			p("   %-24s %6d %5d %5d %10s %10s\n", termsafe.String(ir.Name), ir.DataSteps, len(ir.Bad), len(ir.Held), ms(ir.Baseline), ms(ir.Worst))
 		}
 		p("   held: under the threshold, but the stall probe's late wake-ups averaged %s or more while requests were served (requests that arrived meanwhile waited before their handlers)\n", dur(r.Threshold))
 	}
@@ -44,9 +49,9 @@ func WriteText(w io.Writer, r *Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, strings.Join(b.Bad, ", "))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(strings.Join(b.Bad, ", ")))
 	}
-	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", r.dbPathPhrase())
+	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
@@ -57,7 +62,7 @@ func WriteText(w io.Writer, r *Report) error {
 		if len(ir.Bad) == 0 {
 			continue
 		}
-		p("   %s: cause %s\n", ir.Name, ir.Cause)
+		p("   %s: cause %s\n", termsafe.String(ir.Name), ir.Cause)
 		for _, h := range ir.Host {
 			switch {
 			case h.Absent:
@@ -71,9 +76,9 @@ func WriteText(w io.Writer, r *Report) error {
 			}
 		}
 	}
-	p("\nverdict: %s\n", r.Verdict.Line)
+	p("\nverdict: %s\n", termsafe.String(r.Verdict.Line))
 	if r.Verdict.Next != "" {
-		p("next: %s\n", r.Verdict.Next)
+		p("next: %s\n", termsafe.String(r.Verdict.Next))
 	}
 	return bw.Flush()
 }
@@ -96,7 +101,7 @@ func writeWhen(p func(string, ...any), w WhenEvidence) {
 		p("   minute of the hour: %s\n   hour of the day:    %s\n", strings.Join(mins, "  "), strings.Join(hours, "  "))
 	}
 	if w.Period == 0 {
-		p("   period: none (%s)\n", w.Reason)
+		p("   period: none (%s)\n", termsafe.String(w.Reason))
 		return
 	}
 	p("   period: %s, phase %s: %d of %d runs start on it, %d of its %d slots in the range hold one; next %s UTC\n",

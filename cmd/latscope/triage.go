@@ -13,6 +13,7 @@ import (
 
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/httpurl"
+	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/triage"
 )
 
@@ -66,7 +67,7 @@ func triage1(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	}
 	if o.out != "" || o.json {
 		for _, w := range rep.Warnings {
-			fmt.Fprintf(stderr, "latscope triage: warning: %s\n", w)
+			fmt.Fprintf(stderr, "latscope triage: warning: %s\n", termsafe.String(w))
 		}
 	}
 	if err := set.Commit(); err != nil {

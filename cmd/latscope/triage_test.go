@@ -227,3 +227,25 @@ func TestTriageRedactsPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestTriageWarningsEscaped checks that Prometheus's warnings, printed on
+// standard error beside --json, reach the terminal escaped.
+func TestTriageWarningsEscaped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/values") {
+			w.Write([]byte(`{"status":"success","data":[]}`))
+			return
+		}
+		w.Write([]byte(`{"status":"success","warnings":["store \u001b[2J down\r\nlatscope triage: forged"],"data":{"resultType":"matrix","result":[
+			{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"0.09"]]},
+			{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"]]}]}}`))
+	}))
+	defer srv.Close()
+	_, stderr, err := runCLI(t, "triage", "--prometheus", srv.URL, "--since", "1970-01-01T00:00:00Z", "--until", "1970-01-01T00:02:00Z", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(stderr, "\x1b\r") || strings.Contains(stderr, "\nlatscope triage: forged") || !strings.Contains(stderr, `store \x1b[2J down\r\n`) {
+		t.Errorf("stderr %q", stderr)
+	}
+}
