@@ -15,6 +15,7 @@ import (
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Agent is the running agent of one service: the flight recorder, the host
@@ -24,8 +25,9 @@ type Agent struct {
 	slow   *slowness
 	rec    *recorder // nil with NoRecorder
 	sample *sampler
-	manual *bucket  // rate limit of window copies asked over the endpoints
-	met    *metrics // nil without Options.Metrics
+	manual *bucket   // rate limit of window copies asked over the endpoints
+	met    *metrics  // nil without Options.Metrics
+	routes *routeSet // Options.MaxRoutes
 
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -55,6 +57,11 @@ func New(opts Options) (*Agent, error) {
 		}
 		a.met = m
 	}
+	var over prometheus.Counter
+	if a.met != nil {
+		over = a.met.routesOver
+	}
+	a.routes = newRouteSet(o.MaxRoutes, over, os.Stderr)
 	if !o.NoRecorder {
 		rec, err := startRecorder(o, a.sample.log)
 		if err != nil {

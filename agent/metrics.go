@@ -27,6 +27,7 @@ type metrics struct {
 
 	request, requestDB, requestOut, dbCall *prometheus.HistogramVec
 	stallSeconds, stalls                   prometheus.Counter // nil without the probe
+	routesOver                             prometheus.Counter // requests beyond Options.MaxRoutes
 	late                                   time.Duration      // a wake-up later than this is a stall
 	host                                   *hostCollector
 	routes                                 sync.Map // route -> *routeMetrics
@@ -54,8 +55,10 @@ func newMetrics(reg prometheus.Registerer, probe bool, late time.Duration) (*met
 		requestOut: hist("latscope_request_outbound_seconds", "Per request with at least one outbound HTTP call: total time in them, until response headers.", "route"),
 		dbCall:     hist("latscope_db_call_duration_seconds", "Each DB call (database/sql wrapper or agentpgx tracer) made under a request.", "route"),
 		host:       newHostCollector(),
+		routesOver: prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_routes_over_limit_total",
+			Help: "Requests counted under route=\"" + OtherRoute + "\" because Options.MaxRoutes distinct routes were already in use (a Route hook that returns paths?)."}),
 	}
-	cs := []prometheus.Collector{m.request, m.requestDB, m.requestOut, m.dbCall, m.host}
+	cs := []prometheus.Collector{m.request, m.requestDB, m.requestOut, m.dbCall, m.host, m.routesOver}
 	if probe {
 		m.stallSeconds = prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_stall_seconds_total",
 			Help: "Summed lateness of the agent's CPU-availability probe's late wake-ups: time the process could not run (throttled, stolen, stopped, CPUs busy)."})

@@ -51,6 +51,7 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	if len(route) > tracelog.MaxString { // a Route hook that returns paths
 		route = tracelog.Bound(route, tracelog.MaxString)
 	}
+	route = a.routes.admit(route)
 	tctx, task := trace.NewTask(r.Context(), route)
 	ctx := &reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}}
 	var rm *routeMetrics

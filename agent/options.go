@@ -68,6 +68,13 @@ type Options struct {
 	// Route names a request's task; nil uses the request's ServeMux pattern
 	// (see Handler). Return a low-cardinality name: a route, not a path.
 	Route func(*http.Request) string
+	// MaxRoutes caps the distinct routes the agent keeps apart (task
+	// names, metric series, the recorder's per-route windows): once
+	// MaxRoutes routes were seen, a request of any other route is counted
+	// under OtherRoute. The first time, the agent says so once on standard
+	// error, and with Metrics it counts such requests in
+	// latscope_routes_over_limit_total. Default 1000.
+	MaxRoutes int
 	// SpanContext, when set, returns the current span of another tracing
 	// system (OpenTelemetry); requests, outbound calls and SQL comments then
 	// carry its IDs instead of latscope's own. See docs/agent.md.
@@ -132,6 +139,7 @@ var DefaultOptions = Options{
 	ManualInterval: 10 * time.Second,
 	ManualBurst:    3,
 	MaxTraceBytes:  64 << 20,
+	MaxRoutes:      1000,
 }
 
 // DefaultDir returns the default snapshot directory:
@@ -164,6 +172,7 @@ func (o Options) withDefaults() Options {
 	o.ManualInterval = orDefault(o.ManualInterval, d.ManualInterval)
 	o.ManualBurst = orDefault(o.ManualBurst, d.ManualBurst)
 	o.MaxTraceBytes = orDefault(o.MaxTraceBytes, d.MaxTraceBytes)
+	o.MaxRoutes = orDefault(o.MaxRoutes, d.MaxRoutes)
 	return o
 }
 

@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestRouteCap: a Route hook that returns paths, 5,000 distinct paths,
+// the metrics on a real registry and the flight recorder on. The series
+// and the recorder's per-route windows stay bounded by the default cap:
+// the first DefaultOptions.MaxRoutes routes keep their names, the rest are
+// counted under OtherRoute.
+func TestRouteCap(t *testing.T) {
+	const paths = 5000
+	reg := prometheus.NewRegistry()
+	a, err := New(Options{
+		Dir:         t.TempDir(),
+		Metrics:     reg,
+		ProbeEvery:  -1,
+		MinInterval: time.Hour,
+		Route:       func(r *http.Request) string { return r.URL.Path },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var warned bytes.Buffer
+	a.routes.warn = &warned
+	h := a.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for i := range paths {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/p/"+strconv.Itoa(i), nil))
+	}
+	maxRoutes := DefaultOptions.MaxRoutes
+	if maxRoutes <= 0 || maxRoutes >= paths {
+		t.Fatalf("DefaultOptions.MaxRoutes = %d, want a cap below %d", maxRoutes, paths)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := 0
+	routes := map[string]bool{}
+	for _, f := range fams {
+		if !strings.HasPrefix(f.GetName(), "latscope_request_") && !strings.HasPrefix(f.GetName(), "latscope_db_call_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			series++
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" {
+					routes[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	// Five series per route: request duration (db yes and no), request DB
+	// time, request outbound time, DB calls.
+	if want := 5 * (maxRoutes + 1); series > want || len(routes) != maxRoutes+1 {
+		t.Errorf("%d request series over %d routes after %d distinct paths, want at most %d over %d (MaxRoutes %d and %q)",
+			series, len(routes), paths, want, maxRoutes+1, maxRoutes, OtherRoute)
+	}
+	fs := scrape(t, reg)
+	if h := histogram(t, fs, "latscope_request_duration_seconds", map[string]string{"route": OtherRoute, "db": "no"}); h != nil && h.GetSampleCount() != paths-uint64(maxRoutes) {
+		t.Errorf("%q requests: %d, want %d", OtherRoute, h.GetSampleCount(), paths-maxRoutes)
+	}
+	if c := find(fs, "latscope_routes_over_limit_total", map[string]string{}); c == nil || c.GetCounter().GetValue() != paths-float64(maxRoutes) {
+		t.Errorf("latscope_routes_over_limit_total: %v, want %d", c, paths-maxRoutes)
+	}
+	if lines := strings.Count(warned.String(), "\n"); lines != 1 || !strings.Contains(warned.String(), "MaxRoutes") {
+		t.Errorf("warning written %d times, want once naming MaxRoutes: %q", lines, warned.String())
+	}
+	windows := 0
+	a.slow.routes.Range(func(any, any) bool { windows++; return true })
+	if windows > maxRoutes+1 {
+		t.Errorf("the recorder keeps %d per-route windows, want at most %d", windows, maxRoutes+1)
+	}
+}
+
+// TestRouteCapAllocs: the cap adds no allocation per request, for a known
+// route or one turned to OtherRoute, and with no metrics it counts nothing
+// and still warns once.
+func TestRouteCapAllocs(t *testing.T) {
+	var warned bytes.Buffer
+	s := newRouteSet(2, nil, &warned)
+	known := strings.Clone("GET /users/{id}")
+	for _, r := range []string{known, "GET /b", "GET /c", "GET /d"} {
+		s.admit(r)
+	}
+	if got := s.admit(strings.Clone(known)); got != known {
+		t.Errorf("admit(known) = %q", got)
+	}
+	if got := s.admit("GET /d"); got != OtherRoute {
+		t.Errorf("admit beyond the cap = %q, want %q", got, OtherRoute)
+	}
+	other := strings.Clone("GET /e")
+	for _, tt := range []struct{ name, route string }{{"known", known}, {"other", other}} {
+		if n := testing.AllocsPerRun(1000, func() { s.admit(tt.route) }); n != 0 {
+			t.Errorf("admit(%s route): %g allocations, want 0", tt.name, n)
+		}
+	}
+	if strings.Count(warned.String(), "\n") != 1 {
+		t.Errorf("warning %q, want one line", warned.String())
+	}
+}
