@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/sched"
 )
@@ -219,7 +220,7 @@ func (r *ChurnReport) overWords() string {
 
 func (r *ChurnReport) overhead() sched.Finding {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, docs/method.md §9)",
+	termsafe.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, docs/method.md §9)",
 		r.shareWords(), 100*r.Thresholds.SchedShare)
 	var parts []string
 	for _, g := range r.Groups {
@@ -228,7 +229,7 @@ func (r *ChurnReport) overhead() sched.Finding {
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(&b, ": %s", strings.Join(parts, ", "))
+		termsafe.Fprintf(&b, ": %s", strings.Join(parts, ", "))
 	}
 	b.WriteString(" — waking, scanning and parking pool threads instead of running the work")
 	var pay []string
@@ -238,7 +239,7 @@ func (r *ChurnReport) overhead() sched.Finding {
 		}
 	}
 	if len(pay) > 0 {
-		fmt.Fprintf(&b, "; paid on the stacks of %s", strings.Join(pay, ", "))
+		termsafe.Fprintf(&b, "; paid on the stacks of %s", strings.Join(pay, ", "))
 	}
 	b.WriteString(r.parkWords())
 	b.WriteString("; JFR samples only threads running Java code, so the JVM's own park/unpark and the kernel's part of waking threads are in no sample: the share is a lower bound")
@@ -278,7 +279,7 @@ func (r *ChurnReport) perSecond(n int64) float64 {
 // cannot see.
 func (r *ChurnReport) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s\n", r.Verdict())
+	termsafe.Fprintf(bw, "%s\n", r.Verdict())
 	if r.Samples > 0 {
 		r.writeSamples(bw)
 	}
@@ -287,21 +288,21 @@ func (r *ChurnReport) WriteText(w io.Writer) error {
 	if fs := r.Findings(); len(fs) > 0 {
 		fmt.Fprintln(bw, "findings:")
 		for _, f := range fs {
-			fmt.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
+			termsafe.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
 		}
 	}
 	return bw.Flush()
 }
 
 func (r *ChurnReport) writeSamples(w io.Writer) {
-	fmt.Fprintf(w, "  execution samples: %d%s; native-method samples (not CPU): %d\n", r.Samples, r.overWords(), r.NativeSamples)
+	termsafe.Fprintf(w, "  execution samples: %d%s; native-method samples (not CPU): %d\n", r.Samples, r.overWords(), r.NativeSamples)
 	for _, g := range r.Groups {
-		fmt.Fprintf(w, "    %-26s %5.1f %%  (%d)\n", g.Group, 100*g.Share, g.Samples)
+		termsafe.Fprintf(w, "    %-26s %5.1f %%  (%d)\n", g.Group, 100*g.Share, g.Samples)
 	}
 	if len(r.Top) > 0 {
 		fmt.Fprintln(w, "  machinery frames (innermost listed frame):")
 		for _, f := range r.Top {
-			fmt.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
 		}
 	}
 	if len(r.Payers) > 0 {
@@ -311,30 +312,30 @@ func (r *ChurnReport) writeSamples(w io.Writer) {
 			if name == "" {
 				name = "(pool threads, no application frame)"
 			}
-			fmt.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
 		}
 	}
 }
 
 func (r *ChurnReport) writeParks(w io.Writer) {
 	p := r.Parks
-	fmt.Fprintf(w, "  parks of at least %s: %d", thresholdWords(p.Threshold), p.Total)
+	termsafe.Fprintf(w, "  parks of at least %s: %d", thresholdWords(p.Threshold), p.Total)
 	for _, c := range p.ByCause {
 		name := c.Cause.String()
 		if c.Cause == ChurnOther {
 			name = "outside pools and queues"
 		}
-		fmt.Fprintf(w, "; %s %d", name, c.Count)
+		termsafe.Fprintf(w, "; %s %d", name, c.Count)
 	}
 	fmt.Fprintln(w)
 	if p.IdleWakeups > 0 {
-		fmt.Fprintf(w, "  idle pool workers woken: %.0f/s; bursts (gaps ≤ %v): %.1f/s, max %d", r.perSecond(p.IdleWakeups), p.Gap, r.perSecond(p.Bursts), p.Max)
+		termsafe.Fprintf(w, "  idle pool workers woken: %.0f/s; bursts (gaps ≤ %v): %.1f/s, max %d", r.perSecond(p.IdleWakeups), p.Gap, r.perSecond(p.Bursts), p.Max)
 		if p.Large > 0 {
-			fmt.Fprintf(w, "; large (≥ %d): %.1f/s, median %d", p.MinSize, r.perSecond(p.Large), p.LargeMedian)
+			termsafe.Fprintf(w, "; large (≥ %d): %.1f/s, median %d", p.MinSize, r.perSecond(p.Large), p.LargeMedian)
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "  threads started: %d, ended: %d\n", r.ThreadStarts, r.ThreadEnds)
+	termsafe.Fprintf(w, "  threads started: %d, ended: %d\n", r.ThreadStarts, r.ThreadEnds)
 }
 
 // writeCoverage says how much of the JVM's CPU the samples can see.
@@ -344,9 +345,9 @@ func (r *ChurnReport) writeCoverage(w io.Writer) {
 		fmt.Fprintln(w, "  JFR samples only threads running Java code: the JVM's own park/unpark, JIT, GC and the kernel are in no sample")
 		return
 	}
-	fmt.Fprintf(w, "  the JVM used %.2f CPU-s (jdk.CPULoad, %.0f %% in the kernel)", c.Seconds, 100*c.System)
+	termsafe.Fprintf(w, "  the JVM used %.2f CPU-s (jdk.CPULoad, %.0f %% in the kernel)", c.Seconds, 100*c.System)
 	if r.Period > 0 && r.Samples > 0 {
-		fmt.Fprintf(w, "; the samples see about %.2f CPU-s of Java code", float64(r.Samples)*r.Period.Seconds())
+		termsafe.Fprintf(w, "; the samples see about %.2f CPU-s of Java code", float64(r.Samples)*r.Period.Seconds())
 	}
 	fmt.Fprintln(w, "; the rest (the JVM's own park/unpark, JIT, GC, the kernel) is in no sample")
 }

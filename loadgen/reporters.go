@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 )
 
@@ -24,7 +25,7 @@ func NewTextReporter(r *Report) Reporter {
 	return func(w io.Writer) error {
 		var b strings.Builder
 		row := func(label, format string, args ...any) {
-			fmt.Fprintf(&b, "%-10s"+format+"\n", append([]any{label}, args...)...)
+			termsafe.Fprintf(&b, "%-10s"+format+"\n", append([]any{label}, args...)...)
 		}
 		row("requests", "%d  (excluded: %d warm-up; late %d, dropped %d)", r.Requests, r.Warmup, r.Late, r.Dropped)
 		row("window", "%.3f s  (%s to %s)", r.Window.Seconds(), stamp(r.Start), stamp(r.End))

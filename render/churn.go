@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -58,5 +59,6 @@ func (r *Report) writeChurn(ew *errWriter) {
 		ew.err = err
 		return
 	}
-	ew.printf("\nscheduler churn (the JVM's pool threads, from JFR execution samples and parks):\n%s\n", strings.TrimRight(b.String(), "\n"))
+	// The section's writer escaped what it printed; its newlines are its own.
+	fmt.Fprintf(ew, "\nscheduler churn (the JVM's pool threads, from JFR execution samples and parks):\n%s\n", strings.TrimRight(b.String(), "\n"))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/internal/opterr"
@@ -197,25 +198,25 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	} else {
 		ew.printf("\npredictions from the first trace, measured in the second (miss: |error| > %g%%)\n", c.MissPct)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "what-if\tpredicted ms\tmeasured ms\terror\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
+		termsafe.Fprintf(tw, "what-if\tpredicted ms\tmeasured ms\terror\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
 		for _, p := range c.Predictions {
 			verdict := "ok"
 			if p.Miss {
 				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMean.Ms()-p.MeasuredMean.Ms())
 			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMean.Ms(), p.MeasuredMean.Ms(), p.ErrorPct,
+			termsafe.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMean.Ms(), p.MeasuredMean.Ms(), p.ErrorPct,
 				p.PredictedP99.Ms(), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict)
 		}
 		tw.Flush()
 	}
 	ew.printf("\ncritical time per request, by term (largest change first)\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "term\tmechanism\tkind\tbefore ms\tafter ms\tΔ ms\t\n")
+	termsafe.Fprintf(tw, "term\tmechanism\tkind\tbefore ms\tafter ms\tΔ ms\t\n")
 	for i, t := range c.Terms {
 		if i >= 12 || (t.Before.Ms() < 0.01 && t.After.Ms() < 0.01) {
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind, t.Before.Ms(), t.After.Ms(), t.Delta.Ms())
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.2f\t%+.2f\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind, t.Before.Ms(), t.After.Ms(), t.Delta.Ms())
 	}
 	tw.Flush()
 	return ew.err

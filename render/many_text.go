@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // WriteJSON writes the aggregate as indented JSON (schema: docs/json.md,
@@ -72,13 +73,13 @@ func (m *Many) writeGroup(ew *errWriter, g *ManyGroup) {
 	ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f%s\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms(), est)
 	ew.printf("\nper instance\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "instance\ttraces\trequests\tmean ms\tp99 ms\tmax ms\t  top term (critical ms per request)\t\n")
+	termsafe.Fprintf(tw, "instance\ttraces\trequests\tmean ms\tp99 ms\tmax ms\t  top term (critical ms per request)\t\n")
 	for _, r := range g.Instances {
 		top := "-"
 		if r.TopTerm != "" {
 			top = fmt.Sprintf("%s %.2f", r.TopTerm, r.TopCritical.Ms())
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t  %s\t\n", r.Instance, r.Traces, r.Requests, r.Mean.Ms(), r.P99.Ms(), r.Max.Ms(), top)
+		termsafe.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t  %s\t\n", r.Instance, r.Traces, r.Requests, r.Mean.Ms(), r.P99.Ms(), r.Max.Ms(), top)
 	}
 	tw.Flush()
 	m.writeTerms(ew, g)
@@ -88,7 +89,7 @@ func (m *Many) writeGroup(ew *errWriter, g *ManyGroup) {
 func (m *Many) writeTerms(ew *errWriter, g *ManyGroup) {
 	ew.printf("\nper request, ms, all instances  goroutine time = wait sum; critical = on the critical path\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t\n")
+	termsafe.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t\n")
 	var folded Term
 	nFolded := 0
 	for _, t := range g.Terms {
@@ -99,14 +100,14 @@ func (m *Many) writeTerms(ew *errWriter, g *ManyGroup) {
 			nFolded++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
 			t.Wait.Ms(), t.SharePct, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count)
 	}
 	if nFolded > 0 {
-		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
+		termsafe.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
 	}
 	c, mean := g.CPU, g.Requests.Mean.Ms()
-	fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
-	fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
+	termsafe.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+	termsafe.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
 	tw.Flush()
 }

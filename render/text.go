@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // WriteJSON writes the report as indented JSON (schema: docs/json.md).
@@ -104,7 +105,7 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	}
 	ew.printf("\nper request, ms           %s time = wait sum; critical = on the critical path\n", who)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
+	termsafe.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t  %s\n", "on the path, really")
 	// A JVM recording without latencies has no mean to share: its shares
 	// are not measured, not 0.
 	noShare := r.Trace.JVM && g.Requests.Mean.Ms() <= 0
@@ -124,28 +125,28 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 		if noShare {
 			share = "—"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
 			t.Wait.Ms(), share, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count, causes(t))
 	}
 	if nFolded > 0 {
-		fmt.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
+		termsafe.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
 	}
 	c := g.CPU
 	mean := g.Requests.Mean.Ms()
 	if r.Trace.JVM { // JFR records waits and samples, not a thread's running and runnable time
-		fmt.Fprintf(tw, "running (on CPU)\t\t\tnot measured\t\t\t\t\t\n")
-		fmt.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
+		termsafe.Fprintf(tw, "running (on CPU)\t\t\tnot measured\t\t\t\t\t\n")
+		termsafe.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
 	} else {
-		fmt.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
-		fmt.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
+		termsafe.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+		termsafe.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
 	}
 	if g.Coverage.Unknown.Ms() > 0 {
-		fmt.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.Unknown.Ms())
+		termsafe.Fprintf(tw, "unknown (not explained by the timelines)\t\t\t\t\t%.2f\t\t\t\n", g.Coverage.Unknown.Ms())
 	}
 	if noShare {
-		fmt.Fprintf(tw, "total / mean\t\t\tnot measured\t\t\t\t\t\n")
+		termsafe.Fprintf(tw, "total / mean\t\t\tnot measured\t\t\t\t\t\n")
 	} else {
-		fmt.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
+		termsafe.Fprintf(tw, "total / mean\t\t\t%.1f%%\t\t%.1f%%\t\t\t\n", g.Coverage.GoroutineSumPct, g.Coverage.CriticalPct)
 	}
 	tw.Flush()
 	cv := g.Coverage
@@ -236,8 +237,8 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 	}
 	ew.printf("\npredictions (closed model: %.3g clients%s; CPU cap %.0f/s from %.3g cores)\n", tp.Clients, est, tp.CPUCapRPS, tp.Cores)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
-	fmt.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.Mean.Ms(), g.Requests.P99.Ms(), tp.MeasuredRPS)
+	termsafe.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
+	termsafe.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.Mean.Ms(), g.Requests.P99.Ms(), tp.MeasuredRPS)
 	for _, p := range g.Predictions {
 		p99 := fmt.Sprintf("%.2f", p.P99.Ms())
 		limit := p.Limit
@@ -245,7 +246,7 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 			p99 = "n/a"
 			limit += fmt.Sprintf(", +%.2f ms queued", p.Queue.Ms())
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.Mean.Ms(), p.DeltaPct, p99, p.RPS, limit)
+		termsafe.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.Mean.Ms(), p.DeltaPct, p99, p.RPS, limit)
 	}
 	tw.Flush()
 }
@@ -266,7 +267,7 @@ func writePath(ew *errWriter, label string, p *Path, jvm bool) {
 		if r.pieces > 1 {
 			r.what += fmt.Sprintf(" (%d pieces)", r.pieces)
 		}
-		fmt.Fprintf(tw, "  +%.2f\t%.2f ms\t%s%d\t%s\n", r.startMs, r.durMs, g, r.g, r.what)
+		termsafe.Fprintf(tw, "  +%.2f\t%.2f ms\t%s%d\t%s\n", r.startMs, r.durMs, g, r.g, r.what)
 	}
 	tw.Flush()
 }
@@ -343,4 +344,4 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+func (e *errWriter) printf(format string, args ...any) { termsafe.Fprintf(e, format, args...) }

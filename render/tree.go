@@ -1,12 +1,12 @@
 package render
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // CallNode is one frame of the call-path tree of a request type's waits
@@ -92,9 +92,9 @@ func (r *Report) writeTree(ew *errWriter, g *Group) {
 	}
 	ew.printf("\nwaits by call path, ms per request (a frame's time is the sum of the rows beneath it)\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "critical\twait\t\n")
+	termsafe.Fprintf(tw, "critical\twait\t\n")
 	for _, row := range root.Rows() {
-		fmt.Fprintf(tw, "%.2f\t%.2f\t  %s%s\n", row.Critical, row.Wait, strings.Repeat("  ", row.Depth), row.Label)
+		termsafe.Fprintf(tw, "%.2f\t%.2f\t  %s%s\n", row.Critical, row.Wait, strings.Repeat("  ", row.Depth), row.Label)
 	}
 	tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // WriteText writes the report for people: the CPU shares, what the trace
@@ -21,7 +22,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if fs := r.Findings(); len(fs) > 0 {
 		fmt.Fprintln(bw, "\nfindings:")
 		for _, f := range fs {
-			fmt.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
+			termsafe.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
 		}
 	}
 	return bw.Flush()
@@ -29,27 +30,27 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func (r *Report) writeCPU(w io.Writer) {
 	c := &r.CPU
-	fmt.Fprintf(w, "scheduler overhead: CPU samples from the %s (%d samples)\n", c.Source, c.Samples)
+	termsafe.Fprintf(w, "scheduler overhead: CPU samples from the %s (%d samples)\n", c.Source, c.Samples)
 	if c.Samples == 0 {
 		return
 	}
 	fmt.Fprintln(w, "  class             share")
 	for _, s := range c.Classes {
-		fmt.Fprintf(w, "  %-16s %5.1f %%", s.Class, 100*s.Share)
+		termsafe.Fprintf(w, "  %-16s %5.1f %%", s.Class, 100*s.Share)
 		if s.Class == ClassScheduler {
-			fmt.Fprintf(w, "  ±%.1f", 100*c.Margin(ClassScheduler))
+			termsafe.Fprintf(w, "  ±%.1f", 100*c.Margin(ClassScheduler))
 		}
 		fmt.Fprintln(w)
 	}
 	for _, cl := range []Class{ClassScheduler, ClassGC, ClassInstrument} {
 		for _, g := range sortedGroups(c, cl) {
-			fmt.Fprintf(w, "    %-15s %-22s %5.1f %%\n", cl, g.Group, 100*g.Share)
+			termsafe.Fprintf(w, "    %-15s %-22s %5.1f %%\n", cl, g.Group, 100*g.Share)
 		}
 	}
 	if len(c.Top) > 0 {
 		fmt.Fprintln(w, "  scheduler frames (innermost listed frame):")
 		for _, f := range c.Top {
-			fmt.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
 		}
 	}
 	if len(c.Payers) > 0 {
@@ -59,31 +60,31 @@ func (r *Report) writeCPU(w io.Writer) {
 			if f.Frame != "" {
 				name = frame.Short(f.Frame)
 			}
-			fmt.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
 		}
 	}
 }
 
 func (r *Report) writeTrace(w io.Writer) {
 	t := r.Trace
-	fmt.Fprintf(w, "trace: %s, %d Ps ran, %d OS threads\n", roundDur(t.Duration), t.PsSeen, t.Threads)
-	fmt.Fprintf(w, "  P starts %.0f/s, stops %.0f/s\n", t.PerSecond(t.PStarts), t.PerSecond(t.PStops))
-	fmt.Fprintf(w, "  made runnable %.0f/s: created %.0f/s, woken %.0f/s (%.0f/s by the network poller or timers)\n",
+	termsafe.Fprintf(w, "trace: %s, %d Ps ran, %d OS threads\n", roundDur(t.Duration), t.PsSeen, t.Threads)
+	termsafe.Fprintf(w, "  P starts %.0f/s, stops %.0f/s\n", t.PerSecond(t.PStarts), t.PerSecond(t.PStops))
+	termsafe.Fprintf(w, "  made runnable %.0f/s: created %.0f/s, woken %.0f/s (%.0f/s by the network poller or timers)\n",
 		t.PerSecond(t.Creations+t.Wakeups), t.PerSecond(t.Creations), t.PerSecond(t.Wakeups), t.PerSecond(t.PollWakeups))
 	b := t.Bursts
-	fmt.Fprintf(w, "  bursts (gaps ≤ %v): %.1f/s, size median %d, p90 %d, max %d; the busiest tenth of the time held %.0f %% of them\n",
+	termsafe.Fprintf(w, "  bursts (gaps ≤ %v): %.1f/s, size median %d, p90 %d, max %d; the busiest tenth of the time held %.0f %% of them\n",
 		b.Gap, t.PerSecond(b.Count), b.Median, b.P90, b.Max, 100*b.Busiest)
 	if b.Large > 0 {
-		fmt.Fprintf(w, "  large bursts (≥ %d): %.1f/s, median %d, holding %.0f %% of all wakeups and creations\n",
+		termsafe.Fprintf(w, "  large bursts (≥ %d): %.1f/s, median %d, holding %.0f %% of all wakeups and creations\n",
 			b.MinSize, t.PerSecond(b.Large), b.LargeMedian, 100*float64(b.InLarge)/float64(max(t.Wakeups+t.Creations, 1)))
 	}
 	for _, c := range t.Causes {
 		if float64(c.Count) >= 0.01*float64(b.InLarge) {
-			fmt.Fprintf(w, "    %7.1f per burst  %s\n", c.PerBurst, causeWords(c))
+			termsafe.Fprintf(w, "    %7.1f per burst  %s\n", c.PerBurst, causeWords(c))
 		}
 	}
 	ws := t.Wait
-	fmt.Fprintf(w, "  runnable wait after a wakeup or creation: mean %s, p50 %s, p90 %s, p99 %s, max %s (%d)\n",
+	termsafe.Fprintf(w, "  runnable wait after a wakeup or creation: mean %s, p50 %s, p90 %s, p99 %s, max %s (%d)\n",
 		roundDur(ws.Mean), roundDur(ws.P50), roundDur(ws.P90), roundDur(ws.P99), roundDur(ws.Max), ws.Count)
 }
 
@@ -92,23 +93,23 @@ func (r *Report) writeProcs(w io.Writer) {
 	fmt.Fprint(w, "GOMAXPROCS: ")
 	switch {
 	case p.GOMAXPROCS > 0:
-		fmt.Fprintf(w, "%d", p.GOMAXPROCS)
+		termsafe.Fprintf(w, "%d", p.GOMAXPROCS)
 	case p.PsSeen > 0:
-		fmt.Fprintf(w, "≥ %d (Ps seen)", p.PsSeen)
+		termsafe.Fprintf(w, "≥ %d (Ps seen)", p.PsSeen)
 	default:
 		fmt.Fprint(w, "unknown")
 	}
 	if p.NumCPU > 0 {
-		fmt.Fprintf(w, "; %d CPUs", p.NumCPU)
+		termsafe.Fprintf(w, "; %d CPUs", p.NumCPU)
 	}
 	if p.Known {
-		fmt.Fprintf(w, "; %s", quotaWords(p.Quota))
+		termsafe.Fprintf(w, "; %s", quotaWords(p.Quota))
 		if p.QuotaPath != "" {
-			fmt.Fprintf(w, " on %s", p.QuotaPath)
+			termsafe.Fprintf(w, " on %s", p.QuotaPath)
 		}
 	}
 	if p.Fit > 0 {
-		fmt.Fprintf(w, "; fits %d (the runtime's default: %d)", p.Fit, p.RuntimeDefault)
+		termsafe.Fprintf(w, "; fits %d (the runtime's default: %d)", p.Fit, p.RuntimeDefault)
 	}
 	fmt.Fprintln(w)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/internal/opterr"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // debugEnv is the environment variable that has the effect of --debug.
@@ -38,7 +39,7 @@ func globalFlags(args []string) (debug bool, rest []string) {
 func printError(w io.Writer, err error, debug bool) {
 	msg := err.Error()
 	first, _, multi := strings.Cut(msg, "\n")
-	first = strings.TrimRight(first, " \r\t:")
+	first = termsafe.String(strings.TrimRight(first, " \r\t:"))
 	ds := details(err)
 	switch {
 	case !debug && (multi || len(ds) > 0):
@@ -48,10 +49,20 @@ func printError(w io.Writer, err error, debug bool) {
 		fmt.Fprintf(w, "latscope: %s\n", first)
 		return
 	}
-	fmt.Fprintf(w, "latscope: %s\n", strings.TrimRight(msg, "\n"))
+	fmt.Fprintf(w, "latscope: %s\n", safeLines(strings.TrimRight(msg, "\n")))
 	for _, d := range ds {
-		fmt.Fprintf(w, "\ndetails:\n%s\n", strings.TrimRight(d, "\n"))
+		fmt.Fprintf(w, "\ndetails:\n%s\n", safeLines(strings.TrimRight(d, "\n")))
 	}
+}
+
+// safeLines escapes the control characters of each line of s, keeping the
+// line breaks: --debug's details are several lines by design.
+func safeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = termsafe.String(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // details returns the distinct non-empty Details of the errors in err's

@@ -6,6 +6,10 @@
 package termsafe
 
 import (
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -69,4 +73,52 @@ func safeSlow(s string) bool {
 
 func needsEscape(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+}
+
+// Fprintf is fmt.Fprintf with every string argument (of any string type)
+// and every error argument escaped by String: the format, written by the
+// program, keeps its own newlines and tabs; the data cannot add any.
+func Fprintf(w io.Writer, format string, args ...any) (int, error) {
+	return fmt.Fprintf(w, format, Args(args)...)
+}
+
+// Args returns args with each string and error escaped by String, for a
+// formatting call of the caller's own (args itself is not changed).
+func Args(args []any) []any {
+	var out []any
+	for i, a := range args {
+		var s string
+		switch v := a.(type) {
+		case string:
+			s = v
+		case error:
+			s = v.Error()
+		default:
+			rv := reflect.ValueOf(a)
+			if !rv.IsValid() || rv.Kind() != reflect.String {
+				continue
+			}
+			if Safe(rv.String()) {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			nv := reflect.New(rv.Type()).Elem()
+			nv.SetString(String(rv.String()))
+			out[i] = nv.Interface()
+			continue
+		}
+		if _, isErr := a.(error); !isErr && Safe(s) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = String(s)
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }

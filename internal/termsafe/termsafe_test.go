@@ -1,6 +1,7 @@
 package termsafe
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -53,4 +54,17 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("safe %q escaped", s)
 		}
 	})
+}
+
+type kind string
+
+func TestFprintf(t *testing.T) {
+	var b strings.Builder
+	_, err := Fprintf(&b, "%s\t%d\t%v\t%s|%s\n", "a\nb", 7, kind("k\x1b"), errors.New("e\r"), kind("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\\nb\t7\tk\\x1b\te\\r|ok\n"; b.String() != want {
+		t.Errorf("Fprintf = %q, want %q", b.String(), want)
+	}
 }
