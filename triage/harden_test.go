@@ -2,6 +2,7 @@ package triage
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,5 +177,39 @@ func TestErrorEscapesControlCharacters(t *testing.T) {
 	_, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(120, 0)})
 	if err == nil || strings.ContainsAny(err.Error(), "\x1b\r\n\x07") || !strings.Contains(err.Error(), `parse error\r\nverdict: forged`) {
 		t.Errorf("err = %q", err)
+	}
+}
+
+// TestResponseCap checks that an endless answer stops at the cap with one
+// line naming the URL and the cap.
+func TestResponseCap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[`))
+		chunk := []byte(strings.Repeat(`{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"]]},`, 1000))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(120, 0), MaxResponseBytes: 1 << 20})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTooLarge) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), srv.URL) || !strings.Contains(err.Error(), "1 MiB") {
+			t.Errorf("err = %v; want ErrTooLarge naming %s and 1 MiB", err, srv.URL)
+		} else {
+			t.Log(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an endless answer was read for 20 s")
+	}
+	if DefaultMaxResponseBytes != 64<<20 {
+		t.Errorf("DefaultMaxResponseBytes = %d", DefaultMaxResponseBytes)
 	}
 }

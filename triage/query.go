@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -35,6 +36,9 @@ type Config struct {
 	BearerToken, Username, Password string
 	// Timeout bounds each query (0: DefaultTimeout).
 	Timeout time.Duration
+	// MaxResponseBytes bounds the body of each answer
+	// (0: DefaultMaxResponseBytes); a larger one is ErrTooLarge.
+	MaxResponseBytes int64
 }
 
 // Defaults of Config.
@@ -42,6 +46,9 @@ const (
 	DefaultStep      = time.Minute
 	DefaultThreshold = 50 * time.Millisecond
 	DefaultTimeout   = 30 * time.Second
+	// DefaultMaxResponseBytes bounds an answer's body: 11,000 points of
+	// 1,000 series take about 30 MB of JSON.
+	DefaultMaxResponseBytes = 64 << 20
 	// MaxSteps bounds the number of steps of one analysis (Prometheus
 	// itself refuses more than 11,000 points per series).
 	MaxSteps = 11000
@@ -54,6 +61,7 @@ var (
 	ErrBadQuery    = errors.New("bad query")
 	ErrNoData      = errors.New("no latscope metrics")
 	ErrConfig      = errors.New("bad configuration")
+	ErrTooLarge    = errors.New("answer too large")
 )
 
 // Run queries Prometheus and applies the rules.
@@ -147,6 +155,9 @@ func newFetcher(c Config) (*fetcher, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if c.Signal == "" {
 		c.Signal = "db"
 	}
@@ -178,7 +189,7 @@ func newFetcher(c Config) (*fetcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
 	}
-	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: origin(u)}
+	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: origin(u), max: c.MaxResponseBytes}
 	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
@@ -286,6 +297,9 @@ func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.Sam
 func (f *fetcher) explain(err error, q string) error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
+		if tl, ok := errors.AsType[*tooLargeError](err); ok {
+			return fmt.Errorf("Prometheus at %s answered over %s (query: %s): %w: a shorter range, a larger step, or --job or --route", f.url, sizeText(tl.max), q, ErrTooLarge)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("Prometheus at %s did not answer within %v (query: %s): %w", f.url, f.c.Timeout, q, err)
 		}
@@ -426,5 +440,50 @@ func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 	} else {
 		req.Header.Del("Authorization") // e.g. from userinfo in Config.URL
 	}
-	return a.base.RoundTrip(req)
+	resp, err := a.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: a.max, max: a.max}
+	}
+	return resp, err
+}
+
+// cappedBody is a response body that fails with ErrTooLarge past its
+// cap, instead of being read to its end.
+type cappedBody struct {
+	io.ReadCloser
+	left, max int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, &tooLargeError{b.max}
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - int(-b.left), &tooLargeError{b.max}
+	}
+	return n, err
+}
+
+// tooLargeError is ErrTooLarge with the cap.
+type tooLargeError struct{ max int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%v: over %s", ErrTooLarge, sizeText(e.max))
+}
+func (e *tooLargeError) Unwrap() error { return ErrTooLarge }
+
+// sizeText formats n bytes in MiB or KiB when it is a whole number of them.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
