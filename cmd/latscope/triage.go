@@ -203,27 +203,50 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
+// maxCredentialFile bounds a token or password file.
+const maxCredentialFile = 64 << 10
+
+// readCredential reads the secret in path, the value of flag: a regular
+// file (not a device, a fifo or a directory) of at most
+// maxCredentialFile bytes, without its trailing newline.
+func readCredential(flag, path string) (string, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("flag %s: %w", flag, err)
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("flag %s: %s is not a regular file (%s)", flag, path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("flag %s: %w", flag, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() { // replaced since the Stat
+		return "", fmt.Errorf("flag %s: %s is not a regular file", flag, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxCredentialFile+1))
+	if err != nil {
+		return "", fmt.Errorf("flag %s: %w", flag, err)
+	}
+	if len(b) > maxCredentialFile {
+		return "", fmt.Errorf("flag %s: %s is larger than %d KiB: want the secret alone", flag, path, maxCredentialFile>>10)
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" {
+		return "", fmt.Errorf("flag %s: %s is empty", flag, path)
+	}
+	return s, nil
+}
+
 // credentials reads the token or password files.
 func (o *triageOptions) credentials() error {
-	read := func(flag, path string) (string, error) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("flag %s: %w", flag, err)
-		}
-		s := strings.TrimRight(string(b), "\r\n")
-		if s == "" {
-			return "", fmt.Errorf("flag %s: %s is empty", flag, path)
-		}
-		return s, nil
-	}
 	var err error
 	if o.tokenFile != "" {
-		if o.c.BearerToken, err = read("--bearer-token-file", o.tokenFile); err != nil {
+		if o.c.BearerToken, err = readCredential("--bearer-token-file", o.tokenFile); err != nil {
 			return err
 		}
 	}
 	if o.passFile != "" {
-		if o.c.Password, err = read("--password-file", o.passFile); err != nil {
+		if o.c.Password, err = readCredential("--password-file", o.passFile); err != nil {
 			return err
 		}
 	}

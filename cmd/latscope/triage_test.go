@@ -110,7 +110,7 @@ func TestTriage(t *testing.T) {
 		{"bad since", []string{"triage", "--prometheus", base, "--since", "yesterday"}, `flag --since: "yesterday": want RFC 3339`},
 		{"bad range", []string{"triage", "--prometheus", base, "--range", "6 hours"}, `flag --range "6 hours"`},
 		{"unknown flag", []string{"triage", "--prometheus", base, "--jbo", "x"}, "flag provided but not defined: -jbo"},
-		{"missing token file", []string{"triage", "--prometheus", base, "--bearer-token-file", "/nonexistent/token"}, "flag --bearer-token-file: open /nonexistent/token"},
+		{"missing token file", []string{"triage", "--prometheus", base, "--bearer-token-file", "/nonexistent/token"}, "flag --bearer-token-file: stat /nonexistent/token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runExit(t, tc.args...)
@@ -247,5 +247,39 @@ func TestTriageWarningsEscaped(t *testing.T) {
 	}
 	if strings.ContainsAny(stderr, "\x1b\r") || strings.Contains(stderr, "\nlatscope triage: forged") || !strings.Contains(stderr, `store \x1b[2J down\r\n`) {
 		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// TestTriageCredentialFiles checks that a token or password file that is
+// not a small regular file is refused with one line naming the flag and
+// the file, before anything is read from a device.
+func TestTriageCredentialFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", 64<<10+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bearer-token-file", "/dev/zero"}, "flag --bearer-token-file: /dev/zero is not a regular file"},
+		{[]string{"--user", "ops", "--password-file", "/dev/zero"}, "flag --password-file: /dev/zero is not a regular file"},
+		{[]string{"--bearer-token-file", dir}, "flag --bearer-token-file: " + dir + " is not a regular file"},
+		{[]string{"--bearer-token-file", big}, "flag --bearer-token-file: " + big + " is larger than 64 KiB"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := parseTriage(io.Discard, append([]string{"--prometheus", "http://127.0.0.1:9090"}, tc.args...), time.Now())
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%q: err = %v, want %q", tc.args, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q: still reading after 5 s", tc.args)
+		}
 	}
 }
