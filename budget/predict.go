@@ -57,8 +57,11 @@ func ParsePrediction(spec string) (Prediction, error) {
 		p.Op, p.A, p.Factor = OpScale, name, v
 	case "overlap":
 		a, b, ok := strings.Cut(arg, ",")
-		if !ok || a == "" || b == "" {
-			return Prediction{}, fmt.Errorf("prediction %q: want overlap=TERM,TERM", spec)
+		if !ok || a == "" || b == "" || strings.Contains(b, ",") {
+			return Prediction{}, fmt.Errorf("prediction %q: want overlap=TERM,TERM (two terms)", spec)
+		}
+		if a == b {
+			return Prediction{}, fmt.Errorf("prediction %q: a term cannot overlap itself; want two different terms, overlap=A,B", spec)
 		}
 		p.Op, p.A, p.B = OpOverlap, a, b
 	default:

@@ -27,3 +27,21 @@ func TestParsePredictionFactor(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePredictionOverlap: overlap takes two different terms.
+func TestParsePredictionOverlap(t *testing.T) {
+	for _, c := range []struct {
+		spec, err string
+	}{
+		{"overlap=callUpstream,queryDB", ""},
+		{"overlap=queryDB,queryDB", "cannot overlap itself"},
+		{"overlap=a,b,c", "two terms"},
+		{"overlap=a,", "two terms"},
+		{"overlap=a", "two terms"},
+	} {
+		_, err := budget.ParsePrediction(c.spec)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: err = %v, want %q", c.spec, err, c.err)
+		}
+	}
+}
