@@ -28,7 +28,10 @@ type Comparison struct {
 	MissPct     float64           `json:"miss_pct"`
 	Predictions []PredictionCheck `json:"predictions"`
 	Terms       []TermDelta       `json:"terms"`
-	group       string
+	// Warnings say why the comparison may judge nothing: two traces that
+	// share no application frame are not of the same service.
+	Warnings []string `json:"warnings,omitempty"`
+	group    string
 }
 
 // PredictionCheck is one prediction next to the measurement.
@@ -92,7 +95,55 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 		c.Predictions = append(c.Predictions, pc)
 	}
 	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
+	if w := unrelated(b.Terms, a.Terms); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
 	return c, nil
+}
+
+// unrelated says, when both request types have application frames and no
+// frame is in both, that the traces do not look like one service before
+// and after a change: the term deltas then pair nothing, and a prediction
+// "measured" in the second trace measures another program.
+func unrelated(before, after []Term) string {
+	fb, fa := termFrames(before), termFrames(after)
+	if len(fb) == 0 || len(fa) == 0 {
+		return ""
+	}
+	for f := range fb {
+		if fa[f] {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the two traces share no application frame (before: %s; after: %s): they do not look like the same service, so the predictions and deltas below compare different programs",
+		someFrames(fb), someFrames(fa))
+}
+
+// termFrames is the set of application frames on the terms' call paths.
+func termFrames(ts []Term) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range ts {
+		for _, f := range t.AppPath {
+			out[f] = true
+		}
+		if t.Frame != "" {
+			out[t.Frame] = true
+		}
+	}
+	return out
+}
+
+// someFrames names up to three frames of set, sorted, and how many more.
+func someFrames(set map[string]bool) string {
+	fs := make([]string, 0, len(set))
+	for f := range set {
+		fs = append(fs, frame.Short(f))
+	}
+	sort.Strings(fs)
+	if len(fs) > 3 {
+		return strings.Join(fs[:3], ", ") + fmt.Sprintf(" and %d more", len(fs)-3)
+	}
+	return strings.Join(fs, ", ")
 }
 
 func errPct(pred, meas float64) float64 {
@@ -193,6 +244,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s: before %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s; after %d requests, mean %.2f ms, p99 %.2f ms, %.1f/s\n",
 		c.group, c.Before.Count, c.Before.Mean.Ms(), c.Before.P99.Ms(), c.Before.RPS, c.After.Count, c.After.Mean.Ms(), c.After.P99.Ms(), c.After.RPS)
+	for _, w := range c.Warnings {
+		ew.printf("warning: %s\n", w)
+	}
 	if len(c.Predictions) == 0 {
 		ew.printf("no predictions given (--predict SPEC): only the term deltas follow\n")
 	} else {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
+	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/pipeline"
 	"github.com/latscope/latscope/render"
@@ -55,7 +57,10 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		if i == 0 {
 			opts.Predictions = preds
 		}
-		res, err := analyzeFile(ctx, name, opts, false)
+		res, err := analysis.File(ctx, name, opts, false)
+		if _, ok := errors.AsType[*analysis.DamagedError](err); ok {
+			return fmt.Errorf("%w (compare needs two whole traces: record this one again; analyze --partial reads what came before the damage)", err)
+		}
 		if err != nil {
 			return err
 		}
