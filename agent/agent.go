@@ -145,18 +145,29 @@ func checkListen(addr, token string) error {
 	return nil
 }
 
-// listen serves Endpoints on addr.
+// listen serves Endpoints on addr, with the connection limits of Options
+// (ListenIdleTimeout, ListenReadTimeout, ListenMaxConns): without them,
+// 8,000 idle keep-alive connections stayed open for good (fds exhausted,
+// RSS 11 → 256 MB). No write timeout: an on-demand trace may run for
+// MaxTraceSeconds.
 func (a *Agent) listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("agent: Listen: %w", err)
 	}
 	a.addr = ln.Addr().String()
-	a.srv = &http.Server{Handler: a.Endpoints(), ReadHeaderTimeout: 10 * time.Second}
+	a.srv = &http.Server{
+		Handler:           a.Endpoints(),
+		ReadHeaderTimeout: a.opts.ListenReadTimeout,
+		ReadTimeout:       a.opts.ListenReadTimeout,
+		IdleTimeout:       a.opts.ListenIdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+	limited := newLimitListener(ln, a.opts.ListenMaxConns)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.srv.Serve(limited); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(os.Stderr, "latscope agent: endpoints on %s: %v\n", a.addr, err)
 		}
 	}()

@@ -82,6 +82,19 @@ type Options struct {
 	// Listen, when set, serves Endpoints on this address. It must be a
 	// loopback address unless Token is set.
 	Listen string
+	// ListenIdleTimeout, ListenReadTimeout and ListenMaxConns bound the
+	// connections of the endpoints' own server (Listen; not a handler you
+	// mount yourself): a keep-alive connection idle for ListenIdleTimeout
+	// between requests is closed; a request must arrive whole (headers and
+	// body) within ListenReadTimeout (on a new connection, from the
+	// connection; on a kept-alive one, from its first byte), or the
+	// connection is closed; at most ListenMaxConns connections are open at
+	// once, and further ones wait in the kernel's accept queue until one
+	// closes. Defaults: 30 s, 10 s and 32. There is no write timeout: an
+	// on-demand trace may run for MaxTraceSeconds.
+	ListenIdleTimeout time.Duration
+	ListenReadTimeout time.Duration
+	ListenMaxConns    int
 	// Token, when set, must come as "Authorization: Bearer TOKEN" with every
 	// request to Endpoints.
 	Token string
@@ -140,6 +153,10 @@ var DefaultOptions = Options{
 	ManualBurst:    3,
 	MaxTraceBytes:  64 << 20,
 	MaxRoutes:      1000,
+
+	ListenIdleTimeout: 30 * time.Second,
+	ListenReadTimeout: 10 * time.Second,
+	ListenMaxConns:    32,
 }
 
 // DefaultDir returns the default snapshot directory:
@@ -173,6 +190,9 @@ func (o Options) withDefaults() Options {
 	o.ManualBurst = orDefault(o.ManualBurst, d.ManualBurst)
 	o.MaxTraceBytes = orDefault(o.MaxTraceBytes, d.MaxTraceBytes)
 	o.MaxRoutes = orDefault(o.MaxRoutes, d.MaxRoutes)
+	o.ListenIdleTimeout = orDefault(o.ListenIdleTimeout, d.ListenIdleTimeout)
+	o.ListenReadTimeout = orDefault(o.ListenReadTimeout, d.ListenReadTimeout)
+	o.ListenMaxConns = orDefault(o.ListenMaxConns, d.ListenMaxConns)
 	return o
 }
 
