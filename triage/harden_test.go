@@ -2,9 +2,11 @@ package triage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -211,5 +213,56 @@ func TestResponseCap(t *testing.T) {
 	}
 	if DefaultMaxResponseBytes != 64<<20 {
 		t.Errorf("DefaultMaxResponseBytes = %d", DefaultMaxResponseBytes)
+	}
+}
+
+// TestNonFiniteSamples checks that NaN and ±Inf samples, as Prometheus
+// writes them, are "no value" everywhere: not bad, not the worst, null in
+// the JSON, no bar in the HTML.
+func TestNonFiniteSamples(t *testing.T) {
+	srv := httptest.NewServer(stubProm(`{"status":"success","data":{"resultType":"matrix","result":[
+		{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"+Inf"],[180,"0.09"],[240,"-Inf"],[300,"NaN"],[360,"0.01"],[420,"0.01"]]},
+		{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"],[420,"1e308"]]}]}}`))
+	defer srv.Close()
+	r, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(420, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.instance("a")
+	if a.DataSteps != 4 || len(a.Bad) != 1 || a.Worst != 0.09 {
+		t.Errorf("a: %d steps with data, bad %v, worst %v; want 4, one bad step, 0.09", a.DataSteps, a.Bad, a.Worst)
+	}
+	var text, js, page strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "2562047h") || strings.Contains(text.String(), "Inf") || regexp.MustCompile(`\d{20}`).MatchString(text.String()) {
+		t.Errorf("text report:\n%s", text.String())
+	}
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Instances []struct {
+			Name    string
+			Bad     []int
+			SignalS []*float64 `json:"signal_s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, ji := range doc.Instances {
+		for _, i := range ji.Bad {
+			if ji.SignalS[i] == nil {
+				t.Errorf("%s: step %d is bad with a null signal", ji.Name, i)
+			}
+		}
+	}
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), "NaN") || strings.Contains(page.String(), "Inf") {
+		t.Errorf("HTML page has a NaN or Inf coordinate")
 	}
 }

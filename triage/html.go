@@ -43,7 +43,7 @@ func (r *Report) scaleTop() float64 {
 			top = ir.Worst
 		}
 	}
-	if top <= 0 {
+	if !(top > 0) || math.IsInf(top, 0) {
 		top = 1
 	}
 	return top
@@ -66,10 +66,10 @@ func timeline(r *Report, ir InstanceReport, top float64) template.HTML {
 		fmt.Fprintf(&b, `<rect x="%.2f" y="0" width="%.2f" height="%.0f" fill="#fdd"/>`, float64(i)*bw, math.Max(bw, 1), svgHeight)
 	}
 	for i, v := range ir.Signal {
-		if math.IsNaN(v) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		h := math.Min(v/top, 1) * svgHeight
+		h := math.Max(0, math.Min(v/top, 1)) * svgHeight
 		fill := "#79a"
 		if bad[i] {
 			fill = "#c00"

@@ -338,6 +338,9 @@ func (f *fetcher) noData(ctx context.Context) error {
 }
 
 // values lays a series out on the step grid, NaN where it has no point.
+// A NaN or ±Inf sample (histogram_quantile's answer for an empty or
+// +Inf-only bucket, a division by zero) is no value either: it is neither
+// bad nor good, and the writers print it as "-" and null.
 func (f *fetcher) values(s *model.SampleStream) []float64 {
 	n := int(f.r.End.Sub(f.r.Start)/f.c.Step) + 1
 	out := make([]float64, n)
@@ -346,8 +349,8 @@ func (f *fetcher) values(s *model.SampleStream) []float64 {
 	}
 	for _, p := range s.Values {
 		i := int(p.Timestamp.Time().Sub(f.r.Start).Round(f.c.Step) / f.c.Step)
-		if i >= 0 && i < n {
-			out[i] = float64(p.Value)
+		if v := float64(p.Value); i >= 0 && i < n && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[i] = v
 		}
 	}
 	return out

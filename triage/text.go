@@ -129,18 +129,30 @@ func (r *Report) who() string {
 	return s
 }
 
-// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN.
+// maxPlainSeconds is the largest magnitude ms and sec print as a duration
+// or a plain decimal (about 31 years); beyond it, and for a value a
+// time.Duration cannot hold, they print an exponent.
+const maxPlainSeconds = 1e9
+
+// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN or an
+// infinity.
 func ms(s float64) string {
-	if math.IsNaN(s) {
+	switch {
+	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "-"
+	case math.Abs(s) >= maxPlainSeconds:
+		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
 	}
 	return time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond).String()
 }
 
-// sec formats seconds with two decimals, "-" for NaN.
+// sec formats seconds with two decimals, "-" for NaN or an infinity.
 func sec(s float64) string {
-	if math.IsNaN(s) {
+	switch {
+	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "-"
+	case math.Abs(s) >= maxPlainSeconds:
+		return strconv.FormatFloat(s, 'g', 3, 64)
 	}
 	return strconv.FormatFloat(s, 'f', 2, 64)
 }
