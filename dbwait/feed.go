@@ -1,32 +1,11 @@
 package dbwait
 
 import (
-	"io"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/latscope/latscope/pglog"
 )
-
-// FeedPGLog passes every statement of a PostgreSQL jsonlog to a. It also
-// counts the entries, and those whose "duration: " message did not parse,
-// so that Finalize can say what the log held when nothing matched.
-func FeedPGLog(a *Analyzer, r *pglog.Reader) error {
-	agg := pglog.NewAggregator(a.Statement)
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			agg.Flush()
-			return nil
-		}
-		if err != nil {
-			agg.Flush()
-			return err
-		}
-		a.logEntry(e)
-		agg.Add(e)
-	}
-}
 
 // logEntry counts a PostgreSQL log entry.
 func (a *Analyzer) logEntry(e pglog.Entry) {

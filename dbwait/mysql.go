@@ -2,6 +2,7 @@ package dbwait
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -28,7 +29,15 @@ import (
 //
 // name is used in errors, which give the line number.
 func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
-	br := bufio.NewReader(r)
+	return ReadMySQLCSVOptions(name, r, fn, ReadOptions{})
+}
+
+// ReadMySQLCSVOptions is ReadMySQLCSV bounded and stopped by opts: a record
+// (or tab-separated line) over opts.MaxRecordBytes is passed to opts.Skip
+// or, without it, refused in an error naming its line and byte offset.
+func ReadMySQLCSVOptions(name string, r io.Reader, fn func(pglog.Statement), opts ReadOptions) error {
+	opts, r = opts.withDefaults(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := br.Peek(peekLen(br))
 	if err != nil && len(first) == 0 {
 		if err == io.EOF {
@@ -36,32 +45,33 @@ func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	next := csvRows(br)
-	if isTSV(first) {
-		next = tsvRows(br)
+	rows := &rowReader{lr: newLineReader(br, opts.MaxRecordBytes), opts: opts, tsv: isTSV(first)}
+	rows.lr.stop = opts.Skip == nil
+	header, _, off, err := rows.next()
+	if err == io.EOF {
+		return fmt.Errorf("%s: header: empty file: %w", name, ErrNoHistory)
 	}
-	header, _, err := next()
 	if err != nil {
-		return fmt.Errorf("%s: header: %w", name, err)
+		return fmt.Errorf("%s: header (byte offset %d): %w", name, off, err)
 	}
 	cols, err := mysqlColumns(header)
 	if err != nil {
 		return fmt.Errorf("%s: header: %w", name, err)
 	}
-	for rows := 0; ; rows++ {
-		row, line, err := next()
-		if err == io.EOF && rows == 0 {
+	for n := 0; ; n++ {
+		row, line, off, err := rows.next()
+		if err == io.EOF && n == 0 {
 			return fmt.Errorf("%s: %w", name, ErrNoHistory)
 		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", name, line, err)
+			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, line, off, err)
 		}
 		s, err := cols.statement(row)
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", name, line, err)
+			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, line, off, err)
 		}
 		fn(s)
 	}
@@ -81,48 +91,121 @@ func isTSV(b []byte) bool {
 	return strings.Contains(line, "\t") && !strings.Contains(line, ",")
 }
 
-// rowFunc returns the next row, the line it starts on, and io.EOF at the end.
-type rowFunc func() ([]string, int, error)
-
-func csvRows(r io.Reader) rowFunc {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = false
-	return func() ([]string, int, error) {
-		row, err := cr.Read()
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			return nil, pe.StartLine, pe.Err
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		line, _ := cr.FieldPos(0)
-		return row, line, nil
-	}
+// errTooLong is the error of a record over the limit when it is refused.
+func errTooLong(max int) error {
+	return fmt.Errorf("a record over %s, the limit (a quoted field not closed makes the rest of the input one record)", sizeText(max))
 }
 
-func tsvRows(r io.Reader) rowFunc {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	n := 0
-	return func() ([]string, int, error) {
-		for sc.Scan() {
-			n++
-			line := strings.TrimSuffix(sc.Text(), "\r")
-			if line == "" {
-				continue
+// rowReader splits CSV into records, which a quoted field may carry over
+// several lines, or tab-separated text into lines, each of at most
+// opts.MaxRecordBytes; a longer one is passed to opts.Skip or, without
+// it, refused.
+type rowReader struct {
+	lr   *lineReader
+	opts ReadOptions
+	tsv  bool
+	rec  []byte
+}
+
+// next returns the next row, the line and byte offset it starts at, and
+// io.EOF at the end. Empty lines are skipped.
+func (rr *rowReader) next() (row []string, line int, off int64, err error) {
+	for {
+		b, long, err := rr.lr.next()
+		line, off = rr.lr.line, rr.lr.start
+		if err != nil {
+			return nil, line, off, err
+		}
+		if !long && len(trimEOL(b)) == 0 {
+			continue
+		}
+		if long && rr.opts.Skip == nil {
+			return nil, line, off, errTooLong(rr.opts.MaxRecordBytes)
+		}
+		rr.rec = append(rr.rec[:0], b...)
+		quotes := rr.lr.quotes
+		for !rr.tsv && quotes%2 == 1 { // in a quoted field: the record goes on
+			more, l, err := rr.lr.next()
+			if err == io.EOF {
+				break
 			}
-			f := strings.Split(line, "\t")
+			if err != nil {
+				return nil, line, off, err
+			}
+			quotes += rr.lr.quotes
+			if !long && (l || len(rr.rec)+len(more) > rr.opts.MaxRecordBytes) {
+				if rr.opts.Skip == nil {
+					return nil, line, off, errTooLong(rr.opts.MaxRecordBytes)
+				}
+				long, rr.rec = true, rr.rec[:0]
+			}
+			if !long {
+				rr.rec = append(rr.rec, more...)
+			}
+		}
+		switch {
+		case long && !rr.tsv && quotes%2 == 1:
+			return nil, line, off, fmt.Errorf("a quoted field not closed before the end of the input (%w)", errTooLong(rr.opts.MaxRecordBytes))
+		case long:
+			rr.opts.Skip(off)
+			continue
+		case rr.tsv:
+			f := strings.Split(string(trimEOL(rr.rec)), "\t")
 			for i := range f {
 				f[i] = unescapeBatch(f[i])
 			}
-			return f, n, nil
+			return f, line, off, nil
 		}
-		if err := sc.Err(); err != nil {
-			return nil, n, err
+		row, err := parseCSVRecord(rr.rec)
+		return row, line, off, err
+	}
+}
+
+// parseCSVRecord splits one CSV record (RFC 4180, as encoding/csv reads it
+// without LazyQuotes: a field in double quotes may hold commas, newlines
+// and "" for a quote; "\r\n" in it becomes "\n").
+func parseCSVRecord(rec []byte) ([]string, error) {
+	rec = trimEOL(rec)
+	var row []string
+	var f []byte
+	for i := 0; ; {
+		f = f[:0]
+		if i < len(rec) && rec[i] == '"' {
+			i++
+			for {
+				j := bytes.IndexByte(rec[i:], '"')
+				if j < 0 {
+					return nil, csv.ErrQuote
+				}
+				f = append(f, rec[i:i+j]...)
+				i += j + 1
+				if i < len(rec) && rec[i] == '"' {
+					f = append(f, '"')
+					i++
+					continue
+				}
+				if i < len(rec) && rec[i] != ',' {
+					return nil, csv.ErrQuote
+				}
+				break
+			}
+			f = bytes.ReplaceAll(f, []byte("\r\n"), []byte("\n"))
+		} else {
+			j := bytes.IndexByte(rec[i:], ',')
+			if j < 0 {
+				j = len(rec) - i
+			}
+			if bytes.IndexByte(rec[i:i+j], '"') >= 0 {
+				return nil, csv.ErrBareQuote
+			}
+			f = append(f, rec[i:i+j]...)
+			i += j
 		}
-		return nil, n, io.EOF
+		row = append(row, string(f))
+		if i >= len(rec) {
+			return row, nil
+		}
+		i++ // the comma
 	}
 }
 

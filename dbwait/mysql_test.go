@@ -96,10 +96,10 @@ func TestReadMySQLCSV(t *testing.T) {
 			"pid=0 dur=1µs lock=0s tp=- sql=\"SELECT 1\" end=2026-12-02T14:07:59.5Z"},
 		{"empty", "", "history.csv: empty file"},
 		{"no TIMER_WAIT", "SQL_TEXT\nSELECT 1\n", "history.csv: header: want columns SQL_TEXT and TIMER_WAIT"},
-		{"bad TIMER_WAIT", "SQL_TEXT,TIMER_WAIT\nSELECT 1,-5\n", "history.csv: line 2: TIMER_WAIT"},
-		{"short row", "SQL_TEXT,TIMER_WAIT\nSELECT 1\n", "history.csv: line 2: 1 fields, the header has 2"},
-		{"bad END_TIME", "SQL_TEXT,TIMER_WAIT,END_TIME\nSELECT 1,5,yesterday\n", "history.csv: line 2: END_TIME"},
-		{"bad quoting", "SQL_TEXT,TIMER_WAIT\n\"SELECT 1,5\n", "history.csv: line 2:"},
+		{"bad TIMER_WAIT", "SQL_TEXT,TIMER_WAIT\nSELECT 1,-5\n", "history.csv: line 2 (byte offset 20): TIMER_WAIT"},
+		{"short row", "SQL_TEXT,TIMER_WAIT\nSELECT 1\n", "history.csv: line 2 (byte offset 20): 1 fields, the header has 2"},
+		{"bad END_TIME", "SQL_TEXT,TIMER_WAIT,END_TIME\nSELECT 1,5,yesterday\n", "history.csv: line 2 (byte offset 29): END_TIME"},
+		{"bad quoting", "SQL_TEXT,TIMER_WAIT\n\"SELECT 1,5\n", "history.csv: line 2 (byte offset 20): extraneous or missing \" in quoted-field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string

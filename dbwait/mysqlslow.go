@@ -31,23 +31,36 @@ import (
 // error (the server was not told to log them). name is used in errors,
 // which give the line number.
 func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	return ReadMySQLSlowLogOptions(name, r, fn, ReadOptions{})
+}
+
+// ReadMySQLSlowLogOptions is ReadMySQLSlowLog bounded and stopped by opts:
+// an entry whose statement (or any line of it) is over
+// opts.MaxRecordBytes is passed to opts.Skip or, without it, refused in an
+// error naming the statement's line and byte offset.
+func ReadMySQLSlowLogOptions(name string, r io.Reader, fn func(pglog.Statement), opts ReadOptions) error {
+	opts, r = opts.withDefaults(r)
+	lr := newLineReader(bufio.NewReaderSize(r, 64<<10), opts.MaxRecordBytes)
+	lr.stop = opts.Skip == nil
 	var (
 		cur     pglog.Statement
-		sql     []string
-		timed   bool // cur has its Query_time
-		header  int  // line of cur's first header line; 0: no entry open
-		n       int
+		sql     []byte
+		sqlLine int   // line and offset of the statement's first line; 0: none yet
+		sqlOff  int64 //
+		long    bool  // the statement is over the limit: skipped
+		timed   bool  // cur has its Query_time
+		header  int   // line of cur's first header line; 0: no entry open
 		entries int
 	)
 	flush := func() error {
 		if header == 0 {
 			return nil
 		}
-		text := strings.TrimSpace(strings.Join(sql, "\n"))
+		text := strings.TrimSpace(string(sql))
 		text = strings.TrimSpace(strings.TrimSuffix(text, ";"))
 		switch {
+		case long:
+			opts.Skip(sqlOff)
 		case text == "":
 			// a header without a statement (a log cut mid-entry): nothing to join
 		case !timed:
@@ -59,41 +72,66 @@ func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error 
 			fn(cur)
 			entries++
 		}
-		cur, sql, timed, header = pglog.Statement{}, nil, false, 0
+		cur, sql, sqlLine, long, timed, header = pglog.Statement{}, sql[:0], 0, false, false, 0
 		return nil
 	}
-	for sc.Scan() {
-		n++
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	for {
+		b, tooLong, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, lr.line, lr.off, err)
+		}
+		line := string(trimEOL(b))
 		switch {
+		case tooLong && header == 0 && opts.Skip == nil:
+			return fmt.Errorf("%s: line %d (byte offset %d): a line over %s, the limit", name, lr.line, lr.start, sizeText(opts.MaxRecordBytes))
+		case tooLong && header == 0:
+			// before the first entry
+		case tooLong:
+			if sqlLine == 0 {
+				sqlLine, sqlOff = lr.line, lr.start
+			}
+			long = true
 		case strings.HasPrefix(line, "# "):
-			if len(sql) > 0 { // the next entry's header ends this one's statement
+			if sqlLine != 0 { // the next entry's header ends this one's statement
 				if err := flush(); err != nil {
 					return err
 				}
 			}
 			if header == 0 {
-				header = n
+				header = lr.line
 			}
 			if err := slowHeader(line, &cur, &timed); err != nil {
-				return fmt.Errorf("%s: line %d: %w", name, n, err)
+				return fmt.Errorf("%s: line %d: %w", name, lr.line, err)
 			}
 		case header == 0 || isSlowBanner(line):
 			// before the first entry, or the banner a (re)started server writes
-		case strings.HasPrefix(line, "SET timestamp=") || strings.HasPrefix(line, "use ") && strings.HasSuffix(line, ";") && len(sql) == 0:
+		case strings.HasPrefix(line, "SET timestamp=") || strings.HasPrefix(line, "use ") && strings.HasSuffix(line, ";") && sqlLine == 0:
 			// whole seconds only; the current database
 		default:
-			sql = append(sql, line)
+			if sqlLine == 0 {
+				sqlLine, sqlOff = lr.line, lr.start
+			} else if !long {
+				sql = append(sql, '\n')
+			}
+			if !long && len(sql)+len(line) > opts.MaxRecordBytes {
+				long, sql = true, sql[:0]
+			}
+			if !long {
+				sql = append(sql, line...)
+			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: line %d: %w", name, n, err)
+		if long && opts.Skip == nil {
+			return fmt.Errorf("%s: line %d (byte offset %d): a statement over %s, the limit", name, sqlLine, sqlOff, sizeText(opts.MaxRecordBytes))
+		}
 	}
 	if err := flush(); err != nil {
 		return err
 	}
 	if entries == 0 {
-		return fmt.Errorf("%s: no statement in it (no \"# Query_time:\" entry in %d lines): the server logs every statement only with slow_query_log = 1 and long_query_time = 0, or this is not a slow query log", name, n)
+		return fmt.Errorf("%s: no statement in it (no \"# Query_time:\" entry in %d lines): the server logs every statement only with slow_query_log = 1 and long_query_time = 0, or this is not a slow query log", name, lr.line)
 	}
 	return nil
 }

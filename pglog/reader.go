@@ -3,6 +3,7 @@ package pglog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,8 @@ import (
 )
 
 // DefaultMaxLineBytes bounds one jsonlog line (a statement text with its
-// JSON escaping); longer lines are errors, and the reader moves past them.
+// JSON escaping); longer lines are errors (ErrLineTooLong), and the reader
+// moves past them in memory bounded by the limit, newline or not.
 const DefaultMaxLineBytes = 16 << 20
 
 // Options configures a Reader. The zero value is strict, with
@@ -21,6 +23,11 @@ type Options struct {
 	MaxLineBytes int            // 0 = DefaultMaxLineBytes
 	Lenient      bool           // skip malformed lines instead of returning them as errors; see Reader.Skipped
 	Location     *time.Location // zone for named, non-UTC timestamp abbreviations; nil = UTC
+	// Context, when set, stops the reader once done: every read of the
+	// underlying reader (at most 64 KiB, also inside a line without end)
+	// checks it first, and Next then returns an error wrapping its Err.
+	// A read that blocks is for the caller to unblock (a deadline, Close).
+	Context context.Context
 }
 
 // ErrLineTooLong is wrapped by the LineError of a line over MaxLineBytes.
@@ -67,8 +74,27 @@ func NewReaderOptions(r io.Reader, opts Options) *Reader {
 	if opts.Location == nil {
 		opts.Location = time.UTC
 	}
+	if opts.Context != nil {
+		r = ctxReader{opts.Context, r}
+	}
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10), opts: opts}
 }
+
+// ctxReader is r, until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// MaxLineBytes is the longest line the reader decodes.
+func (r *Reader) MaxLineBytes() int { return r.opts.MaxLineBytes }
 
 // Next returns the next entry; io.EOF after the last. A malformed line is
 // a *LineError (and, in Lenient mode, skipped and counted instead); the
