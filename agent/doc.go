@@ -36,8 +36,12 @@
 // snapshot directory must be the service user's own (0700 by default; New
 // refuses another user's), and the agent lists, serves and deletes only
 // regular files it owns there. Window copies over the endpoints are rate
-// limited and on-demand traces capped in size. docs/security.md has the
-// threat model.
+// limited and on-demand traces capped in size; the endpoints' own server
+// (Options.Listen) closes idle and slow connections and caps open ones.
+// Nothing a client sends can grow the agent's state or kill the process
+// through it: at most Options.MaxRoutes routes are kept apart (the rest
+// are OtherRoute), and every string handed to the runtime tracer is cut
+// to tracelog.MaxString bytes. docs/security.md has the threat model.
 //
 // Only one flight recorder may run in a process (a runtime limit), so only
 // one Agent with a recorder may be open at a time.
