@@ -266,3 +266,23 @@ func TestNonFiniteSamples(t *testing.T) {
 		t.Errorf("HTML page has a NaN or Inf coordinate")
 	}
 }
+
+// TestRangeLimits checks that ranges and steps whose arithmetic would
+// overflow a time.Duration, or that start before 1970, are refused before
+// any query.
+func TestRangeLimits(t *testing.T) {
+	now := time.Date(2026, 12, 4, 6, 30, 0, 0, time.UTC)
+	for _, c := range []Config{
+		{Start: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), End: now, Step: 8760 * time.Hour},
+		{Start: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC), End: time.Date(1970, 1, 5, 0, 0, 0, 0, time.UTC), Step: time.Hour},
+		{Start: time.Date(2499, 12, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC), Step: time.Hour},
+		{Start: now.Add(-1000 * 24 * time.Hour), End: now, Step: 500 * 24 * time.Hour},
+		{Start: time.Unix(0, 0), End: time.Unix(0, 0).Add(1 << 62), Step: 1 << 61},
+	} {
+		c.URL = "http://127.0.0.1:1"
+		_, err := Run(context.Background(), c)
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("%v to %v by %v: err = %v, want ErrConfig", c.Start, c.End, c.Step, err)
+		}
+	}
+}

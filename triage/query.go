@@ -52,6 +52,17 @@ const (
 	// MaxSteps bounds the number of steps of one analysis (Prometheus
 	// itself refuses more than 11,000 points per series).
 	MaxSteps = 11000
+	// MaxStep bounds the step: the rules look at minutes and hours, and
+	// Lookback steps of it must fit a time.Duration many times over.
+	MaxStep = 24 * time.Hour
+)
+
+// MinTime and MaxTime bound the range: a time before the Unix epoch is no
+// Prometheus sample's, and one past MaxTime is a typo (the arithmetic on
+// the range, in time.Duration, would overflow near year 2262).
+var (
+	MinTime = time.Unix(0, 0).UTC()
+	MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // The errors Run wraps, for errors.Is.
@@ -166,6 +177,12 @@ func newFetcher(c Config) (*fetcher, error) {
 		return nil, fmt.Errorf("%w: no Prometheus URL", ErrConfig)
 	case c.Step < time.Second || c.Step%time.Second != 0:
 		return nil, fmt.Errorf("%w: step %v: want whole seconds, at least 1s", ErrConfig, c.Step)
+	case c.Step > MaxStep:
+		return nil, fmt.Errorf("%w: step %v: at most %v", ErrConfig, c.Step, dur(MaxStep))
+	case c.Start.Before(MinTime):
+		return nil, fmt.Errorf("%w: the range starts at %s, before 1970", ErrConfig, c.Start.UTC().Format(time.RFC3339))
+	case c.End.After(MaxTime):
+		return nil, fmt.Errorf("%w: the range ends at %s, after %d", ErrConfig, c.End.UTC().Format(time.RFC3339), MaxTime.Year())
 	case c.Threshold < 0:
 		return nil, fmt.Errorf("%w: threshold %v: want a positive duration", ErrConfig, c.Threshold)
 	case c.Signal != "db" && c.Signal != "request":

@@ -135,6 +135,8 @@ func (o *triageOptions) check(fs *flagSet) error {
 		return fmt.Errorf("flag --prometheus %q: want an http:// or https:// URL", httpurl.Redact(o.c.URL))
 	case o.step < time.Second || o.step%time.Second != 0:
 		return fmt.Errorf("flag --step %v: want whole seconds, at least 1s", o.step)
+	case o.step > triage.MaxStep:
+		return fmt.Errorf("flag --step %v: at most %v (the rules look at minutes and hours)", o.step, triage.MaxStep)
 	case o.threshold <= 0:
 		return fmt.Errorf("flag --threshold %v: want a positive duration", o.threshold)
 	case o.tout <= 0:
@@ -153,8 +155,35 @@ func (o *triageOptions) check(fs *flagSet) error {
 	return nil
 }
 
-// times sets the range from --since/--until or --range.
+// times sets the range from --since/--until or --range, and checks that
+// it lies between 1970 and triage.MaxTime and holds at most
+// triage.MaxSteps steps.
 func (o *triageOptions) times(now time.Time) error {
+	if err := o.span(now); err != nil {
+		return err
+	}
+	since, which := "--since "+o.since, "--since, --until"
+	if o.since == "" {
+		r := o.rng
+		if r == "" {
+			r = "1h"
+		}
+		since, which = "--range "+r, "--range"
+	}
+	switch {
+	case o.c.Start.Before(triage.MinTime):
+		return fmt.Errorf("flag %s: starts before 1970 (%s), where Prometheus has no samples", since, o.c.Start.UTC().Format(time.RFC3339))
+	case o.c.End.After(triage.MaxTime):
+		return fmt.Errorf("flag --until %s: after %d", o.until, triage.MaxTime.Year())
+	}
+	if n := int64(o.c.End.Truncate(o.step).Sub(o.c.Start.Truncate(o.step)) / o.step); n > triage.MaxSteps {
+		return fmt.Errorf("flags %s and --step: %d steps of %v, at most %d (a larger --step or a shorter range)", which, n, model.Duration(o.step), triage.MaxSteps)
+	}
+	return nil
+}
+
+// span sets the range from --since/--until or --range.
+func (o *triageOptions) span(now time.Time) error {
 	o.c.End = now
 	if o.rng != "" || o.since == "" {
 		r := o.rng

@@ -283,3 +283,27 @@ func TestTriageCredentialFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTriageTimeLimits checks that ranges and steps that overflow, start
+// before 1970 or hold too many steps are refused with one line naming the
+// flag.
+func TestTriageTimeLimits(t *testing.T) {
+	now := time.Date(2026, 12, 4, 6, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--since", "0001-01-01T00:00:00Z", "--step", "8760h"}, "flag --step 8760h0m0s: at most 24h0m0s"},
+		{[]string{"--since", "0001-01-01T00:00:00Z", "--step", "1h"}, "flag --since 0001-01-01T00:00:00Z: starts before 1970"},
+		{[]string{"--since", "-200y"}, "flag --since -200y: starts before 1970"},
+		{[]string{"--range", "100y"}, "flag --range 100y: starts before 1970"},
+		{[]string{"--since", "-1h", "--until", "2500-01-01T00:00:00Z"}, "flag --until 2500-01-01T00:00:00Z: after 2200"},
+		{[]string{"--range", "30d"}, "flags --range and --step: 43200 steps of 1m, at most 11000"},
+		{[]string{"--since", "2026-01-01T00:00:00Z", "--step", "10s"}, "flags --since, --until and --step: 2914020 steps of 10s, at most 11000"},
+	} {
+		_, err := parseTriage(io.Discard, append([]string{"--prometheus", "http://127.0.0.1:9090"}, tc.args...), now)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
