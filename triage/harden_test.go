@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // matrixAnswer is a range query's answer with two instances, a bad at
@@ -284,5 +287,94 @@ func TestRangeLimits(t *testing.T) {
 		if !errors.Is(err, ErrConfig) {
 			t.Errorf("%v to %v by %v: err = %v, want ErrConfig", c.Start, c.End, c.Step, err)
 		}
+	}
+}
+
+// TestWarningsSummed checks that a per-instance warning given for many
+// instances is one line with the count and the first instances, in the
+// text and in the JSON, and that the JSON counts them all.
+func TestWarningsSummed(t *testing.T) {
+	const n = 20000
+	in := Input{Start: time.Unix(0, 0), Step: time.Minute, Steps: 6}
+	for i := range n {
+		s := InstanceSeries{Name: fmt.Sprintf("10.0.%d.%d:8080", i/256, i%256), Signal: []float64{.01, .01, .01, .01, .01, .01}}
+		s.Host[Stall] = []float64{0, 0, 3, 0, 0, 0} // stalled 3 s in a good step
+		in.Instances = append(in.Instances, s)
+	}
+	in.Instances[7].Signal = []float64{.01, .09, math.NaN(), math.NaN(), math.NaN(), math.NaN()} // few good steps, once
+	r := Analyze(in, Params{Threshold: 50 * time.Millisecond})
+	if len(r.Warnings) != 2 || r.WarningsTotal != n+1 {
+		t.Fatalf("%d warning lines, %d in all; want 2 and %d", len(r.Warnings), r.WarningsTotal, n+1)
+	}
+	if !strings.HasPrefix(r.Warnings[0], "10.0.0.7:8080 has 1 good step(s)") ||
+		!strings.HasPrefix(r.Warnings[1], "20000 instances: the stall probe lost at least 50ms in steps that were not bad") ||
+		!strings.HasSuffix(r.Warnings[1], "(first: 10.0.0.0:8080, 10.0.0.1:8080, 10.0.0.2:8080, …)") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	var js strings.Builder
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Warnings      []string
+		WarningsTotal int `json:"warnings_total"`
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || len(doc.Warnings) != 2 || doc.WarningsTotal != n+1 {
+		t.Errorf("JSON: %v, %d warnings, warnings_total %d", err, len(doc.Warnings), doc.WarningsTotal)
+	}
+}
+
+// TestPrometheusWarningsBounded checks that Prometheus's warnings are
+// listed once each, however many queries had them, and at most
+// maxPromWarnings of them.
+func TestPrometheusWarningsBounded(t *testing.T) {
+	ws := []string{fmt.Sprintf("%q", strings.Repeat("é", 2000))}
+	for i := range 50 {
+		ws = append(ws, fmt.Sprintf("%q", fmt.Sprintf("store %d unavailable", i)))
+	}
+	body := strings.Replace(matrixAnswer, `"status":"success",`, `"status":"success","warnings":[`+strings.Join(ws, ",")+`],`, 1)
+	srv := httptest.NewServer(stubProm(body))
+	defer srv.Close()
+	r, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(120, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prom []string
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, "Prometheus: ") {
+			prom = append(prom, w)
+		}
+	}
+	q := len(r.Queries)
+	if len(prom) != maxPromWarnings+1 || r.WarningsTotal != 51*q+len(r.Warnings)-len(prom) {
+		t.Fatalf("%d warning lines from Prometheus, %d in all over %d queries; want %d and %d", len(prom), r.WarningsTotal, q, maxPromWarnings+1, 51*q+len(r.Warnings)-len(prom))
+	}
+	if !strings.Contains(prom[0], fmt.Sprintf("; and %d more)", q-1)) || len(prom[0]) > maxWarningBytes+1000 || !utf8.ValidString(prom[0]) {
+		t.Errorf("first warning (%d bytes) %q", len(prom[0]), prom[0])
+	}
+	if last := prom[len(prom)-1]; last != fmt.Sprintf("Prometheus: %d more warning(s) not listed (10 distinct ones are)", 41*q) {
+		t.Errorf("last warning %q", last)
+	}
+}
+
+// TestTextBadStepNamesBounded checks that a bad step of many instances
+// names the first few in the text, and all of them in the JSON.
+func TestTextBadStepNamesBounded(t *testing.T) {
+	in := Input{Start: time.Unix(0, 0), Step: time.Minute, Steps: 5}
+	for i := range 1000 {
+		in.Instances = append(in.Instances, InstanceSeries{Name: fmt.Sprintf("i%03d", i), Signal: []float64{.01, .01, .09, .01, .01}})
+	}
+	r := Analyze(in, Params{Threshold: 50 * time.Millisecond})
+	var text strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(text.String()) {
+		if strings.Contains(line, "shared ") && strings.Contains(line, "1000 of 1000") && (len(line) > 200 || !strings.HasSuffix(line, "i009, … 990 more\n")) {
+			t.Errorf("bad step line (%d bytes): %.300s", len(line), line)
+		}
+	}
+	if len(r.BadSteps) != 1 || len(r.BadSteps[0].Bad) != 1000 {
+		t.Errorf("bad steps %d", len(r.BadSteps))
 	}
 }

@@ -13,23 +13,25 @@ const JSONVersion = 1
 // jsonReport is the JSON form of a Report: seconds as numbers, times in
 // RFC 3339, null for a number the data cannot give.
 type jsonReport struct {
-	Version    int            `json:"version"`
-	Job        string         `json:"job"`
-	Route      string         `json:"route"`
-	Start      string         `json:"start"`
-	End        string         `json:"end"`
-	StepS      float64        `json:"step_s"`
-	ThresholdS float64        `json:"threshold_s"`
-	Signal     string         `json:"signal"`
-	Steps      int            `json:"steps"`
-	Queries    []string       `json:"queries"`
-	Warnings   []string       `json:"warnings"`
-	Verdict    jsonVerdict    `json:"verdict"`
-	Instances  []jsonInstance `json:"instances"`
-	BadSteps   []jsonBadStep  `json:"bad_steps"`
-	Scope      jsonScope      `json:"scope"`
-	DBPath     jsonDBPath     `json:"db_path"`
-	When       jsonWhen       `json:"when"`
+	Version    int      `json:"version"`
+	Job        string   `json:"job"`
+	Route      string   `json:"route"`
+	Start      string   `json:"start"`
+	End        string   `json:"end"`
+	StepS      float64  `json:"step_s"`
+	ThresholdS float64  `json:"threshold_s"`
+	Signal     string   `json:"signal"`
+	Steps      int      `json:"steps"`
+	Queries    []string `json:"queries"`
+	Warnings   []string `json:"warnings"`
+	// WarningsTotal counts the warnings before they were summed up.
+	WarningsTotal int            `json:"warnings_total"`
+	Verdict       jsonVerdict    `json:"verdict"`
+	Instances     []jsonInstance `json:"instances"`
+	BadSteps      []jsonBadStep  `json:"bad_steps"`
+	Scope         jsonScope      `json:"scope"`
+	DBPath        jsonDBPath     `json:"db_path"`
+	When          jsonWhen       `json:"when"`
 }
 
 type jsonVerdict struct {
@@ -118,7 +120,7 @@ func (r *Report) jsonForm() jsonReport {
 	j := jsonReport{
 		Version: JSONVersion, Job: r.Job, Route: r.Route, Start: rfc(r.Start), End: rfc(r.End),
 		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps,
-		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings),
+		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings), WarningsTotal: r.WarningsTotal,
 		Verdict: jsonVerdict{Scope: r.Verdict.Scope, Instance: r.Verdict.Instance, DBPath: r.Verdict.DBPath,
 			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Line: r.Verdict.Line, Next: r.Verdict.Next},
 		Scope:  jsonScope{r.Scope.Alone, r.Scope.Local, r.Scope.Partial, r.Scope.Shared, r.Scope.LocalBy},

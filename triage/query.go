@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
@@ -83,18 +84,77 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	}
 	r := Analyze(in, Params{Threshold: f.c.Threshold, Signal: f.c.Signal})
 	r.Job, r.Route, r.Queries = c.Job, c.Route, f.queries
-	r.Warnings = append(f.warnings, r.Warnings...)
+	r.Warnings = append(f.warningLines(), r.Warnings...)
+	r.WarningsTotal += f.nWarnings
 	return r, nil
 }
 
 // fetcher holds one Fetch's client and what it asked.
 type fetcher struct {
-	c        Config
-	url      string // c.URL without its password, for messages
-	api      promAPI
-	r        promRange
-	queries  []string
-	warnings []string
+	c       Config
+	url     string // c.URL without its password, for messages
+	api     promAPI
+	r       promRange
+	queries []string
+	// warnings are Prometheus's distinct warnings, in the order first
+	// seen, at most maxPromWarnings; nWarnings counts them all.
+	warnings  []promWarning
+	nWarnings int
+}
+
+// maxPromWarnings bounds the distinct warnings of Prometheus a report
+// lists, and maxWarningBytes the length of each.
+const (
+	maxPromWarnings = 10
+	maxWarningBytes = 512
+)
+
+// promWarning is one of Prometheus's warnings, the first query that had
+// it, and how many queries had it.
+type promWarning struct {
+	msg, query string
+	n          int
+}
+
+// promWarning records Prometheus's warning w on query q.
+func (f *fetcher) promWarning(w, q string) {
+	f.nWarnings++
+	if len(w) > maxWarningBytes {
+		cut := maxWarningBytes
+		for cut > 0 && !utf8.RuneStart(w[cut]) {
+			cut--
+		}
+		w = w[:cut] + "…"
+	}
+	for i := range f.warnings {
+		if f.warnings[i].msg == w {
+			f.warnings[i].n++
+			return
+		}
+	}
+	if len(f.warnings) < maxPromWarnings {
+		f.warnings = append(f.warnings, promWarning{msg: w, query: q, n: 1})
+	}
+}
+
+// warningLines returns Prometheus's warnings as the report's lines: each
+// distinct one once, with its first query and the number of others, and
+// one line for those left out.
+func (f *fetcher) warningLines() []string {
+	var out []string
+	listed := 0
+	for _, w := range f.warnings {
+		more := ""
+		if w.n > 1 {
+			more = fmt.Sprintf("; and %d more", w.n-1)
+		}
+		out = append(out, fmt.Sprintf("Prometheus: %s (query: %s%s)", w.msg, w.query, more))
+		listed += w.n
+	}
+	if rest := f.nWarnings - listed; rest > 0 {
+		out = append(out, fmt.Sprintf("Prometheus: %d more warning(s) not listed (%d distinct ones are)", rest, maxPromWarnings))
+	}
+	return out
 }
 
 // fetch queries Prometheus for the series the rules read. The fetcher it
@@ -298,7 +358,7 @@ func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.Sam
 	defer cancel()
 	m, warnings, err := f.api.queryRange(ctx, q, f.r, f.c.Timeout)
 	for _, w := range warnings {
-		f.warnings = append(f.warnings, fmt.Sprintf("Prometheus: %s (query: %s)", w, q))
+		f.promWarning(w, q)
 	}
 	if err != nil {
 		return nil, f.explain(err, q)

@@ -109,8 +109,15 @@ type Report struct {
 	DBPath   DBPathEvidence
 	When     WhenEvidence
 	Verdict  Verdict
-	// Warnings say which numbers the data cannot support, and why.
-	Warnings []string
+	// Warnings say which numbers the data cannot support, and why. A kind
+	// of per-instance warning given for more than a few instances is one
+	// line with the count and the first instances, and Prometheus's
+	// warnings are listed once each, at most maxPromWarnings of them;
+	// WarningsTotal counts the warnings before they were summed up.
+	Warnings      []string
+	WarningsTotal int
+
+	groups [numWarnKinds]warnGroup // per-instance warnings, until Analyze ends
 }
 
 // InstanceReport is one instance's share of the report.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -53,7 +54,7 @@ func Analyze(in Input, p Params) *Report {
 		}
 		s := in.Instances[i]
 		if good := ir.DataSteps - len(ir.Bad); good < minBaseline {
-			r.warn("%s has %d good step(s): fewer than %d give no baseline, so its DB path and host evidence are unknown", ir.Name, good, minBaseline)
+			r.warnInstance(fewGood, ir.Name, "%s has %d good step(s): fewer than %d give no baseline, so its DB path and host evidence are unknown", ir.Name, good, minBaseline)
 		}
 		ir.DBPath = dbPath(s, ir, ir.Bad)
 		ir.Host = hostEvidence(s, ir, thr)
@@ -65,6 +66,7 @@ func Analyze(in Input, p Params) *Report {
 	r.DBPath = r.fleetDBPath(in, bad)
 	r.When = when(in, bad)
 	r.verdict()
+	r.flushWarnings()
 	return r
 }
 
@@ -99,6 +101,59 @@ func secs(s float64) string {
 
 func (r *Report) warn(format string, args ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+	r.WarningsTotal++
+}
+
+// maxPerKind is how many warnings of one per-instance kind are listed one
+// by one; more are summed up in one line.
+const maxPerKind = 3
+
+// warnKind is a kind of per-instance warning.
+type warnKind uint8
+
+const (
+	fewGood     warnKind = iota // too few good steps for a baseline
+	hiddenStall                 // the stall probe lost the threshold in good steps
+	numWarnKinds
+)
+
+// warnGroup holds one kind's warnings: the first maxPerKind, the first
+// instances' names, and the count.
+type warnGroup struct {
+	lines, names []string
+	n            int
+}
+
+// warnInstance records a warning of kind about the instance name. At the
+// end of Analyze, a kind with at most maxPerKind warnings gives them as
+// they are; one with more gives one line with the count and the first
+// instances (at 100,000 instances, 50,000 lines became one).
+func (r *Report) warnInstance(kind warnKind, name, format string, args ...any) {
+	g := &r.groups[kind]
+	if g.n++; g.n <= maxPerKind {
+		g.lines = append(g.lines, fmt.Sprintf(format, args...))
+		g.names = append(g.names, name)
+	}
+	r.WarningsTotal++
+}
+
+// flushWarnings appends the per-instance warnings, summed up by kind.
+func (r *Report) flushWarnings() {
+	for kind := range numWarnKinds {
+		g := r.groups[kind]
+		if g.n <= maxPerKind {
+			r.Warnings = append(r.Warnings, g.lines...)
+			continue
+		}
+		first := fmt.Sprintf("first: %s, …", strings.Join(g.names, ", "))
+		switch kind {
+		case fewGood:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d instances have fewer than %d good steps, so their DB path and host evidence are unknown (%s)", g.n, minBaseline, first))
+		case hiddenStall:
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%d instances: the stall probe lost at least %s in steps that were not bad: the processes could not run that long, but the %s stayed under the threshold (%s)", g.n, dur(r.Threshold), r.signalName(), first))
+		}
+	}
+	r.groups = [numWarnKinds]warnGroup{}
 }
 
 // badSteps is rule 1 for one instance.
@@ -280,7 +335,7 @@ func (r *Report) hiddenStalls(s InstanceSeries, ir *InstanceReport, thr float64)
 		}
 	}
 	if n > 0 {
-		r.warn("%s: the stall probe lost at least %s in %d step(s) that were not bad (most: %s s at %s UTC): the process could not run that long, but the %s stayed under the threshold",
+		r.warnInstance(hiddenStall, ir.Name, "%s: the stall probe lost at least %s in %d step(s) that were not bad (most: %s s at %s UTC): the process could not run that long, but the %s stayed under the threshold",
 			ir.Name, dur(r.Threshold), n, sec(worst), r.Start.Add(time.Duration(at0)*r.Step).UTC().Format("15:04:05"), r.signalName())
 	}
 }

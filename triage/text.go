@@ -15,6 +15,17 @@ import (
 // maxListed is how many bad steps the text lists one by one.
 const maxListed = 12
 
+// maxNamed is how many instances the text names in one bad step.
+const maxNamed = 10
+
+// names joins the first maxNamed names and counts the rest.
+func names(s []string) string {
+	if len(s) <= maxNamed {
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%s, … %d more", strings.Join(s[:maxNamed], ", "), len(s)-maxNamed)
+}
+
 // WriteText writes r as text: the range, the six rules with their
 // evidence, and the verdict. Every string that came from Prometheus
 // (instance and job names, warnings, and the sentences that hold them) is
@@ -49,7 +60,7 @@ func WriteText(w io.Writer, r *Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(strings.Join(b.Bad, ", ")))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(names(b.Bad)))
 	}
 	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
