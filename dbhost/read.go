@@ -2,6 +2,7 @@ package dbhost
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -35,7 +36,14 @@ func (w *Waits) Backends() int { return len(w.byPID) }
 
 // Read parses a recording; name is for errors ("FILE:LINE: …").
 func Read(name string, r io.Reader) (*Waits, error) {
-	lr := &lastByte{r: r}
+	return ReadContext(context.Background(), name, r)
+}
+
+// ReadContext is Read, stopped when ctx is done: every read of r checks it
+// first, and a read error ends the recording there, the line it cut off
+// unparsed.
+func ReadContext(ctx context.Context, name string, r io.Reader) (*Waits, error) {
+	lr := &lastByte{r: r, ctx: ctx}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), 4096)
 	if !sc.Scan() {
@@ -58,6 +66,9 @@ func Read(name string, r io.Reader) (*Waits, error) {
 	var first, last int64
 	lines := 1
 	for line := 2; sc.Scan(); line++ {
+		if lr.err != nil && lr.err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, lr.err)
+		}
 		lines = line
 		f := strings.Fields(sc.Text())
 		if len(f) != 3 {
@@ -124,17 +135,25 @@ func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
 	return b - a, true
 }
 
-// lastByte passes r through and remembers the last byte read.
+// lastByte passes r through, until ctx is done, and remembers the last
+// byte read and the error.
 type lastByte struct {
 	r    io.Reader
+	ctx  context.Context
 	last byte
+	err  error
 }
 
 func (l *lastByte) Read(p []byte) (int, error) {
+	if err := l.ctx.Err(); err != nil {
+		l.err = err
+		return 0, err
+	}
 	n, err := l.r.Read(p)
 	if n > 0 {
 		l.last = p[n-1]
 	}
+	l.err = err
 	return n, err
 }
 

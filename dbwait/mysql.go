@@ -114,7 +114,7 @@ func (rr *rowReader) next() (row []string, line int, off int64, err error) {
 		b, long, err := rr.lr.next()
 		line, off = rr.lr.line, rr.lr.start
 		if err != nil {
-			return nil, line, off, err
+			return nil, line + 1, off, err // the line it was reading
 		}
 		if !long && len(trimEOL(b)) == 0 {
 			continue

@@ -81,7 +81,7 @@ func ReadMySQLSlowLogOptions(name string, r io.Reader, fn func(pglog.Statement),
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, lr.line, lr.off, err)
+			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, lr.line+1, lr.start, err)
 		}
 		line := string(trimEOL(b))
 		switch {

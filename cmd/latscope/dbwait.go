@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/pglog"
 )
 
 func init() {
@@ -96,69 +96,111 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	return o, nil
 }
 
-// dbwaitAnalyze reads the inputs into an Analyzer and finalizes it.
+// dbwaitAnalyze reads the inputs into an Analyzer and finalizes it. When
+// ctx is done (SIGINT, SIGTERM) it stops reading, within a read of at most
+// 64 KiB or at once from a pipe that sends nothing, and returns an error
+// that says so.
 func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error) {
 	a := dbwait.New(o.opts)
 	if err := checkInput(o.trace, "file"); err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}
 	if _, err := analysis.RunFile(ctx, o.trace, analysis.Options{}, analysis.Use(a)); err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+		return nil, interrupted(ctx, fmt.Errorf("--trace: %w", err))
+	}
+	if err := a.CheckSpans(); err != nil {
+		return nil, err // before reading logs nothing could join
 	}
 	if o.samples != "" {
-		if err := feedFile(o.samples, func(f *os.File) error { return dbwait.ReadSamples(o.samples, f, a.Sample) }); err != nil {
-			return nil, fmt.Errorf("--samples: %w", err)
+		if err := feedFile(ctx, "--samples", o.samples, func(r io.Reader) error { return dbwait.ReadSamples(o.samples, r, a.Sample) }); err != nil {
+			return nil, err
 		}
 	}
 	if o.dbhost != "" {
-		if err := feedFile(o.dbhost, func(f *os.File) error {
-			w, err := dbhost.Read(o.dbhost, f)
+		if err := feedFile(ctx, "--dbhost", o.dbhost, func(r io.Reader) error {
+			w, err := dbhost.ReadContext(ctx, o.dbhost, r)
 			if err != nil {
 				return err
 			}
 			a.DBHost(w)
 			return nil
 		}); err != nil {
-			return nil, fmt.Errorf("--dbhost: %w", err)
+			return nil, err
 		}
 	}
 	for _, name := range o.pglogs {
-		if err := feedFile(name, func(f *os.File) error {
-			if err := dbwait.FeedPGLog(a, pglog.NewReader(f)); err != nil {
+		if err := feedFile(ctx, "--pglog", name, func(r io.Reader) error {
+			if err := a.ReadPGLog(ctx, name, r); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			return nil
 		}); err != nil {
-			return nil, fmt.Errorf("--pglog: %w", err)
+			return nil, err
 		}
 	}
 	for _, name := range o.mysqlSlow {
-		if err := feedFile(name, func(f *os.File) error { return dbwait.ReadMySQLSlowLog(name, f, a.Statement) }); err != nil {
-			return nil, fmt.Errorf("--mysql-slowlog: %w", err)
+		if err := feedFile(ctx, "--mysql-slowlog", name, func(r io.Reader) error { return a.ReadMySQLSlowLog(ctx, name, r) }); err != nil {
+			return nil, err
 		}
 	}
 	for _, name := range o.mysqlCSV {
-		if err := feedFile(name, func(f *os.File) error { return dbwait.ReadMySQLCSV(name, f, a.Statement) }); err != nil {
-			return nil, fmt.Errorf("--mysql-csv: %w", err)
+		if err := feedFile(ctx, "--mysql-csv", name, func(r io.Reader) error { return a.ReadMySQLCSV(ctx, name, r) }); err != nil {
+			return nil, err
 		}
 	}
 	res, err := a.Finalize()
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
 	return res, nil
 }
 
-// feedFile opens name and passes it to fn. A directory is refused before
-// a reader takes it for an empty file.
-func feedFile(name string, fn func(*os.File) error) error {
-	if err := checkInput(name, "file"); err != nil {
-		return err
-	}
-	f, err := os.Open(name)
+// feedFile opens name (the argument of flag) and passes it to fn, through
+// a reader that fails once ctx is done; a read that waits on a pipe or FIFO
+// is cut short then. A directory is refused before a reader takes it for
+// an empty file. Errors start with the flag; an error after ctx is done
+// says the read was interrupted.
+func feedFile(ctx context.Context, flag, name string, fn func(io.Reader) error) error {
+	err := func() error {
+		if err := checkInput(name, "file"); err != nil {
+			return err
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Now()) }) // a pipe, a FIFO; a regular file has no deadline and never waits
+		defer stop()
+		return fn(ctxReader{ctx, f})
+	}()
 	if err != nil {
+		return interrupted(ctx, fmt.Errorf("%s: %w", flag, err))
+	}
+	return nil
+}
+
+// interrupted is err, or when ctx is done, err (which names the flag, the
+// file and how far it was read) said to be an interruption.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
 		return err
 	}
-	defer f.Close()
-	return fn(f)
+	return fmt.Errorf("interrupted reading %w", err)
+}
+
+// ctxReader is r until ctx is done, then fails with ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -5,12 +5,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/dbhost"
 )
 
 // dbwaitCapture unpacks a real capture of `latscope lab dbwait` (package
@@ -159,4 +165,121 @@ func shiftLog(t *testing.T, path string, d time.Duration) []byte {
 		out.Write(append(line, '\n'))
 	}
 	return out.Bytes()
+}
+
+// TestDBWaitInterrupted (issue 29, item 8): dbwait reading a log that
+// never ends (a FIFO, fed endlessly or not at all) stops on SIGINT or
+// SIGTERM, exits 2 with one line that says it was interrupted, and
+// prints no report.
+func TestDBWaitInterrupted(t *testing.T) {
+	tr, _ := dbwaitCapture(t, "pause")
+	endless := func(prefix, chunk string) func(i int) string {
+		return func(i int) string {
+			if i == 0 {
+				return prefix
+			}
+			return chunk
+		}
+	}
+	a64k := strings.Repeat("a", 64<<10)
+	for _, tc := range []struct {
+		name, flag string
+		sig        syscall.Signal
+		data       func(i int) string // the i-th write; "" ends the writes (the FIFO stays open)
+	}{
+		{"pglog without newline", "--pglog", syscall.SIGINT, endless(`{"timestamp":"2026-12-02 17:13:26.215 UTC","message":"`, a64k)},
+		{"pglog stalled", "--pglog", syscall.SIGTERM, endless(`{"timestamp":"2026-12-02 17:13:26.215 UTC"`, "")},
+		{"mysql-csv quoted field", "--mysql-csv", syscall.SIGINT, endless("SQL_TEXT,TIMER_WAIT\n\"", a64k)},
+		{"mysql-slowlog statement", "--mysql-slowlog", syscall.SIGTERM, endless("# Query_time: 0.1\nSELECT\n", strings.Repeat("  OR 1 = 1\n", 6000))},
+		{"dbhost recording", "--dbhost", syscall.SIGINT, func(i int) string {
+			if i == 0 {
+				return dbhost.Header + " period_ns=10000000\n"
+			}
+			var b strings.Builder
+			for j := range 4000 {
+				fmt.Fprintf(&b, "%d %d %d\n", int64(1_800_000_000e9)+int64(i*4000+j)*1e6, 100+j%50, i)
+			}
+			return b.String()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "log")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"dbwait", "--trace", tr, tc.flag, fifo}
+			if tc.flag == "--dbhost" {
+				_, pg := dbwaitCapture(t, "pause")
+				args = append(args, "--pglog", pg)
+			}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			// The open returns once dbwait has opened the FIFO to read it.
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			written, i := 0, 0
+			for ; written < 4<<20; i++ {
+				s := tc.data(i)
+				if s == "" {
+					time.Sleep(300 * time.Millisecond) // dbwait waits in its read
+					break
+				}
+				n, err := io.WriteString(w, s)
+				written += n
+				if err != nil {
+					t.Fatalf("dbwait stopped reading after %d bytes: %v\n%s", written, err, stderr.String())
+				}
+			}
+			cmd.Process.Signal(tc.sig)
+			go io.Copy(w, &endlessReader{data: tc.data, i: i}) // it goes on until dbwait closes the FIFO
+			select {
+			case err = <-exited:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Fatalf("dbwait still running 20 s after %v (%d bytes written)", tc.sig, written)
+			}
+			t.Logf("%s", stderr.String())
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+				t.Errorf("exit: %v, want status 2", err)
+			}
+			if msg := oneLine(t, stderr.String()); !strings.HasPrefix(msg, "latscope: dbwait: interrupted reading "+tc.flag+": ") || !strings.Contains(msg, fifo) {
+				t.Errorf("stderr %q, want one line saying dbwait was interrupted reading %s %s", msg, tc.flag, fifo)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("a report after the interruption:\n%s", stdout.String())
+			}
+		})
+	}
+}
+
+// endlessReader goes on with data's writes from the i-th, forever; for a
+// stalled feed (data(i) == ""), it blocks.
+type endlessReader struct {
+	data func(int) string
+	i    int
+	buf  string
+}
+
+func (e *endlessReader) Read(p []byte) (int, error) {
+	if e.buf == "" {
+		if e.buf = e.data(e.i); e.buf == "" {
+			select {}
+		}
+		e.i++
+	}
+	n := copy(p, e.buf)
+	e.buf = e.buf[n:]
+	return n, nil
 }
