@@ -65,20 +65,29 @@ func (p promAPI) queryRange(ctx context.Context, query string, r promRange, time
 		"step":    {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)},
 		"timeout": {model.Duration(timeout).String()},
 	}
+	status, body, err := p.post(ctx, "/api/v1/query_range", form)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeRange(status, body)
+}
+
+// decodeRange decodes a range query's answer: its HTTP status and body.
+func decodeRange(status int, body []byte) (model.Matrix, []string, error) {
 	var data struct {
 		ResultType string          `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
 	}
-	warnings, err := p.post(ctx, "/api/v1/query_range", form, &data)
+	warnings, err := decodeAnswer(status, body, &data)
 	if err != nil {
 		return nil, warnings, err
 	}
 	if data.ResultType != "matrix" {
-		return nil, warnings, &apiError{Status: http.StatusOK, Type: "bad_response", Msg: fmt.Sprintf("a %q result, not a matrix", data.ResultType)}
+		return nil, warnings, &apiError{Status: status, Type: "bad_response", Msg: fmt.Sprintf("a %q result, not a matrix", data.ResultType)}
 	}
 	var m model.Matrix
 	if err := json.Unmarshal(data.Result, &m); err != nil {
-		return nil, warnings, &apiError{Status: http.StatusOK, Type: "bad_response", Msg: err.Error()}
+		return nil, warnings, &apiError{Status: status, Type: "bad_response", Msg: err.Error()}
 	}
 	return m, warnings, nil
 }
@@ -86,35 +95,45 @@ func (p promAPI) queryRange(ctx context.Context, query string, r promRange, time
 // labelValues returns the values of label on the series matching match.
 func (p promAPI) labelValues(ctx context.Context, label, match string, start, end time.Time) ([]string, error) {
 	form := url.Values{"match[]": {match}, "start": {formatTime(start)}, "end": {formatTime(end)}}
+	status, body, err := p.post(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", form)
+	if err != nil {
+		return nil, err
+	}
 	var vals []string
-	_, err := p.post(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", form, &vals)
+	_, err = decodeAnswer(status, body, &vals)
 	return vals, err
 }
 
-// post sends form to the endpoint ep and decodes the answer's data into
-// into.
-func (p promAPI) post(ctx context.Context, ep string, form url.Values, into any) ([]string, error) {
+// post sends form to the endpoint ep and returns the answer's status and
+// body.
+func (p promAPI) post(ctx context.Context, ep string, form url.Values) (int, []byte, error) {
 	u := p.client.URL(ep, nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, body, err := p.client.Do(ctx, req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
+	return resp.StatusCode, body, nil
+}
+
+// decodeAnswer decodes an API answer's envelope and its data into into,
+// and returns the answer's warnings and infos.
+func decodeAnswer(status int, body []byte, into any) ([]string, error) {
 	var env envelope
 	jsonErr := json.Unmarshal(body, &env)
 	warnings := append(env.Warnings, env.Infos...)
 	switch {
-	case resp.StatusCode/100 != 2 || env.Status == "error":
-		return warnings, &apiError{Status: resp.StatusCode, Type: env.ErrorType, Msg: env.Error}
+	case status/100 != 2 || env.Status == "error":
+		return warnings, &apiError{Status: status, Type: env.ErrorType, Msg: env.Error}
 	case jsonErr != nil:
-		return warnings, &apiError{Status: resp.StatusCode, Type: "bad_response", Msg: "not a Prometheus API answer: " + jsonErr.Error()}
+		return warnings, &apiError{Status: status, Type: "bad_response", Msg: "not a Prometheus API answer: " + jsonErr.Error()}
 	}
 	if err := json.Unmarshal(env.Data, into); err != nil {
-		return warnings, &apiError{Status: resp.StatusCode, Type: "bad_response", Msg: err.Error()}
+		return warnings, &apiError{Status: status, Type: "bad_response", Msg: err.Error()}
 	}
 	return warnings, nil
 }
