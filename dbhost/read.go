@@ -120,19 +120,47 @@ func clip(s string) string {
 // counter between its value at from and its value at the recorder's
 // first pass after to (a wait ending at to is written then): one period
 // after to, or later when that pass was late. ok is false when the
-// recording does not cover the window or had not yet seen pid at from.
+// recording does not cover the window or had not yet seen pid at from
+// (Cover says which).
 func (w *Waits) In(pid int, from, to time.Time) (wait time.Duration, ok bool) {
+	wait, miss := w.Cover(pid, from, to)
+	return wait, miss == Covered
+}
+
+// Miss is why a recording has no answer for a backend's window.
+type Miss uint8
+
+// Misses, in the order Cover checks them.
+const (
+	Covered     Miss = iota // it has the answer
+	EmptyWindow             // the window ends before it begins
+	OutsideTime             // the window (and the pass after it) is not within the recording's time
+	NoBackend               // the recording has no line of the PID
+	SeenLate                // the recording first saw the PID after the window began
+	WentBack                // the PID's counter went back in the window: another process took the PID
+)
+
+// Cover is In, with the reason when there is no answer.
+func (w *Waits) Cover(pid int, from, to time.Time) (wait time.Duration, miss Miss) {
 	pts := w.byPID[pid]
 	end := w.nextPass(to)
-	if len(pts) == 0 || from.Before(w.From) || end.After(w.To) || to.Before(from) {
-		return 0, false
+	switch {
+	case to.Before(from):
+		return 0, EmptyWindow
+	case from.Before(w.From) || end.After(w.To):
+		return 0, OutsideTime
+	case len(pts) == 0:
+		return 0, NoBackend
 	}
 	a, okA := valueAt(pts, from.UnixNano())
 	b, _ := valueAt(pts, end.UnixNano())
-	if !okA || b < a { // a counter going back: another process took the PID
-		return 0, false
+	switch {
+	case !okA:
+		return 0, SeenLate
+	case b < a: // a counter going back: another process took the PID
+		return 0, WentBack
 	}
-	return b - a, true
+	return b - a, Covered
 }
 
 // lastByte passes r through, until ctx is done, and remembers the last

@@ -67,6 +67,25 @@ func TestIn(t *testing.T) {
 			t.Errorf("In(%d, %d, %d) = %v, %v; want %v, %v", c.pid, c.from, c.to, got, ok, c.want, c.ok)
 		}
 	}
+	// Cover says why there is no answer.
+	for _, c := range []struct {
+		pid      int
+		from, to int64 // ms
+		want     Miss
+	}{
+		{7, 1000, 1025, Covered},
+		{7, 999, 1010, OutsideTime},
+		{7, 1500, 1999, OutsideTime},
+		{8, 1000, 1010, NoBackend},
+		{8, 999, 1010, OutsideTime}, // the time first: a recording of another time holds none of the backends
+		{9, 1050, 1150, SeenLate},
+		{9, 1100, 1195, WentBack},
+		{7, 1100, 1050, EmptyWindow},
+	} {
+		if _, got := w.Cover(c.pid, at(c.from), at(c.to)); got != c.want {
+			t.Errorf("Cover(%d, %d, %d) = %v, want %v", c.pid, c.from, c.to, got, c.want)
+		}
+	}
 }
 
 func FuzzRead(f *testing.F) {

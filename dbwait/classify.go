@@ -45,12 +45,18 @@ func (a *Analyzer) dbHostWait(q *Query) (time.Duration, bool) {
 	if a.dbhost == nil || !q.Matched || q.PID == 0 || q.StartWall.IsZero() {
 		return 0, false
 	}
-	from := q.StartWall.Add(a.opts.PGClockOffset)
-	w, ok := a.dbhost.In(q.PID, from, from.Add(q.App))
+	from, to := a.dbHostWindow(q)
+	w, ok := a.dbhost.In(q.PID, from, to)
 	if !ok {
 		return 0, false
 	}
 	return min(max(w-q.DB, 0), q.Outside), true
+}
+
+// dbHostWindow is q's span on the database host's clock.
+func (a *Analyzer) dbHostWindow(q *Query) (from, to time.Time) {
+	from = q.StartWall.Add(a.opts.PGClockOffset)
+	return from, from.Add(q.App)
 }
 
 // outsideOf returns q's outside time on the trace's clock: the span

@@ -3,10 +3,13 @@ package dbwait
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/pglog"
@@ -289,33 +292,124 @@ func (a *Analyzer) checkClock(r *Result) error {
 }
 
 // dbHostCoverage counts the statements the database host's recording
-// covered, and warns when it did not cover them all: a recording of
-// another time or host, or of backends it did not see from their start,
-// leaves statements without that evidence.
+// covered, and when it did not cover them all, says why in one warning:
+// each reason with its count and each backend named once (a recording of
+// another time or host, one begun late or ended early, backends it has
+// no line of or saw only after their statement began, a PID taken over).
 func (a *Analyzer) dbHostCoverage(r *Result) {
 	if a.dbhost == nil {
 		return
 	}
 	c := &DBHostCoverage{From: a.dbhost.From, To: a.dbhost.To, Backends: a.dbhost.Backends(), Statements: len(r.Queries)}
-	var pids []int
-	for _, q := range r.Queries {
-		if q.Evidence.DBHost {
-			c.Covered++
-		} else if len(pids) < 3 && q.PID != 0 {
-			pids = append(pids, q.PID)
-		}
-	}
 	r.DBHost = c
+	type group struct {
+		n           int
+		pids        map[int]bool
+		first, last time.Time // the statements' starts
+	}
+	groups := map[dbhost.Miss]*group{}
+	noClock, noPID := 0, 0
+	for i := range r.Queries {
+		q := &r.Queries[i]
+		switch {
+		case q.Evidence.DBHost:
+			c.Covered++
+			continue
+		case q.StartWall.IsZero():
+			noClock++
+			continue
+		case q.PID == 0:
+			noPID++
+			continue
+		}
+		from, to := a.dbHostWindow(q)
+		_, miss := a.dbhost.Cover(q.PID, from, to)
+		g := groups[miss]
+		if g == nil {
+			g = &group{pids: map[int]bool{}, first: q.StartWall, last: q.StartWall}
+			groups[miss] = g
+		}
+		g.n++
+		g.pids[q.PID] = true
+		g.first, g.last = minTime(g.first, q.StartWall), maxTime(g.last, q.StartWall)
+	}
 	if c.Covered == c.Statements {
 		return
 	}
-	first, last := r.Queries[0].StartWall, r.Queries[len(r.Queries)-1].StartWall
-	why := fmt.Sprintf("backends such as PID %v were not seen in it from before their statements", pids)
-	if first.IsZero() {
-		why = "the trace has no wall clock to place the statements in it"
-	} else if last.Before(c.From) || first.After(c.To) {
-		why = fmt.Sprintf("the statements ran %s–%s UTC, outside it (another time or host?)", first.UTC().Format("15:04:05"), last.UTC().Format("15:04:05"))
+	var why []string
+	if noClock > 0 {
+		why = append(why, fmt.Sprintf("%s without a wall-clock time to place in it (the trace has no clock snapshot)", plural(noClock, "statement", "statements")))
 	}
-	r.Warnings = append(r.Warnings, fmt.Errorf("the database host's recording (%s–%s UTC, %d backends) covers %d of %d statements: %s",
-		c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), c.Backends, c.Covered, c.Statements, why))
+	if noPID > 0 {
+		why = append(why, fmt.Sprintf("%s without a backend PID", plural(noPID, "statement", "statements")))
+	}
+	hhmmss := func(t time.Time) string { return t.UTC().Format("15:04:05") }
+	for _, miss := range []dbhost.Miss{dbhost.OutsideTime, dbhost.NoBackend, dbhost.SeenLate, dbhost.WentBack, dbhost.EmptyWindow} {
+		g := groups[miss]
+		if g == nil {
+			continue
+		}
+		switch miss {
+		case dbhost.OutsideTime:
+			if g.n == c.Statements && (g.last.Before(c.From) || g.first.After(c.To)) {
+				why = append(why, fmt.Sprintf("the statements ran %s–%s UTC, outside it (another time or host?)", hhmmss(g.first), hhmmss(g.last)))
+			} else {
+				why = append(why, fmt.Sprintf("%s began before the recording or ended after it (%s–%s UTC)", plural(g.n, "statement", "statements"), hhmmss(g.first), hhmmss(g.last)))
+			}
+		case dbhost.NoBackend:
+			why = append(why, fmt.Sprintf("%s of backends it has no line of (%s)", plural(g.n, "statement", "statements"), pidList(g.pids)))
+		case dbhost.SeenLate:
+			why = append(why, fmt.Sprintf("%s of backends it first saw after their statement began (%s)", plural(g.n, "statement", "statements"), pidList(g.pids)))
+		case dbhost.WentBack:
+			why = append(why, fmt.Sprintf("%s of backends whose run-queue counter went back, another process having taken the PID (%s)", plural(g.n, "statement", "statements"), pidList(g.pids)))
+		default:
+			why = append(why, fmt.Sprintf("%s with an empty span", plural(g.n, "statement", "statements")))
+		}
+	}
+	r.Warnings = append(r.Warnings, fmt.Errorf("the database host's recording (%s–%s UTC, %s) covers %d of %d statements: %s",
+		c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), plural(c.Backends, "backend", "backends"), c.Covered, c.Statements, strings.Join(why, "; ")))
+}
+
+// pidList names each PID once, in order, the first five of them.
+func pidList(set map[int]bool) string {
+	pids := slices.Sorted(maps.Keys(set))
+	const most = 5
+	var b strings.Builder
+	if len(pids) == 1 {
+		fmt.Fprintf(&b, "PID %d", pids[0])
+		return b.String()
+	}
+	b.WriteString("PIDs ")
+	for i, p := range pids[:min(len(pids), most)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, p)
+	}
+	if len(pids) > most {
+		fmt.Fprintf(&b, " and %d more", len(pids)-most)
+	}
+	return b.String()
+}
+
+// plural is "n one" or "n many".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
