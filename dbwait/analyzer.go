@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracein"
 	"github.com/latscope/latscope/tracelog"
@@ -211,7 +212,7 @@ func (a *Analyzer) traceParentLog(ev *tracein.Event) {
 	tp, err := pglog.ParseTraceParent(strings.TrimSpace(ev.Message))
 	if err != nil {
 		if a.badTP == 0 {
-			a.badTPExample = err.Error()
+			a.badTPExample = termsafe.String(err.Error()) // from the trace's logs
 		}
 		a.badTP++
 		return
@@ -235,7 +236,7 @@ func (a *Analyzer) endLog(ev *tracein.Event) {
 	e, err := tracelog.ParseSQLEnd(strings.TrimSpace(ev.Message))
 	if err != nil {
 		if a.badTP == 0 {
-			a.badTPExample = err.Error()
+			a.badTPExample = termsafe.String(err.Error()) // from the trace's logs
 		}
 		a.badTP++
 		return

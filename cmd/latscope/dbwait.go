@@ -12,6 +12,7 @@ import (
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/dbhost"
 	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/termsafe"
 )
 
 func init() {
@@ -50,7 +51,7 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return err
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "latscope dbwait: warning: %v\n", w)
+		fmt.Fprintf(stderr, "latscope dbwait: warning: %s\n", termsafe.String(w.Error())) // warnings quote the logs and the trace
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
