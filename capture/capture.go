@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latscope/latscope/internal/httpurl"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -126,7 +127,8 @@ func run(ctx context.Context, partial string, o Options) (*Meta, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
 	f := &fetcher{c: o.client(), token: o.Token, timeout: o.timeout()}
-	m := &Meta{URL: o.URL, Seconds: o.Seconds, CPU: CPU{Metric: CPUMetric, Seconds: -1}}
+	// capture.json is shared: it never holds the password.
+	m := &Meta{URL: httpurl.Redact(o.URL), Seconds: o.Seconds, CPU: CPU{Metric: CPUMetric, Seconds: -1}}
 	before, cpuErr := readMetrics(ctx, f, o)
 	if ctx.Err() != nil || errors.Is(cpuErr, errUnreachable) {
 		return nil, fmt.Errorf("capture: %w", cpuErr)

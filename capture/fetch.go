@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/latscope/latscope/internal/opterr"
 	"io"
 	"net/http"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/latscope/latscope/internal/httpurl"
+	"github.com/latscope/latscope/internal/opterr"
 )
 
 // errUnreachable is wrapped by fetch's error when the service could not be
@@ -31,6 +33,7 @@ type fetcher struct {
 func (f *fetcher) fetch(ctx context.Context, url, what, notFound string, w io.Writer, accept string) (int64, error) {
 	token := f.token
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	url = httpurl.Redact(url) // from here on, url is for messages
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
@@ -40,7 +43,7 @@ func (f *fetcher) fetch(ctx context.Context, url, what, notFound string, w io.Wr
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := f.c.Do(req)
+	resp, err := sameOrigin(f.c).Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, f.explain(ctx, req, err))
 	}
@@ -98,3 +101,25 @@ func (q quietErr) Error() string { return "" }
 func (q quietErr) Unwrap() error { return q.err }
 
 func quiet(err error) error { return quietErr{err} }
+
+// sameOrigin returns c with a redirect rule that keeps the token to the
+// service the user named: a redirect to another origin (another host,
+// port or scheme, a subdomain too, which Go's own rule lets it reach) is
+// followed without the Authorization header.
+func sameOrigin(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if httpurl.Origin(req.URL) != httpurl.Origin(via[0].URL) {
+			req.Header.Del("Authorization")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}

@@ -35,9 +35,9 @@ func (o Options) Validate() error {
 	u, err := httpurl.Parse(o.URL)
 	switch {
 	case err != nil:
-		return fmt.Errorf("capture: URL %q: %w", o.URL, err)
+		return fmt.Errorf("capture: URL %q: %w", httpurl.Redact(o.URL), err)
 	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("capture: URL %q: want the service's base URL, without a query", o.URL)
+		return fmt.Errorf("capture: URL %q: want the service's base URL, without a query", httpurl.Redact(o.URL))
 	case o.Seconds < 1 || o.Seconds > 3600:
 		return fmt.Errorf("capture: seconds %d: want 1 to 3600", o.Seconds)
 	case o.Timeout < 0:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -266,7 +265,7 @@ func newFetcher(c Config) (*fetcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
 	}
-	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: origin(u), max: c.MaxResponseBytes}
+	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: httpurl.Origin(u), max: c.MaxResponseBytes}
 	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
@@ -490,27 +489,11 @@ type authRoundTripper struct {
 	max    int64
 }
 
-// origin returns u's scheme, lower-case host and port (the scheme's
-// default port when u has none): two URLs with the same origin reach the
-// same server.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
-
 // RoundTrip sends req, with the credentials when it goes to the named
 // Prometheus.
 func (a *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	if origin(req.URL) == a.origin {
+	if httpurl.Origin(req.URL) == a.origin {
 		switch {
 		case a.c.BearerToken != "":
 			req.Header.Set("Authorization", "Bearer "+a.c.BearerToken)

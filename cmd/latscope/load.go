@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -227,7 +228,7 @@ func checkLoadConfig(cfg *loadConfig) error {
 	case !ok:
 		return fmt.Errorf("load: %w", err)
 	case oe.Option == "URL":
-		return fmt.Errorf("load: URL %s: %s", oe.Value, oe.Reason)
+		return fmt.Errorf("load: URL %s: %s", httpurl.Redact(oe.Value), oe.Reason)
 	case loadFlags[oe.Option] != "":
 		return fmt.Errorf("load: flag %s %s: %s", loadFlags[oe.Option], oe.Value, oe.Reason)
 	}
