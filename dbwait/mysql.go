@@ -96,6 +96,10 @@ func errTooLong(max int) error {
 	return fmt.Errorf("a record over %s, the limit (a quoted field not closed makes the rest of the input one record)", sizeText(max))
 }
 
+// errUnclosed is the error of a record over the limit whose quoted field
+// the input ends in.
+var errUnclosed = errors.New("a quoted field not closed before the end of the input")
+
 // rowReader splits CSV into records, which a quoted field may carry over
 // several lines, or tab-separated text into lines, each of at most
 // opts.MaxRecordBytes; a longer one is passed to opts.Skip or, without
@@ -145,7 +149,7 @@ func (rr *rowReader) next() (row []string, line int, off int64, err error) {
 		}
 		switch {
 		case long && !rr.tsv && quotes%2 == 1:
-			return nil, line, off, fmt.Errorf("a quoted field not closed before the end of the input (%w)", errTooLong(rr.opts.MaxRecordBytes))
+			return nil, line, off, fmt.Errorf("%w (%w)", errUnclosed, errTooLong(rr.opts.MaxRecordBytes))
 		case long:
 			rr.opts.Skip(off)
 			continue

@@ -133,10 +133,21 @@ func FuzzReadMySQLCSV(f *testing.F) {
 	f.Add([]byte("SQL_TEXT\tTIMER_WAIT\n\\\t1\n"))
 	f.Add([]byte("sql_text,timer_wait,thread_id\n\"a\"\"b\",1,x\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		dbwait.ReadMySQLCSV("fuzz", bytes.NewReader(in), func(s pglog.Statement) {
+		check := func(s pglog.Statement) {
 			if s.Duration < 0 || s.LockWait < 0 {
 				t.Fatalf("negative duration in %+v", s)
 			}
-		})
+		}
+		if err := dbwait.ReadMySQLCSV("fuzz", bytes.NewReader(in), check); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error on several lines: %q", err)
+		}
+		// with a small limit, long records are skipped, at offsets in the input
+		last := int64(-1)
+		dbwait.ReadMySQLCSVOptions("fuzz", bytes.NewReader(in), check, dbwait.ReadOptions{MaxRecordBytes: 16, Skip: func(off int64) {
+			if off <= last || off >= int64(len(in)) {
+				t.Fatalf("skipped at %d after %d, of %d bytes", off, last, len(in))
+			}
+			last = off
+		}})
 	})
 }

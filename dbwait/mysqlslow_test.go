@@ -76,10 +76,26 @@ func FuzzReadMySQLSlowLog(f *testing.F) {
 	f.Add(slowLog)
 	f.Add("# Query_time: 1\nSELECT 1;")
 	f.Fuzz(func(t *testing.T, in string) {
-		dbwait.ReadMySQLSlowLog("fuzz.log", strings.NewReader(in), func(s pglog.Statement) {
+		check := func(s pglog.Statement) {
 			if s.Duration < 0 || s.SQL == "" {
 				t.Fatalf("statement %v from %q", s, in)
 			}
-		})
+		}
+		if err := dbwait.ReadMySQLSlowLog("fuzz.log", strings.NewReader(in), check); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error on several lines: %q", err)
+		}
+		// with a small limit, long statements are skipped, at offsets in the input
+		last := int64(-1)
+		dbwait.ReadMySQLSlowLogOptions("fuzz.log", strings.NewReader(in), func(s pglog.Statement) {
+			check(s)
+			if len(s.SQL) > 16 {
+				t.Fatalf("a statement of %d bytes read with a limit of 16", len(s.SQL))
+			}
+		}, dbwait.ReadOptions{MaxRecordBytes: 16, Skip: func(off int64) {
+			if off <= last || off >= int64(len(in)) {
+				t.Fatalf("skipped at %d after %d, of %d bytes", off, last, len(in))
+			}
+			last = off
+		}})
 	})
 }
