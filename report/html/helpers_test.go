@@ -180,7 +180,7 @@ func TestBinnedProperty(t *testing.T) {
 			vals = append(vals, base+d)
 		}
 	}
-	for i := 1; i <= 3000; i++ {
+	for i := 1; i <= 1000; i++ {
 		vals = append(vals, float64(i)/100, float64(i)/1000*3)
 	}
 	check := func(name string, vs []float64) {
@@ -205,9 +205,11 @@ func TestBinnedProperty(t *testing.T) {
 				t.Fatalf("%s: value %v outside [%v, %v]", name, v, bins[0].Lo, bins[len(bins)-1].Hi)
 			}
 		}
-		_ = Histogram{Values: vs}.SVG()
 	}
-	for _, v := range vals {
+	for i, v := range vals {
+		if i%50 == 0 {
+			_ = Histogram{Values: []float64{v}}.SVG() // drawing one value must not panic either
+		}
 		check("single", []float64{v})
 		check("equal", []float64{v, v, v, v})
 		check("pair", []float64{v, v + v*1e-12})
