@@ -1,6 +1,9 @@
 package dbhost
 
 import (
+	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -108,3 +111,21 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestReadContext: a read stops once the context is done, with an error
+// naming the line, not a parse of the line it cut.
+func TestReadContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := io.MultiReader(strings.NewReader(Header+" period_ns=10000000\n1000 0 0\n10"), readerFunc(func(p []byte) (int, error) {
+		cancel()
+		return 0, nil
+	}), strings.NewReader("00 7 100\n"))
+	_, err := ReadContext(ctx, "f", r)
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "f:3: ") {
+		t.Fatalf("err = %v, want context.Canceled at f:3", err)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
