@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/latscope/latscope/dbhost"
 )
@@ -69,4 +73,72 @@ func TestDBHostRecords(t *testing.T) {
 	if w.To.Sub(w.From) < 250e6 || w.Backends() == 0 {
 		t.Errorf("recording %v–%v of %d processes, want about 300ms of the test's child", w.From, w.To, w.Backends())
 	}
+}
+
+// TestDBHostStopsOnSignal: Ctrl-C (or SIGTERM) is how a recording without
+// --for ends: dbhost stops at once, writes the whole file and exits 0.
+func TestDBHostStopsOnSignal(t *testing.T) {
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "rec.txt")
+			cmd := exec.Command(os.Args[0], "dbhost", "--pid", strconv.Itoa(os.Getpid()), "--out", out)
+			cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			for !strings.Contains(stderr.String(), "recording the run-queue wait") {
+				select {
+				case err := <-exited:
+					t.Fatalf("dbhost exited before recording: %v\n%s", err, stderr)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			cmd.Process.Signal(sig)
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("dbhost after %v: %v\n%s", sig, err, stderr)
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("dbhost still running 20 s after %v", sig)
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := dbhost.Read(out, f); err != nil {
+				t.Errorf("the recording: %v", err)
+			}
+		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *lockedBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *lockedBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
