@@ -1,0 +1,347 @@
+// Command record records latscope's corpus of real execution traces: each
+// scenario starts a service written the way teams write them, drives it
+// with a closed-model client in the same process over loopback, records
+// runtime/trace for a short window after warm-up, and writes NAME.trace
+// and NAME.truth.json, the ground truth from the configuration and from the
+// client's and the service's own timers (never from latscope).
+//
+//	cd testdata/corpus && go run ./record [-only NAME[,NAME]] [-out DIR]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/trace"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// scenario is one recording.
+type scenario struct {
+	name    string
+	what    string
+	clients int
+	warmup  time.Duration
+	window  time.Duration
+	// start starts the service and returns the client's one request, the
+	// truth that the configuration alone gives, and a stop function.
+	start func(t *Truth) (do func(ctx context.Context) error, stop func(), err error)
+}
+
+var scenarios []*scenario
+
+func register(s *scenario) { scenarios = append(scenarios, s) }
+
+// Truth is NAME.truth.json.
+type Truth struct {
+	Name     string  `json:"name"`
+	What     string  `json:"what"`
+	Go       string  `json:"go"`
+	Recorded string  `json:"recorded"`
+	Clients  int     `json:"clients"`
+	WindowS  float64 `json:"window_s"`
+	// Task is the request type (trace task name) latscope should report;
+	// "" when the requests are inferred or not there at all.
+	Task string `json:"task"`
+	// Client: requests sent at or after the trace started and ended at or
+	// before it stopped, cut at either end, and their latencies.
+	Client Side `json:"client"`
+	// Server: the service's own timer around each request (the task's
+	// begin and end), the same window rule.
+	Server Side `json:"server"`
+	// Terms are what the configuration says each request waits for.
+	Terms []TermTruth `json:"terms"`
+	// Service are the service's own counters over the window.
+	Service map[string]float64 `json:"service,omitempty"`
+	// Gaps are behaviours of today's analyser known to be wrong on this
+	// trace: the truth stands, the test logs the gap.
+	Gaps []Gap   `json:"gaps,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+// Side is one side's count and latencies over the window.
+type Side struct {
+	Requests    int     `json:"requests"`
+	BeganBefore int     `json:"began_before"`
+	NotEnded    int     `json:"not_ended"`
+	Errors      int     `json:"errors,omitempty"`
+	MeanMS      float64 `json:"mean_ms"`
+	P50MS       float64 `json:"p50_ms"`
+	P99MS       float64 `json:"p99_ms"`
+}
+
+// TermTruth is one wait each request makes: the application frame beneath
+// it, its kind, the configured cost, and what the service's own timer
+// measured around it (mean per request over the window).
+type TermTruth struct {
+	Frame        string  `json:"frame"`
+	Kind         string  `json:"kind"`
+	ConfiguredMS float64 `json:"configured_ms,omitempty"` // 0: no configured cost (a queue wait)
+	MeasuredMS   float64 `json:"measured_ms"`
+	Timer        string  `json:"timer"` // the timer's name in the service
+	// Times is how many times a request runs the timed code (0: once);
+	// measured_ms is Times × the timer's mean.
+	Times int `json:"times,omitempty"`
+	// Critical says the term must be on the critical path (false for a
+	// branch of a fork that a longer branch hides).
+	Critical bool   `json:"critical"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Gap is a known analyser gap.
+type Gap struct {
+	Issue string `json:"issue"`
+	Text  string `json:"text"`
+}
+
+// ---- timers: every recorded interval, kept with its begin and end ----
+
+type interval struct {
+	begin, end time.Time
+	err        bool
+}
+
+type timers struct {
+	mu sync.Mutex
+	m  map[string][]interval
+}
+
+var svc = &timers{m: map[string][]interval{}}
+
+// since records a named interval that began at begin and ends now.
+func (t *timers) since(name string, begin time.Time) {
+	end := time.Now()
+	t.mu.Lock()
+	t.m[name] = append(t.m[name], interval{begin: begin, end: end})
+	t.mu.Unlock()
+}
+
+func (t *timers) reset() {
+	t.mu.Lock()
+	t.m = map[string][]interval{}
+	t.mu.Unlock()
+}
+
+func (t *timers) get(name string) []interval {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.m[name])
+}
+
+// side summarises intervals over the window [from, to].
+func side(iv []interval, from, to time.Time) Side {
+	var s Side
+	var lat []float64
+	for _, x := range iv {
+		switch {
+		case x.begin.Before(from) && x.end.After(from):
+			s.BeganBefore++
+		case !x.begin.Before(from) && x.end.After(to) && x.begin.Before(to):
+			s.NotEnded++
+		case !x.begin.Before(from) && !x.end.After(to):
+			if x.err {
+				s.Errors++
+				continue
+			}
+			s.Requests++
+			lat = append(lat, float64(x.end.Sub(x.begin))/1e6)
+		}
+	}
+	s.MeanMS, s.P50MS, s.P99MS = stats(lat)
+	return s
+}
+
+// stats returns the mean and the nearest-rank p50 and p99 (ms, 3 decimals).
+func stats(v []float64) (mean, p50, p99 float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	sort.Float64s(v)
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	rank := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(v)))) - 1
+		return v[max(i, 0)]
+	}
+	return round3(sum / float64(len(v))), round3(rank(0.50)), round3(rank(0.99))
+}
+
+// meanIn is the mean (ms) of the intervals that lie inside [from, to].
+func meanIn(iv []interval, from, to time.Time) (float64, int) {
+	var sum float64
+	n := 0
+	for _, x := range iv {
+		if !x.begin.Before(from) && !x.end.After(to) {
+			sum += float64(x.end.Sub(x.begin)) / 1e6
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return round3(sum / float64(n)), n
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// ---- the closed-model client ----
+
+// drive runs n clients, each sending its next request when the last one
+// ended, until ctx ends; every request is recorded as "client".
+func drive(ctx context.Context, n int, do func(context.Context) error) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				begin := time.Now()
+				err := do(ctx)
+				end := time.Now()
+				if ctx.Err() != nil {
+					return
+				}
+				svc.mu.Lock()
+				svc.m["client"] = append(svc.m["client"], interval{begin: begin, end: end, err: err != nil})
+				svc.mu.Unlock()
+				if err != nil {
+					log.Printf("client: %v", err)
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
+	}
+	return &wg
+}
+
+// ---- the task per request, as services make it ----
+
+// task begins a trace task for one request and records the service's
+// "server" timer around it.
+func task(ctx context.Context, name string) (context.Context, func()) {
+	begin := time.Now()
+	ctx, t := trace.NewTask(ctx, name)
+	return ctx, func() {
+		t.End()
+		svc.since("server", begin)
+	}
+}
+
+func record(s *scenario, dir string) error {
+	svc.reset()
+	t := &Truth{Name: s.name, What: s.what, Go: runtime.Version(), Clients: s.clients,
+		Recorded: time.Now().UTC().Format(time.RFC3339)}
+	do, stop, err := s.start(t)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	wg := drive(ctx, s.clients, do)
+	time.Sleep(s.warmup)
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	if atStart != nil {
+		atStart()
+		atStart = nil
+	}
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		cancel()
+		return err
+	}
+	from := time.Now()
+	time.Sleep(s.window)
+	to := time.Now()
+	trace.Stop()
+	runtime.ReadMemStats(&ms1)
+	time.Sleep(100 * time.Millisecond) // requests in flight at the stop end, so they count as not ended
+	cancel()
+	wg.Wait()
+
+	t.WindowS = round3(to.Sub(from).Seconds())
+	t.Client = side(svc.get("client"), from, to)
+	t.Server = side(svc.get("server"), from, to)
+	for i := range t.Terms {
+		tt := &t.Terms[i]
+		if tt.Timer != "" {
+			tt.MeasuredMS, _ = meanIn(svc.get(tt.Timer), from, to)
+			if tt.Times > 0 {
+				tt.MeasuredMS = round3(tt.MeasuredMS * float64(tt.Times))
+			}
+		}
+	}
+	if t.Service == nil {
+		t.Service = map[string]float64{}
+	}
+	t.Service["gc_cycles"] = float64(ms1.NumGC - ms0.NumGC)
+	t.Service["gc_pause_ms"] = round3(float64(ms1.PauseTotalNs-ms0.PauseTotalNs) / 1e6)
+	t.Service["alloc_mb"] = round3(float64(ms1.TotalAlloc-ms0.TotalAlloc) / 1e6)
+	if post != nil {
+		post(t, from, to)
+		post = nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, s.name+".trace"), buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(t, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, s.name+".truth.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	log.Printf("%-18s %7d bytes  client %d (p50 %.2f p99 %.2f ms)  server %d (p50 %.2f p99 %.2f ms)",
+		s.name, buf.Len(), t.Client.Requests, t.Client.P50MS, t.Client.P99MS, t.Server.Requests, t.Server.P50MS, t.Server.P99MS)
+	return nil
+}
+
+// post, when a scenario sets it, adds the service's counters over the
+// window to the truth after the recording.
+var post func(t *Truth, from, to time.Time)
+
+// atStart, when a scenario sets it, reads the service's counters just
+// before the trace starts.
+var atStart func()
+
+func main() {
+	only := flag.String("only", "", "record only these scenarios (comma-separated)")
+	dir := flag.String("out", ".", "directory to write NAME.trace and NAME.truth.json")
+	list := flag.Bool("list", false, "list the scenarios")
+	flag.Parse()
+	log.SetFlags(0)
+	if *list {
+		for _, s := range scenarios {
+			fmt.Printf("%-18s %s\n", s.name, s.what)
+		}
+		return
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(*only, ",") {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	for n := range want {
+		if !slices.ContainsFunc(scenarios, func(s *scenario) bool { return s.name == n }) {
+			log.Fatalf("no scenario %q (-list lists them)", n)
+		}
+	}
+	for _, s := range scenarios {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		if err := record(s, *dir); err != nil {
+			log.Fatalf("%s: %v", s.name, err)
+		}
+	}
+}
