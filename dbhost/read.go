@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,22 @@ func Read(name string, r io.Reader) (*Waits, error) {
 // first, and a read error ends the recording there, the line it cut off
 // unparsed.
 func ReadContext(ctx context.Context, name string, r io.Reader) (*Waits, error) {
+	return ReadWindow(ctx, name, r, time.Time{}, time.Time{})
+}
+
+// ReadWindow is ReadContext keeping only what In and Cover need for
+// windows within [from, to] (a zero time: no bound): of each backend, its
+// last line before from, its lines in between and its first line after
+// to. Memory is then bounded by the window, not by the recording's
+// length; From, To and Backends still describe the whole recording.
+func ReadWindow(ctx context.Context, name string, r io.Reader, from, to time.Time) (*Waits, error) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !from.IsZero() {
+		lo = from.UnixNano()
+	}
+	if !to.IsZero() {
+		hi = to.UnixNano()
+	}
 	lr := &lastByte{r: r, ctx: ctx}
 	sc := bufio.NewScanner(lr)
 	sc.Buffer(make([]byte, 0, 4096), 4096)
@@ -87,11 +104,19 @@ func ReadContext(ctx context.Context, name string, r io.Reader) (*Waits, error) 
 			first = v[0]
 		}
 		last = v[0]
+		pt := point{v[0], time.Duration(v[2])}
 		switch pid := int(v[1]); {
-		case pid != 0:
-			w.byPID[pid] = append(w.byPID[pid], point{v[0], time.Duration(v[2])})
-		case v[2] > 0:
-			w.late = append(w.late, point{v[0], time.Duration(v[2])})
+		case pid == 0 && v[2] > 0 && v[0] >= lo && (v[0] <= hi || len(w.late) == 0 || w.late[len(w.late)-1].at <= hi):
+			w.late = append(w.late, pt)
+		case pid == 0:
+		case v[0] < lo: // only the last before the window counts
+			w.byPID[pid] = append(w.byPID[pid][:0], pt)
+		case v[0] <= hi:
+			w.byPID[pid] = append(w.byPID[pid], pt)
+		default: // only the first after it
+			if pts := w.byPID[pid]; len(pts) == 0 || pts[len(pts)-1].at <= hi {
+				w.byPID[pid] = append(pts, pt)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

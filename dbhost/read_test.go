@@ -3,6 +3,7 @@ package dbhost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -129,3 +130,67 @@ func TestReadContext(t *testing.T) {
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// TestReadWindow: a recording read for a window answers every question
+// about windows inside it as the whole recording does, keeping only about
+// the window's lines.
+func TestReadWindow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(Header + " period_ns=10000000\n")
+	const ms = int64(time.Millisecond)
+	wait := map[int]int64{}
+	lines := 0
+	for at := int64(1000); at <= 100_000; at += 10 {
+		if at%1000 == 0 {
+			fmt.Fprintf(&b, "%d 0 0\n", at*ms)
+		}
+		if at%770 == 0 {
+			fmt.Fprintf(&b, "%d 0 %d\n", at*ms, 40*ms) // a late pass
+		}
+		for pid := 7; pid < 10; pid++ {
+			switch {
+			case pid == 9 && at < 40_500: // seen late
+			case pid == 8 && at == 40_600: // taken by another process
+				wait[pid] = 0
+				fmt.Fprintf(&b, "%d %d %d\n", at*ms, pid, 0)
+			case (at/10+int64(pid))%3 == 0:
+				wait[pid] += int64(pid) * 100_000
+				fmt.Fprintf(&b, "%d %d %d\n", at*ms, pid, wait[pid])
+				lines++
+			}
+		}
+	}
+	at := func(n int64) time.Time { return time.Unix(0, n*ms) }
+	whole, err := Read("f", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := ReadWindow(context.Background(), "f", strings.NewReader(b.String()), at(40_000), at(41_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.From != whole.From || part.To != whole.To || part.Backends() != whole.Backends() || part.Period != whole.Period {
+		t.Errorf("window: %v–%v, %d backends, period %v; whole: %v–%v, %d, %v", part.From, part.To, part.Backends(), part.Period, whole.From, whole.To, whole.Backends(), whole.Period)
+	}
+	kept := len(part.late)
+	for _, pts := range part.byPID {
+		kept += len(pts)
+	}
+	if kept > lines/50 {
+		t.Errorf("kept %d points of %d for 1 s of 99", kept, lines)
+	}
+	for pid := 6; pid < 10; pid++ {
+		for from := int64(40_000); from < 41_000; from += 7 {
+			for _, d := range []int64{0, 3, 25, 130, 990} {
+				if from+d > 41_000 {
+					continue
+				}
+				w1, m1 := whole.Cover(pid, at(from), at(from+d))
+				w2, m2 := part.Cover(pid, at(from), at(from+d))
+				if w1 != w2 || m1 != m2 {
+					t.Fatalf("Cover(%d, %d, %d): whole %v %v, window %v %v", pid, from, from+d, w1, m1, w2, m2)
+				}
+			}
+		}
+	}
+}

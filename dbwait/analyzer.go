@@ -106,6 +106,24 @@ const maxPending = 8
 // (Options.PGClockOffset applies to both).
 func (a *Analyzer) DBHost(w *dbhost.Waits) { a.dbhost = w }
 
+// dbHostSlack widens DBHostWindow: the recorder's pass that answers for a
+// span's end may come late (it writes its gap), by far less than this.
+const dbHostSlack = time.Minute
+
+// DBHostWindow is the time a recording of the database host is read for
+// (dbhost.ReadWindow), once the trace is fed: the trace's own time on the
+// wall clock, on the database host's clock (Options.PGClockOffset), a
+// minute wider on each side. ok is false when the trace has no clock
+// snapshot: then the whole recording is needed.
+func (a *Analyzer) DBHostWindow() (from, to time.Time, ok bool) {
+	if !a.clock.known() || !a.gaps.seen {
+		return time.Time{}, time.Time{}, false
+	}
+	from = a.clock.wall(a.gaps.first).Add(a.opts.PGClockOffset - dbHostSlack)
+	to = a.clock.wall(a.gaps.last).Add(a.opts.PGClockOffset + dbHostSlack)
+	return from, to, true
+}
+
 // New returns an Analyzer; zero fields of opts take DefaultOptions.
 func New(opts Options) *Analyzer {
 	return &Analyzer{

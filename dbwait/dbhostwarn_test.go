@@ -78,19 +78,10 @@ func TestDBHostCoverageWarning(t *testing.T) {
 			[]string{fmt.Sprintf("1 statement of backends whose run-queue counter went back, another process having taken the PID (PID %d)", pid)}, []string{"were not seen"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := dbhost.Read("rec", strings.NewReader(tc.rec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := dbwait.New(dbwait.Options{})
-			feedTrace(t, a, "pause.trace", c.trace)
-			a.DBHost(w)
-			if err := dbwait.FeedPGLog(a, pglog.NewReader(bytes.NewReader(c.pglog))); err != nil {
-				t.Fatal(err)
-			}
-			res, err := a.Finalize()
-			if err != nil {
-				t.Fatal(err)
+			res := withRecording(t, c, tc.rec, false)
+			// read for the trace's window only, the same
+			if win := withRecording(t, c, tc.rec, true); fmt.Sprint(win.Warnings, *win.DBHost) != fmt.Sprint(res.Warnings, *res.DBHost) {
+				t.Errorf("read for the trace's window:\n%v %+v\nwhole:\n%v %+v", win.Warnings, *win.DBHost, res.Warnings, *res.DBHost)
 			}
 			var warn string
 			for _, e := range res.Warnings {
@@ -114,4 +105,32 @@ func TestDBHostCoverageWarning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withRecording joins the capture with a recording of the database host,
+// read whole or for the trace's window.
+func withRecording(t *testing.T, c capture, rec string, window bool) *dbwait.Result {
+	t.Helper()
+	a := dbwait.New(dbwait.Options{})
+	feedTrace(t, a, "pause.trace", c.trace)
+	var from, to time.Time
+	if window {
+		var ok bool
+		if from, to, ok = a.DBHostWindow(); !ok {
+			t.Fatal("no window for a trace with clock snapshots")
+		}
+	}
+	w, err := dbhost.ReadWindow(t.Context(), "rec", strings.NewReader(rec), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.DBHost(w)
+	if err := dbwait.FeedPGLog(a, pglog.NewReader(bytes.NewReader(c.pglog))); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Finalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

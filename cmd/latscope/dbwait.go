@@ -119,7 +119,8 @@ func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error
 	}
 	if o.dbhost != "" {
 		if err := feedFile(ctx, "--dbhost", o.dbhost, func(r io.Reader) error {
-			w, err := dbhost.ReadContext(ctx, o.dbhost, r)
+			from, to, _ := a.DBHostWindow() // zero: all of it
+			w, err := dbhost.ReadWindow(ctx, o.dbhost, r, from, to)
 			if err != nil {
 				return err
 			}
