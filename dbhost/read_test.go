@@ -110,6 +110,25 @@ func FuzzRead(f *testing.F) {
 		for pid := range w.byPID {
 			w.In(pid, w.From, w.To)
 		}
+		// read for the middle half, it answers for windows inside as read whole
+		span := w.To.Sub(w.From)
+		lo, hi := w.From.Add(span/4), w.From.Add(3*span/4)
+		part, err := ReadWindow(context.Background(), "f", strings.NewReader(in), lo, hi)
+		if err != nil {
+			t.Fatalf("read whole, but for a window: %v", err)
+		}
+		for pid := range w.byPID {
+			for _, win := range [][2]time.Time{{lo, hi}, {lo, lo.Add(span / 8)}, {lo.Add(span / 8), hi}} {
+				if w.nextPass(win[1]).After(hi) {
+					continue // the pass answering for it is beyond the window read
+				}
+				w1, m1 := w.Cover(pid, win[0], win[1])
+				w2, m2 := part.Cover(pid, win[0], win[1])
+				if w1 != w2 || m1 != m2 {
+					t.Fatalf("Cover(%d, %v, %v): whole %v %v, window %v %v", pid, win[0], win[1], w1, m1, w2, m2)
+				}
+			}
+		}
 	})
 }
 
