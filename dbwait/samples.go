@@ -19,9 +19,14 @@ const maxSampleLine = 1 << 20
 // a Sample writes). Blank lines and lines starting with # are skipped.
 // name is used in errors, which give the line number.
 func ReadSamples(name string, r io.Reader, fn func(hostsig.Sample)) error {
-	sc := bufio.NewScanner(r)
+	er := &errReader{r: r}
+	sc := bufio.NewScanner(er)
 	sc.Buffer(make([]byte, 0, 64<<10), maxSampleLine)
 	for n := 1; sc.Scan(); n++ {
+		if er.err != nil && er.err != io.EOF {
+			// the line may be cut short by the error: not parsed
+			return fmt.Errorf("%s: line %d: %w", name, n, er.err)
+		}
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 || line[0] == '#' {
 			continue
@@ -42,4 +47,16 @@ func ReadSamples(name string, r io.Reader, fn func(hostsig.Sample)) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// errReader passes r through and keeps its last error.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.err = err
+	return n, err
 }

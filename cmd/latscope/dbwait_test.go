@@ -191,6 +191,7 @@ func TestDBWaitInterrupted(t *testing.T) {
 		{"pglog stalled", "--pglog", syscall.SIGTERM, endless(`{"timestamp":"2026-12-02 17:13:26.215 UTC"`, "")},
 		{"mysql-csv quoted field", "--mysql-csv", syscall.SIGINT, endless("SQL_TEXT,TIMER_WAIT\n\"", a64k)},
 		{"mysql-slowlog statement", "--mysql-slowlog", syscall.SIGTERM, endless("# Query_time: 0.1\nSELECT\n", strings.Repeat("  OR 1 = 1\n", 6000))},
+		{"samples", "--samples", syscall.SIGTERM, endless("# samples\n", strings.Repeat("# more to come\n", 4000))},
 		{"dbhost recording", "--dbhost", syscall.SIGINT, func(i int) string {
 			if i == 0 {
 				return dbhost.Header + " period_ns=10000000\n"
@@ -208,7 +209,7 @@ func TestDBWaitInterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := []string{"dbwait", "--trace", tr, tc.flag, fifo}
-			if tc.flag == "--dbhost" {
+			if tc.flag == "--dbhost" || tc.flag == "--samples" {
 				_, pg := dbwaitCapture(t, "pause")
 				args = append(args, "--pglog", pg)
 			}
