@@ -246,6 +246,9 @@ func (a *Analyzer) noMatchError() error {
 	case a.badDuration > 0:
 		hint += fmt.Sprintf("; also, %d lines have a duration that did not parse (first: %q)", a.badDuration, a.badDurationMsg)
 	}
+	for _, n := range a.read {
+		hint += fmt.Sprintf("; also, %v", n) // what was skipped might have matched
+	}
 	return fmt.Errorf("%w: none of the %d traceparents logged in the trace is in the statement log (%d statements, %d with a traceparent comment): %s",
 		ErrNoMatch, len(a.spans), a.statements, commented, hint)
 }

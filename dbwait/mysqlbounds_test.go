@@ -137,3 +137,19 @@ func TestAnalyzerReadersWarn(t *testing.T) {
 		t.Errorf("warnings %q, want %q", res.Warnings, want)
 	}
 }
+
+// TestNoMatchSaysWhatWasSkipped: when nothing matched, the error says
+// what was skipped for its length (it might have matched).
+func TestNoMatchSaysWhatWasSkipped(t *testing.T) {
+	c := loadCapture(t, "lock")
+	a := dbwait.New(dbwait.Options{})
+	feedTrace(t, a, "lock", c.trace)
+	in := "# Query_time: 0.1\nSELECT '" + strings.Repeat("s", dbwait.DefaultMaxRecordBytes) + "';\n# Query_time: 0.1\nSELECT 2;\n"
+	if err := a.ReadMySQLSlowLog(t.Context(), "slow.log", strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Finalize()
+	if want := "; also, slow.log: 1 entry over 16 MiB skipped (first at byte offset 18)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to say %q", err, want)
+	}
+}
