@@ -24,7 +24,10 @@ func (p *slotPool) get(ctx context.Context) {
 
 func (p *slotPool) put() { <-p.slots }
 
-func renderItem(ctx context.Context) { sleepTimed("renderItem", 5*time.Millisecond) }
+func renderItem(ctx context.Context) {
+	defer svc.since("renderItem", time.Now())
+	time.Sleep(5 * time.Millisecond)
+}
 
 func init() {
 	register(&scenario{name: "chi-pool", clients: 6, warmup: 300 * time.Millisecond, window: 1000 * time.Millisecond,

@@ -12,9 +12,21 @@ import (
 // 9 ms, sleeps) and joins them; the 9 ms branch is the critical path, the
 // others are hidden behind it. 4 clients.
 
-func fetchPrice(ctx context.Context) error   { sleepTimed("fetchPrice", 3*time.Millisecond); return nil }
-func fetchStock(ctx context.Context) error   { sleepTimed("fetchStock", 6*time.Millisecond); return nil }
-func fetchReviews(ctx context.Context) error { sleepTimed("fetchReviews", 9*time.Millisecond); return nil }
+func fetchPrice(ctx context.Context) error {
+	defer svc.since("fetchPrice", time.Now())
+	time.Sleep(3 * time.Millisecond)
+	return nil
+}
+func fetchStock(ctx context.Context) error {
+	defer svc.since("fetchStock", time.Now())
+	time.Sleep(6 * time.Millisecond)
+	return nil
+}
+func fetchReviews(ctx context.Context) error {
+	defer svc.since("fetchReviews", time.Now())
+	time.Sleep(9 * time.Millisecond)
+	return nil
+}
 
 func productPage(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)

@@ -15,14 +15,18 @@ import (
 
 var orderMu sync.Mutex
 
-func fetchOrder(ctx context.Context) { sleepTimed("fetchOrder", 6*time.Millisecond) }
+func fetchOrder(ctx context.Context) {
+	defer svc.since("fetchOrder", time.Now())
+	time.Sleep(6 * time.Millisecond)
+}
 
 func applyOrder(ctx context.Context) {
 	begin := time.Now()
 	orderMu.Lock()
 	svc.since("orderMu.Lock", begin)
 	defer orderMu.Unlock()
-	sleepTimed("applyOrder", 1*time.Millisecond)
+	defer svc.since("applyOrder", time.Now())
+	time.Sleep(1 * time.Millisecond)
 }
 
 func init() {

@@ -24,9 +24,15 @@ import (
 
 type itemsServer struct{}
 
-func lookupItem(ctx context.Context) { sleepTimed("lookupItem", 8*time.Millisecond) }
+func lookupItem(ctx context.Context) {
+	defer svc.since("lookupItem", time.Now())
+	time.Sleep(8 * time.Millisecond)
+}
 
-func nextPage(ctx context.Context) { sleepTimed("nextPage", 2*time.Millisecond) }
+func nextPage(ctx context.Context) {
+	defer svc.since("nextPage", time.Now())
+	time.Sleep(2 * time.Millisecond)
+}
 
 func (itemsServer) Get(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
 	lookupItem(ctx)

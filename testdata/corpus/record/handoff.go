@@ -12,7 +12,10 @@ import (
 
 type job struct{ reply chan int }
 
-func resize(ctx context.Context) { sleepTimed("resize", 3*time.Millisecond) }
+func resize(ctx context.Context) {
+	defer svc.since("resize", time.Now())
+	time.Sleep(3 * time.Millisecond)
+}
 
 func worker(jobs chan job) {
 	for j := range jobs {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"time"
 )
 
 // serve serves h on a loopback port and returns its base URL.
@@ -70,11 +69,4 @@ func hashRounds(n int) [32]byte {
 		copy(buf[:], sum[:])
 	}
 	return sum
-}
-
-// sleepTimed sleeps d and records the named timer around it.
-func sleepTimed(name string, d time.Duration) {
-	begin := time.Now()
-	time.Sleep(d)
-	svc.since(name, begin)
 }

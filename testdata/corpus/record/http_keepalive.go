@@ -13,7 +13,8 @@ import (
 // Connection: close on every request).
 
 func loadItem(ctx context.Context) {
-	sleepTimed("loadItem", 8*time.Millisecond)
+	defer svc.since("loadItem", time.Now())
+	time.Sleep(8 * time.Millisecond)
 }
 
 func itemsMux() http.Handler {
@@ -28,6 +29,11 @@ func itemsMux() http.Handler {
 func itemsScenario(close bool) func(t *Truth) (func(context.Context) error, func(), error) {
 	return func(t *Truth) (func(context.Context) error, func(), error) {
 		t.Task = "GET /items/{id}"
+		if close {
+			t.ClientAllowanceMS = 1
+			t.Note = "keep-alive off: the client's latency holds a new connection's dial and handshake the server cannot see (docs/accuracy.md); allowed 1 ms beside 3 %"
+			t.ClientP99Note = "keep-alive off on a shared 2-core machine: the client's dial, handshake and close lie outside the server's task and grow at the tail (docs/accuracy.md saw the same with Caddy), so p99 is checked against the service's timer and the client's is logged"
+		}
 		t.Terms = []TermTruth{{Frame: "main.loadItem", Kind: "sleep", ConfiguredMS: 8, Timer: "loadItem", Critical: true}}
 		url, stop, err := serve(itemsMux())
 		if err != nil {

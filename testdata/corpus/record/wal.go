@@ -34,7 +34,10 @@ func (w *wal) append(ctx context.Context, data []byte) error {
 	return <-r.done
 }
 
-func decodeEntry(ctx context.Context) { sleepTimed("decodeEntry", 2*time.Millisecond) }
+func decodeEntry(ctx context.Context) {
+	defer svc.since("decodeEntry", time.Now())
+	time.Sleep(2 * time.Millisecond)
+}
 
 func (w *wal) run() {
 	defer close(w.out)
@@ -63,9 +66,7 @@ func (w *wal) run() {
 			err = e
 		}
 		svc.since("fdatasync", begin)
-		svc.mu.Lock()
-		svc.m["batch"] = append(svc.m["batch"], interval{begin: begin, end: begin.Add(time.Duration(len(batch)))})
-		svc.mu.Unlock()
+		svc.add("batch", interval{begin: begin, end: begin.Add(time.Duration(len(batch)))})
 		for _, r := range batch {
 			r.done <- err
 		}
@@ -79,7 +80,7 @@ func init() {
 			t.Task = "POST /put"
 			t.Terms = []TermTruth{{Frame: "main.decodeEntry", Kind: "sleep", ConfiguredMS: 2, Timer: "decodeEntry", Critical: true},
 				{Frame: "main.(*wal).append", Kind: "chan receive", Timer: "wal.append", Critical: true,
-				Note: "the wait for the batch's fdatasync (and for the batch before it): the service's timer is the truth"}}
+					Note: "the wait for the batch's fdatasync (and for the batch before it): the service's timer is the truth"}}
 			f, err := os.CreateTemp(".", ".wal-*")
 			if err != nil {
 				return nil, nil, err
