@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -23,6 +24,7 @@ const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01
 // the load generator, makes one request slow, and finds exactly that
 // request in the snapshot the flight recorder wrote.
 func TestSlowRequestSnapshot(t *testing.T) {
+	tier.Timing(t)
 	snaps := make(chan string, 4)
 	a, err := New(Options{
 		Dir:         t.TempDir(),

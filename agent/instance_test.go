@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
@@ -11,6 +12,7 @@ import (
 // TestAgentInstanceLog runs real agents under a real trace: the instance
 // name is logged with every module log, outside any task; "-" logs none.
 func TestAgentInstanceLog(t *testing.T) {
+	tier.Timing(t)
 	const run = time.Second // module logs at about 0 and 500 ms, and maybe 1000
 	tests := []struct {
 		name string

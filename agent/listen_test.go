@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // patience bounds every wait in the tests of the endpoints' timeouts: far
@@ -64,6 +66,7 @@ func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 // finishes its headers after ListenReadTimeout; and a request that runs
 // longer than ListenReadTimeout (an on-demand trace) is not cut by it.
 func TestEndpointsTimeouts(t *testing.T) {
+	tier.Timing(t)
 	a, err := New(Options{NoRecorder: true, ProbeEvery: -1, Listen: "127.0.0.1:0",
 		ListenIdleTimeout: 100 * time.Millisecond, ListenReadTimeout: 100 * time.Millisecond})
 	if err != nil {
@@ -99,6 +102,7 @@ func TestEndpointsTimeouts(t *testing.T) {
 // keep-alive connections hold every slot: a fifth is not served until one
 // of them closes, and then it is.
 func TestEndpointsMaxConns(t *testing.T) {
+	tier.Timing(t)
 	const maxConns = 4
 	a, err := New(Options{NoRecorder: true, ProbeEvery: -1, Listen: "127.0.0.1:0", ListenMaxConns: maxConns})
 	if err != nil {

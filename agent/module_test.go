@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
@@ -137,6 +138,7 @@ func checkModuleLogs(t *testing.T, evs []tracein.Event, want string, least int) 
 // logged at the start and then every ModuleEvery, outside any task, and
 // no more after Close.
 func TestAgentModuleLog(t *testing.T) {
+	tier.Timing(t)
 	const run = 1200 * time.Millisecond // logs at about 0, 500 and 1000 ms
 	t.Run("default module", func(t *testing.T) {
 		evs := traceAgent(t, Options{}, run)
@@ -167,6 +169,7 @@ func TestAgentModuleLog(t *testing.T) {
 // TestModuleLogInSnapshot: a flight-recorder snapshot holds the module
 // logs, the first within the analysers' lookahead of the window's start.
 func TestModuleLogInSnapshot(t *testing.T) {
+	tier.Timing(t)
 	a, err := New(Options{Dir: t.TempDir(), Module: "example.com/svc"})
 	if err != nil {
 		t.Fatal(err)

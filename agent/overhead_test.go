@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -47,6 +48,7 @@ type loadResult struct {
 
 // TestOverheadLoad is the child: it runs the load given in loadEnv.
 func TestOverheadLoad(t *testing.T) {
+	tier.Timing(t)
 	spec := os.Getenv(loadEnv)
 	if spec == "" {
 		t.Skip("SKIP: only run as the load process of TestOverhead")
@@ -106,6 +108,7 @@ var variants = []variant{
 }
 
 func TestOverhead(t *testing.T) {
+	tier.Timing(t)
 	if !*overhead {
 		t.Skip("SKIP: pass -overhead to measure the agent's overhead (about two minutes)")
 	}

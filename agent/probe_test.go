@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/probe"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -18,6 +19,7 @@ import (
 // for 100 ms, the probe cannot run on time; it logs late wake-ups of about
 // the preemption slice (10 ms), and its heartbeat says it runs.
 func TestProbe(t *testing.T) {
+	tier.Timing(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	a, err := New(Options{Dir: t.TempDir(), ProbeEvery: 5 * time.Millisecond})
 	if err != nil {

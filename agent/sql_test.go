@@ -7,12 +7,14 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 // TestDatabaseSQL runs the database/sql wrapper over pgx's stdlib driver
 // against a real PostgreSQL.
 func TestDatabaseSQL(t *testing.T) {
+	tier.Timing(t)
 	db := sql.OpenDB(WrapConnector(stdlib.GetConnector(*pgxConfig(t))))
 	defer db.Close()
 	var ran, ranExec string
@@ -54,6 +56,7 @@ func TestDatabaseSQL(t *testing.T) {
 
 // TestWrapDriver registers the wrapped driver by name.
 func TestWrapDriver(t *testing.T) {
+	tier.Timing(t)
 	registerOnce.Do(func() { sql.Register("latscope-pgx", WrapDriver(stdlib.GetDefaultDriver())) })
 	db, err := sql.Open("latscope-pgx", pgtest.Shared(t).URL()+"&default_query_exec_mode=exec")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -64,6 +65,7 @@ func TestStallChild(t *testing.T) {
 // stop − ProbeEvery; and all the lateness counted is within the child's
 // life, since every deadline is after its agent started.
 func TestStallSIGSTOP(t *testing.T) {
+	tier.Timing(t)
 	const stop = 300 * time.Millisecond
 	started := time.Now()
 	cmd, url := startStallChild(t, "1")
@@ -148,6 +150,7 @@ func stallCounters(t *testing.T, url string) (seconds, stalls float64) {
 // so does the stall counter, since the probe cannot run while the cgroup
 // is throttled; no counter of lateness exceeds the child's life.
 func TestStallQuota(t *testing.T) {
+	tier.Timing(t)
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: LOUD: a CFS quota needs root to make a cgroup; the stall counter under throttling is untested here (TestStallSIGSTOP still runs)")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/render"
 )
 
@@ -22,6 +23,7 @@ import (
 // reading when none is given. The truth is the process's own counter read
 // from /proc just before the trace starts and just after it stops.
 func TestCPULogFromAgent(t *testing.T) {
+	tier.Timing(t)
 	a, err := agent.New(agent.Options{Dir: t.TempDir(), SampleInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Skipf("SKIP: the agent cannot start its flight recorder here: %v", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -41,6 +42,7 @@ func waitHere(context.Context) { time.Sleep(20 * time.Millisecond) }
 // even when it comes after the first requests, within the lookahead; one
 // after it does not.
 func TestModuleFromTrace(t *testing.T) {
+	tier.Timing(t)
 	const other = "github.com/acme/other" // not this test's module
 	for _, tt := range []struct {
 		name       string

@@ -27,7 +27,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		cfg := demotrace.DefaultConfig
 		cfg.Clients, cfg.Requests, cfg.CPUProfile = 8, 400, true
 		cfg.Upstream, cfg.DB, cfg.Locked = 2*time.Millisecond, time.Millisecond, 200*time.Microsecond
-		path = fixture.Record(b, cfg).Path
+		path = fixture.Live(b, cfg).Path
 	}
 	st, err := os.Stat(path)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracein"
 )
 
@@ -60,6 +61,7 @@ func busy(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
+	tier.Timing(t)
 	srv := service(t, true, nil)
 	busy(t)
 	dir := filepath.Join(t.TempDir(), "cap")
@@ -116,6 +118,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunNoMetrics(t *testing.T) {
+	tier.Timing(t)
 	srv := service(t, false, nil)
 	dir := filepath.Join(t.TempDir(), "cap")
 	o := DefaultOptions
@@ -137,6 +140,7 @@ func TestRunNoMetrics(t *testing.T) {
 
 // TestRunErrors: each failure says what to do and leaves nothing behind.
 func TestRunErrors(t *testing.T) {
+	tier.Timing(t)
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
 	auth := service(t, true, func(h http.Handler) http.Handler {

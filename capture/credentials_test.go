@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestTokenStaysWithService: a service that redirects to another origin
@@ -42,6 +44,7 @@ func TestTokenStaysWithService(t *testing.T) {
 // TestMetaHidesPassword: capture.json, which users share, holds the URL
 // without its password, and errors do not print it.
 func TestMetaHidesPassword(t *testing.T) {
+	tier.Timing(t)
 	srv := service(t, false, nil)
 	dir := filepath.Join(t.TempDir(), "cap")
 	o := DefaultOptions

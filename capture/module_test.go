@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -45,6 +46,7 @@ func testModule(t *testing.T) string {
 // service's go_build_info says, and none when the service has no
 // build-info collector.
 func TestRunMainModule(t *testing.T) {
+	tier.Timing(t)
 	for _, tt := range []struct {
 		name string
 		srv  func(*testing.T) *httptest.Server

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 func TestNewCgroupBadName(t *testing.T) {
@@ -112,6 +114,7 @@ func (s *spinner) start(t *testing.T) {
 // quota (20 ms) of phase; /proc truncates utime and stime to 10 ms ticks (two fields, two
 // samples: 20 ms); and the kernel notices an exhausted quota only at its next tick, ≤ 10 ms.
 func TestThrottling(t *testing.T) {
+	tier.Timing(t)
 	const cpus, period, spin = 0.2, 100 * time.Millisecond, time.Second
 	for _, child := range []string{"", "inner"} {
 		t.Run("child="+child, func(t *testing.T) {

@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestParseProcStatLive parses the stat files of real processes: this one,
 // and a child whose command name has spaces and ')' in it. The start time in
 // ticks is the one the kernel wrote, and StartTime is that many ticks.
 func TestParseProcStatLive(t *testing.T) {
+	tier.Timing(t)
 	hz, err := UserHZ()
 	if err != nil {
 		t.Skipf("SKIP: no clock tick rate on this machine: %v", err)

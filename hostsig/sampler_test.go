@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // burn spends about d of CPU on each of n goroutines.
@@ -40,6 +42,7 @@ func rusageCPU(t *testing.T) time.Duration {
 // kernel computes from the same per-thread runtime. /proc truncates utime and stime to
 // clock ticks each, so the sum may lag by up to two ticks.
 func TestSelfCPU(t *testing.T) {
+	tier.Timing(t)
 	s, err := NewSampler(os.Getpid(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +94,7 @@ func checkMonotonic(t *testing.T, a, b Sample) {
 // exit: a goroutine that locks its thread and returns makes the runtime end the thread.
 // Each thread is sampled once alive, so the sampler must retire it, not forget it.
 func TestSchedstatAcrossThreadExit(t *testing.T) {
+	tier.Timing(t)
 	s, err := NewSampler(os.Getpid(), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // sleepHandler answers "ok" after d, or gives up when the client goes away.
@@ -68,6 +70,7 @@ func report(rs []Result) *Report {
 // plus 2% for the per-request gaps and rounding; we assert that bound,
 // computed from the run's own numbers.
 func TestRunClosedLittlesLaw(t *testing.T) {
+	tier.Timing(t)
 	const clients = 10
 	srv := server(t, sleepHandler(20*time.Millisecond))
 	for _, think := range []time.Duration{0, 10 * time.Millisecond} {
@@ -131,6 +134,7 @@ func checkClosedResults(t *testing.T, rs []Result, clients int) {
 // TestRunOpenRate: at 200/s for 1 s exactly 200 requests are due, at
 // exactly 5 ms intervals, and all are sent.
 func TestRunOpenRate(t *testing.T) {
+	tier.Timing(t)
 	srv := server(t, sleepHandler(time.Millisecond))
 	opts := DefaultOptions
 	opts.URL, opts.Rate, opts.MaxInFlight = srv.URL, 200, 100
@@ -186,6 +190,7 @@ func (h *stallHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // were sent before it ended. Latency measured from the send would show only
 // those few (coordinated omission).
 func TestRunOpenStall(t *testing.T) {
+	tier.Timing(t)
 	const maxInFlight = 5
 	srv := server(t, &stallHandler{after: 300 * time.Millisecond, stall: 200 * time.Millisecond})
 	opts := DefaultOptions
@@ -234,6 +239,7 @@ func TestRunOpenStall(t *testing.T) {
 // TestRunOpenDropped: with one slot and 300 ms answers, 2 of the 50
 // requests due in 500 ms are sent and the rest are dropped at the end.
 func TestRunOpenDropped(t *testing.T) {
+	tier.Timing(t)
 	srv := server(t, sleepHandler(300*time.Millisecond))
 	opts := DefaultOptions
 	opts.URL, opts.Rate, opts.MaxInFlight = srv.URL, 100, 1
@@ -256,6 +262,7 @@ func TestRunOpenDropped(t *testing.T) {
 // TestRunCancel: cancelling stops both models promptly, aborted requests are
 // not reported, and Run says why it stopped.
 func TestRunCancel(t *testing.T) {
+	tier.Timing(t)
 	srv := server(t, sleepHandler(time.Minute))
 	for _, rate := range []float64{0, 50} {
 		opts := DefaultOptions
@@ -280,6 +287,7 @@ func TestRunCancel(t *testing.T) {
 
 // TestRunErrors: timeouts and error statuses become Result.Error.
 func TestRunErrors(t *testing.T) {
+	tier.Timing(t)
 	slow := server(t, sleepHandler(time.Second))
 	unavailable := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
@@ -318,6 +326,7 @@ func TestRunErrors(t *testing.T) {
 // TestRunRequest: method, body and headers (Host too) reach the server,
 // over one keep-alive connection per client.
 func TestRunRequest(t *testing.T) {
+	tier.Timing(t)
 	const clients = 4
 	var bad atomic.Value
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -438,6 +447,7 @@ func TestOptionsValidate(t *testing.T) {
 // ends at the run's end in both models; the open model drops what the
 // slots could not take.
 func TestRunPacerNeverEnds(t *testing.T) {
+	tier.Timing(t)
 	srv := server(t, sleepHandler(time.Millisecond))
 	for _, rate := range []float64{0, 1} {
 		opts := DefaultOptions

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/pgcluster"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 )
@@ -58,6 +59,7 @@ func query(t *testing.T, c *pgcluster.Cluster, sql string) string {
 }
 
 func TestQueryLandsInJSONLog(t *testing.T) {
+	tier.Timing(t)
 	c := pgtest.Shared(t)
 	if got := query(t, c, "SELECT 1::text"); got != "1" {
 		t.Fatalf("SELECT 1 = %q", got)
@@ -100,6 +102,7 @@ func waitForLine(t *testing.T, path, s string) string {
 }
 
 func TestTwoClustersAndConcurrentStop(t *testing.T) {
+	tier.Timing(t)
 	a := pgtest.Shared(t)
 	b := startOwn(t)
 	if a.Port() == b.Port() {
@@ -130,6 +133,7 @@ func TestTwoClustersAndConcurrentStop(t *testing.T) {
 }
 
 func TestSweepStaleCluster(t *testing.T) {
+	tier.Timing(t)
 	c := startOwn(t)
 	if !strings.HasPrefix(filepath.Base(c.Dir()), pgcluster.DirPrefix) {
 		t.Fatalf("cluster dir %s lacks the prefix %s", c.Dir(), pgcluster.DirPrefix)
@@ -175,6 +179,7 @@ const crashEnv = "PGCLUSTER_TEST_CRASH_CHILD"
 // (the postmaster is its direct child with a parent-death signal), and
 // Sweep must then remove the directory the dead owner left.
 func TestServerDiesWithOwnerAndSweep(t *testing.T) {
+	tier.Timing(t)
 	if os.Getenv(crashEnv) != "" {
 		c, err := pgcluster.Start(context.Background(), pgcluster.Options{})
 		if err != nil {
@@ -287,6 +292,7 @@ func isAlive(pid int) bool {
 }
 
 func TestStartBadBinDir(t *testing.T) {
+	tier.Timing(t)
 	_, err := pgcluster.Start(context.Background(), pgcluster.Options{BinDir: t.TempDir()})
 	if !errors.Is(err, pgcluster.ErrNoBinaries) {
 		t.Fatalf("Start with an empty BinDir: %v, want ErrNoBinaries", err)
@@ -297,6 +303,7 @@ func TestStartBadBinDir(t *testing.T) {
 }
 
 func TestStartBadSettingFailsWithServerLog(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}
@@ -318,6 +325,7 @@ func TestStartBadSettingFailsWithServerLog(t *testing.T) {
 }
 
 func TestStartRefusesNonEmptyDir(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}
@@ -441,6 +449,7 @@ func (w *firstWrite) String() string {
 // Ctrl-C): the error is one line that says so, initdb's output goes to
 // Options.Log only, and nothing is left behind.
 func TestStartInterruptedDuringInitdb(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}

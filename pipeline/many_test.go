@@ -19,6 +19,7 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/internal/quantile"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/render"
 )
 
@@ -50,6 +51,7 @@ func snapshotsOfInstances(t *testing.T) (string, []instanceTrace) {
 // TestMany runs the checks of the aggregate over the snapshots of two
 // real instances, recorded once.
 func TestMany(t *testing.T) {
+	tier.Timing(t)
 	dir, insts := snapshotsOfInstances(t)
 	t.Run("instances", func(t *testing.T) { testManyInstances(t, dir, insts) })
 	t.Run("sketch", func(t *testing.T) { testManySketch(t, insts) })

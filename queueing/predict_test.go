@@ -16,6 +16,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/queueing"
 )
 
@@ -75,6 +76,7 @@ func record(t *testing.T, request ...func(ctx context.Context)) *budget.Result {
 }
 
 func TestPredictFromTrace(t *testing.T) {
+	tier.Timing(t)
 	res := record(t)
 	in := queueing.Inputs{Task: "request", Clients: 6, Cores: float64(runtime.GOMAXPROCS(0)),
 		Pools: []queueing.PoolSpec{{Name: "withConn", Size: 2}}}
@@ -212,6 +214,7 @@ func withPermit(ctx context.Context) {
 // acquire blocks in the semaphore's select, machinery beneath the frame
 // that acquires it, so the pool is named by that frame.
 func TestPredictSemaphore(t *testing.T) {
+	tier.Timing(t)
 	res := record(t, func(ctx context.Context) {
 		withPermit(ctx)
 		time.Sleep(5 * time.Millisecond)

@@ -17,6 +17,7 @@ import (
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/burst"
 	"github.com/latscope/latscope/lab/demotrace"
 	"github.com/latscope/latscope/sched"
@@ -158,6 +159,7 @@ func findings(rep *sched.Report) map[sched.FindingKind]string {
 // at GOMAXPROCS 32, is the seed's shape; the finding must fire and name the
 // dispatcher.
 func TestBurstSpawnFinding(t *testing.T) {
+	tier.Timing(t)
 	rec := recordBurst(t, burst.Spawn)
 	noLimit := hostsig.Limit{}
 	rep := analyze(t, "spawn", rec.trace, sched.Options{Host: sched.Host{GOMAXPROCS: 32, NumCPU: 2, Limit: &noLimit}})
@@ -201,6 +203,7 @@ func TestBurstSpawnFinding(t *testing.T) {
 
 // TestBurstSpawnProfile: the pprof CPU profile of the same window agrees.
 func TestBurstSpawnProfile(t *testing.T) {
+	tier.Timing(t)
 	rec := recordBurst(t, burst.Spawn)
 	p, err := profile.ParseData(rec.profile)
 	if err != nil {
@@ -224,6 +227,7 @@ func TestBurstSpawnProfile(t *testing.T) {
 
 // TestBurstFixedNoFinding: the same batches through two steady workers.
 func TestBurstFixedNoFinding(t *testing.T) {
+	tier.Timing(t)
 	rec := recordBurst(t, burst.Fixed)
 	rep := analyze(t, "fixed", rec.trace, sched.Options{})
 	if rep.CPU.Samples < sched.DefaultThresholds.MinSamples {
@@ -244,6 +248,7 @@ func TestBurstFixedNoFinding(t *testing.T) {
 
 // TestUseProfile replaces a trace's CPU shares with a profile's.
 func TestUseProfile(t *testing.T) {
+	tier.Timing(t)
 	rep := analyze(t, "fixed", recordBurst(t, burst.Fixed).trace, sched.Options{})
 	p, err := profile.ParseData(recordBurst(t, burst.Spawn).profile)
 	if err != nil {
@@ -263,6 +268,7 @@ func TestUseProfile(t *testing.T) {
 // TestDemoModesNoFinding: the seed experiment's service (CPU, upstream HTTP, a
 // database round trip, a mutex) is not scheduler-bound in any mode.
 func TestDemoModesNoFinding(t *testing.T) {
+	tier.Timing(t)
 	for _, scenario := range []string{"serial", "waitgroup"} {
 		t.Run(scenario, func(t *testing.T) {
 			var buf bytes.Buffer

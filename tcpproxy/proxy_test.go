@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tcpproxy"
 )
 
@@ -65,6 +66,7 @@ func lineEcho(c net.Conn) {
 // TestDelayPerResponse: every answer comes at least Delay after its
 // request; the requests themselves are not delayed.
 func TestDelayPerResponse(t *testing.T) {
+	tier.Timing(t)
 	const delay = 40 * time.Millisecond
 	p := start(t, tcpproxy.Options{To: server(t, lineEcho), Delay: delay})
 	c, err := net.Dial("tcp", p.Addr())
@@ -102,6 +104,7 @@ func TestDelayPerResponse(t *testing.T) {
 // arrive Delay late, so the second comes about 50 ms after the first, not
 // another Delay later.
 func TestDelayLineDoesNotAddUp(t *testing.T) {
+	tier.Timing(t)
 	const delay, gap = 300 * time.Millisecond, 50 * time.Millisecond
 	addr := server(t, func(c net.Conn) {
 		io.WriteString(c, "a")
@@ -158,6 +161,7 @@ func TestBulkAndHalfClose(t *testing.T) {
 // TestCloseEndsConnections: Close returns with connections open and the
 // client sees them end.
 func TestCloseEndsConnections(t *testing.T) {
+	tier.Timing(t)
 	p := start(t, tcpproxy.Options{To: server(t, lineEcho), Delay: time.Hour})
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/golden"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/triage/promtest"
 )
 
@@ -49,6 +50,7 @@ func checkWriters(t *testing.T, name string, r *Report) {
 // TestPrometheus runs triage against a real Prometheus holding the known
 // series of promtest.LocalFleet and promtest.SharedFleet.
 func TestPrometheus(t *testing.T) {
+	tier.Timing(t)
 	base := promtest.Start(t, promtest.Known())
 	t0 := promtest.T0
 	cfg := func(job string, d time.Duration) Config {

@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/agent/internal/span"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 	"github.com/latscope/latscope/tracein"
 	"github.com/latscope/latscope/tracelog"
@@ -35,6 +36,7 @@ func tracedConn(t *testing.T) *pgx.Conn {
 
 // TestPgx runs QueryTracer and SQLComment against a real PostgreSQL.
 func TestPgx(t *testing.T) {
+	tier.Timing(t)
 	conn := tracedConn(t)
 	var ran, ranRows string
 	evs := agenttest.Traced(t, func() {
@@ -82,6 +84,7 @@ func TestPgx(t *testing.T) {
 // own around the query, which is what made a region ended on the wrong
 // goroutine a parse error ("misuse of region").
 func TestPgxRowsClosedElsewhere(t *testing.T) {
+	tier.Timing(t)
 	conn := tracedConn(t)
 	tests := []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestMetrics: with the agent's metrics on, each pgx query under a request
@@ -16,6 +17,7 @@ import (
 // is at least what PostgreSQL slept (pg_sleep), also when the rows are
 // read and closed on another goroutine.
 func TestMetrics(t *testing.T) {
+	tier.Timing(t)
 	const sleep, requests = 20 * time.Millisecond, 3
 	conn := tracedConn(t)
 	reg := prometheus.NewRegistry()

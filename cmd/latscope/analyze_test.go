@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/demotrace"
 )
 
@@ -167,6 +168,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestDemoTraceThenAnalyze(t *testing.T) {
+	tier.Timing(t)
 	out := filepath.Join(t.TempDir(), "demo.trace")
 	stdout, _, err := runCLI(t, "demo-trace", "--requests", "12", "-o", out)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -65,6 +66,7 @@ func loadDuring(t *testing.T, url string) {
 
 // TestCapture runs `latscope capture` against a real service under load.
 func TestCapture(t *testing.T) {
+	tier.Timing(t)
 	srv := captureService(t)
 	loadDuring(t, srv.URL+"/work")
 	for _, asJSON := range []bool{false, true} {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/seed"
 	"github.com/latscope/latscope/pgcluster"
@@ -31,6 +32,7 @@ import (
 // closed-model load — with 3 s windows, and asserts the shape of the
 // result (the lab's own checks), not absolute times.
 func TestLabShort(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP (loud): the seed lab needs PostgreSQL server binaries: %v", err)
 	}
@@ -167,6 +169,7 @@ func TestLabDBWaitRefusesDBURL(t *testing.T) {
 // never answers (or nothing listens) fails within seconds, in one line
 // naming host:port and not the password, before the output folder exists.
 func TestLabDBURLNotPostgres(t *testing.T) {
+	tier.Timing(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +214,7 @@ func TestLabDBURLNotPostgres(t *testing.T) {
 
 // TestCheckDBURLReal: the --db-url check passes for a real server.
 func TestCheckDBURLReal(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP (loud): needs PostgreSQL server binaries: %v", err)
 	}
@@ -308,6 +312,7 @@ func procTree(pid int) map[int]string {
 // initdb runs: the lab says so in one line; initdb's output and "signal:
 // killed" go to the lab log only.
 func TestLabInterruptedDuringInitdb(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP (loud): needs PostgreSQL server binaries: %v", err)
 	}
@@ -353,6 +358,7 @@ func TestLabInterruptedDuringInitdb(t *testing.T) {
 // it, and the next lab start sweeps the cluster directory and the capture's
 // .partial folder the killed run left.
 func TestLabKilledLeavesNothing(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP (loud): needs PostgreSQL server binaries: %v", err)
 	}
@@ -441,6 +447,7 @@ func alive(pid int) bool {
 // TestSweepLeftoverCgroups: the lab's start removes a scenario cgroup whose
 // lab process is dead and keeps one whose process lives.
 func TestSweepLeftoverCgroups(t *testing.T) {
+	tier.Timing(t)
 	root := "/sys/fs/cgroup/cpu" // the v1 cpu hierarchy of the VM
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: only root creates cgroups")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/burst"
 )
 
@@ -22,6 +23,7 @@ import (
 // finds it through --addr-file, reads its counters and a CPU profile, and
 // cancels it.
 func TestLabBurstServe(t *testing.T) {
+	tier.Timing(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	ctx, cancel := context.WithCancel(t.Context())

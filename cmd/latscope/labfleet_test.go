@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/fleet"
 	"github.com/latscope/latscope/pgcluster"
 )
@@ -44,6 +45,7 @@ func TestLabFleetFlags(t *testing.T) {
 // Prometheus, the four phases, and triage over each. The lab's own checks
 // decide: every phase's verdict against the truth it recorded.
 func TestLabFleetShort(t *testing.T) {
+	tier.Timing(t)
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP (loud): lab fleet needs root: each instance runs in a cgroup of its own, one under a CFS quota")
 	}

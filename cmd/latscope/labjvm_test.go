@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/jvm"
 	"github.com/latscope/latscope/pgcluster"
@@ -23,6 +24,7 @@ import (
 // told apart. The lab's precision checks are logged: on a shared 2-core host
 // they depend on what else runs, and the lab reports them itself.
 func TestLabJVMShort(t *testing.T) {
+	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP (loud): the JVM lab needs PostgreSQL server binaries: %v", err)
 	}

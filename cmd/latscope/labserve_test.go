@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/upstream"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 )
@@ -30,6 +31,7 @@ func (b labServeOutput) Write(p []byte) (int, error) {
 // TestLabServe runs the service in-process as `latscope lab serve` would,
 // finds it through --addr-file, exercises its endpoints and cancels it.
 func TestLabServe(t *testing.T) {
+	tier.Timing(t)
 	pg := pgtest.Start(t)
 	up, err := upstream.Start(t.Context(), upstream.Options{Delay: 10 * time.Millisecond})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/loadgen"
 )
 
@@ -105,6 +106,7 @@ func TestLoadJSON(t *testing.T) {
 
 // TestLoadOutput writes results, JSON lines or CSV, and reads them back.
 func TestLoadOutput(t *testing.T) {
+	tier.Timing(t)
 	_, url := newLoadServer(t)
 	for _, name := range []string{"results.jsonl", "results.csv"} {
 		dir := t.TempDir()
@@ -320,6 +322,7 @@ func TestLoadBadFlags(t *testing.T) {
 // with failures apart from throughput, and fails; one with some failures
 // does not.
 func TestLoadAllFailed(t *testing.T) {
+	tier.Timing(t)
 	refused := "http://" + refusedAddr(t) + "/"
 	_, ok := newLoadServer(t)
 	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

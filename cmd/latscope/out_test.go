@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // copyFixture copies a fixture trace into dir, so tests may point outputs
@@ -224,6 +225,7 @@ func TestCPUProfileWindow(t *testing.T) {
 // TestDemoTraceWriteError: a failed write of the trace (a full disk) makes
 // demo-trace fail and leaves no file.
 func TestDemoTraceWriteError(t *testing.T) {
+	tier.Timing(t)
 	if testing.Short() {
 		t.Skip("-short: records a trace")
 	}

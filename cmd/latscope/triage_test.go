@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/triage/promtest"
 )
 
@@ -22,6 +23,7 @@ import (
 // of every hour; job "shared": all three instances slow together in the
 // DB path only).
 func TestTriage(t *testing.T) {
+	tier.Timing(t)
 	base := promtest.Start(t, promtest.Known())
 	t0 := promtest.T0
 	span := func(h int) []string {

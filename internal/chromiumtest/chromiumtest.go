@@ -13,12 +13,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // Bin returns the path of a Chromium on PATH, or skips t loudly, saying
 // that what (e.g. "the HTML report") is not checked in a browser.
 func Bin(t testing.TB, what string) string {
 	t.Helper()
+	tier.Require(t, "headless Chromium")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestRunFuncLateness: RunFunc reports every wake-up, and a wake-up after
@@ -12,6 +14,7 @@ import (
 // late by about that hold (the deadline is one period after the previous
 // wake-up, the hold ends one hold after it): at least hold − every.
 func TestRunFuncLateness(t *testing.T) {
+	tier.Timing(t)
 	const every, hold = 5 * time.Millisecond, 30 * time.Millisecond
 	var mu sync.Mutex
 	var wakes []time.Duration

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -16,6 +17,7 @@ import (
 // finding fires on the bursty variant and not on the fixed one, and the
 // fixed variant lowers CPU per event.
 func TestScenario(t *testing.T) {
+	tier.Timing(t)
 	env := testEnv(t, shortProfile)
 	o := DefaultOptions
 	o.Variants = []Variant{{Name: "spawn", Mode: Spawn, Procs: 32}, {Name: "pool", Mode: Pool, Procs: 32}, {Name: "fixed", Mode: Fixed, Procs: 32}}

@@ -7,10 +7,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestServiceModes: every mode processes every event it is handed.
 func TestServiceModes(t *testing.T) {
+	tier.Timing(t)
 	for _, mode := range []Mode{Spawn, Pool, Fixed} {
 		t.Run(mode.String(), func(t *testing.T) {
 			svc, err := New(Config{Mode: mode, Procs: 4, Batch: 500, Work: 2})
@@ -40,6 +43,7 @@ func TestServiceModes(t *testing.T) {
 
 // TestServiceRun: the source delivers a batch per interval until cancelled.
 func TestServiceRun(t *testing.T) {
+	tier.Timing(t)
 	svc, err := New(Config{Mode: Fixed, Batch: 10, Every: 5 * time.Millisecond, Work: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +91,7 @@ func TestParseMode(t *testing.T) {
 // TestCaptureParams: bad parameters are 400s; a second capture at once is
 // a 409.
 func TestCaptureParams(t *testing.T) {
+	tier.Timing(t)
 	svc, err := New(Config{Mode: Fixed, Batch: 10, Work: 1})
 	if err != nil {
 		t.Fatal(err)

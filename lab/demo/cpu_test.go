@@ -5,9 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 func TestCalibrate(t *testing.T) {
+	tier.Timing(t)
 	perMS := calibrate()
 	if perMS < 1 {
 		t.Fatalf("calibrate() = %d iterations per ms", perMS)
@@ -37,6 +40,7 @@ func TestIterations(t *testing.T) {
 // TestThreadCPU checks that the thread clock advances with work and not with
 // sleep: a sleep of 50 ms must add far less than 50 ms of CPU.
 func TestThreadCPU(t *testing.T) {
+	tier.Timing(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	before := threadCPU()

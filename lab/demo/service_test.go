@@ -16,6 +16,7 @@ import (
 
 	xtrace "golang.org/x/exp/trace"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/upstream"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 )
@@ -86,6 +87,7 @@ func fetch(url string) (int, string, error) {
 // 400 ms only catches a broken shape (say, segments run twice): the expected
 // ~153 ms leaves room for a loaded 2-core machine with tracing on.
 func TestModes(t *testing.T) {
+	tier.Timing(t)
 	upURL, dbURL := deps(t)
 	perMS := 0 // calibrated by the first service, reused by the others
 	for _, mode := range Modes() {
@@ -265,6 +267,7 @@ func checkShape(mode Mode, req *request) error {
 // TestErrors checks that a failed segment answers 500 with its error and is
 // counted as such.
 func TestErrors(t *testing.T) {
+	tier.Timing(t)
 	upURL, dbURL := deps(t)
 	tests := []struct {
 		name    string
@@ -298,6 +301,7 @@ func TestErrors(t *testing.T) {
 // TestSQLPrefix checks that the prefix reaches PostgreSQL: the server's own
 // log records the statement with it.
 func TestSQLPrefix(t *testing.T) {
+	tier.Timing(t)
 	pg := pgtest.Start(t)
 	up, err := upstream.Start(t.Context(), upstream.Options{Delay: time.Millisecond})
 	if err != nil {
@@ -344,6 +348,7 @@ func readLog(t *testing.T, logFile func() (string, error)) string {
 // taken with /debug/pprof/profile during /debug/pprof/trace puts CPU samples
 // into the trace, as the lab relies on.
 func TestMetricsAndPprof(t *testing.T) {
+	tier.Timing(t)
 	upURL, dbURL := deps(t)
 	// Calibrated work and four clients give about 13 % of a CPU, some 13
 	// samples a second at the profiler's 100 Hz: none at all would be a bug.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // failAfter accepts n bytes, then fails every write as a full disk does.
@@ -27,6 +29,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // Record must notice them itself (demo-trace exited 0
 // having written a truncated trace on a full disk).
 func TestRecordReportsWriteErrors(t *testing.T) {
+	tier.Timing(t)
 	if testing.Short() {
 		t.Skip("-short: records a trace (about 1 s)")
 	}

@@ -71,7 +71,9 @@ func (s Summary) Mean() time.Duration {
 	return sum / time.Duration(len(s.Latencies))
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with its zero fields set from DefaultConfig: the
+// configuration Record runs.
+func (c Config) WithDefaults() Config {
 	d := DefaultConfig
 	if c.Scenario == "" {
 		c.Scenario = d.Scenario
@@ -94,7 +96,7 @@ func (c Config) withDefaults() Config {
 // runtime's tracer drops them), after the run, and the trace is then
 // incomplete.
 func Record(ctx context.Context, w io.Writer, cfg Config) (Summary, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if _, ok := Scenarios[cfg.Scenario]; !ok {
 		return Summary{}, fmt.Errorf("unknown scenario %q (scenarios: %s)", cfg.Scenario, names())
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -52,6 +53,7 @@ func testCommand(ctx context.Context, args ...string) *exec.Cmd {
 // bottleneck to the resource the case saturates) and logs the errors; the
 // accuracy bound is the lab's own check, run on a quiet host.
 func TestLabShort(t *testing.T) {
+	tier.Timing(t)
 	cfg := ShortConfig
 	cfg.Clients = []int{8}
 	if os.Getenv("QUEUES_FULL") != "" {

@@ -7,9 +7,12 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 func TestRequestDelay(t *testing.T) {
+	tier.Timing(t)
 	const def = 100 * time.Millisecond
 	tests := []struct {
 		target  string
@@ -51,6 +54,7 @@ func FuzzRequestDelay(f *testing.F) {
 // lower bound is asserted: the timer guarantees it, a loaded machine does not
 // guarantee any upper bound.
 func TestServerDelay(t *testing.T) {
+	tier.Timing(t)
 	s, err := Start(t.Context(), Options{Delay: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +109,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestCloseAndCancel(t *testing.T) {
+	tier.Timing(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	s, err := Start(ctx, Options{Delay: time.Millisecond})
 	if err != nil {

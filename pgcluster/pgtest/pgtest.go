@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/pgcluster"
 )
 
@@ -25,6 +26,7 @@ const startTimeout = 2 * time.Minute
 // fails t.
 func Start(t testing.TB) *pgcluster.Cluster {
 	t.Helper()
+	tier.Require(t, "a PostgreSQL test cluster")
 	c, err := start()
 	if err != nil {
 		skipOrFatal(t, err)
@@ -49,6 +51,7 @@ var shared struct {
 // own tables or schemas). It skips like Start.
 func Shared(t testing.TB) *pgcluster.Cluster {
 	t.Helper()
+	tier.Require(t, "a PostgreSQL test cluster")
 	shared.once.Do(func() { shared.c, shared.err = start() })
 	if shared.err != nil {
 		skipOrFatal(t, shared.err)

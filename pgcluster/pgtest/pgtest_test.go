@@ -6,12 +6,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestStartAndShared(t *testing.T) {
+	tier.Timing(t)
 	a, b := pgtest.Shared(t), pgtest.Shared(t)
 	if a != b {
 		t.Fatalf("Shared returned two clusters: %s and %s", a.Dir(), b.Dir())

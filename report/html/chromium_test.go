@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"github.com/latscope/latscope/internal/chromiumtest"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/latscope/latscope/internal/chromiumtest"
+	"github.com/latscope/latscope/internal/tier"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/internal/fixture"
@@ -23,6 +25,7 @@ var artifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latscope-h
 type probe = chromiumtest.Layout
 
 func TestReportInChromium(t *testing.T) {
+	tier.Timing(t)
 	bin := chromiumtest.Bin(t, "the HTML report")
 	dir := *artifacts
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // Buckets are the agent's histogram buckets (seconds).
@@ -244,6 +246,7 @@ func Binaries() (prometheus, promtool, skip string) {
 // missing prometheus or promtool skips t, loudly.
 func Start(t testing.TB, om []byte) string {
 	t.Helper()
+	tier.Require(t, "a Prometheus server")
 	prom, tool, skip := Binaries()
 	if skip != "" {
 		t.Skip(skip)

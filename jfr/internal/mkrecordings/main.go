@@ -1,0 +1,455 @@
+// Command mkrecordings records the JVM recordings that the fast tier of
+// packages jfr, java and cmd/latscope reads, into jfr/testdata/rec: real
+// recordings of the programs in the repository (jfr/testdata/Probe.java,
+// Shop.java and Burst.java, java/testdata/LibDemo.java and LibEdge.java),
+// each with its ground truth beside it (NAME.json: what the program was
+// configured to do, its own counts and timers, the host's load) and what
+// the JDK's `jfr print --json` gave for it (NAME.*.print.jsonl.gz: the
+// events as jfr.Print decodes them, one JSON object a line), which the
+// binary reader is compared with event by event. jfr/testdata/README.md
+// lists them.
+//
+// From the repository's top, on a host as quiet as can be had:
+//
+//	go run ./jfr/internal/mkrecordings           # all of them (about a minute)
+//	go run ./jfr/internal/mkrecordings probe     # one set: probe, shop, lib, edge, churn
+//
+// then `go test -update ./jfr/ ./cmd/latscope/` for the goldens.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/java"
+	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/churntest"
+	"github.com/latscope/latscope/jfr/jfrtest"
+)
+
+// CompareEvents are the event types the binary reader is compared on: what
+// the analysis reads, the Java library's events, and a few more with other
+// field types. The manifest of each recording names them.
+var CompareEvents = append(slices.Clone(jfr.Events),
+	"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait",
+	"jdk.ThreadStart", "jdk.ThreadEnd", "jdk.GarbageCollection", "jdk.ObjectAllocationSample", "jdk.ClassLoad")
+
+// Truth is NAME.json: a recording and what is known about it independently
+// of JFR.
+type Truth struct {
+	Recording string         `json:"recording"`         // NAME.jfr
+	Program   string         `json:"program"`           // the source that ran
+	Command   string         `json:"command"`           // how it ran
+	Config    map[string]any `json:"config"`            // what the program was told to do
+	Own       map[string]any `json:"own,omitempty"`     // the program's own counts and timers
+	Results   string         `json:"results,omitempty"` // the program's own per-request output, beside it
+	Prints    []Print        `json:"prints"`            // jfr print's output, beside it
+	Host      Host           `json:"host"`
+}
+
+// Print is one kept output of jfr print.
+type Print struct {
+	File       string   `json:"file"`
+	StackDepth int      `json:"stack_depth"`
+	Events     []string `json:"events"` // nil: every type
+	Count      int      `json:"count"`
+}
+
+// Host says where and when the recording was made.
+type Host struct {
+	Recorded   time.Time `json:"recorded"`
+	CPUs       int       `json:"cpus"`
+	LoadBefore string    `json:"loadavg_before"` // /proc/loadavg
+	LoadAfter  string    `json:"loadavg_after"`
+	JDK        string    `json:"jdk"`
+}
+
+var out string
+
+func main() {
+	flag.Parse()
+	out = filepath.Join(jfrtest.Source(), "testdata", "rec")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn}
+	names := flag.Args()
+	if len(names) == 0 {
+		names = []string{"probe", "shop", "lib", "edge", "churn"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, n := range names {
+		f, ok := sets[n]
+		if !ok {
+			log.Fatalf("no set %q: want probe, shop, lib, edge or churn", n)
+		}
+		dir, err := os.MkdirTemp("", "mkrecordings-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("%s: recording (load %s)", n, loadavg())
+		err = f(ctx, dir)
+		os.RemoveAll(dir)
+		if err != nil {
+			log.Fatalf("%s: %v", n, err)
+		}
+	}
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func jdk() string {
+	o, _ := exec.Command("java", "-version").CombinedOutput()
+	l, _, _ := strings.Cut(string(o), "\n")
+	return strings.TrimSpace(l)
+}
+
+func host(before string) Host {
+	return Host{Recorded: time.Now().UTC().Truncate(time.Second), CPUs: runtime.NumCPU(), LoadBefore: before, LoadAfter: loadavg(), JDK: jdk()}
+}
+
+// keep copies src to out/name.
+func keep(src, name string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name), b, 0o644)
+}
+
+// printed writes jfr print's events of out/rec as out/file, gzipped JSON
+// lines of jfr.Event.
+func printed(ctx context.Context, rec, file string, depth int, events []string) (Print, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	enc := json.NewEncoder(zw)
+	n := 0
+	err := jfr.Print(ctx, filepath.Join(out, rec), jfr.PrintOptions{StackDepth: depth, Events: events}, func(ev *jfr.Event) error {
+		n++
+		return enc.Encode(ev)
+	})
+	if err != nil {
+		return Print{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return Print{}, err
+	}
+	return Print{File: file, StackDepth: depth, Events: events, Count: n}, os.WriteFile(filepath.Join(out, file), buf.Bytes(), 0o644)
+}
+
+func writeTruth(name string, t Truth) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name+".json"), append(b, '\n'), 0o644)
+}
+
+// Probe runs twice. The run kept from the JVM's start is short (a 2 s
+// warm-up, then a 1.5 s jcmd recording that rotates its chunks and lowers
+// its thresholds for a while); the run kept after warm-up starts its jcmd
+// recording past jfr.WarmupGap after the JVM's start (so it has no warm-up
+// finding) and lasts 3 s. Of each run one recording is kept: a recording
+// from the start of the second run would be over 700 KB (three chunks of
+// ~100 KB of metadata each, and 10 s of events).
+var probeRuns = []struct {
+	name           string
+	warmup, after  time.Duration
+	fromStart      bool // keep the recording from the JVM's start, else the jcmd one
+	depth3, allTyp bool // the extra print variants
+}{
+	{"probe-start", 2 * time.Second, 1500 * time.Millisecond, true, true, false},
+	{"probe-after", 10500 * time.Millisecond, 3 * time.Second, false, false, true},
+}
+
+// probeOverrides keep the recording from the JVM's start small: the
+// analysis reads none of the events disabled.
+var probeOverrides = append(slices.Clone(jfrtest.DefaultOverrides), probeSlim...)
+
+var probeSlim = func() []string {
+	var s []string
+	for _, e := range []string{"ObjectAllocationSample", "BooleanFlag", "LongFlag", "UnsignedLongFlag", "IntFlag", "UnsignedIntFlag", "DoubleFlag", "StringFlag",
+		"ModuleExport", "ModuleRequire", "SystemProcess", "InitialSecurityProperty", "InitialEnvironmentVariable", "InitialSystemProperty", "NativeLibrary",
+		"PromoteObjectInNewPLAB", "PromoteObjectOutsidePLAB", "GCPhaseParallel", "ClassLoaderStatistics"} {
+		s = append(s, "jdk."+e+"#enabled=false")
+	}
+	return s
+}()
+
+func probe(ctx context.Context, dir string) error {
+	for _, pr := range probeRuns {
+		before := loadavg()
+		d := filepath.Join(dir, pr.name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+		run, err := jfrtest.Record(ctx, jfrtest.Options{Dir: d, Warmup: pr.warmup, After: pr.after, Overrides: probeOverrides})
+		if err != nil {
+			return err
+		}
+		h := host(before)
+		rec := run.AfterWarmup
+		if pr.fromStart {
+			rec = run.FromStart
+		}
+		if err := keep(rec, pr.name+".jfr"); err != nil {
+			return err
+		}
+		if err := keep(run.Results, pr.name+".jsonl"); err != nil {
+			return err
+		}
+		n, parts, err := probeOwn(run.Results)
+		if err != nil {
+			return err
+		}
+		t := Truth{Recording: pr.name + ".jfr", Program: "jfr/testdata/Probe.java", Results: pr.name + ".jsonl", Host: h,
+			Command: fmt.Sprintf("java -XX:StartFlightRecording:filename=start.jfr,settings=profile,%s Probe %s.jsonl %d; once ready: jcmd PID JFR.start name=latscope settings=profile settings=jfr/latscope.jfc duration=%dms filename=after.jfr; kept: %s",
+				strings.Join(probeOverrides, ","), pr.name, pr.warmup.Milliseconds(), pr.after.Milliseconds(), map[bool]string{true: "start.jfr", false: "after.jfr"}[pr.fromStart]),
+			Config: map[string]any{"warmup_ms": pr.warmup.Milliseconds(), "jcmd_duration_ms": pr.after.Milliseconds(), "overrides": probeOverrides,
+				"workers": 3, "design_min_ms": map[string]float64{"upstream": 50, "db": 20, "sleep": 5, "park": 5, "cpu": 5}, "pool": 1},
+			Own: map[string]any{"requests": n, "mean_ms": parts, "jvm_started": run.JVMStarted.UTC()}}
+		variants := [][2]any{{jfr.DefaultStackDepth, false}}
+		if pr.depth3 {
+			variants = append(variants, [2]any{3, false})
+		}
+		if pr.allTyp {
+			variants = append(variants, [2]any{jfr.DefaultStackDepth, true})
+		}
+		for _, v := range variants {
+			depth, all := v[0].(int), v[1].(bool)
+			evs, file := CompareEvents, fmt.Sprintf("%s.d%d.print.jsonl.gz", pr.name, depth)
+			if all {
+				evs, file = nil, fmt.Sprintf("%s.all.print.jsonl.gz", pr.name)
+			}
+			p, err := printed(ctx, pr.name+".jfr", file, depth, evs)
+			if err != nil {
+				return err
+			}
+			t.Prints = append(t.Prints, p)
+		}
+		if err := writeTruth(pr.name, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probeOwn averages Probe's own timings over all its requests (ms).
+func probeOwn(path string) (int, map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	sum, n := map[string]float64{}, 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l struct {
+			Lat   int64            `json:"latency_ns"`
+			Parts map[string]int64 `json:"probe_ns"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return 0, nil, err
+		}
+		n++
+		sum["latency"] += float64(l.Lat)
+		for k, v := range l.Parts {
+			sum[k] += float64(v)
+		}
+	}
+	for k := range sum {
+		sum[k] = round3(sum[k] / float64(n) / 1e6)
+	}
+	return n, sum, sc.Err()
+}
+
+func round3(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}
+
+// ShopN is the requests each of Shop's clients sends.
+const ShopN = 15
+
+func shop(ctx context.Context, dir string) error {
+	before := loadavg()
+	run, err := jfrtest.RecordShop(ctx, jfrtest.ShopOptions{Dir: dir, N: ShopN, Overrides: jfrtest.DefaultOverrides})
+	if err != nil {
+		return err
+	}
+	h := host(before)
+	if err := keep(run.Recording, "shop.jfr"); err != nil {
+		return err
+	}
+	if err := keep(run.Results, "shop.jsonl"); err != nil {
+		return err
+	}
+	reqs, err := jfrtest.ReadShop(run.Results)
+	if err != nil {
+		return err
+	}
+	type route struct {
+		Requests int                `json:"requests"`
+		MeanMs   map[string]float64 `json:"mean_ms"`
+	}
+	routes := map[string]*route{}
+	for _, r := range reqs {
+		rt := routes[r.Route]
+		if rt == nil {
+			rt = &route{MeanMs: map[string]float64{}}
+			routes[r.Route] = rt
+		}
+		rt.Requests++
+		rt.MeanMs["latency"] += float64(r.Latency)
+		for k, v := range r.Parts {
+			rt.MeanMs[k] += float64(v)
+		}
+	}
+	for _, rt := range routes {
+		for k, v := range rt.MeanMs {
+			rt.MeanMs[k] = round3(v / float64(rt.Requests) / 1e6)
+		}
+	}
+	t := Truth{Recording: "shop.jfr", Program: "jfr/testdata/Shop.java with the Java library (java/)", Results: "shop.jsonl", Host: h,
+		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile," + strings.Join(jfrtest.DefaultOverrides, ",") + ",filename=shop.jfr Shop shop.jsonl 15",
+		Config: map[string]any{"n": ShopN, "requests": map[string]int{"/serial": ShopN, "/fanout": ShopN, "/helper": ShopN, "/pool": 2 * ShopN},
+			"configured_ms": map[string]float64{"serial sleep": 10, "serial upstream": 40, "serial park": 5, "serial cpu": 5, "fanout upstream": 30, "fanout sleep": 10,
+				"helper a": 10, "helper b": 20, "helper e": 15, "pool sleep": 10},
+			"overrides": jfrtest.DefaultOverrides},
+		Own: map[string]any{"routes": routes}}
+	pr, err := printed(ctx, "shop.jfr", "shop.d1024.print.jsonl.gz", jfr.DefaultStackDepth, CompareEvents)
+	if err != nil {
+		return err
+	}
+	t.Prints = append(t.Prints, pr)
+	return writeTruth("shop", t)
+}
+
+// LibN is the requests LibDemo makes.
+const LibN = 8
+
+// libProgram builds the library and runs java/testdata/PROG.java against
+// it under a recording from the JVM's start into out/name.jfr; it returns
+// the program's output.
+func libProgram(ctx context.Context, dir, prog, name string, args ...string) (string, error) {
+	javac, err := java.Javac()
+	if err != nil {
+		return "", err
+	}
+	classes, err := java.Build(ctx, java.BuildOptions{Dir: dir, Javac: javac})
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(filepath.Dir(jfrtest.Source()), "java", "testdata", prog+".java")
+	if o, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac %s: %v: %s", src, err, o)
+	}
+	rec := filepath.Join(dir, name+".jfr")
+	cmd := append([]string{"-cp", classes, "-XX:StartFlightRecording:settings=profile,filename=" + rec, prog}, args...)
+	o, err := exec.CommandContext(ctx, filepath.Join(filepath.Dir(javac), "java"), cmd...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("java %s: %v: %s", prog, err, o)
+	}
+	return string(o), keep(rec, name+".jfr")
+}
+
+func lib(ctx context.Context, dir string) error {
+	before := loadavg()
+	if _, err := libProgram(ctx, dir, "LibDemo", "lib", strconv.Itoa(LibN)); err != nil {
+		return err
+	}
+	t := Truth{Recording: "lib.jfr", Program: "java/testdata/LibDemo.java with the Java library (java/)", Host: host(before),
+		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile,filename=lib.jfr LibDemo 8",
+		Config: map[string]any{"requests": LibN, "route": "/demo", "tasks_per_request": 3, "min_request_ms": 60, "min_task_ms": 5,
+			"traceparent": "00-%032x-00f067aa0ba902b7-01 of the request's number, 1 to n", "executor_thread": "demo-executor"}}
+	pr, err := printed(ctx, "lib.jfr", "lib.d1024.print.jsonl.gz", jfr.DefaultStackDepth, CompareEvents)
+	if err != nil {
+		return err
+	}
+	t.Prints = append(t.Prints, pr)
+	return writeTruth("lib", t)
+}
+
+func edge(ctx context.Context, dir string) error {
+	before := loadavg()
+	o, err := libProgram(ctx, dir, "LibEdge", "edge")
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(o), "\n") {
+		if !strings.HasPrefix(l, "[") { // JVM notes
+			lines = append(lines, l)
+		}
+	}
+	t := Truth{Recording: "edge.jfr", Program: "java/testdata/LibEdge.java with the Java library (java/)", Host: host(before),
+		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile,filename=edge.jfr LibEdge",
+		Config: map[string]any{"requests": 1, "tasks": 4, "checks": 6},
+		Own:    map[string]any{"output": lines}}
+	pr, err := printed(ctx, "edge.jfr", "edge.d64.print.jsonl.gz", 64, []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"})
+	if err != nil {
+		return err
+	}
+	t.Prints = append(t.Prints, pr)
+	return writeTruth("edge", t)
+}
+
+// ChurnLength is how long each run of Burst lasts.
+const ChurnLength = 3 * time.Second
+
+func churn(ctx context.Context, dir string) error {
+	classes, err := churntest.Compile(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, mode := range []string{"burst", "batch"} {
+		before := loadavg()
+		o := churntest.Options{Mode: mode, Length: ChurnLength}
+		run, err := churntest.Record(ctx, classes, dir, mode, o)
+		if err != nil {
+			return err
+		}
+		h := host(before)
+		if err := keep(run.Recording, mode+".jfr"); err != nil {
+			return err
+		}
+		d := churntest.DefaultOptions
+		t := Truth{Recording: mode + ".jfr", Program: "jfr/testdata/Burst.java", Host: h,
+			Command: fmt.Sprintf("java -XX:StartFlightRecording:filename=%s.jfr,settings=profile,settings=jfr/churntest/churn.jfc Burst %s %d %d %d %d %d",
+				mode, mode, ChurnLength.Milliseconds(), d.Every.Microseconds(), d.Batch, d.Work, d.Parallelism),
+			Config: map[string]any{"mode": mode, "length_ms": ChurnLength.Milliseconds(), "every_us": d.Every.Microseconds(), "batch": d.Batch,
+				"work": d.Work, "parallelism": d.Parallelism, "sampling_period_ms": 1, "churn": mode == "burst"},
+			Own: map[string]any{"events": run.Events, "cpu_ns": run.CPU.Nanoseconds(), "wall_ns": run.Wall.Nanoseconds(), "cpu_per_event_ns": run.CPUPerEvent().Nanoseconds()}}
+		pr, err := printed(ctx, mode+".jfr", mode+".d1024.print.jsonl.gz", jfr.DefaultStackDepth, append(slices.Clone(jfr.Events), jfr.ChurnEvents...))
+		if err != nil {
+			return err
+		}
+		t.Prints = append(t.Prints, pr)
+		if err := writeTruth(mode, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}

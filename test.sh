@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# latscope's tests, on a fresh machine: installs what is missing, then runs
+#
+#   vet     go vet ./...
+#   fuzz    every fuzz target for FUZZTIME (3s unless set)
+#   fast    the fast tier: go test ./... — recorded traces and recordings,
+#           no server, no network, no clock; in parallel
+#   timing  the timing tier: LATSCOPE_TIER=timing, one package at a time —
+#           live recording, the labs, overhead, real PostgreSQL, MariaDB,
+#           Prometheus, a JVM and Chromium (see internal/tier)
+#
+# Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all, in the
+# order above). Installing needs root and Debian's packages; without root it
+# says what is missing, and the tests that need it skip, saying so.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+export PATH="/usr/local/go/bin:$PATH"
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(all)
+want() {
+  local s
+  for s in "${steps[@]}"; do
+    [ "$s" = all ] || [ "$s" = "$1" ] && return 0
+  done
+  return 1
+}
+for s in "${steps[@]}"; do
+  case "$s" in all|vet|fuzz|fast|timing) ;; *) echo "test.sh: unknown step $s (all, vet, fuzz, fast, timing)" >&2; exit 2 ;; esac
+done
+
+# install puts in place what the timing tier's tests start: they find and
+# start it themselves, and skip loudly where the machine lacks it.
+install() {
+  local need_apt=()
+  # PostgreSQL server binaries (the lab and the DB tests start a private cluster).
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    need_apt+=(postgresql)
+  fi
+  # Headless Chromium: the HTML reports are checked in a real browser.
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  # Prometheus: fleet triage is tested against a real server the tests start.
+  command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+  # MariaDB: the DB-wait tests read a real server's slow query log.
+  if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
+    need_apt+=(mariadb-server)
+  fi
+  # A JDK (javac, java, jcmd, jfr): the JVM tests record real programs.
+  command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+  # pgjdbc: the JVM lab's service reaches PostgreSQL through it.
+  [ -f /usr/share/java/postgresql.jar ] || need_apt+=(libpostgresql-jdbc-java)
+  # A javax servlet API jar: the Java library's servlet filter is compiled against it.
+  ls /usr/share/java/servlet-api*.jar >/dev/null 2>&1 || need_apt+=(libservlet-api-java)
+  if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "test.sh: not root, so not installing ${need_apt[*]}: the timing tier's tests that need them skip, saying so"
+    else
+      echo "test.sh: installing ${need_apt[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    fi
+  fi
+  # The PostgreSQL server refuses to run as root: tests run it as this user.
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+    useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+  fi
+}
+
+# fuzz runs every fuzz target for FUZZTIME (3s unless set; findings are
+# kept under testdata/fuzz/), each printing how many inputs it executed.
+# -fuzzminimizetime=1x: the engine does not stop fuzzing to minimise each new
+# input it finds (by default it spends up to 60 s on each); a failing input is
+# saved as found. A failure that saved a failing input is a parser bug and
+# fails at once; a failure without one (the fuzzing engine itself, e.g. a
+# worker that died) is printed and the target is run once more. A target that
+# executed fewer than FUZZ_MIN_EXECS inputs (1000 unless set) is named in a
+# warning.
+fuzz() {
+  local fuzztime=${FUZZTIME:-3s} fuzzmin=${FUZZ_MIN_EXECS:-1000}
+  local fuzzlog=$scratch/fuzz.log fuzzsum=$scratch/fuzz.sum target fn n
+  # The engine's own corpus goes to a fresh directory: the one under GOCACHE
+  # grows with every run on a machine, and re-running all of it for baseline
+  # coverage took whole 3 s runs.
+  local fuzzcache=$scratch/fuzzcache
+  one() {
+    go test -run='^$' -fuzz="^$2\$" -fuzztime="$fuzztime" -fuzzminimizetime=1x "$1" \
+      -args -test.fuzzcachedir="$fuzzcache/$1/$2" >"$fuzzlog" 2>&1
+  }
+  # execs prints the executions of the last run: go test's last
+  # "fuzz: elapsed: 3s, execs: 123456 (41152/sec), new interesting: …" line.
+  execs() { sed -n 's/^fuzz: elapsed: [^,]*, execs: \([0-9][0-9]*\) .*/\1/p' "$fuzzlog" | tail -n 1; }
+  for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do
+    for fn in $(grep -h '^func Fuzz' "$target"/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do
+      if ! one "$target" "$fn"; then
+        tail -40 "$fuzzlog"
+        if [ -n "$(git status --porcelain --untracked-files=all -- "$target/testdata/fuzz/$fn" 2>/dev/null)" ]; then
+          echo "test.sh: $fn in $target found a failing input (above; saved under $target/testdata/fuzz/$fn)"
+          return 1
+        fi
+        echo "test.sh: $fn in $target failed without saving a failing input; running it once more"
+        one "$target" "$fn" || { tail -40 "$fuzzlog"; echo "test.sh: $fn in $target failed again"; return 1; }
+      fi
+      n=$(execs)
+      n=${n:-0}
+      echo "test.sh: fuzz $target $fn: $n executions in $fuzztime"
+      printf '%12s  %s %s\n' "$n" "$target" "$fn" >>"$fuzzsum"
+    done
+  done
+  echo "test.sh: fuzz executions per target (fewest first):"
+  sort -n "$fuzzsum"
+  awk -v min="$fuzzmin" '$1 < min { printf "test.sh: warning: %s %s executed only %d inputs in '"$fuzztime"' (under %d): a slow target or a large seed?\n", $2, $3, $1, min }' "$fuzzsum"
+}
+
+# timing runs the timing tier: the tests that call tier.Timing, in the
+# packages that hold them, one package at a time (they measure timing on
+# real servers, a JVM, Chromium, CPU bursts and CFS throttling, and must not
+# share the two CPUs with each other).
+timing() {
+  local list pattern
+  list=$(go run ./internal/tier/timingtests)
+  pattern=$(head -n 1 <<<"$list")
+  mapfile -t pkgs < <(tail -n +2 <<<"$list")
+  echo "test.sh: timing tier: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#pkgs[@]} packages"
+  LATSCOPE_TIER=timing go test -p 1 -run "$pattern" "${pkgs[@]}"
+}
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+want timing && install
+go version
+if want vet; then go vet ./...; fi
+if want fuzz; then fuzz; fi
+if want fast; then
+  echo "test.sh: fast tier"
+  go test ./...
+fi
+if want timing; then timing; fi
