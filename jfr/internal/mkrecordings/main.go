@@ -48,35 +48,12 @@ var CompareEvents = append(slices.Clone(jfr.Events),
 	"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait",
 	"jdk.ThreadStart", "jdk.ThreadEnd", "jdk.GarbageCollection", "jdk.ObjectAllocationSample", "jdk.ClassLoad")
 
-// Truth is NAME.json: a recording and what is known about it independently
-// of JFR.
-type Truth struct {
-	Recording string         `json:"recording"`         // NAME.jfr
-	Program   string         `json:"program"`           // the source that ran
-	Command   string         `json:"command"`           // how it ran
-	Config    map[string]any `json:"config"`            // what the program was told to do
-	Own       map[string]any `json:"own,omitempty"`     // the program's own counts and timers
-	Results   string         `json:"results,omitempty"` // the program's own per-request output, beside it
-	Prints    []Print        `json:"prints"`            // jfr print's output, beside it
-	Host      Host           `json:"host"`
-}
-
-// Print is one kept output of jfr print.
-type Print struct {
-	File       string   `json:"file"`
-	StackDepth int      `json:"stack_depth"`
-	Events     []string `json:"events"` // nil: every type
-	Count      int      `json:"count"`
-}
-
-// Host says where and when the recording was made.
-type Host struct {
-	Recorded   time.Time `json:"recorded"`
-	CPUs       int       `json:"cpus"`
-	LoadBefore string    `json:"loadavg_before"` // /proc/loadavg
-	LoadAfter  string    `json:"loadavg_after"`
-	JDK        string    `json:"jdk"`
-}
+// Truth, Print and Host are jfrtest's.
+type (
+	Truth = jfrtest.Truth
+	Print = jfrtest.Print
+	Host  = jfrtest.Host
+)
 
 var out string
 
@@ -109,6 +86,42 @@ func main() {
 			log.Fatalf("%s: %v", n, err)
 		}
 	}
+	if err := pack(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// GzipOver is the size over which a kept recording is kept gzipped
+// (NAME.jfr.gz; jfrtest.Kept unpacks it).
+const GzipOver = 500 << 10
+
+// pack gzips the kept recordings over GzipOver.
+func pack() error {
+	recs, _ := filepath.Glob(filepath.Join(out, "*.jfr"))
+	for _, r := range recs {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			return err
+		}
+		if len(b) <= GzipOver {
+			os.Remove(r + ".gz")
+			continue
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(r+".gz", buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		if err := os.Remove(r); err != nil {
+			return err
+		}
+		log.Printf("%s: %d bytes, kept gzipped (%d bytes)", filepath.Base(r), len(b), buf.Len())
+	}
+	return nil
 }
 
 func loadavg() string {
