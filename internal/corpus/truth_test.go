@@ -290,3 +290,36 @@ func termsLine(res *budget.Result, g *budget.Group) string {
 	parts = append(parts, fmt.Sprintf("running %s, runnable %s", ms(float64(g.Running.Critical)/n), ms(float64(g.Runnable.Critical)/n)))
 	return "latscope: " + strings.Join(parts, "; ")
 }
+
+// TestCorpusComplete checks that every corpus trace has its truth and a
+// line in the corpus README, and that a truth without a request type says
+// which gap leaves it without one.
+func TestCorpusComplete(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(root, "testdata/corpus")
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "*.trace"))
+	truths, _ := filepath.Glob(filepath.Join(dir, "*.truth.json"))
+	if len(traces) != len(truths) {
+		t.Errorf("%d traces, %d truth files", len(traces), len(truths))
+	}
+	for _, f := range traces {
+		name := strings.TrimSuffix(filepath.Base(f), ".trace")
+		tr := readTruth(t, filepath.Join(dir, name+".truth.json"))
+		if tr.Name != name {
+			t.Errorf("%s: truth names %q", name, tr.Name)
+		}
+		if !strings.Contains(string(readme), "| `"+name+"` |") {
+			t.Errorf("%s: not in the README's table", name)
+		}
+		if tr.Client.Requests == 0 || len(tr.Terms) == 0 {
+			t.Errorf("%s: the truth has no client requests or no terms", name)
+		}
+		if _, _, ok := gapFor(tr, ""); tr.Task == "" && !ok {
+			t.Errorf("%s: no request type and no gap saying why", name)
+		}
+	}
+}
