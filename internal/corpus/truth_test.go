@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/frame"
 )
 
 // truth is NAME.truth.json, written by testdata/corpus/record from the
@@ -29,6 +30,7 @@ type truth struct {
 		ConfiguredMS float64 `json:"configured_ms"`
 		MeasuredMS   float64 `json:"measured_ms"`
 		Critical     bool    `json:"critical"`
+		Beneath      string  `json:"beneath"`
 	} `json:"terms"`
 	Service           map[string]float64 `json:"service"`
 	ClientAllowanceMS float64            `json:"client_allowance_ms"`
@@ -74,6 +76,10 @@ const (
 	// machine it ends up to 1 ms or 10 % late.
 	configuredTol   = 0.10
 	configuredAbsMS = 1.0
+	// beneathShare: a wait explained by another goroutine has at least
+	// this share of its critical time in what the configuration says that
+	// goroutine was doing (the rest: its scheduling and CPU).
+	beneathShare = 0.8
 	// criticalTol: the critical paths' sum against the latencies' (method
 	// §4: the critical path is a decomposition of latency).
 	criticalTol = 0.01
@@ -193,6 +199,7 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 	n := float64(g.Count)
 	for _, want := range tr.Terms {
 		var got float64 // ms per request
+		var beneath float64
 		found := false
 		if want.Kind == "running" {
 			// CPU has no term today; only the request's running time.
@@ -207,6 +214,9 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 					}
 					got = float64(v) / n / 1e6
 					found = true
+					if k, ok := frame.ParseKind(want.Beneath); ok && ts.Critical > 0 {
+						beneath = float64(ts.Causes[k]) / float64(ts.Critical)
+					}
 					break
 				}
 			}
@@ -231,6 +241,13 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 				t.Logf("%s: configured %.3f ms, but the service's timer measured %.3f ms: the recording machine overran it; checked against the timer", label, c, want.MeasuredMS)
 			case got > hi:
 				fails = append(fails, fmt.Sprintf("%.3f ms per request, configured %.3f ms (tolerance +10%% or +%.0f ms)", got, c, configuredAbsMS))
+			}
+		}
+		if want.Beneath != "" {
+			if beneath < beneathShare {
+				fails = append(fails, fmt.Sprintf("%.1f%% of its critical time is %s on the goroutine that ends it, want at least %.0f%%", 100*beneath, want.Beneath, 100*beneathShare))
+			} else {
+				t.Logf("%s: %.1f%% of its critical time is %s on the goroutine that ends it", label, 100*beneath, want.Beneath)
 			}
 		}
 		which := "goroutine time"

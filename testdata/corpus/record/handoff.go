@@ -37,7 +37,7 @@ func init() {
 		what: "net/http handler handing each job to one worker goroutine (3 ms resize) and waiting for the reply; 2 clients",
 		start: func(t *Truth) (func(context.Context) error, func(), error) {
 			t.Task = "GET /resize"
-			t.Terms = []TermTruth{{Frame: "main.submit", Kind: "chan receive", Timer: "submit", Critical: true,
+			t.Terms = []TermTruth{{Frame: "main.submit", Kind: "chan receive", Timer: "submit", Critical: true, Beneath: "sleep",
 				Note: "the wait for the worker: its 3 ms resize (resize timer in service) plus the queue behind the other client's job"}}
 			jobs := make(chan job, 16)
 			go worker(jobs)

@@ -108,8 +108,13 @@ type TermTruth struct {
 	Times int `json:"times,omitempty"`
 	// Critical says the term must be on the critical path (false for a
 	// branch of a fork that a longer branch hides).
-	Critical bool   `json:"critical"`
-	Note     string `json:"note,omitempty"`
+	Critical bool `json:"critical"`
+	// Beneath, for a wait explained by another goroutine (a worker, a
+	// batcher, a transport's reader), is the kind of what that goroutine
+	// was doing meanwhile, as configured: most of the term's critical time
+	// must be that.
+	Beneath string `json:"beneath,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // Gap is a known analyser gap.
