@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/java"
 	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/jfrtest"
 )
 
 // compareEvents are the event types the binary reader is compared on: what
@@ -25,11 +27,54 @@ var compareEvents = append(slices.Clone(jfr.Events),
 	"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait",
 	"jdk.ThreadStart", "jdk.ThreadEnd", "jdk.GarbageCollection", "jdk.ObjectAllocationSample", "jdk.ClassLoad")
 
-// TestBinaryMatchesPrint reads real recordings with both event sources and
-// requires the same events, field for field, in the same order.
+// TestBinaryMatchesPrint reads the kept recordings (jfr/testdata/rec) with
+// the binary reader and requires the events the JDK's `jfr print --json`
+// gave for them when they were recorded (kept beside them), field for
+// field, in the same order: every kept print, at each stack depth and
+// selection of types it was made with.
 func TestBinaryMatchesPrint(t *testing.T) {
-	run := recorded(t)
-	recs := map[string]string{"from start": run.FromStart, "after warm-up": run.AfterWarmup, "java library": libRecording(t)}
+	t.Parallel()
+	truths, _ := filepath.Glob(filepath.Join(jfrtest.KeptDir(), "*.json"))
+	if len(truths) == 0 {
+		t.Fatal("no kept recordings in jfr/testdata/rec (go run ./jfr/internal/mkrecordings)")
+	}
+	prints := 0
+	for _, tf := range truths {
+		name := strings.TrimSuffix(filepath.Base(tf), ".json")
+		tr := keptTruth(t, name)
+		for _, pr := range tr.Prints {
+			prints++
+			t.Run(pr.File, func(t *testing.T) {
+				t.Parallel()
+				path := keptPath(t, name)
+				want := keptPrint(t, pr.File)
+				if len(want) != pr.Count {
+					t.Fatalf("%s holds %d events, its truth says jfr print gave %d", pr.File, len(want), pr.Count)
+				}
+				o := jfr.PrintOptions{StackDepth: pr.StackDepth, Events: pr.Events}
+				n, types := compareSources(t, path, o, func(fn func(*jfr.Event) error) error {
+					for i := range want {
+						if err := fn(&want[i]); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				checkCompared(t, name, path, n, types, pr.Events)
+			})
+		}
+	}
+	if prints < 8 {
+		t.Errorf("%d kept prints compared, want the 8 of jfr/testdata/README.md at least", prints)
+	}
+}
+
+// TestBinaryMatchesPrintLive records Probe and LibDemo live and compares the
+// binary reader with the JDK's `jfr print` run now.
+func TestBinaryMatchesPrintLive(t *testing.T) {
+	tier.Timing(t)
+	start, after := liveProbe(t)
+	recs := map[string]string{"probe-start": start.path, "probe-after": after.path, "lib": libRecording(t)}
 	for name, path := range recs {
 		type variant struct {
 			depth int
@@ -37,46 +82,65 @@ func TestBinaryMatchesPrint(t *testing.T) {
 		}
 		vs := []variant{{depth: jfr.DefaultStackDepth}}
 		switch name {
-		case "from start":
+		case "probe-start":
 			vs = append(vs, variant{depth: 3}) // the cut of --stack-depth
-		case "after warm-up":
+		case "probe-after":
 			vs = append(vs, variant{depth: jfr.DefaultStackDepth, all: true}) // short: every type
 		}
 		for _, v := range vs {
-			depth := v.depth
-			t.Run(fmt.Sprintf("%s/depth %d/all types %v", name, depth, v.all), func(t *testing.T) {
-				o := jfr.PrintOptions{StackDepth: depth, Events: compareEvents}
+			t.Run(fmt.Sprintf("%s/depth %d/all types %v", name, v.depth, v.all), func(t *testing.T) {
+				o := jfr.PrintOptions{StackDepth: v.depth, Events: compareEvents}
 				if v.all {
 					o.Events = nil
 				}
-				n, types := compareSources(t, path, o)
-				rec, err := jfr.ReadRecording(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%s: %d events of %d types in %d chunk(s) the same from both sources", filepath.Base(path), n, len(types), len(rec.Chunks))
-				if name == "from start" && len(rec.Chunks) < 2 {
-					t.Errorf("%d chunk: starting the recording after warm-up should have started a new chunk, so that chunks after the first are compared too", len(rec.Chunks))
-				}
-				if name == "java library" {
-					for _, typ := range []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"} {
-						if types[typ] == 0 {
-							t.Errorf("no %s event in the recording of LibDemo", typ)
-						}
-					}
-				}
-				for _, typ := range []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.CPULoad", "jdk.JVMInformation"} {
-					if types[typ] == 0 {
-						t.Errorf("no %s event: the comparison does not cover it", typ)
-					}
-				}
+				n, types := compareSources(t, path, o, func(fn func(*jfr.Event) error) error {
+					return jfr.Print(context.Background(), path, o, fn)
+				})
+				checkCompared(t, name, path, n, types, o.Events)
 			})
 		}
 	}
 }
 
-// compareSources returns the number of events and the count by type.
-func compareSources(t *testing.T, path string, o jfr.PrintOptions) (int, map[string]int) {
+// checkCompared checks that a comparison covered what it should: the
+// chunks after the first, the Java library's events, the types the
+// analysis reads.
+func checkCompared(t *testing.T, name, path string, n int, types map[string]int, events []string) {
+	t.Helper()
+	rec, err := jfr.ReadRecording(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d events of %d types in %d chunk(s) the same from both sources", filepath.Base(path), n, len(types), len(rec.Chunks))
+	if name == "probe-start" && len(rec.Chunks) < 2 {
+		t.Errorf("%d chunk: starting the recording after warm-up should have started a new chunk, so that chunks after the first are compared too", len(rec.Chunks))
+	}
+	if name == "lib" || name == "edge" {
+		for _, typ := range []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"} {
+			if types[typ] == 0 {
+				t.Errorf("no %s event in the recording of the Java library's demo", typ)
+			}
+		}
+	}
+	for _, typ := range jfr.Events {
+		if events != nil && name != "edge" && !slices.Contains(events, typ) { // edge: printed for the library's events only
+			t.Errorf("%s is read by the analysis but not compared", typ)
+		}
+	}
+	if name == "edge" || name == "lib" {
+		return // the library's demos, too short for a jdk.CPULoad (once a second)
+	}
+	for _, typ := range []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.CPULoad", "jdk.JVMInformation"} {
+		if types[typ] == 0 {
+			t.Errorf("no %s event: the comparison does not cover it", typ)
+		}
+	}
+}
+
+// compareSources compares the binary reader's events of the recording at
+// path with those ref gives (jfr print's, live or kept) and returns the
+// number of events and the count by type.
+func compareSources(t *testing.T, path string, o jfr.PrintOptions, ref func(fn func(*jfr.Event) error) error) (int, map[string]int) {
 	t.Helper()
 	var bin []jfr.Event
 	if err := jfr.ReadBinary(context.Background(), path, o, func(ev *jfr.Event) error {
@@ -87,7 +151,7 @@ func compareSources(t *testing.T, path string, o jfr.PrintOptions) (int, map[str
 	}
 	types := map[string]int{}
 	i, bad, older := 0, 0, 0
-	err := jfr.Print(context.Background(), path, o, func(ev *jfr.Event) error {
+	err := ref(func(ev *jfr.Event) error {
 		types[ev.Type]++
 		if i < len(bin) {
 			if olderStack(&bin[i], ev) {
@@ -157,6 +221,7 @@ var lib struct {
 // latscope.* events, and returns the recording's path.
 func libRecording(t *testing.T) string {
 	t.Helper()
+	tier.Require(t, "recording LibDemo under JFR")
 	lib.once.Do(func() {
 		lib.path, lib.err = recordLib()
 	})
@@ -167,7 +232,7 @@ func libRecording(t *testing.T) string {
 }
 
 func recordLib() (string, error) {
-	dir, err := os.MkdirTemp(probe.dir, "lib-") // removed with the recordings of Probe
+	dir, err := os.MkdirTemp(probe.dir, "lib-") // removed with the live recordings of Probe
 	if err != nil {
 		return "", err
 	}

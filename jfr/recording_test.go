@@ -11,21 +11,22 @@ import (
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/jfr/jfrtest"
 )
 
-// probeParts are Probe's own timings of a request's parts (ns), averaged
-// over the requests whose midpoint lies in [start, end): the requests
-// CountRequests counts.
-func probeParts(t *testing.T, run *jfrtest.Run, start, end time.Time) (map[string]float64, int) {
+// probeParts are Probe's own timings of a request's parts (ns): their mean
+// and its standard error over the requests whose midpoint lies in
+// [start, end) (the requests CountRequests counts).
+func probeParts(t *testing.T, results string, start, end time.Time) (mean, se map[string]float64, n int) {
 	t.Helper()
-	f, err := os.Open(run.Results)
+	f, err := os.Open(results)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sum, n := map[string]float64{}, 0
+	parts := map[string][]float64{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var l struct {
@@ -41,13 +42,14 @@ func probeParts(t *testing.T, run *jfrtest.Run, start, end time.Time) (map[strin
 		}
 		n++
 		for k, v := range l.Parts {
-			sum[k] += float64(v)
+			parts[k] = append(parts[k], float64(v))
 		}
 	}
-	for k := range sum {
-		sum[k] /= float64(n)
+	mean, se = map[string]float64{}, map[string]float64{}
+	for k, xs := range parts {
+		mean[k], se[k] = jfrtest.MeanSE(xs)
 	}
-	return sum, n
+	return mean, se, n
 }
 
 // perRequest sums a group's terms that match, per request (ns).
@@ -67,8 +69,42 @@ func term(fr string, k frame.Kind, mech string) func(budget.Term) bool {
 	}
 }
 
-// TestRecordingTerms checks the budget of Probe's recordings against Probe's
-// own timings and against its design (testdata/Probe.java).
+// termsAlpha is the false-failure probability of each live comparison of a
+// term with Probe's own timing (TestRecordingLive): the band allowed is
+// the method's tolerance widened by Z(α/2) standard errors of Probe's own
+// mean over the requests compared. Six terms on two recordings: at most
+// 12 × 0.001 = 1.2 % that a correct analysis fails a live run by chance
+// (for the kept recordings the check is deterministic).
+const termsAlpha = 0.001
+
+// TestRecordingTerms checks the budget of the kept recordings of Probe
+// against Probe's own timings and against its design
+// (testdata/Probe.java).
+func TestRecordingTerms(t *testing.T) {
+	t.Parallel()
+	start, after := keptProbe(t)
+	for _, p := range []probeRec{after, start} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			checkTerms(t, p)
+		})
+	}
+}
+
+// TestRecordingLive records Probe live and checks its terms and findings
+// as TestRecordingTerms and TestRecordingFindings check the kept ones.
+func TestRecordingLive(t *testing.T) {
+	tier.Timing(t)
+	start, after := liveProbe(t)
+	for _, p := range []probeRec{after, start} {
+		t.Run(p.name, func(t *testing.T) {
+			checkTerms(t, p)
+			checkFindings(t, p)
+		})
+	}
+}
+
+// checkTerms checks a recording's terms against Probe's own timings.
 //
 // Tolerances: a JFR wait lies inside the part Probe times around it, so the
 // wait is at most the part; the part exceeds the wait by the CPU the call
@@ -76,55 +112,54 @@ func term(fr string, k frame.Kind, mech string) func(budget.Term) bool {
 // waits under the 1 ms threshold, measured at 2–5 %; 15 % is allowed. The
 // requests cut by the recording's edges leave part of their waits in it
 // (CountRequests counts the half of them with most of their time inside), an
-// error of at most cut/count of a request's waits either way. Design lower
-// bounds hold however loaded the machine is: the servers sleep 50 and 20 ms
-// before answering, the request sleeps and parks 5 ms.
-func TestRecordingTerms(t *testing.T) {
-	run := recorded(t)
-	for _, tc := range []struct{ name, path string }{{"after warm-up", run.AfterWarmup}, {"from JVM start", run.FromStart}} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec, err := jfr.ReadRecording(tc.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			load := loadOf(t, run, tc.path)
-			res := analyse(t, tc.path, probeOptions(load))
-			g := res.Groups[0]
-			parts, n := probeParts(t, run, rec.Start(), rec.End())
-			if g.Name != "Probe.handle" || g.Count != load.Count || n != g.Count {
-				t.Fatalf("group %q with %d requests; want Probe.handle with %d (load) = %d (Probe's results)", g.Name, g.Count, load.Count, n)
-			}
-			edge := float64(load.EdgeCounted+load.Before+load.After) / float64(g.Count)
-			for _, w := range []struct {
-				name   string
-				match  func(budget.Term) bool
-				part   string
-				design float64 // ms
-			}{
-				{"callUpstream socket read", term("Probe.callUpstream", frame.Network, ""), "upstream", 50},
-				{"queryDb socket read", term("Probe.queryDb", frame.Network, "BufferedReader.readLine"), "db", 20},
-				{"queryDb pool wait", term("Probe.queryDb", frame.Sync, "Probe$Pool.borrow"+jfr.PoolSuffix), "pool", 0},
-				{"lockedSection monitor", term("Probe.lockedSection", frame.Sync, "synchronized java.lang.Object"), "enter", 0},
-				{"lockedSection sleep", term("Probe.lockedSection", frame.Sleep, "Thread.sleep"), "sleep", 5},
-				{"parkABit park", term("Probe.parkABit", frame.Sync, "LockSupport.parkNanos"), "park", 5},
-			} {
-				got, own := perRequest(res, g, w.match)/1e6, parts[w.part]/1e6
-				t.Logf("%-26s JFR %6.2f ms/request, Probe's own timing %6.2f (%.1f%%)", w.name, got, own, 100*got/own)
-				// Above: JFR and Probe read different clocks around the same
-				// wait, so containment holds only up to their offsets; on the
-				// pool's many short parks that reached 6 % under load: 10 %.
-				if got > own*(1.10+edge) || got < own*(0.85-edge) {
-					t.Errorf("%s: %.2f ms per request, want within [%.2f, %.2f] of Probe's own %.2f", w.name, got, own*(0.85-edge), own*(1.10+edge), own)
-				}
-				if got < w.design*(1-edge) {
-					t.Errorf("%s: %.2f ms per request, below the design's %.0f ms", w.name, got, w.design)
-				}
-			}
-			checkCoverage(t, res, g, edge)
-			checkOutside(t, res, g)
-			checkSamples(t, g)
-		})
+// error of at most cut/count of a request's waits either way. On top, the
+// band is widened by Z(termsAlpha/2) standard errors of Probe's own mean
+// (the spread of one run's requests). Design lower bounds hold however
+// loaded the machine is: the servers sleep 50 and 20 ms before answering,
+// the request sleeps and parks 5 ms.
+func checkTerms(t *testing.T, p probeRec) {
+	rec, err := jfr.ReadRecording(p.path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	load := loadOf(t, p)
+	res := analyse(t, p.path, probeOptions(load))
+	g := res.Groups[0]
+	parts, se, n := probeParts(t, p.results, rec.Start(), rec.End())
+	if g.Name != "Probe.handle" || g.Count != load.Count || n != g.Count {
+		t.Fatalf("group %q with %d requests; want Probe.handle with %d (load) = %d (Probe's results)", g.Name, g.Count, load.Count, n)
+	}
+	edge := float64(load.EdgeCounted+load.Before+load.After) / float64(g.Count)
+	z := jfrtest.Z(termsAlpha / 2)
+	for _, w := range []struct {
+		name   string
+		match  func(budget.Term) bool
+		part   string
+		design float64 // ms
+	}{
+		{"callUpstream socket read", term("Probe.callUpstream", frame.Network, ""), "upstream", 50},
+		{"queryDb socket read", term("Probe.queryDb", frame.Network, "BufferedReader.readLine"), "db", 20},
+		{"queryDb pool wait", term("Probe.queryDb", frame.Sync, "Probe$Pool.borrow"+jfr.PoolSuffix), "pool", 0},
+		{"lockedSection monitor", term("Probe.lockedSection", frame.Sync, "synchronized java.lang.Object"), "enter", 0},
+		{"lockedSection sleep", term("Probe.lockedSection", frame.Sleep, "Thread.sleep"), "sleep", 5},
+		{"parkABit park", term("Probe.parkABit", frame.Sync, "LockSupport.parkNanos"), "park", 5},
+	} {
+		got, own, noise := perRequest(res, g, w.match)/1e6, parts[w.part]/1e6, z*se[w.part]/1e6
+		t.Logf("%-26s JFR %6.2f ms/request, Probe's own timing %6.2f ± %.2f (%.1f%%)", w.name, got, own, noise, 100*got/own)
+		// Above: JFR and Probe read different clocks around the same
+		// wait, so containment holds only up to their offsets; on the
+		// pool's many short parks that reached 6 % under load: 10 %.
+		lo, hi := own*(0.85-edge)-noise, own*(1.10+edge)+noise
+		if got > hi || got < lo {
+			t.Errorf("%s: %.2f ms per request, want within [%.2f, %.2f] of Probe's own %.2f", w.name, got, lo, hi, own)
+		}
+		if got < w.design*(1-edge) {
+			t.Errorf("%s: %.2f ms per request, below the design's %.0f ms", w.name, got, w.design)
+		}
+	}
+	checkCoverage(t, res, g, edge)
+	checkOutside(t, res, g)
+	checkSamples(t, g)
 }
 
 // checkCoverage: one thread runs each request, so its waits fit in its
@@ -177,40 +212,45 @@ func checkSamples(t *testing.T, g *budget.Group) {
 	}
 }
 
+// TestRecordingFindings checks the findings of the kept recordings of
+// Probe: the thresholds, the warm-up and critical = wait.
 func TestRecordingFindings(t *testing.T) {
-	run := recorded(t)
-	for _, tc := range []struct {
-		name, path string
-		warmup     bool
-		want, not  []string // in the threshold finding
-	}{
-		{"after warm-up", run.AfterWarmup, false,
-			[]string{"jdk.SocketRead 1 ms", "jdk.SocketWrite 1 ms", "jdk.JavaMonitorEnter 1 ms", "jdk.ThreadPark 1 ms", "jdk.ThreadSleep 1 ms"}, []string{"record with", "changed"}},
+	t.Parallel()
+	start, after := keptProbe(t)
+	for _, p := range []probeRec{after, start} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			checkFindings(t, p)
+		})
+	}
+}
+
+func checkFindings(t *testing.T, p probeRec) {
+	want := []string{"jdk.SocketRead 1 ms", "jdk.SocketWrite 1 ms", "jdk.JavaMonitorEnter 1 ms", "jdk.ThreadPark 1 ms", "jdk.ThreadSleep 1 ms"}
+	not := []string{"record with", "changed"}
+	if p.fromStart {
 		// profile's 10 ms for the events without an override, down to 1 ms
 		// while the jcmd recording ran: JFR records the lowest threshold
-		{"from JVM start", run.FromStart, true,
-			[]string{"jdk.SocketRead 1 ms,", "jdk.SocketWrite 10 ms → 1 ms → 10 ms (changed while recording)", "record with 1 ms thresholds"}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res := analyse(t, tc.path, probeOptions(loadOf(t, run, tc.path)))
-			th := finding(res, budget.FindUnexplained, "threshold")
-			for _, w := range tc.want {
-				if !strings.Contains(th, w) {
-					t.Errorf("threshold finding %q lacks %q", th, w)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(th, w) {
-					t.Errorf("threshold finding %q has %q", th, w)
-				}
-			}
-			if w := finding(res, budget.FindWarmup, ""); (w != "") != tc.warmup {
-				t.Errorf("warm-up finding %q, want one: %v", w, tc.warmup)
-			}
-			if c := finding(res, budget.FindInferred, "critical = wait"); c == "" {
-				t.Error("no finding says critical = wait")
-			}
-		})
+		want = []string{"jdk.SocketRead 1 ms,", "jdk.SocketWrite 10 ms → 1 ms → 10 ms (changed while recording)", "record with 1 ms thresholds"}
+		not = nil
+	}
+	res := analyse(t, p.path, probeOptions(loadOf(t, p)))
+	th := finding(res, budget.FindUnexplained, "threshold")
+	for _, w := range want {
+		if !strings.Contains(th, w) {
+			t.Errorf("threshold finding %q lacks %q", th, w)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(th, w) {
+			t.Errorf("threshold finding %q has %q", th, w)
+		}
+	}
+	if w := finding(res, budget.FindWarmup, ""); (w != "") != p.fromStart {
+		t.Errorf("warm-up finding %q, want one: %v", w, p.fromStart)
+	}
+	if c := finding(res, budget.FindInferred, "critical = wait"); c == "" {
+		t.Error("no finding says critical = wait")
 	}
 }
 
@@ -227,8 +267,9 @@ func finding(res *budget.Result, k budget.FindingKind, sub string) string {
 
 // TestRecordingRules: the same recording under other rules.
 func TestRecordingRules(t *testing.T) {
-	run := recorded(t)
-	load := loadOf(t, run, run.AfterWarmup)
+	t.Parallel()
+	_, after := keptProbe(t)
+	load := loadOf(t, after)
 	for _, tc := range []struct {
 		name string
 		opts func(o *jfr.Options)
@@ -247,7 +288,7 @@ func TestRecordingRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := probeOptions(load)
 			tc.opts(&o)
-			res := analyse(t, run.AfterWarmup, o)
+			res := analyse(t, after.path, o)
 			var names []string
 			for _, ts := range res.Groups[0].Terms {
 				tm := res.Terms[ts.Term]
@@ -262,8 +303,9 @@ func TestRecordingRules(t *testing.T) {
 }
 
 func TestRecordingHandlerMissing(t *testing.T) {
-	run := recorded(t)
-	rec, err := jfr.ReadRecording(run.AfterWarmup)
+	t.Parallel()
+	_, after := keptProbe(t)
+	rec, err := jfr.ReadRecording(after.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +315,7 @@ func TestRecordingHandlerMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range events(t, run.AfterWarmup) {
+	for _, ev := range events(t, after.path) {
 		a.Event(&ev)
 	}
 	err = a.Matched()
