@@ -149,7 +149,7 @@ func (rr *rowReader) next() (row []string, line int, off int64, err error) {
 		}
 		switch {
 		case long && !rr.tsv && quotes%2 == 1:
-			return nil, line, off, fmt.Errorf("%w (%w)", errUnclosed, errTooLong(rr.opts.MaxRecordBytes))
+			return nil, line, off, fmt.Errorf("%w: the record is over %s", errUnclosed, sizeText(rr.opts.MaxRecordBytes))
 		case long:
 			rr.opts.Skip(off)
 			continue

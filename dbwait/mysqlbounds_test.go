@@ -153,3 +153,30 @@ func TestNoMatchSaysWhatWasSkipped(t *testing.T) {
 		t.Errorf("err = %v, want it to say %q", err, want)
 	}
 }
+
+// TestAnalyzerCSVEndlessField: the command's reader, which skips long
+// records, reads an endless quoted field in bounded memory to the end of
+// the input and then says the field was never closed.
+func TestAnalyzerCSVEndlessField(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 256 MB of generated input")
+	}
+	const head = "SQL_TEXT,TIMER_WAIT\n\"SELECT 1\",5\n"
+	chunk := bytes.Repeat([]byte("a\n"), 32<<10)
+	gen := &genReader{size: 256 << 20, next: func(i int) []byte {
+		if i == 0 {
+			return []byte(head + `"`)
+		}
+		return chunk
+	}}
+	a := dbwait.New(dbwait.Options{})
+	var err error
+	peak := peakHeap(t, func() { err = a.ReadMySQLCSV(t.Context(), "history.csv", gen) })
+	t.Logf("peak heap %d MB, error %v", peak>>20, err)
+	if err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("history.csv: line 3 (byte offset %d): a quoted field not closed before the end of the input", len(head))) {
+		t.Errorf("err = %v, want the unclosed field at line 3, byte offset %d", err, len(head))
+	}
+	if peak > 100<<20 {
+		t.Errorf("peak heap %d MB for a field of 256 MB: want under 100 MB", peak>>20)
+	}
+}
