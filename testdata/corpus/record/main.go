@@ -244,13 +244,17 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // ---- the closed-model client ----
 
+// maxPerClient bounds the load in count as the window bounds it in time.
+const maxPerClient = 20000
+
 // drive runs n clients, each sending its next request when the last one
-// ended, until ctx ends; every request is recorded as "client".
+// ended, until ctx ends or it has sent maxPerClient; every request is
+// recorded as "client".
 func drive(ctx context.Context, n int, do func(context.Context) error) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			for ctx.Err() == nil {
+			for i := 0; ctx.Err() == nil && i < maxPerClient; i++ {
 				begin := time.Now()
 				err := do(ctx)
 				end := time.Now()
