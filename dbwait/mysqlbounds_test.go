@@ -2,6 +2,7 @@ package dbwait_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -178,5 +179,15 @@ func TestAnalyzerCSVEndlessField(t *testing.T) {
 	}
 	if peak > 100<<20 {
 		t.Errorf("peak heap %d MB for a field of 256 MB: want under 100 MB", peak>>20)
+	}
+}
+
+// TestReaderErrorSaysWhatWasSkipped: an export whose only row was too long
+// is refused as empty, and the error says the row was skipped.
+func TestReaderErrorSaysWhatWasSkipped(t *testing.T) {
+	in := "SQL_TEXT,TIMER_WAIT\n\"" + strings.Repeat("r", dbwait.DefaultMaxRecordBytes) + "\",5\n"
+	err := dbwait.New(dbwait.Options{}).ReadMySQLCSV(t.Context(), "history.csv", strings.NewReader(in))
+	if !errors.Is(err, dbwait.ErrNoHistory) || !strings.HasSuffix(err.Error(), "; also skipped: 1 record over 16 MiB (first at byte offset 20)") {
+		t.Errorf("err = %v, want ErrNoHistory saying the record was skipped", err)
 	}
 }

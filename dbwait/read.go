@@ -68,13 +68,19 @@ func (s *skips) add(offset int64) {
 }
 
 // note keeps, for Finalize's warnings, how many of name's lines or records
-// (what: one, many) were over max bytes and skipped.
-func (a *Analyzer) note(name string, what [2]string, max int, s skips) {
+// (what: one, many) were over max bytes and skipped, and adds that to err,
+// the reader's error, if any (what was skipped may be why it failed).
+func (a *Analyzer) note(name string, what [2]string, max int, s skips, err error) error {
 	if s.n == 0 {
-		return
+		return err
 	}
-	a.read = append(a.read, fmt.Errorf("%s: %d %s over %s skipped (first at byte offset %d): their statements cannot be joined",
-		name, s.n, what[min(s.n-1, 1)], sizeText(max), s.first))
+	n := fmt.Errorf("%s: %d %s over %s skipped (first at byte offset %d): their statements cannot be joined",
+		name, s.n, what[min(s.n-1, 1)], sizeText(max), s.first)
+	a.read = append(a.read, n)
+	if err != nil {
+		return fmt.Errorf("%w; also skipped: %d %s over %s (first at byte offset %d)", err, s.n, what[min(s.n-1, 1)], sizeText(max), s.first)
+	}
+	return nil
 }
 
 // sizeText is a limit in MiB when it is whole ones, else in bytes.
@@ -101,10 +107,10 @@ func (a *Analyzer) ReadPGLog(ctx context.Context, name string, r io.Reader) erro
 	return a.feedPGLog(name, pglog.NewReaderOptions(r, pglog.Options{Context: ctx}))
 }
 
-func (a *Analyzer) feedPGLog(name string, r *pglog.Reader) error {
+func (a *Analyzer) feedPGLog(name string, r *pglog.Reader) (err error) {
 	agg := pglog.NewAggregator(a.Statement)
 	var sk skips
-	defer func() { a.note(name, [2]string{"line", "lines"}, r.MaxLineBytes(), sk) }()
+	defer func() { err = a.note(name, [2]string{"line", "lines"}, r.MaxLineBytes(), sk, err) }()
 	for {
 		e, err := r.Next()
 		var lerr *pglog.LineError
@@ -131,8 +137,7 @@ func (a *Analyzer) ReadMySQLCSV(ctx context.Context, name string, r io.Reader) e
 	var sk skips
 	opts := ReadOptions{Context: ctx, Skip: sk.add}
 	err := ReadMySQLCSVOptions(name, r, a.Statement, opts)
-	a.note(name, [2]string{"record", "records"}, DefaultMaxRecordBytes, sk)
-	return err
+	return a.note(name, [2]string{"record", "records"}, DefaultMaxRecordBytes, sk, err)
 }
 
 // ReadMySQLSlowLog is ReadMySQLSlowLogOptions into a, stopped when ctx is
@@ -142,6 +147,5 @@ func (a *Analyzer) ReadMySQLSlowLog(ctx context.Context, name string, r io.Reade
 	var sk skips
 	opts := ReadOptions{Context: ctx, Skip: sk.add}
 	err := ReadMySQLSlowLogOptions(name, r, a.Statement, opts)
-	a.note(name, [2]string{"entry", "entries"}, DefaultMaxRecordBytes, sk)
-	return err
+	return a.note(name, [2]string{"entry", "entries"}, DefaultMaxRecordBytes, sk, err)
 }
