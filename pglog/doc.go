@@ -17,6 +17,10 @@
 //     End − Duration and so excludes client round trips between phases.
 //   - A statement's Duration is server time only; a table-lock wait is
 //     inside it (for the extended protocol, inside the parse phase).
+//   - Memory is bounded by the longest line decoded (Options.MaxLineBytes,
+//     16 MiB): a longer line, newline or not, is read past and returned as
+//     an ErrLineTooLong LineError. Options.Context stops a Reader between
+//     reads of at most 64 KiB.
 //
 // BUG(pglog): "execute fetch from" lines (a portal resumed after a row
 // limit; pgx never does this) become statements of their own.
