@@ -12,18 +12,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/java"
 	"github.com/latscope/latscope/jfr"
+	"github.com/latscope/latscope/jfr/jfrtest"
 )
 
 // libEvents are the library's event types.
 var libEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"}
 
-// record builds the library, compiles testdata/LibDemo.java against it and
-// records n requests of it from the JVM's start.
-func record(t *testing.T, n int) string {
-	rec, _ := recordProgram(t, "LibDemo", strconv.Itoa(n))
-	return rec
+// kept returns the kept recording NAME.jfr of a program of testdata
+// (jfr/testdata/rec, recorded by `go run ./jfr/internal/mkrecordings`) and
+// its truth.
+func kept(t *testing.T, name string) (string, *jfrtest.Truth) {
+	t.Helper()
+	tr, err := jfrtest.ReadTruth(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := jfrtest.Kept(name, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, tr
 }
 
 // recordProgram builds the library, compiles testdata/PROG.java against it
@@ -31,6 +42,7 @@ func record(t *testing.T, n int) string {
 // and the program's output.
 func recordProgram(t *testing.T, prog string, args ...string) (string, string) {
 	t.Helper()
+	tier.Require(t, "recording "+prog+" under JFR")
 	javac, err := java.Javac()
 	if err != nil {
 		t.Skipf("LOUD SKIP: no JDK: %v", err)
@@ -59,11 +71,27 @@ func recordProgram(t *testing.T, prog string, args ...string) (string, string) {
 	return rec, string(out)
 }
 
-// TestEdges runs testdata/LibEdge.java, which checks the library's edges
-// itself, and checks their events: execute has no wait, invokeAll waits
-// for both tasks, a task that throws still has its run and wait.
+// TestEdges checks the kept run of testdata/LibEdge.java, which checks the
+// library's edges itself, and their events: execute has no wait, invokeAll
+// waits for both tasks, a task that throws still has its run and wait.
 func TestEdges(t *testing.T) {
+	t.Parallel()
+	rec, tr := kept(t, "edge")
+	var lines []string
+	for _, l := range tr.Own["output"].([]any) {
+		lines = append(lines, l.(string))
+	}
+	checkEdges(t, rec, strings.Join(lines, "\n"))
+}
+
+// TestEdgesLive runs LibEdge live (timing tier) and checks it as TestEdges.
+func TestEdgesLive(t *testing.T) {
+	tier.Timing(t)
 	rec, out := recordProgram(t, "LibEdge")
+	checkEdges(t, rec, out)
+}
+
+func checkEdges(t *testing.T, rec, out string) {
 	passed := 0
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		switch {
@@ -104,14 +132,31 @@ func TestEdges(t *testing.T) {
 	}
 }
 
-// TestRecord records LibDemo and checks its events against how LibDemo is
-// written: n requests in order with their traceparents, each at least
-// 60 ms (the sleeps of its handler), three tasks per request carrying the
-// request's id (one nested), each run on an executor thread for at least
-// its sleep and waited for on the thread that submitted it.
+// TestRecord checks the events of the kept recording of LibDemo against
+// how LibDemo is written: n requests in order with their traceparents, each
+// at least 60 ms (the sleeps of its handler), three tasks per request
+// carrying the request's id (one nested), each run on an executor thread
+// for at least its sleep and waited for on the thread that submitted it.
 func TestRecord(t *testing.T) {
+	t.Parallel()
+	rec, tr := kept(t, "lib")
+	n, _ := tr.Config["requests"].(float64)
+	if n < 1 {
+		t.Fatalf("lib.json: requests %v", tr.Config["requests"])
+	}
+	checkRecord(t, rec, int(n))
+}
+
+// TestRecordLive records LibDemo live (timing tier) and checks it as
+// TestRecord.
+func TestRecordLive(t *testing.T) {
+	tier.Timing(t)
 	const n = 8
-	rec := record(t, n)
+	rec, _ := recordProgram(t, "LibDemo", strconv.Itoa(n))
+	checkRecord(t, rec, n)
+}
+
+func checkRecord(t *testing.T, rec string, n int) {
 	type task struct {
 		submit, run, wait *jfr.Event
 	}
@@ -210,8 +255,9 @@ func TestRecord(t *testing.T) {
 }
 
 // TestBuildServlet compiles the Servlet filter against the system's
-// javax.servlet API jar.
+// javax.servlet API jar (timing tier: it runs javac).
 func TestBuildServlet(t *testing.T) {
+	tier.Timing(t)
 	var jars []string
 	all, _ := filepath.Glob("/usr/share/java/*servlet-api*.jar")
 	for _, j := range all {
