@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // TestRecorderSpinners records two processes that spin on the same CPU
@@ -22,6 +23,7 @@ import (
 // spinners sharing one CPU each wait about half of it. The sleeper never
 // waits for long.
 func TestRecorderSpinners(t *testing.T) {
+	tier.Timing(t)
 	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
 		t.Skipf("SKIP: no /proc/PID/schedstat on this kernel (CONFIG_SCHEDSTATS): %v", err)
 	}
@@ -146,6 +148,7 @@ func BenchmarkPass(b *testing.B) {
 // exits, Run ends with ErrParentExited and what it recorded is flushed,
 // ending on a whole line.
 func TestRecorderParentExits(t *testing.T) {
+	tier.Timing(t)
 	parent := exec.Command("sh", "-c", "sleep 1 & sleep 0.3")
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)

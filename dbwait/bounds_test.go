@@ -81,13 +81,13 @@ func otherStatement(i int) []byte {
 // bounded by the spans, not the log, and the join is the same.
 func TestPGLogMemoryBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("reads 300 MB of generated log")
+		t.Skip("reads 160 MB of generated log")
 	}
 	c := loadCapture(t, "pause")
 	want := analyse(t, "pause", dbwait.Options{})
 	a := dbwait.New(dbwait.Options{})
 	feedTrace(t, a, "pause.trace", c.trace)
-	const size = 300 << 20
+	const size = 160 << 20
 	gen := &genReader{size: size, next: otherStatement}
 	var err error
 	peak := peakHeap(t, func() {

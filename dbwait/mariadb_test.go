@@ -18,6 +18,7 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/tier"
 )
 
 // mariadb is a private MariaDB server started for one test: its socket and
@@ -29,6 +30,7 @@ type mariadb struct{ sock, slowLog string }
 // PostgreSQL. It skips, loudly, where the machine has no MariaDB server.
 func startMariaDB(t *testing.T, opts ...string) mariadb {
 	t.Helper()
+	tier.Require(t, "a MariaDB server")
 	server, err1 := lookBin("mariadbd", "mysqld")
 	install, err2 := lookBin("mariadb-install-db", "mysql_install_db")
 	if err := errors.Join(err1, err2); err != nil {
@@ -145,6 +147,7 @@ func checkJoined(t *testing.T, res *dbwait.Result, n int) {
 // two. Every query is found in the log with the server's own time, and
 // none is called outside the database: they only sleep inside it.
 func TestMariaDBSlowLog(t *testing.T) {
+	tier.Timing(t)
 	m := startMariaDB(t)
 	const queries = 12
 	buf := tracedQueries(t, m, queries)
@@ -183,6 +186,7 @@ const historyQuery = `SELECT h.THREAD_ID, h.TIMER_WAIT, h.LOCK_TIME, h.SQL_TEXT,
 // the consumers), then with both; the statements are joined and placed on
 // the trace's clock.
 func TestMariaDBHistoryExport(t *testing.T) {
+	tier.Timing(t)
 	m := startMariaDB(t, "--performance-schema=ON", "--performance-schema-consumer-events-statements-history-long=ON")
 	client, err := lookBin("mariadb", "mysql")
 	if err != nil {

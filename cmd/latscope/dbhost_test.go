@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/dbhost"
+	"github.com/latscope/latscope/internal/tier"
 )
 
 func TestDBHostErrors(t *testing.T) {
@@ -51,6 +52,7 @@ func TestDBHostErrors(t *testing.T) {
 // TestDBHostRecords records this test process's children (a sleeping
 // child) for a moment and reads the file back.
 func TestDBHostRecords(t *testing.T) {
+	tier.Timing(t)
 	child := exec.Command("sleep", "30")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestDBHostRecords(t *testing.T) {
 // TestDBHostStopsOnSignal: Ctrl-C (or SIGTERM) is how a recording without
 // --for ends: dbhost stops at once, writes the whole file and exits 0.
 func TestDBHostStopsOnSignal(t *testing.T) {
+	tier.Timing(t)
 	child := exec.Command("sleep", "60")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
