@@ -27,7 +27,9 @@ import (
 //     RFC 3339. Without it statements have no time (TIMER_END counts from
 //     server start), so they are joined and compared but not placed.
 //
-// name is used in errors, which give the line number.
+// A record over DefaultMaxRecordBytes is refused (ReadMySQLCSVOptions can
+// skip it instead); memory stays bounded by that limit. name is used in
+// errors, which give the line number and byte offset.
 func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 	return ReadMySQLCSVOptions(name, r, fn, ReadOptions{})
 }

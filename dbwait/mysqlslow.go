@@ -28,8 +28,9 @@ import (
 // statements are joined by traceparent and compared but not placed (as a
 // CSV export without END_TIME). The server's banner lines (written at each
 // start) and "use db;" lines are skipped. A log with no statement is an
-// error (the server was not told to log them). name is used in errors,
-// which give the line number.
+// error (the server was not told to log them). A statement over
+// DefaultMaxRecordBytes is refused (ReadMySQLSlowLogOptions can skip it
+// instead). name is used in errors, which give the line number.
 func ReadMySQLSlowLog(name string, r io.Reader, fn func(pglog.Statement)) error {
 	return ReadMySQLSlowLogOptions(name, r, fn, ReadOptions{})
 }
