@@ -45,6 +45,9 @@ func labSubcommand(sub string) (command, bool) {
 func mainExit(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the command, which stops within a second;
+	// a second one ends the process, as a stuck command must be.
+	go func() { <-ctx.Done(); stop() }()
 	debug, _ := globalFlags(args)
 	if err := run(ctx, os.Stdout, os.Stderr, args); err != nil {
 		printError(os.Stderr, err, debug)
