@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/chromiumtest"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/dbwait"
@@ -250,6 +251,7 @@ func TestHTMLWithoutSamples(t *testing.T) {
 // tracks, bands and the threshold visible. It leaves the report and a
 // screenshot in -artifacts.
 func TestHTMLInChromium(t *testing.T) {
+	tier.Timing(t)
 	bin := chromiumtest.Bin(t, "the dbwait lab's HTML report")
 	results, out := htmlPage(t)
 	dir := *htmlArtifacts

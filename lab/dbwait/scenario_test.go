@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/pgcluster"
 )
@@ -87,6 +88,7 @@ func needLab(t *testing.T) {
 // TestLab runs the whole scenario on real parts with 3 s windows and
 // asserts the acceptance: each condition gets its verdict.
 func TestLab(t *testing.T) {
+	tier.Timing(t)
 	needLab(t)
 	env := testEnv(t, lab.Short)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

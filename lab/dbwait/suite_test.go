@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/tcpproxy"
 )
@@ -40,6 +41,7 @@ func proxyMain(ctx context.Context, args []string) error {
 // verdict, ≤ 1 % of those it did not get a wrong outside verdict. The
 // truth is the lab's record of what it injected.
 func TestFaultSuite(t *testing.T) {
+	tier.Timing(t)
 	needLab(t)
 	for _, loaded := range []bool{false, true} {
 		name := "quiet"
