@@ -167,7 +167,7 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
 	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm}
-	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&flagNoAdopt == 0 {
+	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&(flagNoAdopt|flagTransport) == 0 {
 		a.join(g, c.req, ev.Time, c.mi, true)
 	}
 	a.inferCreated(g, ev)

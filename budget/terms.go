@@ -53,7 +53,32 @@ const (
 	flagDone                    // the response was written (finishRequest/abortPendingRead)
 	flagNoAdopt                 // a net/http server goroutine that is never a request's child
 	flagJoinAll                 // a wait that joins every goroutine started before it (critpath.Seg.JoinAll)
+	flagTransport               // an HTTP client transport's goroutine (dial, readLoop, writeLoop): never a request's child
 )
+
+// transportStart are the start functions (prefixes) of the goroutines an
+// HTTP client's transport runs for a connection. Created by whichever
+// request needed a connection, they serve every request that later uses it;
+// with the default transport's 2 idle connections per host, one can end
+// inside the request that created it (the connection is closed when the
+// idle pool is full), and adopting it would charge its network read to no
+// application frame instead of the caller waiting for it (issue #36). Never
+// adopted, they explain the caller's wait as any goroutine of no request
+// does (docs/method.md §2, §4).
+var transportStart = []string{
+	"net/http.(*Transport).",
+	"net/http.(*persistConn).",
+	"net/http.(*http2ClientConn).",
+	"net/http.(*http2clientStream).",
+	"net/http.(*http2Transport).",
+	"net/http.(*http2dialCall).",
+	"net/http.(*http2addConnCall).",
+	"golang.org/x/net/http2.(*ClientConn).",
+	"golang.org/x/net/http2.(*clientStream).",
+	"golang.org/x/net/http2.(*Transport).",
+	"golang.org/x/net/http2.(*dialCall).",
+	"golang.org/x/net/http2.(*addConnCall).",
+}
 
 // terms interns terms and caches per-stack attribution.
 type terms struct {
@@ -108,6 +133,13 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 			si.flags |= flagNoAdopt
 		case "sync.(*WaitGroup).Wait", "golang.org/x/sync/errgroup.(*Group).Wait":
 			si.flags |= flagJoinAll
+		}
+		if len(frames) == 1 || f.Func == frames[0].Func { // a start stack is the goroutine's function
+			for _, p := range transportStart {
+				if strings.HasPrefix(f.Func, p) {
+					si.flags |= flagTransport
+				}
+			}
 		}
 		if t.rules.IsAppFrame(f.Func, f.File, si.attr.Fallback) {
 			si.outerApp = f.Func

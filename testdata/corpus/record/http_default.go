@@ -46,7 +46,6 @@ func init() {
 			t.Note = "the default transport dials often under 8 clients: a new connection's dial and handshake the server cannot see (docs/accuracy.md); allowed 1 ms beside 3 %"
 			t.Terms = []TermTruth{{Frame: "main.callUpstream", Kind: "select", ConfiguredMS: 20, Timer: "callUpstream", Critical: true, Beneath: "network",
 				Note: "the whole upstream call: its 20 ms sleep plus the dial, when the transport has no idle connection"}}
-			t.Gaps = []Gap{{Issue: "#32", Term: "main.callUpstream", Text: "the wait of a request that adopts a connection another request dialed is shown under (no app frame), not callUpstream"}}
 			up := http.NewServeMux()
 			up.HandleFunc("GET /price", func(w http.ResponseWriter, r *http.Request) {
 				time.Sleep(upstreamCost)
