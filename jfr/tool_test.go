@@ -35,6 +35,7 @@ func TestFindTool(t *testing.T) {
 }
 
 func TestPrint(t *testing.T) {
+	t.Parallel()
 	abs, err := filepath.Abs("testdata/print.json")
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +61,7 @@ func TestPrint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			n := 0
 			err := Print(context.Background(), "x.jfr", PrintOptions{Tool: fakeTool(t, tt.script), StackDepth: DefaultStackDepth, Events: []string{"jdk.SocketRead"}}, func(ev *Event) error {
 				n++
