@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 
@@ -23,11 +24,15 @@ const DefaultMissPct = 5.0
 // Comparison checks predictions made from one trace against a second trace
 // in which the change was made for real ("true zeroing", docs/method.md §5).
 type Comparison struct {
-	Before      Requests          `json:"before"`
-	After       Requests          `json:"after"`
-	MissPct     float64           `json:"miss_pct"`
-	Predictions []PredictionCheck `json:"predictions"`
-	Terms       []TermDelta       `json:"terms"`
+	Before  Requests `json:"before"`
+	After   Requests `json:"after"`
+	MissPct float64  `json:"miss_pct"`
+	// Confidence is the level of the intervals and verdicts (0.95), and
+	// IntervalMethod how their standard errors were estimated.
+	Confidence     float64           `json:"confidence"`
+	IntervalMethod string            `json:"interval_method"`
+	Predictions    []PredictionCheck `json:"predictions"`
+	Terms          []TermDelta       `json:"terms"`
 	// Warnings say why the comparison may judge nothing: two traces that
 	// share no application frame are not of the same service.
 	Warnings []string `json:"warnings,omitempty"`
@@ -46,7 +51,47 @@ type PredictionCheck struct {
 	PredictedRPS  float64  `json:"predicted_rps"`
 	MeasuredRPS   float64  `json:"measured_rps"`
 	RPSErrorPct   float64  `json:"rps_error_pct"`
-	Miss          bool     `json:"miss"`
+	// Miss is the point estimate's rule, unchanged: |ErrorPct| > MissPct.
+	Miss bool `json:"miss"`
+	// The 95 % intervals of the measured mean (AFTER's requests), of the
+	// predicted mean (BEFORE's own sampling error) and of the error (their
+	// difference, in percent of the measured mean); null when a trace has
+	// too few requests for one (or no per-request series was given).
+	MeasuredLow   *Duration `json:"measured_mean_low_ms"`
+	MeasuredHigh  *Duration `json:"measured_mean_high_ms"`
+	PredictedLow  *Duration `json:"predicted_mean_low_ms"`
+	PredictedHigh *Duration `json:"predicted_mean_high_ms"`
+	ErrorLowPct   *float64  `json:"error_low_pct"`
+	ErrorHighPct  *float64  `json:"error_high_pct"`
+	// Verdict is hit (the error's interval lies within ±MissPct),
+	// miss (wholly outside) or inconclusive (it crosses the bar).
+	Verdict string `json:"verdict"`
+	// Decide, for an inconclusive verdict, says what would decide it;
+	// MoreRequests is the factor of requests in each trace it needs (0
+	// when no amount would: the estimate sits on the bar).
+	Decide       string  `json:"decide,omitempty"`
+	MoreRequests float64 `json:"more_requests_factor,omitempty"`
+}
+
+// Verdicts of a prediction (and of a finding with a threshold).
+const (
+	VerdictHit          = "hit"
+	VerdictMiss         = "miss"
+	VerdictInconclusive = "inconclusive"
+)
+
+// IntervalMethod names how compare's standard errors are estimated.
+const IntervalMethod = "batch means over requests in the order they ended (docs/method.md §13)"
+
+// Samples are the per-request series compare's intervals rest on, by
+// request type, each in the order the requests ended.
+type Samples struct {
+	// After holds the second trace's latencies (ns).
+	After map[string][]int64
+	// Predicted holds, per prediction of the first trace in order, its
+	// requests' predicted latencies (ns). Only their spread is used: the
+	// predicted mean itself is the report's.
+	Predicted map[string][][]int64
 }
 
 // TermDelta is a term's critical time per request before and after. Terms
@@ -67,7 +112,15 @@ type TermDelta struct {
 
 // Compare compares the primary request type of two reports. before must
 // carry the predictions.
+// Without per-request series its intervals have zero width: the verdict
+// is the point estimate's (CompareSamples gives them).
 func Compare(before, after *Report, missPct float64) (*Comparison, error) {
+	return CompareSamples(before, after, missPct, nil)
+}
+
+// CompareSamples is Compare with the per-request series that give the
+// means their 95 % intervals and the predictions their verdicts.
+func CompareSamples(before, after *Report, missPct float64, s *Samples) (*Comparison, error) {
 	if len(before.Groups) == 0 || len(after.Groups) == 0 {
 		return nil, fmt.Errorf("compare: both traces need requests (before has %d request types, after %d)", len(before.Groups), len(after.Groups))
 	}
@@ -82,8 +135,15 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 			return nil, fmt.Errorf("compare: %w", opterr.Wrap("task", fmt.Errorf("not given: request type %q of the first trace is not in the second (it has %q); pick one", b.Name, a.Name)))
 		}
 	}
-	c := &Comparison{Before: b.Requests, After: a.Requests, MissPct: missPct, group: b.Name, Predictions: []PredictionCheck{}}
-	for _, p := range b.Predictions {
+	c := &Comparison{Before: b.Requests, After: a.Requests, MissPct: missPct, group: b.Name, Predictions: []PredictionCheck{},
+		Confidence: stats.Confidence, IntervalMethod: IntervalMethod}
+	var afterLat []int64
+	var predLat [][]int64
+	if s != nil {
+		afterLat, predLat = s.After[b.Name], s.Predicted[b.Name]
+	}
+	measured := seriesMean(afterLat)
+	for i, p := range b.Predictions {
 		pc := PredictionCheck{Spec: p.Spec, PredictedMean: p.Mean, MeasuredMean: a.Requests.Mean,
 			PredictedP99: p.P99, MeasuredP99: a.Requests.P99, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
 		pc.ErrorPct = errPct(float64(p.Mean), float64(a.Requests.Mean))
@@ -92,6 +152,11 @@ func Compare(before, after *Report, missPct float64) (*Comparison, error) {
 		}
 		pc.RPSErrorPct = errPct(p.rps, a.Requests.rps)
 		pc.Miss = math.Abs(100*(float64(p.Mean)-float64(a.Requests.Mean))/float64(a.Requests.Mean)) > missPct
+		var pl []int64
+		if i < len(predLat) {
+			pl = predLat[i]
+		}
+		c.judge(&pc, p, measured, predicted(p, pl), s != nil)
 		c.Predictions = append(c.Predictions, pc)
 	}
 	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
@@ -250,18 +315,25 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	if len(c.Predictions) == 0 {
 		ew.printf("no predictions given (--predict SPEC): only the term deltas follow\n")
 	} else {
-		ew.printf("\npredictions from the first trace, measured in the second (miss: |error| > %g%%)\n", c.MissPct)
+		ew.printf("\npredictions from the first trace, measured in the second, with %g %% intervals: %s\n", 100*c.Confidence, c.IntervalMethod)
+		ew.printf("hit: the error's interval lies within ±%g%% of the measured mean; miss: wholly outside; inconclusive: it crosses the bar\n", c.MissPct)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		termsafe.Fprintf(tw, "what-if\tpredicted ms\tmeasured ms\terror\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
+		termsafe.Fprintf(tw, "what-if\tpredicted ms\t\tmeasured ms\t\terror\terror 95 %%\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
 		for _, p := range c.Predictions {
-			verdict := "ok"
-			if p.Miss {
+			verdict := p.Verdict
+			if p.Verdict == VerdictMiss {
 				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMean.Ms()-p.MeasuredMean.Ms())
 			}
-			termsafe.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec, p.PredictedMean.Ms(), p.MeasuredMean.Ms(), p.ErrorPct,
-				p.PredictedP99.Ms(), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict)
+			termsafe.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%+.1f%%\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec,
+				p.PredictedMean.Ms(), plusMinus(p.PredictedLow, p.PredictedHigh), p.MeasuredMean.Ms(), plusMinus(p.MeasuredLow, p.MeasuredHigh),
+				p.ErrorPct, pctRange(p.ErrorLowPct, p.ErrorHighPct), p.PredictedP99.Ms(), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict)
 		}
 		tw.Flush()
+		for _, p := range c.Predictions {
+			if p.Decide != "" {
+				termsafe.Fprintf(ew, "  %s inconclusive: %s\n", p.Spec, p.Decide)
+			}
+		}
 	}
 	ew.printf("\ncritical time per request, by term (largest change first)\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -274,4 +346,20 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	return ew.err
+}
+
+// plusMinus prints an interval's half-width, "±1.20", or "" without one.
+func plusMinus(lo, hi *Duration) string {
+	if lo == nil || hi == nil {
+		return ""
+	}
+	return fmt.Sprintf("±%.2f", (hi.Ms()-lo.Ms())/2)
+}
+
+// pctRange prints an interval in percent, "[-3.0, -0.4]", or "".
+func pctRange(lo, hi *float64) string {
+	if lo == nil || hi == nil {
+		return ""
+	}
+	return fmt.Sprintf("[%+.1f, %+.1f]", *lo, *hi)
 }

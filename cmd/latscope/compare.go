@@ -8,6 +8,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/critpath"
 	"github.com/latscope/latscope/pipeline"
 	"github.com/latscope/latscope/render"
 )
@@ -51,11 +52,15 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		}
 	}
 	reports := make([]*render.Report, 2)
+	samples := &render.Samples{After: map[string][]int64{}, Predicted: map[string][][]int64{}}
 	for i, name := range fs.Args() {
 		opts := budget.DefaultOptions
 		opts.Rules.App = app
+		var paths *criticalTerms
 		if i == 0 {
 			opts.Predictions = preds
+			paths = &criticalTerms{byGroup: map[string]*groupPaths{}}
+			opts.Each = paths.add
 		}
 		res, err := analysis.File(ctx, name, opts, false)
 		if _, ok := errors.AsType[*analysis.DamagedError](err); ok {
@@ -76,10 +81,17 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			if err := r.Unmatched(); err != nil {
 				return err
 			}
+			for _, g := range res.Groups {
+				samples.Predicted[g.Name] = paths.predicted(g, res.Terms, preds)
+			}
+		} else {
+			for _, g := range res.Groups {
+				samples.After[g.Name] = g.Latencies
+			}
 		}
 		reports[i] = r.Report
 	}
-	c, err := render.Compare(reports[0], reports[1], miss)
+	c, err := render.CompareSamples(reports[0], reports[1], miss, samples)
 	if err != nil {
 		return err
 	}
@@ -87,4 +99,98 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return c.WriteJSON(stdout)
 	}
 	return c.WriteText(stdout)
+}
+
+// criticalTerms keeps, per request of the first trace in the order the
+// requests ended, its latency and its critical-path time by term: what
+// the predicted latencies' spread is approximated from (docs/method.md §13).
+type criticalTerms struct {
+	byGroup map[string]*groupPaths
+}
+
+type groupPaths struct {
+	lat  []int64
+	crit [][]termTime // per request: critical time by term
+}
+
+type termTime struct {
+	term critpath.TermID
+	ns   int64
+}
+
+// add is budget.Options.Each.
+func (c *criticalTerms) add(group string, p *budget.Path) {
+	g := c.byGroup[group]
+	if g == nil {
+		g = &groupPaths{}
+		c.byGroup[group] = g
+	}
+	var tt []termTime
+	for _, s := range p.Segs {
+		if s.Term == critpath.NoTerm {
+			continue
+		}
+		d := int64(s.End - s.Start)
+		found := false
+		for k := range tt {
+			if tt[k].term == s.Term {
+				tt[k].ns += d
+				found = true
+				break
+			}
+		}
+		if !found {
+			tt = append(tt, termTime{s.Term, d})
+		}
+	}
+	g.lat = append(g.lat, p.Latency)
+	g.crit = append(g.crit, tt)
+}
+
+// predicted approximates each request's predicted latency for each
+// prediction from its critical path: remove takes the matched terms'
+// critical time off the latency, scale=T:F scales it, overlap=A,B takes
+// off the smaller of the two. This is the simulation's own answer for a
+// request on one goroutine; where removing a term lets another branch
+// become critical it overstates the gain. Only the spread is used: the
+// predicted mean is the simulation's. nil when the requests seen do not
+// line up with the group's.
+func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []budget.Prediction) [][]int64 {
+	gp := c.byGroup[g.Name]
+	if gp == nil || len(gp.lat) != len(g.Latencies) {
+		return nil
+	}
+	for i, l := range g.Latencies {
+		if gp.lat[i] != l {
+			return nil
+		}
+	}
+	matches := func(t critpath.TermID, name string) bool {
+		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
+	}
+	out := make([][]int64, len(preds))
+	for i, p := range preds {
+		out[i] = make([]int64, len(gp.lat))
+		for r, lat := range gp.lat {
+			var a, b int64
+			for _, tt := range gp.crit[r] {
+				if matches(tt.term, p.A) {
+					a += tt.ns
+				} else if p.Op == budget.OpOverlap && matches(tt.term, p.B) {
+					b += tt.ns
+				}
+			}
+			var gain float64
+			switch p.Op {
+			case budget.OpRemove:
+				gain = float64(a)
+			case budget.OpScale:
+				gain = (1 - p.Factor) * float64(a)
+			default:
+				gain = float64(min(a, b))
+			}
+			out[i][r] = lat - int64(gain)
+		}
+	}
+	return out
 }
