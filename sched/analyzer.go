@@ -169,7 +169,7 @@ func (a *Analyzer) sample(ev *tracein.Event) {
 		sc = a.cpu.classify(a.funcNames(ev.Stack))
 		a.byCPU[ev.Stack] = sc
 	}
-	a.cpu.add(sc, 1, 1)
+	a.cpu.addAt(sc, ev.Time)
 }
 
 // Finalize returns the report. The Analyzer must not be used afterwards.
@@ -185,6 +185,7 @@ func (a *Analyzer) Finalize() *Report {
 		Procs:      procsOf(a.opts.Host, st.PsSeen),
 		Thresholds: a.opts.Thresholds,
 	}
+	r.CPU.setInterval(designOf(a.cpu.seq), a.opts.Thresholds.MinSamples)
 	a.gs, a.byCPU, a.byApp, a.bursts = gotable.Table[gstate]{}, nil, nil, nil
 	return r
 }

@@ -2,10 +2,13 @@ package sched
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/stats"
+	"github.com/latscope/latscope/tracein"
 )
 
 // CPU is how the sampled CPU time divides among the classes. Weights are
@@ -24,6 +27,38 @@ type CPU struct {
 	// stacks of scheduler samples; "" is the scheduler loop with no
 	// application frame (an M looking for work or going to sleep).
 	Payers []FrameShare `json:"payers"`
+	// Interval is the scheduler share's 95 % interval; absent with fewer
+	// samples than are judged (Thresholds.MinSamples).
+	Interval *ShareInterval `json:"scheduler_interval,omitempty"`
+	// design is the samples' design effect, kept when a profile's
+	// shares replace the trace's (UseProfile).
+	design *design
+}
+
+// ShareInterval is the 95 % interval of a share of CPU samples: the
+// Wilson score interval on the effective number of samples, the samples
+// divided by their design effect. CPU samples of one burst are not
+// independent draws (a scheduler storm is several samples in a row of
+// the same class); the design effect measures that from the samples' own
+// order in the trace, by batch means over the 0/1 series of "scheduler or
+// not" in time order (docs/method.md §13).
+type ShareInterval struct {
+	Low  float64 `json:"low"`  // fraction 0–1
+	High float64 `json:"high"` // fraction 0–1
+	// DesignEffect is the variance of the share over that of independent
+	// samples (≥ 1); EffectiveSamples is Samples / DesignEffect.
+	DesignEffect     float64 `json:"design_effect"`
+	EffectiveSamples float64 `json:"effective_samples"`
+	// DesignFrom says where the design effect comes from: "trace" (the
+	// samples' order in the trace) or "none" (a profile alone has no
+	// order, or too few samples to measure it: taken as independent).
+	DesignFrom string `json:"design_from"`
+}
+
+// design is a measured design effect.
+type design struct {
+	effect float64
+	from   string
 }
 
 // ClassShare is one class's weight.
@@ -60,13 +95,71 @@ func (c *CPU) Share(cl Class) float64 {
 
 // Margin returns the half-width of the 95 % confidence interval of the share
 // of class cl, treating the samples as independent draws (normal
-// approximation of the binomial).
+// approximation of the binomial). The finding judges the scheduler's
+// share by Interval instead, which counts correlated samples as fewer.
 func (c *CPU) Margin(cl Class) float64 {
 	if c.Samples == 0 {
 		return 0
 	}
 	p := c.Share(cl)
 	return 1.96 * math.Sqrt(p*(1-p)/float64(c.Samples))
+}
+
+// setInterval computes the scheduler share's interval with the design
+// effect d (nil: independent) when there are minSamples samples or more.
+func (c *CPU) setInterval(d *design, minSamples int64) {
+	c.design, c.Interval = d, nil
+	if c.Samples == 0 || c.Samples < minSamples {
+		return
+	}
+	eff, from := 1.0, "none"
+	if d != nil {
+		eff, from = d.effect, d.from
+	}
+	n := float64(c.Samples) / eff
+	lo, hi := stats.Wilson(c.Share(ClassScheduler)*n, n)
+	c.Interval = &ShareInterval{Low: round3(lo), High: round3(hi), DesignEffect: round3(eff), EffectiveSamples: round3(n), DesignFrom: from}
+}
+
+// judged returns the scheduler share's interval: Interval, or computed
+// with the kept design effect when the CPU was built without one.
+func (c *CPU) judged(minSamples int64) *ShareInterval {
+	if c.Interval == nil {
+		cc := *c
+		cc.setInterval(c.design, minSamples)
+		return cc.Interval
+	}
+	return c.Interval
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// sampleAt is one trace sample in time order: was it the scheduler's?
+type sampleAt struct {
+	t     tracein.Time
+	sched bool
+}
+
+// designOf measures the design effect of the samples' classes in time
+// order; nil with too few to measure it.
+func designOf(seq []sampleAt) *design {
+	if len(seq) < stats.MinSeries {
+		return nil
+	}
+	slices.SortStableFunc(seq, func(a, b sampleAt) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return 0
+	})
+	out := make([]bool, len(seq))
+	for i, s := range seq {
+		out[i] = s.sched
+	}
+	return &design{effect: stats.ShareDesignEffect(out), from: "trace"}
 }
 
 // cpuAcc accumulates classified samples.
@@ -77,6 +170,7 @@ type cpuAcc struct {
 	groups  [NumGroups]int64
 	top     map[string]int64
 	payers  map[string]int64
+	seq     []sampleAt // trace samples, for the design effect
 }
 
 func newCPUAcc(f *Frames, r *frame.Rules) *cpuAcc {
@@ -107,6 +201,12 @@ func (a *cpuAcc) add(sc sampleClass, n, w int64) {
 		a.top[baseName(sc.frame)] += w
 		a.payers[sc.payer] += w
 	}
+}
+
+// addAt counts one trace sample at time t.
+func (a *cpuAcc) addAt(sc sampleClass, t tracein.Time) {
+	a.add(sc, 1, 1)
+	a.seq = append(a.seq, sampleAt{t, sc.group.Class() == ClassScheduler})
 }
 
 // baseName strips a closure suffix: "runtime.gfget.func2" → "runtime.gfget".

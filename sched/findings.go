@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/latscope/latscope/frame"
@@ -17,11 +18,15 @@ const (
 	FindParentLimit                      // a parent cgroup's quota binds; the runtime's default misses it
 	FindNoSamples                        // no CPU samples: the share cannot be measured
 	FindFewSamples                       // too few CPU samples to judge the share
+	// FindSchedInconclusive: the share's 95 % interval contains the
+	// threshold, so the samples cannot tell whether it is over
+	FindSchedInconclusive
 )
 
 var findingNames = [...]string{
 	FindSchedOverhead: "sched-overhead", FindProcsAbove: "gomaxprocs-above-limit",
 	FindParentLimit: "parent-limit-missed", FindNoSamples: "no-cpu-samples", FindFewSamples: "few-cpu-samples",
+	FindSchedInconclusive: "sched-overhead-inconclusive",
 }
 
 // String returns the kind's name as used in JSON.
@@ -71,8 +76,15 @@ func (r *Report) Findings() []Finding {
 	case c.Samples < t.MinSamples:
 		out = append(out, Finding{Kind: FindFewSamples, Text: fmt.Sprintf("only %d CPU samples (fewer than %d): the scheduler's share (%.0f %%) is too uncertain to judge; record a longer window",
 			c.Samples, t.MinSamples, 100*c.Share(ClassScheduler))})
-	case c.Share(ClassScheduler) > t.SchedShare:
-		out = append(out, r.overhead(t))
+	default:
+		// judged by the share's 95 % interval: over the bar only when its
+		// lower bound is (docs/method.md §9)
+		switch iv := c.judged(t.MinSamples); {
+		case iv.Low > t.SchedShare:
+			out = append(out, r.overhead(t, iv))
+		case iv.High > t.SchedShare:
+			out = append(out, r.inconclusive(t, iv))
+		}
 	}
 	p := r.Procs
 	if p.Above() {
@@ -86,11 +98,41 @@ func (r *Report) Findings() []Finding {
 	return out
 }
 
-func (r *Report) overhead(t Thresholds) Finding {
+// intervalWords is "95 % interval 12–27 %, 100 samples, 61 effective".
+func intervalWords(c *CPU, iv *ShareInterval) string {
+	s := fmt.Sprintf("95 %% interval %.1f–%.1f %%, %d samples", 100*iv.Low, 100*iv.High, c.Samples)
+	if iv.DesignEffect > 1 {
+		s += fmt.Sprintf(", %.0f effective: they come in correlated runs", iv.EffectiveSamples)
+	}
+	return s
+}
+
+// inconclusive says that the share's interval contains the threshold, and
+// how many more samples would decide it: the interval narrows as 1/√n.
+func (r *Report) inconclusive(t Thresholds, iv *ShareInterval) Finding {
+	c := &r.CPU
+	p := c.Share(ClassScheduler)
+	text := fmt.Sprintf("the Go scheduler took %.0f %% of the process's CPU (%s), and the interval contains the %.0f %% above which a look is due (docs/method.md §9): inconclusive",
+		100*p, intervalWords(c, iv), 100*t.SchedShare)
+	half, need := p-iv.Low, p-t.SchedShare
+	if p < t.SchedShare {
+		half, need = iv.High-p, t.SchedShare-p
+	}
+	if need > 0 {
+		f := math.Ceil(10*(half/need)*(half/need)) / 10
+		text += fmt.Sprintf("; about %.1f× as many samples would decide it", f)
+		if r.Trace != nil && r.Trace.Duration > 0 {
+			text += fmt.Sprintf(" (a window of ≈%.1f s)", f*r.Trace.Duration.Seconds())
+		}
+	}
+	return Finding{Kind: FindSchedInconclusive, Text: text}
+}
+
+func (r *Report) overhead(t Thresholds, iv *ShareInterval) Finding {
 	c := &r.CPU
 	var b strings.Builder
-	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (±%.0f, %d samples; a look is due above %.0f %%, docs/method.md §9)",
-		100*c.Share(ClassScheduler), 100*c.Margin(ClassScheduler), c.Samples, 100*t.SchedShare)
+	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (%s: all of it above the %.0f %% at which a look is due, docs/method.md §9)",
+		100*c.Share(ClassScheduler), intervalWords(c, iv), 100*t.SchedShare)
 	if parts := schedParts(c); parts != "" {
 		fmt.Fprintf(&b, ": %s", parts)
 	}

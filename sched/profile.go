@@ -15,6 +15,7 @@ func FromProfile(p *profile.Profile, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.setInterval(nil, opts.Thresholds.MinSamples)
 	return &Report{CPU: c, Procs: procsOf(opts.Host, 0), Thresholds: opts.Thresholds}, nil
 }
 
@@ -27,6 +28,9 @@ func (r *Report) UseProfile(p *profile.Profile, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// a profile has no sample order: its samples of the same window are
+	// as correlated as the trace's, so the trace's design effect stands
+	c.setInterval(r.CPU.design, opts.Thresholds.MinSamples)
 	r.CPU = c
 	return nil
 }

@@ -38,7 +38,14 @@ func (r *Report) writeCPU(w io.Writer) {
 	for _, s := range c.Classes {
 		termsafe.Fprintf(w, "  %-16s %5.1f %%", s.Class, 100*s.Share)
 		if s.Class == ClassScheduler {
-			termsafe.Fprintf(w, "  ±%.1f", 100*c.Margin(ClassScheduler))
+			if iv := c.Interval; iv != nil {
+				termsafe.Fprintf(w, "  95 %% interval %.1f–%.1f %%", 100*iv.Low, 100*iv.High)
+				if iv.DesignEffect > 1 {
+					termsafe.Fprintf(w, " (%.0f effective samples)", iv.EffectiveSamples)
+				}
+			} else {
+				termsafe.Fprintf(w, "  ±%.1f", 100*c.Margin(ClassScheduler))
+			}
 		}
 		fmt.Fprintln(w)
 	}
