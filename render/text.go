@@ -211,7 +211,12 @@ func causes(t Term) string {
 			cs = append(cs, kv{k, v})
 		}
 	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].v > cs[j].v })
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].v != cs[j].v {
+			return cs[i].v > cs[j].v
+		}
+		return cs[i].k < cs[j].k // a tie (Ms rounds) in a fixed order, not the map's
+	})
 	var parts []string
 	for _, c := range cs {
 		parts = append(parts, fmt.Sprintf("%s %.2f", c.k, c.v))

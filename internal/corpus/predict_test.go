@@ -1,0 +1,71 @@
+package corpus
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/pipeline"
+	"github.com/latscope/latscope/render"
+)
+
+// predictTol is where a prediction counts as a miss (docs/method.md §5,
+// §11: latscope compare's threshold).
+const predictTol = 0.05
+
+// TestPredictionPairs checks a prediction against the change made for
+// real: the before trace's what-if against the after trace's measured
+// mean (latscope's, and the service's own timer around each request).
+func TestPredictionPairs(t *testing.T) {
+	t.Parallel()
+	for _, pair := range []struct {
+		before, after, spec string
+	}{
+		// issue #36: the default transport under 8 clients; before the fix
+		// the adopted transport's read was the top term and this predicted
+		// 58.9 ms against 41.6 measured.
+		{"http-default-serial", "http-default-overlap", "overlap=callUpstream,callInventory"},
+	} {
+		t.Run(pair.before, func(t *testing.T) {
+			t.Parallel()
+			p, err := budget.ParsePrediction(pair.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := budget.DefaultOptions
+			opts.Predictions = []budget.Prediction{p}
+			rel := "testdata/corpus/" + pair.before + ".trace"
+			r, err := pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
+				Budget: opts,
+				Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := readTruth(t, filepath.Join(root, "testdata/corpus", pair.after+".truth.json"))
+			ra, err := analyze(t, "testdata/corpus/"+pair.after+".trace")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, resA := r.Result, ra.Result
+			i := slices.IndexFunc(res.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
+			j := slices.IndexFunc(resA.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
+			if i < 0 || j < 0 || len(res.Groups[i].Predictions) != 1 {
+				t.Fatalf("no request type %q in both traces, or no prediction", after.Task)
+			}
+			g := res.Groups[i]
+			c := g.Cap(res, g.Closed(res, budget.Capacity{}), g.Predictions[0])
+			pred := float64(c.Mean) / 1e6
+			measured := resA.Groups[j].Latency.Mean / 1e6
+			t.Logf("%s: before %.2f ms, predicted %.2f ms; after %.2f ms (latscope), %.2f ms (service's timer): %+.1f%%, %+.1f%%",
+				pair.spec, g.Latency.Mean/1e6, pred, measured, after.Server.MeanMS, 100*(pred/measured-1), 100*(pred/after.Server.MeanMS-1))
+			for _, m := range []float64{measured, after.Server.MeanMS} {
+				if d := pred/m - 1; d > predictTol || d < -predictTol {
+					t.Errorf("%s predicted %.2f ms; the change made for real measured %.2f ms (%+.1f%%, tolerance 5%%)", pair.spec, pred, m, 100*d)
+				}
+			}
+		})
+	}
+}
