@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
@@ -150,14 +151,15 @@ func (c *criticalTerms) add(group string, p *budget.Path) {
 // predicted approximates each request's predicted latency for each
 // prediction from its critical path: remove takes the matched terms'
 // critical time off the latency, scale=T:F scales it, overlap=A,B takes
-// off the smaller of the two. This is the simulation's own answer for a
-// request on one goroutine; where removing a term lets another branch
-// become critical it overstates the gain. Only the spread is used: the
-// predicted mean is the simulation's. nil when the requests seen do not
-// line up with the group's.
+// off the smaller of the two. For a request on one goroutine this is the
+// simulation's own answer; where the change lets another branch become
+// critical (a fork) it overstates the gain, so the gains are then scaled
+// to average to the simulation's (the group's predicted mean). Only the
+// series' spread is used: the predicted mean is the simulation's. nil
+// when the requests seen do not line up with the group's.
 func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []budget.Prediction) [][]int64 {
 	gp := c.byGroup[g.Name]
-	if gp == nil || len(gp.lat) != len(g.Latencies) {
+	if gp == nil || len(gp.lat) != len(g.Latencies) || len(g.Predictions) != len(preds) {
 		return nil
 	}
 	for i, l := range g.Latencies {
@@ -169,8 +171,9 @@ func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []
 		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
 	}
 	out := make([][]int64, len(preds))
+	gains := make([]float64, len(gp.lat))
 	for i, p := range preds {
-		out[i] = make([]int64, len(gp.lat))
+		var sumLat, sumGain float64
 		for r, lat := range gp.lat {
 			var a, b int64
 			for _, tt := range gp.crit[r] {
@@ -180,16 +183,30 @@ func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []
 					b += tt.ns
 				}
 			}
-			var gain float64
 			switch p.Op {
 			case budget.OpRemove:
-				gain = float64(a)
+				gains[r] = float64(a)
 			case budget.OpScale:
-				gain = (1 - p.Factor) * float64(a)
+				gains[r] = (1 - p.Factor) * float64(a)
 			default:
-				gain = float64(min(a, b))
+				gains[r] = float64(min(a, b))
 			}
-			out[i][r] = lat - int64(gain)
+			sumLat += float64(lat)
+			sumGain += gains[r]
+		}
+		n := float64(len(gp.lat))
+		want := sumLat/n - g.Predictions[i].Mean // the simulation's mean gain
+		scale, shift := 1.0, 0.0
+		switch got := sumGain / n; {
+		case math.Abs(got-want) <= 1e-9*math.Abs(want)+0.5: // agrees to the nanosecond
+		case got != 0:
+			scale = want / got
+		default:
+			shift = want
+		}
+		out[i] = make([]int64, len(gp.lat))
+		for r, lat := range gp.lat {
+			out[i][r] = lat - int64(math.Round(scale*gains[r]+shift))
 		}
 	}
 	return out

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/latscope/latscope/analysis"
+	"github.com/latscope/latscope/budget"
+)
+
+// corpusTrace is a recording of testdata/corpus (see its README).
+func corpusTrace(name string) string {
+	return filepath.Join("..", "..", "testdata", "corpus", name+".trace")
+}
+
+// TestCompareIntervalsGolden: compare on the kept demo recordings and a
+// corpus recording prints 95 % intervals and a verdict per prediction.
+// serial → waitgroup is the overlap fix made for real: with --miss 2
+// the error's interval (−2.5 to −0.9 %) crosses the bar and the verdict
+// is inconclusive, with what would decide it; remove=lockedSection is a
+// miss whatever the noise; a trace against itself is a hit.
+func TestCompareIntervalsGolden(t *testing.T) {
+	serial := fixtureTrace(t, "serial")
+	wg := fixtureTrace(t, "waitgroup")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"compare-intervals.stdout", []string{"compare", "--miss", "2", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
+		{"compare.json", []string{"compare", "--json", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
+		{"compare-self.stdout", []string{"compare", "--predict", "remove=lockedSection", "--predict", "scale=queryDB:0.97", serial, serial}},
+		{"compare-forkjoin.stdout", []string{"compare", "--predict", "remove=fetchStock", "--predict", "scale=fetchReviews:0.96", corpusTrace("forkjoin"), corpusTrace("forkjoin")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, err := runCLI(t, c.args...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stderr)
+			}
+			golden(t, c.name, stdout)
+		})
+	}
+}
+
+// TestCompareVerdicts checks the verdicts and the JSON fields on the
+// real traces, independently of the goldens' layout.
+func TestCompareVerdicts(t *testing.T) {
+	serial := fixtureTrace(t, "serial")
+	wg := fixtureTrace(t, "waitgroup")
+	type check struct {
+		Spec          string   `json:"spec"`
+		ErrorPct      float64  `json:"error_pct"`
+		Miss          bool     `json:"miss"`
+		Verdict       string   `json:"verdict"`
+		Decide        string   `json:"decide"`
+		More          float64  `json:"more_requests_factor"`
+		MeasuredLow   *float64 `json:"measured_mean_low_ms"`
+		MeasuredHigh  *float64 `json:"measured_mean_high_ms"`
+		PredictedLow  *float64 `json:"predicted_mean_low_ms"`
+		PredictedHigh *float64 `json:"predicted_mean_high_ms"`
+		ErrorLow      *float64 `json:"error_low_pct"`
+		ErrorHigh     *float64 `json:"error_high_pct"`
+	}
+	run := func(args ...string) []check {
+		t.Helper()
+		stdout, stderr, err := runCLI(t, append([]string{"compare", "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var c struct {
+			Confidence float64 `json:"confidence"`
+			Method     string  `json:"interval_method"`
+			Preds      []check `json:"predictions"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Confidence != 0.95 || !strings.Contains(c.Method, "batch means") {
+			t.Errorf("confidence %v, method %q", c.Confidence, c.Method)
+		}
+		return c.Preds
+	}
+	for _, tc := range []struct {
+		miss    string
+		spec    string
+		verdict string
+	}{
+		{"5", "overlap=callUpstream,queryDB", "hit"},
+		{"2", "overlap=callUpstream,queryDB", "inconclusive"},
+		{"0.5", "overlap=callUpstream,queryDB", "miss"},
+		{"5", "remove=lockedSection", "miss"},
+	} {
+		p := run("--miss", tc.miss, "--predict", tc.spec, serial, wg)[0]
+		if p.Verdict != tc.verdict {
+			t.Errorf("--miss %s %s: verdict %q (error %.2f %%, interval %v–%v), want %q", tc.miss, tc.spec, p.Verdict, p.ErrorPct, *p.ErrorLow, *p.ErrorHigh, tc.verdict)
+		}
+		if p.MeasuredLow == nil || p.PredictedLow == nil || p.ErrorLow == nil || *p.ErrorLow > p.ErrorPct || *p.ErrorHigh < p.ErrorPct ||
+			*p.MeasuredLow >= *p.MeasuredHigh || *p.PredictedLow >= *p.PredictedHigh {
+			t.Errorf("%s: intervals %+v do not hold the estimates", tc.spec, p)
+		}
+		// miss keeps the point estimate's rule
+		if want := math.Abs(p.ErrorPct) > 0; p.Miss != (math.Abs(p.ErrorPct) > mustFloat(t, tc.miss)) && want {
+			t.Errorf("%s --miss %s: miss %v at error %.2f %%", tc.spec, tc.miss, p.Miss, p.ErrorPct)
+		}
+		if (p.Verdict == "inconclusive") != (p.Decide != "") || (p.Verdict == "inconclusive") != (p.More > 0) {
+			t.Errorf("%s --miss %s: verdict %q with decide %q, factor %v", tc.spec, tc.miss, p.Verdict, p.Decide, p.More)
+		}
+	}
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	var f float64
+	if err := json.Unmarshal([]byte(s), &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestComparePredictedSeries: the per-request predicted latencies that the
+// prediction's interval is computed from line up with the first trace's
+// requests and, for a serial request (one goroutine, the simulation then
+// takes exactly the term's critical time off), average to the
+// simulation's own predicted mean.
+func TestComparePredictedSeries(t *testing.T) {
+	for _, tc := range []struct {
+		trace, spec string
+		tol         float64 // accepted |series mean − simulated mean| / simulated mean
+	}{
+		{fixtureTrace(t, "serial"), "remove=lockedSection", 1e-9},
+		{fixtureTrace(t, "serial"), "scale=queryDB:0.5", 1e-6},
+		{fixtureTrace(t, "serial"), "overlap=callUpstream,queryDB", 0.01},
+		// a fork: the simulation lets the 6 ms branch become critical, the
+		// critical path takes off the whole 9 ms; the gains are scaled to
+		// the simulation's
+		{corpusTrace("forkjoin"), "remove=fetchReviews", 1e-4},
+	} {
+		p, err := budget.ParsePrediction(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := budget.DefaultOptions
+		opts.Predictions = []budget.Prediction{p}
+		paths := &criticalTerms{byGroup: map[string]*groupPaths{}}
+		opts.Each = paths.add
+		res, err := analysis.File(t.Context(), tc.trace, opts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := res.Groups[0]
+		series := paths.predicted(g, res.Terms, opts.Predictions)
+		if len(series) != 1 || len(series[0]) != g.Count {
+			t.Fatalf("%s: series %d × %d for %d requests", tc.spec, len(series), len(series[0]), g.Count)
+		}
+		var sum float64
+		for _, v := range series[0] {
+			sum += float64(v)
+		}
+		mean, sim := sum/float64(g.Count), g.Predictions[0].Mean
+		t.Logf("%s %s: series mean %.3f ms, simulated %.3f ms", filepath.Base(tc.trace), tc.spec, mean/1e6, sim/1e6)
+		if d := math.Abs(mean-sim) / sim; d > tc.tol {
+			t.Errorf("%s: series mean %.3f ms, simulated %.3f ms (%.2g apart, want ≤ %g)", tc.spec, mean/1e6, sim/1e6, d, tc.tol)
+		}
+	}
+}
