@@ -204,16 +204,18 @@ func TestChurnRecordings(t *testing.T) {
 // Chance of a false failure: a share's verdict fails only beyond the
 // share's 95 % interval, so at most 2.5 % per run when the true share sits
 // exactly at the rule, and next to nothing at the shares measured (bursty
-// 9.5–36 %, batched 0–3 %). The fix's test has α = churnAlpha = 1 % of
+// 8.5–36 %, batched 0–3 %). The fix's test has α = churnAlpha = 1 % of
 // passing a fix that lowers nothing; its chance to fail a real fix is 1
 // minus its power (jfrtest.ProportionsPower), which depends on the shares
 // and counts. A 3 s run gave about 150–250 samples, where the power was
-// only 0.50 at the worst shares measured (9.5 % against 3 %) and 0.81 at
-// 13 %: the runs last 9 s (about 500 samples each), where it is 0.97 at
-// the worst shares and above 0.999 at the bursty pool's usual 20 %. Each
-// run logs its own. All six checks together: under 1 % at the usual shares,
-// at most 1 − 0.975² · 0.97² ≈ 11 % at the worst ones. This is the timing
-// tier; the kept recordings carry the deterministic test.
+// only 0.50 at 9.5 % against 3 %: the runs last 9 s (about 400 samples
+// each), where it is 0.85 at the worst shares measured (8.5 % against 3 %,
+// with two burners on a host at load 9), 0.93 at 9.5 % and above 0.999 at
+// the bursty pool's usual 20 %. Each run logs its own. All six checks
+// together: under 1 % at the usual shares, up to about 1 − 0.975² · 0.85²
+// ≈ 31 % at the worst ones (then the log shows shares near the rule: a
+// host too loaded to judge churn). This is the timing tier; the kept
+// recordings carry the deterministic test.
 func TestChurnRecordingsLive(t *testing.T) {
 	tier.Timing(t)
 	ctx := context.Background()
