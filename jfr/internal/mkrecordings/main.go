@@ -419,8 +419,8 @@ func edge(ctx context.Context, dir string) error {
 	}
 	t := Truth{Recording: "edge.jfr", Program: "java/testdata/LibEdge.java with the Java library (java/)", Host: host(before),
 		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile,filename=edge.jfr LibEdge",
-		Config: map[string]any{"requests": 1, "tasks": 4, "checks": 6},
-		Own:    map[string]any{"output": lines}}
+		Config:  map[string]any{"requests": 1, "tasks": 4, "checks": 6},
+		Own:     map[string]any{"output": lines}}
 	pr, err := printed(ctx, "edge.jfr", "edge.d64.print.jsonl.gz", 64, []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"})
 	if err != nil {
 		return err
