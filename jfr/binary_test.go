@@ -69,6 +69,48 @@ func TestBinaryMatchesPrint(t *testing.T) {
 	}
 }
 
+// TestKeptRecordings: every truth names a kept recording and prints that
+// exist, and the set stays small (issue #30: a few hundred KB each, a few
+// MB in all; a recording over 500 KB is kept gzipped).
+func TestKeptRecordings(t *testing.T) {
+	t.Parallel()
+	files, err := os.ReadDir(jfrtest.KeptDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, f := range files {
+		info, err := f.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += info.Size()
+		if info.Size() > 500<<10 {
+			t.Errorf("%s: %d KB, over 500 KB", f.Name(), info.Size()>>10)
+		}
+		if name, ok := strings.CutSuffix(f.Name(), ".json"); ok {
+			tr := keptTruth(t, name)
+			if tr.Recording != name+".jfr" || len(tr.Prints) == 0 || tr.Host.JDK == "" {
+				t.Errorf("%s: recording %q, %d prints, JDK %q", f.Name(), tr.Recording, len(tr.Prints), tr.Host.JDK)
+			}
+			for _, p := range append([]string{tr.Results}, func() (s []string) {
+				for _, p := range tr.Prints {
+					s = append(s, p.File)
+				}
+				return
+			}()...) {
+				if _, err := os.Stat(filepath.Join(jfrtest.KeptDir(), p)); p != "" && err != nil {
+					t.Errorf("%s: %v", f.Name(), err)
+				}
+			}
+		}
+	}
+	t.Logf("%d files, %d KB", len(files), total>>10)
+	if total > 3<<20 {
+		t.Errorf("the kept recordings hold %d KB, over 3 MB", total>>10)
+	}
+}
+
 // TestBinaryMatchesPrintLive records Probe and LibDemo live and compares the
 // binary reader with the JDK's `jfr print` run now.
 func TestBinaryMatchesPrintLive(t *testing.T) {

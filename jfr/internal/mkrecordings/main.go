@@ -14,7 +14,8 @@
 //	go run ./jfr/internal/mkrecordings           # all of them (about a minute)
 //	go run ./jfr/internal/mkrecordings probe     # one set: probe, shop, lib, edge, churn
 //
-// then `go test -update ./jfr/ ./cmd/latscope/` for the goldens.
+// then `go test -update -run JFR ./cmd/latscope/` for the CLI's goldens on
+// them (read the diff), and update the figures of jfr/testdata/README.md.
 package main
 
 import (
