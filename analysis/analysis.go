@@ -182,6 +182,10 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 		}
 		if look.on {
 			if mod, done := look.add(b.recs, b.err != nil); done {
+				if mod == "" {
+					mod = mainModule(stacks)
+					rules.ModuleFromMain = mod != ""
+				}
 				rules.Module = mod
 				start()
 				feed(look.held)
@@ -201,6 +205,38 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 		}
 		p.recycle(b)
 	}
+}
+
+// mainModule returns the module that holds package main's source when it
+// was compiled from the module cache (a binary installed with `go install
+// module@version`: its own code lies there too, beside its dependencies'),
+// from the stacks read so far; "" when package main's files are the
+// service's own source tree, or no frame of package main was seen. main.main
+// is preferred (it is on the main goroutine's stack, which a trace gives
+// from its first generation), then any function of package main.
+func mainModule(stacks *tracein.Stacks) string {
+	other := ""
+	for id := 1; id < stacks.Len(); id++ {
+		for _, f := range stacks.Frames(tracein.StackID(id)) {
+			if frame.Package(f.Func) != "main" {
+				continue
+			}
+			mod, ok := frame.ModuleOfFile(f.File)
+			if !ok {
+				if f.Func == "main.main" {
+					return "" // built from its own source: the default rule holds
+				}
+				continue
+			}
+			if f.Func == "main.main" {
+				return mod
+			}
+			if other == "" {
+				other = mod
+			}
+		}
+	}
+	return other
 }
 
 // maxHeld bounds the records held while looking for the main module.

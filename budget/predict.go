@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/latscope/latscope/frame"
 )
 
 // Op is a what-if operation.
@@ -70,14 +72,26 @@ func ParsePrediction(spec string) (Prediction, error) {
 	return p, nil
 }
 
-// MatchName reports whether an application frame matches a term name.
-func MatchName(frame, name string) bool {
-	if frame == name {
+// MatchName reports whether an application frame matches a term name:
+// the name is the frame, or a suffix of it after a "." or "/", of the
+// frame as the trace names it or as it is printed (frame.Short: a module's
+// major-version element replaced by the package's name, so
+// "raft.(*node).run" matches "go.etcd.io/raft/v3.(*node).run").
+func MatchName(fn, name string) bool {
+	if matchSuffix(fn, name) {
 		return true
 	}
-	if !strings.HasSuffix(frame, name) {
+	s := frame.Short(fn)
+	return s != fn && !strings.HasSuffix(fn, s) && matchSuffix(s, name)
+}
+
+func matchSuffix(fn, name string) bool {
+	if fn == name {
+		return true
+	}
+	if !strings.HasSuffix(fn, name) || len(fn) == len(name) {
 		return false
 	}
-	c := frame[len(frame)-len(name)-1]
+	c := fn[len(fn)-len(name)-1]
 	return c == '.' || c == '/'
 }

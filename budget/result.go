@@ -44,6 +44,9 @@ type TraceInfo struct {
 	// (frame.Rules.Module: from the agent's log in the trace, or given);
 	// "" when the default rules chose.
 	Module string
+	// ModuleFromMain says Module is the module cache's module holding
+	// package main's source, found in the trace (frame.Rules.ModuleFromMain).
+	ModuleFromMain bool
 	// CPULog is the process CPU counter the agent logged into the trace.
 	CPULog CPULog
 }
@@ -152,7 +155,7 @@ func (a *Analyzer) Finalize() *Result {
 	a.inferFinalize()
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.Info.ProcBusy = a.procBusy
-	res.Info.Module = a.opts.Rules.Module
+	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
 		_ = p
 		res.Info.ProcBusy += int64(a.info.End - start)

@@ -13,6 +13,10 @@ type Rules struct {
 	// is package main and the packages of that module, whoever wrote them
 	// and wherever they were compiled from, less the Infra libraries.
 	Module string
+	// ModuleFromMain says Module was not given or logged but found from the
+	// trace: the module cache's module that holds package main's source
+	// (a binary installed with `go install module@version`).
+	ModuleFromMain bool
 	// Infra lists the module paths of infrastructure libraries (drivers,
 	// routers, RPC, telemetry, latscope's own agent) whose packages are never
 	// application frames: a path matches itself and the packages below it.
@@ -160,6 +164,44 @@ func IsDependencyFile(file string) bool {
 	return false
 }
 
+// ModuleOfFile returns the module path of a source file compiled from the
+// module cache — "…/pkg/mod/go.etcd.io/etcd/server/v3@v3.5.21/main.go", or
+// with -trimpath "go.etcd.io/etcd/server/v3@v3.5.21/main.go", gives
+// "go.etcd.io/etcd/server/v3" — and false for any other file. The cache's
+// escaping of capitals ("!azure" for "Azure") is undone.
+func ModuleOfFile(file string) (string, bool) {
+	els := strings.Split(file, "/")
+	for i, el := range els {
+		at := strings.Index(el, "@v")
+		if at <= 0 || at+2 >= len(el) || el[at+2] < '0' || el[at+2] > '9' {
+			continue
+		}
+		from := 0
+		for j := i - 1; j >= 1; j-- {
+			if els[j] == "mod" && els[j-1] == "pkg" {
+				from = j + 1
+				break
+			}
+		}
+		path := strings.Join(append(els[from:i:i], el[:at]), "/")
+		path = strings.TrimPrefix(path, "/")
+		if path == "" || !strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !strings.Contains(path, "/") {
+			return "", false
+		}
+		var b strings.Builder
+		for k := 0; k < len(path); k++ {
+			if path[k] == '!' && k+1 < len(path) && path[k+1] >= 'a' && path[k+1] <= 'z' {
+				b.WriteByte(path[k+1] - 'a' + 'A')
+				k++
+				continue
+			}
+			b.WriteByte(path[k])
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
 // IsApp reports whether fn (a fully qualified function name) is the user's code.
 func (r *Rules) IsApp(fn string) bool {
 	pkg := Package(fn)
@@ -230,10 +272,31 @@ func IsStd(pkg string) bool {
 }
 
 // Short returns fn without its package path's directories, for display:
-// "github.com/x/y/demo.callUpstream" → "demo.callUpstream".
+// "github.com/x/y/demo.callUpstream" → "demo.callUpstream". A module
+// path's major-version element is not a package name: the package is named
+// by the element before it ("go.etcd.io/raft/v3.(*node).run" →
+// "raft.(*node).run").
 func Short(fn string) string {
-	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
-		return fn[i+1:]
+	pkg := Package(fn)
+	rest := fn[len(pkg):]
+	els := strings.Split(pkg, "/")
+	name := els[len(els)-1]
+	if isMajor(name) && len(els) > 2 { // not a host's: "example.com/v2" keeps "v2"
+		name = els[len(els)-2]
 	}
-	return fn
+	return name + rest
+}
+
+// isMajor reports whether a path element is a major-version suffix: "v2",
+// "v3", … (v0 and v1 never are).
+func isMajor(el string) bool {
+	if len(el) < 2 || el[0] != 'v' || el[1] == '0' || el == "v1" {
+		return false
+	}
+	for _, c := range el[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -181,3 +181,42 @@ func TestKindOfReason(t *testing.T) {
 		}
 	}
 }
+
+// TestShortMajorVersion: a module path's major-version element is not a
+// package name (issue #36: "v3.(*node).run" for etcd's raft).
+func TestShortMajorVersion(t *testing.T) {
+	for fn, want := range map[string]string{
+		"go.etcd.io/raft/v3.(*node).run":                  "raft.(*node).run",
+		"github.com/go-chi/chi/v5.(*Mux).ServeHTTP":       "chi.(*Mux).ServeHTTP",
+		"github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire": "pgxpool.(*Pool).Acquire",
+		"github.com/x/y/demo.callUpstream":                "demo.callUpstream",
+		"example.com/v2.F":                                "v2.F", // a host's element: no package name before it
+		"example.com/x/v1.F":                              "v1.F", // v1 is never a major-version suffix
+		"main.handle.func2.1":                             "main.handle.func2.1",
+		"net/http.(*persistConn).roundTrip":               "http.(*persistConn).roundTrip",
+		"time.Sleep":                                      "time.Sleep",
+	} {
+		if got := Short(fn); got != want {
+			t.Errorf("Short(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}
+
+// TestModuleOfFile: the module of a file compiled from the module cache,
+// with and without -trimpath, capitals unescaped; none for other files.
+func TestModuleOfFile(t *testing.T) {
+	for file, want := range map[string]string{
+		"/root/go/pkg/mod/go.etcd.io/etcd/server/v3@v3.5.21/main.go":         "go.etcd.io/etcd/server/v3",
+		"go.etcd.io/etcd/server/v3@v3.5.21/etcdmain/main.go":                 "go.etcd.io/etcd/server/v3",
+		"/home/u/go/pkg/mod/github.com/!azure/azure-sdk@v1.2.3/sdk/a.go":     "github.com/Azure/azure-sdk",
+		"/tmp/gp/pkg/mod/example.com/shop@v1.0.0-20240101000000-abcdef/m.go": "example.com/shop",
+		"/src/shop/main.go":                       "",
+		"/src/shop/vendor/github.com/x/y/y.go":    "",
+		"/usr/local/go/src/net/http/transport.go": "",
+	} {
+		got, ok := ModuleOfFile(file)
+		if got != want || ok != (want != "") {
+			t.Errorf("ModuleOfFile(%q) = %q, %v; want %q", file, got, ok, want)
+		}
+	}
+}

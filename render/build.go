@@ -146,17 +146,21 @@ func traceJSON(res *budget.Result, in Inputs) Trace {
 		}
 	}
 	t.Module, t.JVM = i.Module, i.JVM
-	t.AppRule = appRule(in.App, i.Module, t.FallbackTerms, i.JVM, sawModuleCache(res))
+	t.AppRule = appRule(in.App, i.Module, i.ModuleFromMain, t.FallbackTerms, i.JVM, sawModuleCache(res))
 	return t
 }
 
 // appRule says in words which rule chose the application frames.
-func appRule(app []string, module string, fallback int, jvm, moduleCache bool) string {
+func appRule(app []string, module string, fromMain bool, fallback int, jvm, moduleCache bool) string {
 	if len(app) > 0 {
 		return "application frames: packages under " + strings.Join(app, ", ") + " (as given)"
 	}
 	if module != "" {
-		s := "application frames: package main and the main module " + module + " (as the service reported it), less known libraries (--app PREFIX to choose)"
+		how := "as the service reported it"
+		if fromMain {
+			how = "the module of package main's source: a binary installed from the module cache"
+		}
+		s := "application frames: package main and the main module " + module + " (" + how + "), less known libraries (--app PREFIX to choose)"
 		if fallback > 0 {
 			s += fmt.Sprintf("; %d term(s) had no frame of it and name the innermost frame of another module instead", fallback)
 		}

@@ -122,7 +122,7 @@ func TestAppRule(t *testing.T) {
 		{nil, 0, false, false, "only by the list of known libraries"},
 		{nil, 0, true, false, "outside the JDK"},
 	} {
-		if got := appRule(tt.app, "", tt.fallback, tt.jvm, tt.module); !strings.Contains(got, tt.want) {
+		if got := appRule(tt.app, "", false, tt.fallback, tt.jvm, tt.module); !strings.Contains(got, tt.want) {
 			t.Errorf("appRule(%v, %d, %v, %v) = %q, want %q in it", tt.app, tt.fallback, tt.jvm, tt.module, got, tt.want)
 		}
 	}
