@@ -116,7 +116,7 @@ func budgetLead(g *render.Group, opts Options) []string {
 	if top.Mechanism != "" {
 		how += " in " + frame.Short(top.Mechanism)
 	}
-	parts := []string{"The biggest term on the critical path is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how),
+	parts := []string{"The biggest term on the critical path is ", termLabel(*top), fmt.Sprintf(" (%s): ", how),
 		fmtMs(top.Critical.Ms()) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
 	if top.FixPotential.Ms() > 0 {
 		parts[len(parts)-1] = fmt.Sprintf(" (%s); without it a request would take about ", fmtPct(top.CriticalPct))

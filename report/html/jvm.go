@@ -83,7 +83,7 @@ func jvmBudgetLead(g *render.Group) []string {
 	if top.Mechanism != "" {
 		how += " in " + frame.Short(top.Mechanism)
 	}
-	parts := []string{"The biggest term is ", shortFrame(top.Frame), fmt.Sprintf(" (%s): ", how), fmtMs(size(top)) + " per request"}
+	parts := []string{"The biggest term is ", termLabel(*top), fmt.Sprintf(" (%s): ", how), fmtMs(size(top)) + " per request"}
 	if mean := g.Requests.Mean.Ms(); mean > 0 && hasPaths(g) {
 		return append(parts, fmt.Sprintf(" on the critical path of the %s mean (%s).", fmtMs(mean), fmtPct(top.CriticalPct)))
 	} else if mean > 0 {
