@@ -167,30 +167,11 @@ func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []
 			return nil
 		}
 	}
-	matches := func(t critpath.TermID, name string) bool {
-		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
-	}
 	out := make([][]int64, len(preds))
-	gains := make([]float64, len(gp.lat))
 	for i, p := range preds {
+		gains := gp.gains(p, terms)
 		var sumLat, sumGain float64
 		for r, lat := range gp.lat {
-			var a, b int64
-			for _, tt := range gp.crit[r] {
-				if matches(tt.term, p.A) {
-					a += tt.ns
-				} else if p.Op == budget.OpOverlap && matches(tt.term, p.B) {
-					b += tt.ns
-				}
-			}
-			switch p.Op {
-			case budget.OpRemove:
-				gains[r] = float64(a)
-			case budget.OpScale:
-				gains[r] = (1 - p.Factor) * float64(a)
-			default:
-				gains[r] = float64(min(a, b))
-			}
 			sumLat += float64(lat)
 			sumGain += gains[r]
 		}
@@ -207,6 +188,34 @@ func (c *criticalTerms) predicted(g *budget.Group, terms []budget.Term, preds []
 		out[i] = make([]int64, len(gp.lat))
 		for r, lat := range gp.lat {
 			out[i][r] = lat - int64(math.Round(scale*gains[r]+shift))
+		}
+	}
+	return out
+}
+
+// gains returns each request's gain under p as its critical path gives it
+// (before the calibration of predicted).
+func (gp *groupPaths) gains(p budget.Prediction, terms []budget.Term) []float64 {
+	matches := func(t critpath.TermID, name string) bool {
+		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
+	}
+	out := make([]float64, len(gp.lat))
+	for r := range gp.lat {
+		var a, b int64
+		for _, tt := range gp.crit[r] {
+			if matches(tt.term, p.A) {
+				a += tt.ns
+			} else if p.Op == budget.OpOverlap && matches(tt.term, p.B) {
+				b += tt.ns
+			}
+		}
+		switch p.Op {
+		case budget.OpRemove:
+			out[r] = float64(a)
+		case budget.OpScale:
+			out[r] = (1 - p.Factor) * float64(a)
+		default:
+			out[r] = float64(min(a, b))
 		}
 	}
 	return out
