@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -196,9 +197,37 @@ func (h *helpRequest) print(w io.Writer) {
 	fs.VisitAll(func(*flag.Flag) { any = true })
 	if any {
 		fmt.Fprint(w, "\nflags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs.FlagSet)
 	}
 	fmt.Fprint(w, fs.examples)
+}
+
+// printFlags is flag.PrintDefaults with one default per flag: a usage text
+// that states its own default ("default: estimated from the trace") is not
+// followed by the flag's zero value, and a zero value (0, "", false) is
+// never printed as a default, whatever the flag's type.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  -%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		if b.Len() <= 4 { // a one-letter flag without a value name fits on one line
+			b.WriteString("\t")
+		} else {
+			b.WriteString("\n    \t")
+		}
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if def := f.DefValue; !strings.Contains(usage, "default") && def != "" && def != "0" && def != "false" && def != "[]" {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					def = strconv.Quote(def)
+				}
+			}
+			fmt.Fprintf(&b, " (default %s)", def)
+		}
+		fmt.Fprintln(w, b.String())
+	})
 }

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	stdout, _, err := runCLI(t, "version")
+	if err != nil || !strings.HasPrefix(stdout, "latscope ") || !strings.Contains(stdout, "\ngo1.") {
+		t.Errorf("version: %v\n%s", err, stdout)
+	}
+	if _, _, err := runCLI(t, "version", "extra"); err == nil {
+		t.Error("version extra: no error")
+	}
+	got := versionText(&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/latscope/latscope", Version: "v0.9.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "88acdfa"}, {Key: "vcs.time", Value: "2026-12-04T15:00:00Z"}, {Key: "vcs.modified", Value: "true"}}})
+	want := "latscope v0.9.0\nmodule github.com/latscope/latscope\nrevision 88acdfa (2026-12-04T15:00:00Z), with uncommitted changes\ngo1.26.8\n"
+	if got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+}
