@@ -137,7 +137,8 @@ func ShareDesignEffect(outcomes []bool) float64 {
 }
 
 // TQuantile returns the p quantile of Student's t with df degrees of
-// freedom (the normal's for df ≥ 1000 or infinite): exact for 1 and 2
+// freedom (the normal's for df ≥ 1000 or infinite; a fractional df is
+// rounded down): exact for 1 and 2
 // degrees, otherwise Hill's expansion (Hill 1970, ACM Algorithm 396, its
 // asymptotic series in 1/df), within 0.004 of the tables for df ≥ 3 (0.001 from 5) at
 // p = 0.975.
@@ -145,6 +146,9 @@ func TQuantile(p, df float64) float64 {
 	if math.IsNaN(df) || df < 1 {
 		return math.NaN()
 	}
+	// a fractional df (Welch's) is rounded down: slightly conservative,
+	// and the expansion below is only accurate on whole degrees from 3
+	df = math.Floor(df)
 	z := normQuantile(p)
 	switch {
 	case df == 1:

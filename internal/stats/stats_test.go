@@ -85,7 +85,7 @@ func TestBatchMeansIndependent(t *testing.T) {
 
 func TestTQuantile(t *testing.T) {
 	for _, c := range []struct{ df, want float64 }{
-		{1, 12.7062}, {2, 4.3027}, {3, 3.1824}, {4, 2.7764}, {5, 2.5706}, {10, 2.2281}, {30, 2.0423}, {1e6, 1.9600},
+		{1, 12.7062}, {1.6, 12.7062}, {2, 4.3027}, {2.9, 4.3027}, {3, 3.1824}, {4, 2.7764}, {5, 2.5706}, {10, 2.2281}, {30, 2.0423}, {1e6, 1.9600},
 	} {
 		if got := TQuantile(0.975, c.df); math.Abs(got-c.want) > 0.004 {
 			t.Errorf("t(0.975, %g) = %.4f, want %.4f", c.df, got, c.want)
