@@ -19,7 +19,7 @@ func corpusTrace(name string) string {
 // TestCompareIntervalsGolden: compare on the kept demo recordings and a
 // corpus recording prints 95 % intervals and a verdict per prediction.
 // serial → waitgroup is the overlap fix made for real: with --miss 2
-// the error's interval (−2.5 to −0.9 %) crosses the bar and the verdict
+// the error's interval (−2.6 to −0.8 %) crosses the bar and the verdict
 // is inconclusive, with what would decide it; remove=lockedSection is a
 // miss whatever the noise; a trace against itself is a hit.
 func TestCompareIntervalsGolden(t *testing.T) {
