@@ -420,7 +420,7 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 		for _, c := range failed {
 			names = append(names, fmt.Sprintf("%s: got %s, want %s", c.Name, c.Got, c.Want))
 		}
-		return fmt.Errorf("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
+		return verdictFailed("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
 	}
 	return nil
 }

@@ -41,8 +41,10 @@ func labSubcommand(sub string) (command, bool) {
 }
 
 // mainExit runs latscope with args and returns the process exit status:
-// 0 on success, 2 on any error, printed as one line (with --debug or
-// LATSCOPE_DEBUG=1, followed by the error's details).
+// 0 when the command ran and all is well, 1 when it ran and a verdict or
+// check it reports failed (a lab check, a missed prediction), 2 on any
+// usage or input error. The error is printed as one line (with --debug or
+// LATSCOPE_DEBUG=1, followed by its details).
 func mainExit(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -50,11 +52,34 @@ func mainExit(args []string) int {
 	// a second one ends the process, as a stuck command must be.
 	go func() { <-ctx.Done(); stop() }()
 	debug, _ := globalFlags(args)
-	if err := run(ctx, os.Stdout, os.Stderr, args); err != nil {
+	err := run(ctx, os.Stdout, os.Stderr, args)
+	if err != nil {
 		printError(os.Stderr, err, debug)
-		return 2
 	}
-	return 0
+	return exitStatus(err)
+}
+
+// exitStatus is the process exit status for a command's error.
+func exitStatus(err error) int {
+	switch _, verdict := errors.AsType[*failedVerdict](err); {
+	case err == nil:
+		return 0
+	case verdict:
+		return 1
+	}
+	return 2
+}
+
+// failedVerdict is the error of a command that ran to the end and whose
+// verdict is a failure: a lab check not met, a prediction missed. Its exit
+// status is 1, not the 2 of a usage or input error.
+type failedVerdict struct{ msg string }
+
+func (e *failedVerdict) Error() string { return e.msg }
+
+// verdictFailed returns a failedVerdict with a formatted message.
+func verdictFailed(format string, args ...any) error {
+	return &failedVerdict{msg: fmt.Sprintf(format, args...)}
 }
 
 // run dispatches args to a subcommand. It never exits the process. Errors
