@@ -17,12 +17,12 @@ func init() {
 	register("dbhost", "on the database's host: record each PostgreSQL backend's run-queue wait, for dbwait --dbhost", runDBHost)
 }
 
-const dbhostSynopsis = "dbhost (--pgdata DIR | --pid PID) --out FILE [--period D] [--for D]"
+const dbhostSynopsis = "dbhost (--pgdata DIR | --pid PID) -o FILE [--period D] [--for D]"
 
 const dbhostExamples = `
 examples:
-  latscope dbhost --pgdata /var/lib/postgresql/15/main --out dbhost.txt       until Ctrl-C
-  latscope dbhost --pid 812 --out dbhost.txt --for 60s
+  latscope dbhost --pgdata /var/lib/postgresql/15/main -o dbhost.txt         until Ctrl-C
+  latscope dbhost --pid 812 -o dbhost.txt --for 60s
   latscope dbwait --trace trace.out --pglog postgresql.json --dbhost dbhost.txt
 Run it on the database's host, as a user that may read the backends' /proc/PID/schedstat
 (the postgres user or root), over the same time as the trace.
@@ -86,7 +86,8 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 	fs := newFlagSet("dbhost", dbhostSynopsis, stderr)
 	fs.StringVar(&o.pgdata, "pgdata", "", "PostgreSQL data `DIR`: its postmaster.pid names the process whose children (the backends) are recorded")
 	fs.IntVar(&o.rec.Parent, "pid", 0, "`PID` whose children are recorded (PostgreSQL's postmaster), instead of --pgdata")
-	fs.StringVar(&o.out, "out", "", "recording `FILE` (written when the recording ends)")
+	fs.StringVar(&o.out, "o", "", "recording `FILE` (written when the recording ends)")
+	fs.StringVar(&o.out, "out", "", "same as -o")
 	fs.DurationVar(&o.rec.Period, "period", o.rec.Period, "sampling period: a wait is placed to within one period")
 	fs.DurationVar(&o.dur, "for", 0, "stop after this long (0: at Ctrl-C)")
 	usageWith(fs, stderr, dbhostSynopsis, dbhostExamples)
@@ -103,7 +104,7 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 	case o.rec.Parent < 0:
 		return nil, fmt.Errorf("flag --pid %d: want a positive PID", o.rec.Parent)
 	case o.out == "":
-		return nil, errors.New("flag --out is required")
+		return nil, errors.New("flag -o is required")
 	case o.rec.Period < time.Millisecond:
 		return nil, fmt.Errorf("flag --period %v: want 1ms or more", o.rec.Period)
 	case o.dur < 0:

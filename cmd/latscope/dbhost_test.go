@@ -29,7 +29,7 @@ func TestDBHostErrors(t *testing.T) {
 	}{
 		{"neither", []string{"--out", out}, "give --pgdata DIR (the PostgreSQL data directory) or --pid PID"},
 		{"both", []string{"--pid", "1", "--pgdata", dir, "--out", out}, "give --pgdata DIR or --pid PID, not both"},
-		{"no out", []string{"--pid", "1"}, "flag --out is required"},
+		{"no out", []string{"--pid", "1"}, "flag -o is required"},
 		{"period", []string{"--pid", "1", "--out", out, "--period", "100us"}, "flag --period 100µs: want 1ms or more"},
 		{"no postmaster.pid", []string{"--pgdata", dir, "--out", out}, "--pgdata: the PostgreSQL data directory's postmaster.pid"},
 		{"no such process", []string{"--pid", strconv.Itoa(1 << 30), "--out", out}, "--pid: PID 1073741824 is not running"},
