@@ -21,7 +21,9 @@ func corpusTrace(name string) string {
 // serial → waitgroup is the overlap fix made for real: with --miss 2
 // the error's interval (−2.6 to −0.8 %) crosses the bar and the verdict
 // is inconclusive, with what would decide it; remove=lockedSection is a
-// miss whatever the noise; a trace against itself is a hit.
+// miss whatever the noise; a trace against itself is a hit; and the
+// corpus's real before/after pair (http-default-serial → -overlap) is a
+// hit at 95 %.
 func TestCompareIntervalsGolden(t *testing.T) {
 	serial := fixtureTrace(t, "serial")
 	wg := fixtureTrace(t, "waitgroup")
@@ -32,6 +34,8 @@ func TestCompareIntervalsGolden(t *testing.T) {
 		{"compare-intervals.stdout", []string{"compare", "--miss", "2", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
 		{"compare.json", []string{"compare", "--json", "--predict", "overlap=callUpstream,queryDB", "--predict", "remove=lockedSection", serial, wg}},
 		{"compare-self.stdout", []string{"compare", "--predict", "remove=lockedSection", "--predict", "scale=queryDB:0.97", serial, serial}},
+		// the corpus's before/after pair: the overlap made for real
+		{"compare-corpus-pair.stdout", []string{"compare", "--predict", "overlap=callUpstream,callInventory", corpusTrace("http-default-serial"), corpusTrace("http-default-overlap")}},
 		{"compare-forkjoin.stdout", []string{"compare", "--predict", "remove=fetchStock", "--predict", "scale=fetchReviews:0.96", corpusTrace("forkjoin"), corpusTrace("forkjoin")}},
 	}
 	for _, c := range cases {
