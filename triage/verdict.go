@@ -30,13 +30,13 @@ func (r *Report) verdict() {
 		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s, %d of them with no other instance bad; %s; %s; host: %s",
 			v.Instance, what, len(ir.Bad), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
 		v.Next = r.snapshotNext([]string{v.Instance}) +
-			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` classifies the time outside the database (throttled, steal, paused)"
+			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` classifies the time outside the database (throttled, steal, paused)"
 	case "shared":
 		n := r.Scope.Shared + r.Scope.Partial
 		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): a shared dependency (database, network, upstream); %s; %s",
 			what, n, r.Scope.Shared, r.Scope.Local, r.dbPathPhrase(), r.whenPhrase())
 		v.Next = r.snapshotNext(r.badInstanceNames()) +
-			"; then `latscope dbwait --trace SNAPSHOT --pglog postgresql.json` shows whether the time was inside the database (locks, plans) or outside it (network)"
+			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` shows whether the time was inside the database (locks, plans) or outside it (network)"
 	}
 }
 

@@ -23,7 +23,7 @@ const dbhostExamples = `
 examples:
   latscope dbhost --pgdata /var/lib/postgresql/15/main -o dbhost.txt         until Ctrl-C
   latscope dbhost --pid 812 -o dbhost.txt --for 60s
-  latscope dbwait --trace trace.out --pglog postgresql.json --dbhost dbhost.txt
+  latscope dbwait --pglog postgresql.json --dbhost dbhost.txt trace.out
 Run it on the database's host, as a user that may read the backends' /proc/PID/schedstat
 (the postgres user or root), over the same time as the trace.
 `

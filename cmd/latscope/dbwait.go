@@ -19,15 +19,15 @@ func init() {
 	register("dbwait", "join app DB spans of a trace with the database's own statement times; classify time outside the DB (throttled, steal, paused, network)", runDBWait)
 }
 
-const dbwaitSynopsis = "dbwait --trace TRACE --pglog postgresql.json [flags]"
+const dbwaitSynopsis = "dbwait [flags] --pglog postgresql.json TRACE"
 
 const dbwaitExamples = `
 examples:
-  latscope dbwait --trace trace.out --pglog postgresql.json
-  latscope dbwait --trace trace.out --pglog postgresql.json --samples host.txt --threshold 5ms
-  latscope dbwait --trace trace.out --pglog postgresql.json --dbhost dbhost.txt   (recorded by latscope dbhost)
-  latscope dbwait --trace trace.out --mysql-csv history_long.csv --json
-  latscope dbwait --trace trace.out --mysql-slowlog /var/log/mysql/slow.log
+  latscope dbwait --pglog postgresql.json trace.out
+  latscope dbwait --pglog postgresql.json --samples host.txt --threshold 5ms trace.out
+  latscope dbwait --pglog postgresql.json --dbhost dbhost.txt trace.out   (recorded by latscope dbhost)
+  latscope dbwait --mysql-csv history_long.csv --json trace.out
+  latscope dbwait --mysql-slowlog /var/log/mysql/slow.log trace.out
   latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
 `
 
@@ -64,7 +64,7 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	o := &dbwaitOptions{opts: dbwait.DefaultOptions}
 	fs := newFlagSet("dbwait", dbwaitSynopsis, stderr)
-	fs.StringVar(&o.trace, "trace", "", "Go execution `TRACE` with DB regions and latscope.sql logs (required)")
+	fs.StringVar(&o.trace, "trace", "", "the Go execution `TRACE`, as the argument is (the form of earlier versions)")
 	fs.Var(&o.pglogs, "pglog", "PostgreSQL jsonlog `FILE` (repeatable, e.g. rotated files)")
 	fs.Var(&o.mysqlCSV, "mysql-csv", "`FILE`: CSV or mysql --batch export of performance_schema.events_statements_history_long (repeatable)")
 	fs.Var(&o.mysqlSlow, "mysql-slowlog", "MySQL or MariaDB slow query `FILE` written with long_query_time=0 (repeatable)")
@@ -76,15 +76,20 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.BoolVar(&o.all, "all", false, "list every statement, not only those outside the DB")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
 	usageWith(fs, stderr, dbwaitSynopsis, dbwaitExamples)
-	if err := fs.Parse(args); err != nil {
+	pos, err := fs.ParseInterleaved(args)
+	if err != nil {
 		return nil, err
 	}
 	o.opts.NoTraceSamples = o.samples != "" // the file replaces the trace's samples
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q (the trace goes in --trace)", fs.Arg(0))
+	case len(pos) > 1 || len(pos) == 1 && o.trace != "":
+		return nil, fmt.Errorf("unexpected argument %q: want one trace (a Go execution trace with DB regions and latscope.sql logs)", pos[len(pos)-1])
+	case len(pos) == 1:
+		o.trace = pos[0]
+	}
+	switch {
 	case o.trace == "":
-		return nil, errors.New("flag --trace is required")
+		return nil, errors.New("want the Go execution trace (with DB regions and latscope.sql logs) as the argument: latscope dbwait --pglog FILE TRACE")
 	case len(o.pglogs) == 0 && len(o.mysqlCSV) == 0 && len(o.mysqlSlow) == 0:
 		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog), --mysql-slowlog FILE or --mysql-csv FILE")
 	case o.dbhost != "" && (len(o.mysqlCSV) > 0 || len(o.mysqlSlow) > 0):
@@ -103,11 +108,11 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 // that says so.
 func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error) {
 	a := dbwait.New(o.opts)
-	if err := checkInput(o.trace, "file"); err != nil {
-		return nil, fmt.Errorf("--trace: %w", err)
+	if err := checkInput(o.trace, "trace file"); err != nil {
+		return nil, err // the trace reader names the file
 	}
 	if _, err := analysis.RunFile(ctx, o.trace, analysis.Options{}, analysis.Use(a)); err != nil {
-		return nil, interrupted(ctx, fmt.Errorf("--trace: %w", err))
+		return nil, interrupted(ctx, err)
 	}
 	if err := a.CheckSpans(); err != nil {
 		return nil, err // before reading logs nothing could join

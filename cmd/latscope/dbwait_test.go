@@ -108,11 +108,13 @@ func TestDBWaitErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no trace", []string{"--pglog", pg}, "dbwait: flag --trace is required"},
+		{"no trace", []string{"--pglog", pg}, "dbwait: want the Go execution trace"},
+		{"two traces", []string{"--pglog", pg, tr, tr}, "want one trace"},
+		{"positional and --trace", []string{"--pglog", pg, "--trace", tr, tr}, "want one trace"},
 		{"no log", []string{"--trace", tr}, "dbwait: give the database's statement log: --pglog FILE"},
 		{"argument", []string{"--trace", tr, "--pglog", pg, "extra"}, `unexpected argument "extra"`},
 		{"threshold", []string{"--trace", tr, "--pglog", pg, "--threshold", "0s"}, "flag --threshold 0s: want a positive duration"},
-		{"missing trace", []string{"--trace", tr + ".nope", "--pglog", pg}, "--trace: open "},
+		{"missing trace", []string{"--pglog", pg, tr + ".nope"}, "open " + tr + ".nope"},
 		{"not a trace", []string{"--trace", pg, "--pglog", pg}, "not a Go execution trace"},
 		{"not a jsonlog", []string{"--trace", tr, "--pglog", tr}, "--pglog: " + tr + ": pglog: line 1 (byte offset 0)"},
 		{"no spans", []string{"--trace", filepath.Join("testdata", "serial.trace"), "--pglog", pg}, `no DB spans in the trace: 30 "db" regions without a traceparent logged inside`},

@@ -18,7 +18,7 @@ const labDBWaitServeExamples = `
 examples:
   latscope lab dbwait-serve --db-url postgres://postgres@127.0.0.1:5432/postgres --addr-file /tmp/svc.addr
   latscope lab dbwait-serve --db-url URL --cpu-work 8ms        the CPU-heavy handler of the quota condition
-  curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'; latscope dbwait --trace t.trace --pglog LOG
+  curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'; latscope dbwait --pglog LOG t.trace
 `
 
 // runLabDBWaitServe runs the service of `latscope lab dbwait` as its own

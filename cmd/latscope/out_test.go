@@ -132,7 +132,7 @@ func TestInputChecks(t *testing.T) {
 		{[]string{"analyze", dir}, dir + " is a directory, not a trace file"},
 		{[]string{"compare", serial, dir}, dir + " is a directory, not a trace file"},
 		{[]string{"analyze", "--cpu", dir, serial}, "--cpu: " + dir + " is a directory"},
-		{[]string{"dbwait", "--trace", dir, "--pglog", serial}, "--trace: " + dir + " is a directory, not a file"},
+		{[]string{"dbwait", "--pglog", serial, dir}, "dbwait: " + dir + " is a directory, not a trace file"},
 		{[]string{"analyze", "--handler", "A.b", serial}, "--handler apply to JVM recordings (.jfr) only; " + serial + " is read as a Go execution trace"},
 		{[]string{"analyze", "--requests", "5", "--requests-from", "x", serial}, "--requests, --requests-from apply to JVM recordings (.jfr) only"},
 		{[]string{"analyze", "--cpu", serial, "x.jfr"}, "--cpu applies to Go execution traces only"},

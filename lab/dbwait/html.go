@@ -157,7 +157,7 @@ func conditionSection(c *ConditionResult, checks []lab.Check, all bool) (htmlrep
 		}
 		svg, notes := runTimeline(rr)
 		b.WriteString(string(svg))
-		notes = append(notes, fmt.Sprintf("Trace %s, server log %s: latscope dbwait --trace %[1]s --pglog %[2]s re-derives every statement.", rr.Trace, rr.PGLog))
+		notes = append(notes, fmt.Sprintf("Trace %s, server log %s: latscope dbwait --pglog %[2]s %[1]s re-derives every statement.", rr.Trace, rr.PGLog))
 		for _, n := range notes {
 			fmt.Fprintf(&b, `<p class="note">%s</p>`, esc(n))
 		}

@@ -194,7 +194,7 @@ func markdown(env *lab.Env, results []*ConditionResult) string {
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %.1f | %.2f | %.1f | %s | %s |\n", c.Name, row.run, row.AtMs, row.AppMs, row.DBMs, row.DiffMs, row.Verdict, row.Evidence)
 		}
 	}
-	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --trace %s --pglog %s`.\n",
+	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --pglog %s %s`.\n",
 		env.Out, filepath.Join(env.Out, results[0].Runs[0].Trace), filepath.Join(env.Out, results[0].Runs[0].PGLog))
 	b.WriteString("\nSteal cannot be produced on demand on this machine: the VM's steal is an uncontrolled trickle of 10 ms ticks (the steal column), " +
 		"which by itself makes no statement \"steal\" (that takes steal per CPU of half the difference and an event-free stretch in the trace as long); " +
