@@ -1,8 +1,9 @@
 package queueing_test
 
 import (
-	"bytes"
 	"context"
+	"errors"
+	"io"
 	"math"
 	"runtime"
 	"runtime/trace"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/queueing"
 )
 
@@ -33,13 +34,27 @@ func withConn() {
 func queryDB()      { time.Sleep(5 * time.Millisecond) }
 func callUpstream() { time.Sleep(25 * time.Millisecond) }
 
-// record traces 6 closed-loop clients running request (withConn then
-// callUpstream, unless given) for half a second and analyses the trace: a
-// real runtime trace of a program this test runs.
-func record(t *testing.T, request ...func(ctx context.Context)) *budget.Result {
+// record returns the analysis of testdata/NAME.trace: 6 closed-loop
+// clients running request (withConn then callUpstream, unless given) for
+// half a second, traced by the real runtime once and kept
+// (fixture.Kept; LATSCOPE_RETRACE=1 records it again).
+func record(t *testing.T, name string, request ...func(ctx context.Context)) *budget.Result {
 	t.Helper()
+	path := fixture.Kept(t, name, func(w io.Writer) error { return run(w, request...) })
+	opts := budget.DefaultOptions
+	opts.FixPotential = false
+	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
+	res, err := analysis.File(context.Background(), path, opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// run traces the clients into w.
+func run(w io.Writer, request ...func(ctx context.Context)) error {
 	if trace.IsEnabled() {
-		t.Skip("a runtime trace is already running (go test -trace?)")
+		return errors.New("a runtime trace is already running (go test -trace?)")
 	}
 	work := func(context.Context) { withConn(); callUpstream() }
 	if len(request) > 0 {
@@ -56,28 +71,19 @@ func record(t *testing.T, request ...func(ctx context.Context)) *budget.Result {
 			}
 		})
 	}
+	defer func() { stop.Store(true); wg.Wait() }()
 	time.Sleep(100 * time.Millisecond)
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Fatal(err)
+	if err := trace.Start(w); err != nil {
+		return err
 	}
 	time.Sleep(500 * time.Millisecond)
 	trace.Stop()
-	stop.Store(true)
-	wg.Wait()
-	opts := budget.DefaultOptions
-	opts.FixPotential = false
-	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
-	res, err := analysis.Reader(context.Background(), "test", &buf, opts, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return nil
 }
 
 func TestPredictFromTrace(t *testing.T) {
-	tier.Timing(t)
-	res := record(t)
+	t.Parallel()
+	res := record(t, "pool")
 	in := queueing.Inputs{Task: "request", Clients: 6, Cores: float64(runtime.GOMAXPROCS(0)),
 		Pools: []queueing.PoolSpec{{Name: "withConn", Size: 2}}}
 	p, err := queueing.Predict(res, in, []string{"remove=callUpstream", "pool=withConn:4", "clients=12", "cores=1", "scale=queryDB:0.5"})
@@ -214,8 +220,8 @@ func withPermit(ctx context.Context) {
 // acquire blocks in the semaphore's select, machinery beneath the frame
 // that acquires it, so the pool is named by that frame.
 func TestPredictSemaphore(t *testing.T) {
-	tier.Timing(t)
-	res := record(t, func(ctx context.Context) {
+	t.Parallel()
+	res := record(t, "semaphore", func(ctx context.Context) {
 		withPermit(ctx)
 		time.Sleep(5 * time.Millisecond)
 	})
