@@ -202,7 +202,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 	if end <= start {
 		return
 	}
-	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker})
+	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker, stack: g.stack})
 	r := g.req
 	if r == nil {
 		a.outside[g.kind] += int64(end - start)
@@ -233,32 +233,56 @@ func (a *Analyzer) resolveWaker(s *critpath.Seg, r *reqState, waker tracein.GoID
 	case w.req != nil && !w.req.members[w.mi].tentative:
 		s.Contention = true
 	default:
-		s.Borrow = a.borrow(r, w, waitStart, t)
+		s.Borrow = a.borrow(r, w, waitStart, t, 1)
 	}
 }
 
-// borrow copies w's timeline over [lb, t] into r.
-func (a *Analyzer) borrow(r *reqState, w *gstate, lb, t tracein.Time) int32 {
-	a.hist = w.history(lb, a.hist[:0])
-	b := critpath.Borrowed{ID: w.id, Segs: make([]critpath.Seg, 0, len(a.hist)+1)}
+// borrow copies w's timeline over [lb, ub] into r. A wait of w's that
+// another goroutine of no request ended (w is an apply loop, its waker the
+// raft loop that had just synced the disk) gets that goroutine's timeline
+// over the wait in turn, up to critpath.MaxHops goroutines from the
+// request (depth is w's place in the chain, 1 for the goroutine that ended
+// the request's wait).
+func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int) int32 {
+	hist := w.history(lb, a.hist[:0])
+	b := critpath.Borrowed{ID: w.id, Segs: make([]critpath.Seg, 0, len(hist)+1)}
+	type follow struct {
+		seg        int // index in b.Segs
+		start, end tracein.Time
+		waker      tracein.GoID
+	}
+	var next []follow // waits ended by goroutines outside the request
 	add := func(h hseg) {
-		s := critpath.Seg{Start: max(h.start, lb), End: h.end, Kind: h.kind, Term: critpath.NoTerm, Waker: -1, Borrow: -1}
+		s := critpath.Seg{Start: max(h.start, lb), End: min(h.end, ub), Kind: h.kind, Term: critpath.NoTerm, Waker: -1, Borrow: -1}
 		if s.End <= s.Start {
 			return
 		}
+		if h.kind.IsWait() {
+			s.Stack = h.stack
+		}
 		if h.kind.IsWait() && h.waker != tracein.NoGoroutine {
 			s.Waker = memberOf(a.gs.Get(h.waker), r)
+			if s.Waker < 0 && h.waker != w.id && depth < critpath.MaxHops {
+				next = append(next, follow{seg: len(b.Segs), start: s.Start, end: s.End, waker: h.waker})
+			}
 		}
 		b.Segs = append(b.Segs, s)
 	}
-	for _, h := range a.hist {
+	for _, h := range hist {
 		add(h)
 	}
 	if w.state != tracein.Undetermined {
-		add(hseg{start: w.since, end: t, kind: w.kind, waker: tracein.NoGoroutine})
+		add(hseg{start: w.since, end: ub, kind: w.kind, waker: tracein.NoGoroutine, stack: w.stack})
 	}
+	a.hist = hist[:0]
 	r.borrows = append(r.borrows, b)
-	return int32(len(r.borrows) - 1)
+	id := int32(len(r.borrows) - 1)
+	for _, h := range next {
+		if x := a.gs.Get(h.waker); x != nil && x.req == nil {
+			r.borrows[id].Segs[h.seg].Borrow = a.borrow(r, x, h.start, h.end, depth+1)
+		}
+	}
+	return id
 }
 
 func (a *Analyzer) sample(ev *tracein.Event) {

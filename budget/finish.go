@@ -155,6 +155,19 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			gs.stack(p.Stack, p.Kind).crit += d
 			ts := gs.term(p.Term)
 			ts.causes[p.Kind] += d
+			if p.Borrowed && p.Cause != tracein.NoStack {
+				if ts.roots == nil {
+					ts.roots = map[rootKey]*rootAcc{}
+				}
+				k := rootKey{p.Cause, p.Kind}
+				ra := ts.roots[k]
+				if ra == nil {
+					ra = &rootAcc{}
+					ts.roots[k] = ra
+				}
+				ra.crit += d
+				ra.hops = max(ra.hops, p.Hops)
+			}
 			if p.Contention {
 				ts.contention += d
 			}

@@ -16,6 +16,7 @@ type hseg struct {
 	start, end tracein.Time
 	kind       frame.Kind
 	waker      tracein.GoID
+	stack      tracein.StackID // the blocking stack of a wait or syscall
 }
 
 // gstate is the analyser's scratch state for one live goroutine.

@@ -39,6 +39,17 @@ type termAcc struct {
 	wait, crit, fix, contention int64
 	requests, critRequests      int
 	causes                      [frame.NumKinds]int64
+	roots                       map[rootKey]*rootAcc // by the cause's stack and kind
+}
+
+type rootKey struct {
+	stack tracein.StackID
+	kind  frame.Kind
+}
+
+type rootAcc struct {
+	crit int64
+	hops uint8 // the most goroutines between the request and the cause
 }
 
 type stackAcc struct{ wait, crit int64 }

@@ -21,6 +21,8 @@ type Result struct {
 	Groups   []*Group        // request types, most requests first
 	Outside  Outside
 	Warnings []error // findings and refusals; see Finding
+	// rules are the rules the terms were attributed by, for Cause.
+	rules frame.Rules
 }
 
 // TraceInfo describes the trace as a whole.
@@ -109,6 +111,32 @@ type TermStat struct {
 	// or for waits explained by a goroutine outside the request (a transport's
 	// readLoop), that goroutine's state (network, running, …).
 	Causes [frame.NumKinds]int64
+	// Roots name the causes of the borrowed part of Critical: what the
+	// goroutine at the end of a chain of hand-offs was blocked in (its
+	// application frame, mechanism and kind), largest first. Only causes
+	// with an application frame are kept (a transport's read is named by
+	// Causes alone).
+	Roots []RootCause
+}
+
+// RootCause is the root cause of a wait explained by goroutines outside the
+// request (docs/method.md §4): the blocking stack of the goroutine at the
+// end of the chain — a raft loop's fdatasync beneath an apply queue.
+type RootCause struct {
+	Frame     string   // innermost application frame of the cause's stack
+	Path      []string // its application call path, outermost first
+	Mechanism string
+	Kind      frame.Kind
+	Critical  int64 // Σ over the group's requests
+	// Hops is how many goroutines lie between the request's wait and the
+	// cause's (0: the goroutine that ended the wait was itself blocked in it).
+	Hops int
+}
+
+// Name returns "frame [mechanism, kind]", the frame without its package's
+// directories.
+func (rc RootCause) Name() string {
+	return Term{Frame: rc.Frame, Mechanism: rc.Mechanism, Kind: rc.Kind}.Name()
 }
 
 // StackStat is off-CPU time under one blocking stack.
@@ -154,6 +182,7 @@ func (a *Analyzer) Finalize() *Result {
 	}
 	a.inferFinalize()
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
+	res.rules = a.opts.Rules
 	res.Info.ProcBusy = a.procBusy
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
@@ -179,6 +208,50 @@ func (a *Analyzer) Finalize() *Result {
 	return res
 }
 
+// Cause names what a goroutine blocked on stack st (a path piece's Cause)
+// was blocked in, when the stack has an application frame.
+func (r *Result) Cause(st tracein.StackID, k frame.Kind) (RootCause, bool) {
+	if st == tracein.NoStack || r.Stacks == nil || int(st) >= r.Stacks.Len() {
+		return RootCause{}, false
+	}
+	var funcs, files []string
+	for _, f := range r.Stacks.Frames(st) {
+		funcs, files = append(funcs, f.Func), append(files, f.File)
+	}
+	at := r.rules.DecideFiles(funcs, files)
+	if at.App == "" {
+		return RootCause{}, false
+	}
+	return RootCause{Frame: at.App, Mechanism: at.Mechanism, Kind: k}, true
+}
+
+// roots merges a term's root causes by frame, mechanism and kind.
+func (a *Analyzer) roots(t *termAcc) []RootCause {
+	var out []RootCause
+	for k, ra := range t.roots {
+		si := a.terms.stack(k.stack)
+		if si.attr.App == "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(rc RootCause) bool {
+			return rc.Frame == si.attr.App && rc.Mechanism == si.attr.Mechanism && rc.Kind == k.kind && slices.Equal(rc.Path, si.path)
+		})
+		if i < 0 {
+			out = append(out, RootCause{Frame: si.attr.App, Path: si.path, Mechanism: si.attr.Mechanism, Kind: k.kind})
+			i = len(out) - 1
+		}
+		out[i].Critical += ra.crit
+		out[i].Hops = max(out[i].Hops, int(ra.hops))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Critical != out[j].Critical {
+			return out[i].Critical > out[j].Critical
+		}
+		return out[i].Name() < out[j].Name()
+	})
+	return out
+}
+
 func (a *Analyzer) finalGroup(gs *groupState) *Group {
 	g := &Group{
 		Name: gs.name, Inferred: gs.inferred, Count: gs.count,
@@ -192,7 +265,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 			continue
 		}
 		g.Terms = append(g.Terms, TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
-			Contention: t.contention, Requests: t.requests, Causes: t.causes})
+			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)})
 	}
 	sort.SliceStable(g.Terms, func(i, j int) bool {
 		if g.Terms[i].Critical != g.Terms[j].Critical {

@@ -60,9 +60,22 @@ type G struct {
 // Borrowed is a copy of the recent timeline of a goroutine outside the
 // request, taken when it woke a request goroutine.
 type Borrowed struct {
-	ID   tracein.GoID
-	Segs []Seg // Waker indexes refer to Request.Gs; Borrow is always -1
+	ID tracein.GoID
+	// Segs: Waker indexes refer to Request.Gs. A wait of this goroutine
+	// ended by another goroutine outside the request has Borrow set to that
+	// goroutine's timeline in turn (a hand-off behind a hand-off: an apply
+	// queue behind a raft loop), at most MaxHops deep; Stack is the
+	// goroutine's own blocking stack, so the root cause can be named.
+	Segs []Seg
 }
+
+// MaxHops bounds the chain of goroutines outside a request that the walk
+// follows to explain one of its waits (docs/method.md §4): the goroutine
+// that ended the wait, the one that ended that goroutine's wait, and so on.
+// A pipelined server's stages are a few hand-offs long (etcd: the request's
+// wait registry ← apply ← raft's WAL sync); four leaves a margin and keeps
+// the copies small.
+const MaxHops = 4
 
 // Request is one request's goroutines between Begin and End.
 type Request struct {

@@ -26,6 +26,22 @@ type PathSeg struct {
 	// Unknown is set for time the timelines cannot explain (it still counts,
 	// so the path sums to the latency, and is reported as unexplained).
 	Unknown bool
+	// Cause, for borrowed time, is G's own blocking stack when G was
+	// waiting or in a syscall (NoStack when it ran): the root cause's frame.
+	Cause tracein.StackID
+	// Via are the goroutines outside the request between the request-side
+	// wait and G, nearest the request first, each with the kind of its own
+	// wait that G's time explains; Hops is how many (0 when G itself ended
+	// the request's wait).
+	Via  [MaxHops - 1]Hop
+	Hops uint8
+}
+
+// Hop is one goroutine in a chain of hand-offs: its id and what it was
+// waiting for.
+type Hop struct {
+	G    tracein.GoID
+	Kind frame.Kind
 }
 
 // Dur returns the piece's length in nanoseconds.
@@ -41,6 +57,10 @@ type walkFrame struct {
 	stack tracein.StackID
 	kind  frame.Kind
 	lb    tracein.Time // the walk returns to the level below at lb
+	// via and hops: the borrowed goroutines below this one in a chain of
+	// hand-offs (PathSeg.Via).
+	via  [MaxHops - 1]Hop
+	hops uint8
 }
 
 // Walk returns the critical path of r, latest piece first. The pieces tile
@@ -149,8 +169,13 @@ func (w *walker) gap(top *walkFrame, g *G) {
 // goroutine outside the request whose time is charged to the request-side term.
 func (w *walker) stepBorrowed(top *walkFrame) {
 	i := segAt(top.segs, w.now)
-	if i < 0 { // history ran out: the rest of the wait is the request goroutine's own
-		w.add(PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Stack: top.stack, Borrowed: true})
+	if i < 0 { // history ran out: the rest of the wait is the waiting goroutine's own
+		p := PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Stack: top.stack, Borrowed: true}
+		if top.hops > 0 { // the goroutine below in the chain waited: its wait, on it
+			p.G, p.Via, p.Hops = top.via[top.hops-1].G, top.via, top.hops-1
+			p.Via[p.Hops] = Hop{}
+		}
+		w.add(p)
 		return
 	}
 	s := &top.segs[i]
@@ -159,5 +184,17 @@ func (w *walker) stepBorrowed(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{g: s.Waker, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: top.id, Kind: s.Kind, Term: top.term, Stack: top.stack, Borrowed: true, Contention: s.Contention})
+	if s.Borrow >= 0 && int(top.hops) < MaxHops-1 { // a hand-off behind this one: follow it
+		b := &w.r.Borrows[s.Borrow]
+		next := walkFrame{segs: b.Segs, id: b.ID, term: top.term, stack: top.stack, kind: s.Kind, lb: from, via: top.via, hops: top.hops + 1}
+		next.via[top.hops] = Hop{G: top.id, Kind: s.Kind}
+		w.stack = append(w.stack, next)
+		return
+	}
+	p := PathSeg{Start: from, End: w.now, G: top.id, Kind: s.Kind, Term: top.term, Stack: top.stack, Borrowed: true, Contention: s.Contention,
+		Via: top.via, Hops: top.hops}
+	if s.Kind.IsWait() {
+		p.Cause = s.Stack
+	}
+	w.add(p)
 }

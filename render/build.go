@@ -287,6 +287,14 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 			tj.Causes[frame.Kind(k).String()] = durOf(float64(v) / n)
 		}
 	}
+	for _, rc := range ts.Roots {
+		path := rc.Path
+		if path == nil {
+			path = []string{rc.Frame}
+		}
+		tj.RootCauses = append(tj.RootCauses, RootCause{Name: rc.Name(), Frame: rc.Frame, AppPath: path, Mechanism: rc.Mechanism,
+			Kind: rc.Kind.String(), Critical: durOf(float64(rc.Critical) / n), Hops: rc.Hops})
+	}
 	return tj
 }
 
@@ -332,6 +340,14 @@ func pathJSON(res *budget.Result, labels []string, p *budget.Path) *Path {
 		if s.Term != critpath.NoTerm {
 			sj.Term = res.Terms[s.Term].NamedAs(labels[s.Term])
 		}
+		if s.Borrowed {
+			if rc, ok := res.Cause(s.Cause, s.Kind); ok {
+				sj.Cause = rc.Name()
+			}
+			for _, h := range s.Via[:s.Hops] {
+				sj.Via = append(sj.Via, Hop{Goroutine: int64(h.G), Kind: h.Kind.String()})
+			}
+		}
 		pj.Segments = append(pj.Segments, sj)
 	}
 	return pj
@@ -343,7 +359,8 @@ func mergeSegs(segs []critpath.PathSeg) []critpath.PathSeg {
 	for _, s := range segs {
 		if n := len(out); n > 0 {
 			l := &out[n-1]
-			if l.G == s.G && l.Kind == s.Kind && l.Term == s.Term && l.Borrowed == s.Borrowed && l.Contention == s.Contention && l.Unknown == s.Unknown && l.End == s.Start {
+			if l.G == s.G && l.Kind == s.Kind && l.Term == s.Term && l.Borrowed == s.Borrowed && l.Contention == s.Contention && l.Unknown == s.Unknown && l.End == s.Start &&
+				l.Cause == s.Cause && l.Via == s.Via && l.Hops == s.Hops {
 				l.End = s.End
 				continue
 			}

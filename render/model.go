@@ -130,7 +130,25 @@ type Term struct {
 	Contention   Duration            `json:"contention_ms"`
 	Requests     int                 `json:"requests"`
 	Causes       map[string]Duration `json:"causes_ms,omitempty"`
-	noLatency    bool                // no mean to share: JSON null (jvm.go)
+	// RootCauses name the causes of the critical time that goroutines
+	// outside the request explain, followed through hand-offs
+	// (docs/method.md §4): the blocking frame at the end of the chain.
+	RootCauses []RootCause `json:"root_causes,omitempty"`
+	noLatency  bool        // no mean to share: JSON null (jvm.go)
+}
+
+// RootCause is a root cause of a term's critical time: what a goroutine
+// outside the request, at the end of a chain of hand-offs, was blocked in.
+type RootCause struct {
+	Name      string   `json:"name"` // "frame [mechanism, kind]"
+	Frame     string   `json:"frame"`
+	AppPath   []string `json:"app_path"`
+	Mechanism string   `json:"mechanism"`
+	Kind      string   `json:"kind"`
+	Critical  Duration `json:"critical_ms"` // per request
+	// Hops: goroutines between the request's wait and the cause's (0: the
+	// one that ended the wait was itself blocked in it).
+	Hops int `json:"hops"`
 }
 
 // CPU is CPU time per request.
@@ -230,6 +248,18 @@ type Segment struct {
 	Borrowed   bool     `json:"borrowed,omitempty"`
 	Contention bool     `json:"contention,omitempty"`
 	Unknown    bool     `json:"unknown,omitempty"`
+	// Cause, for borrowed time, is what the goroutine was blocked in
+	// ("frame [mechanism, kind]") when its stack has an application frame;
+	// Via are the goroutines between the request's wait and it, nearest the
+	// request first, with what each waited for.
+	Cause string `json:"cause,omitempty"`
+	Via   []Hop  `json:"via,omitempty"`
+}
+
+// Hop is one goroutine of a chain of hand-offs and what it waited for.
+type Hop struct {
+	Goroutine int64  `json:"goroutine"`
+	Kind      string `json:"kind"`
 }
 
 // Finding is a finding.

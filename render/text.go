@@ -199,7 +199,7 @@ func nameOr(s, d string) string {
 // causes names what was really happening when it differs from the wait's kind.
 func causes(t Term) string {
 	if len(t.Causes) == 0 || (len(t.Causes) == 1 && t.Causes[t.Kind] > 0) {
-		return ""
+		return strings.TrimPrefix(roots(t), "; ")
 	}
 	type kv struct {
 		k string
@@ -221,7 +221,31 @@ func causes(t Term) string {
 	for _, c := range cs {
 		parts = append(parts, fmt.Sprintf("%s %.2f", c.k, c.v))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", ") + roots(t)
+}
+
+// roots names the largest root causes (docs/method.md §4) of a term's
+// borrowed critical time, at most two, with the hand-offs between.
+func roots(t Term) string {
+	var parts []string
+	for _, rc := range t.RootCauses {
+		if rc.Critical.Ms() < 0.01 || len(parts) == 2 {
+			break
+		}
+		via := ""
+		if rc.Hops > 0 {
+			via = fmt.Sprintf(", %d hand-off", rc.Hops)
+			if rc.Hops > 1 {
+				via += "s"
+			}
+			via += " away"
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f%s", rc.Name, rc.Critical.Ms(), via))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; root cause " + strings.Join(parts, "; ")
 }
 
 func pct(x, of float64) float64 {
@@ -298,7 +322,15 @@ func pathRows(segs []Segment) []pathRow {
 		what := s.Kind
 		switch {
 		case s.Borrowed:
-			what = s.Term + " ← " + s.Kind + " on G" + fmt.Sprint(s.Goroutine)
+			what = s.Term
+			for _, h := range s.Via { // each hand-off, nearest the request first
+				what += " ← " + h.Kind + " on G" + fmt.Sprint(h.Goroutine)
+			}
+			if s.Cause != "" {
+				what += " ← " + s.Cause + " on G" + fmt.Sprint(s.Goroutine)
+			} else {
+				what += " ← " + s.Kind + " on G" + fmt.Sprint(s.Goroutine)
+			}
 		case s.Term != "":
 			what = s.Term
 		}

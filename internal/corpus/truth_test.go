@@ -31,6 +31,7 @@ type truth struct {
 		MeasuredMS   float64 `json:"measured_ms"`
 		Critical     bool    `json:"critical"`
 		Beneath      string  `json:"beneath"`
+		BeneathFrame string  `json:"beneath_frame"`
 	} `json:"terms"`
 	Service           map[string]float64 `json:"service"`
 	ClientAllowanceMS float64            `json:"client_allowance_ms"`
@@ -203,6 +204,7 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 	for _, want := range tr.Terms {
 		var got float64 // ms per request
 		var beneath float64
+		var root *budget.RootCause
 		found := false
 		if want.Kind == "running" {
 			// CPU has no term today; only the request's running time.
@@ -219,6 +221,9 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 					found = true
 					if k, ok := frame.ParseKind(want.Beneath); ok && ts.Critical > 0 {
 						beneath = float64(ts.Causes[k]) / float64(ts.Critical)
+					}
+					if len(ts.Roots) > 0 {
+						root = &ts.Roots[0]
 					}
 					break
 				}
@@ -251,6 +256,21 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 				fails = append(fails, fmt.Sprintf("%.1f%% of its critical time is %s on the goroutine that ends it, want at least %.0f%%", 100*beneath, want.Beneath, 100*beneathShare))
 			} else {
 				t.Logf("%s: %.1f%% of its critical time is %s on the goroutine that ends it", label, 100*beneath, want.Beneath)
+			}
+		}
+		// The root cause behind a chain of hand-offs (issue #36): the frame
+		// the configuration says the last goroutine blocked under leads the
+		// term's root causes, with at least beneathShare of its critical time.
+		if want.BeneathFrame != "" {
+			switch {
+			case root == nil:
+				fails = append(fails, fmt.Sprintf("no root cause named; want %s", want.BeneathFrame))
+			case root.Frame != want.BeneathFrame:
+				fails = append(fails, fmt.Sprintf("root cause %s, want %s", root.Name(), want.BeneathFrame))
+			case got > 0 && float64(root.Critical)/n/1e6 < beneathShare*got:
+				fails = append(fails, fmt.Sprintf("root cause %s holds %s of the term's %.3f ms, want at least %.0f%%", root.Name(), ms(float64(root.Critical)/n), got, 100*beneathShare))
+			default:
+				t.Logf("%s: root cause %s, %s per request, %d hand-off(s) from the request's wait", label, root.Name(), ms(float64(root.Critical)/n), root.Hops)
 			}
 		}
 		which := "goroutine time"

@@ -114,6 +114,10 @@ type TermTruth struct {
 	// was doing meanwhile, as configured: most of the term's critical time
 	// must be that.
 	Beneath string `json:"beneath,omitempty"`
+	// BeneathFrame, for such a wait, is the application frame the root
+	// cause blocked under, on the goroutine at the end of the chain of
+	// hand-offs (the WAL's sync beneath an apply queue, say).
+	BeneathFrame string `json:"beneath_frame,omitempty"`
 	Note    string `json:"note,omitempty"`
 }
 

@@ -79,7 +79,7 @@ func init() {
 		start: func(t *Truth) (func(context.Context) error, func(), error) {
 			t.Task = "POST /put"
 			t.Terms = []TermTruth{{Frame: "main.decodeEntry", Kind: "sleep", ConfiguredMS: 2, Timer: "decodeEntry", Critical: true},
-				{Frame: "main.(*wal).append", Kind: "chan receive", Timer: "wal.append", Critical: true, Beneath: "syscall",
+				{Frame: "main.(*wal).append", Kind: "chan receive", Timer: "wal.append", Critical: true, Beneath: "syscall", BeneathFrame: "main.(*wal).run",
 					Note: "the wait for the batch's fdatasync (and for the batch before it): the service's timer is the truth"}}
 			f, err := os.CreateTemp(".", ".wal-*")
 			if err != nil {
