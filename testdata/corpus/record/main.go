@@ -118,7 +118,7 @@ type TermTruth struct {
 	// cause blocked under, on the goroutine at the end of the chain of
 	// hand-offs (the WAL's sync beneath an apply queue, say).
 	BeneathFrame string `json:"beneath_frame,omitempty"`
-	Note    string `json:"note,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 // Gap is a known analyser gap.
