@@ -50,8 +50,19 @@ func checkWriters(t *testing.T, name string, r *Report) {
 // TestPrometheus runs triage against a real Prometheus holding the known
 // series of promtest.LocalFleet and promtest.SharedFleet.
 func TestPrometheus(t *testing.T) {
+	t.Parallel()
+	testPrometheus(t, promtest.Replay(t, "known", promtest.Known()))
+}
+
+// TestPrometheusLive runs the same checks against a real Prometheus
+// started on the same series: the answers TestPrometheus replays are
+// still what Prometheus says.
+func TestPrometheusLive(t *testing.T) {
 	tier.Timing(t)
-	base := promtest.Start(t, promtest.Known())
+	testPrometheus(t, promtest.Start(t, promtest.Known()))
+}
+
+func testPrometheus(t *testing.T, base string) {
 	t0 := promtest.T0
 	cfg := func(job string, d time.Duration) Config {
 		return Config{URL: base, Job: job, Start: t0, End: t0.Add(d), Threshold: 50 * time.Millisecond}

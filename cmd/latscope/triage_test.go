@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/triage/promtest"
 )
 
@@ -23,8 +22,9 @@ import (
 // of every hour; job "shared": all three instances slow together in the
 // DB path only).
 func TestTriage(t *testing.T) {
-	tier.Timing(t)
-	base := promtest.Start(t, promtest.Known())
+	// The answers a real Prometheus gave once (promtest.Replay; triage's
+	// TestPrometheusLive checks them against a running one).
+	base := promtest.Replay(t, "triage", promtest.Known())
 	t0 := promtest.T0
 	span := func(h int) []string {
 		return []string{"--since", t0.Format(time.RFC3339), "--until", t0.Add(time.Duration(h) * time.Hour).Format(time.RFC3339)}
