@@ -2,8 +2,8 @@ package promtest
 
 import (
 	"bytes"
-	"context"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
