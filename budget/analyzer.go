@@ -25,6 +25,7 @@ type Analyzer struct {
 	spans     int // open inferred requests
 	inf       inferState
 	hist      []hseg
+	follows   int // nested timelines still allowed for the wait being explained (maxFollows)
 	scratch   scratch
 	warnings  []error
 	// regionNames interns region types; id 0 is "no region".
@@ -233,9 +234,15 @@ func (a *Analyzer) resolveWaker(s *critpath.Seg, r *reqState, waker tracein.GoID
 	case w.req != nil && !w.req.members[w.mi].tentative:
 		s.Contention = true
 	default:
+		a.follows = maxFollows
 		s.Borrow = a.borrow(r, w, waitStart, t, 1)
 	}
 }
+
+// maxFollows bounds the timelines copied to explain one wait through
+// hand-offs: each goroutine's remembered history has up to 17 intervals,
+// so without a bound a chain of 4 could copy thousands.
+const maxFollows = 16
 
 // borrow copies w's timeline over [lb, ub] into r. A wait of w's that
 // another goroutine of no request ended (w is an apply loop, its waker the
@@ -278,7 +285,8 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 	r.borrows = append(r.borrows, b)
 	id := int32(len(r.borrows) - 1)
 	for _, h := range next {
-		if x := a.gs.Get(h.waker); x != nil && x.req == nil {
+		if x := a.gs.Get(h.waker); x != nil && x.req == nil && a.follows > 0 {
+			a.follows--
 			r.borrows[id].Segs[h.seg].Borrow = a.borrow(r, x, h.start, h.end, depth+1)
 		}
 	}
