@@ -102,6 +102,9 @@ type Analyzer struct {
 	// requests' threads while they worked for a request, from execution
 	// samples; negative when unknown.
 	RequestCPU float64
+	// RequestCPUExact is set when RequestCPU is the library's measured
+	// thread CPU (ThreadMXBean) rather than execution samples.
+	RequestCPUExact bool
 }
 
 type termStat struct {

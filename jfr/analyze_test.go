@@ -181,7 +181,7 @@ func TestAnalyzer(t *testing.T) {
 		{budget.FindUnexplained, "record with 1 ms thresholds"},
 		{budget.FindUnexplained, "1 waits (1000.0 ms in all) outside com.acme.Ctl.handle have stacks the JVM cut"},
 		{budget.FindWarmup, "began 1.0 s after the JVM started"},
-		{budget.FindCPUSaturated, "94% busy"},
+		{budget.FindHostBusy, "94% busy"},
 	} {
 		if !hasFinding(res, w.kind, w.text) {
 			t.Errorf("no %v finding with %q in %v", w.kind, w.text, res.Warnings)

@@ -365,6 +365,7 @@ const (
 	actTraceparent
 	actRequestID
 	actTaskID
+	actCPUTime
 )
 
 // binPlan is how the event reader reads events of a type.
@@ -387,9 +388,9 @@ var binTypedFields = map[string][]struct {
 	"jdk.CPULoad":          {{"jvmUser", actJVMUser, true}, {"jvmSystem", actJVMSystem, true}, {"machineTotal", actMachineTotal, true}},
 	"jdk.JavaMonitorEnter": {{"monitorClass", actMonitorClass, false}},
 	"jdk.JavaMonitorWait":  {{"monitorClass", actMonitorClass, false}},
-	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}},
+	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}},
 	"latscope.TaskSubmit":  {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
-	"latscope.TaskRun":     {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
+	"latscope.TaskRun":     {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}, {"cpuTime", actCPUTime, false}},
 	"latscope.TaskWait":    {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
 }
 
@@ -505,6 +506,10 @@ func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
 				ev.Req.TaskID = c.requireInt(f)
 			} else {
 				c.skipField(f, 0)
+			}
+		case actCPUTime:
+			if v := c.requireInt(f); v >= 0 {
+				ev.Req.CPU, ev.Req.HasCPU = time.Duration(v), true
 			}
 		}
 	}

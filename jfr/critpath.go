@@ -31,6 +31,11 @@ type reqAcc struct {
 	causes                  map[int32]*[frame.NumKinds]int64
 	unknown                 int64
 	samples                 int
+	// cpu and critCPU: the library's exact thread CPU of the requests
+	// (all their threads) and the part of it on the critical path;
+	// cpuReqs counts the requests that carry it.
+	cpu, critCPU            int64
+	cpuReqs                 int
 	regionWall              map[int32]int64
 	regionCPU               map[int32]int
 	pred                    [][]int64
@@ -77,6 +82,7 @@ type member struct {
 	queueTerm     int32
 	task          int64
 	creatorThread threadKey
+	cpu           int64 // the thread's CPU time over it (the library's cpuTime), -1 when unknown
 }
 
 // finalize analyses the collected events. preds are the predictions to
@@ -177,7 +183,7 @@ func (d *reqData) unnest() map[int64]int64 {
 // its tasks' (a task run on a thread the request already holds at that
 // time — run by the caller — is part of that thread's time).
 func (d *reqData) members(r reqRec, runs []runRec, out *reqOutcome) []member {
-	ms := []member{{thread: r.thread, start: r.start, end: r.end, queued: r.start, queueTerm: -1}}
+	ms := []member{{thread: r.thread, start: r.start, end: r.end, queued: r.start, queueTerm: -1, cpu: r.cpu}}
 	slices.SortFunc(runs, func(a, b runRec) int { return cmp.Compare(a.start, b.start) })
 	for _, run := range runs {
 		inside := false
@@ -194,7 +200,10 @@ func (d *reqData) members(r reqRec, runs []runRec, out *reqOutcome) []member {
 		// a task's run event ends after it completed its future, so it can
 		// end a little after the request it woke: its time after the
 		// request's end is not the request's
-		m := member{thread: run.thread, start: run.start, end: min(run.end, r.end), queued: run.start, queueTerm: -1, task: run.task, creatorThread: run.thread}
+		m := member{thread: run.thread, start: run.start, end: min(run.end, r.end), queued: run.start, queueTerm: -1, task: run.task, creatorThread: run.thread, cpu: run.cpu}
+		if run.end > r.end && run.cpu > 0 && run.end > run.start { // only its share inside the request
+			m.cpu = run.cpu * (m.end - m.start) / (run.end - run.start)
+		}
 		if s, ok := d.submits[run.task]; ok && s.t <= run.start {
 			m.queued, m.queueTerm, m.creatorThread = s.t, s.term, s.thread
 		}

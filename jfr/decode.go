@@ -143,6 +143,7 @@ type rawValues struct {
 	Traceparent   json.RawMessage `json:"traceparent"`
 	RequestID     json.RawMessage `json:"requestId"`
 	TaskID        json.RawMessage `json:"taskId"`
+	CPUTime       json.RawMessage `json:"cpuTime"`
 }
 
 type rawThread struct {
@@ -251,6 +252,11 @@ func (r *rawEvent) typed(ev *Event) error {
 				return err
 			}
 		}
+		if (r.Type == "latscope.Request" || r.Type == "latscope.TaskRun") && len(v.CPUTime) > 0 {
+			if ev.Req.CPU, ev.Req.HasCPU, err = cpuTimeValue(v.CPUTime); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -325,4 +331,30 @@ func floatValue(name string, raw json.RawMessage) (float64, error) {
 		return 0, fmt.Errorf("%s: want a number, got %.40q", name, raw)
 	}
 	return f, nil
+}
+
+// cpuTimeValue parses the library's cpuTime field: a duration as jfr print
+// writes a timespan ("PT0.0047S"), or a number of nanoseconds. A negative
+// value (the JVM could not measure it) or one jfr print writes as no
+// duration ("N/A") is absent, not an error.
+func cpuTimeValue(raw json.RawMessage) (time.Duration, bool, error) {
+	if string(raw) == "null" {
+		return 0, false, nil
+	}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, false, fmt.Errorf("cpuTime: %w", err)
+		}
+		d, err := ParseDuration(s)
+		if err != nil || d < 0 {
+			return 0, false, nil
+		}
+		return d, true, nil
+	}
+	n, err := intValue("cpuTime", raw)
+	if err != nil || n < 0 {
+		return 0, false, err
+	}
+	return time.Duration(n), true, nil
 }

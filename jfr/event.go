@@ -35,6 +35,12 @@ type Event struct {
 type ReqInfo struct {
 	Route, Traceparent string
 	RequestID, TaskID  int64
+	// CPU is the thread's CPU time (the JVM's ThreadMXBean) over a
+	// latscope.Request or latscope.TaskRun, measured by the library at
+	// begin and end; HasCPU is false when the event has no cpuTime field
+	// (a library before it) or the JVM could not measure it (-1).
+	CPU    time.Duration
+	HasCPU bool
 }
 
 // Thread identifies a Java thread.

@@ -148,9 +148,19 @@ func (a *Analyzer) saturationFinding() *budget.Finding {
 	if e.loadTime <= 0 {
 		return nil
 	}
-	if busy := e.machBusy / e.loadTime; busy > budget.SaturatedBusy {
-		return &budget.Finding{Kind: budget.FindCPUSaturated, Text: fmt.Sprintf(
-			"the machine's CPUs were %.0f%% busy over the recording (jdk.CPULoad machineTotal): latency contains CPU queueing, and every wait includes the time its thread then waited for a CPU", busy*100)}
+	busy := e.machBusy / e.loadTime
+	if busy <= budget.SaturatedBusy {
+		return nil
 	}
-	return nil
+	jvm := e.jvmBusy / e.loadTime
+	// The kind is host-busy, not cpu-saturated: with a CPU counter (the
+	// request CPU, which request mode always gives) the report drops a
+	// trace's own cpu-saturated finding for the counter's, and the
+	// requests' CPU is not the machine's.
+	who := "other processes held most of it"
+	if jvm > busy/2 {
+		who = "most of it was this JVM's"
+	}
+	return &budget.Finding{Kind: budget.FindHostBusy, Text: fmt.Sprintf(
+		"CPU-saturated: the machine's CPUs were %.0f%% busy over the recording (jdk.CPULoad machineTotal; this JVM %.0f%%: %s): latency contains CPU queueing, every wait includes the time its thread then waited for a CPU, and a prediction that adds CPU work or clients meets a full CPU", busy*100, jvm*100, who)}
 }

@@ -47,11 +47,13 @@ type (
 		thread     threadKey
 		id         int64
 		route, tp  string
+		cpu        int64 // the library's cpuTime, ns; -1 when the event has none
 	}
 	runRec struct {
 		start, end int64
 		thread     threadKey
 		rid, task  int64
+		cpu        int64
 	}
 	submitRec struct {
 		t      int64
@@ -121,11 +123,11 @@ func (d *reqData) event(ev *Event, r *Rules) {
 	switch ev.Type {
 	case "latscope.Request":
 		s, e := span(ev)
-		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent})
+		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent, cpu: cpuOf(ev)})
 		d.thread(ev.Thread)
 	case "latscope.TaskRun":
 		s, e := span(ev)
-		d.runs = append(d.runs, runRec{start: s, end: e, thread: keyOf(ev.Thread), rid: ev.Req.RequestID, task: ev.Req.TaskID})
+		d.runs = append(d.runs, runRec{start: s, end: e, thread: keyOf(ev.Thread), rid: ev.Req.RequestID, task: ev.Req.TaskID, cpu: cpuOf(ev)})
 		d.thread(ev.Thread)
 	case "latscope.TaskSubmit":
 		attr := r.Decide(ev.Stack)
@@ -152,6 +154,14 @@ func (d *reqData) event(ev *Event, r *Rules) {
 		td.waits = append(td.waits, waitRec{start: s, end: e, kind: kind,
 			term: d.terms.id(budget.Term{Frame: app, Path: pathOf(r, ev.Stack, attr.AppIndex, app), Mechanism: mech, Kind: kind})})
 	}
+}
+
+// cpuOf is the library's cpuTime of a request or task run in ns, or -1.
+func cpuOf(ev *Event) int64 {
+	if !ev.Req.HasCPU {
+		return -1
+	}
+	return int64(ev.Req.CPU)
 }
 
 // libraryCall returns the library method the application frame at

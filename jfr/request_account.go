@@ -77,6 +77,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	if sum != lat {
 		acc.mismatch++
 	}
+	d.accountCPU(acc, ms, path)
 	for t, c := range crit {
 		acc.crit[t] += c
 		gain := c
@@ -91,6 +92,36 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	if acc.slowest == nil || lat > acc.slowest.Latency {
 		acc.slowest = pathOfRequest(r.id, req, path, committed)
 	}
+}
+
+// accountCPU books a request's exact CPU (the library's cpuTime of the
+// request and of each task run) when every thread of it carries one. The
+// part on the critical path is, per thread, the CPU up to the path's time
+// on that thread in no recorded wait (the unknown time): a thread's CPU
+// lies in the time it was in no wait. What remains unknown is time in a
+// wait under JFR's threshold, or waiting for a CPU.
+func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg) {
+	cpu := map[tracein.GoID]int64{}
+	for _, m := range ms {
+		if m.cpu < 0 {
+			return
+		}
+		cpu[tracein.GoID(m.thread)] += m.cpu
+	}
+	unknown := map[tracein.GoID]int64{}
+	for _, p := range path {
+		if p.Unknown || p.Term == critpath.NoTerm {
+			unknown[p.G] += p.Dur()
+		}
+	}
+	var all, crit int64
+	for g, c := range cpu {
+		all += c
+		crit += min(c, unknown[g])
+	}
+	acc.cpu += all
+	acc.critCPU += crit
+	acc.cpuReqs++
 }
 
 // futureWaits are JDK methods that wait for another thread's task: a park
@@ -189,6 +220,10 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		acc := accs[name]
 		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
 			Unknown: acc.unknown, Forked: acc.forked, PathMismatch: acc.mismatch, CPUSamples: acc.samples}
+		if acc.cpuReqs == acc.count && acc.count > 0 { // the library measured every request's CPU
+			g.Running = budget.TimeStat{Wait: acc.cpu, Critical: acc.critCPU}
+			g.Unknown -= acc.critCPU
+		}
 		for t, w := range acc.wait {
 			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], Requests: int(acc.reqs[t])}
 			if c := acc.causes[t]; c != nil {

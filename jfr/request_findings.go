@@ -21,8 +21,24 @@ func (a *Analyzer) finalizeRequests() *budget.Result {
 	if period > 0 {
 		a.RequestCPU = float64(o.samplesIn(res.Groups)) * period.Seconds()
 	}
+	if cpu, ok := exactCPU(res.Groups); ok {
+		a.RequestCPU, a.RequestCPUExact = cpu.Seconds(), true
+	}
 	res.Warnings = append(a.requestFindings(res, o, period), a.churn.Result())
 	return res
+}
+
+// exactCPU is the requests' CPU the library measured (ThreadMXBean, the
+// events' cpuTime), when it measured every request of every route.
+func exactCPU(gs []*budget.Group) (time.Duration, bool) {
+	var sum int64
+	for _, g := range gs {
+		if g.Count > 0 && g.Running.Wait <= 0 {
+			return 0, false
+		}
+		sum += g.Running.Wait
+	}
+	return time.Duration(sum), len(gs) > 0
 }
 
 func (o *reqOutcome) samplesIn(gs []*budget.Group) int {
@@ -131,23 +147,46 @@ func (a *Analyzer) unseenFinding(o *reqOutcome) *budget.Finding {
 }
 
 // requestCPUFinding says where the independent CPU of the coverage line
-// comes from.
+// comes from: the library's exact thread CPU, or else the execution
+// samples, which miss CPU in native code and intrinsics; it then bounds
+// how low they may be by the JVM's own CPU (jdk.CPULoad).
 func (a *Analyzer) requestCPUFinding(res *budget.Result, o *reqOutcome, period time.Duration) *budget.Finding {
 	in := o.samplesIn(res.Groups)
-	if period <= 0 {
-		return &budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
-			"%d execution samples on the requests' threads while they worked for a request, but the recording does not say jdk.ExecutionSample's period: no request CPU, so no coverage line", in)}
-	}
 	n := 0
 	for _, g := range res.Groups {
 		n += g.Count
 	}
-	per := float64(in) * float64(period) / float64(max(n, 1)) / 1e6
-	return &budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
-		"request CPU is the execution samples of the requests' threads while they worked for a request: %d samples × %v = %.2f ms per request (±%.0f%%, one standard error of a sample count); "+
+	nn := float64(max(n, 1))
+	sampled := float64(in) * float64(period) / nn / 1e6
+	if cpu, ok := exactCPU(res.Groups); ok {
+		var crit int64
+		for _, g := range res.Groups {
+			crit += g.Running.Critical
+		}
+		text := fmt.Sprintf("request CPU is exact: the Java library measured each request's and each task's thread CPU time (ThreadMXBean, the events' cpuTime): %.2f ms per request, %.2f ms of it on the critical path (taken out of the unknown row)",
+			float64(cpu)/nn/1e6, float64(crit)/nn/1e6)
+		if period > 0 && cpu > 0 {
+			text += fmt.Sprintf("; JFR's execution samples would have said %.2f ms (%d samples × %v: %.0f%% of it — the sampler walks only Java code, not native code or intrinsics)",
+				sampled, in, period, 100*sampled*nn*1e6/float64(cpu))
+		}
+		return &budget.Finding{Kind: budget.FindInferred, Text: text}
+	}
+	if period <= 0 {
+		return &budget.Finding{Kind: budget.FindInferred, Text: fmt.Sprintf(
+			"%d execution samples on the requests' threads while they worked for a request, but the recording does not say jdk.ExecutionSample's period: no request CPU, so no coverage line", in)}
+	}
+	text := fmt.Sprintf(
+		"request CPU is SAMPLED, not measured (the recording's latscope events carry no cpuTime: a Java library before it, or a JVM without thread CPU time): %d samples × %v = %.2f ms per request (±%.0f%%, one standard error of a sample count); "+
 			"the other %d samples (JFR, GC, JIT and server threads, and time outside requests) are not counted. "+
-			"JFR samples a thread only while it runs Java code (not in native code or the JVM), and also while it waits for a CPU",
-		in, period, per, 100/math.Sqrt(float64(max(in, 1))), o.all-in)}
+			"JFR samples a thread only while it runs Java code, not in native code, the JVM or intrinsics (a SHA-256 loop leaves almost no samples): the figure may be low",
+		in, period, sampled, 100/math.Sqrt(float64(max(in, 1))), o.all-in)
+	if e := a.env; e.loadTime > 0 && e.hwThreads > 0 && n > 0 {
+		jvm := e.jvmBusy * float64(e.hwThreads) * (float64(a.rec.End().Sub(a.rec.Start())) / e.loadTime) / nn / 1e6
+		if jvm > sampled {
+			text += fmt.Sprintf(" by up to %.2f ms per request: the JVM used %.2f ms of CPU per request in all (jdk.CPULoad), JIT, GC and JFR included; update the library (java/) to measure it", jvm-sampled, jvm)
+		}
+	}
+	return &budget.Finding{Kind: budget.FindInferred, Text: text}
 }
 
 // givenFinding reports flags of the handler mode given to a recording

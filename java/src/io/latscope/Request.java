@@ -11,6 +11,7 @@ public final class Request implements AutoCloseable {
     private final long id;
     private final long previous;
     private final Thread thread;
+    private final long cpu0;
     private boolean ended;
 
     Request(String route, String traceparent, long id, long previous) {
@@ -21,6 +22,7 @@ public final class Request implements AutoCloseable {
         event.traceparent = traceparent;
         event.requestId = id;
         event.begin();
+        cpu0 = CpuClock.now();
     }
 
     /** id returns the request's id: unique in this JVM, > 0. */
@@ -42,6 +44,7 @@ public final class Request implements AutoCloseable {
                     + ", begun on " + thread.getName() + ": end a request on the thread that began it");
         }
         ended = true;
+        event.cpuTime = CpuClock.since(cpu0);
         event.end();
         event.commit();
         Requests.restore(previous);

@@ -6,6 +6,7 @@ import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
+import jdk.jfr.Timespan;
 
 /** RequestEvent is one request, begun and committed on the thread that handles it. */
 @Name("latscope.Request")
@@ -25,4 +26,9 @@ final class RequestEvent extends Event {
     @Label("Request Id")
     @Description("Unique per request in this JVM, > 0")
     long requestId;
+
+    @Label("CPU Time")
+    @Description("The handling thread's CPU time (ThreadMXBean) from begin to end; -1 when the JVM cannot measure it. The request's tasks carry their own (latscope.TaskRun)")
+    @Timespan(Timespan.NANOSECONDS)
+    long cpuTime = -1;
 }

@@ -81,8 +81,7 @@ public final class Tasks {
             } catch (Throwable t) {
                 f.completeExceptionally(t);
             } finally {
-                e.end();
-                e.commit();
+                ran(e);
                 Requests.restore(prev);
             }
         });
@@ -113,7 +112,15 @@ public final class Tasks {
         e.requestId = rid;
         e.taskId = tid;
         e.begin();
+        e.cpu0 = CpuClock.now();
         return e;
+    }
+
+    /** ran ends and commits a task's run event with the CPU time the task took. */
+    static void ran(TaskRunEvent e) {
+        e.cpuTime = CpuClock.since(e.cpu0);
+        e.end();
+        e.commit();
     }
 
     static TaskWaitEvent waitEvent(long tid) {
@@ -199,8 +206,7 @@ public final class Tasks {
             try {
                 super.run();
             } finally {
-                e.end();
-                e.commit();
+                ran(e);
                 Requests.restore(prev);
             }
         }
