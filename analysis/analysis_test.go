@@ -215,3 +215,29 @@ func TestDamagedBeforeAnyRequest(t *testing.T) {
 		}
 	}
 }
+
+// counter counts the records an analyser made beforehand sees.
+type counter struct{ n int }
+
+func (c *counter) Event(*tracein.Event) { c.n++ }
+
+// TestRunFileUse: RunFile feeds every record of a file to an analyser made
+// beforehand (Use), as dbwait's is, and names a missing file.
+func TestRunFileUse(t *testing.T) {
+	t.Parallel()
+	var c counter
+	lost, err := RunFile(context.Background(), traces[0], Options{}, Use(&c))
+	if err != nil || lost != nil {
+		t.Fatalf("RunFile: lost %v, err %v", lost, err)
+	}
+	res, err := File(context.Background(), traces[0], budget.DefaultOptions, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.n == 0 || int64(c.n) != res.Info.Records {
+		t.Errorf("the analyser saw %d records, the budget %d", c.n, res.Info.Records)
+	}
+	if _, err := RunFile(context.Background(), "testdata/none.trace", Options{}, Use(&c)); err == nil || !strings.Contains(err.Error(), "none.trace") {
+		t.Errorf("RunFile of a missing file: %v", err)
+	}
+}

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/trace"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +18,8 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/render"
 )
@@ -21,21 +27,59 @@ import (
 // TestCPULogFromAgent: a trace taken while latscope's agent runs carries
 // the process CPU counter, and the report uses it as the independent CPU
 // reading when none is given. The truth is the process's own counter read
-// from /proc just before the trace starts and just after it stops.
+// from /proc just before the trace starts and just after it stops. The
+// trace and its truth were recorded once (kept.Trace; LATSCOPE_RETRACE=1
+// records them again); TestCPULogFromAgentLive records anew.
 func TestCPULogFromAgent(t *testing.T) {
+	t.Parallel()
+	var truth time.Duration
+	path := kept.Trace(t, "cpulog-agent", func(w io.Writer) error {
+		var err error
+		if truth, err = recordCPULog(t, w); err != nil {
+			return err
+		}
+		return atomicfile.WriteString(filepath.Join("testdata", "cpulog-agent.truth"), truth.String()+"\n")
+	})
+	b, err := os.ReadFile(filepath.Join("testdata", "cpulog-agent.truth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if truth, err = time.ParseDuration(strings.TrimSpace(string(b))); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	checkCPULog(t, f, truth)
+}
+
+// TestCPULogFromAgentLive is TestCPULogFromAgent on a trace recorded now.
+func TestCPULogFromAgentLive(t *testing.T) {
 	tier.Timing(t)
+	var buf bytes.Buffer
+	truth, err := recordCPULog(t, &buf)
+	if err != nil {
+		t.Skipf("SKIP: %v", err)
+	}
+	checkCPULog(t, &buf, truth)
+}
+
+// recordCPULog traces requests that burn CPU while the agent runs, into w,
+// and returns the process CPU /proc counted around the trace.
+func recordCPULog(t *testing.T, w io.Writer) (time.Duration, error) {
 	a, err := agent.New(agent.Options{Dir: t.TempDir(), SampleInterval: 20 * time.Millisecond})
 	if err != nil {
-		t.Skipf("SKIP: the agent cannot start its flight recorder here: %v", err)
+		return 0, fmt.Errorf("the agent cannot start its flight recorder here: %w", err)
 	}
 	defer a.Close()
-	var buf bytes.Buffer
 	before, err := procCPU()
 	if err != nil {
-		t.Skipf("SKIP: no /proc to read the truth from: %v", err)
+		return 0, fmt.Errorf("no /proc to read the truth from: %w", err)
 	}
-	if err := trace.Start(&buf); err != nil {
-		t.Skipf("SKIP: cannot trace this test binary (another trace is running?): %v", err)
+	if err := trace.Start(w); err != nil {
+		return 0, fmt.Errorf("cannot trace this test binary (another trace is running?): %w", err)
 	}
 	var wg sync.WaitGroup
 	for w := range 3 { // more goroutines than cores on the 2-core machine: the rate still holds steady
@@ -53,10 +97,16 @@ func TestCPULogFromAgent(t *testing.T) {
 	trace.Stop()
 	after, err := procCPU()
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
-	truth := after - before
-	res, err := Reader(context.Background(), "agent.trace", &buf, budget.DefaultOptions, false)
+	return after - before, nil
+}
+
+// checkCPULog analyses the trace in r and checks the agent's CPU log
+// against truth.
+func checkCPULog(t *testing.T, r io.Reader, truth time.Duration) {
+	t.Helper()
+	res, err := Reader(context.Background(), "agent.trace", r, budget.DefaultOptions, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,36 +3,45 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
 	"runtime/trace"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/tracelog"
 )
 
-// moduleTrace records requests that wait under this test's own functions,
-// and logs a main module after delay (none when delay < 0).
-func moduleTrace(t *testing.T, module string, delay time.Duration) []byte {
+// moduleTrace returns the kept trace NAME (kept.Trace): requests that wait
+// under this test's own functions, with a main module logged after delay
+// (none when delay < 0).
+func moduleTrace(t *testing.T, name, module string, delay time.Duration) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Skipf("SKIP: cannot trace this test binary (another trace is running?): %v", err)
-	}
-	start := time.Now()
-	logged := delay < 0
-	for i := 0; i < 6 || !logged; i++ {
-		if !logged && time.Since(start) >= delay {
-			trace.Log(context.Background(), tracelog.Module, module)
-			logged = true
+	path := kept.Trace(t, "module-"+name, func(w io.Writer) error {
+		if err := trace.Start(w); err != nil {
+			return err
 		}
-		ctx, task := trace.NewTask(context.Background(), "request")
-		waitHere(ctx)
-		task.End()
+		start := time.Now()
+		logged := delay < 0
+		for i := 0; i < 6 || !logged; i++ {
+			if !logged && time.Since(start) >= delay {
+				trace.Log(context.Background(), tracelog.Module, module)
+				logged = true
+			}
+			ctx, task := trace.NewTask(context.Background(), "request")
+			waitHere(ctx)
+			task.End()
+		}
+		trace.Stop()
+		return nil
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	trace.Stop()
-	return buf.Bytes()
+	return data
 }
 
 //go:noinline
@@ -42,22 +51,21 @@ func waitHere(context.Context) { time.Sleep(20 * time.Millisecond) }
 // even when it comes after the first requests, within the lookahead; one
 // after it does not.
 func TestModuleFromTrace(t *testing.T) {
-	tier.Timing(t)
 	const other = "github.com/acme/other" // not this test's module
 	for _, tt := range []struct {
-		name       string
+		name, file string
 		delay      time.Duration
 		opts       func(*budget.Options)
 		wantModule string
 		fallback   bool // this test's frames are not the module's: its terms fall back
 	}{
-		{"no log", -1, nil, "", false},
-		{"logged after two requests", 50 * time.Millisecond, nil, other, true},
-		{"logged after the lookahead", tracelog.ModuleLookahead + 200*time.Millisecond, nil, "", false},
-		{"--app wins", 0, func(o *budget.Options) { o.Rules.App = []string{"github.com/latscope/"} }, "", false},
+		{"no log", "none", -1, nil, "", false},
+		{"logged after two requests", "late", 50 * time.Millisecond, nil, other, true},
+		{"logged after the lookahead", "too-late", tracelog.ModuleLookahead + 200*time.Millisecond, nil, "", false},
+		{"--app wins", "at-once", 0, func(o *budget.Options) { o.Rules.App = []string{"github.com/latscope/"} }, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			data := moduleTrace(t, other, tt.delay)
+			data := moduleTrace(t, tt.file, other, tt.delay)
 			opts := budget.DefaultOptions
 			if tt.opts != nil {
 				tt.opts(&opts)

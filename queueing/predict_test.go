@@ -17,7 +17,7 @@ import (
 
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/queueing"
 )
 
@@ -37,10 +37,10 @@ func callUpstream() { time.Sleep(25 * time.Millisecond) }
 // record returns the analysis of testdata/NAME.trace: 6 closed-loop
 // clients running request (withConn then callUpstream, unless given) for
 // half a second, traced by the real runtime once and kept
-// (fixture.Kept; LATSCOPE_RETRACE=1 records it again).
+// (kept.Trace; LATSCOPE_RETRACE=1 records it again).
 func record(t *testing.T, name string, request ...func(ctx context.Context)) *budget.Result {
 	t.Helper()
-	path := fixture.Kept(t, name, func(w io.Writer) error { return run(w, request...) })
+	path := kept.Trace(t, name, func(w io.Writer) error { return run(w, request...) })
 	opts := budget.DefaultOptions
 	opts.FixPotential = false
 	opts.Rules.App = []string{"github.com/latscope/latscope/queueing_test"}
