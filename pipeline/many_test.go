@@ -18,8 +18,8 @@ import (
 
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/internal/quantile"
-	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/render"
 )
 
@@ -30,28 +30,37 @@ type instanceTrace struct {
 	path     string
 }
 
-// snapshotsOfInstances runs one real agent after another in this process,
-// each a different Options.Instance serving GET /work (sleeping a
-// different time) and GET /fast through agent.Handler on loopback, and
-// leaves one flight-recorder snapshot of each in one directory: two
-// "instances", the second three times slower on /work.
+// snapshotsOfInstances returns the kept snapshots of two "instances"
+// (testdata/many; kept.File, LATSCOPE_RETRACE=1 records them again): one
+// real agent after another in this process, each a different
+// Options.Instance serving GET /work (sleeping a different time) and
+// GET /fast through agent.Handler on loopback, the second three times
+// slower on /work.
 func snapshotsOfInstances(t *testing.T) (string, []instanceTrace) {
 	t.Helper()
-	dir := t.TempDir()
 	insts := []instanceTrace{{instance: "web-a", sleep: 2 * time.Millisecond}, {instance: "web-b", sleep: 6 * time.Millisecond}}
 	for i := range insts {
-		var err error
-		if insts[i].path, err = snapshotOf(dir, insts[i].instance, insts[i].sleep, 60); err != nil {
-			t.Fatalf("recording instance %s: %v", insts[i].instance, err)
-		}
+		in := insts[i]
+		insts[i].path = kept.File(t, filepath.Join("many", in.instance+".trace"), func(w io.Writer) error {
+			path, err := snapshotOf(t.TempDir(), in.instance, in.sleep, 60)
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(w, f)
+			return err
+		})
 	}
-	return dir, insts
+	return filepath.Join("testdata", "many"), insts
 }
 
 // TestMany runs the checks of the aggregate over the snapshots of two
 // real instances, recorded once.
 func TestMany(t *testing.T) {
-	tier.Timing(t)
 	dir, insts := snapshotsOfInstances(t)
 	t.Run("instances", func(t *testing.T) { testManyInstances(t, dir, insts) })
 	t.Run("sketch", func(t *testing.T) { testManySketch(t, insts) })
