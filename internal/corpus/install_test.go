@@ -194,7 +194,8 @@ func writeProxyModule(t *testing.T, proxy, mod, version string, files map[string
 // module@version` has every frame in the module cache, its own code too.
 // The module holding package main's source is the application: the wait
 // in the dependency's sleep is the store's term, not the dependency's, and
-// no term falls back to the function-name rules.
+// no term falls back to the function-name rules. With -update it keeps
+// its trace for the fast tier (TestGoInstalledKept).
 func TestGoInstalledBinary(t *testing.T) {
 	tier.Timing(t)
 	gotool, err := exec.LookPath("go")
@@ -220,6 +221,32 @@ func TestGoInstalledBinary(t *testing.T) {
 	if out, err := exec.Command(bin, trace).CombinedOutput(); err != nil {
 		t.Fatalf("shop: %v\n%s", err, out)
 	}
+	checkInstalled(t, trace)
+	if *update { // keep it for the fast tier's TestGoInstalledKept
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keptInstalled, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("kept %s (%d bytes)", keptInstalled, len(b))
+	}
+}
+
+// keptInstalled is a trace TestGoInstalledBinary recorded (with -update).
+const keptInstalled = "testdata/goinstall/shop.trace"
+
+// TestGoInstalledKept is TestGoInstalledBinary's check on the trace it
+// kept: the fast tier's guard of the rule.
+func TestGoInstalledKept(t *testing.T) {
+	t.Parallel()
+	checkInstalled(t, keptInstalled)
+}
+
+// checkInstalled asserts the analysis of a trace of the installed shop.
+func checkInstalled(t *testing.T, trace string) {
+	t.Helper()
 	r, err := pipeline.File(context.Background(), trace, pipeline.Options{
 		Budget: budget.DefaultOptions,
 		Report: render.Inputs{File: "shop.trace", CPUSeconds: -1, MinShare: 0.5},
