@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/internal/chromiumtest"
@@ -198,5 +199,30 @@ func labSections(t *testing.T) []htmlreport.Section {
 		{Title: "Modes (lab)", Intro: "An example of a section the lab adds: a table of modes.", Body: tbl},
 		{Title: "DB wait (lab)", Intro: "An example of a lab timeline: app vs DB duration with throttling and PSI tracks.", Body: tl.SVG(),
 			Note: fmt.Sprintf("%d points per track, synthetic.", len(app))},
+	}
+}
+
+// TestReportPages builds the pages TestReportInChromium shows a browser,
+// on the same kept recordings, without one: every chart is there, with
+// marks, and the page is self-contained.
+func TestReportPages(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []demotrace.Config{{Scenario: "serial", CPUProfile: true}, {Scenario: "waitgroup", CPUProfile: true}} {
+		rep, res := analyze(t, cfg, "remove=callUpstream", "overlap=callUpstream,queryDB")
+		opts := htmlreport.DefaultOptions
+		opts.Sections = labSections(t)
+		var buf bytes.Buffer
+		if err := htmlreport.Write(&buf, rep, res, opts); err != nil {
+			t.Fatal(err)
+		}
+		page := buf.String()
+		for _, label := range []string{"latency budget per request", "latency histogram", "latency by request", "Median request critical path", "CPU samples vs wall clock by region", "DB wait by condition"} {
+			if !strings.Contains(page, label) {
+				t.Errorf("%s: no chart %q", cfg.Scenario, label)
+			}
+		}
+		if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
+			t.Errorf("%s: the page refers to an outside resource", cfg.Scenario)
+		}
 	}
 }
