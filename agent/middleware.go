@@ -21,12 +21,15 @@ const traceParentHeader = "traceparent"
 // queries; with the recorder on, a slow request triggers a snapshot after
 // it ends.
 //
-// The route is Options.Route(r) when set; else r.Pattern when Handler wraps
-// one route of a ServeMux (mux.Handle("GET /x", a.Handler(h))); else, when
-// next is a *http.ServeMux, the pattern the mux chooses (for a pattern
-// without wildcards Handler then serves the chosen handler itself, so that
-// the mux is searched once); else "http". Requests no pattern matches are
-// "(no route)".
+// The route is Options.Route(r) when set; else, when next is a
+// *http.ServeMux, the pattern the mux chooses, even when an outer mux set
+// r.Pattern (the innermost pattern wins; for a pattern without wildcards
+// Handler then serves the chosen handler itself, so that the mux is
+// searched once); else r.Pattern when Handler wraps one route of a
+// ServeMux (mux.Handle("GET /x", a.Handler(h))); else "http". Requests no
+// pattern matches are NoRoute. For chi, gin, echo and gorilla/mux, use the
+// middleware of agent/agentchi, agent/agentgin, agent/agentecho or
+// agent/agentmux inside the router instead (Begin).
 func (a *Agent) Handler(next http.Handler) http.Handler {
 	mux, _ := next.(*http.ServeMux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,36 +43,95 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	switch {
 	case a.opts.Route != nil:
 		route = a.opts.Route(r)
+	case mux != nil: // the innermost pattern wins over r.Pattern, which an outer mux set
+		h, pattern = mux.Handler(r)
+		route = cmp.Or(pattern, NoRoute)
 	case r.Pattern != "":
 		route = r.Pattern
-	case mux != nil:
-		h, pattern = mux.Handler(r)
-		route = cmp.Or(pattern, "(no route)")
 	default:
 		route = "http"
 	}
+	q := a.begin(r, route)
+	defer q.End()
+	r = r.WithContext(&q.c)
+	if h == nil || !serveRouted(w, r, h, pattern) {
+		next.ServeHTTP(w, r)
+	}
+}
+
+// NoRoute is the route of a request that no pattern of the router matched.
+const NoRoute = "(no route)"
+
+// Request is one request the agent serves: its task, its traceparent, its
+// metrics. Handler makes one per request; a router's middleware makes one
+// with Begin, once the router has matched the request's route. A nil
+// *Request is valid: its End does nothing.
+type Request struct {
+	c reqCtx
+}
+
+// Begin starts the agent's work on a request that a router has matched to
+// route (RouteName makes a route of a method and a pattern): the
+// request's runtime/trace task, named route (subject to Options.MaxRoutes
+// and the length bound), its traceparent and, with Options.Metrics, its
+// metrics. It returns the request to pass on, whose context carries the
+// task and the traceparent, and the *Request whose End the middleware must
+// call when the rest of the chain returns (defer q.End()).
+//
+// Begin is the hook of the router adapters (agent/agentchi, agent/agentgin,
+// agent/agentecho, agent/agentmux): a runtime/trace task's name is fixed
+// when it starts, and a router knows the route only after matching, so the
+// task starts inside the router, in its middleware. An empty route is
+// NoRoute. When r's context already carries an agent's request (Handler
+// wraps the router too, or a second middleware), Begin returns r and a nil
+// *Request: the request keeps its first task, so that it is counted once.
+func (a *Agent) Begin(r *http.Request, route string) (*http.Request, *Request) {
+	if _, ok := r.Context().Value(reqKey{}).(*reqCtx); ok {
+		return r, nil
+	}
+	q := a.begin(r, cmp.Or(route, NoRoute))
+	return r.WithContext(&q.c), q
+}
+
+// begin starts a request of route: its task, its traceparent, its metrics
+// and its clock.
+func (a *Agent) begin(r *http.Request, route string) *Request {
 	if len(route) > tracelog.MaxString { // a Route hook that returns paths
 		route = tracelog.Bound(route, tracelog.MaxString)
 	}
 	route = a.routes.admit(route)
 	tctx, task := trace.NewTask(r.Context(), route)
-	ctx := &reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}}
-	var rm *routeMetrics
+	q := &Request{c: reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}, a: a, task: task, route: route}}
+	ctx := &q.c
 	if a.met != nil {
-		rm = a.met.route(route)
-		ctx.ri.DBCall = rm.dbCall
+		ctx.rm = a.met.route(route)
+		ctx.ri.DBCall = ctx.rm.dbCall
 	}
 	if tp, ok := a.otherSpan(r.Context()); ok {
 		ctx.ri.TP = tp
 	} else {
 		ctx.ri.TP = span.Request(firstValue(r.Header[canonicalTraceParent]))
 	}
-	start := time.Now()
-	defer a.finish(ctx, task, route, start, rm)
-	r = r.WithContext(ctx)
-	if h == nil || !serveRouted(w, r, h, pattern) {
-		next.ServeHTTP(w, r)
+	ctx.start = time.Now()
+	return q
+}
+
+// End ends the request: its task ends, its metrics are observed, and a slow
+// request triggers a snapshot. Call it once, when the handler has returned.
+func (q *Request) End() {
+	if q == nil {
+		return
 	}
+	q.c.a.finish(&q.c)
+}
+
+// Route returns the request's route: the name of its task and its metrics'
+// route label ("" for a nil *Request).
+func (q *Request) Route() string {
+	if q == nil {
+		return ""
+	}
+	return q.c.route
 }
 
 // canonicalTraceParent is traceParentHeader in http.Header's canonical form
@@ -87,13 +149,25 @@ func firstValue(vs []string) string {
 // of context.WithValue's two.
 type reqCtx struct {
 	context.Context
-	ri span.Info
+	ri    span.Info
+	a     *Agent
+	task  *trace.Task
+	route string
+	start time.Time
+	rm    *routeMetrics // nil without metrics
 }
+
+// reqKey is the context key of a request's *reqCtx (Begin's check for a
+// request already begun).
+type reqKey struct{}
 
 // Value implements context.Context.
 func (c *reqCtx) Value(key any) any {
-	if key == (span.Key{}) {
+	switch key {
+	case span.Key{}:
 		return &c.ri
+	case reqKey{}:
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -107,13 +181,13 @@ func (a *Agent) otherSpan(ctx context.Context) (tp tracelog.TraceParent, ok bool
 	return tp, ok && tp.IsValid()
 }
 
-// finish ends a request's task, observes it in rm (nil without metrics),
-// and snapshots it if it was slow.
-func (a *Agent) finish(ctx *reqCtx, task *trace.Task, route string, start time.Time, rm *routeMetrics) {
-	d := time.Since(start)
-	ri := &ctx.ri
-	if rm != nil {
-		rm.observe(d, ri)
+// finish ends a request's task, observes it in its route's metrics, and
+// snapshots it if it was slow.
+func (a *Agent) finish(ctx *reqCtx) {
+	d := time.Since(ctx.start)
+	ri, route, task := &ctx.ri, ctx.route, ctx.task
+	if ctx.rm != nil {
+		ctx.rm.observe(d, ri)
 	}
 	slow, cut := false, time.Duration(0)
 	if a.rec != nil {
