@@ -2,8 +2,12 @@ package sched_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -17,7 +21,9 @@ import (
 	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/frame"
 	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/lab/burst"
 	"github.com/latscope/latscope/lab/demotrace"
 	"github.com/latscope/latscope/sched"
@@ -36,12 +42,40 @@ var (
 	recordings = map[burst.Mode]*recording{}
 )
 
-// burstWindow is how long each burst variant is traced.
-const burstWindow = 2 * time.Second
+// burstWindow is how long each burst variant is traced, at recordHz: a
+// few hundred CPU samples and 6 batches, in a trace small enough to keep.
+const (
+	burstWindow = 600 * time.Millisecond
+	recordHz    = 1000
+)
 
-// recordBurst runs a burst.Service in this process with GOMAXPROCS 32 (as
-// `latscope lab burst-serve` does) and records burstWindow of it, once per
-// mode for all tests.
+// window is mode's: a steady pool makes a small trace, so it is traced
+// longer, for as many CPU samples as the spawning one.
+func window(mode burst.Mode) time.Duration {
+	if mode == burst.Fixed {
+		return 4 * burstWindow
+	}
+	return burstWindow
+}
+
+// gunzip reads a gzipped file whole.
+func gunzip(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// recordBurst returns the kept recording of a burst.Service run in this
+// process with GOMAXPROCS 32 (as `latscope lab burst-serve` does), traced
+// for burstWindow with the CPU profiler on (kept.Trace; LATSCOPE_RETRACE=1
+// records it again).
 func recordBurst(t *testing.T, mode burst.Mode) *recording {
 	t.Helper()
 	recMu.Lock()
@@ -50,7 +84,25 @@ func recordBurst(t *testing.T, mode burst.Mode) *recording {
 		return r
 	}
 	r := &recording{}
-	r.trace, r.profile, r.err = record(mode, burstWindow)
+	name := "burst-" + mode.String()
+	// gzipped: a goroutine per event makes 10 MB of trace a second.
+	path := kept.File(t, name+".trace.gz", func(w io.Writer) error {
+		tr, prof, err := record(mode, window(mode))
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteString(filepath.Join("testdata", name+".pprof"), string(prof)); err != nil {
+			return err
+		}
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		if _, err := zw.Write(tr); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	if r.trace, r.err = gunzip(path); r.err == nil {
+		r.profile, r.err = os.ReadFile(filepath.Join("testdata", name+".pprof"))
+	}
 	recordings[mode] = r
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -72,7 +124,7 @@ func record(mode burst.Mode, d time.Duration) (tr, prof []byte, err error) {
 	defer func() { cancel(); <-done; svc.Close() }()
 	time.Sleep(300 * time.Millisecond) // warm-up: the pools and free lists fill
 	var tb, pb bytes.Buffer
-	runtime.SetCPUProfileRate(burst.DefaultHz) // StartCPUProfile's own 100 Hz request then fails harmlessly
+	runtime.SetCPUProfileRate(recordHz) // StartCPUProfile's own 100 Hz request then fails harmlessly
 	if err := pprof.StartCPUProfile(&pb); err != nil {
 		return nil, nil, err
 	}
@@ -159,7 +211,7 @@ func findings(rep *sched.Report) map[sched.FindingKind]string {
 // at GOMAXPROCS 32, is the seed's shape; the finding must fire and name the
 // dispatcher.
 func TestBurstSpawnFinding(t *testing.T) {
-	tier.Timing(t)
+	t.Parallel()
 	rec := recordBurst(t, burst.Spawn)
 	noLimit := hostsig.Limit{}
 	rep := analyze(t, "spawn", rec.trace, sched.Options{Host: sched.Host{GOMAXPROCS: 32, NumCPU: 2, Limit: &noLimit}})
@@ -203,7 +255,7 @@ func TestBurstSpawnFinding(t *testing.T) {
 
 // TestBurstSpawnProfile: the pprof CPU profile of the same window agrees.
 func TestBurstSpawnProfile(t *testing.T) {
-	tier.Timing(t)
+	t.Parallel()
 	rec := recordBurst(t, burst.Spawn)
 	p, err := profile.ParseData(rec.profile)
 	if err != nil {
@@ -227,7 +279,7 @@ func TestBurstSpawnProfile(t *testing.T) {
 
 // TestBurstFixedNoFinding: the same batches through two steady workers.
 func TestBurstFixedNoFinding(t *testing.T) {
-	tier.Timing(t)
+	t.Parallel()
 	rec := recordBurst(t, burst.Fixed)
 	rep := analyze(t, "fixed", rec.trace, sched.Options{})
 	if rep.CPU.Samples < sched.DefaultThresholds.MinSamples {
@@ -240,7 +292,7 @@ func TestBurstFixedNoFinding(t *testing.T) {
 	// per batch, though a scheduling hiccup (two workers handed items in
 	// quick succession) can now and then cluster 16 wake-ups: allow a
 	// quarter of the batches, far below spawn's one per batch.
-	batches := int64(burstWindow / burst.DefaultConfig.Every)
+	batches := int64(window(burst.Fixed) / burst.DefaultConfig.Every)
 	if tr := rep.Trace; tr.Creations > 100 || 4*tr.Bursts.Large > batches {
 		t.Errorf("fixed pool: %d creations, %d large bursts in %d batches; want a steady pool", tr.Creations, tr.Bursts.Large, batches)
 	}
@@ -248,7 +300,7 @@ func TestBurstFixedNoFinding(t *testing.T) {
 
 // TestUseProfile replaces a trace's CPU shares with a profile's.
 func TestUseProfile(t *testing.T) {
-	tier.Timing(t)
+	t.Parallel()
 	rep := analyze(t, "fixed", recordBurst(t, burst.Fixed).trace, sched.Options{})
 	p, err := profile.ParseData(recordBurst(t, burst.Spawn).profile)
 	if err != nil {
@@ -268,18 +320,18 @@ func TestUseProfile(t *testing.T) {
 // TestDemoModesNoFinding: the seed experiment's service (CPU, upstream HTTP, a
 // database round trip, a mutex) is not scheduler-bound in any mode.
 func TestDemoModesNoFinding(t *testing.T) {
-	tier.Timing(t)
+	t.Parallel()
 	for _, scenario := range []string{"serial", "waitgroup"} {
 		t.Run(scenario, func(t *testing.T) {
-			var buf bytes.Buffer
-			_, err := demotrace.Record(t.Context(), &buf, demotrace.Config{
+			rec := fixture.Record(t, demotrace.Config{
 				Scenario: scenario, CPUProfile: true, Requests: 400,
 				Upstream: 10 * time.Millisecond, DB: 5 * time.Millisecond,
 			})
+			data, err := os.ReadFile(rec.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := analyze(t, scenario, buf.Bytes(), sched.Options{})
+			rep := analyze(t, scenario, data, sched.Options{})
 			if rep.CPU.Samples < sched.DefaultThresholds.MinSamples {
 				t.Fatalf("only %d CPU samples: the absence of a finding would mean nothing", rep.CPU.Samples)
 			}
