@@ -1,0 +1,152 @@
+// Package routertest checks a router adapter of the agent on the real
+// router: requests over several routes through the agent and the router,
+// then the trace's task names and the metrics' route label against the
+// routes the client asked for.
+package routertest
+
+import (
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/tracein"
+)
+
+// Req is one request the client sends and what it must get.
+type Req struct {
+	Method, Path string
+	Route        string // the route the agent must name it
+	Status       int    // 0: 200
+	Body         string // the body the router's handler answers ("" for any)
+}
+
+// Result is what Check saw, for further checks.
+type Result struct {
+	Tasks   map[string]int // task begins by name
+	Metrics map[string]int // latscope_request_duration_seconds count by route
+}
+
+// Check makes an agent (no flight recorder; metrics on a new registry;
+// maxRoutes, 0 for the default), serves build(a) on an httptest server,
+// sends each of reqs n times (round robin, in order) under runtime/trace,
+// and checks every answer, the tasks' names and counts, and the request
+// metrics' route labels and counts. Routes beyond maxRoutes, in the order
+// the requests first reach them, are expected as agent.OtherRoute.
+func Check(t *testing.T, n, maxRoutes int, reqs []Req, build func(a *agent.Agent) http.Handler) Result {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	a, err := agent.New(agent.Options{NoRecorder: true, ProbeEvery: -1, Metrics: reg, MaxRoutes: maxRoutes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(build(a))
+	defer srv.Close()
+
+	want := map[string]int{}
+	var order []string
+	for i := 0; i < n; i++ {
+		for _, rq := range reqs {
+			if !slices.Contains(order, rq.Route) {
+				order = append(order, rq.Route)
+			}
+			route := rq.Route
+			if maxRoutes > 0 && slices.Index(order, route) >= maxRoutes {
+				route = agent.OtherRoute
+			}
+			want[route]++
+		}
+	}
+	evs := agenttest.Traced(t, func() {
+		for i := 0; i < n; i++ {
+			for _, rq := range reqs {
+				req, err := http.NewRequest(rq.Method, srv.URL+rq.Path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if status := max(rq.Status, 200); resp.StatusCode != status || rq.Body != "" && string(b) != rq.Body {
+					t.Fatalf("%s %s: %d %q, want %d %q", rq.Method, rq.Path, resp.StatusCode, b, status, rq.Body)
+				}
+			}
+		}
+	})
+	res := Result{Tasks: map[string]int{}, Metrics: map[string]int{}}
+	for _, ev := range evs {
+		if ev.Kind == tracein.KindTaskBegin {
+			res.Tasks[ev.Name]++
+		}
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "latscope_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" {
+					res.Metrics[l.GetValue()] += int(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	for _, k := range slices.Collect(maps.Keys(res.Metrics)) {
+		if res.Metrics[k] == 0 {
+			delete(res.Metrics, k) // the db="yes" series of a route without DB calls
+		}
+	}
+	t.Logf("sent %v", want)
+	if !maps.Equal(res.Tasks, want) {
+		t.Errorf("tasks %v, want %v", res.Tasks, want)
+	}
+	if !maps.Equal(res.Metrics, want) {
+		t.Errorf("metrics' routes %v, want %v", res.Metrics, want)
+	}
+	return res
+}
+
+// Allocs logs the allocations of one request rq through build(nil) (the
+// router alone) and through build(a) (the router with the agent's
+// middleware, no recorder, metrics on), and fails when the agent adds more
+// than the agent's own Handler does to a ServeMux route (5: the task's two,
+// the context, the request copy, the traceparent).
+func Allocs(t *testing.T, build func(a *agent.Agent) http.Handler, rq Req) {
+	t.Helper()
+	a, err := agent.New(agent.Options{NoRecorder: true, ProbeEvery: -1, Metrics: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	allocs := func(h http.Handler) float64 {
+		req := httptest.NewRequest(rq.Method, rq.Path, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req) // the route's name and observers
+		return testing.AllocsPerRun(200, func() {
+			w.Body.Reset()
+			h.ServeHTTP(w, req)
+		})
+	}
+	plain, with := allocs(build(nil)), allocs(build(a))
+	t.Logf("%s %s: %g allocations per request by the router alone, %g with the agent (+%g)", rq.Method, rq.Path, plain, with, with-plain)
+	if with-plain > 5 {
+		t.Errorf("the agent adds %g allocations per request, want at most 5", with-plain)
+	}
+}
