@@ -39,6 +39,7 @@ type gstate struct {
 	regions []region
 
 	serve *serveState // for net/http server goroutines, when inferring
+	rpc   *rpcState   // for grpc-go handler goroutines, when inferring
 }
 
 type membership struct {

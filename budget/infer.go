@@ -77,7 +77,8 @@ type serveState struct {
 	bg      bool   // the span's background read was started
 	handler bool   // a stack inside the handler was seen during the span
 	wrote   bool   // a response write was seen during the span
-	name    string // outermost application frame seen inside the handler
+	name    string // the handler: the innermost one a router dispatched to (stackInfo.handler)
+	depth   int    // name's dispatch depth (stackInfo.handlerDepth)
 }
 
 // confirmed reports whether the open span is certainly a request: the
@@ -100,6 +101,9 @@ type inferState struct {
 	sawPeek    bool           // a keep-alive wait under Peek was seen
 	discarded  int            // spans that turned out to hold no request
 	splitSpans int            // spans split by a second background read in them
+	// gRPC (infer_grpc.go)
+	rpcBegan, rpcEnded        int
+	rpcCutBefore, rpcCutAfter map[string]int // by method ("" unknown)
 }
 
 const (
@@ -158,6 +162,9 @@ func (a *Analyzer) inferCreated(g *gstate, ev *tracein.Event) {
 	if !a.inferring {
 		return
 	}
+	if a.rpcCreated(g, ev) {
+		return
+	}
 	f := a.terms.stack(ev.Stack).flags
 	if f&flagServe != 0 {
 		g.serve = &serveState{phase: phIdle}
@@ -202,6 +209,7 @@ func (a *Analyzer) inferInitial(g *gstate, ev *tracein.Event) {
 	if !a.inferring || g.serve != nil {
 		return
 	}
+	a.rpcSeen(g, ev.Stack)
 	si := a.terms.stack(ev.Stack)
 	if si.flags&flagServe == 0 {
 		return // not one, or no stack yet: its first stack tells
@@ -221,7 +229,7 @@ func (a *Analyzer) inferInitial(g *gstate, ev *tracein.Event) {
 	case ik&ikAbort != 0:
 		s.phase = phIdle
 	case si.flags&flagHandler != 0:
-		a.cutBefore(s, si.outerApp, true)
+		a.cutBefore(s, si.handler, true)
 	case ik&ikFinish != 0:
 		a.cutBefore(s, "", true)
 		if ev.To == tracein.Syscall { // writing its response
@@ -249,6 +257,14 @@ func (a *Analyzer) peekEra() bool { return a.inf.sawPeek || !a.info.StartWall.Is
 func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 	if !a.inferring {
 		return
+	}
+	if ev.Stack != tracein.NoStack || g.rpc != nil {
+		if a.rpcSeen(g, ev.Stack); g.rpc != nil {
+			if ev.To == tracein.NotExist {
+				a.rpcEnded(g, ev.Time)
+			}
+			return
+		}
 	}
 	si := a.terms.stack(ev.Stack)
 	if g.serve == nil {
@@ -320,7 +336,7 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 	case si.flags&flagHandler != 0:
 		switch s.phase {
 		case phUnknown:
-			a.cutBefore(s, si.outerApp, true)
+			a.cutBefore(s, si.handler, true)
 		case phCut:
 			s.handler = true
 		case phIdle:
@@ -328,8 +344,11 @@ func (a *Analyzer) inferTransition(g *gstate, ev *tracein.Event) {
 		}
 		if s.phase == phOpen {
 			s.handler = true
-			if s.name == "" && si.outerApp != "" {
-				s.name = si.outerApp
+			// The handler the router dispatched to: the innermost one any
+			// stack of the request showed (a wait in a middleware before
+			// it called the next handler shows only the middleware).
+			if si.handler != "" && (s.name == "" || si.handlerDepth > s.depth) {
+				s.name, s.depth = si.handler, si.handlerDepth
 			}
 		}
 	}
@@ -401,27 +420,45 @@ func (a *Analyzer) inferFinalize() {
 			a.inf.cutAfter[s.name]++
 		}
 	}
-	main := ""
-	for _, gs := range a.groups {
-		if gs.inferred && (main == "" || gs.count > a.groups[main].count || gs.count == a.groups[main].count && gs.name < main) {
-			main = gs.name
+	for _, g := range a.gs.All() {
+		if s := g.rpc; s != nil {
+			a.inf.rpcCut(s.span == nil, s.name)
 		}
 	}
-	if main == "" {
-		main = inferredName("")
-	}
-	groupOf := func(app string) *groupState {
-		if app == "" {
-			return a.group(main, true)
+	// A request whose handler the trace never showed goes to the group of
+	// its kind with the most requests.
+	largest := func(prefix string) string {
+		main := ""
+		for _, gs := range a.groups {
+			if gs.inferred && strings.HasPrefix(gs.name, prefix) && (main == "" || gs.count > a.groups[main].count || gs.count == a.groups[main].count && gs.name < main) {
+				main = gs.name
+			}
 		}
-		return a.group(inferredName(app), true)
+		return main
 	}
-	for app, n := range a.inf.cutBefore {
-		groupOf(app).excludedBefore += n
+	book := func(cut map[string]int, named func(string) string, before bool) {
+		main := ""
+		for app, n := range cut {
+			name := named(app)
+			if app == "" {
+				if main == "" {
+					if main = largest(named("x")[:5]); main == "" {
+						main = named("")
+					}
+				}
+				name = main
+			}
+			if gs := a.group(name, true); before {
+				gs.excludedBefore += n
+			} else {
+				gs.excludedAfter += n
+			}
+		}
 	}
-	for app, n := range a.inf.cutAfter {
-		groupOf(app).excludedAfter += n
-	}
+	book(a.inf.cutBefore, inferredName, true)
+	book(a.inf.cutAfter, inferredName, false)
+	book(a.inf.rpcCutBefore, rpcName, true)
+	book(a.inf.rpcCutAfter, rpcName, false)
 }
 
 // inferredText is the finding that says how requests were inferred.
@@ -438,13 +475,31 @@ func (a *Analyzer) inferredText() string {
 	for _, c := range k.cutAfter {
 		after += c
 	}
-	return fmt.Sprintf("the trace has no runtime/trace tasks: %d requests were inferred from net/http server connection goroutines "+
-		"(HTTP/1.x), split at net/http's own request boundaries: began %s; ended %s; "+
-		"%d began before the trace and %d had not ended at its end (excluded); "+
-		"a latency runs from the server's first sight of the request to its response write, so the network, the client's own work "+
-		"and, for a new connection, its dial and handshake are not in it; "+
-		"wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries",
-		n, counted(k.began[:], beganNames[:]), counted(k.ended[:], endedNames[:]), before, after)
+	rb, ra := 0, 0
+	for _, c := range k.rpcCutBefore {
+		rb += c
+	}
+	for _, c := range k.rpcCutAfter {
+		ra += c
+	}
+	var parts []string
+	if n+before+after > 0 || k.rpcEnded+rb+ra == 0 {
+		parts = append(parts, fmt.Sprintf("%d requests were inferred from net/http server connection goroutines "+
+			"(HTTP/1.x), split at net/http's own request boundaries: began %s; ended %s; "+
+			"%d began before the trace and %d had not ended at its end (excluded); "+
+			"a latency runs from the server's first sight of the request to its response write, so the network, the client's own work "+
+			"and, for a new connection, its dial and handshake are not in it",
+			n, counted(k.began[:], beganNames[:]), counted(k.ended[:], endedNames[:]), before, after))
+	}
+	if k.rpcEnded+rb+ra > 0 {
+		parts = append(parts, fmt.Sprintf("%d gRPC requests were inferred from grpc-go's handler goroutines (one per RPC, unary or streaming; "+
+			"named by the method of the generated handler): %d began before the trace and %d had not ended at its end (excluded); "+
+			"a latency runs from the handler goroutine's start (the RPC's headers read) to its exit (the response queued for the connection's writer), "+
+			"so the transport before and after it is not in it",
+			k.rpcEnded, rb, ra))
+	}
+	return "the trace has no runtime/trace tasks: " + strings.Join(parts, "; and ") +
+		"; wrap handlers in trace.NewTask, or use latscope's agent middleware, for exact request boundaries"
 }
 
 var (
@@ -480,7 +535,10 @@ func (a *Analyzer) stopInferring(t tracein.Time) {
 			g.serve.span = nil
 			a.discard(r, t)
 		}
-		g.serve = nil
+		if g.rpc != nil && g.rpc.span != nil {
+			a.discard(g.rpc.span, t)
+		}
+		g.serve, g.rpc = nil, nil
 	}
 	a.spans = 0
 	a.inf = inferState{}

@@ -39,6 +39,16 @@ type stackInfo struct {
 	pathKey  string
 	flags    uint8
 	computed bool
+	// handler is the application handler a router dispatched to: the
+	// innermost application frame called by a dispatch frame (ServeHTTP,
+	// gin's Next); depth counts the dispatch frames above it (0: none, and
+	// handler is outerApp). docs/method.md §2, "Inferred requests by handler".
+	handler      string
+	handlerDepth int
+	// rpc is the gRPC method of a grpc-go handler goroutine's stack ("" when
+	// the stack is not one, or names none): "/pkg.Svc/Method" from the
+	// generated _Svc_Method_Handler, else the service method's frame.
+	rpc string
 	// termKind and termID remember the term of the last wait on this stack
 	// (a stack nearly always blocks with one kind), valid when hasTerm.
 	termKind frame.Kind
@@ -54,6 +64,7 @@ const (
 	flagNoAdopt                 // a net/http server goroutine that is never a request's child
 	flagJoinAll                 // a wait that joins every goroutine started before it (critpath.Seg.JoinAll)
 	flagTransport               // an HTTP client transport's goroutine (dial, readLoop, writeLoop): never a request's child
+	flagRPC                     // a grpc-go server goroutine running one RPC's handler (its outermost frame is serveStreams' closure)
 )
 
 // transportStart are the start functions (prefixes) of the goroutines an
@@ -151,6 +162,19 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 	}
 	if si.attr.App != "" {
 		si.path, si.pathKey = t.internPath(si.attr.App)
+	}
+	si.handler, si.handlerDepth = si.outerApp, 0
+	for i := len(frames) - 2; i >= 0; i-- { // outermost first; the innermost dispatch wins
+		fn, caller := frames[i], frames[i+1]
+		if (isDispatch(caller.Func) || strings.HasSuffix(fn.Func, ".ServeHTTP")) &&
+			t.rules.IsAppFrame(fn.Func, fn.File, si.attr.Fallback) && !t.rules.IsAppFrame(caller.Func, caller.File, si.attr.Fallback) {
+			si.handler = strings.TrimSuffix(fn.Func, "-fm")
+			si.handlerDepth++
+		}
+	}
+	if n := len(frames); n > 0 && isRPCStart(frames[n-1].Func) {
+		si.flags |= flagRPC
+		si.rpc = rpcMethod(frames, t.apps)
 	}
 	return si
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"runtime/trace"
+	"sync/atomic"
 	"time"
 
+	"github.com/latscope/latscope/testdata/corpus/record/corpus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -111,7 +114,13 @@ func serveGRPC(tasks bool) (*grpc.ClientConn, func(), error) {
 		opts = append(opts, grpc.UnaryInterceptor(taskUnary), grpc.StreamInterceptor(taskStream))
 	}
 	s := grpc.NewServer(opts...)
-	s.RegisterService(&itemsDesc, itemsServer{})
+	if tasks {
+		s.RegisterService(&itemsDesc, itemsServer{})
+	} else {
+		// Zero config: the description as protoc-gen-go-grpc generates it
+		// (named handlers in package corpus), as a real service has.
+		s.RegisterService(&corpus.Items_ServiceDesc, itemsServer{})
+	}
 	go s.Serve(ln)
 	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -180,14 +189,72 @@ func init() {
 			return streamClient(cc), stop, nil
 		}})
 	register(&scenario{name: "grpc-unary-notask", clients: 4, warmup: 400 * time.Millisecond, window: 1000 * time.Millisecond,
-		what: "grpc-go v1.85.0 unary /corpus.Items/Get (8 ms lookup), zero config: no interceptor, no tasks; 4 clients on one ClientConn",
+		what: "grpc-go v1.85.0 unary /corpus.Items/Get (8 ms lookup), zero config: no interceptor, no tasks, generated-style service description; 4 clients on one ClientConn",
 		start: func(t *Truth) (func(context.Context) error, func(), error) {
+			t.Task = "grpc /corpus.Items/Get"
+			t.Note = "zero config: requests inferred from grpc-go's handler goroutines; no task, so no service-side timer around the request (server side empty)"
 			t.Terms = []TermTruth{{Frame: "main.lookupItem", Kind: "sleep", ConfiguredMS: 8, Timer: "lookupItem", Critical: true}}
-			t.Gaps = []Gap{{Issue: "#36", Text: "gRPC requests are not inferred without tasks: the truth (client's count and percentiles, the 8 ms lookup) waits for that feature"}}
 			cc, stop, err := serveGRPC(false)
 			if err != nil {
 				return nil, nil, err
 			}
 			return unaryClient(cc), stop, nil
 		}})
+	register(&scenario{name: "grpc-stream-notask", clients: 2, warmup: 400 * time.Millisecond, window: 1000 * time.Millisecond,
+		what: "grpc-go v1.85.0 server-streaming /corpus.Items/List (5 pages, 2 ms before each), zero config: no interceptor, no tasks; 2 clients on one ClientConn",
+		start: func(t *Truth) (func(context.Context) error, func(), error) {
+			t.Task = "grpc /corpus.Items/List"
+			t.Note = "zero config: requests inferred from grpc-go's handler goroutines; no task, so no service-side timer around the request (server side empty)"
+			t.Terms = []TermTruth{{Frame: "main.nextPage", Kind: "sleep", ConfiguredMS: 10, Timer: "nextPage", Times: 5, Critical: true,
+				Note: "5 sleeps of 2 ms per RPC: measured_ms is 5 × the timer's mean per sleep"}}
+			cc, stop, err := serveGRPC(false)
+			if err != nil {
+				return nil, nil, err
+			}
+			return streamClient(cc), stop, nil
+		}})
+	register(&scenario{name: "grpc-http", clients: 4, warmup: 400 * time.Millisecond, window: 1000 * time.Millisecond,
+		what: "grpc-go v1.85.0 unary /corpus.Items/Get (8 ms lookup) and, in the same process, a net/http status endpoint (1 ms); zero config; 4 clients, each alternating an RPC and a GET",
+		start: func(t *Truth) (func(context.Context) error, func(), error) {
+			t.Note = "zero config, two kinds of request: each must be its own group (routes), the RPCs never hidden behind the HTTP requests (issue #32)"
+			t.Terms = []TermTruth{{Frame: "main.lookupItem", Kind: "sleep", ConfiguredMS: 8, Timer: "lookupItem", Critical: true}}
+			cc, stop, err := serveGRPC(false)
+			if err != nil {
+				return nil, nil, err
+			}
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /status", statusPage)
+			url, stopHTTP, err := serve(mux)
+			if err != nil {
+				stop()
+				return nil, nil, err
+			}
+			rpc, page := unaryClient(cc), get(url+"/status", false)
+			var n atomic.Int64
+			return func(ctx context.Context) error {
+					if n.Add(1)%2 == 0 {
+						return routed("grpc /corpus.Items/Get", ctx, rpc)
+					}
+					return routed("http main.statusPage", ctx, page)
+				}, func() {
+					stopHTTP()
+					stop()
+				}, nil
+		}})
+}
+
+func statusPage(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(time.Millisecond)
+	writeItem(w, "status", "ok")
+}
+
+// routed times one request of a service with several request types under
+// "route:NAME" (Truth.Routes).
+func routed(name string, ctx context.Context, do func(context.Context) error) error {
+	begin := time.Now()
+	err := do(ctx)
+	if ctx.Err() == nil {
+		svc.add("route:"+name, interval{begin: begin, end: time.Now(), err: err != nil})
+	}
+	return err
 }

@@ -67,6 +67,10 @@ type Truth struct {
 	Server Side `json:"server"`
 	// Terms are what the configuration says each request waits for.
 	Terms []TermTruth `json:"terms"`
+	// Routes, for a service with several request types (routes, RPCs and
+	// HTTP beside them), are the client's side per type, named as latscope
+	// should group them: the client times each request under "route:NAME".
+	Routes map[string]Side `json:"routes,omitempty"`
 	// Service are the service's own counters over the window.
 	Service map[string]float64 `json:"service,omitempty"`
 	// Gaps are behaviours of today's analyser known to be wrong on this
@@ -334,6 +338,19 @@ func record(s *scenario, dir string) error {
 	t.WindowS = round3(to.Sub(from).Seconds())
 	t.Client = side(svc.get("client"), from, to)
 	t.Server = side(svc.get("server"), from, to)
+	var routes []string
+	svc.m.Range(func(k, _ any) bool {
+		if n, ok := strings.CutPrefix(k.(string), "route:"); ok {
+			routes = append(routes, n)
+		}
+		return true
+	})
+	for _, n := range routes {
+		if t.Routes == nil {
+			t.Routes = map[string]Side{}
+		}
+		t.Routes[n] = side(svc.get("route:"+n), from, to)
+	}
 	for i := range t.Terms {
 		tt := &t.Terms[i]
 		if tt.Timer != "" {
