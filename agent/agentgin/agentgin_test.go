@@ -1,0 +1,47 @@
+package agentgin_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/agentgin"
+	"github.com/latscope/latscope/agent/internal/routertest"
+)
+
+func router(a *agent.Agent) http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	if a != nil {
+		r.Use(agentgin.Middleware(a))
+	}
+	r.GET("/users/:id", func(c *gin.Context) { c.String(200, "user "+c.Param("id")) })
+	r.GET("/users/:id/posts/:post", func(c *gin.Context) { c.String(200, "post "+c.Param("id")+"/"+c.Param("post")) })
+	r.POST("/items/:sku", func(c *gin.Context) { c.String(200, "item "+c.Param("sku")) })
+	api := r.Group("/api")
+	api.GET("/v/*rest", func(c *gin.Context) { c.String(200, "api "+c.Param("rest")) })
+	return r
+}
+
+var reqs = []routertest.Req{
+	{Method: "GET", Path: "/users/7", Route: "GET /users/:id", Body: "user 7"},
+	{Method: "GET", Path: "/users/8/posts/9", Route: "GET /users/:id/posts/:post", Body: "post 8/9"},
+	{Method: "POST", Path: "/items/ab-1", Route: "POST /items/:sku", Body: "item ab-1"},
+	{Method: "GET", Path: "/api/v/z/w", Route: "GET /api/v/*rest", Body: "api /z/w"},
+	{Method: "GET", Path: "/nope", Route: agent.NoRoute, Status: 404},
+}
+
+func TestRoutes(t *testing.T) {
+	res := routertest.Check(t, 20, 0, reqs, router)
+	t.Logf("tasks %v", res.Tasks)
+}
+
+func TestMaxRoutes(t *testing.T) {
+	routertest.Check(t, 5, 2, reqs, router)
+}
+
+func TestAllocs(t *testing.T) {
+	routertest.Allocs(t, router, reqs[1])
+}

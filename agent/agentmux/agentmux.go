@@ -1,0 +1,40 @@
+// Package agentmux names the agent's request tasks by gorilla/mux path
+// template (github.com/gorilla/mux). Import it only with gorilla/mux:
+// package agent itself links no router.
+//
+//	r := mux.NewRouter()
+//	r.Use(agentmux.Middleware(a))
+//	r.HandleFunc("/users/{id}", getUser).Methods("GET")
+//	http.ListenAndServe(":8080", r) // not a.Handler(r)
+//
+// Each request is then a task named "GET /users/{id}" (agent.RouteName),
+// with its metrics under that route.
+package agentmux
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/latscope/latscope/agent"
+)
+
+// Middleware returns gorilla/mux middleware that starts each request in a
+// (its task, traceparent, metrics; agent.Begin) under the path template of
+// the route the router matched (mux.CurrentRoute). The router matches
+// before it runs middleware, so this costs no search. gorilla/mux runs no
+// middleware for a request that matches no route (its NotFoundHandler and
+// MethodNotAllowedHandler): such requests get no task and no metrics.
+func Middleware(a *agent.Agent) mux.MiddlewareFunc {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			pattern := ""
+			if route := mux.CurrentRoute(r); route != nil {
+				pattern, _ = route.GetPathTemplate()
+			}
+			r, q := a.Begin(r, agent.RouteName(r.Method, pattern))
+			defer q.End()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
