@@ -65,8 +65,10 @@ type Options struct {
 	// name (tracelog.DefaultInstance); "-" logs none. Control characters
 	// become '?', and it is cut to tracelog.MaxInstanceLen bytes.
 	Instance string
-	// Route names a request's task; nil uses the request's ServeMux pattern
-	// (see Handler). Return a low-cardinality name: a route, not a path.
+	// Route names the task of a request that Handler serves; nil uses the
+	// request's ServeMux pattern (see Handler). Return a low-cardinality
+	// name: a route, not a path. For chi, gin, echo and gorilla/mux, use
+	// the adapter packages instead (agent/agentchi …; docs/agent.md).
 	Route func(*http.Request) string
 	// MaxRoutes caps the distinct routes the agent keeps apart (task
 	// names, metric series, the recorder's per-route windows): once
