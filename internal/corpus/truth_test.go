@@ -3,6 +3,7 @@ package corpus
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,22 +18,18 @@ import (
 // truth is NAME.truth.json, written by testdata/corpus/record from the
 // configuration and the client's and the service's own timers.
 type truth struct {
-	Name    string  `json:"name"`
-	What    string  `json:"what"`
-	Clients int     `json:"clients"`
-	WindowS float64 `json:"window_s"`
-	Task    string  `json:"task"`
-	Client  side    `json:"client"`
-	Server  side    `json:"server"`
-	Terms   []struct {
-		Frame        string  `json:"frame"`
-		Kind         string  `json:"kind"`
-		ConfiguredMS float64 `json:"configured_ms"`
-		MeasuredMS   float64 `json:"measured_ms"`
-		Critical     bool    `json:"critical"`
-		Beneath      string  `json:"beneath"`
-		BeneathFrame string  `json:"beneath_frame"`
-	} `json:"terms"`
+	Name    string      `json:"name"`
+	What    string      `json:"what"`
+	Clients int         `json:"clients"`
+	WindowS float64     `json:"window_s"`
+	Task    string      `json:"task"`
+	Client  side        `json:"client"`
+	Server  side        `json:"server"`
+	Terms   []termTruth `json:"terms"`
+	// Routes: a service with several request types, the client's side per
+	// type, named as latscope groups them (issue #32).
+	Routes            map[string]side    `json:"routes"`
+	ServerRoutes      map[string]side    `json:"server_routes"`
 	Service           map[string]float64 `json:"service"`
 	ClientAllowanceMS float64            `json:"client_allowance_ms"`
 	ClientP99Note     string             `json:"client_p99_note"`
@@ -42,6 +39,16 @@ type truth struct {
 		Term  string `json:"term"`
 		Text  string `json:"text"`
 	} `json:"gaps"`
+}
+
+type termTruth struct {
+	Frame        string  `json:"frame"`
+	Kind         string  `json:"kind"`
+	ConfiguredMS float64 `json:"configured_ms"`
+	MeasuredMS   float64 `json:"measured_ms"`
+	Critical     bool    `json:"critical"`
+	Beneath      string  `json:"beneath"`
+	BeneathFrame string  `json:"beneath_frame"`
 }
 
 type side struct {
@@ -138,6 +145,10 @@ func gapFor(tr *truth, term string) (issue, text string, ok bool) {
 }
 
 func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
+	if len(tr.Routes) > 0 {
+		checkRoutes(t, tr, res)
+		return
+	}
 	if tr.Task == "" {
 		// No request type to find: the requests are there for a later
 		// inference (the truth is the client's), so today's analysis
@@ -159,14 +170,50 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 		}
 		t.Fatalf("no request type %q; groups %q", tr.Task, names)
 	}
-	g := res.Groups[i]
+	checkGroup(t, tr, res, res.Groups[i], tr.Client, tr.Server, tr.Terms)
+}
 
+// checkRoutes checks a service with several request types: one group per
+// route, named as the client's, with the client's count; nothing else
+// counted as the service's requests; each term in the route that runs it.
+func checkRoutes(t *testing.T, tr *truth, res *budget.Result) {
+	var names []string
+	for _, g := range res.Groups {
+		names = append(names, g.Name)
+	}
+	if len(res.Groups) != len(tr.Routes) {
+		t.Errorf("groups %q, the client's routes are %d", names, len(tr.Routes))
+	}
+	for _, name := range slices.Sorted(maps.Keys(tr.Routes)) {
+		i := slices.IndexFunc(res.Groups, func(g *budget.Group) bool { return g.Name == name })
+		if i < 0 {
+			t.Errorf("no group %q for the client's route; groups %q", name, names)
+			continue
+		}
+		g := res.Groups[i]
+		var terms []termTruth
+		for _, want := range tr.Terms {
+			for _, ts := range g.Terms {
+				if res.Terms[ts.Term].Frame == want.Frame {
+					terms = append(terms, want)
+					break
+				}
+			}
+		}
+		t.Run(name, func(t *testing.T) { checkGroup(t, tr, res, g, tr.Routes[name], tr.ServerRoutes[name], terms) })
+	}
+}
+
+// checkGroup checks one request type against the client's side and, with
+// tasks, the service's timer around them (server.Requests 0: no task, so
+// no timer; zero config is checked against the client alone).
+func checkGroup(t *testing.T, tr *truth, res *budget.Result, g *budget.Group, client, server side, terms []termTruth) {
 	// Counts.
 	t.Logf("requests: latscope %d (%d began before, %d not ended); client %d (%d, %d); service %d (%d, %d)",
-		g.Count, g.ExcludedBefore, g.ExcludedAfter, tr.Client.Requests, tr.Client.BeganBefore, tr.Client.NotEnded,
-		tr.Server.Requests, tr.Server.BeganBefore, tr.Server.NotEnded)
-	if d := math.Abs(float64(g.Count - tr.Client.Requests)); d > max(1, countTol*float64(tr.Client.Requests)) {
-		t.Errorf("%d requests, the client completed %d in the window (%+.2f%%)", g.Count, tr.Client.Requests, 100*d/float64(tr.Client.Requests))
+		g.Count, g.ExcludedBefore, g.ExcludedAfter, client.Requests, client.BeganBefore, client.NotEnded,
+		server.Requests, server.BeganBefore, server.NotEnded)
+	if d := math.Abs(float64(g.Count - client.Requests)); d > max(1, countTol*float64(client.Requests)) {
+		t.Errorf("%d requests, the client completed %d in the window (%+.2f%%)", g.Count, client.Requests, 100*d/float64(client.Requests))
 	}
 	if g.PathMismatch != 0 {
 		t.Errorf("%d requests' critical paths do not sum to their latency", g.PathMismatch)
@@ -182,12 +229,16 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 		name                    string
 		got, server, clientSide float64
 	}{
-		{"p50", float64(g.Latency.P50) / 1e6, tr.Server.P50MS, tr.Client.P50MS},
-		{"p99", float64(g.Latency.P99) / 1e6, tr.Server.P99MS, tr.Client.P99MS},
+		{"p50", float64(g.Latency.P50) / 1e6, server.P50MS, client.P50MS},
+		{"p99", float64(g.Latency.P99) / 1e6, server.P99MS, client.P99MS},
 	} {
-		t.Logf("%s: latscope %.3f ms, service %.3f ms (%+.2f%%), client %.3f ms (%+.2f%%)", q.name,
-			q.got, q.server, 100*(q.got/q.server-1), q.clientSide, 100*(q.got/q.clientSide-1))
-		if math.Abs(q.got/q.server-1) > pctTol {
+		if server.Requests == 0 {
+			t.Logf("%s: latscope %.3f ms, client %.3f ms (%+.2f%%; no task, so no service timer)", q.name, q.got, q.clientSide, 100*(q.got/q.clientSide-1))
+		} else {
+			t.Logf("%s: latscope %.3f ms, service %.3f ms (%+.2f%%), client %.3f ms (%+.2f%%)", q.name,
+				q.got, q.server, 100*(q.got/q.server-1), q.clientSide, 100*(q.got/q.clientSide-1))
+		}
+		if server.Requests > 0 && math.Abs(q.got/q.server-1) > pctTol {
 			t.Errorf("%s %.3f ms, the service's timer says %.3f ms (%+.2f%%, tolerance 3%%)", q.name, q.got, q.server, 100*(q.got/q.server-1))
 		}
 		if q.name == "p99" && tr.ClientP99Note != "" {
@@ -201,7 +252,7 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 
 	// Terms.
 	n := float64(g.Count)
-	for _, want := range tr.Terms {
+	for _, want := range terms {
 		var got float64 // ms per request
 		var beneath float64
 		var root *budget.RootCause
@@ -290,7 +341,7 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 	// lead the critical path.
 	if len(g.Terms) > 0 {
 		top := res.Terms[g.Terms[0].Term]
-		for _, want := range tr.Terms {
+		for _, want := range terms {
 			if !want.Critical && top.Frame == want.Frame && top.Kind.String() == want.Kind {
 				t.Errorf("%s leads the critical path, but it is hidden behind a longer branch", want.Frame)
 			}
@@ -376,7 +427,7 @@ func TestCorpusComplete(t *testing.T) {
 		if tr.Client.Requests == 0 || len(tr.Terms) == 0 {
 			t.Errorf("%s: the truth has no client requests or no terms", name)
 		}
-		if _, _, ok := gapFor(tr, ""); tr.Task == "" && !ok {
+		if _, _, ok := gapFor(tr, ""); tr.Task == "" && len(tr.Routes) == 0 && !ok {
 			t.Errorf("%s: no request type and no gap saying why", name)
 		}
 	}

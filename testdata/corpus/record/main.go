@@ -71,6 +71,10 @@ type Truth struct {
 	// HTTP beside them), are the client's side per type, named as latscope
 	// should group them: the client times each request under "route:NAME".
 	Routes map[string]Side `json:"routes,omitempty"`
+	// ServerRoutes are the service's own timer per request type, around
+	// the outermost handler (the server writes under "serverroute:NAME"),
+	// where a service without tasks has one.
+	ServerRoutes map[string]Side `json:"server_routes,omitempty"`
 	// Service are the service's own counters over the window.
 	Service map[string]float64 `json:"service,omitempty"`
 	// Gaps are behaviours of today's analyser known to be wrong on this
@@ -350,6 +354,12 @@ func record(s *scenario, dir string) error {
 			t.Routes = map[string]Side{}
 		}
 		t.Routes[n] = side(svc.get("route:"+n), from, to)
+		if iv := svc.get("serverroute:" + n); len(iv) > 0 {
+			if t.ServerRoutes == nil {
+				t.ServerRoutes = map[string]Side{}
+			}
+			t.ServerRoutes[n] = side(iv, from, to)
+		}
 	}
 	for i := range t.Terms {
 		tt := &t.Terms[i]
