@@ -105,6 +105,10 @@ type Analyzer struct {
 	// RequestCPUExact is set when RequestCPU is the library's measured
 	// thread CPU (ThreadMXBean) rather than execution samples.
 	RequestCPUExact bool
+	// HeldCPU is, with RequestCPUExact, the requests' CPU inside holds
+	// (latscope.Hold) by route: not in RequestCPU or a group's running
+	// time, but in the holds' terms. A CPU station's demand adds it back.
+	HeldCPU map[string]time.Duration
 }
 
 type termStat struct {

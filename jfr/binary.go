@@ -366,6 +366,9 @@ const (
 	actRequestID
 	actTaskID
 	actCPUTime
+	actHoldName
+	actQueueTime
+	actHoldSite
 )
 
 // binPlan is how the event reader reads events of a type.
@@ -388,10 +391,11 @@ var binTypedFields = map[string][]struct {
 	"jdk.CPULoad":          {{"jvmUser", actJVMUser, true}, {"jvmSystem", actJVMSystem, true}, {"machineTotal", actMachineTotal, true}},
 	"jdk.JavaMonitorEnter": {{"monitorClass", actMonitorClass, false}},
 	"jdk.JavaMonitorWait":  {{"monitorClass", actMonitorClass, false}},
-	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}},
+	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}, {"queueTime", actQueueTime, false}},
 	"latscope.TaskSubmit":  {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
 	"latscope.TaskRun":     {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}, {"cpuTime", actCPUTime, false}},
 	"latscope.TaskWait":    {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
+	"latscope.Hold":        {{"name", actHoldName, false}, {"site", actHoldSite, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}},
 }
 
 func (t *binType) planOf() *binPlan {
@@ -507,6 +511,14 @@ func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
 			} else {
 				c.skipField(f, 0)
 			}
+		case actQueueTime:
+			if v := c.requireInt(f); v >= 0 {
+				ev.Req.Queue, ev.Req.HasQueue = time.Duration(v), true
+			}
+		case actHoldSite:
+			ev.Req.Site, _ = c.text(f)
+		case actHoldName:
+			ev.Req.Name, _ = c.text(f)
 		case actCPUTime:
 			if v := c.requireInt(f); v >= 0 {
 				ev.Req.CPU, ev.Req.HasCPU = time.Duration(v), true

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/critpath"
@@ -24,18 +25,23 @@ import (
 
 // reqAcc accumulates one route's requests.
 type reqAcc struct {
-	name                    string
-	count, before, forked   int
-	lat                     []int64
-	wait, crit, fix, reqs   map[int32]int64
-	causes                  map[int32]*[frame.NumKinds]int64
-	unknown                 int64
-	samples                 int
-	// cpu and critCPU: the library's exact thread CPU of the requests
-	// (all their threads) and the part of it on the critical path;
-	// cpuReqs counts the requests that carry it.
-	cpu, critCPU            int64
-	cpuReqs                 int
+	name                  string
+	count, before, forked int
+	lat                   []int64
+	wait, crit, fix, reqs map[int32]int64
+	causes                map[int32]*[frame.NumKinds]int64
+	unknown               int64
+	samples               int
+	// cpu and runCrit: the library's exact thread CPU of the requests
+	// (all their threads) and the part of it on the critical path outside
+	// holds; cpuReqs counts the requests that carry it; heldCPU is the CPU
+	// inside holds (latscope.Hold), heldCrit the holds' critical time.
+	cpu, runCrit      int64
+	cpuReqs           int
+	heldCPU, heldCrit int64
+	// queue: the requests' server queue (queueTime, io.latscope.ServerQueue),
+	// and their latency with it, of the requests that carry it
+	queue, outer            []int64
 	regionWall              map[int32]int64
 	regionCPU               map[int32]int
 	pred                    [][]int64
@@ -71,6 +77,14 @@ type reqOutcome struct {
 	// outside any latscope.TaskWait: hand-offs the library did not see.
 	unwrapped     int
 	unwrappedWait int64
+	// heldCPU is the requests' CPU inside holds (latscope.Hold): a term
+	// of its own, so not the coverage line's independent CPU.
+	heldCPU int64
+	// cpu is the requests' exact CPU (the library's cpuTime), holds
+	// included; cpuExact is set when every request of every route has it.
+	cpu         int64
+	cpuExact    bool
+	heldByGroup map[string]time.Duration
 }
 
 // member is one thread's share of a request: [start,end) on thread, after
@@ -95,6 +109,7 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 		slices.SortFunc(td.samples, func(a, b sampleRec) int { return cmp.Compare(a.t, b.t) })
 		out.all += len(td.samples)
 	}
+	d.heldWaits()
 	outer := d.unnest()
 	out.nested = len(outer)
 	slices.SortFunc(d.requests, func(a, b reqRec) int { return cmp.Compare(a.end, b.end) })
@@ -147,6 +162,14 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 	}
 	out.outside = d.outsideWaits(claims)
 	out.terms, out.groups = d.groups(accs, order, used, preds, &sc, members)
+	out.cpuExact = len(accs) > 0
+	out.heldByGroup = map[string]time.Duration{}
+	for _, acc := range accs {
+		out.heldByGroup[acc.name] = time.Duration(acc.heldCPU)
+		out.cpuExact = out.cpuExact && acc.cpuReqs == acc.count
+		out.cpu += acc.cpu
+		out.heldCPU += acc.heldCPU
+	}
 	return out
 }
 
@@ -350,4 +373,48 @@ func clipTasks(ws []taskWaitRec, from, to int64) []taskWaitRec {
 		}
 	}
 	return out
+}
+
+// heldWaits puts each wait inside a hold (latscope.Hold) of its thread
+// beneath the hold's acquiring frame: its term's call path gets that
+// frame (ConnPool.borrow) between the frames the two share and the rest, so
+// a pool or lock named by its acquire frame finds the waits its holders
+// spent holding it (latscope predict --pool ConnPool.borrow:6).
+func (d *reqData) heldWaits() {
+	variant := map[[2]int32]int32{}
+	for _, td := range d.threads {
+		if len(td.holds) == 0 {
+			continue
+		}
+		slices.SortFunc(td.holds, func(a, b holdRec) int { return cmp.Compare(a.start, b.start) })
+		for i := range td.waits {
+			w := &td.waits[i]
+			j := sort.Search(len(td.holds), func(j int) bool { return td.holds[j].start > w.start }) - 1
+			if j < 0 || w.end > td.holds[j].end {
+				continue
+			}
+			h := td.holds[j]
+			k := [2]int32{w.term, h.term}
+			v, ok := variant[k]
+			if !ok {
+				v = d.terms.id(heldTerm(d.terms.list[w.term], d.terms.list[h.term]))
+				variant[k] = v
+			}
+			w.term = v
+		}
+	}
+}
+
+// heldTerm is term t with the hold's call path above it.
+func heldTerm(t, hold budget.Term) budget.Term {
+	if hold.Frame == "" || slices.Contains(t.Path, hold.Frame) || t.Frame == hold.Frame {
+		return t
+	}
+	n := 0
+	for n < len(t.Path) && n < len(hold.Path) && t.Path[n] == hold.Path[n] {
+		n++
+	}
+	path := append(slices.Clone(hold.Path), t.Path[n:]...)
+	t.Path = path
+	return t
 }

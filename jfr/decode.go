@@ -144,6 +144,8 @@ type rawValues struct {
 	RequestID     json.RawMessage `json:"requestId"`
 	TaskID        json.RawMessage `json:"taskId"`
 	CPUTime       json.RawMessage `json:"cpuTime"`
+	QueueTime     json.RawMessage `json:"queueTime"`
+	Site          json.RawMessage `json:"site"`
 }
 
 type rawThread struct {
@@ -241,18 +243,26 @@ func (r *rawEvent) typed(ev *Event) error {
 		if len(v.MonitorClass) > 0 && json.Unmarshal(v.MonitorClass, &c) == nil {
 			ev.MonitorClass = strings.ReplaceAll(c.Name, "/", ".")
 		}
-	case "latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait":
+	case "latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait", "latscope.Hold":
 		ev.Req.Route, _ = stringValue(v.Route)
 		ev.Req.Traceparent, _ = stringValue(v.Traceparent)
 		if ev.Req.RequestID, err = intValue("requestId", v.RequestID); err != nil {
 			return err
 		}
-		if r.Type != "latscope.Request" {
+		if r.Type == "latscope.Hold" {
+			ev.Req.Name, _ = stringValue(v.Name)
+			ev.Req.Site, _ = stringValue(v.Site)
+		} else if r.Type != "latscope.Request" {
 			if ev.Req.TaskID, err = intValue("taskId", v.TaskID); err != nil {
 				return err
 			}
 		}
-		if (r.Type == "latscope.Request" || r.Type == "latscope.TaskRun") && len(v.CPUTime) > 0 {
+		if r.Type == "latscope.Request" && len(v.QueueTime) > 0 {
+			if ev.Req.Queue, ev.Req.HasQueue, err = cpuTimeValue(v.QueueTime); err != nil {
+				return err
+			}
+		}
+		if r.Type != "latscope.TaskSubmit" && r.Type != "latscope.TaskWait" && len(v.CPUTime) > 0 {
 			if ev.Req.CPU, ev.Req.HasCPU, err = cpuTimeValue(v.CPUTime); err != nil {
 				return err
 			}

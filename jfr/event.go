@@ -35,12 +35,19 @@ type Event struct {
 type ReqInfo struct {
 	Route, Traceparent string
 	RequestID, TaskID  int64
+	Name               string // latscope.Hold: what is held
+	Site               string // latscope.Hold: the method that began it (class.method)
 	// CPU is the thread's CPU time (the JVM's ThreadMXBean) over a
 	// latscope.Request or latscope.TaskRun, measured by the library at
 	// begin and end; HasCPU is false when the event has no cpuTime field
 	// (a library before it) or the JVM could not measure it (-1).
 	CPU    time.Duration
 	HasCPU bool
+	// Queue is a latscope.Request's queueTime: from the hand-off of its
+	// exchange to the server's executor (io.latscope.ServerQueue) to its
+	// begin; HasQueue is false without one.
+	Queue    time.Duration
+	HasQueue bool
 }
 
 // Thread identifies a Java thread.

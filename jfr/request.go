@@ -10,7 +10,7 @@ import (
 
 // RequestEvents are the event types of the Java library (java/, docs/jfr.md)
 // an analysis reads.
-var RequestEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"}
+var RequestEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait", "latscope.Hold"}
 
 // threadKey identifies a thread: its Java id, or minus its OS id.
 type threadKey int64
@@ -38,6 +38,15 @@ type (
 		task, rid  int64
 		term       int32
 	}
+	// holdRec is a lock or pooled resource held (latscope.Hold, from
+	// io.latscope.Holds): term is its on-CPU term, path its acquiring
+	// frame's call path (in reqData.regions).
+	holdRec struct {
+		start, end int64
+		cpu        int64
+		term       int32
+		frame      string
+	}
 	sampleRec struct {
 		t      int64
 		region int32 // in reqData.regions
@@ -48,6 +57,7 @@ type (
 		id         int64
 		route, tp  string
 		cpu        int64 // the library's cpuTime, ns; -1 when the event has none
+		queue      int64 // the library's queueTime, ns; -1 when the event has none
 	}
 	runRec struct {
 		start, end int64
@@ -69,6 +79,7 @@ type threadData struct {
 	waits   []waitRec
 	tasks   []taskWaitRec
 	samples []sampleRec
+	holds   []holdRec
 }
 
 // reqData collects the events the request analysis needs.
@@ -123,7 +134,7 @@ func (d *reqData) event(ev *Event, r *Rules) {
 	switch ev.Type {
 	case "latscope.Request":
 		s, e := span(ev)
-		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent, cpu: cpuOf(ev)})
+		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent, cpu: cpuOf(ev), queue: queueOf(ev)})
 		d.thread(ev.Thread)
 	case "latscope.TaskRun":
 		s, e := span(ev)
@@ -139,6 +150,27 @@ func (d *reqData) event(ev *Event, r *Rules) {
 		t := d.terms.id(budget.Term{Frame: attr.App, Path: pathOf(r, ev.Stack, attr.AppIndex, attr.App), Mechanism: libraryCall(ev.Stack, attr.AppIndex), Kind: frame.Sync})
 		td := d.thread(ev.Thread)
 		td.tasks = append(td.tasks, taskWaitRec{start: s, end: e, task: ev.Req.TaskID, rid: ev.Req.RequestID, term: t})
+	case "latscope.Hold":
+		s, e := span(ev)
+		attr := r.Decide(ev.Stack)
+		app, path := attr.App, pathOf(r, ev.Stack, attr.AppIndex, attr.App)
+		// JFR took the stack at the release; the hold is named by the
+		// method that began it, right after the acquire (ConnPool.borrow)
+		if site := ev.Req.Site; site != "" && site != app && r.IsApp(site) {
+			if len(path) > 0 {
+				path = append(path[:len(path)-1:len(path)-1], site)
+			} else {
+				path = []string{site}
+			}
+			app = site
+		}
+		name := ev.Req.Name
+		if name == "" {
+			name = app
+		}
+		td := d.thread(ev.Thread)
+		td.holds = append(td.holds, holdRec{start: s, end: e, cpu: cpuOf(ev), frame: app,
+			term: d.terms.id(budget.Term{Frame: app, Path: path, Mechanism: HoldMechanism + " " + name, Kind: frame.Running})})
 	case "jdk.ExecutionSample":
 		td := d.thread(ev.Thread)
 		attr := r.Decide(ev.Stack)
@@ -164,6 +196,14 @@ func cpuOf(ev *Event) int64 {
 	return int64(ev.Req.CPU)
 }
 
+// queueOf is a request's queueTime in ns, or -1.
+func queueOf(ev *Event) int64 {
+	if !ev.Req.HasQueue {
+		return -1
+	}
+	return int64(ev.Req.Queue)
+}
+
 // libraryCall returns the library method the application frame at
 // appIndex called (io.latscope.Tasks.await, io.latscope.Tasks$Task.get):
 // the outermost io.latscope frame beneath it.
@@ -178,6 +218,11 @@ func libraryCall(stack []Frame, appIndex int) string {
 	}
 	return "io.latscope.Tasks"
 }
+
+// HoldMechanism begins the mechanism of a hold's CPU term: the CPU a
+// thread used while it held a lock or pooled resource that the library
+// marks (latscope.Hold, io.latscope.Holds), followed by the hold's name.
+const HoldMechanism = "on CPU, holding"
 
 // QueueMechanism is the mechanism of the time a task handed to an executor
 // waited for a thread (from latscope.TaskSubmit to latscope.TaskRun).

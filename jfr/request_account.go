@@ -17,6 +17,10 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	lat := r.end - r.start
 	acc.count++
 	acc.lat = append(acc.lat, lat)
+	if r.queue >= 0 {
+		acc.queue = append(acc.queue, r.queue)
+		acc.outer = append(acc.outer, r.queue+lat)
+	}
 	seen := map[int32]bool{}
 	committed, joins := 0, false
 	for i := range req.Gs {
@@ -50,9 +54,11 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 			acc.regionCPU[td.samples[j].region]++
 		}
 	}
-	for t := range seen {
-		acc.reqs[t]++
-	}
+	defer func() { // after accountHolds
+		for t := range seen {
+			acc.reqs[t]++
+		}
+	}()
 	if committed > 1 {
 		acc.forked++
 	}
@@ -77,7 +83,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	if sum != lat {
 		acc.mismatch++
 	}
-	d.accountCPU(acc, ms, path)
+	d.accountCPU(acc, ms, path, seen, used)
 	for t, c := range crit {
 		acc.crit[t] += c
 		gain := c
@@ -94,13 +100,65 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	}
 }
 
-// accountCPU books a request's exact CPU (the library's cpuTime of the
-// request and of each task run) when every thread of it carries one. The
-// part on the critical path is, per thread, the CPU up to the path's time
-// on that thread in no recorded wait (the unknown time): a thread's CPU
-// lies in the time it was in no wait. What remains unknown is time in a
+// accountCPU books a request's holds and CPU. Each hold (latscope.Hold)
+// on the request's threads is its on-CPU term: its wait is the hold's
+// time in no recorded wait inside it (on CPU, or waiting for one), its
+// critical part the path's unknown time on that thread within it. The
+// exact CPU (the library's cpuTime of the request and of each task run)
+// is booked when every thread of the request carries one: its critical
+// part is, per thread, the CPU up to the path's unknown time on that
+// thread, less what the holds took. What remains unknown is time in a
 // wait under JFR's threshold, or waiting for a CPU.
-func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg) {
+func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg, seen, used map[int32]bool) {
+	unknown := map[tracein.GoID]int64{}
+	var u int64
+	for _, p := range path {
+		if p.Unknown || p.Term == critpath.NoTerm {
+			unknown[p.G] += p.Dur()
+			u += p.Dur()
+		}
+	}
+	var hCrit, hCPUCrit, hCPU int64
+	for _, m := range ms {
+		td := d.threads[m.thread]
+		if td == nil || len(td.holds) == 0 {
+			continue
+		}
+		g := tracein.GoID(m.thread)
+		for _, h := range td.holds {
+			if h.start < m.start || h.start >= m.end {
+				continue
+			}
+			var crit int64
+			for _, p := range path {
+				if p.G == g && (p.Unknown || p.Term == critpath.NoTerm) {
+					crit += max(0, min(int64(p.End), h.end)-max(int64(p.Start), h.start))
+				}
+			}
+			var in int64
+			j := sort.Search(len(td.waits), func(j int) bool { return td.waits[j].end > h.start })
+			for ; j < len(td.waits) && td.waits[j].start < h.end; j++ {
+				in += max(0, min(td.waits[j].end, h.end)-max(td.waits[j].start, h.start))
+			}
+			acc.wait[h.term] += max(0, h.end-h.start-in)
+			acc.crit[h.term] += crit
+			acc.fix[h.term] += crit
+			acc.regionWall[d.regions.id(d.terms.list[h.term].Path)] += max(0, h.end-h.start-in)
+			c := acc.causes[h.term]
+			if c == nil {
+				c = &[frame.NumKinds]int64{}
+				acc.causes[h.term] = c
+			}
+			c[frame.Running] += crit
+			seen[h.term], used[h.term] = true, true
+			hCrit += crit
+			if h.cpu >= 0 {
+				hCPU += h.cpu
+				hCPUCrit += min(h.cpu, crit)
+			}
+		}
+	}
+	acc.heldCrit += hCrit
 	cpu := map[tracein.GoID]int64{}
 	for _, m := range ms {
 		if m.cpu < 0 {
@@ -108,19 +166,14 @@ func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg) 
 		}
 		cpu[tracein.GoID(m.thread)] += m.cpu
 	}
-	unknown := map[tracein.GoID]int64{}
-	for _, p := range path {
-		if p.Unknown || p.Term == critpath.NoTerm {
-			unknown[p.G] += p.Dur()
-		}
-	}
 	var all, crit int64
 	for g, c := range cpu {
 		all += c
 		crit += min(c, unknown[g])
 	}
 	acc.cpu += all
-	acc.critCPU += crit
+	acc.runCrit += min(max(0, crit-hCPUCrit), u-hCrit)
+	acc.heldCPU += hCPU
 	acc.cpuReqs++
 }
 
@@ -220,9 +273,11 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		acc := accs[name]
 		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
 			Unknown: acc.unknown, Forked: acc.forked, PathMismatch: acc.mismatch, CPUSamples: acc.samples}
+		g.Unknown -= acc.heldCrit
 		if acc.cpuReqs == acc.count && acc.count > 0 { // the library measured every request's CPU
-			g.Running = budget.TimeStat{Wait: acc.cpu, Critical: acc.critCPU}
-			g.Unknown -= acc.critCPU
+			// a hold's CPU is in its own term
+			g.Running = budget.TimeStat{Wait: max(0, acc.cpu-acc.heldCPU), Critical: acc.runCrit}
+			g.Unknown -= acc.runCrit
 		}
 		for t, w := range acc.wait {
 			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], Requests: int(acc.reqs[t])}
@@ -245,6 +300,9 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
 			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
+		}
+		if f := queueFinding(acc); f != nil {
+			d.findings = append(d.findings, f)
 		}
 		if f := d.warmup(acc); f != nil {
 			d.findings = append(d.findings, f)
@@ -343,6 +401,22 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 		return x.Name < y.Name
 	})
 	return rs
+}
+
+// queueFinding states the time the route's requests spent in the HTTP
+// server before they began (queueTime, io.latscope.ServerQueue): outside
+// their latency, inside the client's.
+func queueFinding(acc *reqAcc) *budget.Finding {
+	if acc.count == 0 {
+		return nil
+	}
+	if len(acc.queue) == 0 {
+		return nil
+	}
+	q, o, l := budget.StatsOf(acc.queue), budget.StatsOf(acc.outer), budget.StatsOf(acc.lat)
+	text := fmt.Sprintf("%s: server queue: before they began, %d of %d requests waited in the HTTP server (from the hand-off of the exchange to its executor to the request's begin: the executor's queue and the reading of the headers; io.latscope.ServerQueue) %.2f ms on average (p99 %.2f ms), outside the latency above; with it the mean is %.2f ms (+%.1f%%) and p99 %.2f ms: what the clients saw, less the network",
+		acc.name, len(acc.queue), acc.count, q.Mean/1e6, float64(q.P99)/1e6, o.Mean/1e6, 100*(o.Mean-l.Mean)/max(l.Mean, 1), float64(o.P99)/1e6)
+	return &budget.Finding{Kind: budget.FindUnexplained, Group: acc.name, Text: text}
 }
 
 // warmup compares the first tenth of a route's requests (by start, at

@@ -21,24 +21,14 @@ func (a *Analyzer) finalizeRequests() *budget.Result {
 	if period > 0 {
 		a.RequestCPU = float64(o.samplesIn(res.Groups)) * period.Seconds()
 	}
-	if cpu, ok := exactCPU(res.Groups); ok {
-		a.RequestCPU, a.RequestCPUExact = cpu.Seconds(), true
+	if o.cpuExact {
+		// the coverage line's independent CPU: the CPU in no term (a
+		// hold's CPU is a term of its own)
+		a.RequestCPU, a.RequestCPUExact = float64(max(0, o.cpu-o.heldCPU))/1e9, true
+		a.HeldCPU = o.heldByGroup
 	}
 	res.Warnings = append(a.requestFindings(res, o, period), a.churn.Result())
 	return res
-}
-
-// exactCPU is the requests' CPU the library measured (ThreadMXBean, the
-// events' cpuTime), when it measured every request of every route.
-func exactCPU(gs []*budget.Group) (time.Duration, bool) {
-	var sum int64
-	for _, g := range gs {
-		if g.Count > 0 && g.Running.Wait <= 0 {
-			return 0, false
-		}
-		sum += g.Running.Wait
-	}
-	return time.Duration(sum), len(gs) > 0
 }
 
 func (o *reqOutcome) samplesIn(gs []*budget.Group) int {
@@ -96,6 +86,7 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 			"%d requests began before the recording and are excluded (their waits before it are not recorded); requests still running when it stopped have no event and are not counted", before)})
 	}
 	add(a.thresholdFinding())
+	add(a.hiddenFinding(res, o))
 	add(a.warmupFinding())
 	for _, f := range a.req.findings {
 		add(f)
@@ -158,13 +149,18 @@ func (a *Analyzer) requestCPUFinding(res *budget.Result, o *reqOutcome, period t
 	}
 	nn := float64(max(n, 1))
 	sampled := float64(in) * float64(period) / nn / 1e6
-	if cpu, ok := exactCPU(res.Groups); ok {
+	if o.cpuExact {
+		cpu := o.cpu
 		var crit int64
 		for _, g := range res.Groups {
 			crit += g.Running.Critical
 		}
-		text := fmt.Sprintf("request CPU is exact: the Java library measured each request's and each task's thread CPU time (ThreadMXBean, the events' cpuTime): %.2f ms per request, %.2f ms of it on the critical path (taken out of the unknown row)",
-			float64(cpu)/nn/1e6, float64(crit)/nn/1e6)
+		text := fmt.Sprintf("request CPU is exact: the Java library measured each request's and each task's thread CPU time (ThreadMXBean, the events' cpuTime): %.2f ms per request",
+			float64(cpu)/nn/1e6)
+		if o.heldCPU > 0 {
+			text += fmt.Sprintf(", %.2f ms of it holding a lock or pooled resource the library marks (io.latscope.Holds: the hold's term, \"%s\")", float64(o.heldCPU)/nn/1e6, HoldMechanism)
+		}
+		text += fmt.Sprintf("; %.2f ms of the rest is on the critical path (the running row, taken out of the unknown row)", float64(crit)/nn/1e6)
 		if period > 0 && cpu > 0 {
 			text += fmt.Sprintf("; JFR's execution samples would have said %.2f ms (%d samples × %v: %.0f%% of it — the sampler walks only Java code, not native code or intrinsics)",
 				sampled, in, period, 100*sampled*nn*1e6/float64(cpu))
@@ -210,4 +206,34 @@ func (a *Analyzer) givenFinding(n int) *budget.Finding {
 		return nil
 	}
 	return &budget.Finding{Kind: budget.FindInferred, Text: strings.Join(parts, "; ")}
+}
+
+// hiddenFinding bounds what the thresholds hide. With the requests' CPU
+// measured, the unknown row holds only the waits shorter than their
+// event's threshold and the time a thread waited for a CPU: the recorded
+// waits (a monitor's, JFR's own JavaMonitorEnter sum) may be low by up to
+// that much.
+func (a *Analyzer) hiddenFinding(res *budget.Result, o *reqOutcome) *budget.Finding {
+	if !o.cpuExact {
+		return nil
+	}
+	var parts []string
+	for _, g := range res.Groups {
+		if g.Count == 0 || g.Latency.Mean <= 0 {
+			continue
+		}
+		u := float64(max(0, g.Unknown)) / float64(g.Count)
+		parts = append(parts, fmt.Sprintf("%s %.2f ms per request (%.1f%% of the mean)", g.Name, u/1e6, 100*u/g.Latency.Mean))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	th := "unknown"
+	if v := a.env.settings.effective(a.rec, "jdk.JavaMonitorEnter", "threshold"); len(v) > 0 {
+		th = strings.Join(v, " → ")
+	}
+	return &budget.Finding{Kind: budget.FindUnexplained, Text: fmt.Sprintf(
+		"what the thresholds may hide: with the CPU measured, the unknown row is only waits shorter than their event's threshold and time waiting for a CPU: %s. "+
+			"Each wait term (a lock's JavaMonitorEnter sum, at threshold %s here) may be low by up to that much; jfr/latscope.jfc records every contended monitor enter (threshold 0 ms: one event per contended enter, none for the rest)",
+		strings.Join(parts, "; "), th)}
 }

@@ -15,13 +15,25 @@ import (
 
 func init() {
 	analyzeJFRFull = runAnalyzeJFR
-	analyzeJFR = func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
-		r, err := runAnalyzeJFR(ctx, path, o)
-		if err != nil {
-			return nil, err
-		}
-		return r.Res, nil
+	analyzeJFR = demandJFR
+}
+
+// demandJFR reads a JVM recording into the result the queueing model
+// (predict) reads: a route's running time is then all its requests' CPU,
+// the CPU they used holding a lock or pooled resource (latscope.Hold) too,
+// since the cores serve that as well; the report keeps that CPU in the
+// holds' terms only, so that the coverage line counts it once.
+func demandJFR(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
+	r, a, err := analyzeJFRWith(ctx, path, o)
+	if err != nil {
+		return nil, err
 	}
+	if a != nil && a.RequestCPUExact {
+		for _, g := range r.Res.Groups {
+			g.Running.Wait += int64(a.HeldCPU[g.Name])
+		}
+	}
+	return r.Res, nil
 }
 
 // runAnalyzeJFR analyses a JVM recording (docs/jfr.md). With the Java
@@ -29,11 +41,18 @@ func init() {
 // alone; without them, the waits beneath the --handler frame, per request
 // counted by --requests or --requests-from.
 func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, error) {
+	r, _, err := analyzeJFRWith(ctx, path, o)
+	return r, err
+}
+
+// analyzeJFRWith is runAnalyzeJFR that also returns the analyzer (nil for
+// a churn-only recording).
+func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult, *jfr.Analyzer, error) {
 	if o.Requests < 0 {
-		return nil, fmt.Errorf("--requests %d: want a positive count", o.Requests)
+		return nil, nil, fmt.Errorf("--requests %d: want a positive count", o.Requests)
 	}
 	if o.Requests > 0 && o.RequestsFrom != "" {
-		return nil, errors.New("--requests and --requests-from both count the requests: give one")
+		return nil, nil, errors.New("--requests and --requests-from both count the requests: give one")
 	}
 	opts := jfr.DefaultOptions
 	opts.Handler, opts.Requests = o.Handler, o.Requests
@@ -41,50 +60,51 @@ func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, 
 	opts.Predictions = o.Predictions
 	rec, err := jfr.ReadRecording(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	marked := hasType(rec, "latscope.Request")
 	if !marked && strings.TrimSpace(o.Handler) == "" && o.Requests == 0 && o.RequestsFrom == "" && len(o.Only) == 0 {
-		return churnOnly(ctx, path, rec, o)
+		r, err := churnOnly(ctx, path, rec, o)
+		return r, nil, err
 	}
 	if !marked { // handler mode: refuse before the long read
 		if strings.TrimSpace(o.Handler) == "" {
-			return nil, fmt.Errorf("%s: %w", path, jfr.ErrNoHandler)
+			return nil, nil, fmt.Errorf("%s: %w", path, jfr.ErrNoHandler)
 		}
 		if o.Requests == 0 && o.RequestsFrom == "" {
-			return nil, fmt.Errorf("%s: %w", path, jfr.ErrNoCount)
+			return nil, nil, fmt.Errorf("%s: %w", path, jfr.ErrNoCount)
 		}
 		if err := requestOnly(o, path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if o.RequestsFrom != "" {
 		q, err := requestsFrom(o.RequestsFrom, rec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Load = &q
 	}
 	a, err := jfr.New(opts, rec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{Tool: opts.Tool, StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		a.Event(ev)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := a.Matched(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !a.Requests() {
 		if err := requestOnly(o, path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return &jfrResult{Res: a.Finalize(), RequestCPU: a.RequestCPU}, nil
+	return &jfrResult{Res: a.Finalize(), RequestCPU: a.RequestCPU}, a, nil
 }
 
 // churnOnly analyses a recording with neither the library's requests nor

@@ -219,7 +219,7 @@ func TestAnalyzeJFRRequests(t *testing.T) {
 		wantErr string
 	}{
 		{"text", nil, []string{fmt.Sprintf("request mode: %d requests", n), "/serial: 15 requests", "/pool: 30 requests", "Shop.serial › Shop.get", "Semaphore.acquire (pool wait)",
-			"critical path of the median request", "request CPU is SAMPLED, not measured"}, ""},
+			"critical path of the median request", "request CPU is exact"}, ""},
 		{"handler and count given", []string{"--handler", "Shop.serial", "--requests", "7"},
 			[]string{"--handler Shop.serial is not used", fmt.Sprintf("--requests counts 7 requests but the recording has %d", n)}, ""},
 		{"predict", []string{"--predict", "remove=Shop.get", "--predict", "overlap=Shop.a,Shop.b"}, []string{"remove=Shop.get", "overlap=Shop.a,Shop.b"}, ""},

@@ -64,17 +64,17 @@ func main() {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn}
+	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn, "svc": svc}
 	names := flag.Args()
 	if len(names) == 0 {
-		names = []string{"probe", "shop", "lib", "edge", "churn"}
+		names = []string{"probe", "shop", "lib", "edge", "churn", "svc"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	for _, n := range names {
 		f, ok := sets[n]
 		if !ok {
-			log.Fatalf("no set %q: want probe, shop, lib, edge or churn", n)
+			log.Fatalf("no set %q: want probe, shop, lib, edge, churn or svc", n)
 		}
 		dir, err := os.MkdirTemp("", "mkrecordings-")
 		if err != nil {
@@ -466,4 +466,106 @@ func churn(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// SvcRuns are the runs of jfr/testdata/Svc.java kept: 8 clients with the
+// CPU-bound lock (the recording predict and the CPU checks read), the same
+// with the lock's hashing moved out of it (compare's after), and 40 clients
+// (the saturating concurrency whose throughput predict must meet).
+var SvcRuns = []struct {
+	Name    string
+	Clients int
+	Mode    string
+}{{"svc", 8, "locked"}, {"svc-fixed", 8, "fixed"}, {"svc-40", 40, "locked"}}
+
+func svc(ctx context.Context, dir string) error {
+	for _, r := range SvcRuns {
+		before := loadavg()
+		o := jfrtest.DefaultSvc
+		o.Dir, o.Name, o.Clients, o.Mode, o.Nice = filepath.Join(dir, r.Name), r.Name, r.Clients, r.Mode, os.Geteuid() == 0
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return err
+		}
+		run, err := jfrtest.RecordSvc(ctx, o)
+		if err != nil {
+			return err
+		}
+		h := host(before)
+		if err := keep(run.Recording, r.Name+".jfr"); err != nil {
+			return err
+		}
+		rec, err := jfr.ReadRecording(run.Recording)
+		if err != nil {
+			return err
+		}
+		// keep the requests within a second of the recording (of the
+		// 40-client run only its summary: the throughput predict must meet)
+		if r.Name == "svc-40" {
+		} else if err := keepWithin(run.Results, r.Name+".jsonl", rec.Start().Add(-time.Second).UnixNano(), rec.End().Add(time.Second).UnixNano()); err != nil {
+			return err
+		}
+		reqs, err := jfrtest.ReadSvc(run.Results)
+		if err != nil {
+			return err
+		}
+		var n int
+		var cpu, lockCPU, lock, db, lat float64
+		for _, q := range reqs {
+			if q.Start < rec.Start().UnixNano() || q.Start > rec.End().UnixNano() {
+				continue
+			}
+			n++
+			cpu += float64(q.CPU)
+			lockCPU += float64(q.LockCPU)
+			lock += float64(q.Lock)
+			db += float64(q.DB)
+			lat += float64(q.Latency)
+		}
+		per := func(x float64) float64 { return round3(x / float64(max(n, 1)) / 1e6) }
+		from, to := int(o.Delay.Seconds()), int((o.Delay + o.Length).Seconds())
+		t := Truth{Recording: r.Name + ".jfr", Program: "jfr/testdata/Svc.java with the Java library (java/)", Results: r.Name + ".jsonl", Host: h,
+			Command: run.Command,
+			Config: map[string]any{"clients": r.Clients, "mode": r.Mode, "run_s": o.Run.Seconds(), "recorded_from_s": o.Delay.Seconds(), "recorded_s": o.Length.Seconds(),
+				"etag_kb": 1024, "lock_kb": 2048, "db_ms": 6, "pool": 6, "workers": 16},
+			Own: map[string]any{"per_second": run.Summary.PerSecond, "throughput_recorded_rps": round3(run.Summary.Throughput(from, to)),
+				"requests_in_recording": n, "mean_ms": map[string]float64{"latency": per(lat), "cpu": per(cpu), "lock_cpu": per(lockCPU), "lock": per(lock), "db": per(db)}}}
+		if r.Name == "svc-40" {
+			t.Results = ""
+		}
+		// the full print of one run; of the others the library's events
+		var pr Print
+		if r.Name == "svc" {
+			pr, err = printed(ctx, r.Name+".jfr", r.Name+".d1024.print.jsonl.gz", jfr.DefaultStackDepth, CompareEvents)
+		} else {
+			pr, err = printed(ctx, r.Name+".jfr", r.Name+".d64.print.jsonl.gz", 64, []string{"latscope.Request", "latscope.Hold"})
+		}
+		if err != nil {
+			return err
+		}
+		t.Prints = append(t.Prints, pr)
+		if err := writeTruth(r.Name, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepWithin copies the lines of Svc's results whose start lies in
+// [from, to] to out/name.
+func keepWithin(src, name string, from, to int64) error {
+	reqs, err := jfrtest.ReadSvc(src)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if reqs[i].Start >= from && reqs[i].Start <= to {
+			kept = append(kept, l)
+		}
+	}
+	return os.WriteFile(filepath.Join(out, name), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
 }

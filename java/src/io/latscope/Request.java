@@ -21,8 +21,12 @@ public final class Request implements AutoCloseable {
         event.route = route;
         event.traceparent = traceparent;
         event.requestId = id;
+        long handed = ServerQueue.take();
         event.begin();
         cpu0 = CpuClock.now();
+        if (handed >= 0) {
+            event.queueTime = Math.max(0, System.nanoTime() - handed);
+        }
     }
 
     /** id returns the request's id: unique in this JVM, > 0. */

@@ -31,4 +31,9 @@ final class RequestEvent extends Event {
     @Description("The handling thread's CPU time (ThreadMXBean) from begin to end; -1 when the JVM cannot measure it. The request's tasks carry their own (latscope.TaskRun)")
     @Timespan(Timespan.NANOSECONDS)
     long cpuTime = -1;
+
+    @Label("Queue Time")
+    @Description("The time from the hand-off of the request's exchange to the server's executor (io.latscope.ServerQueue) to the request's begin: the executor's queue and the reading of the headers, outside the request; -1 when the executor is not wrapped")
+    @Timespan(Timespan.NANOSECONDS)
+    long queueTime = -1;
 }
