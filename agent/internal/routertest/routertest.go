@@ -146,7 +146,7 @@ func Allocs(t *testing.T, build func(a *agent.Agent) http.Handler, rq Req) {
 	}
 	plain, with := allocs(build(nil)), allocs(build(a))
 	t.Logf("%s %s: %g allocations per request by the router alone, %g with the agent (+%g)", rq.Method, rq.Path, plain, with, with-plain)
-	if with-plain > 5 {
+	if with-plain > 5 && !race {
 		t.Errorf("the agent adds %g allocations per request, want at most 5", with-plain)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package routertest
+
+const race = false
