@@ -3,6 +3,10 @@
 //
 //   - Handler (middleware) makes every HTTP request a runtime/trace task named
 //     by its route pattern, so `latscope analyze` groups requests exactly.
+//     With chi, gin, echo or gorilla/mux, the middleware of package
+//     agentchi, agentgin, agentecho or agentmux does it inside the router
+//     (Begin), once the router has matched the route; package agent links
+//     no router.
 //   - Transport wraps outbound HTTP calls in regions and sends a W3C
 //     traceparent; WrapConnector/WrapDriver (database/sql) put each query in
 //     a region, package agentpgx does the same for pgx v5 (a query tracer
