@@ -84,7 +84,7 @@ func ExampleOptions_metrics() {
 		}
 		w.Write([]byte(name))
 	})
-	root := http.NewServeMux() // scrapes stay out of the request metrics
+	root := http.NewServeMux()       // scrapes stay out of the request metrics
 	root.Handle("/", a.Handler(mux)) // route="GET /users/{id}": mux's pattern wins over root's "/"
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", root))
