@@ -33,6 +33,12 @@ type Analyzer struct {
 	regionIndex map[string]int32
 	free        freeLists
 	freeG       []*gstate // states of exited goroutines, for reuse
+	// rpcPending are requests whose transport time after them waits for
+	// their connection writer's next write, by connection (transport.go).
+	rpcPending map[tracein.GoID][]transportPending
+	// uncountedRPC counts grpc-go handler goroutines started in the trace
+	// that ended without ever being part of a request.
+	uncountedRPC int
 }
 
 // regionID interns a region type.
@@ -107,9 +113,9 @@ func (a *Analyzer) g(id tracein.GoID) *gstate {
 	if g == nil {
 		if n := len(a.freeG); n > 0 {
 			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]
-			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0]}
+			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
 		} else {
-			g = &gstate{id: id, term: critpath.NoTerm}
+			g = &gstate{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
 		}
 		a.gs.Set(id, g)
 		a.info.Goroutines++
@@ -138,6 +144,7 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		a.inferInitial(g, ev)
 		return
 	}
+	a.rpcTransport(g, ev)
 	if g.state != tracein.Undetermined {
 		waker := tracein.NoGoroutine
 		if ev.From == tracein.Waiting && ev.To == tracein.Runnable {
@@ -167,7 +174,8 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 // created handles NotExist→Runnable: the creator's open request adopts the
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
-	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm}
+	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
+	a.rpcTransport(g, ev)
 	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&(flagNoAdopt|flagTransport) == 0 {
 		a.join(g, c.req, ev.Time, c.mi, true)
 	}
@@ -176,6 +184,9 @@ func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
 
 // ended handles a goroutine's exit.
 func (a *Analyzer) ended(g *gstate, t tracein.Time) {
+	if g.rpcg && !g.inReq {
+		a.uncountedRPC++
+	}
 	a.leave(g, t, true)
 	for g.req != nil {
 		a.leave(g, t, true)

@@ -25,13 +25,15 @@ const (
 	FindCPUMismatch                     // trace running time and the independent CPU counter disagree
 	FindHostBusy                        // Ps busy nearly all the time, but the process's own counter shows it was not
 	FindCoverage                        // critical waits plus independent CPU outside the coverage band
+	FindTransport                       // time outside the requests that the server's transport goroutines show (gRPC)
+	FindUncounted                       // a server framework's requests ran outside every request counted
 )
 
 var findingNames = [...]string{
 	FindNoRequests: "no-requests", FindInferred: "inferred", FindCutByWindow: "cut-by-window",
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
 	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
-	FindHostBusy: "host-busy", FindCoverage: "coverage",
+	FindHostBusy: "host-busy", FindCoverage: "coverage", FindTransport: "outside-request", FindUncounted: "uncounted-requests",
 }
 
 // String returns the kind's name as used in JSON.
@@ -78,10 +80,33 @@ func findings(res *Result, a *Analyzer) []error {
 			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
 		}
 	}
+	if f := a.uncountedFinding(res); f != nil {
+		add(f)
+	}
 	for _, g := range res.Groups {
 		out = append(out, groupFindings(g, a)...)
+		if g.Transport != nil && g.Count > 0 {
+			out = append(out, &Finding{Kind: FindTransport, Group: g.Name, Text: transportText(g)})
+		}
 	}
 	return out
+}
+
+// uncountedFinding says when a server framework latscope knows served
+// requests that no request counted: never present another kind of request
+// as the service's (issue #32).
+func (a *Analyzer) uncountedFinding(res *Result) *Finding {
+	// net/http handlers outside every task are not said: a task that began
+	// before the trace and a same-process upstream without tasks look alike.
+	if a.uncountedRPC == 0 {
+		return nil
+	}
+	what := "the trace has no other requests"
+	if n := total(res.Groups); n > 0 {
+		what = fmt.Sprintf("the %d requests counted are not all of the service's", n)
+	}
+	return &Finding{Kind: FindUncounted, Text: fmt.Sprintf("%d gRPC requests (grpc-go handler goroutines started in the trace) ran outside every request counted: %s; "+
+		"make each RPC a task too (a unary and a stream interceptor calling trace.NewTask), or take the trace without tasks to infer them", a.uncountedRPC, what)}
 }
 
 func total(gs []*Group) int {

@@ -19,7 +19,9 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 		req.Gs = append(req.Gs, g)
 	}
 	a.scratch.gs = req.Gs
-	a.account(a.group(r.name, r.inferred), r, &req)
+	gs := a.group(r.name, r.inferred)
+	a.rpcFinished(gs, r, ender, t)
+	a.account(gs, r, &req)
 	a.free.release(r)
 	r.members = nil
 }

@@ -40,6 +40,17 @@ type gstate struct {
 
 	serve *serveState // for net/http server goroutines, when inferring
 	rpc   *rpcState   // for grpc-go handler goroutines, when inferring
+	// grpc-go's transport around a handler goroutine (rpcg set), in every
+	// mode: the connection's reader that started it, and when that reader
+	// last began a read; for a connection's reader, readAt; for its writer
+	// (loopyWriter), wroteAt, the start of its last write.
+	rpcg    bool
+	inReq   bool // was ever a member of a request
+	conn    tracein.GoID
+	readAt  tracein.Time
+	wroteAt tracein.Time
+	wokeAt  tracein.Time // a handler goroutine: when it last woke its connection's writer
+	writer  tracein.GoID // a handler goroutine: its connection's writer, once it woke it
 }
 
 type membership struct {

@@ -33,6 +33,10 @@ type groupState struct {
 	reservoir      []*Path
 	seen           int
 	rng            uint64
+	// grpc-go's transport outside the requests (transport.go): ns summed
+	// and the requests each sum is over.
+	rpcBefore, rpcAfter   int64
+	rpcBeforeN, rpcAfterN int
 }
 
 type termAcc struct {

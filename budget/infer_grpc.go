@@ -78,7 +78,7 @@ func generatedMethod(fn string) string {
 		return ""
 	}
 	end := strings.Index(name, "_Handler")
-	if end < 0 || end+len("_Handler") < len(name) && name[end+len("_Handler")] != '.' {
+	if end < 1 || end+len("_Handler") < len(name) && name[end+len("_Handler")] != '.' {
 		return ""
 	}
 	sm := name[1:end]

@@ -147,3 +147,68 @@ func counts(res *budget.Result) map[string][3]int {
 	}
 	return m
 }
+
+// TestInferredGRPC reads the corpus's zero-config gRPC traces (real
+// grpc-go v1.85.0, no interceptor; testdata/corpus/README.md): one request
+// per RPC, unary and server-streaming, named by the generated handler's
+// method, as many as the client completed in the window; beside HTTP in one
+// process, each kind its own group; the transport outside the requests
+// estimated; and, when only tasks count, the RPCs said to be uncounted
+// instead of the trace passing for the service's requests (issue #32).
+func TestInferredGRPC(t *testing.T) {
+	for _, c := range []struct {
+		trace  string
+		groups map[string]int // the client's completed requests in the window
+	}{
+		{"grpc-unary-notask", map[string]int{"grpc /corpus.Items/Get": 440}},
+		{"grpc-stream-notask", map[string]int{"grpc /corpus.Items/List": 160}},
+		{"grpc-http", map[string]int{"grpc /corpus.Items/Get": 230, "http main.statusPage": 229}},
+	} {
+		t.Run(c.trace, func(t *testing.T) {
+			res := fixture.Analyze(t, "../testdata/corpus/"+c.trace+".trace", budget.DefaultOptions)
+			invariants(t, res)
+			got := counts(res)
+			if len(got) != len(c.groups) {
+				t.Fatalf("groups %v, want %v", got, c.groups)
+			}
+			for name, want := range c.groups {
+				n, ok := got[name]
+				if !ok {
+					t.Fatalf("no group %q: %v", name, got)
+				}
+				if d := n[0] - want; d < -max(1, want/100) || d > max(1, want/100) {
+					t.Errorf("%s: %d requests, the client completed %d", name, n[0], want)
+				}
+			}
+			f := finding(res, budget.FindInferred)
+			if f == nil || !strings.Contains(f.Text, "gRPC requests were inferred from grpc-go's handler goroutines") {
+				t.Errorf("inferred finding %v, want it to say the gRPC requests were inferred", f)
+			}
+			tr := 0
+			for _, w := range res.Warnings {
+				if f, ok := w.(*budget.Finding); ok && f.Kind == budget.FindTransport && strings.HasPrefix(f.Group, "grpc ") {
+					tr++
+				}
+			}
+			for _, g := range res.Groups {
+				if strings.HasPrefix(g.Name, "grpc ") && (g.Transport == nil || g.Transport.BeforeN < g.Count*9/10 || g.Transport.AfterN < g.Count*9/10 ||
+					g.Transport.Before <= 0 || g.Transport.Before > 1e6 || g.Transport.After < 0 || g.Transport.After > 1e6) {
+					t.Errorf("%s: transport estimate %+v for %d requests, want one for nearly all, each side in (0, 1 ms)", g.Name, g.Transport, g.Count)
+				}
+			}
+			if tr != 1 {
+				t.Errorf("%d outside-request findings on gRPC groups, want 1", tr)
+			}
+		})
+	}
+	t.Run("tasks-only", func(t *testing.T) {
+		opts := budget.DefaultOptions
+		opts.Infer = budget.InferTasks
+		res := fixture.Analyze(t, "../testdata/corpus/grpc-http.trace", opts)
+		f := finding(res, budget.FindUncounted)
+		if f == nil || !strings.Contains(f.Text, "gRPC requests") {
+			t.Fatalf("no finding says the RPCs were not counted: %v", res.Warnings)
+		}
+		t.Log(f.Text)
+	})
+}

@@ -39,6 +39,7 @@ func (a *Analyzer) join(g *gstate, r *reqState, t tracein.Time, creator int32, t
 	m.regions = m.regions[:0]
 	r.members = append(r.members, m)
 	g.req, g.mi, g.joined = r, int32(len(r.members)-1), t
+	g.inReq = true
 }
 
 // leave ends g's membership of its current request at t, restoring a

@@ -88,6 +88,10 @@ type Group struct {
 	Slowest, Median *Path
 	// Latencies are the requests' latencies in the order they ended.
 	Latencies []int64
+	// Transport is the time outside the requests that grpc-go's transport
+	// goroutines show (before: the connection's read → the request; after:
+	// the request → the response's write); nil when none did.
+	Transport *TransportEstimate
 }
 
 // Excluded returns the number of requests cut by the trace window.
@@ -259,6 +263,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
 		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
+		Transport: gs.transport(),
 	}
 	for tid, t := range gs.terms {
 		if t == nil {

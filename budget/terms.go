@@ -37,7 +37,7 @@ type stackInfo struct {
 	outerApp string   // outermost application frame (the handler, for inferred requests)
 	path     []string // application call path, outermost first (interned)
 	pathKey  string
-	flags    uint8
+	flags    uint16
 	computed bool
 	// handler is the application handler a router dispatched to: the
 	// innermost application frame called by a dispatch frame (ServeHTTP,
@@ -65,6 +65,8 @@ const (
 	flagJoinAll                 // a wait that joins every goroutine started before it (critpath.Seg.JoinAll)
 	flagTransport               // an HTTP client transport's goroutine (dial, readLoop, writeLoop): never a request's child
 	flagRPC                     // a grpc-go server goroutine running one RPC's handler (its outermost frame is serveStreams' closure)
+	flagRPCRead                 // grpc-go's server transport reading a connection ((*http2Server).HandleStreams)
+	flagRPCWrite                // grpc-go's server transport writing a connection ((*loopyWriter).run under NewServerTransport)
 )
 
 // transportStart are the start functions (prefixes) of the goroutines an
@@ -144,6 +146,12 @@ func (t *terms) stack(id tracein.StackID) *stackInfo {
 			si.flags |= flagNoAdopt
 		case "sync.(*WaitGroup).Wait", "golang.org/x/sync/errgroup.(*Group).Wait":
 			si.flags |= flagJoinAll
+		case "google.golang.org/grpc/internal/transport.(*http2Server).HandleStreams":
+			si.flags |= flagRPCRead
+		case "google.golang.org/grpc/internal/transport.(*loopyWriter).run":
+			if n := len(frames); strings.HasPrefix(frames[n-1].Func, "google.golang.org/grpc/internal/transport.NewServerTransport") {
+				si.flags |= flagRPCWrite
+			}
 		}
 		if len(frames) == 1 || f.Func == frames[0].Func { // a start stack is the goroutine's function
 			for _, p := range transportStart {
