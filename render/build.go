@@ -219,6 +219,9 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Requests.RPS = units.Round3(gj.Requests.rps)
 	}
 	gj.Requests.StdDev = durOf(stddev(g.Latencies, mean))
+	if e := g.Transport; e != nil {
+		gj.Transport = &Transport{Before: durOf(e.Before), After: durOf(e.After), BeforeN: e.BeforeN, AfterN: e.AfterN}
+	}
 	labels := budget.Labels(res.Terms)
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]

@@ -93,6 +93,17 @@ type Trace struct {
 	CPUNote string `json:"cpu_note,omitempty"`
 }
 
+// Transport is the estimated time outside a group's requests on the
+// server (docs/method.md §2): before (the connection's read → the request)
+// and after (the request → the response's write), each a mean over the
+// requests it was seen for.
+type Transport struct {
+	Before  Duration `json:"before_ms"`
+	After   Duration `json:"after_ms"`
+	BeforeN int      `json:"before_requests"`
+	AfterN  int      `json:"after_requests"`
+}
+
 // Requests summarises a group's latencies.
 type Requests struct {
 	Count          int      `json:"count"`
@@ -185,6 +196,9 @@ type Group struct {
 	Throughput  Throughput   `json:"throughput"`
 	Slowest     *Path        `json:"slowest_path,omitempty"`
 	Median      *Path        `json:"median_path,omitempty"`
+	// Transport is the time outside the requests that grpc-go's transport
+	// goroutines show, per request; absent for other servers.
+	Transport *Transport `json:"transport,omitempty"`
 	forks       bool
 	cov         budget.Coverage
 }
