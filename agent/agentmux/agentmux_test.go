@@ -15,6 +15,7 @@ func router(a *agent.Agent) http.Handler {
 	r := mux.NewRouter()
 	if a != nil {
 		r.Use(agentmux.Middleware(a))
+		agentmux.Unmatched(a, r)
 	}
 	r.HandleFunc("/users/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("user " + mux.Vars(r)["id"]))
@@ -33,13 +34,15 @@ func router(a *agent.Agent) http.Handler {
 	return r
 }
 
-// gorilla/mux runs no middleware for a request no route matches: a 404
-// gets no task (agentmux's documented limit), so none is sent here.
+// gorilla/mux runs no middleware for a request no route matches;
+// Unmatched makes its 404s and 405s (no route) requests.
 var reqs = []routertest.Req{
 	{Method: "GET", Path: "/users/7", Route: "GET /users/{id}", Body: "user 7"},
 	{Method: "GET", Path: "/users/8/posts/9", Route: "GET /users/{id}/posts/{post:[0-9]+}", Body: "post 8/9"},
 	{Method: "POST", Path: "/items/ab-1", Route: "POST /items/{sku}", Body: "item ab-1"},
 	{Method: "GET", Path: "/api/v/z", Route: "GET /api/v/{x}", Body: "api z"},
+	{Method: "GET", Path: "/nope", Route: agent.NoRoute, Status: 404},
+	{Method: "DELETE", Path: "/users/7", Route: agent.NoRoute, Status: 405},
 }
 
 func TestRoutes(t *testing.T) {
