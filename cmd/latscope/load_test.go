@@ -83,6 +83,7 @@ func TestLoadText(t *testing.T) {
 
 // TestLoadJSON also puts flags after the URL and uses the open model.
 func TestLoadJSON(t *testing.T) {
+	tier.Timing(t)
 	_, url := newLoadServer(t)
 	stdout, _, err := runLoadArgs(t, context.Background(), url, "--json", "--rate", "100", "-d", "200ms", "--warmup", "0s")
 	if err != nil {
