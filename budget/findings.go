@@ -15,7 +15,7 @@ type FindingKind uint8
 // Finding kinds.
 const (
 	FindNoRequests   FindingKind = iota // nothing to analyse: say how to add tasks
-	FindInferred                        // requests inferred from net/http server goroutines
+	FindInferred                        // requests inferred from net/http or grpc-go server goroutines
 	FindCutByWindow                     // requests cut by the trace window were excluded
 	FindWarmup                          // the first requests are much slower: warm-up in the window
 	FindCPUSaturated                    // Ps busy nearly all the time: latency contains CPU queueing
@@ -121,7 +121,7 @@ func noRequestsText(res *Result) string {
 	if res.Info.Tasks > 0 {
 		return fmt.Sprintf("no request began and ended inside the trace (%d task(s) seen, all cut by the window): record for longer", res.Info.Tasks)
 	}
-	return "the trace has no requests: no runtime/trace tasks and no net/http server requests. Make each request a task: " +
+	return "the trace has no requests: no runtime/trace tasks and no net/http or grpc-go server requests. Make each request a task: " +
 		"ctx, task := trace.NewTask(r.Context(), \"request\"); defer task.End() — or use latscope's agent middleware"
 }
 

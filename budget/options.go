@@ -7,12 +7,13 @@ type InferMode uint8
 
 // Inference modes.
 const (
-	// InferAuto uses tasks, and infers net/http server requests only when
-	// the trace has no task at all.
+	// InferAuto uses tasks, and infers net/http and grpc-go server requests
+	// only when the trace has no task at all.
 	InferAuto InferMode = iota
 	// InferTasks uses tasks only.
 	InferTasks
-	// InferHTTP ignores tasks and infers net/http server requests.
+	// InferHTTP ignores tasks and infers server requests: net/http's and
+	// grpc-go's (the name is from before gRPC was inferred).
 	InferHTTP
 )
 

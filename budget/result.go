@@ -40,7 +40,7 @@ type TraceInfo struct {
 	CPUSamples      int
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
-	Inferred        bool  // requests were inferred from net/http server goroutines
+	Inferred        bool  // requests were inferred from net/http or grpc-go server goroutines
 	JVM             bool  // a JVM recording (package jfr), not a Go trace
 	// Module is the main module whose code was taken as the application
 	// (frame.Rules.Module: from the agent's log in the trace, or given);
