@@ -71,6 +71,10 @@ type Truth struct {
 	// HTTP beside them), are the client's side per type, named as latscope
 	// should group them: the client times each request under "route:NAME".
 	Routes map[string]Side `json:"routes,omitempty"`
+	// UncountedRPCs are the RPCs the client completed in the window that no
+	// task covers (timed under "uncounted"): latscope must say they ran
+	// outside every request counted.
+	UncountedRPCs int `json:"uncounted_rpcs,omitempty"`
 	// ServerRoutes are the service's own timer per request type, around
 	// the outermost handler (the server writes under "serverroute:NAME"),
 	// where a service without tasks has one.
@@ -342,6 +346,9 @@ func record(s *scenario, dir string) error {
 	t.WindowS = round3(to.Sub(from).Seconds())
 	t.Client = side(svc.get("client"), from, to)
 	t.Server = side(svc.get("server"), from, to)
+	if iv := svc.get("uncounted"); len(iv) > 0 {
+		t.UncountedRPCs = side(iv, from, to).Requests
+	}
 	var routes []string
 	svc.m.Range(func(k, _ any) bool {
 		if n, ok := strings.CutPrefix(k.(string), "route:"); ok {
