@@ -109,6 +109,10 @@ type Analyzer struct {
 	// (latscope.Hold) by route: not in RequestCPU or a group's running
 	// time, but in the holds' terms. A CPU station's demand adds it back.
 	HeldCPU map[string]time.Duration
+	// HandOffs are the contended hand-offs of each hold (latscope.Hold) by
+	// its acquiring frame: time a lock or pooled resource stayed free
+	// while its next holder was being woken.
+	HandOffs map[string]HandOff
 }
 
 type termStat struct {

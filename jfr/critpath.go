@@ -85,6 +85,7 @@ type reqOutcome struct {
 	cpu         int64
 	cpuExact    bool
 	heldByGroup map[string]time.Duration
+	handOffs    map[string]HandOff
 }
 
 // member is one thread's share of a request: [start,end) on thread, after
@@ -162,6 +163,7 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 	}
 	out.outside = d.outsideWaits(claims)
 	out.terms, out.groups = d.groups(accs, order, used, preds, &sc, members)
+	out.handOffs = d.handOffs()
 	out.cpuExact = len(accs) > 0
 	out.heldByGroup = map[string]time.Duration{}
 	for _, acc := range accs {
@@ -417,4 +419,57 @@ func heldTerm(t, hold budget.Term) budget.Term {
 	path := append(slices.Clone(hold.Path), t.Path[n:]...)
 	t.Path = path
 	return t
+}
+
+// HandOff is how long a lock or pooled resource marked by the library
+// stayed free between one holder's release and the next holder's start when
+// the next one was already waiting for it (a contended hand-off): the wake-up
+// and scheduling of the waiter, time no one can use it.
+type HandOff struct {
+	Mean      time.Duration // per contended hand-off
+	Contended int           // hand-offs to a thread that was waiting
+	Holds     int
+	// Overlaps counts holds that began before the previous one ended:
+	// a pool of several, whose hand-offs are not measured (Mean 0).
+	Overlaps int
+}
+
+// handOffs measures the contended hand-offs of each hold, by its frame.
+func (d *reqData) handOffs() map[string]HandOff {
+	type hold struct {
+		holdRec
+		thread threadKey
+	}
+	by := map[string][]hold{}
+	for k, td := range d.threads {
+		for _, h := range td.holds {
+			by[h.frame] = append(by[h.frame], hold{h, k})
+		}
+	}
+	out := map[string]HandOff{}
+	for f, hs := range by {
+		slices.SortFunc(hs, func(a, b hold) int { return cmp.Compare(a.start, b.start) })
+		var sum int64
+		var n, overlaps int
+		for i := 1; i < len(hs); i++ {
+			p, h := hs[i-1], hs[i]
+			if p.end > h.start {
+				overlaps++ // a pool of several: overlapping holders
+				continue
+			}
+			td := d.threads[h.thread]
+			j := sort.Search(len(td.waits), func(j int) bool { return td.waits[j].end >= h.start-int64(50*time.Microsecond) })
+			if j < len(td.waits) && td.waits[j].end <= h.start && td.waits[j].start < p.end {
+				sum += h.start - p.end
+				n++
+			}
+		}
+		switch {
+		case overlaps > 0:
+			out[f] = HandOff{Holds: len(hs), Overlaps: overlaps}
+		case n > 0:
+			out[f] = HandOff{Mean: time.Duration(sum / int64(n)), Contended: n, Holds: len(hs)}
+		}
+	}
+	return out
 }

@@ -164,3 +164,17 @@ func (a *Analyzer) saturationFinding() *budget.Finding {
 	return &budget.Finding{Kind: budget.FindHostBusy, Text: fmt.Sprintf(
 		"CPU-saturated: the machine's CPUs were %.0f%% busy over the recording (jdk.CPULoad machineTotal; this JVM %.0f%%: %s): latency contains CPU queueing, every wait includes the time its thread then waited for a CPU, and a prediction that adds CPU work or clients meets a full CPU", busy*100, jvm*100, who)}
 }
+
+// CPULoad is what jdk.CPULoad said over the recording: the JVM's CPU time
+// (all its threads: requests, the server's, GC, JIT, JFR), and the JVM's and
+// the whole machine's shares of all hardware threads (0–1); ok is false
+// without jdk.CPULoad events.
+func (a *Analyzer) CPULoad() (jvm time.Duration, jvmShare, machineShare float64, ok bool) {
+	e := a.env
+	if e.loadTime <= 0 || e.hwThreads <= 0 {
+		return 0, 0, 0, false
+	}
+	d := float64(a.rec.End().Sub(a.rec.Start()))
+	jvmShare, machineShare = e.jvmBusy/e.loadTime, e.machBusy/e.loadTime
+	return time.Duration(jvmShare * float64(e.hwThreads) * d), jvmShare, machineShare, true
+}

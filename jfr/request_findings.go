@@ -2,6 +2,7 @@ package jfr
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ func (a *Analyzer) finalizeRequests() *budget.Result {
 	o := a.req.finalize(a.opts.Predictions, a.rec.Start().UnixNano())
 	res := &budget.Result{Info: a.info(), Terms: o.terms, Stacks: tracein.NewStacks(), Groups: o.groups}
 	res.Outside.ByKind = o.outside
+	a.HandOffs = o.handOffs
 	period := a.samplePeriod()
 	if period > 0 {
 		a.RequestCPU = float64(o.samplesIn(res.Groups)) * period.Seconds()
@@ -87,6 +89,7 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	}
 	add(a.thresholdFinding())
 	add(a.hiddenFinding(res, o))
+	add(handOffFinding(o.handOffs))
 	add(a.warmupFinding())
 	for _, f := range a.req.findings {
 		add(f)
@@ -236,4 +239,25 @@ func (a *Analyzer) hiddenFinding(res *budget.Result, o *reqOutcome) *budget.Find
 		"what the thresholds may hide: with the CPU measured, the unknown row is only waits shorter than their event's threshold and time waiting for a CPU: %s. "+
 			"Each wait term (a lock's JavaMonitorEnter sum, at threshold %s here) may be low by up to that much; jfr/latscope.jfc records every contended monitor enter (threshold 0 ms: one event per contended enter, none for the rest)",
 		strings.Join(parts, "; "), th)}
+}
+
+// handOffFinding states, for each lock the library marks (a hold no two
+// threads overlapped), how long it stayed free at a contended hand-off:
+// from one holder's release to the next one's start, while that one, already
+// waiting, was woken. No one holds the lock then, and a queueing model that
+// charges the lock only its holds will find it less busy than it is.
+func handOffFinding(hs map[string]HandOff) *budget.Finding {
+	var parts []string
+	for _, f := range slices.Sorted(maps.Keys(hs)) {
+		h := hs[f]
+		if h.Overlaps > 0 || h.Contended == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d of %d holds were handed to a waiting thread, after %.3f ms free on average", f, h.Contended, h.Holds, float64(h.Mean)/1e6))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &budget.Finding{Kind: budget.FindInferred, Text: "lock hand-offs (latscope.Hold, io.latscope.Holds): " + strings.Join(parts, "; ") +
+		": the lock is unusable while its next holder is woken, on top of the holds (predict --pool NAME:1 charges the holds only)"}
 }

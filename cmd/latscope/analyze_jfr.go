@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/latscope/latscope/analysis"
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/jfr"
 	"github.com/latscope/latscope/loadgen"
@@ -21,8 +22,8 @@ func init() {
 // demandJFR reads a JVM recording into the result the queueing model
 // (predict) reads: a route's running time is then all its requests' CPU,
 // the CPU they used holding a lock or pooled resource (latscope.Hold) too,
-// since the cores serve that as well; the report keeps that CPU in the
-// holds' terms only, so that the coverage line counts it once.
+// since the cores serve that as well (the report keeps that CPU in the
+// holds' terms only, so that the coverage line counts it once).
 func demandJFR(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
 	r, a, err := analyzeJFRWith(ctx, path, o)
 	if err != nil {
@@ -163,4 +164,27 @@ func requestsFrom(file string, rec *jfr.Recording) (jfr.Requests, error) {
 		return jfr.Requests{}, fmt.Errorf("--requests-from %s: %w", file, err)
 	}
 	return q, nil
+}
+
+// compareResult reads one side of `latscope compare BEFORE AFTER`: a Go
+// execution trace as analysis.File reads it, or a JVM recording (.jfr) as
+// analyze reads it (request mode: the Java library's latscope.Request
+// events give per-request latencies, which compare's intervals need), into
+// the same result, with opts' predictions and application prefixes.
+func compareResult(ctx context.Context, name string, opts budget.Options) (*budget.Result, error) {
+	if !strings.HasSuffix(name, ".jfr") {
+		return analysis.File(ctx, name, opts, false)
+	}
+	var only []string
+	if len(opts.Predictions) > 0 {
+		only = []string{"--predict"}
+	}
+	r, a, err := analyzeJFRWith(ctx, name, jfrOptions{App: opts.Rules.App, Predictions: opts.Predictions, Only: only})
+	if err != nil {
+		return nil, err
+	}
+	if a == nil || !a.Requests() {
+		return nil, fmt.Errorf("%s: compare needs per-request latencies, and the recording has no latscope.Request events: add the Java library (java/, docs/jfr.md) to the service and record again", name)
+	}
+	return r.Res, nil
 }

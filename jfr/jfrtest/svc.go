@@ -30,9 +30,9 @@ type SvcOptions struct {
 	Nice bool
 }
 
-// DefaultSvc is the kept recordings' timing: 14 s of load, recorded from
-// 11 to 14 s, past jfr.WarmupGap after the JVM's start.
-var DefaultSvc = SvcOptions{Run: 14 * time.Second, Delay: 11 * time.Second, Length: 3 * time.Second}
+// DefaultSvc is the kept recordings' timing: 13 s of load, recorded from
+// 11 to 13 s, past jfr.WarmupGap after the JVM's start.
+var DefaultSvc = SvcOptions{Run: 13 * time.Second, Delay: 11 * time.Second, Length: 2 * time.Second}
 
 // SvcRun is a finished run of Svc.
 type SvcRun struct {
@@ -48,6 +48,20 @@ type SvcSummary struct {
 	Clients   int     `json:"clients"`
 	Mode      string  `json:"mode"`
 	PerSecond []int64 `json:"per_second"`
+	// ClientNs sums the clients' latencies of the requests that completed
+	// in each second.
+	ClientNs []int64 `json:"client_ns_per_second"`
+}
+
+// ClientMean is the clients' mean latency, in ms, of the requests that
+// completed in whole seconds [from, to) of the run.
+func (s SvcSummary) ClientMean(from, to int) float64 {
+	var n, ns int64
+	for i := from; i < to && i < len(s.PerSecond) && i < len(s.ClientNs); i++ {
+		n += s.PerSecond[i]
+		ns += s.ClientNs[i]
+	}
+	return float64(ns) / float64(max(1, n)) / 1e6
 }
 
 // RecordSvc builds the Java library and Svc and records a run of it.

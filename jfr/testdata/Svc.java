@@ -1,6 +1,6 @@
 // Svc is a JDK service of real shape for package jfr's CPU, pool, lock and
 // server-queue tests: a com.sun.net.httpserver service on a fixed pool of
-// 16 worker threads (wrapped with io.latscope.ServerQueue), instrumented
+// 32 worker threads (wrapped with io.latscope.ServerQueue), instrumented
 // with the Java library (java/, io.latscope), with its own classes for the
 // parts: an ETag hashed with SHA-256 (a JVM intrinsic: JFR's execution
 // sampler leaves it almost unsampled), a connection pool of its own
@@ -21,8 +21,11 @@
 // one JSON line per finished request to RESULTS.jsonl:
 //   {"start_unix_ns":..,"latency_ns":..,"cpu_ns":..,"lock_cpu_ns":..,
 //    "lock_ns":..,"db_ns":..}
-// and, on standard output, one summary line: {"clients":..,"mode":..,"per_second":[..]}
-// with the clients' completions per second in each second of the run.
+// and, on standard output, one summary line:
+//   {"clients":..,"mode":..,"per_second":[..],"client_ns_per_second":[..]}
+// with the clients' completions in each second of the run and the sum of
+// their latencies (the client's view: the server's queue and the network
+// included).
 import com.sun.net.httpserver.Filter;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -41,7 +44,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 public class Svc {
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
-    static final int ETAG_KB = 1024, LOCK_KB = 2048, DB_MS = 6, POOL = 6;
+    static final int ETAG_KB = 1024, LOCK_KB = 2048, DB_MS = 6, POOL = 6, WORKERS = 32;
     static final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     static final ThreadLocal<long[]> own = ThreadLocal.withInitial(() -> new long[4]); // lock cpu, lock ns, db ns
     static final ThreadLocal<Long> clientNs = new ThreadLocal<>();
@@ -54,6 +57,10 @@ public class Svc {
         int clients = Integer.parseInt(args[1]);
         double seconds = Double.parseDouble(args[2]);
         mode = args[3];
+        // as services are deployed: without it the JDK's server writes the
+        // headers and the body separately and the body waits for the
+        // client's delayed ACK (docs/lab-jvm.md)
+        System.setProperty("sun.net.httpserver.nodelay", "true");
         int db = Db.start(DB_MS);
         pool = new ConnPool(db, POOL);
         cache = new Cache();
@@ -61,7 +68,7 @@ public class Svc {
         var ctx = s.createContext("/order", Svc::order);
         ctx.getFilters().add(new OwnTimer());
         ctx.getFilters().add(new HttpFilter());
-        s.setExecutor(ServerQueue.wrap(Executors.newFixedThreadPool(16, r -> {
+        s.setExecutor(ServerQueue.wrap(Executors.newFixedThreadPool(WORKERS, r -> {
             Thread t = new Thread(r, "http-worker");
             t.setDaemon(true);
             return t;
@@ -70,10 +77,10 @@ public class Svc {
         int port = s.getAddress().getPort();
         long start = System.nanoTime(), end = start + (long) (seconds * 1e9);
         int secs = (int) Math.ceil(seconds);
-        AtomicLongArray done = new AtomicLongArray(secs + 1);
+        AtomicLongArray done = new AtomicLongArray(secs + 1), took = new AtomicLongArray(secs + 1);
         List<Thread> ts = new ArrayList<>();
         for (int c = 0; c < clients; c++) {
-            Thread t = new Thread(() -> client(port, start, end, done), "client-" + c);
+            Thread t = new Thread(() -> client(port, start, end, done, took), "client-" + c);
             t.setDaemon(true);
             t.start();
             ts.add(t);
@@ -93,11 +100,15 @@ public class Svc {
         for (int i = 0; i < secs; i++) {
             b.append(i > 0 ? "," : "").append(done.get(i));
         }
+        b.append("],\"client_ns_per_second\":[");
+        for (int i = 0; i < secs; i++) {
+            b.append(i > 0 ? "," : "").append(took.get(i));
+        }
         System.out.println(b.append("]}"));
         System.exit(0);
     }
 
-    static void client(int port, long start, long end, AtomicLongArray done) {
+    static void client(int port, long start, long end, AtomicLongArray done, AtomicLongArray took) {
         byte[] buf = new byte[4096];
         while (System.nanoTime() < end) {
             long t0 = System.nanoTime();
@@ -114,6 +125,7 @@ public class Svc {
             int sec = (int) ((t1 - start) / 1_000_000_000L);
             if (t1 < end && sec < done.length()) {
                 done.incrementAndGet(sec);
+                took.addAndGet(sec, t1 - t0);
             }
         }
     }
