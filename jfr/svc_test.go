@@ -2,12 +2,17 @@ package jfr
 
 import (
 	"context"
+	"errors"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/latscope/latscope/budget"
 	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/jfr/jfrtest"
 )
 
@@ -151,5 +156,95 @@ func TestSvcServerQueue(t *testing.T) {
 				t.Errorf("server queue %.2f ms of a gap of %.2f ms between the request (%.2f ms) and the clients (%.2f ms): want at least half of it, and no more", q, gap, inner, client)
 			}
 		})
+	}
+}
+
+// svcAlpha is the level of each live check of Svc: two checks a run, so at
+// most 2 × 0.001 that a run of a correct analysis fails by chance.
+const svcAlpha = 0.001
+
+// TestSvcLive records Svc live (8 clients, the lock's hashing inside it)
+// and checks the library's request CPU and the lock's hold against Svc's
+// own ThreadMXBean and nanoTime timers: within 5 % (10 % for the hold),
+// widened by Z(α/2) standard errors of Svc's own mean, α = svcAlpha.
+func TestSvcLive(t *testing.T) {
+	tier.Timing(t)
+	checkSvcLive(t)
+}
+
+// TestSvcBusy is TestSvcLive with a CPU burner on each of two cores (`yes`):
+// the library's thread CPU clock does not count the time a thread waits for
+// a core, and neither does Svc's, so they agree as on a quiet host, where
+// JFR's samples (and a wall clock) would not.
+func TestSvcBusy(t *testing.T) {
+	tier.Timing(t)
+	for range 2 {
+		cmd := exec.Command("yes")
+		if err := cmd.Start(); err != nil {
+			t.Skip("LOUD SKIP: cannot start a CPU burner (yes): ", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	}
+	checkSvcLive(t)
+}
+
+func checkSvcLive(t *testing.T) {
+	t.Helper()
+	o := jfrtest.SvcOptions{Dir: t.TempDir(), Name: "svc", Clients: 8, Mode: "locked", Run: 6 * time.Second, Delay: 3 * time.Second, Length: 2 * time.Second, Nice: os.Geteuid() == 0}
+	run, err := jfrtest.RecordSvc(context.Background(), o)
+	if errors.Is(err, jfrtest.ErrNoJDK) {
+		t.Skip("LOUD SKIP: ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadRecording(run.Recording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(DefaultOptions, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadEvents(context.Background(), run.Recording, PrintOptions{StackDepth: DefaultStackDepth, Events: Events}, func(ev *Event) error {
+		a.Event(ev)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res := a.Finalize()
+	if !a.RequestCPUExact || len(res.Groups) == 0 {
+		t.Fatal("no exact request CPU")
+	}
+	reqs, err := jfrtest.ReadSvc(run.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cpu, lock []float64
+	for _, q := range reqs {
+		if q.Start >= rec.Start().UnixNano() && q.Start <= rec.End().UnixNano() {
+			cpu = append(cpu, float64(q.CPU)/1e6)
+			lock = append(lock, float64(q.Lock)/1e6)
+		}
+	}
+	g := res.Groups[0]
+	lib := (a.RequestCPU + a.HeldCPU[g.Name].Seconds()) / float64(g.Count) * 1e3
+	var hold float64
+	for _, ts := range g.Terms {
+		if tm := res.Terms[ts.Term]; tm.Kind == frame.Running && strings.HasSuffix(tm.Mechanism, " cache") {
+			hold += float64(ts.Critical) / float64(g.Count) / 1e6
+		}
+	}
+	z := jfrtest.Z(svcAlpha / 2)
+	for _, c := range []struct {
+		what      string
+		got, band float64
+		own       []float64
+	}{{"request CPU", lib, 0.05, cpu}, {"lock hold", hold, 0.10, lock}} {
+		m, se := jfrtest.MeanSE(c.own)
+		t.Logf("%s: latscope %.3f ms, Svc's own %.3f ± %.3f ms (%d requests)", c.what, c.got, m, se, len(c.own))
+		if math.Abs(c.got-m) > c.band*m+z*se {
+			t.Errorf("%s %.3f ms, Svc's own %.3f ± %.3f ms: outside %.0f %% + %.1f standard errors", c.what, c.got, m, se, 100*c.band, z)
+		}
 	}
 }
