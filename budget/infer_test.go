@@ -156,14 +156,35 @@ func counts(res *budget.Result) map[string][3]int {
 // estimated; and, when only tasks count, the RPCs said to be uncounted
 // instead of the trace passing for the service's requests (issue #32).
 func TestInferredGRPC(t *testing.T) {
-	for _, c := range []struct {
-		trace  string
-		groups map[string]int // the client's completed requests in the window
-	}{
-		{"grpc-unary-notask", map[string]int{"grpc /corpus.Items/Get": 440}},
-		{"grpc-stream-notask", map[string]int{"grpc /corpus.Items/List": 160}},
-		{"grpc-http", map[string]int{"grpc /corpus.Items/Get": 230, "http main.statusPage": 229}},
-	} {
+	for _, trace := range []string{"grpc-unary-notask", "grpc-stream-notask", "grpc-interceptors-notask", "grpc-http"} {
+		// The client's completed requests in the window, by group, from the
+		// recording's truth.
+		var truth struct {
+			Task   string `json:"task"`
+			Client struct {
+				Requests int `json:"requests"`
+			} `json:"client"`
+			Routes map[string]struct {
+				Requests int `json:"requests"`
+			} `json:"routes"`
+		}
+		b, err := os.ReadFile("../testdata/corpus/" + trace + ".truth.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &truth); err != nil {
+			t.Fatal(err)
+		}
+		c := struct {
+			trace  string
+			groups map[string]int
+		}{trace, map[string]int{}}
+		if truth.Task != "" {
+			c.groups[truth.Task] = truth.Client.Requests
+		}
+		for name, r := range truth.Routes {
+			c.groups[name] = r.Requests
+		}
 		t.Run(c.trace, func(t *testing.T) {
 			res := fixture.Analyze(t, "../testdata/corpus/"+c.trace+".trace", budget.DefaultOptions)
 			invariants(t, res)
