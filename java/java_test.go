@@ -196,6 +196,12 @@ func checkRecord(t *testing.T, rec string, n int) {
 		if r.Req.Route != "/demo" || r.Req.RequestID <= 0 || r.Duration < 60*time.Millisecond || len(r.Stack) == 0 {
 			t.Errorf("request %+v: want route /demo, an id > 0, at least 60 ms and a stack", r.Req)
 		}
+		// the thread's CPU (ThreadMXBean): a request that mostly sleeps
+		// uses some, and never more than its duration; LibDemo's server
+		// executor is not wrapped (ServerQueue), so no queueTime
+		if !r.Req.HasCPU || r.Req.CPU <= 0 || r.Req.CPU > r.Duration || r.Req.HasQueue {
+			t.Errorf("request %d: cpuTime %v (set %v) over %v, queueTime set %v: want a CPU time within the duration and no queue time", r.Req.RequestID, r.Req.CPU, r.Req.HasCPU, r.Duration, r.Req.HasQueue)
+		}
 		i := r.Req.Traceparent
 		if len(i) != 55 {
 			t.Errorf("request %d: traceparent %q", r.Req.RequestID, i)
@@ -228,6 +234,9 @@ func checkRecord(t *testing.T, rec string, n int) {
 			continue
 		}
 		perReq[rid]++
+		if !k.run.Req.HasCPU || k.run.Req.CPU < 0 || k.run.Req.CPU > k.run.Duration {
+			t.Errorf("task %d: cpuTime %v (set %v) over %v: want a CPU time within the run", id, k.run.Req.CPU, k.run.Req.HasCPU, k.run.Duration)
+		}
 		if k.run.Thread.Name != "demo-executor" {
 			t.Errorf("task %d ran on %q, want demo-executor", id, k.run.Thread.Name)
 		}
