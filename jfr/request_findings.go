@@ -259,5 +259,5 @@ func handOffFinding(hs map[string]HandOff) *budget.Finding {
 		return nil
 	}
 	return &budget.Finding{Kind: budget.FindInferred, Text: "lock hand-offs (latscope.Hold, io.latscope.Holds): " + strings.Join(parts, "; ") +
-		": the lock is unusable while its next holder is woken, on top of the holds (predict --pool NAME:1 charges the holds only)"}
+		": the lock is unusable while its next holder is woken, on top of the holds (predict --pool NAME:1 charges it to every hold, as at saturation)"}
 }
