@@ -98,7 +98,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
 	intVar(fs.FlagSet, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")
-	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else net/http server requests), tasks, http")
+	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else inferred from net/http and grpc-go server goroutines), tasks, http (inferred only)")
 	floatVar(fs.FlagSet, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
 	fs.StringVar(&o.jfr.Handler, "handler", "", "JVM recordings without latscope.Request events (docs/jfr.md): the handler `FRAME` (e.g. DemoController.handle) whose threads' events are request time")
