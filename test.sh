@@ -117,13 +117,33 @@ fuzz() {
 # packages that hold them, one package at a time (they measure timing on
 # real servers, a JVM, Chromium, CPU bursts and CFS throttling, and must not
 # share the two CPUs with each other).
+#
+# TIMING_RUNS=N runs the tier N times and prints, at the end, every test
+# that failed and in how many runs (a flakiness report); TIMING_BURNERS=1
+# adds a CPU burner per core for the runs (a busy host).
 timing() {
-  local list pattern
+  local list pattern runs=${TIMING_RUNS:-1} i rc=0 burners=()
   list=$(go run ./internal/tier/timingtests)
   pattern=$(head -n 1 <<<"$list")
   mapfile -t pkgs < <(tail -n +2 <<<"$list")
   echo "test.sh: timing tier: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#pkgs[@]} packages"
-  LATSCOPE_TIER=timing go test -p 1 -run "$pattern" "${pkgs[@]}"
+  if [ "$runs" = 1 ] && [ -z "${TIMING_BURNERS:-}" ]; then
+    LATSCOPE_TIER=timing go test -p 1 -run "$pattern" "${pkgs[@]}"
+    return
+  fi
+  if [ -n "${TIMING_BURNERS:-}" ]; then
+    for _ in $(seq "$(nproc)"); do (while :; do :; done) & burners+=($!); done
+    echo "test.sh: ${#burners[@]} CPU burners running"
+  fi
+  for i in $(seq "$runs"); do
+    local start=$SECONDS
+    LATSCOPE_TIER=timing go test -p 1 -json -run "$pattern" "${pkgs[@]}" >"$scratch/timing-$i.json" 2>&1 || rc=1
+    echo "test.sh: timing run $i of $runs: $((SECONDS - start)) s, $(grep -c '"Action":"fail","Package":"[^"]*","Test":"[^"/]*",' "$scratch/timing-$i.json") failed tests"
+  done
+  [ ${#burners[@]} -eq 0 ] || kill "${burners[@]}"
+  echo "test.sh: failures over $runs runs (runs failed, package, test):"
+  cat "$scratch"/timing-*.json | sed -n 's/.*"Action":"fail","Package":"\([^"]*\)","Test":"\([^"/]*\)",.*/\1 \2/p' | sort | uniq -c | sort -rn
+  return $rc
 }
 
 scratch=$(mktemp -d)
