@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/trace"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/agent/internal/span"
@@ -38,6 +39,10 @@ func (a *Agent) Handler(next http.Handler) http.Handler {
 }
 
 func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler, mux *http.ServeMux) {
+	if ownEndpoint(r) { // pprof's and the agent's own: not the service's requests
+		next.ServeHTTP(w, r)
+		return
+	}
 	var h http.Handler // the mux's choice, when the agent looked it up
 	var route, pattern string
 	switch {
@@ -57,6 +62,16 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	if h == nil || !serveRouted(w, r, h, pattern) {
 		next.ServeHTTP(w, r)
 	}
+}
+
+// ownEndpoint reports whether r is for net/http/pprof's or the agent's own
+// endpoints, wherever the service mounts them (/debug/pprof/…,
+// /admin/debug/pprof/…, /debug/latscope/…): a capture's 5 s profile and
+// trace are not the service's requests, and must neither count in its
+// latency, tasks and metrics nor set off the slow-request recorder.
+func ownEndpoint(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.Contains(p, "/debug/pprof/") || strings.HasSuffix(p, "/debug/pprof") || strings.Contains(p, EndpointsPrefix)
 }
 
 // NoRoute is the route of a request that no pattern of the router matched.
@@ -86,7 +101,7 @@ type Request struct {
 // wraps the router too, or a second middleware), Begin returns r and a nil
 // *Request: the request keeps its first task, so that it is counted once.
 func (a *Agent) Begin(r *http.Request, route string) (*http.Request, *Request) {
-	if _, ok := r.Context().Value(reqKey{}).(*reqCtx); ok {
+	if _, ok := r.Context().Value(reqKey{}).(*reqCtx); ok || ownEndpoint(r) {
 		return r, nil
 	}
 	q := a.begin(r, cmp.Or(route, NoRoute))

@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/pprof"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/latscope/latscope/tracein"
+)
+
+// TestOwnEndpointsAreNotRequests: a router the agent wraps that also
+// mounts net/http/pprof (and the agent's own endpoints) serves them, but a
+// capture's profile and trace requests are no task, no metric and no
+// trigger of the recorder: only the service's own requests are.
+func TestOwnEndpointsAreNotRequests(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, err := New(Options{NoRecorder: true, ProbeEvery: -1, Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/admin/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc(EndpointsPrefix+"x", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "agent") })
+	srv := httptest.NewServer(a.Handler(mux))
+	defer srv.Close()
+	paths := []string{"/work", "/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/admin/debug/pprof/cmdline", EndpointsPrefix + "x", "/work"}
+	evs := traced(t, func() {
+		for _, p := range paths {
+			resp, err := srv.Client().Get(srv.URL + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("%s: status %d: the endpoint must still be served", p, resp.StatusCode)
+			}
+		}
+	})
+	var tasks []string
+	for _, ev := range evs {
+		if ev.Kind == tracein.KindTaskBegin {
+			tasks = append(tasks, ev.Name)
+		}
+	}
+	if len(tasks) != 2 || tasks[0] != "GET /work" || tasks[1] != "GET /work" {
+		t.Errorf("tasks %q, want the two GET /work only", tasks)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" && strings.Contains(l.GetValue(), "debug") {
+					t.Errorf("%s has a series for %q", mf.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+}
