@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"os"
@@ -379,5 +380,28 @@ func TestNotCPUProfile(t *testing.T) {
 	}
 	if _, err := sched.FromProfile(p, sched.Options{}); err == nil || !strings.Contains(err.Error(), "not a CPU profile") {
 		t.Errorf("heap profile: %v", err)
+	}
+}
+
+// TestReportJSON: a report of a real trace marshals to JSON whose bursts,
+// histograms and findings read back as the report says.
+func TestReportJSON(t *testing.T) {
+	t.Parallel()
+	rep := analyze(t, "spawn", recordBurst(t, burst.Spawn).trace, sched.Options{})
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	for _, k := range []string{"cpu", "trace", "findings"} {
+		if _, ok := back[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, b)
+		}
+	}
+	if !strings.Contains(string(b), rep.Trace.Causes[0].Kind.String()) {
+		t.Errorf("JSON lacks the top cause's kind %q", rep.Trace.Causes[0].Kind)
 	}
 }
