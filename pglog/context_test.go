@@ -29,6 +29,9 @@ func (e *endless) Read(p []byte) (int, error) {
 func TestReaderContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := pglog.NewReaderOptions(&endless{n: 100, cancel: cancel}, pglog.Options{Context: ctx, MaxLineBytes: 1 << 10})
+	if n := r.MaxLineBytes(); n != 1<<10 {
+		t.Errorf("MaxLineBytes = %d, want the option's 1024", n)
+	}
 	_, err := r.Next()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next = %v, want context.Canceled", err)
