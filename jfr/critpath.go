@@ -39,6 +39,11 @@ type reqAcc struct {
 	cpu, runCrit      int64
 	cpuReqs           int
 	heldCPU, heldCrit int64
+	// startup counts the requests that began during the recorder's own
+	// start-up (excluded), startupLat sums their latencies
+	startup    int
+	startupLat int64
+	startupEnd int64 // the start-up's end, from the recording's start
 	// queue: the requests' server queue (queueTime, io.latscope.ServerQueue),
 	// and their latency with it, of the requests that carry it
 	queue, outer            []int64
@@ -86,6 +91,7 @@ type reqOutcome struct {
 	cpuExact    bool
 	heldByGroup map[string]time.Duration
 	handOffs    map[string]HandOff
+	startup     int // requests excluded for the recorder's start-up
 }
 
 // member is one thread's share of a request: [start,end) on thread, after
@@ -102,7 +108,12 @@ type member struct {
 
 // finalize analyses the collected events. preds are the predictions to
 // simulate; rules match their names.
-func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcome {
+//
+// With pastWarmup (the recording began past WarmupGap after the JVM
+// started), a route whose first requests are slow (budget.WarmupRatio, as
+// the warm-up check) had them slowed by the recorder's own start-up: they
+// are excluded (startup), and a finding says so.
+func (d *reqData) finalize(preds []budget.Prediction, recStart int64, pastWarmup bool) *reqOutcome {
 	out := &reqOutcome{}
 	for _, td := range d.threads {
 		slices.SortFunc(td.waits, func(a, b waitRec) int { return cmp.Compare(a.start, b.start) })
@@ -126,6 +137,10 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 		if known[r.rid] {
 			byReq[r.rid] = append(byReq[r.rid], r)
 		}
+	}
+	var cutoff map[string]int64
+	if pastWarmup {
+		cutoff = d.recorderStartup(recStart)
 	}
 	claims := map[threadKey][]member{}
 	accs := map[string]*reqAcc{}
@@ -157,6 +172,12 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 			acc.before++
 			continue
 		}
+		if c, ok := cutoff[name]; ok && r.start < c {
+			acc.startup++
+			acc.startupLat += r.end - r.start
+			acc.startupEnd = c - recStart
+			continue
+		}
 		req := d.build(r, ms)
 		acc.idx = append(acc.idx, i)
 		d.account(acc, r, ms, req, &sc, preds, used, out)
@@ -168,6 +189,7 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64) *reqOutcom
 	out.heldByGroup = map[string]time.Duration{}
 	for _, acc := range accs {
 		out.heldByGroup[acc.name] = time.Duration(acc.heldCPU)
+		out.startup += acc.startup
 		out.cpuExact = out.cpuExact && acc.cpuReqs == acc.count
 		out.cpu += acc.cpu
 		out.heldCPU += acc.heldCPU
@@ -469,6 +491,61 @@ func (d *reqData) handOffs() map[string]HandOff {
 			out[f] = HandOff{Holds: len(hs), Overlaps: overlaps}
 		case n > 0:
 			out[f] = HandOff{Mean: time.Duration(sum / int64(n)), Contended: n, Holds: len(hs)}
+		}
+	}
+	return out
+}
+
+// recorderStartup finds, per route, when the recorder's own start-up
+// stopped slowing requests: in start order, the first requests whose mean
+// latency is over budget.WarmupRatio times the rest's (the warm-up check),
+// up to the first run of k requests (a twentieth, at least 5) whose mean is
+// back under it. It returns the start of that run, by route; routes whose
+// first tenth is not slow have none.
+func (d *reqData) recorderStartup(recStart int64) map[string]int64 {
+	by := map[string][]reqRec{}
+	for _, r := range d.requests {
+		if r.start >= recStart && r.end > r.start {
+			name := r.route
+			if name == "" {
+				name = "(no route)"
+			}
+			by[name] = append(by[name], r)
+		}
+	}
+	out := map[string]int64{}
+	for name, rs := range by {
+		n := len(rs)
+		if n < 20 {
+			continue
+		}
+		slices.SortFunc(rs, func(a, b reqRec) int { return cmp.Compare(a.start, b.start) })
+		head := max(n/10, 5)
+		var first, rest float64
+		for i, r := range rs {
+			if i < head {
+				first += float64(r.end - r.start)
+			} else {
+				rest += float64(r.end - r.start)
+			}
+		}
+		first /= float64(head)
+		rest /= float64(n - head)
+		if rest <= 0 || first/rest <= budget.WarmupRatio {
+			continue
+		}
+		k := max(n/20, 5)
+		for i := 0; i+k <= n/2; i++ {
+			var m float64
+			for _, r := range rs[i : i+k] {
+				m += float64(r.end - r.start)
+			}
+			if m/float64(k) <= budget.WarmupRatio*rest {
+				if i > 0 {
+					out[name] = rs[i].start
+				}
+				break
+			}
 		}
 	}
 	return out

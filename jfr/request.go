@@ -91,6 +91,9 @@ type reqData struct {
 	terms    termTable
 	regions  regionTable
 	findings []*budget.Finding // made while finalizing
+	// startupGap is how long after the JVM's start the recording began
+	// (for the recorder start-up finding).
+	startupGap time.Duration
 }
 
 func newReqData() *reqData {

@@ -271,7 +271,9 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 	names := d.regions.names()
 	for _, name := range order {
 		acc := accs[name]
-		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
+		// requests excluded for the recorder's start-up ended in the window:
+		// counted with those cut by it (throughput counts them)
+		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before + acc.startup, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
 			Unknown: acc.unknown, Forked: acc.forked, PathMismatch: acc.mismatch, CPUSamples: acc.samples}
 		g.Unknown -= acc.heldCrit
 		if acc.cpuReqs == acc.count && acc.count > 0 { // the library measured every request's CPU
@@ -300,6 +302,9 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
 			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
+		}
+		if f := d.startupFinding(acc); f != nil {
+			d.findings = append(d.findings, f)
 		}
 		if f := queueFinding(acc); f != nil {
 			d.findings = append(d.findings, f)
@@ -401,6 +406,20 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 		return x.Name < y.Name
 	})
 	return rs
+}
+
+// startupFinding says which requests the recorder's own start-up slowed,
+// and that they are excluded.
+func (d *reqData) startupFinding(acc *reqAcc) *budget.Finding {
+	if acc.startup == 0 {
+		return nil
+	}
+	rest := budget.StatsOf(acc.lat).Mean
+	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: fmt.Sprintf(
+		"%s: the recorder's own start-up, not warm-up: the first %d requests of the recording (in its first %.1f s) averaged %.1f ms against %.1f ms for the rest, but the recording began %.1f s after the JVM started, past its class loading and JIT warm-up (jfr.WarmupGap %v): "+
+			"starting a recording (jcmd JFR.start) sets up JFR's buffers and threads and re-instruments the event classes, which deoptimizes and recompiles the code that uses them, and stalls the service meanwhile. "+
+			"Those %d requests are excluded from the budget and counted with the requests cut by the window; nothing is left to warm up",
+		acc.name, acc.startup, float64(acc.startupEnd)/1e9, float64(acc.startupLat)/float64(acc.startup)/1e6, rest/1e6, d.startupGap.Seconds(), WarmupGap, acc.startup)}
 }
 
 // queueFinding states the time the route's requests spent in the HTTP

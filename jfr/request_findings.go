@@ -15,7 +15,11 @@ import (
 // finalizeRequests is Finalize in request mode: the recording has
 // latscope.Request events.
 func (a *Analyzer) finalizeRequests() *budget.Result {
-	o := a.req.finalize(a.opts.Predictions, a.rec.Start().UnixNano())
+	// a recording begun past WarmupGap after the JVM: slow first requests
+	// are the recorder's own start-up, not the JVM's warm-up
+	past := !a.env.jvmStart.IsZero() && a.rec.Start().Sub(a.env.jvmStart) >= WarmupGap
+	a.req.startupGap = a.rec.Start().Sub(a.env.jvmStart)
+	o := a.req.finalize(a.opts.Predictions, a.rec.Start().UnixNano(), past)
 	res := &budget.Result{Info: a.info(), Terms: o.terms, Stacks: tracein.NewStacks(), Groups: o.groups}
 	res.Outside.ByKind = o.outside
 	a.HandOffs = o.handOffs
@@ -83,6 +87,7 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	}
 	add(a.requestCPUFinding(res, o, period))
 	add(a.givenFinding(n))
+	before -= o.startup // counted in ExcludedBefore, said by their own finding
 	if before > 0 {
 		add(&budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf(
 			"%d requests began before the recording and are excluded (their waits before it are not recorded); requests still running when it stopped have no event and are not counted", before)})

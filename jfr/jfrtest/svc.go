@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type SvcOptions struct {
 	Run, Delay, Length time.Duration
 	// Nice, when set, runs the JVM under nice -n -15 (as root).
 	Nice bool
+	// Jcmd starts the recording with jcmd PID JFR.start after Delay, as an
+	// operator does, instead of -XX:StartFlightRecording:delay=.
+	Jcmd bool
 }
 
 // DefaultSvc is the kept recordings' timing: 13 s of load, recorded from
@@ -82,19 +86,49 @@ func RecordSvc(ctx context.Context, o SvcOptions) (*SvcRun, error) {
 		return nil, fmt.Errorf("javac Svc.java: %w: %s", err, out)
 	}
 	r := &SvcRun{Recording: filepath.Join(o.Dir, o.Name+".jfr"), Results: filepath.Join(o.Dir, o.Name+".jsonl")}
+	jfc := filepath.Join(Source(), "latscope.jfc")
 	rec := fmt.Sprintf("delay=%dms,duration=%dms,settings=profile,settings=%s,filename=%s",
-		o.Delay.Milliseconds(), o.Length.Milliseconds(), filepath.Join(Source(), "latscope.jfc"), r.Recording)
+		o.Delay.Milliseconds(), o.Length.Milliseconds(), jfc, r.Recording)
 	args := []string{"-XX:+UseSerialGC", "-cp", classes, "-XX:StartFlightRecording:" + rec, "Svc", r.Results, strconv.Itoa(o.Clients), strconv.FormatFloat(o.Run.Seconds(), 'f', -1, 64), o.Mode}
+	if o.Jcmd {
+		args = slices.Delete(args, 3, 4)
+	}
 	name := javaCmd
 	if o.Nice {
 		args = append([]string{"-n", "-15", javaCmd}, args...)
 		name = "nice"
 	}
-	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("java Svc: %w: %s", err, tail(string(out)))
+	var buf strings.Builder
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("java Svc: %w", err)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
+	var jerr error
+	if o.Jcmd {
+		jcmd, err := jdkTool("jcmd")
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, err
+		}
+		time.Sleep(o.Delay)
+		// nice execs java: the pid is the JVM's
+		out, err := exec.CommandContext(ctx, jcmd, strconv.Itoa(cmd.Process.Pid), "JFR.start", "name=latscope", "settings=profile", "settings="+jfc,
+			fmt.Sprintf("duration=%dms", o.Length.Milliseconds()), "filename="+r.Recording).CombinedOutput()
+		if err != nil {
+			jerr = fmt.Errorf("jcmd JFR.start: %w: %s", err, out)
+		}
+	}
+	err = cmd.Wait()
+	out := buf.String()
+	if err != nil {
+		return nil, fmt.Errorf("java Svc: %w: %s", err, tail(out))
+	}
+	if jerr != nil {
+		return nil, jerr
+	}
+	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "{") {
 			if err := json.Unmarshal([]byte(l), &r.Summary); err != nil {
 				return nil, fmt.Errorf("Svc's summary %q: %w", l, err)
@@ -102,7 +136,12 @@ func RecordSvc(ctx context.Context, o SvcOptions) (*SvcRun, error) {
 		}
 	}
 	if r.Summary.Clients == 0 {
-		return nil, fmt.Errorf("java Svc printed no summary: %s", tail(string(out)))
+		return nil, fmt.Errorf("java Svc printed no summary: %s", tail(out))
+	}
+	if o.Jcmd {
+		r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB Svc %s.jsonl %d %g %s & sleep %g; jcmd PID JFR.start name=latscope settings=profile settings=jfr/latscope.jfc duration=%dms filename=%s.jfr",
+			o.Name, o.Clients, o.Run.Seconds(), o.Mode, o.Delay.Seconds(), o.Length.Milliseconds(), o.Name)
+		return r, nil
 	}
 	r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB -XX:StartFlightRecording:delay=%dms,duration=%dms,settings=profile,settings=jfr/latscope.jfc,filename=%s.jfr Svc %s.jsonl %d %g %s",
 		o.Delay.Milliseconds(), o.Length.Milliseconds(), o.Name, o.Name, o.Clients, o.Run.Seconds(), o.Mode)

@@ -64,7 +64,8 @@ func main() {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn, "svc": svc}
+	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn, "svc": svc,
+		"svc-jcmd": func(ctx context.Context, dir string) error { return svcRuns(ctx, dir, "svc-jcmd") }}
 	names := flag.Args()
 	if len(names) == 0 {
 		names = []string{"probe", "shop", "lib", "edge", "churn", "svc"}
@@ -74,7 +75,7 @@ func main() {
 	for _, n := range names {
 		f, ok := sets[n]
 		if !ok {
-			log.Fatalf("no set %q: want probe, shop, lib, edge, churn or svc", n)
+			log.Fatalf("no set %q: want probe, shop, lib, edge, churn, svc or svc-jcmd", n)
 		}
 		dir, err := os.MkdirTemp("", "mkrecordings-")
 		if err != nil {
@@ -471,18 +472,29 @@ func churn(ctx context.Context, dir string) error {
 // SvcRuns are the runs of jfr/testdata/Svc.java kept: 8 clients with the
 // CPU-bound lock (the recording predict and the CPU checks read), the same
 // with the lock's hashing moved out of it (compare's after), and 40 clients
-// (the saturating concurrency whose throughput predict must meet).
+// (the saturating concurrency whose throughput predict must meet), and 40
+// clients recorded with jcmd JFR.start 12 s into the load (the recorder's
+// own start-up stalls it).
 var SvcRuns = []struct {
 	Name    string
 	Clients int
 	Mode    string
-}{{"svc", 8, "locked"}, {"svc-fixed", 8, "fixed"}, {"svc-40", 40, "locked"}}
+}{{"svc", 8, "locked"}, {"svc-fixed", 8, "fixed"}, {"svc-40", 40, "locked"}, {"svc-jcmd", 40, "locked"}}
 
-func svc(ctx context.Context, dir string) error {
+func svc(ctx context.Context, dir string) error { return svcRuns(ctx, dir) }
+
+// svcRuns records the runs of SvcRuns named (all of them without names).
+func svcRuns(ctx context.Context, dir string, only ...string) error {
 	for _, r := range SvcRuns {
+		if len(only) > 0 && !slices.Contains(only, r.Name) || len(only) == 0 && r.Name == "svc-jcmd" {
+			continue // svc-jcmd only by name: whether JFR.start's stall lands in it depends on the host
+		}
 		before := loadavg()
 		o := jfrtest.DefaultSvc
 		o.Dir, o.Name, o.Clients, o.Mode, o.Nice = filepath.Join(dir, r.Name), r.Name, r.Clients, r.Mode, os.Geteuid() == 0
+		if r.Name == "svc-jcmd" { // started as an operator does, into a loaded service
+			o.Jcmd, o.Run, o.Delay = true, 17*time.Second, 12*time.Second
+		}
 		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 			return err
 		}
@@ -500,7 +512,7 @@ func svc(ctx context.Context, dir string) error {
 		}
 		// keep the requests within a second of the recording (of the
 		// 40-client run only its summary: the throughput predict must meet)
-		if r.Name == "svc-40" {
+		if r.Name == "svc-40" || r.Name == "svc-jcmd" {
 		} else if err := keepWithin(run.Results, r.Name+".jsonl", rec.Start().Add(-time.Second).UnixNano(), rec.End().Add(time.Second).UnixNano()); err != nil {
 			return err
 		}
@@ -530,7 +542,7 @@ func svc(ctx context.Context, dir string) error {
 			Own: map[string]any{"per_second": run.Summary.PerSecond, "throughput_recorded_rps": round3(run.Summary.Throughput(from, to)),
 				"client_ns_per_second": run.Summary.ClientNs, "client_mean_recorded_ms": round3(run.Summary.ClientMean(from, to)),
 				"requests_in_recording": n, "mean_ms": map[string]float64{"latency": per(lat), "cpu": per(cpu), "lock_cpu": per(lockCPU), "lock": per(lock), "db": per(db)}}}
-		if r.Name == "svc-40" {
+		if r.Name == "svc-40" || r.Name == "svc-jcmd" {
 			t.Results = ""
 		}
 		// the library's events (a full print of a run is over 500 KB)
