@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/analysis"
@@ -124,6 +125,11 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
+	if isJFR {
+		if pools, err = jvmPools(res, pools); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
 	if (open || rate > 0) && clients > 0 {
 		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
 	}
@@ -187,4 +193,34 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// jvmPools names a pool given by size alone (--pool 6) in a JVM recording by
+// the frame that acquires it: the application frame of the recording's pool
+// wait (a park beneath a known pool, a Semaphore's acquire or a blocking
+// queue's take, docs/jfr.md), so that the model finds its holds (the waits
+// beneath that frame's hold, io.latscope.Holds) as it does for NAME:SIZE.
+func jvmPools(res *budget.Result, pools poolList) (poolList, error) {
+	out := slices.Clone(pools)
+	for i, p := range out {
+		if p.Name != "" {
+			continue
+		}
+		var frames []string
+		for _, t := range res.Terms {
+			if budget.IsPoolWait(t) && t.Frame != "" && !slices.Contains(frames, t.Frame) {
+				frames = append(frames, t.Frame)
+			}
+		}
+		switch len(frames) {
+		case 0:
+			return nil, fmt.Errorf("--pool %d: the recording has no pool wait (a park beneath a known pool, a Semaphore.acquire or a blocking queue's take/poll, docs/jfr.md): name the frame that acquires it, --pool NAME:%d", p.Size, p.Size)
+		case 1:
+			out[i].Name = frames[0]
+		default:
+			slices.Sort(frames)
+			return nil, fmt.Errorf("--pool %d: the recording waits for %d pools (%s): name the one, --pool NAME:%d", p.Size, len(frames), strings.Join(frames, ", "), p.Size)
+		}
+	}
+	return out, nil
 }

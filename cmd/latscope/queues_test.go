@@ -148,3 +148,33 @@ func TestPredictJVM(t *testing.T) {
 		t.Log(msg)
 	}
 }
+
+// TestPredictJVMPoolBySize: a pool given by size alone (--pool 6) in a JVM
+// recording is the one the recording waits for, named by its acquire frame
+// (ConnPool.borrow), with the same hold as when named (issue #33: it was
+// modelled with no demand).
+func TestPredictJVMPoolBySize(t *testing.T) {
+	rec, err := jfrtest.Kept("svc", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	demand := func(pool string) map[string]float64 {
+		stdout, stderr, err := runCLI(t, "predict", "--json", "--clients", "8", "--pool", pool, rec)
+		if err != nil {
+			t.Fatalf("--pool %s: %v\n%s", pool, err, stderr)
+		}
+		var p queueing.Prediction
+		if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+			t.Fatal(err)
+		}
+		d := map[string]float64{}
+		for _, r := range p.Model.Resources {
+			d[r.Name] = r.DemandMs
+		}
+		return d
+	}
+	named, sized := demand("ConnPool.borrow:6"), demand("6")
+	if sized["ConnPool.borrow"] <= 1 || sized["ConnPool.borrow"] != named["ConnPool.borrow"] {
+		t.Errorf("--pool 6: %v; --pool ConnPool.borrow:6: %v: want the same hold, the query beneath it", sized, named)
+	}
+}
