@@ -63,7 +63,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			paths = &criticalTerms{byGroup: map[string]*groupPaths{}}
 			opts.Each = paths.add
 		}
-		res, err := analysis.File(ctx, name, opts, false)
+		res, err := compareResult(ctx, name, opts) // a Go trace or a JVM recording
 		if _, ok := errors.AsType[*analysis.DamagedError](err); ok {
 			return fmt.Errorf("%w (compare needs two whole traces: record this one again; analyze --partial reads what came before the damage)", err)
 		}
