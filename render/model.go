@@ -199,8 +199,8 @@ type Group struct {
 	// Transport is the time outside the requests that grpc-go's transport
 	// goroutines show, per request; absent for other servers.
 	Transport *Transport `json:"transport,omitempty"`
-	forks       bool
-	cov         budget.Coverage
+	forks     bool
+	cov       budget.Coverage
 }
 
 // Region is time inside a runtime/trace region, per request.
