@@ -211,11 +211,13 @@ func TestChurnRecordings(t *testing.T) {
 // only 0.50 at 9.5 % against 3 %: the runs last 9 s (about 400 samples
 // each), where it is 0.85 at the worst shares measured (8.5 % against 3 %,
 // with two burners on a host at load 9), 0.93 at 9.5 % and above 0.999 at
-// the bursty pool's usual 20 %. Each run logs its own. All six checks
-// together: under 1 % at the usual shares, up to about 1 − 0.975² · 0.85²
-// ≈ 31 % at the worst ones (then the log shows shares near the rule: a
-// host too loaded to judge churn). This is the timing tier; the kept
-// recordings carry the deterministic test.
+// the bursty pool's usual 20 %; under load the bursty share has measured
+// as low as 6.5 % against the fix's 1.5 % (z = 4.57, power 0.99). Each run
+// logs its own. The five checks together (the loaded bursty verdict is
+// logged, not judged: see below): under 1 % at the usual shares, up to
+// about 1 − 0.975 · 0.85² ≈ 30 % at the worst ones (then the log shows
+// shares near the rule: a host too loaded to judge churn). This is the
+// timing tier; the kept recordings carry the deterministic test.
 func TestChurnRecordingsLive(t *testing.T) {
 	tier.Timing(t)
 	ctx := context.Background()
@@ -228,16 +230,22 @@ func TestChurnRecordingsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	length := 9 * time.Second
+	// The bursty pool under load is not asserted to churn: with a burner
+	// on every CPU its workers park and spin less, and its share has
+	// measured 6.5 % (interval 4.9–8.7 %, 659 samples) as well as 8.5–20 %.
+	// What load must not change is checked: the batched pool is not
+	// flagged, and the fix still lowers the share (checkFix).
 	tests := []struct {
 		name   string
 		mode   string
 		loaded bool
 		churn  bool
+		judge  bool // false: the verdict is logged, not asserted
 	}{
-		{"burst", "burst", false, true},
-		{"batch", "batch", false, false},
-		{"burst-loaded", "burst", true, true},
-		{"batch-loaded", "batch", true, false},
+		{"burst", "burst", false, true, true},
+		{"batch", "batch", false, false, true},
+		{"burst-loaded", "burst", true, true, false},
+		{"batch-loaded", "batch", true, false, true},
 	}
 	reports := map[string]*jfr.ChurnReport{}
 	for _, tt := range tests {
@@ -255,7 +263,9 @@ func TestChurnRecordingsLive(t *testing.T) {
 			t.Logf("%s: %s; CPU %v for %d events, %v per event; idle-worker wakeups %d, large bursts %d",
 				tt.name, r.Verdict(), run.CPU, run.Events, run.CPUPerEvent(), r.Parks.IdleWakeups, r.Parks.Large)
 			reports[tt.name] = r
-			checkChurn(t, r, tt.churn)
+			if tt.judge {
+				checkChurn(t, r, tt.churn)
+			}
 			checkRendered(t, r)
 		})
 	}
