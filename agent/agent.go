@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
 	"github.com/prometheus/client_golang/prometheus"

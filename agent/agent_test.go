@@ -10,11 +10,11 @@ import (
 
 	"github.com/latscope/latscope/tracelog"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // slowTraceParent marks the one slow request of TestSlowRequestSnapshot.

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/latscope/latscope/agent/internal/agenttest"
 
-	"github.com/latscope/latscope/pgcluster/pgtest"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

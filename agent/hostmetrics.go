@@ -4,7 +4,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

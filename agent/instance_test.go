@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 

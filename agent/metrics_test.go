@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/tracelog"
 )
 

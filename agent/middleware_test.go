@@ -12,7 +12,7 @@ import (
 
 	"github.com/latscope/latscope/tracelog"
 
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 func TestHandlerRoute(t *testing.T) {

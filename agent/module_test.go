@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 

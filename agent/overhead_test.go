@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // The overhead measurement (docs/agent.md, "Overhead"):

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // TestMetricsDocExample serves docs/metrics.md's example (the shape of

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 // TestDatabaseSQL runs the database/sql wrapper over pgx's stdlib driver

@@ -3,7 +3,7 @@
 # against the same analysis through the JDK's `jfr print --json`, on one
 # recording: by default a 30 s recording of bench/jfrbench/Load.java (a JDK
 # service with CPU work, monitor, socket, park and sleep waits, recorded with
-# settings=profile plus jfr/latscope.jfc). Prints the recording's size, the
+# settings=profile plus internal/jfr/latscope.jfc). Prints the recording's size, the
 # JSON's size, each reader's median time and peak RSS, and the ratio.
 #
 #   bash bench/jfr.sh                              # record 30 s, 3 runs of each reader

@@ -38,7 +38,7 @@ command -v prlimit >/dev/null || { echo "bench/run.sh: prlimit not found (apt-ge
 out=bench/out bin=bench/out/bin
 mkdir -p "$bin"
 echo "== building (go $(go env GOVERSION), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg))"
-echo "   tree: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(git status --porcelain -- budget tracein critpath frame 2>/dev/null | wc -l) uncommitted file(s) in budget/ tracein/ critpath/ frame/"
+echo "   tree: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(git status --porcelain -- internal/budget internal/tracein internal/critpath internal/frame 2>/dev/null | wc -l) uncommitted file(s) in internal/budget/ internal/tracein/ internal/critpath/ internal/frame/"
 go build -o "$bin/latscope" ./cmd/latscope
 go build -o "$bin/readloop" ./bench/readloop
 go build -o "$bin/gentrace" ./bench/gentrace

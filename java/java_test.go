@@ -12,17 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/java"
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/jfr/jfrtest"
 )
 
 // libEvents are the library's event types.
 var libEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"}
 
 // kept returns the kept recording NAME.jfr of a program of testdata
-// (jfr/testdata/rec, recorded by `go run ./jfr/internal/mkrecordings`) and
+// (internal/jfr/testdata/rec, recorded by `go run ./internal/jfr/internal/mkrecordings`) and
 // its truth.
 func kept(t *testing.T, name string) (string, *jfrtest.Truth) {
 	t.Helper()

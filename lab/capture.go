@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/capture"
 )
 
 // Window is one measured window of a service: an execution trace with CPU

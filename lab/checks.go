@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	htmlreport "github.com/latscope/latscope/report/html"
+	htmlreport "github.com/latscope/latscope/internal/report/html"
 )
 
 // ChecksTable is the checks as an HTML table for a scenario's report: each

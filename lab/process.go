@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/latscope/latscope/capture"
-	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/pgcluster"
-	"github.com/latscope/latscope/pgcluster/proclife"
+	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/internal/pgcluster/proclife"
 )
 
 // Process is a service the lab runs as its own OS process.

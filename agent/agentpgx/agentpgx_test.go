@@ -13,9 +13,9 @@ import (
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/agent/internal/span"
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/pgcluster/pgtest"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 

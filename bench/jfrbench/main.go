@@ -32,8 +32,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/jfr/jfrtest"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
 )
 
 func main() {

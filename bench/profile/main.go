@@ -30,11 +30,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/sched"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/tracein"
 	"golang.org/x/exp/trace"
 )
 

@@ -11,14 +11,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/atomicfile"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
-	htmlreport "github.com/latscope/latscope/report/html"
-	"github.com/latscope/latscope/report/pprofexport"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
+	htmlreport "github.com/latscope/latscope/internal/report/html"
+	"github.com/latscope/latscope/internal/report/pprofexport"
 )
 
 func init() {

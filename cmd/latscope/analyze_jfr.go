@@ -7,12 +7,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/loadgen"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 func init() {

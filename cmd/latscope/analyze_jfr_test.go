@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/jfr/jfrtest"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
 )
 
 // TestAnalyzeJFRRefuses covers the refusals that need no JDK.
@@ -42,8 +42,8 @@ func TestAnalyzeJFRRefuses(t *testing.T) {
 }
 
 // keptJFR returns the path of the kept recording NAME.jfr of package jfr
-// (jfr/testdata/rec: real recordings of the repository's programs, with
-// their truth; `go run ./jfr/internal/mkrecordings` records them again),
+// (internal/jfr/testdata/rec: real recordings of the repository's programs, with
+// their truth; `go run ./internal/jfr/internal/mkrecordings` records them again),
 // and the directory to cut from the output to make it a golden.
 func keptJFR(t *testing.T, name string) (path, dir string) {
 	t.Helper()
@@ -55,7 +55,7 @@ func keptJFR(t *testing.T, name string) (path, dir string) {
 }
 
 // TestAnalyzeJFR runs `latscope analyze` on the kept recording of
-// jfr/testdata/Probe.java made from the JVM's start (handler mode), against
+// internal/jfr/testdata/Probe.java made from the JVM's start (handler mode), against
 // goldens and against what Probe is.
 func TestAnalyzeJFR(t *testing.T) {
 	t.Parallel()
@@ -180,7 +180,7 @@ func TestAnalyzeJFRNoTool(t *testing.T) {
 }
 
 // TestAnalyzeJFRChurn runs `latscope analyze` on the kept recordings of
-// jfr/testdata/Burst.java (churn only): the bursty pool flagged, the
+// internal/jfr/testdata/Burst.java (churn only): the bursty pool flagged, the
 // batched one not, as their truth says.
 func TestAnalyzeJFRChurn(t *testing.T) {
 	t.Parallel()
@@ -205,7 +205,7 @@ func TestAnalyzeJFRChurn(t *testing.T) {
 }
 
 // TestAnalyzeJFRRequests runs `latscope analyze` on the kept recording of
-// jfr/testdata/Shop.java, a JDK service instrumented with the Java library
+// internal/jfr/testdata/Shop.java, a JDK service instrumented with the Java library
 // (java/): request mode, predictions, the pool cap and the refusals.
 func TestAnalyzeJFRRequests(t *testing.T) {
 	t.Parallel()
@@ -322,7 +322,7 @@ func TestAnalyzeJFRRequests(t *testing.T) {
 	})
 }
 
-// TestCompareResultJFR reads two kept recordings of jfr/testdata/Svc.java —
+// TestCompareResultJFR reads two kept recordings of internal/jfr/testdata/Svc.java —
 // the lock's hashing inside it (svc) and moved out of it (svc-fixed), 8
 // clients each — as compare's two sides (issue #33: compare failed with
 // "not a Go execution trace"), and judges the change by the terms: the

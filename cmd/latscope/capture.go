@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/capture"
 	"github.com/latscope/latscope/internal/httpurl"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/render"
 )
 
 func init() {

@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // captureService is a real service on 127.0.0.1 with net/http/pprof,

@@ -7,11 +7,11 @@ import (
 	"io"
 	"math"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/critpath"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/critpath"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 )
 
 func init() {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/jfr/jfrtest"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
 )
 
 // TestCompareJFR: compare reads JVM recordings as it reads Go traces: the

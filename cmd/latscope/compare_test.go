@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
 )
 
 // corpusTrace is a recording of testdata/corpus (see its README).

@@ -7,10 +7,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/latscope/latscope/dbhost"
-	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/atomicfile"
-	"github.com/latscope/latscope/pgcluster"
+	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/pgcluster"
 )
 
 func init() {

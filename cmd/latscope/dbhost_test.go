@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/dbhost"
+	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/tier"
 )
 

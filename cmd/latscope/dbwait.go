@@ -9,9 +9,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/dbhost"
-	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/termsafe"
 )
 

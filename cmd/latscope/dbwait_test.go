@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/dbhost"
+	"github.com/latscope/latscope/internal/dbhost"
 )
 
 // dbwaitCapture unpacks a real capture of `latscope lab dbwait` (package
@@ -26,7 +26,7 @@ func dbwaitCapture(t *testing.T, cond string) (trace, pglog string) {
 	t.Helper()
 	dir := t.TempDir()
 	unpack := func(name string) string {
-		f, err := os.Open(filepath.Join("..", "..", "dbwait", "testdata", "lab", name+".gz"))
+		f, err := os.Open(filepath.Join("..", "..", "internal", "dbwait", "testdata", "lab", name+".gz"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/budget"
 )
 
 // stringList is a repeatable string flag.

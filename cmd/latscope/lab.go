@@ -22,10 +22,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/lab"
 	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (docs/method.md §9)
 	_ "github.com/latscope/latscope/lab/seed"  // the seed experiment
-	"github.com/latscope/latscope/pgcluster"
 )
 
 func init() {

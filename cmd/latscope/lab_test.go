@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/capture"
+	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/seed"
-	"github.com/latscope/latscope/pgcluster"
-	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 // TestLabShort runs the seed lab end to end on real parts — the demo

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/fleet"
-	"github.com/latscope/latscope/pgcluster"
 )
 
 // TestLabFleetFlags: bad flags are refused before anything starts.

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/jvm"
-	"github.com/latscope/latscope/pgcluster"
 )
 
 // TestLabJVMShort runs `latscope lab --short jvm` end to end on real parts —

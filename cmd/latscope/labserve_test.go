@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/upstream"
-	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 // labServeOutput hands each write of the serving goroutine to the test over a

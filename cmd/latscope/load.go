@@ -12,7 +12,7 @@ import (
 
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/httpurl"
-	"github.com/latscope/latscope/loadgen"
+	"github.com/latscope/latscope/internal/loadgen"
 )
 
 func init() {

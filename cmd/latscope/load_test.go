@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // loadServer answers "ok" after 2 ms and remembers the X-Run headers and

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/tier"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latscope/latscope/tcpproxy"
+	"github.com/latscope/latscope/internal/tcpproxy"
 )
 
 func init() {

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/queueing"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/queueing"
 )
 
 func init() {

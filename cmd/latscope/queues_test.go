@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/jfr/jfrtest"
-	"github.com/latscope/latscope/queueing"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
+	"github.com/latscope/latscope/internal/queueing"
 )
 
 // TestPredictGolden runs `latscope predict` on the serial fixture trace
@@ -80,7 +80,7 @@ func TestPredictCLI(t *testing.T) {
 	}
 }
 
-// TestPredictJVM predicts, from the kept recording of jfr/testdata/Svc.java
+// TestPredictJVM predicts, from the kept recording of internal/jfr/testdata/Svc.java
 // at 8 clients (a JDK service of real shape: an intrinsic-hashed ETag, its
 // own connection pool of 6, a CPU-bound lock), its throughput at 40 clients,
 // and sets it against Svc's own count at 40 clients (svc-40.json; issue #33:

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 )
 
 // analyzeTrace runs the pipeline on a Go trace; cpuProf, when not "", is a

@@ -14,7 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/termsafe"
-	"github.com/latscope/latscope/triage"
+	"github.com/latscope/latscope/internal/triage"
 )
 
 func init() {

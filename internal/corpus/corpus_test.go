@@ -1,6 +1,6 @@
 // Package corpus tests the analysers on recorded real traces: the corpus
 // of testdata/corpus (each with its ground truth) and the traces other
-// packages keep (budget/testdata/infer, tracein/testdata/formats). Every
+// packages keep (internal/budget/testdata/infer, internal/tracein/testdata/formats). Every
 // test is deterministic: it reads committed files, starts no server and
 // uses no network.
 //
@@ -18,10 +18,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/golden"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the goldens under testdata/")
@@ -36,8 +36,8 @@ type entry struct{ name, rel string }
 // sets are the trace directories the goldens cover, with the name of each.
 var sets = []struct{ name, dir string }{
 	{"corpus", "testdata/corpus"},
-	{"infer", "budget/testdata/infer"},
-	{"formats", "tracein/testdata/formats"},
+	{"infer", "internal/budget/testdata/infer"},
+	{"formats", "internal/tracein/testdata/formats"},
 }
 
 func traces(t *testing.T) []entry {

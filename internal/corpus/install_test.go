@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
 )
 
 // The service of TestGoInstalledBinary, as two modules served by a file

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/pipeline"
-	"github.com/latscope/latscope/render"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/render"
 )
 
 // predictTol is where a prediction counts as a miss (docs/method.md §5,

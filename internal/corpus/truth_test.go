@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
 )
 
 // truth is NAME.truth.json, written by testdata/corpus/record from the

@@ -11,7 +11,7 @@ package gotable
 import (
 	"iter"
 
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 const (

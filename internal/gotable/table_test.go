@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // TestAgainstMap drives a Table and a map with the same random operations,

@@ -3,8 +3,8 @@ package burst
 import (
 	"fmt"
 
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/sched"
 )
 
 // checks are the scenario's checks; their tolerances are the rules of

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/lab"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/sched"
+	"github.com/latscope/latscope/internal/sched"
 )
 
 // markdown renders the report section.

@@ -10,15 +10,15 @@ import (
 	"sort"
 	"time"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/lab"
 
 	"github.com/google/pprof/profile"
 
-	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/sched"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // Window is one measured window of a variant, from the independent counter

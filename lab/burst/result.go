@@ -1,9 +1,9 @@
 package burst
 
 import (
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/sched"
 )
 
 // Result is the scenario's JSON.

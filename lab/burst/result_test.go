@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/sched"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

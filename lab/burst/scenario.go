@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/sched"
 )
 
 func init() {

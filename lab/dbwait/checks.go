@@ -7,7 +7,7 @@ import (
 
 	"github.com/latscope/latscope/internal/units"
 
-	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/lab"
 )
 

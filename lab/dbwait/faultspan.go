@@ -5,8 +5,8 @@ import (
 
 	"github.com/latscope/latscope/internal/units"
 
-	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // FaultSpan is when one fault was in force during a run. The times are

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/hostsig"
+	htmlreport "github.com/latscope/latscope/internal/report/html"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/lab"
-	htmlreport "github.com/latscope/latscope/report/html"
-	"github.com/latscope/latscope/tracein"
 )
 
 // verdictColors are the verdicts' colours in every chart and table of the

@@ -19,8 +19,8 @@ import (
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/internal/units"
 
-	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -28,9 +28,9 @@ var htmlArtifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latsco
 	"`DIR` for the report and screenshot TestHTMLInChromium renders (overwritten each run)")
 
 // captureDir holds real captures of one run of each condition (see
-// dbwait/testdata: the service's trace with its host samples, and its part
+// internal/dbwait/testdata: the service's trace with its host samples, and its part
 // of the server log), written by TestLab -update.
-const captureDir = "../../dbwait/testdata/lab"
+const captureDir = "../../internal/dbwait/testdata/lab"
 
 // captured builds the scenario's results from the captures, as Run does
 // after its windows, without running the lab. The captures predate the

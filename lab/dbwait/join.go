@@ -8,12 +8,12 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/dbhost"
-	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/hostsig"
-	"github.com/latscope/latscope/pglog"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // joinCapture joins one run's trace with its part of the server log (the

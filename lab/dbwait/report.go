@@ -9,8 +9,8 @@ import (
 
 	"github.com/latscope/latscope/internal/units"
 
-	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/lab"
 )
 

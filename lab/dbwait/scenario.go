@@ -16,11 +16,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/dbhost"
-	"github.com/latscope/latscope/dbwait"
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/pgcluster"
 )
 
 func init() {

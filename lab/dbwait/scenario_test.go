@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/pgcluster"
 )
 
-var update = flag.Bool("update", false, "copy the run's traces and server logs into ../../dbwait/testdata/lab, the dbwait package's real captures")
+var update = flag.Bool("update", false, "copy the run's traces and server logs into ../../internal/dbwait/testdata/lab, the dbwait package's real captures")
 
 // serveEnv makes the test binary act as `latscope lab dbwait-serve`, so
 // the scenario can start its service as a process of its own.
@@ -134,7 +134,7 @@ func TestLab(t *testing.T) {
 // saveCaptures copies each condition's first run into the dbwait
 // package's testdata.
 func saveCaptures(t *testing.T, out string, res *Result) {
-	dir := filepath.Join("..", "..", "dbwait", "testdata", "lab")
+	dir := filepath.Join("..", "..", "internal", "dbwait", "testdata", "lab")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/hostsig"
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/opterr"
+	"github.com/latscope/latscope/internal/pglog"
 	"github.com/latscope/latscope/internal/probe"
-	"github.com/latscope/latscope/pglog"
 	"github.com/latscope/latscope/tracelog"
 )
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/dbwait"
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/tracein"
 )
 
 func init() {

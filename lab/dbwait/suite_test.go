@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/tcpproxy"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/tcpproxy"
 )
 
 // proxyMain is `latscope proxy --to ADDR --delay D --addr-file F` for the

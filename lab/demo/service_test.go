@@ -16,9 +16,9 @@ import (
 
 	xtrace "golang.org/x/exp/trace"
 
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/upstream"
-	"github.com/latscope/latscope/pgcluster/pgtest"
 )
 
 const demoPkg = "github.com/latscope/latscope/lab/demo."

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/lab"
 )
 

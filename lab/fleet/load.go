@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/units"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // sample is one request the load sent.

@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/latscope/latscope/internal/pgcluster/proclife"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/pgcluster/proclife"
 )
 
 // PrometheusBin is where the Debian package puts the server.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/latscope/latscope/hostsig"
+	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/pgcluster"
 )
 
 // Job is the Prometheus job of the instances.

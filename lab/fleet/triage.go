@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/latscope/latscope/triage"
+	"github.com/latscope/latscope/internal/triage"
 )
 
 // Triage runs triage.Run for q: the TriageFunc of the lab. The files are

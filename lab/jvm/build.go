@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jfr/churntest"
 	"github.com/latscope/latscope/java"
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/jfr/churntest"
 )
 
 // The service's Java sources (package latscopelab), embedded so that a
@@ -29,8 +29,8 @@ const PGJDBC = "/usr/share/java/postgresql.jar"
 type tools struct {
 	java, jcmd, jfr string
 	classpath       string // the service's classes, the library's, the driver
-	jfc             string // jfr/latscope.jfc
-	churnJFC        string // jfr/churntest/churn.jfc: 1 ms execution samples
+	jfc             string // internal/jfr/latscope.jfc
+	churnJFC        string // internal/jfr/churntest/churn.jfc: 1 ms execution samples
 }
 
 // findTools finds the JDK and the driver before anything starts.
@@ -62,7 +62,7 @@ func findTools(pgjar string) (*tools, error) {
 }
 
 // writeSettings writes the JFR settings files latscope embeds
-// (jfr/latscope.jfc, jfr/churntest/churn.jfc) into dir, so a binary copied
+// (internal/jfr/latscope.jfc, internal/jfr/churntest/churn.jfc) into dir, so a binary copied
 // away from the source tree records with them too.
 func writeSettings(t *tools, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	htmlreport "github.com/latscope/latscope/internal/report/html"
 	"github.com/latscope/latscope/lab"
-	htmlreport "github.com/latscope/latscope/report/html"
 )
 
 // page renders the scenario's report as one self-contained HTML file: the

@@ -92,7 +92,7 @@ func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, load
 	}
 	var b strings.Builder
 	o := &lab.Outcome{Title: "The seed experiment on the JVM: a JDK service, pgjdbc, JFR", JSON: res}
-	fmt.Fprintf(&b, "Profile %q: %d clients, closed model, JVM warm-up %s excluded, %s recorded with JFR per mode (settings=profile + jfr/latscope.jfc, started with jcmd after warm-up). Load average %.1f at the start.\n\n",
+	fmt.Fprintf(&b, "Profile %q: %d clients, closed model, JVM warm-up %s excluded, %s recorded with JFR per mode (settings=profile + internal/jfr/latscope.jfc, started with jcmd after warm-up). Load average %.1f at the start.\n\n",
 		env.Profile.Name, env.Profile.Clients, max(env.Profile.Warmup, jvmWarmup), max(env.Profile.Window, minWindow), loadBefore)
 	fmt.Fprintf(&b, "Configuration (the ground truth of the checks): CPU %s, upstream (a JDK HttpServer) answers after %s, `SELECT pg_sleep(%.3f)` through pgjdbc behind a semaphore pool of %d, %s of CPU under a shared monitor.\n\n",
 		cfg.CPU, cfg.UpstreamDelay, cfg.DBDelay.Seconds(), cfg.Pool, cfg.Shared)

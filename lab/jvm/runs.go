@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/budget"
-	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/units"
-	"github.com/latscope/latscope/jfr"
-	"github.com/latscope/latscope/loadgen"
-	"github.com/latscope/latscope/sched"
 )
 
 // ModeRun is one measured mode of the seed endpoint.

@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/httpurl"
+	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/loadgen"
-	"github.com/latscope/latscope/pgcluster"
 )
 
 func init() {
@@ -247,7 +247,7 @@ type window struct {
 }
 
 // measure drives the service at path with closed-model load and records a
-// JFR window after warm-up: JFR.start with jfr/latscope.jfc on top of
+// JFR window after warm-up: JFR.start with internal/jfr/latscope.jfc on top of
 // profile, then the process CPU counter and the service's own timings at
 // both ends, then JFR.stop.
 func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, warm, length time.Duration, settings ...string) (*window, error) {

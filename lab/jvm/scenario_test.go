@@ -1,7 +1,7 @@
 package jvm
 
 import (
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/budget"
 	"strings"
 	"testing"
 )

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/loadgen"
 )
 
 // Command returns a command that runs latscope with args: the lab starts

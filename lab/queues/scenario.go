@@ -8,10 +8,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/queueing"
 )
 
 // Case is one scenario: the service's shape and the fix applied.

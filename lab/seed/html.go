@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	htmlreport "github.com/latscope/latscope/report/html"
+	htmlreport "github.com/latscope/latscope/internal/report/html"
 
 	"github.com/latscope/latscope/lab"
 )

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/latscope/latscope/frame"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/lab"
-	"github.com/latscope/latscope/render"
 )
 
 // Result is the scenario's JSON output.

@@ -17,13 +17,13 @@ import (
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/units"
 
-	"github.com/latscope/latscope/analysis"
-	"github.com/latscope/latscope/budget"
+	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/upstream"
-	"github.com/latscope/latscope/loadgen"
-	"github.com/latscope/latscope/pgcluster"
-	"github.com/latscope/latscope/render"
 )
 
 func init() {

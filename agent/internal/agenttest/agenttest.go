@@ -15,9 +15,9 @@ import (
 	xtrace "golang.org/x/exp/trace"
 
 	"github.com/latscope/latscope/agent/internal/span"
-	"github.com/latscope/latscope/pgcluster/pgtest"
-	"github.com/latscope/latscope/pglog"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
+	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 

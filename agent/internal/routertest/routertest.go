@@ -16,7 +16,7 @@ import (
 
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/agenttest"
-	"github.com/latscope/latscope/tracein"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // Req is one request the client sends and what it must get.

@@ -1,0 +1,286 @@
+// Package analysis is the read loop every analysis of a Go execution trace
+// goes through (Run): the CLI's commands, the lab and the tests. It drives
+// the streaming analysers (budget, sched, dbwait) with one pass over the
+// trace, finds the main module the agent logged, and turns damage into
+// typed errors. The analyses themselves live in their packages; this one
+// owns only the I/O.
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/tracein"
+	"github.com/latscope/latscope/tracelog"
+)
+
+// Consumer is another streaming analysis fed by the same read loop (the
+// scheduler analysis, say). It is created once the stack table exists.
+type Consumer interface{ Event(ev *tracein.Event) }
+
+// NewConsumer creates a Consumer for a trace's stack table, with the rules
+// that decide application frames (the caller's, or with the main module
+// the trace names: see Reader).
+type NewConsumer func(stacks *tracein.Stacks, rules frame.Rules) Consumer
+
+// Options say how Run reads a trace.
+type Options struct {
+	// Rules decide which frames are the application's. When they name
+	// neither the application (App) nor the main module (Module) and
+	// FindModule is set, the main module comes from the trace (see Run).
+	Rules      frame.Rules
+	FindModule bool
+	// Partial analyses a damaged trace up to the damage: Run returns the
+	// damage as lost instead of an error.
+	Partial bool
+}
+
+// Use returns a NewConsumer for an analyser made beforehand, one that needs
+// neither the stack table nor the rules (dbwait's, say).
+func Use(c Consumer) NewConsumer {
+	return func(*tracein.Stacks, frame.Rules) Consumer { return c }
+}
+
+// File analyses the trace in the named file ("-" reads standard input).
+// With partial, a damaged trace is analysed up to the damage and a finding
+// says so; otherwise the damage is an error naming the offset. Each of also
+// sees every record too.
+func File(ctx context.Context, name string, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
+	var res *budget.Result
+	err := open(name, func(r io.Reader) (err error) {
+		res, err = Reader(ctx, name, r, opts, partial, also...)
+		return err
+	})
+	return res, err
+}
+
+// RunFile is Run on the named file ("-" reads standard input).
+func RunFile(ctx context.Context, name string, opts Options, analysers ...NewConsumer) (lost error, err error) {
+	err = open(name, func(r io.Reader) error {
+		lost, err = Run(ctx, name, r, opts, analysers...)
+		return err
+	})
+	return lost, err
+}
+
+// open passes the named file ("-": standard input) to fn.
+func open(name string, fn func(io.Reader) error) error {
+	if name == "-" {
+		return fn(os.Stdin)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return &tracein.Error{Name: name, Offset: -1, Msg: "is a directory, not a trace file"}
+	}
+	return fn(f)
+}
+
+// Reader analyses a trace read from r with package budget; name is used in
+// errors. The main module comes from the trace unless opts.Rules name the
+// application or the module (see Run).
+func Reader(ctx context.Context, name string, r io.Reader, opts budget.Options, partial bool, also ...NewConsumer) (*budget.Result, error) {
+	var a *budget.Analyzer
+	mk := func(stacks *tracein.Stacks, rules frame.Rules) Consumer {
+		o := opts
+		o.Rules = rules
+		a = budget.New(o, stacks)
+		return a
+	}
+	lost, err := Run(ctx, name, r, Options{Rules: opts.Rules, FindModule: true, Partial: partial}, append([]NewConsumer{mk}, also...)...)
+	if err != nil {
+		return nil, err
+	}
+	res := a.Finalize()
+	if lost != nil {
+		res.Warnings = append(res.Warnings, &budget.Finding{Kind: budget.FindCutByWindow, Text: fmt.Sprintf("the trace is damaged; analysed %d records before: %v; requests open at that point are excluded", res.Info.Records, lost)})
+		blameDamage(res, lost)
+	}
+	return res, nil
+}
+
+// blameDamage rewrites a no-requests refusal of a trace that broke off as
+// the damage it is: the trace ended before any request could complete, so
+// advice to add tasks would send the user after instrumentation that may
+// well be there.
+func blameDamage(res *budget.Result, lost error) {
+	for _, w := range res.Warnings {
+		f, ok := w.(*budget.Finding)
+		if !ok || f.Kind != budget.FindNoRequests || !f.Refuse {
+			continue
+		}
+		at := "where it breaks"
+		if te, ok := errors.AsType[*tracein.Error](lost); ok && te.Offset >= 0 {
+			at = fmt.Sprintf("at offset %d", te.Offset)
+		}
+		f.Text = fmt.Sprintf("the trace is damaged %s, before any complete request (%d records read): %v; nothing to analyse: record the trace again (a complete file from /debug/pprof/trace, or latscope capture)", at, res.Info.Records, lost)
+	}
+}
+
+// Run is the read loop every analysis of a Go trace goes through: it reads
+// the trace from r (name is used in errors) and passes every record, in
+// order, to each analyser the constructors make.
+//
+// When opts.FindModule is set and opts.Rules name neither the application
+// nor the main module, the main module comes from the trace: the agent
+// logs it (tracelog.Module) every tracelog.ModuleEvery, so the records of
+// the trace's first tracelog.ModuleLookahead are held until its log is
+// found, and the analysers are created with it, before any of them sees a
+// stack. A trace without the log is analysed by the default rules.
+//
+// A damaged trace is an error (a *DamagedError once records were read),
+// unless opts.Partial: then the analysers have seen the records before the
+// damage, and Run returns the damage as lost.
+func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers ...NewConsumer) (lost error, err error) {
+	tr, err := tracein.NewReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	stacks := tr.Stacks() // only this goroutine touches it (see pipe.go)
+	rules := opts.Rules
+	var run []Consumer
+	start := func() {
+		for _, mk := range analysers {
+			run = append(run, mk(stacks, rules))
+		}
+	}
+	look := lookahead{on: opts.FindModule && rules.Module == "" && len(rules.App) == 0}
+	if !look.on {
+		start()
+	}
+	feed := func(recs []tracein.Event) {
+		for i := range recs {
+			ev := &recs[i]
+			for _, c := range run {
+				c.Event(ev)
+			}
+		}
+	}
+	p := startPipe(name, tr)
+	defer p.stop()
+	for {
+		b, err := p.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := stacks.Resolve(b.recs); err != nil { // a damaged stack table: analyse the records before its first use
+			b.recs, b.err = b.recs[:n], err
+		}
+		var te *tracein.Error
+		if errors.As(b.err, &te) && te.Offset < 0 { // resolving and converting know no offset: the batch's
+			te.Offset = b.offset
+		}
+		if look.on {
+			if mod, done := look.add(b.recs, b.err != nil); done {
+				if mod == "" {
+					mod = mainModule(stacks)
+					rules.ModuleFromMain = mod != ""
+				}
+				rules.Module = mod
+				start()
+				feed(look.held)
+				look = lookahead{}
+			}
+		} else {
+			feed(b.recs)
+		}
+		if err := b.err; err != nil {
+			if err == io.EOF {
+				return nil, nil
+			}
+			if !opts.Partial {
+				return nil, &DamagedError{Err: err}
+			}
+			return err, nil
+		}
+		p.recycle(b)
+	}
+}
+
+// mainModule returns the module that holds package main's source when it
+// was compiled from the module cache (a binary installed with `go install
+// module@version`: its own code lies there too, beside its dependencies'),
+// from the stacks read so far; "" when package main's files are the
+// service's own source tree, or no frame of package main was seen. main.main
+// is preferred (it is on the main goroutine's stack, which a trace gives
+// from its first generation), then any function of package main.
+func mainModule(stacks *tracein.Stacks) string {
+	other := ""
+	for id := 1; id < stacks.Len(); id++ {
+		for _, f := range stacks.Frames(tracein.StackID(id)) {
+			if frame.Package(f.Func) != "main" {
+				continue
+			}
+			mod, ok := frame.ModuleOfFile(f.File)
+			if !ok {
+				if f.Func == "main.main" {
+					return "" // built from its own source: the default rule holds
+				}
+				continue
+			}
+			if f.Func == "main.main" {
+				return mod
+			}
+			if other == "" {
+				other = mod
+			}
+		}
+	}
+	return other
+}
+
+// maxHeld bounds the records held while looking for the main module.
+const maxHeld = 1 << 18
+
+// lookahead holds the first records of a trace while it looks for the
+// agent's main-module log.
+type lookahead struct {
+	on      bool
+	held    []tracein.Event
+	first   tracein.Time
+	started bool
+}
+
+// add holds recs (copied: the batch is recycled) and reports whether the
+// search is over, with the module found ("" when none): a log was found,
+// the records span tracein.ModuleLookahead, too many are held, or the
+// trace ended (last).
+func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
+	l.held = append(l.held, recs...)
+	for i := range recs {
+		ev := &recs[i]
+		if !l.started {
+			l.first, l.started = ev.Time, true
+		}
+		if time.Duration(ev.Time-l.first) >= tracelog.ModuleLookahead {
+			return "", true // not in the window every agent's trace has it in
+		}
+		if ev.Kind == tracein.KindLog && ev.Name == tracelog.Module {
+			if mod := strings.TrimSpace(ev.Message); mod != "" && !strings.ContainsAny(mod, " \t\n") {
+				return mod, true
+			}
+		}
+	}
+	return "", last || len(l.held) >= maxHeld
+}
+
+// DamagedError is returned when the trace breaks off after records that
+// could be read and a partial analysis was not asked for: analysing with
+// partial set would read what came before the damage.
+type DamagedError struct{ Err error }
+
+// Error returns the reader's error.
+func (e *DamagedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *DamagedError) Unwrap() error { return e.Err }

@@ -1,0 +1,113 @@
+package analysis
+
+import (
+	"context"
+	"io"
+
+	"github.com/latscope/latscope/internal/tracein"
+	"golang.org/x/exp/trace"
+)
+
+// The read loop runs in two stages: a goroutine decodes the trace
+// (tracein.Reader.ReadRaw), the caller's goroutine interns the records'
+// stacks (tracein.Stacks.Resolve, so the stack table has one owner) and
+// analyses them. Batches travel from one stage to the other and back, so on
+// a machine with more than one core the stages overlap and the analysis
+// costs little more wall time than decoding alone.
+//
+// Converting events into records (tracein.Convert) is done by whichever
+// stage has time for it: the decoder converts a batch when the analysis is
+// behind (batches are waiting for it), and leaves it to the analysis when
+// the analysis is waiting. The two stages so balance themselves, whatever
+// the trace and the machine. (A third goroutine just for conversion was
+// slower on two cores.)
+
+// batchLen is the number of events in one batch: large enough that the
+// hand-over costs nothing per event, small enough to stay in cache.
+const batchLen = 1024
+
+// batches in flight: the decoder can run this many batches ahead.
+const batches = 8
+
+type batch struct {
+	raw       []trace.Event   // decoded events
+	recs      []tracein.Event // their records once converted, stacks not yet interned
+	converted bool
+	err       error // the reader's error after the events (io.EOF at the end)
+	offset    int64 // the input's offset after the events
+}
+
+// pipe is the decoding stage.
+type pipe struct {
+	name        string
+	empty, full chan *batch
+	done        chan struct{}
+}
+
+// startPipe starts decoding tr on a new goroutine; name is used in errors.
+func startPipe(name string, tr *tracein.Reader) *pipe {
+	p := &pipe{name: name, empty: make(chan *batch, batches), full: make(chan *batch, batches), done: make(chan struct{})}
+	for range batches {
+		p.empty <- &batch{raw: make([]trace.Event, batchLen), recs: make([]tracein.Event, batchLen)}
+	}
+	go p.decode(tr)
+	return p
+}
+
+// decode fills batches until the trace ends, fails, or stop is called.
+func (p *pipe) decode(tr *tracein.Reader) {
+	for {
+		var b *batch
+		select {
+		case b = <-p.empty:
+		case <-p.done:
+			return
+		}
+		n, err := tr.ReadRaw(b.raw[:cap(b.raw)])
+		b.raw, b.err, b.offset = b.raw[:n], err, tr.Offset()
+		if len(p.full) > 0 { // the analysis is behind: convert here
+			p.convert(b)
+		}
+		select {
+		case p.full <- b:
+		case <-p.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// convert turns b's events into records, once.
+func (p *pipe) convert(b *batch) {
+	if b.converted {
+		return
+	}
+	n, err := tracein.Convert(p.name, b.raw, b.recs[:cap(b.recs)])
+	b.recs, b.converted = b.recs[:n], true
+	if err != nil && (b.err == nil || b.err == io.EOF) { // a conversion failure comes first
+		b.err = err
+	}
+}
+
+// next returns the next batch, converted, or the context's error.
+func (p *pipe) next(ctx context.Context) (*batch, error) {
+	select {
+	case b := <-p.full:
+		p.convert(b)
+		return b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// recycle gives a consumed batch back to the decoder.
+func (p *pipe) recycle(b *batch) {
+	clear(b.raw) // hold no decoded generation while the batch waits
+	b.raw, b.recs, b.converted, b.err = b.raw[:0], b.recs[:0], false, nil
+	p.empty <- b
+}
+
+// stop ends the decoder if it is still running.
+func (p *pipe) stop() { close(p.done) }

@@ -1,0 +1,249 @@
+package budget
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/latscope/latscope/internal/frame"
+)
+
+// FindingKind classifies a Finding.
+type FindingKind uint8
+
+// Finding kinds.
+const (
+	FindNoRequests   FindingKind = iota // nothing to analyse: say how to add tasks
+	FindInferred                        // requests inferred from net/http or grpc-go server goroutines
+	FindCutByWindow                     // requests cut by the trace window were excluded
+	FindWarmup                          // the first requests are much slower: warm-up in the window
+	FindCPUSaturated                    // Ps busy nearly all the time: latency contains CPU queueing
+	FindOverfull                        // goroutine time over 100 % of latency in requests that never fork
+	FindUnexplained                     // critical-path time the timelines could not explain
+	FindNoMatch                         // a prediction or filter matched nothing (an error for the CLI)
+	FindCPUMismatch                     // trace running time and the independent CPU counter disagree
+	FindHostBusy                        // Ps busy nearly all the time, but the process's own counter shows it was not
+	FindCoverage                        // critical waits plus independent CPU outside the coverage band
+	FindTransport                       // time outside the requests that the server's transport goroutines show (gRPC)
+	FindUncounted                       // a server framework's requests ran outside every request counted
+)
+
+var findingNames = [...]string{
+	FindNoRequests: "no-requests", FindInferred: "inferred", FindCutByWindow: "cut-by-window",
+	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
+	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
+	FindHostBusy: "host-busy", FindCoverage: "coverage", FindTransport: "outside-request", FindUncounted: "uncounted-requests",
+}
+
+// String returns the kind's name as used in JSON.
+func (k FindingKind) String() string { return findingNames[k] }
+
+// Finding is a typed warning: a plain-words statement about the input that
+// changes how the numbers may be read. Refuse findings mean a table would
+// mislead and is not printed.
+type Finding struct {
+	Kind   FindingKind
+	Group  string // request type, or "" for the whole trace
+	Text   string
+	Refuse bool
+}
+
+// Error returns the finding's text.
+func (f *Finding) Error() string { return f.Text }
+
+// Thresholds used by findings; where each comes from is in docs/method.md
+// §6, "Findings and their thresholds".
+const (
+	// SaturatedBusy is the share of P time busy above which CPU queueing is
+	// part of latency.
+	SaturatedBusy = 0.90
+	// WarmupRatio: the first tenth of requests (by start) being this much
+	// slower than the rest means the window includes warm-up.
+	WarmupRatio = 1.5
+)
+
+func findings(res *Result, a *Analyzer) []error {
+	var out []error
+	add := func(f *Finding) { out = append(out, f) }
+	if len(res.Groups) == 0 || total(res.Groups) == 0 {
+		add(&Finding{Kind: FindNoRequests, Refuse: true, Text: noRequestsText(res)})
+	}
+	if n := res.Info.ExcludedUntyped; n > 0 {
+		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) that began before the trace are excluded (the trace does not record their type)", n)})
+	}
+	if res.Info.Inferred {
+		add(&Finding{Kind: FindInferred, Text: a.inferredText()})
+	}
+	if d, p := res.Info.Duration(), res.Info.Procs; d > 0 && p > 0 {
+		if busy := float64(res.Info.ProcBusy) / float64(d*int64(p)); busy > SaturatedBusy {
+			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
+		}
+	}
+	if f := a.uncountedFinding(res); f != nil {
+		add(f)
+	}
+	for _, g := range res.Groups {
+		out = append(out, groupFindings(g, a)...)
+		if g.Transport != nil && g.Count > 0 {
+			out = append(out, &Finding{Kind: FindTransport, Group: g.Name, Text: transportText(g)})
+		}
+	}
+	return out
+}
+
+// uncountedFinding says when a server framework latscope knows served
+// requests that no request counted: never present another kind of request
+// as the service's (issue #32).
+func (a *Analyzer) uncountedFinding(res *Result) *Finding {
+	// net/http handlers outside every task are not said: a task that began
+	// before the trace and a same-process upstream without tasks look alike.
+	if a.uncountedRPC == 0 {
+		return nil
+	}
+	what := "the trace has no other requests"
+	if n := total(res.Groups); n > 0 {
+		what = fmt.Sprintf("the %d requests counted are not all of the service's", n)
+	}
+	return &Finding{Kind: FindUncounted, Text: fmt.Sprintf("%d gRPC requests (grpc-go handler goroutines started in the trace) ran outside every request counted: %s; "+
+		"make each RPC a task too (a unary and a stream interceptor calling trace.NewTask), or take the trace without tasks to infer them", a.uncountedRPC, what)}
+}
+
+func total(gs []*Group) int {
+	n := 0
+	for _, g := range gs {
+		n += g.Count
+	}
+	return n
+}
+
+func noRequestsText(res *Result) string {
+	if res.Info.Tasks > 0 {
+		return fmt.Sprintf("no request began and ended inside the trace (%d task(s) seen, all cut by the window): record for longer", res.Info.Tasks)
+	}
+	return "the trace has no requests: no runtime/trace tasks and no net/http or grpc-go server requests. Make each request a task: " +
+		"ctx, task := trace.NewTask(r.Context(), \"request\"); defer task.End() — or use latscope's agent middleware"
+}
+
+func groupFindings(g *Group, a *Analyzer) []error {
+	var out []error
+	if n := g.Excluded(); n > 0 {
+		out = append(out, &Finding{Kind: FindCutByWindow, Group: g.Name, Text: fmt.Sprintf("%s: %d request(s) cut by the trace window are excluded (%d began before it, %d had not ended)", g.Name, n, g.ExcludedBefore, g.ExcludedAfter)})
+	}
+	if g.Count == 0 {
+		return out
+	}
+	if f := warmup(g, a.groups[g.Name]); f != nil {
+		out = append(out, f)
+	}
+	if g.Forked == 0 && a.groups[g.Name].overfull > 0 {
+		out = append(out, &Finding{Kind: FindOverfull, Group: g.Name, Text: fmt.Sprintf("%s: %d request(s) that never fork have goroutine time over 100%% of their latency: the window or the task boundaries are wrong", g.Name, a.groups[g.Name].overfull)})
+	}
+	if tot := g.Latency.Mean * float64(g.Count); tot > 0 && float64(g.Unknown)/tot > 0.01 {
+		out = append(out, &Finding{Kind: FindUnexplained, Group: g.Name, Text: fmt.Sprintf("%s: %.1f%% of the critical path could not be explained from the goroutine timelines", g.Name, 100*float64(g.Unknown)/tot)})
+	}
+	for _, p := range g.Predictions {
+		if !p.Matched {
+			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
+		}
+	}
+	return out
+}
+
+// warmup compares the first tenth of requests (by start time) with the rest.
+func warmup(g *Group, gs *groupState) *Finding {
+	n := len(gs.lat)
+	if n < 20 {
+		return nil
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool { return gs.begins[idx[i]] < gs.begins[idx[j]] })
+	k := max(n/10, 5)
+	var first, rest float64
+	for i, j := range idx {
+		if i < k {
+			first += float64(gs.lat[j])
+		} else {
+			rest += float64(gs.lat[j])
+		}
+	}
+	first /= float64(k)
+	rest /= float64(n - k)
+	if rest > 0 && first/rest > WarmupRatio {
+		return &Finding{Kind: FindWarmup, Group: g.Name, Text: fmt.Sprintf("%s: the first %d requests averaged %.1f ms against %.1f ms for the rest: the window seems to include warm-up; start the trace after warm-up", g.Name, k, first/1e6, rest/1e6)}
+	}
+	return nil
+}
+
+// frameNames lists the distinct frames on the call paths of a group's
+// terms: the names a prediction for that group can use.
+func frameNames(list []Term, in []TermStat) []string {
+	var names []string
+	for _, ts := range in {
+		for _, f := range list[ts.Term].path() {
+			if !slices.Contains(names, f) {
+				names = append(names, f)
+			}
+		}
+	}
+	return names
+}
+
+func closestText(name string, candidates []string) string {
+	c := Closest(name, candidates, 3)
+	if len(c) == 0 {
+		return ""
+	}
+	for i := range c {
+		c[i] = frame.Short(c[i])
+	}
+	return " (closest: " + strings.Join(c, ", ") + ")"
+}
+
+// Closest returns up to n candidates nearest to name: substring matches
+// first, then by edit distance of the short names.
+func Closest(name string, candidates []string, n int) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	var sc []scored
+	ln := strings.ToLower(name)
+	for _, c := range candidates {
+		lc := strings.ToLower(frame.Short(c))
+		d := levenshtein(ln, lc)
+		if strings.Contains(lc, ln) || strings.Contains(ln, lc) {
+			d = -1
+		}
+		sc = append(sc, scored{c, d})
+	}
+	sort.SliceStable(sc, func(i, j int) bool { return sc[i].d < sc[j].d })
+	var out []string
+	for i := 0; i < len(sc) && i < n; i++ {
+		out = append(out, sc[i].s)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,105 @@
+package budget
+
+import (
+	"github.com/latscope/latscope/internal/critpath"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/tracein"
+)
+
+// histLen is how many closed intervals each goroutine remembers, so that a
+// goroutine outside any request (net/http's readLoop, a worker) can explain
+// the wait of the request goroutine it wakes.
+const histLen = 16
+
+// hseg is a remembered interval of any goroutine.
+type hseg struct {
+	start, end tracein.Time
+	kind       frame.Kind
+	waker      tracein.GoID
+	stack      tracein.StackID // the blocking stack of a wait or syscall
+}
+
+// gstate is the analyser's scratch state for one live goroutine.
+type gstate struct {
+	id    tracein.GoID
+	state tracein.State
+	since tracein.Time
+	kind  frame.Kind      // of the current interval
+	term  critpath.TermID // of the current wait or syscall
+	stack tracein.StackID // blocking stack of the current wait or syscall
+	ring  [histLen]hseg
+	rn    int // intervals pushed so far
+
+	// Request membership: the request this goroutine's time belongs to now.
+	req    *reqState
+	mi     int32        // index in req.members
+	joined tracein.Time // when it joined req
+	saved  []membership // memberships suspended by a region of another request
+	// regions is the stack of open regions (innermost last).
+	regions []region
+
+	serve *serveState // for net/http server goroutines, when inferring
+	rpc   *rpcState   // for grpc-go handler goroutines, when inferring
+	// grpc-go's transport around a handler goroutine (rpcg set), in every
+	// mode: the connection's reader that started it, and when that reader
+	// last began a read; for a connection's reader, readAt; for its writer
+	// (loopyWriter), wroteAt, the start of its last write.
+	rpcg    bool
+	inReq   bool // was ever a member of a request
+	conn    tracein.GoID
+	readAt  tracein.Time
+	wroteAt tracein.Time
+	wokeAt  tracein.Time // a handler goroutine: when it last woke its connection's writer
+	writer  tracein.GoID // a handler goroutine: its connection's writer, once it woke it
+}
+
+type membership struct {
+	req    *reqState
+	mi     int32
+	joined tracein.Time
+}
+
+type region struct {
+	id     int32     // index in Analyzer.regionNames
+	joined *reqState // the request this region made the goroutine join, if any
+}
+
+// push remembers a closed interval.
+func (g *gstate) push(h hseg) {
+	g.ring[g.rn%histLen] = h
+	g.rn++
+}
+
+// history returns the remembered intervals that end after lb, oldest first.
+func (g *gstate) history(lb tracein.Time, out []hseg) []hseg {
+	n := min(g.rn, histLen)
+	for i := g.rn - n; i < g.rn; i++ {
+		if h := g.ring[i%histLen]; h.end > lb {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// regionID returns the innermost open region's id (0 is "no region").
+func (g *gstate) regionID() int32 {
+	if len(g.regions) == 0 {
+		return 0
+	}
+	return g.regions[len(g.regions)-1].id
+}
+
+// kindOf maps a goroutine state (and wait reason) to a kind.
+func kindOf(s tracein.State, reason string) frame.Kind {
+	switch s {
+	case tracein.Running:
+		return frame.Running
+	case tracein.Runnable:
+		return frame.Runnable
+	case tracein.Syscall:
+		return frame.Syscall
+	case tracein.Waiting:
+		return frame.KindOfReason(reason)
+	}
+	return frame.Other
+}

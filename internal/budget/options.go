@@ -1,0 +1,45 @@
+package budget
+
+import "github.com/latscope/latscope/internal/frame"
+
+// InferMode says where requests come from.
+type InferMode uint8
+
+// Inference modes.
+const (
+	// InferAuto uses tasks, and infers net/http and grpc-go server requests
+	// only when the trace has no task at all.
+	InferAuto InferMode = iota
+	// InferTasks uses tasks only.
+	InferTasks
+	// InferHTTP ignores tasks and infers server requests: net/http's and
+	// grpc-go's (the name is from before gRPC was inferred).
+	InferHTTP
+)
+
+// Options configure an Analyzer.
+type Options struct {
+	// Rules decide application frames and mechanisms.
+	Rules frame.Rules
+	// Infer says where requests come from.
+	Infer InferMode
+	// Predictions are evaluated for every request.
+	Predictions []Prediction
+	// FixPotential computes, per term, the latency saved if it were gone
+	// (one extra simulation per term on each request's critical path).
+	FixPotential bool
+	// PathSamples is how many requests' critical paths are kept (reservoir
+	// sampled) to show the median request; the slowest is always kept.
+	PathSamples int
+	// Each, when set, is called for every finished request with its critical
+	// path (the Path and its Segs are only valid during the call).
+	Each func(name string, p *Path)
+}
+
+// DefaultOptions are the options of `latscope analyze` without flags.
+var DefaultOptions = Options{
+	Rules:        frame.DefaultRules,
+	Infer:        InferAuto,
+	FixPotential: true,
+	PathSamples:  1024,
+}

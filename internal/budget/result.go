@@ -1,0 +1,356 @@
+package budget
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/latscope/latscope/internal/quantile"
+
+	"github.com/latscope/latscope/internal/critpath"
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/tracein"
+)
+
+// Result is the outcome of one analysis. All durations are nanoseconds;
+// sums are over a group's counted requests (divide by Count for means).
+type Result struct {
+	Info     TraceInfo
+	Terms    []Term          // the term table; TermStat.Term indexes it
+	Stacks   *tracein.Stacks // the stack table that StackStat.Stack and CPUStacks index
+	Groups   []*Group        // request types, most requests first
+	Outside  Outside
+	Warnings []error // findings and refusals; see Finding
+	// rules are the rules the terms were attributed by, for Cause.
+	rules frame.Rules
+}
+
+// TraceInfo describes the trace as a whole.
+type TraceInfo struct {
+	Start, End  tracein.Time
+	StartWall   time.Time // zero when the trace has no clock snapshot
+	Records     int64
+	Generations int
+	Goroutines  int
+	Tasks       int // TaskBegin events
+	NestedTasks int // tasks begun inside another open task (counted with their parent)
+	// ExcludedUntyped counts tasks that ended in the trace but began before
+	// it, whose type the trace does not record.
+	ExcludedUntyped int
+	CPUSamples      int
+	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
+	ProcBusy        int64 // Σ time Ps were running
+	Inferred        bool  // requests were inferred from net/http or grpc-go server goroutines
+	JVM             bool  // a JVM recording (package jfr), not a Go trace
+	// Module is the main module whose code was taken as the application
+	// (frame.Rules.Module: from the agent's log in the trace, or given);
+	// "" when the default rules chose.
+	Module string
+	// ModuleFromMain says Module is the module cache's module holding
+	// package main's source, found in the trace (frame.Rules.ModuleFromMain).
+	ModuleFromMain bool
+	// CPULog is the process CPU counter the agent logged into the trace.
+	CPULog CPULog
+}
+
+// Duration returns the trace's length in nanoseconds.
+func (t TraceInfo) Duration() int64 { return int64(t.End - t.Start) }
+
+// Outside is goroutine time spent outside any request, by kind. It is never
+// divided by a request count (docs/method.md §6, pitfall "process-wide totals divided by requests").
+type Outside struct {
+	ByKind [frame.NumKinds]int64
+}
+
+// Group is the analysis of one request type.
+type Group struct {
+	Name     string
+	Inferred bool
+	Count    int // requests that began and ended in the trace
+	// ExcludedBefore ended in the trace but began before it; ExcludedAfter
+	// began but had not ended when the trace stopped.
+	ExcludedBefore, ExcludedAfter int
+	Latency                       Stats
+	Terms                         []TermStat // waits, most critical first
+	Running, Runnable             TimeStat
+	Unknown                       int64 // critical-path time the timelines could not explain
+	Forked                        int   // requests that ran on more than one goroutine
+	// PathMismatch counts requests whose critical path did not sum to their
+	// latency. It is zero unless the analyser has a bug; tests assert it.
+	PathMismatch int
+	Regions      []RegionStat
+	CPUSamples   int
+	// StackWaits is off-CPU time by blocking stack and kind (for flame
+	// graphs); CPUStacks counts in-request CPU samples by stack.
+	StackWaits      []StackStat
+	CPUStacks       map[tracein.StackID]int
+	Predictions     []PredictionResult
+	Slowest, Median *Path
+	// Latencies are the requests' latencies in the order they ended.
+	Latencies []int64
+	// Transport is the time outside the requests that grpc-go's transport
+	// goroutines show (before: the connection's read → the request; after:
+	// the request → the response's write); nil when none did.
+	Transport *TransportEstimate
+}
+
+// Excluded returns the number of requests cut by the trace window.
+func (g *Group) Excluded() int { return g.ExcludedBefore + g.ExcludedAfter }
+
+// Stats summarise latencies (ns). Percentiles are exact (nearest rank).
+type Stats struct {
+	Mean                    float64
+	Min, P50, P90, P99, Max int64
+}
+
+// TermStat is one term's time in a group.
+type TermStat struct {
+	Term       critpath.TermID
+	Wait       int64 // goroutine time (wait sum)
+	Critical   int64 // time on the critical path
+	Fix        int64 // latency saved if the term were gone (Σ over requests)
+	Contention int64 // critical time ended by another request (lock or pool held elsewhere)
+	Requests   int   // requests with this wait
+	// Causes splits Critical by what was really happening: the wait itself,
+	// or for waits explained by a goroutine outside the request (a transport's
+	// readLoop), that goroutine's state (network, running, …).
+	Causes [frame.NumKinds]int64
+	// Roots name the causes of the borrowed part of Critical: what the
+	// goroutine at the end of a chain of hand-offs was blocked in (its
+	// application frame, mechanism and kind), largest first. Only causes
+	// with an application frame are kept (a transport's read is named by
+	// Causes alone).
+	Roots []RootCause
+}
+
+// RootCause is the root cause of a wait explained by goroutines outside the
+// request (docs/method.md §4): the blocking stack of the goroutine at the
+// end of the chain — a raft loop's fdatasync beneath an apply queue.
+type RootCause struct {
+	Frame     string   // innermost application frame of the cause's stack
+	Path      []string // its application call path, outermost first
+	Mechanism string
+	Kind      frame.Kind
+	Critical  int64 // Σ over the group's requests
+	// Hops is how many goroutines lie between the request's wait and the
+	// cause's (0: the goroutine that ended the wait was itself blocked in it).
+	Hops int
+}
+
+// Name returns "frame [mechanism, kind]", the frame without its package's
+// directories.
+func (rc RootCause) Name() string {
+	return Term{Frame: rc.Frame, Mechanism: rc.Mechanism, Kind: rc.Kind}.Name()
+}
+
+// StackStat is off-CPU time under one blocking stack.
+type StackStat struct {
+	Stack          tracein.StackID
+	Kind           frame.Kind
+	Wait, Critical int64
+}
+
+// TimeStat is running or runnable time.
+type TimeStat struct{ Wait, Critical int64 }
+
+// RegionStat is goroutine time and CPU samples inside a runtime/trace region
+// ("" for time outside any region).
+type RegionStat struct {
+	Name       string
+	Wall       int64
+	CPUSamples int
+}
+
+// PredictionResult is a prediction evaluated over a group's requests.
+type PredictionResult struct {
+	Prediction
+	Mean    float64
+	P99     int64
+	Matched bool // some term of the trace matched the prediction's names
+}
+
+// Path is one request's critical path, in time order.
+type Path struct {
+	Task       tracein.TaskID
+	Begin, End tracein.Time
+	Latency    int64
+	Goroutines int
+	Segs       []critpath.PathSeg
+}
+
+// Finalize ends the analysis and returns its result. The Analyzer must not
+// be used afterwards.
+func (a *Analyzer) Finalize() *Result {
+	for _, r := range a.open {
+		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
+	}
+	a.inferFinalize()
+	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
+	res.rules = a.opts.Rules
+	res.Info.ProcBusy = a.procBusy
+	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
+	for p, start := range a.procs {
+		_ = p
+		res.Info.ProcBusy += int64(a.info.End - start)
+	}
+	res.Outside.ByKind = a.outside
+	for _, gs := range a.groups {
+		if a.seenTask && gs.inferred {
+			continue
+		}
+		res.Groups = append(res.Groups, a.finalGroup(gs))
+	}
+	sort.Slice(res.Groups, func(i, j int) bool {
+		gi, gj := res.Groups[i], res.Groups[j]
+		if gi.Count != gj.Count {
+			return gi.Count > gj.Count
+		}
+		return gi.Name < gj.Name
+	})
+	res.Info.Inferred = !a.seenTask && len(res.Groups) > 0
+	res.Warnings = append(a.warnings, findings(res, a)...)
+	return res
+}
+
+// Cause names what a goroutine blocked on stack st (a path piece's Cause)
+// was blocked in, when the stack has an application frame.
+func (r *Result) Cause(st tracein.StackID, k frame.Kind) (RootCause, bool) {
+	if st == tracein.NoStack || r.Stacks == nil || int(st) >= r.Stacks.Len() {
+		return RootCause{}, false
+	}
+	var funcs, files []string
+	for _, f := range r.Stacks.Frames(st) {
+		funcs, files = append(funcs, f.Func), append(files, f.File)
+	}
+	at := r.rules.DecideFiles(funcs, files)
+	if at.App == "" {
+		return RootCause{}, false
+	}
+	return RootCause{Frame: at.App, Mechanism: at.Mechanism, Kind: k}, true
+}
+
+// roots merges a term's root causes by frame, mechanism and kind.
+func (a *Analyzer) roots(t *termAcc) []RootCause {
+	var out []RootCause
+	for k, ra := range t.roots {
+		si := a.terms.stack(k.stack)
+		if si.attr.App == "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(rc RootCause) bool {
+			return rc.Frame == si.attr.App && rc.Mechanism == si.attr.Mechanism && rc.Kind == k.kind && slices.Equal(rc.Path, si.path)
+		})
+		if i < 0 {
+			out = append(out, RootCause{Frame: si.attr.App, Path: si.path, Mechanism: si.attr.Mechanism, Kind: k.kind})
+			i = len(out) - 1
+		}
+		out[i].Critical += ra.crit
+		out[i].Hops = max(out[i].Hops, int(ra.hops))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Critical != out[j].Critical {
+			return out[i].Critical > out[j].Critical
+		}
+		return out[i].Name() < out[j].Name()
+	})
+	return out
+}
+
+func (a *Analyzer) finalGroup(gs *groupState) *Group {
+	g := &Group{
+		Name: gs.name, Inferred: gs.inferred, Count: gs.count,
+		ExcludedBefore: gs.excludedBefore, ExcludedAfter: gs.excludedAfter,
+		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
+		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
+		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
+		Transport: gs.transport(),
+	}
+	for tid, t := range gs.terms {
+		if t == nil {
+			continue
+		}
+		g.Terms = append(g.Terms, TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
+			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)})
+	}
+	sort.SliceStable(g.Terms, func(i, j int) bool {
+		if g.Terms[i].Critical != g.Terms[j].Critical {
+			return g.Terms[i].Critical > g.Terms[j].Critical
+		}
+		return g.Terms[i].Wait > g.Terms[j].Wait
+	})
+	for id, r := range gs.regions {
+		if r.wall > 0 || r.cpu > 0 {
+			g.Regions = append(g.Regions, RegionStat{Name: a.regionNames[id], Wall: r.wall, CPUSamples: r.cpu})
+		}
+	}
+	sort.SliceStable(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
+	for i, p := range a.opts.Predictions {
+		s := stats(gs.pred[i])
+		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p)})
+	}
+	g.Median = medianPath(gs.reservoir, g.Latency.P50)
+	for st, kinds := range gs.stacks {
+		if kinds == nil {
+			continue
+		}
+		for k, s := range kinds {
+			if s.wait != 0 || s.crit != 0 {
+				g.StackWaits = append(g.StackWaits, StackStat{Stack: tracein.StackID(st), Kind: frame.Kind(k), Wait: s.wait, Critical: s.crit})
+			}
+		}
+	}
+	sort.Slice(g.StackWaits, func(i, j int) bool {
+		a, b := g.StackWaits[i], g.StackWaits[j]
+		if a.Wait != b.Wait {
+			return a.Wait > b.Wait
+		}
+		return a.Stack < b.Stack || a.Stack == b.Stack && a.Kind < b.Kind
+	})
+	g.CPUStacks = gs.cpuStacks
+	return g
+}
+
+func (a *Analyzer) anyTermMatches(p Prediction) bool {
+	ma, mb := a.matcher(p.A), a.matcher(p.B)
+	okA, okB := false, p.Op != OpOverlap
+	for t := range a.terms.list {
+		okA = okA || ma(critpath.TermID(t))
+		okB = okB || (p.Op == OpOverlap && mb(critpath.TermID(t)))
+	}
+	return okA && okB
+}
+
+// medianPath returns the kept path whose latency is closest to the median.
+func medianPath(paths []*Path, p50 int64) *Path {
+	var best *Path
+	for _, p := range paths {
+		if best == nil || abs(p.Latency-p50) < abs(best.Latency-p50) {
+			best = p
+		}
+	}
+	return best
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// stats computes exact statistics of xs (nanoseconds).
+func stats(xs []int64) Stats {
+	if len(xs) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var sum float64
+	for _, x := range s {
+		sum += float64(x)
+	}
+	return Stats{Mean: sum / float64(len(s)), Min: s[0], P50: quantile.Sorted(s, 0.50), P90: quantile.Sorted(s, 0.90), P99: quantile.Sorted(s, 0.99), Max: s[len(s)-1]}
+}
+
+// Stats returns exact statistics of latencies in nanoseconds.
+func StatsOf(xs []int64) Stats { return stats(xs) }

@@ -1,0 +1,116 @@
+package critpath
+
+import (
+	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/tracein"
+)
+
+// TermID identifies a term in the analyser's term table. NoTerm marks
+// running and runnable time.
+type TermID int32
+
+// NoTerm is the TermID of segments that are not waits.
+const NoTerm TermID = -1
+
+// Seg is one interval of one goroutine's time inside a request.
+type Seg struct {
+	Start, End tracein.Time
+	Kind       frame.Kind
+	Term       TermID // for waits and syscalls; NoTerm otherwise
+	// Stack is the blocking stack of a wait or syscall (NoStack otherwise).
+	Stack tracein.StackID
+	// Waker is the index (in Request.Gs) of the request goroutine whose
+	// action ended this wait, or -1.
+	Waker int32
+	// Borrow is the index (in Request.Borrows) of the timeline of a goroutine
+	// outside the request that ended this wait (a transport goroutine, a
+	// worker), or -1.
+	Borrow int32
+	// Contention is set when a goroutine of another request ended the wait.
+	Contention bool
+	// JoinAll is set for a wait that joins every goroutine its goroutine
+	// started (sync.WaitGroup.Wait, errgroup.Group.Wait): the trace records
+	// only the last goroutine's wake-up, but in a simulation the wait also
+	// lasts until the others are done.
+	JoinAll bool
+}
+
+// Dur returns the segment's length in nanoseconds.
+func (s *Seg) Dur() int64 { return int64(s.End - s.Start) }
+
+// IsJoin reports whether the wait was ended by another goroutine of the
+// same request (a join, a channel handoff, a mutex passed within the request).
+func (s *Seg) IsJoin() bool { return s.Waker >= 0 }
+
+// G is one goroutine's timeline inside a request: its segments in time order.
+type G struct {
+	ID tracein.GoID
+	// Creator is the index of the request goroutine that created this one,
+	// or -1 (the task's goroutine, or one that joined through a region).
+	Creator int32
+	// Committed is false for goroutines created in the request that were
+	// still alive when it ended (connection pools and other long-lived
+	// goroutines): their time is not the request's, but their timeline may
+	// still explain a wait of the request (as a borrowed timeline).
+	Committed bool
+	Start     tracein.Time
+	Segs      []Seg
+}
+
+// Borrowed is a copy of the recent timeline of a goroutine outside the
+// request, taken when it woke a request goroutine.
+type Borrowed struct {
+	ID tracein.GoID
+	// Segs: Waker indexes refer to Request.Gs. A wait of this goroutine
+	// ended by another goroutine outside the request has Borrow set to that
+	// goroutine's timeline in turn (a hand-off behind a hand-off: an apply
+	// queue behind a raft loop), at most MaxHops deep; Stack is the
+	// goroutine's own blocking stack, so the root cause can be named.
+	Segs []Seg
+}
+
+// MaxHops bounds the chain of goroutines outside a request that the walk
+// follows to explain one of its waits (docs/method.md §4): the goroutine
+// that ended the wait, the one that ended that goroutine's wait, and so on.
+// A pipelined server's stages are a few hand-offs long (etcd: the request's
+// wait registry ← apply ← raft's WAL sync); four leaves a margin and keeps
+// the copies small.
+const MaxHops = 4
+
+// Request is one request's goroutines between Begin and End.
+type Request struct {
+	Begin, End tracein.Time
+	EndG       int32 // index of the goroutine that ended the request
+	Gs         []G
+	Borrows    []Borrowed
+}
+
+// Latency returns End − Begin in nanoseconds.
+func (r *Request) Latency() int64 { return int64(r.End - r.Begin) }
+
+// segAt returns the index of the segment of segs with Start < t ≤ End, or -1.
+func segAt(segs []Seg, t tracein.Time) int {
+	lo, hi := 0, len(segs)
+	for lo < hi { // first segment with End >= t
+		m := (lo + hi) / 2
+		if segs[m].End < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(segs) && segs[lo].Start < t {
+		return lo
+	}
+	return -1
+}
+
+// Scratch is the working memory of Walk and Simulate, kept for reuse across
+// requests so that an analysis of millions of requests does not allocate
+// per request. The zero value is ready to use; a Scratch belongs to one
+// goroutine at a time.
+type Scratch struct {
+	path  []PathSeg
+	stack []walkFrame
+	gs    []simG
+}

@@ -1,0 +1,231 @@
+package critpath
+
+import "github.com/latscope/latscope/internal/tracein"
+
+// Model is a what-if change to a request: wait terms scaled (0 removes them)
+// and pairs of terms run concurrently instead of one after the other.
+type Model struct {
+	// Scale returns the factor for a term's waits; nil means 1 for all.
+	Scale func(TermID) float64
+	// Overlap lists pairs of term sets to run concurrently (docs/method.md §5:
+	// latency − A − B + max(A, B) when independent).
+	Overlap []Pair
+}
+
+// Pair is two sets of terms for an overlap.
+type Pair struct{ A, B func(TermID) bool }
+
+func (m *Model) factor(t TermID) float64 {
+	if m.Scale == nil || t == NoTerm {
+		return 1
+	}
+	return m.Scale(t)
+}
+
+// Simulate re-runs r's goroutine timelines under m and returns the predicted
+// latency in nanoseconds. Running and runnable time is kept; a wait ended by
+// another goroutine of the request ends when that goroutine reaches the same
+// point in the simulation, so removing a term on one branch of a fork lets
+// the other branch become critical. Other waits (network, timers, other
+// requests, transport goroutines) last their recorded length times the
+// term's factor.
+func Simulate(r *Request, m Model) int64 {
+	var sc Scratch
+	return sc.Simulate(r, m)
+}
+
+// Simulate is the package's Simulate with sc's working memory.
+func (sc *Scratch) Simulate(r *Request, m Model) int64 {
+	if len(r.Gs) == 0 {
+		return r.Latency()
+	}
+	gs := sc.gs
+	if cap(gs) < len(r.Gs) {
+		gs = append(gs[:cap(gs)], make([]simG, len(r.Gs)-cap(gs))...)
+	}
+	gs = gs[:len(r.Gs)]
+	for i := range gs {
+		gs[i] = simG{start: gs[i].start[:0], end: gs[i].end[:0], branch: gs[i].branch[:0]}
+	}
+	sc.gs = gs
+	s := sim{r: r, m: &m, gs: gs}
+	return int64(s.point(r.EndG, r.End) - r.Begin)
+}
+
+type simG struct {
+	start  []tracein.Time // simulated start of each segment
+	end    []tracein.Time
+	busy   bool
+	branch []branch // overlap branches active in this goroutine
+	inited bool
+	origin tracein.Time
+}
+
+// branch is one overlap applied to a goroutine: segments of the later term
+// (moved) run in parallel from the first segment of the pair (first) and
+// join after the last one (last).
+type branch struct {
+	first, last int
+	moved       func(TermID) bool
+	total       tracein.Time
+}
+
+type sim struct {
+	r  *Request
+	m  *Model
+	gs []simG
+}
+
+// point returns the simulated time of real instant t on goroutine g.
+func (s *sim) point(g int32, t tracein.Time) tracein.Time {
+	segs := s.r.Gs[g].Segs
+	k := segAt(segs, t)
+	if k < 0 {
+		if len(segs) > 0 && t <= segs[0].Start {
+			return s.origin(g) - (segs[0].Start - t)
+		}
+		k = len(segs) - 1
+		if k < 0 {
+			return t
+		}
+	}
+	if !s.ensure(g, k) {
+		return t // a cycle through ties in the timelines: keep the real time
+	}
+	sg := &s.gs[g]
+	off := min(t-segs[k].Start, sg.end[k]-sg.start[k])
+	return sg.start[k] + off
+}
+
+// origin returns the simulated start of goroutine g.
+func (s *sim) origin(g int32) tracein.Time {
+	sg := &s.gs[g]
+	if sg.inited {
+		return sg.origin
+	}
+	sg.inited = true
+	G := &s.r.Gs[g]
+	sg.origin = G.Start
+	if len(G.Segs) > 0 {
+		sg.origin = G.Segs[0].Start
+	}
+	if G.Creator >= 0 && !sg.busy {
+		sg.busy = true
+		sg.origin = s.point(G.Creator, G.Start)
+		sg.busy = false
+	}
+	s.initBranches(g)
+	return sg.origin
+}
+
+// ensure simulates g's segments up to and including k.
+func (s *sim) ensure(g int32, k int) bool {
+	sg := &s.gs[g]
+	if k < len(sg.end) {
+		return true
+	}
+	if sg.busy {
+		return false
+	}
+	t := s.origin(g)
+	sg.busy = true
+	defer func() { sg.busy = false }()
+	if n := len(sg.end); n > 0 {
+		t = sg.end[n-1]
+	}
+	for i := len(sg.end); i <= k; i++ {
+		t = s.segment(g, i, t)
+	}
+	return true
+}
+
+// segment simulates segment i of g starting at t and returns its end.
+func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
+	sg := &s.gs[g]
+	seg := &s.r.Gs[g].Segs[i]
+	f := s.m.factor(seg.Term)
+	var end tracein.Time
+	switch {
+	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:
+		end = t
+		if f != 0 {
+			end = max(t, s.point(seg.Waker, seg.End))
+			if seg.JoinAll {
+				end = max(end, s.joined(g, seg))
+			}
+		}
+	default:
+		d := tracein.Time(float64(seg.End-seg.Start) * f)
+		for j := range sg.branch {
+			b := &sg.branch[j]
+			if i >= b.first && i <= b.last && seg.Term != NoTerm && b.moved(seg.Term) {
+				b.total += d
+				d = 0
+			}
+		}
+		end = t + d
+	}
+	for j := range sg.branch {
+		if b := &sg.branch[j]; i == b.last {
+			firstStart := t
+			if b.first < i {
+				firstStart = sg.start[b.first]
+			}
+			end = max(end, firstStart+b.total)
+		}
+	}
+	sg.start = append(sg.start, t)
+	sg.end = append(sg.end, end)
+	return end
+}
+
+// joined returns the simulated time by which every goroutine that g started
+// before a JoinAll wait and that ended while it waited is done: the others
+// a WaitGroup or errgroup waits for besides the one whose wake-up the trace
+// recorded.
+func (s *sim) joined(g int32, seg *Seg) tracein.Time {
+	var end tracein.Time
+	for h := range s.r.Gs {
+		H := &s.r.Gs[h]
+		if H.Creator != g || !H.Committed || H.Start > seg.Start || len(H.Segs) == 0 {
+			continue
+		}
+		if last := H.Segs[len(H.Segs)-1].End; last > seg.Start && last <= seg.End {
+			end = max(end, s.point(int32(h), last))
+		}
+	}
+	return end
+}
+
+// initBranches finds, for each overlap pair present on g, the segment range
+// from the first to the last wait of either term.
+func (s *sim) initBranches(g int32) {
+	segs := s.r.Gs[g].Segs
+	for _, p := range s.m.Overlap {
+		first, last := -1, -1
+		var firstIsA, sawA, sawB bool
+		for i := range segs {
+			t := segs[i].Term
+			if t == NoTerm || segs[i].IsJoin() {
+				continue
+			}
+			a, b := p.A(t), p.B(t)
+			if !a && !b {
+				continue
+			}
+			if first < 0 {
+				first, firstIsA = i, a
+			}
+			last = i
+			sawA, sawB = sawA || a, sawB || b
+		}
+		if !sawA || !sawB {
+			continue
+		}
+		moved := p.B
+		if !firstIsA {
+			moved = p.A
+		}
+		s.gs[g].branch = append(s.gs[g].branch, branch{first: first, last: last, moved: moved})
+	}
+}

@@ -1,0 +1,396 @@
+package jfr
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/termsafe"
+	"github.com/latscope/latscope/internal/units"
+)
+
+// ChurnReport is the outcome of a churn analysis (Churn.Result).
+type ChurnReport struct {
+	// Duration is the recording's window (ChurnOptions.Recording), else
+	// first to last sample or park (JSON: duration_ms).
+	Duration time.Duration `json:"-"`
+	// Samples are the jdk.ExecutionSample events: threads caught running
+	// Java code. Machinery are those in a ChurnGroup; Share is
+	// Machinery/Samples, Low and High its 95 % interval (Wilson score).
+	Samples   int64        `json:"samples"`
+	Machinery int64        `json:"machinery_samples"`
+	Share     float64      `json:"share"`
+	Low       float64      `json:"share_low"`
+	High      float64      `json:"share_high"`
+	Groups    []ChurnShare `json:"groups"` // machinery groups, heaviest first
+	// Top are the frames that decided machinery samples; Payers the
+	// application frames on their stacks ("": none, a pool thread).
+	Top    []FrameCount `json:"top"`
+	Payers []FrameCount `json:"payers"`
+	// Period is the shortest jdk.ExecutionSample period recorded; 0 when
+	// the recording's settings were not read.
+	Period time.Duration `json:"-"` // JSON: period_ms, absent when unknown
+	// NativeSamples are jdk.NativeMethodSample events: threads in native
+	// code, running or blocked. They are counted, never taken as CPU.
+	NativeSamples int64     `json:"native_samples"`
+	Parks         ParkStats `json:"parks"`
+	ThreadStarts  int64     `json:"thread_starts"`
+	ThreadEnds    int64     `json:"thread_ends"`
+	// JVMCPU is the JVM's CPU over the recording from jdk.CPULoad; nil
+	// without those events or jdk.CPUInformation.
+	JVMCPU     *JVMCPU          `json:"jvm_cpu,omitempty"`
+	Thresholds sched.Thresholds `json:"thresholds"`
+}
+
+// ChurnShare is one machinery group's samples.
+type ChurnShare struct {
+	Group   ChurnGroup `json:"group"`
+	Samples int64      `json:"samples"`
+	Share   float64    `json:"share"` // of all execution samples
+}
+
+// FrameCount is one frame's machinery samples.
+type FrameCount struct {
+	Frame   string  `json:"frame"`
+	Samples int64   `json:"samples"`
+	Share   float64 `json:"share"` // of all execution samples
+}
+
+// ParkStats counts the recorded jdk.ThreadPark events. JFR records a park
+// only if it lasts at least the event's threshold, so these are the parks
+// at least that long.
+type ParkStats struct {
+	Threshold string      `json:"threshold,omitempty"` // jdk.ThreadPark's; "" when unknown
+	Total     int64       `json:"total"`
+	ByCause   []ParkCount `json:"by_cause"` // what the thread parked in
+	// IdleWakeups are the ends of parks of idle pool workers (ForkJoinPool
+	// awaitWork, ThreadPoolExecutor getTask): a worker woken. Bursts
+	// clusters them: a gap over Gap ends a burst; Large bursts have at
+	// least MinSize wakeups, InLarge in all.
+	IdleWakeups int64         `json:"idle_wakeups"`
+	Gap         time.Duration `json:"-"` // JSON: gap_ms
+	MinSize     int           `json:"min_size"`
+	Bursts      int64         `json:"bursts"`
+	Max         int           `json:"max_size"`
+	Large       int64         `json:"large"`
+	InLarge     int64         `json:"in_large"`
+	LargeMedian int           `json:"large_median_size"`
+}
+
+// ParkCount is the parks of one cause.
+type ParkCount struct {
+	Cause ChurnGroup `json:"cause"` // ChurnOther: not in a pool's or queue's frames
+	Count int64      `json:"count"`
+}
+
+// JVMCPU is the JVM's CPU from jdk.CPULoad.
+type JVMCPU struct {
+	Seconds float64       `json:"seconds"`      // user + system CPU-seconds over Span
+	System  float64       `json:"system_share"` // of Seconds, in the kernel
+	Span    time.Duration `json:"-"`            // the time the jdk.CPULoad events cover (JSON: span_ms)
+}
+
+// MarshalJSON writes Span in milliseconds.
+func (c *JVMCPU) MarshalJSON() ([]byte, error) {
+	type plain JVMCPU
+	return json.Marshal(struct {
+		*plain
+		Span float64 `json:"span_ms"`
+	}{(*plain)(c), units.Ms(c.Span)})
+}
+
+// MarshalJSON writes Gap in milliseconds.
+func (p ParkStats) MarshalJSON() ([]byte, error) {
+	type plain ParkStats
+	return json.Marshal(struct {
+		plain
+		Gap float64 `json:"gap_ms"`
+	}{plain(p), units.Ms(p.Gap)})
+}
+
+// MarshalJSON writes the durations in milliseconds (period_ms absent when
+// unknown), the share and its interval as null without samples, and adds
+// the verdict and the findings.
+func (r *ChurnReport) MarshalJSON() ([]byte, error) {
+	type plain ChurnReport
+	var period *float64
+	if r.Period > 0 {
+		p := units.Ms(r.Period)
+		period = &p
+	}
+	share, low, high := &r.Share, &r.Low, &r.High
+	if r.Samples == 0 {
+		share, low, high = nil, nil, nil
+	}
+	return json.Marshal(struct {
+		Kind     string   `json:"kind"`
+		Verdict  string   `json:"verdict"`
+		Duration float64  `json:"duration_ms"`
+		Period   *float64 `json:"period_ms,omitempty"`
+		*plain
+		Share    *float64        `json:"share"`
+		Low      *float64        `json:"share_low"`
+		High     *float64        `json:"share_high"`
+		Findings []sched.Finding `json:"findings"`
+	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), share, low, high, nonNilFindings(r.Findings())})
+}
+
+func nonNilFindings(f []sched.Finding) []sched.Finding {
+	if f == nil {
+		return []sched.Finding{}
+	}
+	return f
+}
+
+// Fixes for churn, in JVM terms (docs/jfr-churn.md).
+const (
+	ChurnOptionBatch  = "batching: hand a task a batch of events per wakeup (one execute per burst), not one task per event"
+	ChurnOptionSteady = "a steady consumer: route the bursty work to threads that are busy anyway (the seed moved its actor to the steady dispatcher)"
+	ChurnOptionSmall  = "a pool sized to the work and the CPUs (new ForkJoinPool(2), a fixed ThreadPoolExecutor) instead of a wide one whose idle workers all wake for every burst"
+)
+
+// MoreSamples says how to get more execution samples.
+const MoreSamples = "sample every millisecond: record with settings=profile and the churn settings (internal/jfr/churntest/churn.jfc, docs/jfr-churn.md) last, " +
+	"or add jdk.ExecutionSample#period=1ms after a single settings= (JDK 17+); or record longer"
+
+// Verdict is the analysis in one sentence: the share against the rule, or
+// why there is none.
+func (r *ChurnReport) Verdict() string {
+	t := r.Thresholds
+	switch {
+	case r.Samples == 0:
+		return "scheduler churn not measured: the recording has no execution samples (jdk.ExecutionSample)"
+	case r.Samples < t.MinSamples:
+		return fmt.Sprintf("scheduler churn not judged: %d execution samples are too few (fewer than %d; share %s)", r.Samples, t.MinSamples, r.shareWords())
+	case r.Share > t.SchedShare:
+		return fmt.Sprintf("scheduler churn: pool machinery took %s of the JVM's execution samples, above %.0f %%", r.shareWords(), 100*t.SchedShare)
+	}
+	return fmt.Sprintf("no scheduler churn: pool machinery took %s of the JVM's execution samples, not above %.0f %%", r.shareWords(), 100*t.SchedShare)
+}
+
+// shareWords is "27 % (95 % interval 23–31 %, 612 samples)".
+func (r *ChurnReport) shareWords() string {
+	return fmt.Sprintf("%.1f %% (95 %% interval %.1f–%.1f %%, %d samples)", 100*r.Share, 100*r.Low, 100*r.High, r.Samples)
+}
+
+// Findings returns the verdicts that call for action or for a better
+// recording, with the kinds of package sched: sched-overhead,
+// few-cpu-samples, no-cpu-samples.
+func (r *ChurnReport) Findings() []sched.Finding {
+	t := r.Thresholds
+	switch {
+	case r.Samples == 0:
+		return []sched.Finding{{Kind: sched.FindNoSamples, Text: "the recording has no execution samples, so the share of CPU in ForkJoinPool and thread-pool machinery cannot be measured: " +
+			"enable jdk.ExecutionSample (settings=profile and latscope.jfc sample every 10 ms; jdk.ExecutionSample#period=1ms samples ten times as often)"}}
+	case r.Samples < t.MinSamples:
+		return []sched.Finding{{Kind: sched.FindFewSamples, Text: fmt.Sprintf("only %d execution samples%s (fewer than %d): the pool machinery's share, %s, is too uncertain to judge. "+
+			"JFR samples only threads running Java code, so a mostly idle JVM gives few samples at any period. To get more: %s",
+			r.Samples, r.overWords(), t.MinSamples, r.shareWords(), r.moreSamples())}}
+	case r.Share > t.SchedShare:
+		return []sched.Finding{r.overhead()}
+	}
+	return nil
+}
+
+// moreSamples is MoreSamples, or, when the recording sampled every
+// millisecond already, what is left.
+func (r *ChurnReport) moreSamples() string {
+	if r.Period > 0 && r.Period <= time.Millisecond {
+		return "record longer, or while the service is busy (the recording samples every millisecond already)"
+	}
+	return MoreSamples
+}
+
+func (r *ChurnReport) overWords() string {
+	s := ""
+	if r.Duration > 0 {
+		s = fmt.Sprintf(" in %.1f s", r.Duration.Seconds())
+	}
+	if r.Period > 0 {
+		s += fmt.Sprintf(", one every %v per thread running Java", r.Period)
+	}
+	return s
+}
+
+func (r *ChurnReport) overhead() sched.Finding {
+	var b strings.Builder
+	termsafe.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, docs/method.md §9)",
+		r.shareWords(), 100*r.Thresholds.SchedShare)
+	var parts []string
+	for _, g := range r.Groups {
+		if g.Share >= 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.0f %%", g.Group, 100*g.Share))
+		}
+	}
+	if len(parts) > 0 {
+		termsafe.Fprintf(&b, ": %s", strings.Join(parts, ", "))
+	}
+	b.WriteString(" — waking, scanning and parking pool threads instead of running the work")
+	var pay []string
+	for _, p := range r.Payers {
+		if p.Frame != "" && p.Share >= 0.01 && len(pay) < 3 {
+			pay = append(pay, fmt.Sprintf("%s (%.0f %%)", p.Frame, 100*p.Share))
+		}
+	}
+	if len(pay) > 0 {
+		termsafe.Fprintf(&b, "; paid on the stacks of %s", strings.Join(pay, ", "))
+	}
+	b.WriteString(r.parkWords())
+	b.WriteString("; JFR samples only threads running Java code, so the JVM's own park/unpark and the kernel's part of waking threads are in no sample: the share is a lower bound")
+	return sched.Finding{Kind: sched.FindSchedOverhead, Text: b.String(), Options: []string{ChurnOptionBatch, ChurnOptionSteady, ChurnOptionSmall}}
+}
+
+// parkWords describes the wakeups of idle pool workers.
+func (r *ChurnReport) parkWords() string {
+	p := r.Parks
+	if p.IdleWakeups == 0 || r.Duration <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("; idle pool workers were woken %.0f times a second (parks of at least %s)", r.perSecond(p.IdleWakeups), thresholdWords(p.Threshold))
+	if p.Large > 0 {
+		s += fmt.Sprintf(", %.0f %% of them in bursts: %.1f bursts a second woke a median %d at once",
+			100*float64(p.InLarge)/float64(p.IdleWakeups), r.perSecond(p.Large), p.LargeMedian)
+	}
+	return s
+}
+
+func thresholdWords(th string) string {
+	if th == "" {
+		return "the recording's jdk.ThreadPark threshold"
+	}
+	return th
+}
+
+func (r *ChurnReport) perSecond(n int64) float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(n) / r.Duration.Seconds()
+}
+
+// WriteText writes the report for people: the verdict, the groups, the
+// frames and payers, the parks and thread starts, and what the samples
+// cannot see.
+func (r *ChurnReport) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	termsafe.Fprintf(bw, "%s\n", r.Verdict())
+	if r.Samples > 0 {
+		r.writeSamples(bw)
+	}
+	r.writeParks(bw)
+	r.writeCoverage(bw)
+	if fs := r.Findings(); len(fs) > 0 {
+		fmt.Fprintln(bw, "findings:")
+		for _, f := range fs {
+			termsafe.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
+		}
+	}
+	return bw.Flush()
+}
+
+func (r *ChurnReport) writeSamples(w io.Writer) {
+	termsafe.Fprintf(w, "  execution samples: %d%s; native-method samples (not CPU): %d\n", r.Samples, r.overWords(), r.NativeSamples)
+	for _, g := range r.Groups {
+		termsafe.Fprintf(w, "    %-26s %5.1f %%  (%d)\n", g.Group, 100*g.Share, g.Samples)
+	}
+	if len(r.Top) > 0 {
+		fmt.Fprintln(w, "  machinery frames (innermost listed frame):")
+		for _, f := range r.Top {
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
+		}
+	}
+	if len(r.Payers) > 0 {
+		fmt.Fprintln(w, "  machinery on the stacks of:")
+		for _, f := range r.Payers {
+			name := f.Frame
+			if name == "" {
+				name = "(pool threads, no application frame)"
+			}
+			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
+		}
+	}
+}
+
+func (r *ChurnReport) writeParks(w io.Writer) {
+	p := r.Parks
+	termsafe.Fprintf(w, "  parks of at least %s: %d", thresholdWords(p.Threshold), p.Total)
+	for _, c := range p.ByCause {
+		name := c.Cause.String()
+		if c.Cause == ChurnOther {
+			name = "outside pools and queues"
+		}
+		termsafe.Fprintf(w, "; %s %d", name, c.Count)
+	}
+	fmt.Fprintln(w)
+	if p.IdleWakeups > 0 {
+		termsafe.Fprintf(w, "  idle pool workers woken: %.0f/s; bursts (gaps ≤ %v): %.1f/s, max %d", r.perSecond(p.IdleWakeups), p.Gap, r.perSecond(p.Bursts), p.Max)
+		if p.Large > 0 {
+			termsafe.Fprintf(w, "; large (≥ %d): %.1f/s, median %d", p.MinSize, r.perSecond(p.Large), p.LargeMedian)
+		}
+		fmt.Fprintln(w)
+	}
+	termsafe.Fprintf(w, "  threads started: %d, ended: %d\n", r.ThreadStarts, r.ThreadEnds)
+}
+
+// writeCoverage says how much of the JVM's CPU the samples can see.
+func (r *ChurnReport) writeCoverage(w io.Writer) {
+	c := r.JVMCPU
+	if c == nil {
+		fmt.Fprintln(w, "  JFR samples only threads running Java code: the JVM's own park/unpark, JIT, GC and the kernel are in no sample")
+		return
+	}
+	termsafe.Fprintf(w, "  the JVM used %.2f CPU-s (jdk.CPULoad, %.0f %% in the kernel)", c.Seconds, 100*c.System)
+	if r.Period > 0 && r.Samples > 0 {
+		termsafe.Fprintf(w, "; the samples see about %.2f CPU-s of Java code", float64(r.Samples)*r.Period.Seconds())
+	}
+	fmt.Fprintln(w, "; the rest (the JVM's own park/unpark, JIT, GC, the kernel) is in no sample")
+}
+
+// Error returns the verdict, so the report can travel as a warning of a
+// budget.Result.
+func (r *ChurnReport) Error() string { return r.Verdict() }
+
+func ratio(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// wilson returns the 95 % Wilson score interval of k successes in n draws,
+// treating the samples as independent.
+func wilson(k, n int64) (lo, hi float64) {
+	if n == 0 {
+		return 0, 0
+	}
+	const z = 1.96
+	nf, p := float64(n), float64(k)/float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return max(0, mid-half), min(1, mid+half)
+}
+
+// topCounts returns the n heaviest entries of m, ties by name.
+func topCounts(m map[string]int64, total int64, n int) []FrameCount {
+	out := make([]FrameCount, 0, len(m))
+	for f, c := range m {
+		out = append(out, FrameCount{Frame: f, Samples: c, Share: ratio(c, total)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Samples != out[j].Samples {
+			return out[i].Samples > out[j].Samples
+		}
+		return out[i].Frame < out[j].Frame
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}

@@ -1,0 +1,328 @@
+package queueing
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/frame"
+)
+
+// ResourceKind is what a resource of a Model is.
+type ResourceKind string
+
+// Resource kinds.
+const (
+	CPU    ResourceKind = "cpu"   // the cores: a multi-server station
+	Pool   ResourceKind = "pool"  // a connection pool, semaphore or lock: a multi-server station
+	Delays ResourceKind = "delay" // everything without a queue of its own (upstream, sleeps, network, think)
+)
+
+// Resource is one station of the model with its measured demand.
+type Resource struct {
+	Name    string       `json:"name"`
+	Kind    ResourceKind `json:"kind"`
+	Servers int          `json:"servers,omitempty"` // cores or pool size; 0 for a delay
+	// DemandMs is the service demand of one request: CPU time, the time a
+	// connection is held, or the pure delay.
+	DemandMs float64 `json:"demand_ms"`
+	// WaitMs is the queueing measured in the trace: critical runnable time
+	// for the CPU, the acquire wait for a pool.
+	WaitMs float64 `json:"measured_wait_ms"`
+	// WakeMs is the part of a pool's demand that is runnable time while
+	// the connection is held (after its waits end, before it runs).
+	WakeMs float64 `json:"wake_ms,omitempty"`
+	// acquire and hold identify a pool's terms.
+	acquire func(budget.Term) bool
+	hold    func(budget.Term) bool
+	held    float64 // wake-ups per request while the connection is held
+}
+
+// PoolSpec names a pool: Name is the frame that acquires it (a frame
+// matched as in a prediction) and Size its servers. An empty Name sizes
+// the pool recognised by its acquire mechanism (database/sql, pgxpool,
+// puddle).
+type PoolSpec struct {
+	Name string
+	Size int
+}
+
+// ParsePool parses "NAME:SIZE" or "SIZE".
+func ParsePool(s string) (PoolSpec, error) {
+	name, size, ok := strings.Cut(s, ":")
+	if !ok {
+		name, size = "", s
+	}
+	n, err := strconv.Atoi(size)
+	if err != nil || n < 1 || n > 1_000_000 {
+		return PoolSpec{}, fmt.Errorf("pool %q: want NAME:SIZE or SIZE with SIZE from 1 to 1000000", s)
+	}
+	return PoolSpec{Name: name, Size: n}, nil
+}
+
+// Inputs are what the trace does not say.
+type Inputs struct {
+	Task    string     // request type; "" for the group with most requests
+	Clients float64    // closed-model clients; 0 estimates them from the trace (Little's law)
+	Cores   float64    // cores available; 0 takes GOMAXPROCS from the trace
+	Pools   []PoolSpec // pools to model
+	// Rate, when positive, makes the workload open: requests arrive at
+	// this rate (per second) whatever the latency, as from many
+	// independent users; Open with Rate 0 takes the trace's throughput.
+	Rate float64
+	Open bool
+}
+
+// Model is a request type's closed queueing network as measured.
+type Model struct {
+	Group            string `json:"group"`
+	Requests         int    `json:"requests"`
+	Clients          int    `json:"clients"`
+	ClientsEstimated bool   `json:"clients_estimated,omitempty"`
+	// Rate is the open workload's arrival rate (per second); 0 for the
+	// closed model of Clients and ThinkMs.
+	Rate    float64 `json:"rate,omitempty"`
+	ThinkMs float64 `json:"think_ms"` // clients' time between requests: N/X − R − OutsideCPUMs
+	// OutsideCPUMs is the CPU the process spent outside any request, per
+	// request that ended (the server's reading and writing, the garbage
+	// collector): part of the CPU station's demand, outside the request's
+	// latency (docs/method.md §7).
+	OutsideCPUMs float64 `json:"outside_cpu_ms"`
+	// WakeupMs is runnable time per request that the model's CPU queue does
+	// not explain (scheduling latency): kept in every what-if, in the pools'
+	// demand for the wake-ups that happen while a connection is held, as a
+	// delay for the others.
+	WakeupMs       float64    `json:"wakeup_ms"`
+	MeasuredMeanMs float64    `json:"measured_mean_ms"`
+	MeasuredRPS    float64    `json:"measured_rps"`
+	Resources      []Resource `json:"resources"`
+}
+
+// poolMechanisms are mechanisms that wait for a pooled connection or a
+// semaphore's permit: a multi-server station whose size is the pool's.
+var poolMechanisms = []string{"database/sql.(*DB).conn", "pgxpool.(*Pool).Acquire", "puddle", "HikariPool.getConnection", "ConcurrentBag.borrow",
+	"java.util.concurrent.Semaphore.acquire"}
+
+func isPoolMechanism(t budget.Term) bool {
+	for _, m := range poolMechanisms {
+		if strings.Contains(t.Mechanism, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// acquireKind is a wait that can be a semaphore's or lock's acquire.
+func acquireKind(k frame.Kind) bool {
+	switch k {
+	case frame.ChanSend, frame.ChanRecv, frame.Select, frame.Sync, frame.Cond:
+		return true
+	}
+	return false
+}
+
+// Build measures the model of one request type of res.
+func Build(res *budget.Result, in Inputs) (*Model, error) {
+	g, err := pickGroup(res, in.Task)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(g.Count)
+	dur := float64(res.Info.Duration()) / 1e9
+	if dur <= 0 {
+		return nil, fmt.Errorf("trace has no duration")
+	}
+	// Throughput counts every request that ended in the window, including
+	// those that began before it (cut, and left out of the means); tasks
+	// whose type the trace does not record are shared by request count.
+	var all int
+	for _, h := range res.Groups {
+		all += h.Count
+	}
+	ended := float64(g.Count+g.ExcludedBefore) + float64(res.Info.ExcludedUntyped)*n/float64(max(all, 1))
+	m := &Model{Group: g.Name, Requests: g.Count, MeasuredMeanMs: g.Latency.Mean / 1e6, MeasuredRPS: ended / dur}
+	switch {
+	case in.Clients > 0:
+		m.Clients = int(math.Round(in.Clients))
+	default:
+		var sum float64
+		for _, l := range g.Latencies {
+			sum += float64(l)
+		}
+		m.Clients, m.ClientsEstimated = max(1, int(math.Round(sum/1e9/dur))), true
+	}
+	if in.Open || in.Rate > 0 {
+		m.Rate = in.Rate
+		if m.Rate <= 0 {
+			m.Rate = m.MeasuredRPS
+		}
+	}
+	if m.Clients > MaxExactPopulation {
+		return nil, fmt.Errorf("%d clients: the model takes at most %d", m.Clients, MaxExactPopulation)
+	}
+	m.OutsideCPUMs = outsideCPU(res) / 1e6
+	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs)
+	cores := in.Cores
+	if cores <= 0 {
+		cores = float64(res.Info.Procs)
+	}
+	m.Resources = append(m.Resources, Resource{Name: "CPU", Kind: CPU, Servers: max(1, int(math.Round(cores))),
+		DemandMs: float64(g.Running.Wait)/n/1e6 + m.OutsideCPUMs, WaitMs: float64(g.Runnable.Critical) / n / 1e6})
+	// Each wait ends with a wake-up and runnable time before the goroutine
+	// runs. The runnable time the CPU queue does not explain is scheduling
+	// latency, taken as the same per wake-up; its share after a pool's
+	// acquire and hold waits is time the connection stays held.
+	var wakes float64
+	for _, ts := range g.Terms {
+		if ts.Critical > 0 {
+			wakes += float64(ts.Requests) / n
+		}
+	}
+	runnable := float64(g.Runnable.Critical) / n / 1e6
+	accounted := float64(g.Running.Critical) / n / 1e6
+	pools := in.Pools
+	if len(pools) == 0 {
+		for _, ts := range g.Terms {
+			if isPoolMechanism(res.Terms[ts.Term]) {
+				return nil, fmt.Errorf("request type %q waits for a connection pool or semaphore (%s) whose size is not given (--pool SIZE, or NAME:SIZE)", g.Name, res.Terms[ts.Term].Name())
+			}
+		}
+	}
+	for _, ps := range pools {
+		r := Resource{Name: ps.Name, Kind: Pool, Servers: ps.Size}
+		if ps.Name == "" {
+			r.Name = "connection pool"
+			r.acquire = isPoolMechanism
+		} else {
+			name := ps.Name
+			r.acquire = func(t budget.Term) bool {
+				return t.Frame != "" && budget.MatchName(t.Frame, name) && acquireKind(t.Kind) || isPoolMechanism(t) && t.Matches(name)
+			}
+		}
+		frames := map[string]bool{}
+		for _, ts := range g.Terms {
+			if t := res.Terms[ts.Term]; r.acquire(t) {
+				frames[t.Frame] = true
+				r.WaitMs += float64(ts.Critical) / n / 1e6
+			}
+		}
+		if len(frames) == 0 && ps.Name == "" {
+			return nil, fmt.Errorf("pool %q: no wait of request type %q acquires it", r.Name, g.Name)
+		}
+		acq, named := r.acquire, ps.Name
+		r.hold = func(t budget.Term) bool {
+			if acq(t) {
+				return false
+			}
+			if named != "" && t.Matches(named) {
+				return true
+			}
+			for f := range frames {
+				if t.Matches(f) {
+					return true
+				}
+			}
+			return false
+		}
+		var held float64
+		var any bool
+		for _, ts := range g.Terms {
+			t := res.Terms[ts.Term]
+			any = any || r.acquire(t) || r.hold(t)
+		}
+		if !any {
+			return nil, fmt.Errorf("pool %q: no wait of request type %q acquires it or runs beneath it", r.Name, g.Name)
+		}
+		for _, ts := range g.Terms {
+			if t := res.Terms[ts.Term]; r.hold(t) || r.acquire(t) && ts.Critical > 0 {
+				held += float64(ts.Requests) / n
+				if r.hold(t) {
+					r.DemandMs += float64(ts.Critical) / n / 1e6
+				}
+			}
+		}
+		r.held = held
+		accounted += r.WaitMs + r.DemandMs
+		m.Resources = append(m.Resources, r)
+	}
+	m.Resources = append(m.Resources, Resource{Name: "delays", Kind: Delays, DemandMs: max(0, m.MeasuredMeanMs-accounted-runnable)})
+	m.Resources[0].WaitMs = runnable
+	delay := &m.Resources[len(m.Resources)-1]
+	base := delay.DemandMs
+	for range 8 {
+		st, err := m.solve()
+		if err != nil {
+			return nil, err
+		}
+		modelWait := max(0, st.Resources[0].ResidenceMs-m.Resources[0].DemandMs)
+		m.WakeupMs = max(0, runnable-modelWait)
+		perWake := 0.0
+		if wakes > 0 {
+			perWake = m.WakeupMs / wakes
+		}
+		rest := m.WakeupMs
+		for i := range m.Resources {
+			if r := &m.Resources[i]; r.Kind == Pool {
+				r.DemandMs += perWake*r.held - r.WakeMs
+				r.WakeMs = perWake * r.held
+				rest -= r.WakeMs
+			}
+		}
+		delay.DemandMs = base + max(0, rest)
+	}
+	return m, nil
+}
+
+// outsideCPU is the CPU, in ns, the process spent outside any request,
+// per request that ended in the window. By the utilization law (D = U/X)
+// a request's CPU demand is all the CPU the process spends per request:
+// its own running time plus this share (the server's reading and
+// writing, the garbage collector, requests cut by the window's edges).
+// A request type's capacity is bounded by all of it, not only the part
+// inside its task. JVM recordings have no per-P busy time: 0.
+func outsideCPU(res *budget.Result) float64 {
+	var inside int64
+	ended := res.Info.ExcludedUntyped
+	for _, h := range res.Groups {
+		inside += h.Running.Wait
+		ended += h.Count + h.ExcludedBefore
+	}
+	outside := res.Info.ProcBusy - inside
+	if outside <= 0 || ended == 0 || res.Info.JVM {
+		return 0
+	}
+	return float64(outside) / float64(ended)
+}
+
+func pickGroup(res *budget.Result, task string) (*budget.Group, error) {
+	for _, g := range res.Groups {
+		if g.Count > 0 && (task == "" || g.Name == task) {
+			return g, nil
+		}
+	}
+	if task != "" {
+		return nil, fmt.Errorf("no finished request of type %q", task)
+	}
+	return nil, fmt.Errorf("no finished request in the trace")
+}
+
+// network returns the closed network of m with the given changes.
+func (m *Model) network() Network {
+	net := Network{Think: m.ThinkMs / 1000}
+	for _, r := range m.Resources {
+		s := Station{Name: r.Name, Demand: r.DemandMs / 1000, Servers: r.Servers}
+		if r.Kind == Delays || r.Servers <= 0 {
+			s.Kind = Delay
+		}
+		net.Stations = append(net.Stations, s)
+	}
+	return net
+}
+
+func (m *Model) clone() *Model {
+	c := *m
+	c.Resources = append([]Resource(nil), m.Resources...)
+	return &c
+}

@@ -1,0 +1,287 @@
+package render
+
+import (
+	"regexp"
+
+	"github.com/latscope/latscope/internal/budget"
+)
+
+// Inputs are the facts beside the trace that a report may use.
+type Inputs struct {
+	File string
+	// CPUSeconds is the process's CPU time (utime+stime) over the trace
+	// window from an instrument independent of the tracer; < 0 when
+	// unknown, and then the agent's CPU counter log in the trace is used
+	// when it can stand for the window (budget.CPULog.Window).
+	CPUSeconds float64
+	// Clients is the closed-model client count for throughput predictions;
+	// 0 estimates it from the trace (Σ latency / window, Little's law).
+	Clients float64
+	// Cores is the CPU capacity for the CPU cap; 0 uses GOMAXPROCS from the trace.
+	Cores float64
+	// Pool is a connection-pool size for the pool cap; 0 means no pool cap.
+	Pool int
+	// Task keeps only this request type; "" keeps all.
+	Task string
+	// Frame keeps only terms whose application frame matches.
+	Frame *regexp.Regexp
+	// MinShare folds terms under this share of the mean (percent) into one
+	// row in text output. JSON always lists every term.
+	MinShare float64
+	// Tree adds to the text output the waits rolled up by call path.
+	Tree bool
+	// App are the package prefixes the user named as the application
+	// (frame.Rules.App); nil when the default rule chose.
+	App []string
+}
+
+// Report is the report model: every number derived from an analysis that
+// a writer prints — latencies, budget rows, CPU, coverage, regions,
+// closed-model throughput and predictions, critical paths, findings. Times
+// are Durations (kept to the nanosecond), shares percent; the text, JSON,
+// HTML and pprof writers and the lab only format it. The JSON field names
+// are the schema of docs/json.md; a Duration is encoded as milliseconds.
+type Report struct {
+	Trace    Trace               `json:"trace"`
+	Requests Requests            `json:"requests"`
+	Terms    []Term              `json:"terms"`
+	CPU      CPU                 `json:"cpu"`
+	Coverage Coverage            `json:"coverage"`
+	Groups   []Group             `json:"groups"`
+	Outside  map[string]Duration `json:"outside_ms"`
+	Findings []Finding           `json:"findings"`
+	// Sched is the scheduler-overhead analysis (package sched), when run.
+	Sched    any `json:"sched,omitempty"`
+	minShare float64
+	tree     bool
+}
+
+// Trace describes the input.
+type Trace struct {
+	File            string   `json:"file"`
+	Duration        Duration `json:"duration_ms"`
+	Records         int64    `json:"records"`
+	Generations     int      `json:"generations"`
+	Goroutines      int      `json:"goroutines"`
+	GOMAXPROCS      int      `json:"gomaxprocs"`
+	ProcBusyPct     float64  `json:"proc_busy_pct"`
+	CPUSamples      int      `json:"cpu_samples"`
+	Tasks           int      `json:"tasks"`
+	ExcludedUntyped int      `json:"excluded_untyped"`
+	Inferred        bool     `json:"inferred"`
+	// JVM: the input is a JVM recording (package jfr), whose threads are
+	// the goroutines and hardware threads the Ps; running and runnable
+	// time are not measured there.
+	JVM       bool   `json:"jvm,omitempty"`
+	StartWall string `json:"start_wall,omitempty"`
+	// AppRule says which rule chose the application frames.
+	AppRule string `json:"app_rule"`
+	// Module is the main module taken as the application ("" by default).
+	Module string `json:"main_module,omitempty"`
+	// FallbackTerms counts terms whose stack had no frame of the service's
+	// own source, attributed by function name to a dependency's frame.
+	FallbackTerms int `json:"fallback_terms"`
+	// CPUSeconds is the process's CPU time over the window by the
+	// independent counter the report used; absent without one.
+	CPUSeconds *float64 `json:"cpu_seconds,omitempty"`
+	// CPUSource says where CPUSeconds came from: "given" (by the caller:
+	// a flag, or capture's metrics) or "agent-log" (the agent's counter
+	// log in the trace, scaled from the span it covers to the window).
+	CPUSource string `json:"cpu_source,omitempty"`
+	// CPUNote says why the trace's own counter log gave no reading, when
+	// it has one and nothing else was given.
+	CPUNote string `json:"cpu_note,omitempty"`
+}
+
+// Transport is the estimated time outside a group's requests on the
+// server (docs/method.md §2): before (the connection's read → the request)
+// and after (the request → the response's write), each a mean over the
+// requests it was seen for.
+type Transport struct {
+	Before  Duration `json:"before_ms"`
+	After   Duration `json:"after_ms"`
+	BeforeN int      `json:"before_requests"`
+	AfterN  int      `json:"after_requests"`
+}
+
+// Requests summarises a group's latencies.
+type Requests struct {
+	Count          int      `json:"count"`
+	Excluded       int      `json:"excluded"`
+	ExcludedBefore int      `json:"excluded_before"`
+	ExcludedAfter  int      `json:"excluded_after"`
+	Forked         int      `json:"forked"`
+	Mean           Duration `json:"mean_ms"`
+	StdDev         Duration `json:"stddev_ms"`
+	Min            Duration `json:"min_ms"`
+	P50            Duration `json:"p50_ms"`
+	P90            Duration `json:"p90_ms"`
+	P99            Duration `json:"p99_ms"`
+	Max            Duration `json:"max_ms"`
+	RPS            float64  `json:"rps"`
+	rps            float64  // unrounded RPS, for comparisons
+	noLatency      bool     // a JVM recording without latencies: JSON null (jvm.go)
+}
+
+// Term is one budget row, per request.
+type Term struct {
+	// Name is the display name: the shortest suffix of AppPath that is
+	// unique among the trace's terms ("ListOrders › query").
+	Name  string `json:"name"`
+	Frame string `json:"frame"`
+	// AppPath is the application call path, outermost first, ending at Frame.
+	AppPath      []string            `json:"app_path"`
+	Mechanism    string              `json:"mechanism"`
+	Kind         string              `json:"kind"`
+	Wait         Duration            `json:"wait_ms"`
+	SharePct     float64             `json:"share_pct"`
+	Critical     Duration            `json:"critical_ms"`
+	CriticalPct  float64             `json:"critical_pct"`
+	FixPotential Duration            `json:"fix_potential_ms"`
+	Contention   Duration            `json:"contention_ms"`
+	Requests     int                 `json:"requests"`
+	Causes       map[string]Duration `json:"causes_ms,omitempty"`
+	// RootCauses name the causes of the critical time that goroutines
+	// outside the request explain, followed through hand-offs
+	// (docs/method.md §4): the blocking frame at the end of the chain.
+	RootCauses []RootCause `json:"root_causes,omitempty"`
+	noLatency  bool        // no mean to share: JSON null (jvm.go)
+}
+
+// RootCause is a root cause of a term's critical time: what a goroutine
+// outside the request, at the end of a chain of hand-offs, was blocked in.
+type RootCause struct {
+	Name      string   `json:"name"` // "frame [mechanism, kind]"
+	Frame     string   `json:"frame"`
+	AppPath   []string `json:"app_path"`
+	Mechanism string   `json:"mechanism"`
+	Kind      string   `json:"kind"`
+	Critical  Duration `json:"critical_ms"` // per request
+	// Hops: goroutines between the request's wait and the cause's (0: the
+	// one that ended the wait was itself blocked in it).
+	Hops int `json:"hops"`
+}
+
+// CPU is CPU time per request.
+type CPU struct {
+	Running          Duration  `json:"running_ms"`
+	Runnable         Duration  `json:"runnable_ms"`
+	CriticalRunning  Duration  `json:"critical_running_ms"`
+	CriticalRunnable Duration  `json:"critical_runnable_ms"`
+	Independent      *Duration `json:"independent_ms"`
+	notMeasured      bool      // a JVM recording: running and runnable JSON null (jvm.go)
+}
+
+// Coverage says how much of the mean latency each view explains.
+type Coverage struct {
+	WaitSumPct      float64   `json:"wait_sum_pct"`
+	GoroutineSumPct float64   `json:"goroutine_sum_pct"`
+	CriticalPct     float64   `json:"critical_pct"`
+	Unknown         Duration  `json:"unknown_ms"`
+	IndependentPct  *float64  `json:"independent_pct"`
+	Unexplained     *Duration `json:"unexplained_ms"`
+	noLatency       bool      // no mean to share: JSON null (jvm.go)
+}
+
+// Group is one request type.
+type Group struct {
+	Name        string       `json:"name"`
+	Inferred    bool         `json:"inferred"`
+	Requests    Requests     `json:"requests"`
+	Terms       []Term       `json:"terms"`
+	CPU         CPU          `json:"cpu"`
+	Coverage    Coverage     `json:"coverage"`
+	Regions     []Region     `json:"regions"`
+	Predictions []Prediction `json:"predictions"`
+	Throughput  Throughput   `json:"throughput"`
+	Slowest     *Path        `json:"slowest_path,omitempty"`
+	Median      *Path        `json:"median_path,omitempty"`
+	// Transport is the time outside the requests that grpc-go's transport
+	// goroutines show, per request; absent for other servers.
+	Transport *Transport `json:"transport,omitempty"`
+	forks     bool
+	cov       budget.Coverage
+}
+
+// Region is time inside a runtime/trace region, per request.
+type Region struct {
+	Name       string   `json:"name"`
+	Wall       Duration `json:"wall_ms"`
+	WallPct    float64  `json:"wall_pct"`
+	CPUSamples int      `json:"cpu_samples"`
+	CPUPct     float64  `json:"cpu_pct"`
+}
+
+// Prediction is one what-if.
+type Prediction struct {
+	Spec string `json:"spec"`
+	// MeanMs is the predicted mean: the simulated one, or when the capped
+	// throughput cannot serve the clients at it, clients / rps (Little's
+	// law for a closed model: the requests queue at the cap).
+	Mean     Duration `json:"mean_ms"`
+	P99      Duration `json:"p99_ms"` // 0 when the requests queue: not predicted
+	DeltaPct float64  `json:"delta_pct"`
+	RPS      float64  `json:"rps"`
+	Limit    string   `json:"limit"`
+	// SimulatedMeanMs is the mean of the requests' re-simulated timelines;
+	// QueueMs is what MeanMs adds to it for the queue at the cap.
+	SimulatedMean Duration `json:"simulated_mean_ms"`
+	Queue         Duration `json:"queue_ms"`
+	rps           float64  // unrounded RPS, for comparisons
+}
+
+// Throughput states the closed-model inputs used for rps predictions.
+type Throughput struct {
+	Clients          float64  `json:"clients"`
+	ClientsEstimated bool     `json:"clients_estimated"`
+	Cores            float64  `json:"cores"`
+	CPUPerRequest    Duration `json:"cpu_per_request_ms"`
+	CPUCapRPS        float64  `json:"cpu_cap_rps"`
+	Pool             int      `json:"pool,omitempty"`
+	PoolHold         Duration `json:"pool_hold_ms,omitempty"`
+	PoolCapRPS       float64  `json:"pool_cap_rps,omitempty"`
+	MeasuredRPS      float64  `json:"measured_rps"`
+	PredictedRPS     float64  `json:"predicted_rps"`
+}
+
+// Path is a critical path, in time order.
+type Path struct {
+	Task       uint64    `json:"task"`
+	Latency    Duration  `json:"latency_ms"`
+	Goroutines int       `json:"goroutines"`
+	Segments   []Segment `json:"segments"`
+}
+
+// Segment is one piece of a critical path.
+type Segment struct {
+	Start      Duration `json:"start_ms"` // from the request's start
+	Dur        Duration `json:"dur_ms"`
+	Goroutine  int64    `json:"goroutine"`
+	Kind       string   `json:"kind"`
+	Term       string   `json:"term,omitempty"`
+	Borrowed   bool     `json:"borrowed,omitempty"`
+	Contention bool     `json:"contention,omitempty"`
+	Unknown    bool     `json:"unknown,omitempty"`
+	// Cause, for borrowed time, is what the goroutine was blocked in
+	// ("frame [mechanism, kind]") when its stack has an application frame;
+	// Via are the goroutines between the request's wait and it, nearest the
+	// request first, with what each waited for.
+	Cause string `json:"cause,omitempty"`
+	Via   []Hop  `json:"via,omitempty"`
+}
+
+// Hop is one goroutine of a chain of hand-offs and what it waited for.
+type Hop struct {
+	Goroutine int64  `json:"goroutine"`
+	Kind      string `json:"kind"`
+}
+
+// Finding is a finding.
+type Finding struct {
+	Kind   string `json:"kind"`
+	Group  string `json:"group,omitempty"`
+	Text   string `json:"text"`
+	Refuse bool   `json:"refuse"`
+}
+
+var _ = budget.DefaultOptions

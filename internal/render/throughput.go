@@ -1,0 +1,23 @@
+package render
+
+import (
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/units"
+)
+
+// throughputJSON formats the closed model's inputs and caps
+// (budget.Group.Closed, docs/method.md §5).
+func throughputJSON(t budget.Throughput) Throughput {
+	return Throughput{Clients: units.Round3(t.Clients), ClientsEstimated: t.ClientsEstimated, Cores: t.Cores,
+		CPUPerRequest: Duration(t.CPUPerRequest), CPUCapRPS: units.Round3(t.CPUCap), Pool: t.Pool,
+		PoolHold: Duration(t.PoolHold), PoolCapRPS: units.Round3(t.PoolCap), MeasuredRPS: units.Round3(t.Measured),
+		PredictedRPS: units.Round3(t.Predicted)}
+}
+
+// predictionJSON formats a what-if with the closed model's caps applied
+// (budget.Group.Cap).
+func predictionJSON(c budget.Capped) Prediction {
+	return Prediction{Spec: c.Spec, Mean: Duration(c.Mean), P99: Duration(c.P99), DeltaPct: units.Round3(100 * c.Delta),
+		RPS: units.Round3(c.RPS), Limit: c.Limit, SimulatedMean: Duration(c.Simulated), Queue: Duration(c.Queue),
+		rps: c.RPS}
+}

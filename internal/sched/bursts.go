@@ -1,0 +1,240 @@
+package sched
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/latscope/latscope/internal/units"
+
+	"github.com/latscope/latscope/internal/tracein"
+)
+
+// CauseKind tells a creation from a wakeup.
+type CauseKind uint8
+
+// Cause kinds.
+const (
+	CauseWake   CauseKind = iota // Waiting → Runnable
+	CauseCreate                  // NotExist → Runnable (`go f()`)
+)
+
+var causeKindNames = [...]string{CauseWake: "wake", CauseCreate: "create"}
+
+// String returns "wake" or "create".
+func (k CauseKind) String() string {
+	if int(k) < len(causeKindNames) {
+		return causeKindNames[k]
+	}
+	return "wake"
+}
+
+// MarshalText encodes the kind by name.
+func (k CauseKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Cause is who made goroutines runnable, by application frame.
+type Cause struct {
+	Kind CauseKind `json:"kind"`
+	// Actor is the application frame of the creator's or waker's stack; ""
+	// when the waker was the network poller or a timer (no goroutine).
+	Actor string `json:"actor"`
+	// Target is the application frame of the goroutine made runnable: its
+	// start frame when created, where it blocked when woken.
+	Target   string  `json:"target"`
+	Count    int64   `json:"count"`
+	PerBurst float64 `json:"per_burst"` // Count / large bursts
+}
+
+// causeKey is a cause with its frames as indexes into the analyser's name
+// table (0 is ""), so counting one costs no string hashing.
+type causeKey struct {
+	kind          CauseKind
+	actor, target int32
+}
+
+// BurstStats describes wakeups and creations clustered in time.
+type BurstStats struct {
+	Gap         time.Duration `json:"-"`        // largest gap inside a burst (JSON: gap_ms)
+	MinSize     int           `json:"min_size"` // a large burst has at least this many
+	Count       int64         `json:"count"`    // bursts, of any size
+	Median      int           `json:"median_size"`
+	P90         int           `json:"p90_size"`
+	Max         int           `json:"max_size"`
+	Large       int64         `json:"large"`    // bursts of MinSize or more
+	InLarge     int64         `json:"in_large"` // wakeups and creations in them
+	LargeMedian int           `json:"large_median_size"`
+	// Busiest is the share of all wakeups and creations that fell in the
+	// busiest tenth of the Gap-wide time bins between the first and the
+	// last: about 0.1 for a steady stream, near 1 for bursts.
+	Busiest float64 `json:"busiest_tenth_share"`
+}
+
+// MarshalJSON writes Gap in milliseconds.
+func (b BurstStats) MarshalJSON() ([]byte, error) {
+	type plain BurstStats
+	return json.Marshal(struct {
+		Gap float64 `json:"gap_ms"`
+		plain
+	}{units.Ms(b.Gap), plain(b)})
+}
+
+// bursts clusters wakeup and creation events in one pass.
+type bursts struct {
+	gap     int64
+	min     int
+	n       int
+	last    tracein.Time
+	current map[causeKey]int64
+	sizes   map[int]int64
+	st      BurstStats
+	causes  map[causeKey]int64 // in large bursts
+
+	// time bins of width gap: the current one and how many bins held each count
+	total         int64
+	bin, firstBin int64
+	binN          int64
+	binsByCount   map[int64]int64
+}
+
+func newBursts(t Thresholds) *bursts {
+	return &bursts{
+		gap: int64(t.BurstGap), min: t.MinBurst,
+		current: map[causeKey]int64{}, sizes: map[int]int64{}, causes: map[causeKey]int64{}, binsByCount: map[int64]int64{},
+		st: BurstStats{Gap: t.BurstGap, MinSize: t.MinBurst},
+	}
+}
+
+// add records one goroutine made runnable at t.
+func (b *bursts) add(t tracein.Time, k causeKey) {
+	if b.n > 0 && int64(t-b.last) > b.gap {
+		b.close()
+	}
+	b.n++
+	b.last = t
+	b.current[k]++
+	b.addBin(int64(t) / b.gap)
+}
+
+func (b *bursts) addBin(bin int64) {
+	if b.total == 0 {
+		b.firstBin, b.bin = bin, bin
+	}
+	if bin != b.bin {
+		b.binsByCount[b.binN]++
+		b.bin, b.binN = bin, 0
+	}
+	b.binN++
+	b.total++
+}
+
+// busiest returns the share of events in the busiest tenth of the bins
+// from the first to the last.
+func (b *bursts) busiest() float64 {
+	if b.total == 0 {
+		return 0
+	}
+	b.binsByCount[b.binN]++
+	b.binN = 0
+	counts := make([]int64, 0, len(b.binsByCount))
+	for c := range b.binsByCount {
+		counts = append(counts, c)
+	}
+	sort.Slice(counts, func(i, j int) bool { return counts[i] > counts[j] })
+	bins := b.bin - b.firstBin + 1
+	take := max((bins+9)/10, 1)
+	var sum int64
+	for _, c := range counts {
+		n := min(b.binsByCount[c], take)
+		sum += n * c
+		if take -= n; take == 0 {
+			break
+		}
+	}
+	return float64(sum) / float64(b.total)
+}
+
+func (b *bursts) close() {
+	if b.n == 0 {
+		return
+	}
+	b.sizes[b.n]++
+	b.st.Count++
+	if b.n >= b.min {
+		b.st.Large++
+		b.st.InLarge += int64(b.n)
+		for k, c := range b.current {
+			b.causes[k] += c
+		}
+	}
+	clear(b.current)
+	b.n = 0
+}
+
+// finish closes the open burst and returns the statistics and the top
+// causes of large bursts.
+// names resolves the frames of the causes.
+func (b *bursts) finish(top int, names []string) (BurstStats, []Cause) {
+	b.close()
+	st := b.st
+	st.Busiest = b.busiest()
+	sizes := make([]int, 0, len(b.sizes))
+	for s := range b.sizes {
+		sizes = append(sizes, s)
+	}
+	sort.Ints(sizes)
+	st.Median = sizeQuantile(sizes, b.sizes, st.Count, 0.5, 0)
+	st.P90 = sizeQuantile(sizes, b.sizes, st.Count, 0.9, 0)
+	st.LargeMedian = sizeQuantile(sizes, b.sizes, st.Large, 0.5, b.min)
+	if len(sizes) > 0 {
+		st.Max = sizes[len(sizes)-1]
+	}
+	return st, topCauses(b.causes, names, st.Large, top)
+}
+
+// sizeQuantile returns the q-quantile of the sizes of at least from, of
+// which there are n.
+func sizeQuantile(sizes []int, counts map[int]int64, n int64, q float64, from int) int {
+	if n == 0 {
+		return 0
+	}
+	rank := max(int64(q*float64(n)+0.5), 1)
+	var seen int64
+	for _, s := range sizes {
+		if s < from {
+			continue
+		}
+		seen += counts[s]
+		if seen >= rank {
+			return s
+		}
+	}
+	return sizes[len(sizes)-1]
+}
+
+func topCauses(m map[causeKey]int64, names []string, large int64, n int) []Cause {
+	out := make([]Cause, 0, len(m))
+	for k, c := range m {
+		cs := Cause{Kind: k.kind, Actor: names[k.actor], Target: names[k.target], Count: c}
+		if large > 0 {
+			cs.PerBurst = float64(c) / float64(large)
+		}
+		out = append(out, cs)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Count != b.Count {
+			return a.Count > b.Count
+		}
+		if a.Actor != b.Actor {
+			return a.Actor < b.Actor
+		}
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		return a.Kind < b.Kind
+	})
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
