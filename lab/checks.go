@@ -9,15 +9,33 @@ import (
 )
 
 // ChecksTable is the checks as an HTML table for a scenario's report: each
-// check's name, what it wants, what the run got, and pass or FAIL.
+// check's name, what it wants, what the run got, and pass or FAIL; with
+// three-way verdicts (Estimated) also the 95 % interval, and pass,
+// inconclusive or FAIL.
 func ChecksTable(checks []Check) htmlreport.Table {
-	t := htmlreport.Table{Columns: []htmlreport.Column{{Name: "check"}, {Name: "want"}, {Name: "got", Num: true}, {Name: ""}}}
+	if !judged(checks) {
+		t := htmlreport.Table{Columns: []htmlreport.Column{{Name: "check"}, {Name: "want"}, {Name: "got", Num: true}, {Name: ""}}}
+		for _, c := range checks {
+			mark, class := "pass", "good"
+			if !c.OK {
+				mark, class = "FAIL", "bad"
+			}
+			t.Rows = append(t.Rows, []htmlreport.Cell{{Text: c.Name}, {Text: c.Want}, {Text: c.Got}, {Text: mark, Class: class}})
+		}
+		return t
+	}
+	t := htmlreport.Table{Caption: Summary(checks) + ". " + strings.ReplaceAll(VerdictRule, "**", ""),
+		Columns: []htmlreport.Column{{Name: "check"}, {Name: "want"}, {Name: "got", Num: true},
+			{Name: "95 % interval", Num: true, Tip: "the interval of the estimate the check judges; exact: a structural check"}, {Name: "verdict"}}}
 	for _, c := range checks {
 		mark, class := "pass", "good"
-		if !c.OK {
+		switch c.Status() {
+		case Fail:
 			mark, class = "FAIL", "bad"
+		case Inconclusive:
+			mark, class = "inconclusive", "strong"
 		}
-		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: c.Name}, {Text: c.Want}, {Text: c.Got}, {Text: mark, Class: class}})
+		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: c.Name, Tip: c.Method}, {Text: c.Want}, {Text: c.Got}, {Text: c.Interval(), Tip: c.Method}, {Text: mark, Class: class}})
 	}
 	return t
 }
@@ -32,14 +50,48 @@ func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Ti
 		fmt.Fprintf(&b, "**Loaded host:** %d CPU burner(s), one per core, spun beside the scenario for its whole run (`--loaded`).\n\n", burners)
 	}
 	b.WriteString(out.Markdown)
-	pass := len(out.Checks) - len(out.Failed())
-	fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))
-	for _, c := range out.Checks {
-		mark := "pass"
-		if !c.OK {
-			mark = "**FAIL**"
+	if !judged(out.Checks) {
+		pass := len(out.Checks) - len(out.Failed())
+		fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))
+		for _, c := range out.Checks {
+			mark := "pass"
+			if !c.OK {
+				mark = "**FAIL**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n## Checks (%s of %d)\n\n%s\n\n", Summary(out.Checks), len(out.Checks), VerdictRule)
+	if w := inconclusiveWords(out.Checks); w != "" {
+		fmt.Fprintf(&b, "Inconclusive (the samples allow both): %s.\n\n", w)
+	}
+	b.WriteString("| check | want | got | 95 % interval | verdict |\n|---|---|---|---|---|\n")
+	for _, c := range out.Checks {
+		mark := c.Status()
+		switch mark {
+		case Fail:
+			mark = "**FAIL**"
+		case Inconclusive:
+			mark = "*inconclusive*"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, c.Interval(), mark)
+	}
+	if m := methods(out.Checks); m != "" {
+		fmt.Fprintf(&b, "\nIntervals: %s\n", m)
 	}
 	return b.String()
+}
+
+// methods lists the distinct interval methods of the checks, in order.
+func methods(checks []Check) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range checks {
+		if c.Method != "" && !seen[c.Method] {
+			seen[c.Method] = true
+			out = append(out, c.Method)
+		}
+	}
+	return strings.Join(out, "; ")
 }

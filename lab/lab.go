@@ -85,15 +85,32 @@ type Outcome struct {
 	Checks   []Check
 }
 
-// Check is one acceptance check: what the method expects and what was measured.
+// Check is one acceptance check: what the method expects and what was
+// measured. A check of an estimate (a mean, a ratio, an error, a gain)
+// carries its 95 % interval and a three-way verdict (Estimated, verdict.go);
+// a structural check (which frame is first, a count, an invariant) is
+// exact (Exact): pass or fail.
 type Check struct {
 	Name string
 	Want string
 	Got  string
-	OK   bool
+	// OK means "not failed": true for a pass and for an inconclusive
+	// verdict, false for a fail. Only a failed check makes the lab exit
+	// with status 1.
+	OK bool
+	// Verdict is pass, fail or inconclusive (Verdict() derives it from OK
+	// for a check that does not set it).
+	Verdict string `json:",omitempty"`
+	// Low and High are the 95 % interval of the estimate (null for an
+	// exact check, and for an estimate with too few values for one:
+	// inconclusive); Method says how its standard error was estimated.
+	Low    *float64 `json:",omitempty"`
+	High   *float64 `json:",omitempty"`
+	Method string   `json:",omitempty"`
 }
 
-// Failed returns the checks that did not pass.
+// Failed returns the checks that failed (the others passed or are
+// inconclusive).
 func (o *Outcome) Failed() []Check {
 	var out []Check
 	for _, c := range o.Checks {
