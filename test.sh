@@ -113,17 +113,44 @@ fuzz() {
   awk -v min="$fuzzmin" '$1 < min { printf "test.sh: warning: %s %s executed only %d inputs in '"$fuzztime"' (under %d): a slow target or a large seed?\n", $2, $3, $1, min }' "$fuzzsum"
 }
 
-# timing runs the timing tier: the tests that call tier.Timing, in the
-# packages that hold them, one package at a time (they measure timing on
-# real servers, a JVM, Chromium, CPU bursts and CFS throttling, and must not
-# share the two CPUs with each other).
+# busy_start starts, in the background, the timing tests that call
+# tier.Busy: they were judged with a CPU burner per core and mostly wait
+# (the fleet lab's phases), so they run beside the fuzz targets and the fast
+# tier; busy_wait waits for them and prints their output.
+busy_pid=
+busy_start() {
+  local list pattern
+  list=$(go run ./internal/tier/timingtests -busy)
+  pattern=$(head -n 1 <<<"$list")
+  mapfile -t busy_pkgs < <(tail -n +2 <<<"$list")
+  [ ${#busy_pkgs[@]} -gt 0 ] || return 0
+  echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages"
+  LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "${busy_pkgs[@]}" >"$scratch/busy.log" 2>&1 &
+  busy_pid=$!
+}
+busy_wait() {
+  [ -n "$busy_pid" ] || return 0
+  local rc=0
+  wait "$busy_pid" || rc=$?
+  busy_pid=
+  echo "test.sh: timing tier, busy-host tests:"
+  cat "$scratch/busy.log"
+  return $rc
+}
+
+# timing runs the timing tier: the tests that call tier.Timing (and those
+# that call tier.Busy, unless busy_start ran them), in the packages that
+# hold them, one package at a time (they measure timing on real servers, a
+# JVM, Chromium, CPU bursts and CFS throttling, and must not share the two
+# CPUs with each other).
 #
 # TIMING_RUNS=N runs the tier N times and prints, at the end, every test
 # that failed and in how many runs (a flakiness report); TIMING_BURNERS=1
 # adds a CPU burner per core for the runs (a busy host).
 timing() {
-  local list pattern runs=${TIMING_RUNS:-1} i rc=0 burners=()
-  list=$(go run ./internal/tier/timingtests)
+  local list pattern runs=${TIMING_RUNS:-1} i rc=0 burners=() which=
+  [ -z "${busy_ran:-}" ] || which=-quiet
+  list=$(go run ./internal/tier/timingtests $which)
   pattern=$(head -n 1 <<<"$list")
   mapfile -t pkgs < <(tail -n +2 <<<"$list")
   echo "test.sh: timing tier: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#pkgs[@]} packages"
@@ -148,13 +175,23 @@ timing() {
 }
 
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+trap '[ -z "$busy_pid" ] || kill -- "$busy_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
 want timing && install
 go version
 if want vet; then go vet ./...; fi
-if want fuzz; then fuzz; fi
-if want fast; then
-  echo "test.sh: fast tier"
-  go test ./...
+# With the timing tier and something else to run beside it (one run, no
+# burners of test.sh's own), the busy-host tests start now.
+busy_ran=
+if want timing && { want fuzz || want fast; } && [ "${TIMING_RUNS:-1}" = 1 ] && [ -z "${TIMING_BURNERS:-}" ]; then
+  busy_start
+  busy_ran=1
 fi
+rc=0
+if want fuzz; then fuzz || rc=$?; fi
+if [ $rc = 0 ] && want fast; then
+  echo "test.sh: fast tier"
+  go test ./... || rc=$?
+fi
+[ -z "$busy_ran" ] || busy_wait || rc=$?
+[ $rc = 0 ] || exit $rc
 if want timing; then timing; fi

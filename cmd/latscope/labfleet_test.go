@@ -46,9 +46,11 @@ func TestLabFleetFlags(t *testing.T) {
 // lab's own checks decide: every phase's verdict against the truth it
 // recorded. The 2 s minute (the shortest: two scrapes of Prometheus's 1 s
 // interval) keeps the run near 95 s instead of 138 s; it passed 16 of 16
-// checks on a quiet host and with a CPU burner per core (2026-12-04).
+// checks on a quiet host and with a CPU burner per core (2026-12-04), so
+// it is a tier.Busy test: ./test.sh runs it beside the fuzz targets and the
+// fast tier.
 func TestLabFleetShort(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP (loud): lab fleet needs root: each instance runs in a cgroup of its own, one under a CFS quota")
 	}

@@ -61,7 +61,7 @@ func busy(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	srv := service(t, true, nil)
 	busy(t)
 	dir := filepath.Join(t.TempDir(), "cap")
@@ -118,7 +118,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunNoMetrics(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	srv := service(t, false, nil)
 	dir := filepath.Join(t.TempDir(), "cap")
 	o := DefaultOptions
@@ -140,7 +140,7 @@ func TestRunNoMetrics(t *testing.T) {
 
 // TestRunErrors: each failure says what to do and leaves nothing behind.
 func TestRunErrors(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	notFound := httptest.NewServer(http.NotFoundHandler())
 	defer notFound.Close()
 	auth := service(t, true, func(h http.Handler) http.Handler {

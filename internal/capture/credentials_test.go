@@ -44,7 +44,7 @@ func TestTokenStaysWithService(t *testing.T) {
 // TestMetaHidesPassword: capture.json, which users share, holds the URL
 // without its password, and errors do not print it.
 func TestMetaHidesPassword(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	srv := service(t, false, nil)
 	dir := filepath.Join(t.TempDir(), "cap")
 	o := DefaultOptions

@@ -48,7 +48,7 @@ func testModule(t *testing.T) string {
 // service's go_build_info says, and none when the service has no
 // build-info collector.
 func TestRunMainModule(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	for _, tt := range []struct {
 		name string
 		srv  func(*testing.T) *httptest.Server

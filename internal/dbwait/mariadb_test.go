@@ -147,7 +147,7 @@ func checkJoined(t *testing.T, res *dbwait.Result, n int) {
 // two. Every query is found in the log with the server's own time, and
 // none is called outside the database: they only sleep inside it.
 func TestMariaDBSlowLog(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	m := startMariaDB(t)
 	const queries = 12
 	buf := tracedQueries(t, m, queries)
@@ -186,7 +186,7 @@ const historyQuery = `SELECT h.THREAD_ID, h.TIMER_WAIT, h.LOCK_TIME, h.SQL_TEXT,
 // the consumers), then with both; the statements are joined and placed on
 // the trace's clock.
 func TestMariaDBHistoryExport(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	m := startMariaDB(t, "--performance-schema=ON", "--performance-schema-consumer-events-statements-history-long=ON")
 	client, err := lookBin("mariadb", "mysql")
 	if err != nil {

@@ -131,6 +131,7 @@ func TestBinaryMatchesPrintLive(t *testing.T) {
 		}
 		for _, v := range vs {
 			t.Run(fmt.Sprintf("%s/depth %d/all types %v", name, v.depth, v.all), func(t *testing.T) {
+				t.Parallel() // a comparison of two readers of one file: no timing in it
 				o := jfr.PrintOptions{StackDepth: v.depth, Events: compareEvents}
 				if v.all {
 					o.Events = nil

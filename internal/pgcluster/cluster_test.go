@@ -59,7 +59,7 @@ func query(t *testing.T, c *pgcluster.Cluster, sql string) string {
 }
 
 func TestQueryLandsInJSONLog(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	c := pgtest.Shared(t)
 	if got := query(t, c, "SELECT 1::text"); got != "1" {
 		t.Fatalf("SELECT 1 = %q", got)
@@ -102,7 +102,7 @@ func waitForLine(t *testing.T, path, s string) string {
 }
 
 func TestTwoClustersAndConcurrentStop(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	a := pgtest.Shared(t)
 	b := startOwn(t)
 	if a.Port() == b.Port() {
@@ -133,7 +133,7 @@ func TestTwoClustersAndConcurrentStop(t *testing.T) {
 }
 
 func TestSweepStaleCluster(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	c := startOwn(t)
 	if !strings.HasPrefix(filepath.Base(c.Dir()), pgcluster.DirPrefix) {
 		t.Fatalf("cluster dir %s lacks the prefix %s", c.Dir(), pgcluster.DirPrefix)
@@ -179,7 +179,7 @@ const crashEnv = "PGCLUSTER_TEST_CRASH_CHILD"
 // (the postmaster is its direct child with a parent-death signal), and
 // Sweep must then remove the directory the dead owner left.
 func TestServerDiesWithOwnerAndSweep(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if os.Getenv(crashEnv) != "" {
 		c, err := pgcluster.Start(context.Background(), pgcluster.Options{})
 		if err != nil {
@@ -292,7 +292,7 @@ func isAlive(pid int) bool {
 }
 
 func TestStartBadBinDir(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	_, err := pgcluster.Start(context.Background(), pgcluster.Options{BinDir: t.TempDir()})
 	if !errors.Is(err, pgcluster.ErrNoBinaries) {
 		t.Fatalf("Start with an empty BinDir: %v, want ErrNoBinaries", err)
@@ -303,7 +303,7 @@ func TestStartBadBinDir(t *testing.T) {
 }
 
 func TestStartBadSettingFailsWithServerLog(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}
@@ -325,7 +325,7 @@ func TestStartBadSettingFailsWithServerLog(t *testing.T) {
 }
 
 func TestStartRefusesNonEmptyDir(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}
@@ -449,7 +449,7 @@ func (w *firstWrite) String() string {
 // Ctrl-C): the error is one line that says so, initdb's output goes to
 // Options.Log only, and nothing is left behind.
 func TestStartInterruptedDuringInitdb(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
 		t.Skipf("SKIP: no PostgreSQL here: %v", err)
 	}

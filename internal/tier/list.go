@@ -17,8 +17,19 @@ type Tests map[string][]string
 
 // List finds, in the _test.go files under root (testdata and hidden
 // directories left out, as the go command does), the test functions whose
-// body calls tier.Timing.
+// body calls tier.Timing or tier.Busy.
 func List(root string) (Tests, error) {
+	return list(root, "Timing", "Busy")
+}
+
+// ListBusy finds the test functions whose body calls tier.Busy, and
+// ListQuiet those that call tier.Timing: together, List.
+func ListBusy(root string) (Tests, error)  { return list(root, "Busy") }
+func ListQuiet(root string) (Tests, error) { return list(root, "Timing") }
+
+// list finds the test functions whose body calls one of the named
+// functions of package tier.
+func list(root string, calls ...string) (Tests, error) {
 	out := Tests{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -34,7 +45,7 @@ func List(root string) (Tests, error) {
 		if !strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
-		names, err := timingTests(path)
+		names, err := timingTests(path, calls)
 		if err != nil {
 			return err
 		}
@@ -54,8 +65,9 @@ func List(root string) (Tests, error) {
 	return out, err
 }
 
-// timingTests returns the Test functions of one file that call tier.Timing.
-func timingTests(path string) ([]string, error) {
+// timingTests returns the Test functions of one file that call one of the
+// named functions of package tier.
+func timingTests(path string, calls []string) ([]string, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, err
@@ -78,7 +90,7 @@ func timingTests(path string) ([]string, error) {
 			if !ok {
 				return !found
 			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Timing" {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && slices.Contains(calls, sel.Sel.Name) {
 				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local {
 					found = true
 				}

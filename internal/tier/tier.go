@@ -40,6 +40,16 @@ func Timing(t testing.TB) {
 	}
 }
 
+// Busy marks t as a test of the timing tier that holds on a busy host: its
+// checks were judged with a CPU burner on every core, and it spends most of
+// its time waiting (on phases, servers, a clock), not computing. ./test.sh
+// runs these beside the fuzz targets and the fast tier, and the other
+// timing tests one package at a time after them, on a quieter host.
+func Busy(t testing.TB) {
+	t.Helper()
+	Timing(t)
+}
+
 // Require is called by helpers that start a server, a JVM or a browser, or
 // record live: in the fast tier it fails the test, which should have
 // called Timing.

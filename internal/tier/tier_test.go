@@ -29,6 +29,7 @@ func helper(t *testing.T) { tier.Timing(t) }
 	write("b/b_test.go", `package b
 import ("testing"; tr "github.com/latscope/latscope/internal/tier")
 func TestRenamed(t *testing.T) { tr.Timing(t) }
+func TestPhases(t *testing.T) { tr.Busy(t) }
 `)
 	write("a/testdata/x_test.go", `package x
 func TestIgnored(t *testing.T) { tier.Timing(t) }
@@ -37,8 +38,22 @@ func TestIgnored(t *testing.T) { tier.Timing(t) }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ts.Pattern(), `^(TestLive|TestNested|TestRenamed)$`; got != want {
+	if got, want := ts.Pattern(), `^(TestLive|TestNested|TestPhases|TestRenamed)$`; got != want {
 		t.Errorf("Pattern = %s, want %s", got, want)
+	}
+	busy, err := ListBusy(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := busy.Pattern(), `^(TestPhases)$`; got != want {
+		t.Errorf("ListBusy: Pattern = %s, want %s", got, want)
+	}
+	quiet, err := ListQuiet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := quiet.Pattern(), `^(TestLive|TestNested|TestRenamed)$`; got != want {
+		t.Errorf("ListQuiet: Pattern = %s, want %s", got, want)
 	}
 	if got := ts.Packages(); len(got) != 2 || got[0] != "./a" || got[1] != "./b" {
 		t.Errorf("Packages = %v", got)

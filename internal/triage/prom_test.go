@@ -58,7 +58,7 @@ func TestPrometheus(t *testing.T) {
 // started on the same series: the answers TestPrometheus replays are
 // still what Prometheus says.
 func TestPrometheusLive(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	testPrometheus(t, promtest.Start(t, promtest.Known()))
 }
 

@@ -251,7 +251,7 @@ func TestHTMLWithoutSamples(t *testing.T) {
 // tracks, bands and the threshold visible. It leaves the report and a
 // screenshot in -artifacts.
 func TestHTMLInChromium(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	bin := chromiumtest.Bin(t, "the dbwait lab's HTML report")
 	results, out := htmlPage(t)
 	dir := *htmlArtifacts

@@ -26,7 +26,7 @@ func needPrometheus(t *testing.T) {
 // /metrics endpoint, reads a counter back through the query API, and
 // checks that Stop removes the directory.
 func TestPrometheusScrapesTargets(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	needPrometheus(t)
 	reg := prometheus.NewRegistry()
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "fleet_test_total", Help: "a test counter"})

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestStartAndShared(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	a, b := pgtest.Shared(t), pgtest.Shared(t)
 	if a != b {
 		t.Fatalf("Shared returned two clusters: %s and %s", a.Dir(), b.Dir())

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // asked for it (proclife forks from its own thread) and dies when its
 // parent is killed with SIGKILL.
 func TestChildDiesWithParent(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("SKIP: the parent-death signal is Linux only")
 	}
@@ -84,7 +84,7 @@ func TestChildDiesWithParent(t *testing.T) {
 }
 
 func TestOwner(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	dir := t.TempDir()
 	me := filepath.Join(dir, "me")
 	if err := proclife.WriteOwner(me); err != nil {
@@ -122,7 +122,7 @@ func TestOwner(t *testing.T) {
 // a /proc entry (and kill(pid, 0) still succeeds), but its state Z makes it
 // not alive; once reaped it is gone.
 func TestAliveZombie(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	cmd := exec.Command("true")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ var artifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latscope-h
 type probe = chromiumtest.Layout
 
 func TestReportInChromium(t *testing.T) {
-	tier.Timing(t)
+	tier.Busy(t)
 	bin := chromiumtest.Bin(t, "the HTML report")
 	dir := *artifacts
 	if err := os.MkdirAll(dir, 0o755); err != nil {

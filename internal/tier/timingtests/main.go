@@ -1,11 +1,14 @@
 // Command timingtests lists the tests of the timing tier (those whose body
-// calls tier.Timing) for ./test.sh: the first line is a -run pattern that
-// matches exactly their names, each further line a package that holds one.
+// calls tier.Timing or tier.Busy) for ./test.sh: the first line is a -run
+// pattern that matches exactly their names, each further line a package
+// that holds one. -busy lists only those that call tier.Busy (they hold on
+// a busy host), -quiet only those that call tier.Timing.
 //
-//	go run ./internal/tier/timingtests [DIR]
+//	go run ./internal/tier/timingtests [-busy|-quiet] [DIR]
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -13,11 +16,24 @@ import (
 )
 
 func main() {
+	busy := flag.Bool("busy", false, "only the tests that call tier.Busy")
+	quiet := flag.Bool("quiet", false, "only the tests that call tier.Timing")
+	flag.Parse()
 	root := "."
-	if len(os.Args) > 1 {
-		root = os.Args[1]
+	if flag.NArg() > 0 {
+		root = flag.Arg(0)
 	}
-	tests, err := tier.List(root)
+	list := tier.List
+	switch {
+	case *busy && *quiet:
+		fmt.Fprintln(os.Stderr, "timingtests: -busy and -quiet exclude each other")
+		os.Exit(2)
+	case *busy:
+		list = tier.ListBusy
+	case *quiet:
+		list = tier.ListQuiet
+	}
+	tests, err := list(root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "timingtests:", err)
 		os.Exit(2)
