@@ -86,9 +86,16 @@ func needLab(t *testing.T) {
 }
 
 // TestLab runs the whole scenario on real parts with 3 s windows and
-// asserts the acceptance: each condition gets its verdict.
+// asserts the acceptance: each condition gets its verdict. It runs
+// only with -update, to record the dbwait package's captures again: one
+// run per condition judges each verdict on one draw, and TestFaultSuite
+// judges the same faults (lock, pauses, quota, CPU, proxy delays, none)
+// over many statements at a stated acceptance, quiet and loaded.
 func TestLab(t *testing.T) {
 	tier.Timing(t)
+	if !*update {
+		t.Skip("runs with -update (it records internal/dbwait/testdata/lab again); TestFaultSuite judges the same faults statistically")
+	}
 	needLab(t)
 	env := testEnv(t, lab.Short)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
