@@ -2,7 +2,7 @@
 # latscope's tests, on a fresh machine: installs what is missing, then runs
 #
 #   vet     go vet ./...
-#   fuzz    every fuzz target for FUZZTIME (3s unless set)
+#   fuzz    every fuzz target for FUZZTIME (2s unless set; a longer campaign: FUZZTIME=60s ./test.sh fuzz)
 #   fast    the fast tier: go test ./... — recorded traces and recordings,
 #           no server, no network, no clock; in parallel
 #   timing  the timing tier: LATSCOPE_TIER=timing, one package at a time —
@@ -68,7 +68,7 @@ install() {
   fi
 }
 
-# fuzz runs every fuzz target for FUZZTIME (3s unless set; findings are
+# fuzz runs every fuzz target for FUZZTIME (2s unless set; findings are
 # kept under testdata/fuzz/), each printing how many inputs it executed.
 # -fuzzminimizetime=1x: the engine does not stop fuzzing to minimise each new
 # input it finds (by default it spends up to 60 s on each); a failing input is
@@ -78,7 +78,7 @@ install() {
 # executed fewer than FUZZ_MIN_EXECS inputs (1000 unless set) is named in a
 # warning.
 fuzz() {
-  local fuzztime=${FUZZTIME:-3s} fuzzmin=${FUZZ_MIN_EXECS:-1000}
+  local fuzztime=${FUZZTIME:-2s} fuzzmin=${FUZZ_MIN_EXECS:-1000}
   local fuzzlog=$scratch/fuzz.log fuzzsum=$scratch/fuzz.sum target fn n
   # The engine's own corpus goes to a fresh directory: the one under GOCACHE
   # grows with every run on a machine, and re-running all of it for baseline
