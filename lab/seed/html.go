@@ -15,16 +15,10 @@ import (
 func page(res *Result, med map[string]*ModeRun, checks []lab.Check) ([]byte, error) {
 	p := &htmlreport.Page{Title: "latscope lab seed — where did the time go, and which fix helps?",
 		Subtitle: fmt.Sprintf("profile %q: %d clients, warm-up %s excluded, %s traced per run, %d run(s) per mode", res.Profile.Name, res.Profile.Clients, res.Profile.Warmup, res.Profile.Window, res.Profile.Runs)}
-	pass := 0
-	for _, c := range checks {
-		if c.OK {
-			pass++
-		}
-	}
 	p.Facts = []htmlreport.Fact{
 		{Name: "serial mean", Value: fmt.Sprintf("%.1f ms", group(med["serial"]).Requests.Mean.Ms())},
 		{Name: "concurrent mean", Value: fmt.Sprintf("%.1f ms", group(med["concurrent"]).Requests.Mean.Ms())},
-		{Name: "checks", Value: fmt.Sprintf("%d of %d passed", pass, len(checks))},
+		{Name: "checks", Value: fmt.Sprintf("%s of %d", lab.Summary(checks), len(checks))},
 	}
 	for _, pc := range res.Predictions {
 		if pc.Spec == SerialPredictions[0] {
@@ -92,20 +86,20 @@ func predictSection(res *Result) (htmlreport.Section, error) {
 		{Name: "measured gain", Num: true}, {Name: "error", Num: true}, {Name: "predicted rps", Num: true}, {Name: "measured rps", Num: true}}}
 	for _, p := range res.Predictions {
 		c.Rows = append(c.Rows, htmlreport.BarRow{Label: p.Spec, Note: "from " + p.From + ", measured in " + p.Against, Values: []float64{p.PredictedMs, p.MeasuredMs}})
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: p.Spec}, {Text: p.From}, {Text: p.Against}, {Text: fmt.Sprintf("%.1f %%", p.PredictedGain)},
-			{Text: fmt.Sprintf("%.1f %%", p.MeasuredGain)}, {Text: e}, {Text: fmt.Sprintf("%.1f", p.PredictedRPS)}, {Text: fmt.Sprintf("%.1f", p.MeasuredRPS)}})
+		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: p.Spec}, {Text: p.From}, {Text: p.Against}, {Text: fmt.Sprintf("%.1f %%", p.PredictedGain) + bracket(p.PredictedGainInterval)},
+			{Text: fmt.Sprintf("%.1f %%", p.MeasuredGain) + bracket(p.MeasuredGainInterval)}, {Text: e}, {Text: fmt.Sprintf("%.1f", p.PredictedRPS)}, {Text: fmt.Sprintf("%.1f", p.MeasuredRPS)}})
 	}
 	tab, err := t.HTML()
 	return htmlreport.Section{Title: "Predictions, then measurements",
-		Intro: "Predicted from one trace before the change was made, measured by making it.", Body: c.SVG() + tab}, err
+		Intro: "Predicted from one trace before the change was made, measured by making it. In brackets, 95 % intervals.", Body: c.SVG() + tab}, err
 }
 
 func checksSection(checks []lab.Check) (htmlreport.Section, error) {
 	t := lab.ChecksTable(checks)
 	body, err := t.HTML()
-	return htmlreport.Section{Title: "Checks", Intro: "Tolerances come from the method, not from tuning (docs/lab.md).", Body: body}, err
+	return htmlreport.Section{Title: "Checks", Intro: "Tolerances come from the method, not from tuning; each estimate is judged by its 95 % interval (docs/lab.md).", Body: body}, err
 }

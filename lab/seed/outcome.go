@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -42,7 +43,26 @@ type PredictionCheck struct {
 	MeasuredRPS   float64 `json:"measured_rps"`
 	PredictedGain float64 `json:"predicted_gain_pct"`
 	MeasuredGain  float64 `json:"measured_gain_pct"`
+	// The 95 % intervals (absent without per-request series): of the
+	// error (the predicted mean against the measured one, two windows:
+	// delta method), of the predicted gain (the predicted mean over the
+	// mean of the same requests: a ratio of means) and of the measured
+	// gain (two windows: delta method). Methods: docs/lab.md.
+	ErrorInterval         *lab.Range `json:"error_interval_pct,omitempty"`
+	PredictedGainInterval *lab.Range `json:"predicted_gain_interval_pct,omitempty"`
+	MeasuredGainInterval  *lab.Range `json:"measured_gain_interval_pct,omitempty"`
+	errE, predGainE       stats.Estimate
+	measGainE             stats.Estimate
 }
+
+// How the checks' standard errors are estimated (docs/lab.md, "Checks as
+// statistical tests"): shown with each check.
+const (
+	methodRatio = "ratio of means over the same requests: delta method, batch means of the residuals in the order the requests ended"
+	methodWaits = methodRatio + "; each request's wait sum stood in for by its critical-path waits, scaled to the window's wait sum"
+	methodCover = methodRatio + "; the independent CPU per request (process counter / requests) taken as exact"
+	methodTwo   = "delta method over two independent windows, each mean's SE by batch means over its requests (a predicted mean's from its requests' predicted latencies, as latscope compare)"
+)
 
 // segments are the demo's regions, in the seed's order.
 var segments = []string{"cpu", "upstream", "db", "shared"}
@@ -235,32 +255,79 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCh
 	var out []PredictionCheck
 	s, c, f := med["serial"], med["concurrent"], med["fixed"]
 	gs, gc, gf := group(s), group(c), group(f)
+	S, C, F := s.series.meanMs().WithValue(gs.Requests.Mean.Ms()), c.series.meanMs().WithValue(gc.Requests.Mean.Ms()), f.series.meanMs().WithValue(gf.Requests.Mean.Ms())
 	if p, ok := prediction(s, SerialPredictions[0]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.Mean.Ms(), MeasuredMs: gc.Requests.Mean.Ms(),
+		pc := PredictionCheck{Spec: p.Spec, From: "serial", Against: "concurrent", PredictedMs: p.Mean.Ms(), MeasuredMs: gc.Requests.Mean.Ms(),
 			ErrorPct: lab.ErrPct(p.Mean.Ms(), gc.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: c.Load.RPS,
-			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gs.Requests.Mean.Ms(), gc.Requests.Mean.Ms())})
+			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gs.Requests.Mean.Ms(), gc.Requests.Mean.Ms())}
+		pc.intervals(errorPct(s.series.predictedMs(p), C), predGain(s, p), gain(S, C))
+		out = append(out, pc)
 	}
 	if p, ok := prediction(s, SerialPredictions[1]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.Mean.Ms(),
+		pc := PredictionCheck{Spec: p.Spec, From: "serial", Against: "fixed vs concurrent", PredictedMs: p.Mean.Ms(),
 			MeasuredMs: gf.Requests.Mean.Ms(), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
+			PredictedGain: lab.Gain(gs.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())}
+		pc.intervals(none(0), predGain(s, p), gain(C, F))
+		out = append(out, pc)
 	}
 	if p, ok := prediction(c, ConcurrentPredictions[0]); ok {
-		out = append(out, PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.Mean.Ms(), MeasuredMs: gf.Requests.Mean.Ms(),
+		pc := PredictionCheck{Spec: p.Spec, From: "concurrent", Against: "fixed", PredictedMs: p.Mean.Ms(), MeasuredMs: gf.Requests.Mean.Ms(),
 			ErrorPct: lab.ErrPct(p.Mean.Ms(), gf.Requests.Mean.Ms()), PredictedRPS: p.RPS, MeasuredRPS: f.Load.RPS,
-			PredictedGain: lab.Gain(gc.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())})
+			PredictedGain: lab.Gain(gc.Requests.Mean.Ms(), p.Mean.Ms()), MeasuredGain: lab.Gain(gc.Requests.Mean.Ms(), gf.Requests.Mean.Ms())}
+		pc.intervals(errorPct(c.series.predictedMs(p), F), predGain(c, p), gain(C, F))
+		out = append(out, pc)
 	}
-	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU).\n\n")
+	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU). In brackets, 95 %% intervals: the error's and the measured gain's over the two windows, the predicted gain's over the requests it was predicted from.\n\n")
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range out {
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %% | %.1f %% | %.1f | %.1f |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e, p.PredictedGain, p.MeasuredGain, p.PredictedRPS, p.MeasuredRPS)
+		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s | %.1f | %.1f |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
+			p.PredictedGain, bracket(p.PredictedGainInterval), p.MeasuredGain, bracket(p.MeasuredGainInterval), p.PredictedRPS, p.MeasuredRPS)
 	}
 	b.WriteString("\nThe CPU profile's first place (the shared section) is worth almost nothing; overlapping the two waits is worth about a third of the latency.\n\n")
 	return out
+}
+
+// intervals sets the prediction's estimates, centred on its own figures,
+// and their 95 % intervals.
+func (pc *PredictionCheck) intervals(errE, predGainE, measGainE stats.Estimate) {
+	pc.errE, pc.predGainE, pc.measGainE = errE.WithValue(pc.ErrorPct), predGainE.WithValue(pc.PredictedGain), measGainE.WithValue(pc.MeasuredGain)
+	if pc.Against != "fixed vs concurrent" {
+		pc.ErrorInterval = lab.RangeOf(pc.errE)
+	}
+	pc.PredictedGainInterval, pc.MeasuredGainInterval = lab.RangeOf(pc.predGainE), lab.RangeOf(pc.measGainE)
+}
+
+// bracket is " (lo–hi)" for an interval, "" without one.
+func bracket(r *lab.Range) string {
+	if r == nil {
+		return ""
+	}
+	return " (" + lab.RangeWords(r.Low, r.High) + ")"
+}
+
+// errorPct is 100·(predicted / measured − 1) over two independent windows.
+func errorPct(pred, meas stats.Estimate) stats.Estimate {
+	return stats.Quotient(pred, meas).Affine(100, -100)
+}
+
+// gain is 100·(1 − after / before) over two independent windows.
+func gain(before, after stats.Estimate) stats.Estimate {
+	return stats.Quotient(after, before).Affine(-100, 100)
+}
+
+// predGain is the predicted gain 100·(1 − predicted / mean) over the
+// requests of r it was predicted from: a ratio of means over the same
+// requests, so what they share (their latencies) cancels.
+func predGain(r *ModeRun, p render.Prediction) stats.Estimate {
+	xs := r.series.predictedPer(p)
+	if xs == nil {
+		return none(0)
+	}
+	return stats.RatioOfMeans(xs, r.series.lat).Affine(-100, 100)
 }
 
 func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
@@ -281,42 +348,60 @@ func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
 	b.WriteString("\n")
 }
 
+// checks judges each estimate by its 95 % interval against its band
+// (lab.Estimated: pass inside, fail wholly outside, inconclusive across
+// an edge; α 2.5 % per check when the truth sits on an edge) and the
+// profiles' disagreement exactly.
 func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 	gs, gc := group(med["serial"]), group(med["concurrent"])
+	ss, sc := med["serial"].series, med["concurrent"].series
 	var cs []lab.Check
-	add := func(name, want string, got float64, ok bool) {
-		cs = append(cs, lab.Check{Name: name, Want: want, Got: fmt.Sprintf("%.1f", got), OK: ok})
+	add := func(name, want string, band lab.Band, e stats.Estimate, method string) {
+		cs = append(cs, lab.Estimated(name, want, band, e, method))
 	}
-	add("serial waits sum / mean (%)", "90–102", gs.Coverage.WaitSumPct, between(gs.Coverage.WaitSumPct, 90, 102))
-	add("concurrent waits sum / mean (%)", "> 120", gc.Coverage.WaitSumPct, gc.Coverage.WaitSumPct > 120)
-	add("concurrent critical path / mean (%)", "98–102", gc.Coverage.CriticalPct, between(gc.Coverage.CriticalPct, 98, 102))
+	waits := func(s *series) []float64 {
+		if s == nil {
+			return nil
+		}
+		return s.critWait
+	}
+	add("serial waits sum / mean (%)", "90–102", lab.Between(90, 102), ss.ratioPct(waits(ss), gs.Coverage.WaitSumPct, true), methodWaits)
+	add("concurrent waits sum / mean (%)", "> 120", lab.Over(120), sc.ratioPct(waits(sc), gc.Coverage.WaitSumPct, true), methodWaits)
+	var path []float64
+	if sc != nil {
+		path = sc.path
+	}
+	add("concurrent critical path / mean (%)", "98–102", lab.Between(98, 102), sc.ratioPct(path, gc.Coverage.CriticalPct, false), methodRatio)
 	for _, p := range res.Predictions {
 		switch {
 		case p.Spec == SerialPredictions[0]:
-			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
+			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", lab.Within(5), p.errE, methodTwo)
 		case p.Against == "fixed vs concurrent":
 			// "Gains under 3 %": the fix does not help. Slower (a negative
 			// gain) counts too — the seed went 108.45 → 110.52 ms
-			// (docs/method.md §10, §11).
-			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, p.PredictedGain < 3)
-			// Two separate runs differ by noise: allow two standard errors
-			// of the difference of their means on top of the 3 %.
-			gf := group(med["fixed"])
-			noise := 200 * math.Sqrt(se2(gc.Requests)+se2(gf.Requests)) / gc.Requests.Mean.Ms()
-			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (+ %.1f noise)", noise), p.MeasuredGain, p.MeasuredGain < 3+noise)
+			// (docs/method.md §10, §11). The noise of two separate runs is
+			// in the measured gain's interval.
+			add("remove shared section: predicted gain (%)", "under 3", lab.Under(3), p.predGainE, methodRatio)
+			add("remove shared section: measured gain, fixed vs concurrent (%)", "under 3", lab.Under(3), p.measGainE, methodTwo)
 		}
 	}
 	for _, m := range Modes {
-		g := group(med[m])
-		if c := g.Coverage.IndependentPct; c != nil {
-			add(m+": critical waits + independent CPU / mean (%)", "95–103", *c, between(*c, 95, 103))
-		} else {
-			add(m+": critical waits + independent CPU / mean (%)", "95–103", 0, false)
+		g, s := group(med[m]), med[m].series
+		name := m + ": critical waits + independent CPU / mean (%)"
+		c := g.Coverage.IndependentPct
+		if c == nil || g.CPU.Independent == nil {
+			cs = append(cs, lab.Exact(name, "95–103", "no independent CPU", false))
+			continue
 		}
+		var x []float64
+		if s != nil {
+			x = plus(sum(s.critWait, s.critRun), float64(*g.CPU.Independent)) // ns
+		}
+		add(name, "95–103", lab.Between(95, 103), s.ratioPct(x, *c, false), methodCover)
 	}
 	if len(res.Disagree) == 4 {
 		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
-		cs = append(cs, lab.Check{Name: "CPU profile's #1 differs from the wall clock's #1", Want: "shared vs upstream", Got: cpuTop + " vs " + wallTop, OK: cpuTop != wallTop && wallTop == "upstream"})
+		cs = append(cs, lab.Exact("CPU profile's #1 differs from the wall clock's #1", "shared vs upstream", cpuTop+" vs "+wallTop, cpuTop != wallTop && wallTop == "upstream"))
 	}
 	return cs
 }
@@ -352,13 +437,3 @@ func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun, loadBef
 }
 
 func cores() int { return runtime.NumCPU() }
-
-func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
-
-// se2 is the squared standard error of a mean latency.
-func se2(r render.Requests) float64 {
-	if r.Count < 2 {
-		return 0
-	}
-	return r.StdDev.Ms() * r.StdDev.Ms() / float64(r.Count)
-}

@@ -55,6 +55,9 @@ type ModeRun struct {
 	Profile  string         `json:"cpu_profile"`
 	Report   *render.Report `json:"analysis"`
 	window   *lab.Window
+	// series are the per-request figures of the report's request type
+	// (nil when they do not line up with it): the checks' intervals.
+	series *series
 }
 
 // LoadSummary is the client side of a run.
@@ -155,7 +158,7 @@ func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbU
 	if mr.Load.Errors > 0 {
 		return nil, 0, fmt.Errorf("%d of %d requests failed (first: %v)", mr.Load.Errors, mr.Load.Requests+mr.Load.Errors, rep.TopErrors)
 	}
-	mr.Report, err = analyse(ctx, w, mode, prof.Clients)
+	mr.Report, mr.series, err = analyse(ctx, w, mode, prof.Clients)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -167,22 +170,37 @@ func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbU
 	return mr, iters, nil
 }
 
-// analyse runs latscope's analysis on a captured window.
-func analyse(ctx context.Context, w *lab.Window, mode string, clients int) (*render.Report, error) {
+// analyse runs latscope's analysis on a captured window, and keeps the
+// per-request series of the report's request type.
+func analyse(ctx context.Context, w *lab.Window, mode string, clients int) (*render.Report, *series, error) {
 	opts := budget.DefaultOptions
 	specs := map[string][]string{"serial": SerialPredictions, "concurrent": ConcurrentPredictions}[mode]
 	for _, s := range specs {
 		p, err := budget.ParsePrediction(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Predictions = append(opts.Predictions, p)
 	}
+	col := newCollector()
+	opts.Each = col.each
 	res, err := analysis.File(ctx, w.Trace, opts, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return render.Build(res, render.Inputs{File: w.Trace, CPUSeconds: w.CPU.Seconds(), Clients: float64(clients), Task: "request"})
+	rep, err := render.Build(res, render.Inputs{File: w.Trace, CPUSeconds: w.CPU.Seconds(), Clients: float64(clients), Task: "request"})
+	if err != nil {
+		return nil, nil, err
+	}
+	var ser *series
+	if len(rep.Groups) > 0 {
+		for _, g := range res.Groups {
+			if g.Name == rep.Groups[0].Name {
+				ser = col.group(g, res.Terms, opts.Predictions)
+			}
+		}
+	}
+	return rep, ser, nil
 }
 
 func summarize(r *loadgen.Report) LoadSummary {
