@@ -24,7 +24,7 @@ func ChecksTable(checks []Check) htmlreport.Table {
 		}
 		return t
 	}
-	t := htmlreport.Table{Caption: Summary(checks) + ". " + strings.ReplaceAll(VerdictRule, "**", ""),
+	t := htmlreport.Table{Caption: headline(checks) + ". " + strings.ReplaceAll(VerdictRule, "**", ""),
 		Columns: []htmlreport.Column{{Name: "check"}, {Name: "want"}, {Name: "got", Num: true},
 			{Name: "95 % interval", Num: true, Tip: "the interval of the estimate the check judges; exact: a structural check"}, {Name: "verdict"}}}
 	for _, c := range checks {
@@ -62,7 +62,7 @@ func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Ti
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n## Checks (%s of %d)\n\n%s\n\n", Summary(out.Checks), len(out.Checks), VerdictRule)
+	fmt.Fprintf(&b, "\n## Checks (%s)\n\n%s\n\n", headline(out.Checks), VerdictRule)
 	if w := inconclusiveWords(out.Checks); w != "" {
 		fmt.Fprintf(&b, "Inconclusive (the samples allow both): %s.\n\n", w)
 	}
@@ -77,14 +77,33 @@ func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Ti
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, c.Interval(), mark)
 	}
-	if m := methods(out.Checks); m != "" {
-		fmt.Fprintf(&b, "\nIntervals: %s\n", m)
+	if m := methods(out.Checks); len(m) > 0 {
+		b.WriteString("\nHow the intervals were computed:\n\n")
+		for _, s := range m {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
 	}
 	return b.String()
 }
 
+// headline is "9 of 10 passed, 1 inconclusive" (and ", N failed").
+func headline(checks []Check) string {
+	n := map[string]int{}
+	for _, c := range checks {
+		n[c.Status()]++
+	}
+	s := fmt.Sprintf("%d of %d passed", n[Pass], len(checks))
+	if n[Inconclusive] > 0 {
+		s += fmt.Sprintf(", %d inconclusive", n[Inconclusive])
+	}
+	if n[Fail] > 0 {
+		s += fmt.Sprintf(", %d failed", n[Fail])
+	}
+	return s
+}
+
 // methods lists the distinct interval methods of the checks, in order.
-func methods(checks []Check) string {
+func methods(checks []Check) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, c := range checks {
@@ -93,5 +112,5 @@ func methods(checks []Check) string {
 			out = append(out, c.Method)
 		}
 	}
-	return strings.Join(out, "; ")
+	return out
 }

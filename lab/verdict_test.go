@@ -137,9 +137,9 @@ func TestSummaryAndReport(t *testing.T) {
 		t.Errorf("failed %v, inconclusive %v", o.Failed(), o.Inconclusive())
 	}
 	md := o.Report("seed", "/tmp/x", time.Second, time.Unix(0, 0), 0)
-	for _, want := range []string{"## Checks (2 passed, 1 inconclusive of 3)", "| overlap error (%) | within ±5 | -4.2 | -6.1–-2.3 | *inconclusive* |",
-		"| #1 | shared vs upstream | shared vs upstream | exact | pass |", "Inconclusive (the samples allow both): overlap error (%): -4.2, 95 % interval -6.1–-2.3 against within ±5.",
-		"at most 2.5 %", "Intervals: delta method; ratio of means"} {
+	for _, want := range []string{"## Checks (2 of 3 passed, 1 inconclusive)", "| overlap error (%) | within ±5 | -4.2 | -6.1 to -2.3 | *inconclusive* |",
+		"| #1 | shared vs upstream | shared vs upstream | exact | pass |", "Inconclusive (the samples allow both): overlap error (%): -4.2, 95 % interval -6.1 to -2.3 against within ±5.",
+		"at most 2.5 %", "How the intervals were computed:\n\n- delta method\n- ratio of means\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
@@ -154,7 +154,7 @@ func TestSummaryAndReport(t *testing.T) {
 		t.Errorf("old-style HTML table has %d columns", len(tb.Columns))
 	}
 	tb := ChecksTable(o.Checks)
-	if len(tb.Columns) != 5 || tb.Rows[1][3].Text != "-6.1–-2.3" || tb.Rows[1][4].Text != "inconclusive" {
+	if len(tb.Columns) != 5 || tb.Rows[1][3].Text != "-6.1 to -2.3" || tb.Rows[1][4].Text != "inconclusive" {
 		t.Errorf("HTML table: %+v", tb.Rows)
 	}
 	// JSON: the old fields keep their names; the new ones are added

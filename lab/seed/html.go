@@ -18,7 +18,7 @@ func page(res *Result, med map[string]*ModeRun, checks []lab.Check) ([]byte, err
 	p.Facts = []htmlreport.Fact{
 		{Name: "serial mean", Value: fmt.Sprintf("%.1f ms", group(med["serial"]).Requests.Mean.Ms())},
 		{Name: "concurrent mean", Value: fmt.Sprintf("%.1f ms", group(med["concurrent"]).Requests.Mean.Ms())},
-		{Name: "checks", Value: fmt.Sprintf("%s of %d", lab.Summary(checks), len(checks))},
+		{Name: "checks", Value: lab.Summary(checks)},
 	}
 	for _, pc := range res.Predictions {
 		if pc.Spec == SerialPredictions[0] {

@@ -58,10 +58,10 @@ type PredictionCheck struct {
 // How the checks' standard errors are estimated (docs/lab.md, "Checks as
 // statistical tests"): shown with each check.
 const (
-	methodRatio = "ratio of means over the same requests: delta method, batch means of the residuals in the order the requests ended"
+	methodRatio = "ratio of means over the same requests: delta method, batch means of the residuals (requests in the order they ended)"
 	methodWaits = methodRatio + "; each request's wait sum stood in for by its critical-path waits, scaled to the window's wait sum"
 	methodCover = methodRatio + "; the independent CPU per request (process counter / requests) taken as exact"
-	methodTwo   = "delta method over two independent windows, each mean's SE by batch means over its requests (a predicted mean's from its requests' predicted latencies, as latscope compare)"
+	methodTwo   = "delta method over two independent windows, each mean's SE by batch means (a predicted mean's from its requests' predicted latencies, as latscope compare)"
 )
 
 // segments are the demo's regions, in the seed's order.
