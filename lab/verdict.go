@@ -136,16 +136,42 @@ func (c Check) Status() string {
 	return Fail
 }
 
-// Interval is the check's 95 % interval as "lo–hi", "exact" for a check
-// without one by design, "—" for an estimate with too few values for one.
+// Interval is the check's 95 % interval as "lo–hi" ("lo to hi" when lo
+// is negative), "exact" for a check without one by design, "—" for an
+// estimate with too few values for one.
 func (c Check) Interval() string {
 	switch {
 	case c.Low != nil && c.High != nil:
-		return fmt.Sprintf("%.1f–%.1f", *c.Low, *c.High)
+		return RangeWords(*c.Low, *c.High)
 	case c.Method == "":
 		return "exact"
 	}
 	return "—"
+}
+
+// RangeWords is "lo–hi" to one decimal, or "lo to hi" when lo is
+// negative (so that "-6.1 to -2.3" does not read as a subtraction).
+func RangeWords(lo, hi float64) string {
+	if lo < 0 {
+		return fmt.Sprintf("%.1f to %.1f", lo, hi)
+	}
+	return fmt.Sprintf("%.1f–%.1f", lo, hi)
+}
+
+// Range is a 95 % interval in a scenario's JSON.
+type Range struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// RangeOf returns e's 95 % interval, rounded to 3 decimals; nil when e has
+// no standard error.
+func RangeOf(e stats.Estimate) *Range {
+	if !e.OK() {
+		return nil
+	}
+	lo, hi := e.Interval()
+	return &Range{units.Round3(lo), units.Round3(hi)}
 }
 
 // judged reports whether any check carries a three-way verdict: the
