@@ -301,7 +301,7 @@ func recordLib() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	demo := filepath.Join(filepath.Dir(jfrSource()), "java", "testdata", "LibDemo.java")
+	demo := filepath.Join(jfrSource(), "..", "..", "java", "testdata", "LibDemo.java") // internal/jfr → the top
 	if out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, demo).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("javac LibDemo.java: %v: %s", err, out)
 	}

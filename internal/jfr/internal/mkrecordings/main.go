@@ -377,7 +377,7 @@ func libProgram(ctx context.Context, dir, prog, name string, args ...string) (st
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(filepath.Dir(jfrtest.Source()), "java", "testdata", prog+".java")
+	src := filepath.Join(jfrtest.Source(), "..", "..", "java", "testdata", prog+".java") // internal/jfr → the top
 	if o, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, src).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("javac %s: %v: %s", src, err, o)
 	}
