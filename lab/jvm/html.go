@@ -15,12 +15,6 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 	p := &htmlreport.Page{Title: "latscope lab jvm — the seed experiment on the JVM",
 		Subtitle: fmt.Sprintf("profile %q: %d clients, a JDK service with io.latscope, pgjdbc, JFR after warm-up; load average %.1f at the start",
 			res.Profile.Name, res.Profile.Clients, res.Config.LoadAvgAtStart)}
-	pass := 0
-	for _, c := range checks {
-		if c.OK {
-			pass++
-		}
-	}
 	for _, r := range res.Runs {
 		p.Facts = append(p.Facts, htmlreport.Fact{Name: r.Mode + " mean", Value: fmt.Sprintf("%.1f ms", r.MeanMs)})
 	}
@@ -29,7 +23,7 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 			p.Facts = append(p.Facts, htmlreport.Fact{Name: "overlap prediction error", Value: fmt.Sprintf("%+.1f %%", pc.ErrorPct)})
 		}
 	}
-	p.Facts = append(p.Facts, htmlreport.Fact{Name: "checks", Value: fmt.Sprintf("%d of %d passed", pass, len(checks))})
+	p.Facts = append(p.Facts, htmlreport.Fact{Name: "checks", Value: lab.Summary(checks)})
 
 	c := htmlreport.BarChart{Label: "share of the four segments", Unit: "% (serial mode)",
 		Series: []htmlreport.Series{{Name: "wall clock (the service's own timings)", Color: htmlreport.Palette[0]}, {Name: "CPU profile (JFR samples)", Color: htmlreport.Palette[1]}}}
@@ -65,7 +59,7 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 	if err := addTable(p, "ForkJoinPool bursts", "Fan-out (one task per item) against the fix (one task per request); the churn verdict is package jfr's.", bt); err != nil {
 		return nil, err
 	}
-	if err := addTable(p, "Checks", "Tolerances come from the method, not from tuning (docs/lab-jvm.md).", lab.ChecksTable(checks)); err != nil {
+	if err := addTable(p, "Checks", "Tolerances come from the method, not from tuning (docs/lab-jvm.md); each estimate is judged by its 95 % interval (docs/lab.md).", lab.ChecksTable(checks)); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/lab"
 )
@@ -63,6 +64,15 @@ type PredictionCheck struct {
 	ErrorPct      float64 `json:"error_pct"`
 	PredictedGain float64 `json:"predicted_gain_pct"`
 	MeasuredGain  float64 `json:"measured_gain_pct"`
+	// The 95 % intervals: of the error and the measured gain (two
+	// recordings: delta method), of the predicted gain (what the
+	// prediction takes off, over the mean of the same requests). Methods:
+	// docs/lab.md.
+	ErrorInterval         *lab.Range `json:"error_interval_pct,omitempty"`
+	PredictedGainInterval *lab.Range `json:"predicted_gain_interval_pct,omitempty"`
+	MeasuredGainInterval  *lab.Range `json:"measured_gain_interval_pct,omitempty"`
+	errE, predGainE       stats.Estimate
+	measGainE             stats.Estimate
 }
 
 // SerialPredictions are the what-ifs predicted from the serial recording,
@@ -251,12 +261,14 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 	}
 	out = append(out, PredictionCheck{Spec: SerialPredictions[0], From: "serial", Against: "concurrent", PredictedMs: units.Round3(pred), MeasuredMs: c.MeanMs,
 		ErrorPct: lab.ErrPct(pred, c.MeanMs), PredictedGain: lab.Gain(s.MeanMs, pred), MeasuredGain: lab.Gain(s.MeanMs, c.MeanMs)})
+	out[0].intervals(predictedEst(s, pred), meanEst(c), s, meanEst(s))
 	pred = s.MeanMs - s.JFR.Lock
 	if p, ok := s.JFR.Predictions[SerialPredictions[1]]; ok {
 		pred = p
 	}
 	out = append(out, PredictionCheck{Spec: SerialPredictions[1], From: "serial", Against: "fixed vs concurrent", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
 		PredictedGain: lab.Gain(s.MeanMs, pred), MeasuredGain: lab.Gain(c.MeanMs, f.MeanMs)})
+	out[1].intervals(predictedEst(s, pred), meanEst(f), s, meanEst(c))
 	pred = c.MeanMs - c.JFR.Lock
 	if p, ok := c.JFR.Predictions[SerialPredictions[1]]; ok {
 		pred = p
@@ -265,14 +277,16 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 	// against concurrent: the change is the same, the base differs.
 	out = append(out, PredictionCheck{Spec: "remove=sharedSection", From: "concurrent", Against: "fixed", PredictedMs: units.Round3(pred), MeasuredMs: f.MeanMs,
 		ErrorPct: lab.ErrPct(pred, f.MeanMs), PredictedGain: lab.Gain(c.MeanMs, pred), MeasuredGain: lab.Gain(c.MeanMs, f.MeanMs)})
-	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s.\n\n", source)
+	out[2].intervals(predictedEst(c, pred), meanEst(f), c, meanEst(c))
+	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s. In brackets, 95 %% intervals (docs/lab.md).\n\n", source)
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, p := range out {
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %% | %.1f %% |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e, p.PredictedGain, p.MeasuredGain)
+		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
+			p.PredictedGain, bracket(p.PredictedGainInterval), p.MeasuredGain, bracket(p.MeasuredGainInterval))
 	}
 	b.WriteString("\n")
 	return out
@@ -307,10 +321,99 @@ func burstTable(b *strings.Builder, cfg Config, bursts []*BurstRun) {
 // handler mode the critical waits are the handler thread's waits).
 func coverage(r *ModeRun) float64 { return lab.Pct(r.JFR.Critical+r.CPUPerMs, r.MeanMs) }
 
+// How the checks' standard errors are estimated (docs/lab.md, "Checks as
+// statistical tests"). A JFR analysis keeps each request's latency but not
+// its terms, so a term's per-request mean T gets the SE of the latency
+// mean of the same requests: T is one part of each request's latency, and
+// when it does not vary against the rest, Var(T) ≤ Var(latency). A ratio
+// T / mean of the same requests then has SE ≤ (1 + T/mean)·SE/mean
+// (Minkowski: SE(T̄ − R·L̄) ≤ SE(T̄) + R·SE(L̄)), a bound that ignores
+// how closely T follows the latency and so is wide, never narrow.
+const (
+	methodMean  = "the latency mean's SE by batch means over the requests in the order they ended"
+	methodTerm  = "a JFR term's mean taking the latency mean's SE (batch means; a part of each request's latency varies no more than the whole)"
+	methodRatio = "a ratio over the same requests: SE ≤ (1 + ratio)·SE(mean)/mean, the latency mean's SE by batch means (a bound: JFR keeps no per-request terms)"
+	methodTwo   = "delta method over two independent recordings, each mean's SE by batch means (a predicted mean taking the SE of the mean it was predicted from)"
+	methodTick  = "the counter's resolution: one 10 ms tick at each end of both windows (a bound, not a 95 % interval)"
+	methodShare = "Wilson score interval of the share of execution samples (package jfr's churn analysis)"
+	methodNaive = " (this run kept no series: s/√n, as if the requests were independent)"
+)
+
+// meanEst is the run's mean latency (ms) with its standard error.
+func meanEst(r *ModeRun) stats.Estimate {
+	switch {
+	case r == nil:
+		return stats.Estimate{Value: math.NaN(), SE: math.NaN(), DF: math.NaN()}
+	case r.MeanDF > 0:
+		return stats.Estimate{Value: r.MeanMs, SE: r.MeanSEMs, DF: r.MeanDF}
+	}
+	n := r.Counted
+	if r.JFR.RequestMode {
+		n = r.JFR.Count
+	}
+	if n < stats.MinSeries || r.StdDevMs == 0 {
+		return stats.Estimate{Value: r.MeanMs, SE: math.NaN(), DF: math.NaN()}
+	}
+	return stats.Estimate{Value: r.MeanMs, SE: r.StdDevMs / math.Sqrt(float64(n)), DF: float64(n - 1)}
+}
+
+// method is m, noting when the run's SE is the independent one.
+func method(r *ModeRun, m string) string {
+	if r != nil && r.MeanDF == 0 {
+		return m + methodNaive
+	}
+	return m
+}
+
+// termEst is a per-request term of r (ms) with the SE of r's mean latency
+// (methodTerm).
+func termEst(r *ModeRun, v float64) stats.Estimate { return meanEst(r).WithValue(v) }
+
+// predictedEst is a mean predicted from r's requests: it takes r's SE.
+func predictedEst(r *ModeRun, pred float64) stats.Estimate { return meanEst(r).WithValue(pred) }
+
+// ratioPct is 100·part / mean over r's requests with the bound of
+// methodRatio.
+func ratioPct(r *ModeRun, part float64) stats.Estimate {
+	m := meanEst(r)
+	if r == nil || r.MeanMs == 0 {
+		return m
+	}
+	ratio := part / r.MeanMs
+	return stats.Estimate{Value: 100 * ratio, SE: 100 * (1 + math.Abs(ratio)) * m.SE / r.MeanMs, DF: m.DF}
+}
+
+// intervals sets the prediction's estimates (centred on its own figures)
+// and their 95 % intervals: the error of pred against meas, the predicted
+// gain over base's requests (what the prediction takes off, a part of
+// their latency: methodRatio) and the measured gain of meas against
+// before (two recordings).
+func (pc *PredictionCheck) intervals(pred, meas stats.Estimate, base *ModeRun, before stats.Estimate) {
+	pc.errE = stats.Quotient(pred, meas).Affine(100, -100).WithValue(pc.ErrorPct)
+	pc.predGainE = ratioPct(base, base.MeanMs-pred.Value).WithValue(pc.PredictedGain)
+	pc.measGainE = stats.Quotient(meas, before).Affine(-100, 100).WithValue(pc.MeasuredGain)
+	if pc.Against != "fixed vs concurrent" {
+		pc.ErrorInterval = lab.RangeOf(pc.errE)
+	}
+	pc.PredictedGainInterval, pc.MeasuredGainInterval = lab.RangeOf(pc.predGainE), lab.RangeOf(pc.measGainE)
+}
+
+// bracket is " (lo–hi)" for an interval, "" without one.
+func bracket(r *lab.Range) string {
+	if r == nil {
+		return ""
+	}
+	return " (" + lab.RangeWords(r.Low, r.High) + ")"
+}
+
+// checks judges each estimate by its 95 % interval against its band
+// (lab.Estimated: pass inside, fail wholly outside, inconclusive across
+// an edge; α 2.5 % per check when the truth sits on an edge); the
+// instruments' agreement and the profiles' disagreement are exact.
 func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result) []lab.Check {
 	var cs []lab.Check
-	add := func(name, want string, got float64, ok bool) {
-		cs = append(cs, lab.Check{Name: name, Want: want, Got: fmt.Sprintf("%.1f", got), OK: ok})
+	add := func(name string, band lab.Band, want string, e stats.Estimate, m string) {
+		cs = append(cs, lab.Estimated(name, want, band, e, m))
 	}
 	s, c, f := med["serial"], med["concurrent"], med["fixed"]
 	if s != nil {
@@ -327,56 +430,80 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 			conf, term float64
 		}{{"serial: JFR upstream term vs the configured delay (ms)", up, s.JFR.Upstream}, {"serial: JFR query term (network) vs the configured pg_sleep (ms)", db, s.JFR.DBNetwork}} {
 			lo, hi := t.conf*(1-e/100), 1.1*t.conf*(1+e/100)
-			add(t.name, fmt.Sprintf("%.1f–%.1f (%.0f–%.0f ± %.1f %% edge)", lo, hi, t.conf, 1.1*t.conf, e), t.term, between(t.term, lo, hi))
+			add(t.name, lab.Between(lo, hi), fmt.Sprintf("%.1f–%.1f (%.0f–%.0f ± %.1f %% edge)", lo, hi, t.conf, 1.1*t.conf, e), termEst(s, t.term), method(s, methodTerm))
 		}
-		ws := lab.Pct(s.JFR.WaitSum, s.MeanMs)
-		add("serial waits sum / mean (%)", band(90, 102, e), ws, between(ws, 90-e, 102+e))
+		add("serial waits sum / mean (%)", lab.Between(90-e, 102+e), band(90, 102, e), ratioPct(s, s.JFR.WaitSum), method(s, methodRatio))
 		// The service's own timing of a segment encloses JFR's wait in it:
 		// at most 100 % (+2 %: the two instruments' windows hold slightly
 		// different requests), at least 85 % (the call's own CPU and waits
 		// under JFR's 1 ms threshold, as in package jfr's recording test).
+		// Two instruments on the same requests: no sampling error between
+		// them beyond the edge error already in the band, so exact.
 		for _, seg := range []struct {
 			name      string
 			own, jfrV float64
 		}{{"upstream", s.Own.Upstream, s.JFR.Upstream}, {"db", s.Own.DB, s.JFR.DBNetwork + s.JFR.PoolWait}} {
 			r := lab.Pct(seg.jfrV, seg.own)
-			add("serial: JFR "+seg.name+" term / the service's own timing of it (%)", band(85, 102, e), r, between(r, 85-e, 102+e))
+			cs = append(cs, lab.Exact("serial: JFR "+seg.name+" term / the service's own timing of it (%)", band(85, 102, e), fmt.Sprintf("%.1f", r), between(r, 85-e, 102+e)))
 		}
 	}
 	if c != nil && c.JFR.RequestMode {
 		// Forked waits are counted once per thread (method §11: ~240 % in
 		// the Go lab); serial code stays under the 102 % overfull margin.
-		w := lab.Pct(c.JFR.WaitSum, c.MeanMs)
-		add("concurrent waits sum / mean (%)", "> 120", w, w > 120)
+		add("concurrent waits sum / mean (%)", lab.Over(120), "> 120", ratioPct(c, c.JFR.WaitSum), method(c, methodRatio))
 	}
 	for _, p := range res.Predictions {
 		switch {
 		case p.Spec == SerialPredictions[0]:
-			add("overlap predicted vs measured concurrent mean (error %)", "within ±5", p.ErrorPct, math.Abs(p.ErrorPct) <= 5)
+			add("overlap predicted vs measured concurrent mean (error %)", lab.Within(5), "within ±5", p.errE, method(s, methodTwo))
 		case p.Against == "fixed vs concurrent" && c != nil && f != nil:
-			add("remove shared section: predicted gain (%)", "under 3", p.PredictedGain, p.PredictedGain < 3)
-			noise := 200 * math.Sqrt(se2(c.StdDevMs, c.Counted)+se2(f.StdDevMs, f.Counted)) / c.MeanMs
-			add("remove shared section: measured gain, fixed vs concurrent (%)", fmt.Sprintf("under 3 (+ %.1f noise)", noise), p.MeasuredGain, p.MeasuredGain < 3+noise)
+			// The noise of two separate runs is in the measured gain's
+			// interval (it was a "+ 2 standard errors" allowance).
+			add("remove shared section: predicted gain (%)", lab.Under(3), "under 3", p.predGainE, method(s, methodRatio))
+			add("remove shared section: measured gain, fixed vs concurrent (%)", lab.Under(3), "under 3", p.measGainE, method(c, methodTwo))
 		}
 	}
 	for _, m := range Modes {
 		if r := med[m]; r != nil {
-			add(m+": JFR waits + independent CPU / mean (%)", band(95, 103, r.EdgePct), coverage(r), between(coverage(r), 95-r.EdgePct, 103+r.EdgePct))
+			add(m+": JFR waits + independent CPU / mean (%)", lab.Between(95-r.EdgePct, 103+r.EdgePct), band(95, 103, r.EdgePct), ratioPct(r, r.JFR.Critical+r.CPUPerMs), method(r, methodRatio+"; the independent CPU per request taken as exact"))
 		}
 	}
 	if len(res.Disagree) == 4 {
 		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
-		cs = append(cs, lab.Check{Name: "CPU profile's #1 differs from the wall clock's #1", Want: "shared vs upstream", Got: cpuTop + " vs " + wallTop, OK: cpuTop != wallTop && wallTop == "upstream"})
+		cs = append(cs, lab.Exact("CPU profile's #1 differs from the wall clock's #1", "shared vs upstream", cpuTop+" vs "+wallTop, cpuTop != wallTop && wallTop == "upstream"))
 	}
 	if len(bursts) == 2 {
 		fan, bat := bursts[0], bursts[1]
 		// The counter moves in ticks: one at each end of both windows.
 		resolution := 100 * (2*tick/math.Max(fan.CPUMs, tick) + 2*tick/math.Max(bat.CPUMs, tick))
 		saving := lab.Gain(fan.CPUPerMs, bat.CPUPerMs)
-		cs = append(cs, lab.Check{Name: "burst: batching lowers CPU per request (independent counter)", Want: fmt.Sprintf("saving > %.1f %% (counter resolution)", resolution),
-			Got: fmt.Sprintf("%.3f → %.3f ms: %.0f %% saved", fan.CPUPerMs, bat.CPUPerMs, saving), OK: saving > resolution})
-		cs = append(cs, lab.Check{Name: "burst: churn flagged on fan-out, not on batched", Want: "flagged / not flagged",
-			Got: fmt.Sprintf("%s / %s", yesNo(fan.Churn.Flagged), yesNo(bat.Churn.Flagged)), OK: fan.Churn.Flagged && !bat.Churn.Flagged})
+		ck := lab.Judged("burst: batching lowers CPU per request (independent counter)", fmt.Sprintf("> 0 (± %.1f counter resolution)", resolution), lab.Over(0),
+			saving, saving-resolution, saving+resolution, methodTick)
+		ck.Got = fmt.Sprintf("%.3f → %.3f ms: %.0f %% saved", fan.CPUPerMs, bat.CPUPerMs, saving)
+		cs = append(cs, ck)
+		// Each share against the rule by its Wilson interval: flagged
+		// wants it wholly above, not flagged wholly below.
+		for _, x := range []struct {
+			b       *BurstRun
+			name    string
+			flagged bool
+		}{{fan, "burst: churn flagged on fan-out (pool machinery share, %)", true}, {bat, "burst: churn not flagged on batched (pool machinery share, %)", false}} {
+			rule := x.b.Churn.RulePct
+			if rule == 0 {
+				rule = 10
+			}
+			bd := lab.Under(rule)
+			if x.flagged {
+				bd = lab.Over(rule)
+			}
+			lo, hi := x.b.Churn.Low, x.b.Churn.High
+			if x.b.Churn.Samples == 0 || strings.HasPrefix(x.b.Churn.Verdict, "scheduler churn not") {
+				lo, hi = math.NaN(), math.NaN() // too few samples to judge: inconclusive
+			}
+			ck := lab.Judged(x.name, "", bd, x.b.Churn.Share, lo, hi, methodShare)
+			ck.Got = fmt.Sprintf("%.1f (%s)", x.b.Churn.Share, yesNo(x.b.Churn.Flagged))
+			cs = append(cs, ck)
+		}
 	}
 	return cs
 }
@@ -429,11 +556,3 @@ func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefor
 }
 
 func between(x, lo, hi float64) bool { return x >= lo && x <= hi }
-
-// se2 is the squared standard error of a mean.
-func se2(sd float64, n int) float64 {
-	if n < 2 {
-		return 0
-	}
-	return sd * sd / float64(n)
-}

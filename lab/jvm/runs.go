@@ -17,6 +17,7 @@ import (
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/internal/units"
 )
 
@@ -37,6 +38,12 @@ type ModeRun struct {
 	// in it).
 	EdgePct  float64 `json:"edge_error_pct"`
 	StdDevMs float64 `json:"stddev_ms"`
+	// MeanSEMs is the standard error of MeanMs by batch means over the same
+	// requests in the order they ended (autocorrelation included), on
+	// MeanDF degrees of freedom; 0 in a run saved before it was kept (the
+	// checks then take StdDevMs/√n).
+	MeanSEMs float64 `json:"mean_se_ms,omitempty"`
+	MeanDF   float64 `json:"mean_se_df,omitempty"`
 	// CPUPerMs is the process's utime+stime over the window per request
 	// the service served in it (its own counter): the independent CPU.
 	CPUMs    float64 `json:"process_cpu_ms"`
@@ -143,6 +150,9 @@ type ChurnResult struct {
 	Low     float64 `json:"share_low_pct"`
 	High    float64 `json:"share_high_pct"`
 	Samples int64   `json:"samples"`
+	// RulePct is the share above which the analysis flags churn
+	// (docs/method.md §9); 0 in a run saved before it was kept: 10 %.
+	RulePct float64 `json:"rule_pct,omitempty"`
 	Finding string  `json:"finding,omitempty"`
 }
 
@@ -164,7 +174,8 @@ func churn(ctx context.Context, path string) (ChurnResult, error) {
 		return ChurnResult{}, err
 	}
 	rep := c.Result()
-	out := ChurnResult{Verdict: rep.Verdict(), Share: units.Round3(100 * rep.Share), Low: units.Round3(100 * rep.Low), High: units.Round3(100 * rep.High), Samples: rep.Samples}
+	out := ChurnResult{Verdict: rep.Verdict(), Share: units.Round3(100 * rep.Share), Low: units.Round3(100 * rep.Low), High: units.Round3(100 * rep.High), Samples: rep.Samples,
+		RulePct: units.Round3(100 * rep.Thresholds.SchedShare)}
 	for _, f := range rep.Findings() {
 		if f.Kind == sched.FindSchedOverhead {
 			out.Flagged, out.Finding = true, f.Text
@@ -195,12 +206,14 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 		return nil, err
 	}
 	mr.Counted, mr.MeanMs, mr.StdDevMs, mr.EdgePct = q.Count, meanMs(q.Latencies), stddevMs(q.Latencies), edgePct(q)
+	mr.MeanSEMs, mr.MeanDF = meanSE(q.Latencies)
 	mr.JFR = budgetOf(res, "/work")
 	if mr.JFR.RequestMode {
 		// Exact request boundaries: the events' own latencies, no edge error.
-		mr.MeanMs, mr.StdDevMs = mr.JFR.MeanMs, 0
+		mr.MeanMs, mr.StdDevMs, mr.MeanSEMs, mr.MeanDF = mr.JFR.MeanMs, 0, 0, 0
 		if g := groupOf(res, "/work"); g != nil {
 			mr.StdDevMs = stddevMs(g.Latencies)
+			mr.MeanSEMs, mr.MeanDF = meanSE(g.Latencies)
 		}
 		// The analysis counts the requests that were in flight when the
 		// recording started (their events commit at their end, inside
@@ -483,6 +496,21 @@ func meanMs(lat []int64) float64 {
 		s += float64(l)
 	}
 	return units.Round3(s / float64(len(lat)) / 1e6)
+}
+
+// meanSE is the standard error (ms) of the mean of lat, requests in the
+// order they ended, by batch means, and its degrees of freedom; 0, 0 with
+// too few requests.
+func meanSE(lat []int64) (se, df float64) {
+	xs := make([]float64, len(lat))
+	for i, l := range lat {
+		xs[i] = float64(l) / 1e6
+	}
+	m := stats.BatchMeans(xs)
+	if !m.OK() {
+		return 0, 0
+	}
+	return units.Round3(m.SE), m.DF()
 }
 
 func stddevMs(lat []int64) float64 {
