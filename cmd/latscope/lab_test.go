@@ -29,8 +29,27 @@ import (
 
 // TestLabShort runs the seed lab end to end on real parts — the demo
 // service as its own process, a real upstream, a private PostgreSQL,
-// closed-model load — with 3 s windows, and asserts the shape of the
-// result (the lab's own checks), not absolute times.
+// closed-model load — with 3 s windows, and asserts only what the method
+// can assert from one run: no check fails (each estimate's 95 % interval
+// lies wholly outside its band: lab.Estimated), the overlap's predicted and
+// measured gains reach above 20 % (their intervals are not wholly below
+// it) and the shared section's reach below 5 %. Inconclusive checks (an
+// interval across an edge: the samples allow both) are logged with their
+// intervals.
+//
+// The chance of a false failure: a check fails by chance with at most
+// α = 2.5 % (lab.Alpha), and only when the truth sits exactly on its
+// band's edge; in the runs so far every estimate lay at least 5 standard
+// errors inside its band (the closest: the overlap error, −0.7 % with an
+// interval of −1.9 to 0.5 against ±5; docs/lab.md), where the chance is
+// below 10⁻⁶ per check, and the gains sit 12 points (30 standard errors)
+// from the test's 20 % and 5 % bounds. If every one of the 9 estimated
+// checks sat on its edge the union bound would be 9 × 2.5 % = 22.5 %. A
+// failure is therefore a real one — of the method, or of the host: the
+// intervals hold the sampling error within each window, not a change of
+// the host's load between the windows (the −6.1 % overlap miss at load
+// average 3.8 in docs/lab.md is such a case) — and its numbers are in the
+// message.
 func TestLabShort(t *testing.T) {
 	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
@@ -63,35 +82,54 @@ func TestLabShort(t *testing.T) {
 	if len(res.Runs) != 3 || len(res.Predictions) != 3 {
 		t.Errorf("seed.json: %d runs, %d predictions; want 3 and 3", len(res.Runs), len(res.Predictions))
 	}
-	// The shape (the acceptance for this test, not absolute times):
-	// the structural checks always hold; the two fixes are told apart —
-	// overlapping the waits is predicted and measured to gain a lot, the
-	// CPU profile's favourite (the shared section) to gain almost nothing.
-	// The lab's own precision checks (prediction within 5 %, coverage
-	// 95–103 %) are logged: on a shared 2-core machine they depend on what
-	// else runs, and the lab itself reports them.
+	// The checks: none may fail; an inconclusive one is logged with its
+	// interval (the samples allow both).
+	la1 := lab.LoadAverage()
 	for _, c := range res.Checks {
-		structural := strings.Contains(c.Name, "sum / mean") || strings.Contains(c.Name, "critical path / mean") || strings.Contains(c.Name, "#1")
-		switch {
-		case c.OK:
-			t.Logf("pass: %s: got %s (want %s)", c.Name, c.Got, c.Want)
-		case structural:
-			t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
+		switch c.Status() {
+		case lab.Pass:
+			t.Logf("pass: %s: got %s, 95 %% interval %s (want %s)", c.Name, c.Got, c.Interval(), c.Want)
+		case lab.Inconclusive:
+			t.Logf("inconclusive (load average %.1f → %.1f on %d CPUs): %s: got %s, 95 %% interval %s crosses %s", la0, la1, runtime.NumCPU(), c.Name, c.Got, c.Interval(), c.Want)
 		default:
-			t.Logf("precision check not met (load average %.1f → %.1f on %d CPUs): %s: got %s, want %s", la0, lab.LoadAverage(), runtime.NumCPU(), c.Name, c.Got, c.Want)
+			t.Errorf("check failed (load average %.1f → %.1f on %d CPUs): %s: got %s, 95 %% interval %s wholly outside %s (%s)", la0, la1, runtime.NumCPU(), c.Name, c.Got, c.Interval(), c.Want, c.Method)
 		}
 	}
+	// The two fixes told apart (the seed: 32 % and under 1 %): the overlap
+	// gains reach above 20 %, the shared section's below 5 %; fail only when
+	// an interval lies wholly on the wrong side.
 	for _, p := range res.Predictions {
 		switch {
-		case p.Spec == seed.SerialPredictions[0] && (p.PredictedGain < 20 || p.MeasuredGain < 20):
-			t.Errorf("overlap: predicted gain %.1f%%, measured %.1f%%; want both over 20%% (the seed: 32%%)", p.PredictedGain, p.MeasuredGain)
-		case p.Against == "fixed vs concurrent" && (p.PredictedGain > 5 || p.MeasuredGain > 5):
-			t.Errorf("remove shared section: predicted gain %.1f%%, measured %.1f%%; want both small", p.PredictedGain, p.MeasuredGain)
+		case p.Spec == seed.SerialPredictions[0]:
+			gainReaches(t, "overlap: predicted gain", p.PredictedGain, p.PredictedGainInterval, 20, true)
+			gainReaches(t, "overlap: measured gain", p.MeasuredGain, p.MeasuredGainInterval, 20, true)
+		case p.Against == "fixed vs concurrent":
+			gainReaches(t, "remove shared section: predicted gain", p.PredictedGain, p.PredictedGainInterval, 5, false)
+			gainReaches(t, "remove shared section: measured gain", p.MeasuredGain, p.MeasuredGainInterval, 5, false)
 		}
 	}
 	matches, _ := filepath.Glob(filepath.Join(out, "*.partial"))
 	if len(matches) > 0 {
 		t.Errorf("partial files left behind: %v", matches)
+	}
+}
+
+// gainReaches fails the test when the gain's 95 % interval lies wholly
+// on the wrong side of bound: below it when above, above it otherwise.
+// A gain without an interval (too few requests) is judged on its value.
+func gainReaches(t *testing.T, what string, gain float64, r *lab.Range, bound float64, above bool) {
+	t.Helper()
+	lo, hi, iv := gain, gain, "no interval"
+	if r != nil {
+		lo, hi, iv = r.Low, r.High, "95 % interval "+lab.RangeWords(r.Low, r.High)
+	}
+	switch {
+	case above && hi < bound:
+		t.Errorf("%s %.1f %% (%s): wholly below %g %% (the seed: 32 %%)", what, gain, iv, bound)
+	case !above && lo > bound:
+		t.Errorf("%s %.1f %% (%s): wholly above %g %% (the lock wait is under 1 %% of the latency)", what, gain, iv, bound)
+	default:
+		t.Logf("%s %.1f %% (%s)", what, gain, iv)
 	}
 }
 
