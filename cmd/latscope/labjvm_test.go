@@ -19,10 +19,30 @@ import (
 // the JDK service and the JDK upstream as JVMs of their own, the io.latscope
 // library built from java/, pgjdbc against a private PostgreSQL, closed-model
 // load, JFR recordings started with jcmd after warm-up — and asserts what
-// holds on any host: the files, the terms the configuration puts there
-// (a wait is never shorter than the sleep that causes it), and the two fixes
-// told apart. The lab's precision checks are logged: on a shared 2-core host
-// they depend on what else runs, and the lab reports them itself.
+// the method can assert from one run: the files; the terms' lower bounds
+// from the configuration (a wait is never shorter than the sleep that
+// causes it: exact, not a draw); no check fails (each estimate's 95 %
+// interval lies wholly outside its band: lab.Estimated); and the two fixes
+// told apart — the overlap's predicted gain reaches above 20 % and its
+// measured gain above 10 %, the shared section's gains below 5 % (an
+// interval wholly on the wrong side fails). Inconclusive checks are logged
+// with their intervals.
+//
+// The chance of a false failure: each estimated check fails by chance with
+// at most α = 2.5 % (lab.Alpha), reached only when the truth sits exactly
+// on its band's edge. Of the 13 estimated checks, the one that sits near
+// an edge is the query term against the configured pg_sleep (54.9 ms
+// against 50–55 ms in the kept default run, lab/jvm/testdata, with an
+// interval of 54.0–55.7): about 1.4 % there; the others lay 3 or more
+// standard errors inside their bands (under 0.1 % each), and the gains
+// 10 or more points from the test's bounds. In all about 2 %; 13 × 2.5 %
+// ≈ 32 % if every truth sat on its edge. The intervals hold each
+// recording's sampling error, not a change of the host between the
+// recordings: a failure under heavy load is the host's real effect (the
+// kept run at load average 9.4 missed the overlap by −7.1 %, interval
+// −8.1 to −6.1 %; with a burner per CPU the fan-out pool's churn share
+// has measured 6.5 %, 4.9–8.7 %, below the 10 % rule), and the message
+// gives its numbers and the load average.
 func TestLabJVMShort(t *testing.T) {
 	tier.Timing(t)
 	if _, err := pgcluster.FindBinDir(); err != nil {
@@ -82,11 +102,15 @@ func TestLabJVMShort(t *testing.T) {
 			t.Errorf("%s: %d requests counted in the recording, %d served by the service's own count, %.2f ms CPU each", r.Mode, r.Counted, r.Own.Requests, r.CPUPerMs)
 		}
 	}
+	la1 := lab.LoadAverage()
 	for _, c := range res.Checks {
-		if c.OK {
-			t.Logf("pass: %s: got %s (want %s)", c.Name, c.Got, c.Want)
-		} else {
-			t.Logf("check not met (load average %.1f → %.1f on %d CPUs): %s: got %s, want %s", la0, lab.LoadAverage(), runtime.NumCPU(), c.Name, c.Got, c.Want)
+		switch c.Status() {
+		case lab.Pass:
+			t.Logf("pass: %s: got %s, 95 %% interval %s (want %s)", c.Name, c.Got, c.Interval(), c.Want)
+		case lab.Inconclusive:
+			t.Logf("inconclusive (load average %.1f → %.1f on %d CPUs): %s: got %s, 95 %% interval %s crosses %s", la0, la1, runtime.NumCPU(), c.Name, c.Got, c.Interval(), c.Want)
+		default:
+			t.Errorf("check failed (load average %.1f → %.1f on %d CPUs): %s: got %s, 95 %% interval %s wholly outside %s (%s)", la0, la1, runtime.NumCPU(), c.Name, c.Got, c.Interval(), c.Want, c.Method)
 		}
 	}
 	for _, p := range res.Predictions {
@@ -95,12 +119,15 @@ func TestLabJVMShort(t *testing.T) {
 		// the serial recording predicts about a third (the seed: 32 %).
 		// The measured gain is smaller by the pool queue the change creates
 		// and, on a busy host, by CPU waits: 20–37 % in our runs on a
-		// 2-core host at load average 9–18, under 20 % once; 10 % still
-		// tells a fix that works from one that does not.
-		case p.Spec == "overlap=callUpstream,queryDb" && (p.PredictedGain < 20 || p.MeasuredGain < 10):
-			t.Errorf("overlap: predicted gain %.1f%%, measured %.1f%%; want over 20%% and over 10%% (the seed: 32%%)", p.PredictedGain, p.MeasuredGain)
-		case p.Against == "fixed vs concurrent" && p.PredictedGain > 5:
-			t.Errorf("remove shared section: predicted gain %.1f%%; want it small (the lock wait is a few %% of the mean)", p.PredictedGain)
+		// 2-core host at load average 9–18, under 20 % once (a real effect
+		// of the host, which no interval absorbs); 10 % still tells a fix
+		// that works from one that does not.
+		case p.Spec == "overlap=callUpstream,queryDb":
+			gainReaches(t, "overlap: predicted gain", p.PredictedGain, p.PredictedGainInterval, 20, true)
+			gainReaches(t, "overlap: measured gain", p.MeasuredGain, p.MeasuredGainInterval, 10, true)
+		case p.Against == "fixed vs concurrent":
+			gainReaches(t, "remove shared section: predicted gain", p.PredictedGain, p.PredictedGainInterval, 5, false)
+			gainReaches(t, "remove shared section: measured gain", p.MeasuredGain, p.MeasuredGainInterval, 5, false)
 		}
 	}
 }
