@@ -39,11 +39,12 @@ import (
 //
 // The chance of a false failure: a check fails by chance with at most
 // α = 2.5 % (lab.Alpha), and only when the truth sits exactly on its
-// band's edge; in the runs so far every estimate lay at least 5 standard
-// errors inside its band (the closest: the overlap error, −0.7 % with an
-// interval of −1.9 to 0.5 against ±5; docs/lab.md), where the chance is
-// below 10⁻⁶ per check, and the gains sit 12 points (30 standard errors)
-// from the test's 20 % and 5 % bounds. If every one of the 9 estimated
+// band's edge; in the runs so far every estimate lay at least 3.5
+// standard errors inside its band (the closest: the overlap error, −2.7 %
+// with an interval of −3.9 to −1.4 against ±5; docs/lab.md), where a false
+// fail needs a draw 5.5 standard errors out (about 10⁻⁸ per check), and
+// the gains sit 10 points or more (20 standard errors) from the test's
+// 20 % and 5 % bounds. If every one of the 9 estimated
 // checks sat on its edge the union bound would be 9 × 2.5 % = 22.5 %. A
 // failure is therefore a real one — of the method, or of the host: the
 // intervals hold the sampling error within each window, not a change of
