@@ -98,10 +98,14 @@ func TestLoadJSON(t *testing.T) {
 			t.Errorf("JSON report lacks %q", k)
 		}
 	}
-	// 100/s for 200 ms: requests 0..19 are due.
+	// 100/s for 200 ms: requests 0..19 are due. Each is sent and answered,
+	// or, when the host is too busy to send it before the run's end,
+	// reported as dropped (internal/loadgen's doc): never lost.
 	codes, _ := rep["codes"].(map[string]any)
-	if rep["requests"] != 20.0 || codes["200"] != 20.0 {
-		t.Errorf("requests %v, codes %v; want 20 requests with code 200", rep["requests"], rep["codes"])
+	requests, _ := rep["requests"].(float64)
+	dropped, _ := rep["dropped"].(float64)
+	if requests+dropped != 20 || codes["200"] != requests || requests < 1 {
+		t.Errorf("requests %v, dropped %v, codes %v; want 20 due: each answered with code 200 or dropped", rep["requests"], rep["dropped"], rep["codes"])
 	}
 }
 
