@@ -15,7 +15,6 @@ import (
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Agent is the running agent of one service: the flight recorder, the host
@@ -48,18 +47,16 @@ func New(opts Options) (*Agent, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	a.stop = stop
 	probeOn := o.ProbeEvery > 0 && (!o.NoRecorder || o.Metrics != nil)
-	if o.Metrics != nil {
-		m, err := newMetrics(o.Metrics, probeOn, tracelog.ProbeLate)
-		if err != nil {
-			stop()
-			a.sample.close()
-			return nil, err
-		}
-		a.met = m
+	m, err := openMetrics(o.Metrics, probeOn)
+	if err != nil {
+		stop()
+		a.sample.close()
+		return nil, err
 	}
-	var over prometheus.Counter
+	a.met = m
+	var over func()
 	if a.met != nil {
-		over = a.met.routesOver
+		over = a.met.m.RouteOverLimit
 	}
 	a.routes = newRouteSet(o.MaxRoutes, over, os.Stderr)
 	if !o.NoRecorder {
@@ -68,7 +65,7 @@ func New(opts Options) (*Agent, error) {
 			stop()
 			a.sample.close()
 			if a.met != nil {
-				a.met.unregister()
+				a.met.m.Close()
 			}
 			return nil, err
 		}
@@ -121,7 +118,7 @@ func (a *Agent) Close() error {
 		}
 		a.sample.close()
 		if a.met != nil {
-			a.met.unregister()
+			a.met.m.Close()
 		}
 	})
 	return err

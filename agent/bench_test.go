@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/agent/internal/agenttest"
 )
 
 // BenchmarkHandler measures the middleware alone, in process, without the
@@ -122,6 +124,6 @@ func eventsPerOp(f func(), ops int) (float64, error) {
 	}
 	f()
 	trace.Stop()
-	c, err := countEvents("trace of the benchmark loop", &buf)
-	return float64(c.events) / float64(ops), err
+	c, err := agenttest.CountEvents("trace of the benchmark loop", &buf)
+	return float64(c.Events) / float64(ops), err
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/latscope/latscope/internal/tracein"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -117,9 +117,9 @@ func TestLongStringsTraced(t *testing.T) {
 	var task, region string
 	for _, ev := range evs {
 		switch {
-		case ev.Kind == tracein.KindTaskBegin && strings.HasPrefix(ev.Name, "/€"):
+		case ev.Kind == agenttest.KindTaskBegin && strings.HasPrefix(ev.Name, "/€"):
 			task = ev.Name
-		case ev.Kind == tracein.KindRegionBegin && strings.HasPrefix(ev.Name, tracelog.HTTPRegionPrefix):
+		case ev.Kind == agenttest.KindRegionBegin && strings.HasPrefix(ev.Name, tracelog.HTTPRegionPrefix):
 			region = ev.Name
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -38,7 +38,7 @@ func TestAgentInstanceLog(t *testing.T) {
 				t.Fatalf("%d instance logs and %d module logs, want as many, at least 2", len(insts), len(mods))
 			}
 			for i, ev := range insts {
-				if ev.Message != tt.want || ev.Task != tracein.BackgroundTask {
+				if ev.Message != tt.want || ev.Task != agenttest.BackgroundTask {
 					t.Errorf("instance log %d: %q in task %d, want %q outside any task", i, ev.Message, ev.Task, tt.want)
 				}
 				if gap := time.Duration(ev.Time - mods[i].Time); gap < 0 || gap > tracelog.ModuleEvery/2 {

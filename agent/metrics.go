@@ -5,121 +5,119 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latscope/latscope/agent/internal/metricsconv"
 	"github.com/latscope/latscope/agent/internal/span"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // MetricBuckets are the bucket upper bounds, in seconds, of every histogram
-// the agent exports (docs/metrics.md): fine from 1 ms to 100 ms, where a
-// DB-call p95 threshold usually lies, coarse up to 10 s.
+// the agent exports through agentprom (docs/metrics.md): fine from 1 ms to
+// 100 ms, where a DB-call p95 threshold usually lies, coarse up to 10 s.
 var MetricBuckets = []float64{.001, .0025, .005, .01, .02, .03, .04, .05, .06, .075, .1, .15, .2, .3, .5, .75, 1, 2.5, 5, 10}
 
-// Label values of the db label of latscope_request_duration_seconds.
-const (
-	dbYes = "yes"
-	dbNo  = "no"
-)
+// Metrics receives what the agent measures for metrics (Options.Metrics).
+// Package agentprom (github.com/latscope/latscope/agent/agentprom) is its
+// Prometheus implementation, with the names of docs/metrics.md; package
+// agent itself links no metrics library.
+//
+// The agent calls Open once, in New, before any other method, and Close
+// once, in Close. Route, RouteOverLimit and Stall are called concurrently,
+// on the request path (Stall on the probe's goroutine): they must be safe
+// for concurrent use and cheap.
+type Metrics interface {
+	// Open prepares the metrics of one agent; probe tells whether the
+	// CPU-availability probe runs, so that Stall may be called. An error
+	// fails New.
+	Open(probe bool) error
+	// Route returns the recorder of the requests of one route: a task name
+	// (a pattern, NoRoute, OtherRoute or what Options.Route returns). The
+	// agent calls it once per route, at the route's first request, and
+	// keeps what it returns: at most Options.MaxRoutes+1 routes.
+	Route(route string) RouteMetrics
+	// RouteOverLimit counts one request counted under OtherRoute because
+	// Options.MaxRoutes routes were already in use.
+	RouteOverLimit()
+	// Stall counts one wake-up of the CPU-availability probe that came
+	// later than tracelog.ProbeLate after its deadline, by how late it was:
+	// time the process could not run.
+	Stall(lateness time.Duration)
+	// Close ends the metrics of the agent (it unregisters them).
+	Close()
+}
 
-// metrics holds the agent's collectors on Options.Metrics.
+// RouteMetrics records the requests of one route (Metrics.Route). Its
+// methods run on the request path, concurrently, and should not allocate.
+type RouteMetrics interface {
+	// Request records one request when it ends.
+	Request(RequestStats)
+	// DBCall records one DB call made under a request of the route (a
+	// QueryContext or ExecContext through WrapConnector or WrapDriver, or a
+	// pgx query through agentpgx.QueryTracer), of duration d.
+	DBCall(d time.Duration)
+}
+
+// RequestStats is one finished request as the metrics see it.
+type RequestStats struct {
+	// Latency is the request's time as Handler (or Begin and End) timed
+	// it: the same interval as the request's task.
+	Latency time.Duration
+	// DBCalls is the number of DB calls made with the request's context
+	// (RouteMetrics.DBCall), on any goroutine; DB is their summed duration.
+	DBCalls int
+	DB      time.Duration
+	// OutboundCalls is the number of outbound HTTP calls made through
+	// Transport with the request's context; Outbound their summed duration,
+	// each until its response headers arrived.
+	OutboundCalls int
+	Outbound      time.Duration
+}
+
+// metrics is the agent's side of Options.Metrics: the Metrics, and the
+// recorder of each route it has seen.
 type metrics struct {
-	reg        prometheus.Registerer
-	registered []prometheus.Collector
-
-	request, requestDB, requestOut, dbCall *prometheus.HistogramVec
-	stallSeconds, stalls                   prometheus.Counter // nil without the probe
-	routesOver                             prometheus.Counter // requests beyond Options.MaxRoutes
-	late                                   time.Duration      // a wake-up later than this is a stall
-	host                                   *hostCollector
-	routes                                 sync.Map // route -> *routeMetrics
+	m      Metrics
+	routes sync.Map // route -> RouteMetrics
 }
 
-// routeMetrics are the observers of one route, resolved once per route so
-// that a request hashes no label values.
-type routeMetrics struct {
-	withDB, noDB, db, out, dbCall prometheus.Observer
-}
-
-// newMetrics registers the agent's collectors on reg: the request
-// histograms, the host counters, and the stall counters when probe is true
-// (the probe runs; a wake-up later than late is a stall). On error nothing
-// stays registered.
-func newMetrics(reg prometheus.Registerer, probe bool, late time.Duration) (*metrics, error) {
-	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: MetricBuckets}, labels)
+// openMetrics turns Options.Metrics into the agent's metrics and opens
+// them; nil when v is nil.
+func openMetrics(v any, probe bool) (*metrics, error) {
+	if v == nil {
+		return nil, nil
 	}
-	m := &metrics{
-		reg:        reg,
-		late:       late,
-		request:    hist("latscope_request_duration_seconds", "Latency of each request as the agent's Handler times it; db=\"no\" when it made no DB call.", "route", "db"),
-		requestDB:  hist("latscope_request_db_seconds", "Per request with at least one DB call: total time in DB calls as the application timed them.", "route"),
-		requestOut: hist("latscope_request_outbound_seconds", "Per request with at least one outbound HTTP call: total time in them, until response headers.", "route"),
-		dbCall:     hist("latscope_db_call_duration_seconds", "Each DB call (database/sql wrapper or agentpgx tracer) made under a request.", "route"),
-		host:       newHostCollector(),
-		routesOver: prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_routes_over_limit_total",
-			Help: "Requests counted under route=\"" + OtherRoute + "\" because Options.MaxRoutes distinct routes were already in use (a Route hook that returns paths?)."}),
-	}
-	cs := []prometheus.Collector{m.request, m.requestDB, m.requestOut, m.dbCall, m.host, m.routesOver}
-	if probe {
-		m.stallSeconds = prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_stall_seconds_total",
-			Help: "Summed lateness of the agent's CPU-availability probe's late wake-ups: time the process could not run (throttled, stolen, stopped, CPUs busy)."})
-		m.stalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_stalls_total",
-			Help: fmt.Sprintf("Late wake-ups of the CPU-availability probe (later than %v), counted in latscope_stall_seconds_total.", late)})
-		cs = append(cs, m.stallSeconds, m.stalls)
-	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			m.unregister()
-			return nil, fmt.Errorf("agent: Options.Metrics: %w", err)
+	m, ok := v.(Metrics)
+	if !ok {
+		c, found := metricsconv.Convert(v)
+		if m, ok = c.(Metrics); !found || !ok {
+			return nil, fmt.Errorf("agent: Options.Metrics is a %T, not an agent.Metrics: use agentprom.New(reg) from github.com/latscope/latscope/agent/agentprom (a prometheus.Registerer is taken as it is once that package is imported)", v)
 		}
-		m.registered = append(m.registered, c)
 	}
-	return m, nil
+	if err := m.Open(probe); err != nil {
+		return nil, fmt.Errorf("agent: Options.Metrics: %w", err)
+	}
+	return &metrics{m: m}, nil
 }
 
-// route returns the observers of route, making them on its first request.
-func (m *metrics) route(route string) *routeMetrics {
+// route returns the recorder of route, asking Metrics for it at the
+// route's first request.
+func (m *metrics) route(route string) RouteMetrics {
 	if rm, ok := m.routes.Load(route); ok {
-		return rm.(*routeMetrics)
+		return rm.(RouteMetrics)
 	}
-	rm := &routeMetrics{
-		withDB: m.request.WithLabelValues(route, dbYes),
-		noDB:   m.request.WithLabelValues(route, dbNo),
-		db:     m.requestDB.WithLabelValues(route),
-		out:    m.requestOut.WithLabelValues(route),
-		dbCall: m.dbCall.WithLabelValues(route),
-	}
-	v, _ := m.routes.LoadOrStore(route, rm)
-	return v.(*routeMetrics)
+	v, _ := m.routes.LoadOrStore(route, m.m.Route(route))
+	return v.(RouteMetrics)
 }
 
 // observe records a request that took d, with the calls added to ri.
-func (rm *routeMetrics) observe(d time.Duration, ri *span.Info) {
+func observe(rm RouteMetrics, d time.Duration, ri *span.Info) {
 	dbCalls, db, outCalls, out := ri.Calls()
-	if dbCalls > 0 {
-		rm.withDB.Observe(d.Seconds())
-		rm.db.Observe(db.Seconds())
-	} else {
-		rm.noDB.Observe(d.Seconds())
-	}
-	if outCalls > 0 {
-		rm.out.Observe(out.Seconds())
-	}
+	rm.Request(RequestStats{Latency: d, DBCalls: int(dbCalls), DB: db, OutboundCalls: int(outCalls), Outbound: out})
 }
 
-// wake counts one wake-up of the probe, lateness d late.
+// wake takes one wake-up of the probe, lateness d late: a stall when later
+// than tracelog.ProbeLate.
 func (m *metrics) wake(d time.Duration) {
-	if d > m.late {
-		m.stallSeconds.Add(d.Seconds())
-		m.stalls.Inc()
+	if d > tracelog.ProbeLate {
+		m.m.Stall(d)
 	}
-}
-
-// unregister removes the agent's collectors from the registry and closes
-// the host reader.
-func (m *metrics) unregister() {
-	for _, c := range m.registered {
-		m.reg.Unregister(c)
-	}
-	m.registered = nil
-	m.host.close()
 }

@@ -120,7 +120,7 @@ func (a *Agent) begin(r *http.Request, route string) *Request {
 	ctx := &q.c
 	if a.met != nil {
 		ctx.rm = a.met.route(route)
-		ctx.ri.DBCall = ctx.rm.dbCall
+		ctx.ri.Route = ctx.rm
 	}
 	if tp, ok := a.otherSpan(r.Context()); ok {
 		ctx.ri.TP = tp
@@ -169,7 +169,7 @@ type reqCtx struct {
 	task  *trace.Task
 	route string
 	start time.Time
-	rm    *routeMetrics // nil without metrics
+	rm    RouteMetrics // nil without metrics
 }
 
 // reqKey is the context key of a request's *reqCtx (Begin's check for a
@@ -202,7 +202,7 @@ func (a *Agent) finish(ctx *reqCtx) {
 	d := time.Since(ctx.start)
 	ri, route, task := &ctx.ri, ctx.route, ctx.task
 	if ctx.rm != nil {
-		ctx.rm.observe(d, ri)
+		observe(ctx.rm, d, ri)
 	}
 	slow, cut := false, time.Duration(0)
 	if a.rec != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/latscope/latscope/tracelog"
 
-	"github.com/latscope/latscope/internal/tracein"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 )
 
 func TestHandlerRoute(t *testing.T) {
@@ -57,7 +57,7 @@ func TestHandlerRoute(t *testing.T) {
 			}
 			var tasks []string
 			for _, ev := range evs {
-				if ev.Kind == tracein.KindTaskBegin {
+				if ev.Kind == agenttest.KindTaskBegin {
 					tasks = append(tasks, ev.Name)
 				}
 			}

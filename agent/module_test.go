@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -66,7 +66,7 @@ const closedMark = "test.closed"
 // traceAgent traces a real agent for run, closes it, traces on for a
 // while more with closedMark logged at the close, and returns the trace's
 // events.
-func traceAgent(t *testing.T, o Options, run time.Duration) []tracein.Event {
+func traceAgent(t *testing.T, o Options, run time.Duration) []agenttest.Event {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
@@ -97,12 +97,12 @@ func traceAgent(t *testing.T, o Options, run time.Duration) []tracein.Event {
 // checkModuleLogs checks that evs hold at least min module logs of want,
 // outside any task, none further apart than the analysers look ahead, the
 // first near the agent's start, and none after closedMark.
-func checkModuleLogs(t *testing.T, evs []tracein.Event, want string, least int) []tracein.Event {
+func checkModuleLogs(t *testing.T, evs []agenttest.Event, want string, least int) []agenttest.Event {
 	t.Helper()
-	var mods []tracein.Event
+	var mods []agenttest.Event
 	closed := false
 	for _, ev := range evs {
-		if ev.Kind != tracein.KindLog {
+		if ev.Kind != agenttest.KindLog {
 			continue
 		}
 		switch ev.Name {
@@ -122,7 +122,7 @@ func checkModuleLogs(t *testing.T, evs []tracein.Event, want string, least int) 
 		t.Fatalf("%d module logs, want at least %d", len(mods), least)
 	}
 	for i, ev := range mods {
-		if ev.Message != want || ev.Task != tracein.BackgroundTask {
+		if ev.Message != want || ev.Task != agenttest.BackgroundTask {
 			t.Errorf("log %d: %q in task %d, want %q outside any task", i, ev.Message, ev.Task, want)
 		}
 		if i > 0 {
@@ -189,7 +189,7 @@ func TestModuleLogInSnapshot(t *testing.T) {
 		t.Errorf("first module log %v into the window, want within %v", lead, tracelog.ModuleLookahead)
 	}
 	for _, ev := range mods {
-		if ev.Message != "example.com/svc" || ev.Task != tracein.BackgroundTask {
+		if ev.Message != "example.com/svc" || ev.Task != agenttest.BackgroundTask {
 			t.Errorf("module log %q in task %d", ev.Message, ev.Task)
 		}
 	}

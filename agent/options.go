@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/tracelog"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options configures an Agent. Start from DefaultOptions; a zero numeric
@@ -112,17 +111,21 @@ type Options struct {
 	// the trace stops as soon as it has written MaxTraceBytes, however many
 	// seconds were asked for. See Endpoints.
 	MaxTraceBytes int64
-	// Metrics, when set, turns the agent's Prometheus metrics on: New
-	// registers its collectors there (the service's registry, or a
-	// prometheus.NewRegistry of its own) and Close unregisters them. Per
-	// route, Handler observes each request's latency, the time its DB calls
-	// and outbound calls took (through WrapConnector/WrapDriver, agentpgx and
-	// Transport), and each DB call; host counters (CFS throttling, CPU PSI,
-	// steal) are read at scrape time; and the CPU-availability probe counts
-	// stalls, running even with NoRecorder (unless ProbeEvery is negative).
-	// nil (the default) leaves metrics off and costs nothing. The names,
-	// buckets (MetricBuckets) and queries are in docs/metrics.md.
-	Metrics prometheus.Registerer
+	// Metrics, when set, turns the agent's metrics on. It is a Metrics:
+	// for Prometheus, agentprom.New(reg) (package
+	// github.com/latscope/latscope/agent/agentprom), which New registers on
+	// reg (the service's registry, or a prometheus.NewRegistry of its own)
+	// and Close unregisters. A prometheus.Registerer itself is taken as
+	// agentprom.New of it once package agentprom is imported anywhere in the
+	// program; without it, New fails and says so. Per route, Handler records
+	// each request's latency, the time its DB calls and outbound calls took
+	// (through WrapConnector/WrapDriver, agentpgx and Transport), and each DB
+	// call; agentprom reads the host counters (CFS throttling, CPU PSI,
+	// steal) at scrape time; and the CPU-availability probe counts stalls,
+	// running even with NoRecorder (unless ProbeEvery is negative). nil (the
+	// default) leaves metrics off and costs nothing. The names, buckets
+	// (MetricBuckets) and queries are in docs/metrics.md.
+	Metrics any
 	// OnSnapshot, when set, is called after each snapshot attempt with the
 	// file written or the error (on the snapshot's own goroutine).
 	OnSnapshot func(path string, err error)

@@ -5,8 +5,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // OtherRoute is the route of the requests beyond Options.MaxRoutes.
@@ -24,12 +22,12 @@ type routeSet struct {
 	n     atomic.Int64 // routes in known
 	mu    sync.Mutex   // serialises additions
 
-	over   prometheus.Counter // requests turned to OtherRoute; nil without metrics
-	warned atomic.Bool        // the one line on warn was written
-	warn   io.Writer          // where that line goes (standard error)
+	over   func()      // counts a request turned to OtherRoute; nil without metrics
+	warned atomic.Bool // the one line on warn was written
+	warn   io.Writer   // where that line goes (standard error)
 }
 
-func newRouteSet(max int, over prometheus.Counter, warn io.Writer) *routeSet {
+func newRouteSet(max int, over func(), warn io.Writer) *routeSet {
 	return &routeSet{max: int64(max), over: over, warn: warn}
 }
 
@@ -61,7 +59,7 @@ func (s *routeSet) admit(route string) string {
 // s.warn the first time.
 func (s *routeSet) overflow(route string) {
 	if s.over != nil {
-		s.over.Inc()
+		s.over()
 	}
 	if !s.warned.Swap(true) && s.warn != nil {
 		fmt.Fprintf(s.warn, "latscope agent: %d distinct routes (Options.MaxRoutes) reached; requests of new routes, such as %.200q, are counted under route %q from now on. Options.Route must return a route, not a path.\n",

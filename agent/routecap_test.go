@@ -8,21 +8,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestRouteCap: a Route hook that returns paths, 5,000 distinct paths,
-// the metrics on a real registry and the flight recorder on. The series
+// the metrics on and the flight recorder on. The routes the metrics see
 // and the recorder's per-route windows stay bounded by the default cap:
 // the first DefaultOptions.MaxRoutes routes keep their names, the rest are
-// counted under OtherRoute.
+// counted under OtherRoute (agentprom's TestRouteCap counts the series).
 func TestRouteCap(t *testing.T) {
 	const paths = 5000
-	reg := prometheus.NewRegistry()
+	m := newFakeMetrics()
 	a, err := New(Options{
 		Dir:         t.TempDir(),
-		Metrics:     reg,
+		Metrics:     m,
 		ProbeEvery:  -1,
 		MinInterval: time.Hour,
 		Route:       func(r *http.Request) string { return r.URL.Path },
@@ -41,37 +39,14 @@ func TestRouteCap(t *testing.T) {
 	if maxRoutes <= 0 || maxRoutes >= paths {
 		t.Fatalf("DefaultOptions.MaxRoutes = %d, want a cap below %d", maxRoutes, paths)
 	}
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	if len(m.order) != maxRoutes+1 {
+		t.Errorf("the metrics saw %d routes after %d distinct paths, want %d (MaxRoutes %d and %q)", len(m.order), paths, maxRoutes+1, maxRoutes, OtherRoute)
 	}
-	series := 0
-	routes := map[string]bool{}
-	for _, f := range fams {
-		if !strings.HasPrefix(f.GetName(), "latscope_request_") && !strings.HasPrefix(f.GetName(), "latscope_db_call_") {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			series++
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "route" {
-					routes[l.GetValue()] = true
-				}
-			}
-		}
+	if r := m.route(OtherRoute); r == nil || r.requests() != paths-int64(maxRoutes) {
+		t.Errorf("%q requests: %v, want %d", OtherRoute, r, paths-maxRoutes)
 	}
-	// Five series per route: request duration (db yes and no), request DB
-	// time, request outbound time, DB calls.
-	if want := 5 * (maxRoutes + 1); series > want || len(routes) != maxRoutes+1 {
-		t.Errorf("%d request series over %d routes after %d distinct paths, want at most %d over %d (MaxRoutes %d and %q)",
-			series, len(routes), paths, want, maxRoutes+1, maxRoutes, OtherRoute)
-	}
-	fs := scrape(t, reg)
-	if h := histogram(t, fs, "latscope_request_duration_seconds", map[string]string{"route": OtherRoute, "db": "no"}); h != nil && h.GetSampleCount() != paths-uint64(maxRoutes) {
-		t.Errorf("%q requests: %d, want %d", OtherRoute, h.GetSampleCount(), paths-maxRoutes)
-	}
-	if c := find(fs, "latscope_routes_over_limit_total", map[string]string{}); c == nil || c.GetCounter().GetValue() != paths-float64(maxRoutes) {
-		t.Errorf("latscope_routes_over_limit_total: %v, want %d", c, paths-maxRoutes)
+	if n := m.over.Load(); n != paths-int64(maxRoutes) {
+		t.Errorf("requests over the limit: %d, want %d", n, paths-maxRoutes)
 	}
 	if lines := strings.Count(warned.String(), "\n"); lines != 1 || !strings.Contains(warned.String(), "MaxRoutes") {
 		t.Errorf("warning written %d times, want once naming MaxRoutes: %q", lines, warned.String())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/agentpgx"
+	_ "github.com/latscope/latscope/agent/agentprom" // Options.Metrics takes the registry
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/lab"

@@ -1,51 +1,95 @@
-// Package agenttest holds what the tests of the agent and of its driver
-// packages share: reading the trace a test recorded, and the checks of a
-// query's span against a real PostgreSQL.
+// Package agenttest holds what the tests of the agent, of its driver,
+// router and metrics packages share: reading the trace a test recorded
+// (with golang.org/x/exp/trace: the agent's module cannot use latscope's
+// own reader, which lives in the main module), a database/sql driver whose
+// statements take the time they name, and small HTTP and CPU helpers.
 package agenttest
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
+	"net/http"
 	"runtime/trace"
-	"strings"
 	"testing"
+	"time"
 
-	"github.com/jackc/pgx/v5"
 	xtrace "golang.org/x/exp/trace"
 
 	"github.com/latscope/latscope/agent/internal/span"
-	"github.com/latscope/latscope/internal/pgcluster/pgtest"
-	"github.com/latscope/latscope/internal/pglog"
-	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/tracelog"
 )
 
-// Events reads the task, region and log records of a trace.
-func Events(t testing.TB, name string, r io.Reader) []tracein.Event {
+// Kind is the kind of an Event.
+type Kind uint8
+
+// The kinds of events Events keeps.
+const (
+	KindTaskBegin Kind = iota + 1
+	KindTaskEnd
+	KindRegionBegin
+	KindRegionEnd
+	KindLog
+)
+
+// BackgroundTask is the task of an event outside any task.
+const BackgroundTask = uint64(xtrace.BackgroundTask)
+
+// Event is one task, region or log event of a trace.
+type Event struct {
+	Kind Kind
+	Time xtrace.Time
+	G    xtrace.GoID
+	// Task is the task of a region or log (BackgroundTask outside any), or
+	// the task itself for a task's begin and end.
+	Task uint64
+	// Name is the task's or region's type, or the log's category.
+	Name    string
+	Message string // a log's message
+}
+
+// Events reads the task, region and log events of the trace r, named name
+// in errors.
+func Events(t testing.TB, name string, r io.Reader) []Event {
 	t.Helper()
-	tr, err := tracein.NewReader(name, r)
+	tr, err := xtrace.NewReader(r)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
-	var out []tracein.Event
+	var out []Event
 	for {
-		ev, err := tr.Next()
+		ev, err := tr.ReadEvent()
 		if err == io.EOF {
 			return out
 		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		switch ev.Kind {
-		case tracein.KindLog, tracein.KindRegionBegin, tracein.KindRegionEnd, tracein.KindTaskBegin, tracein.KindTaskEnd:
-			out = append(out, ev)
+		e := Event{Time: ev.Time(), G: ev.Goroutine()}
+		switch ev.Kind() {
+		case xtrace.EventTaskBegin, xtrace.EventTaskEnd:
+			e.Kind, e.Task, e.Name = KindTaskBegin, uint64(ev.Task().ID), ev.Task().Type
+			if ev.Kind() == xtrace.EventTaskEnd {
+				e.Kind = KindTaskEnd
+			}
+		case xtrace.EventRegionBegin, xtrace.EventRegionEnd:
+			e.Kind, e.Task, e.Name = KindRegionBegin, uint64(ev.Region().Task), ev.Region().Type
+			if ev.Kind() == xtrace.EventRegionEnd {
+				e.Kind = KindRegionEnd
+			}
+		case xtrace.EventLog:
+			e.Kind, e.Task, e.Name, e.Message = KindLog, uint64(ev.Log().Task), ev.Log().Category, ev.Log().Message
+		default:
+			continue
 		}
+		out = append(out, e)
 	}
 }
 
 // Traced runs fn under runtime/trace and returns the trace's Events.
-func Traced(t testing.TB, fn func()) []tracein.Event {
+func Traced(t testing.TB, fn func()) []Event {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
@@ -58,11 +102,11 @@ func Traced(t testing.TB, fn func()) []tracein.Event {
 	return Events(t, t.Name(), &buf)
 }
 
-// Logs returns the log records of category cat.
-func Logs(evs []tracein.Event, cat string) []tracein.Event {
-	var out []tracein.Event
+// Logs returns the log events of category cat.
+func Logs(evs []Event, cat string) []Event {
+	var out []Event
 	for _, ev := range evs {
-		if ev.Kind == tracein.KindLog && ev.Name == cat {
+		if ev.Kind == KindLog && ev.Name == cat {
 			out = append(out, ev)
 		}
 	}
@@ -71,22 +115,53 @@ func Logs(evs []tracein.Event, cat string) []tracein.Event {
 
 // InRegion reports whether the log ev happened inside an open region named
 // region on its goroutine.
-func InRegion(evs []tracein.Event, ev tracein.Event, region string) bool {
+func InRegion(evs []Event, ev Event, region string) bool {
 	depth := map[string]int{}
 	for _, e := range evs {
 		if e.G != ev.G {
 			continue
 		}
 		switch {
-		case e.Kind == tracein.KindRegionBegin:
+		case e.Kind == KindRegionBegin:
 			depth[e.Name]++
-		case e.Kind == tracein.KindRegionEnd:
+		case e.Kind == KindRegionEnd:
 			depth[e.Name]--
 		case e == ev:
 			return depth[region] > 0
 		}
 	}
 	return false
+}
+
+// EventCount is what a trace holds.
+type EventCount struct {
+	Events, Stacks, Tasks int // events, those with a stack, tasks begun
+}
+
+// CountEvents counts the events of the trace read from r (named name in
+// errors), those with a stack, and the tasks begun.
+func CountEvents(name string, r io.Reader) (EventCount, error) {
+	tr, err := xtrace.NewReader(r)
+	if err != nil {
+		return EventCount{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var c EventCount
+	for {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			return c, nil
+		}
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		}
+		c.Events++
+		if ev.Stack() != xtrace.NoStack {
+			c.Stacks++
+		}
+		if ev.Kind() == xtrace.EventTaskBegin {
+			c.Tasks++
+		}
+	}
 }
 
 // ParseAll reads a whole trace with golang.org/x/exp/trace.
@@ -114,35 +189,43 @@ func JobContext() (context.Context, *trace.Task) {
 	return context.WithValue(ctx, span.Key{}, &span.Info{TP: JobSpan}), task
 }
 
-// PgxConfig returns a pgx configuration for the tests' shared PostgreSQL,
-// in exec mode (commented statements are unique).
-func PgxConfig(t testing.TB) *pgx.ConnConfig {
-	cfg, err := pgx.ParseConfig(pgtest.Shared(t).URL())
+// Burn spends about d of CPU.
+func Burn(d time.Duration) {
+	var sum [32]byte
+	for start := time.Now(); time.Since(start) < d; {
+		sum = sha256.Sum256(sum[:])
+	}
+}
+
+// Get fetches url with c (http.DefaultClient when nil) and the header
+// pairs given, and returns the status and body.
+func Get(t testing.TB, c *http.Client, url string, header ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
-	return cfg
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return do(t, c, req)
 }
 
-// CheckComment checks that the statement text PostgreSQL ran carries a
-// traceparent of JobSpan's trace that was logged inside an SQL region.
-func CheckComment(t testing.TB, evs []tracein.Event, ran string) {
+// do sends req with c (http.DefaultClient when nil) and returns the status
+// and body.
+func do(t testing.TB, c *http.Client, req *http.Request) (int, []byte) {
 	t.Helper()
-	tp, ok := pglog.FindTraceParent(ran)
-	if !ok || !strings.HasPrefix(ran, "/*traceparent='") {
-		t.Fatalf("PostgreSQL ran %q: want a leading sqlcommenter comment", ran)
+	if c == nil {
+		c = http.DefaultClient
 	}
-	if tp.TraceID != JobSpan.TraceID || tp.SpanID == JobSpan.SpanID {
-		t.Errorf("comment %v: want the request's trace with a span of the query's own", tp)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ev := range Logs(evs, tracelog.SQL) {
-		if ev.Message == tp.String() {
-			if !InRegion(evs, ev, tracelog.SQLRegion) {
-				t.Errorf("%s log %q outside a %q region", tracelog.SQL, ev.Message, tracelog.SQLRegion)
-			}
-			return
-		}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Errorf("no %s log of %v in the trace", tracelog.SQL, tp)
+	return resp.StatusCode, b
 }

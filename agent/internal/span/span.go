@@ -22,9 +22,9 @@ type Info struct {
 	// Other returns the current span of ctx in another tracing system;
 	// nil unless the agent's Options.SpanContext is set.
 	Other func(ctx context.Context) (tracelog.TraceParent, bool)
-	// DBCall observes each DB call's duration in seconds; nil when the
+	// Route records each DB call of the request's route; nil when the
 	// agent's metrics are off, and then the calls are not timed at all.
-	DBCall Observer
+	Route DBCallObserver
 
 	// Totals of the calls made under the request, added to by the calls'
 	// goroutines (AddDB, AddOutbound) while metrics are on.
@@ -32,19 +32,20 @@ type Info struct {
 	dbCalls, outCalls atomic.Int64
 }
 
-// Observer takes one value (prometheus.Observer has this method).
-type Observer interface{ Observe(float64) }
+// DBCallObserver records one DB call (agent.RouteMetrics has this
+// method).
+type DBCallObserver interface{ DBCall(time.Duration) }
 
 // Metered tells whether the calls under ri are timed (the agent's metrics
 // are on). ri may be nil: outside a request nothing is timed.
-func (ri *Info) Metered() bool { return ri != nil && ri.DBCall != nil }
+func (ri *Info) Metered() bool { return ri != nil && ri.Route != nil }
 
-// AddDB adds one DB call of duration d to the request and observes it in
-// DBCall. Safe for concurrent use; ri must be Metered.
+// AddDB adds one DB call of duration d to the request and records it in
+// Route. Safe for concurrent use; ri must be Metered.
 func (ri *Info) AddDB(d time.Duration) {
 	ri.dbNanos.Add(int64(d))
 	ri.dbCalls.Add(1)
-	ri.DBCall.Observe(d.Seconds())
+	ri.Route.DBCall(d)
 }
 
 // AddOutbound adds one outbound call of duration d to the request. Safe

@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// sumObserver sums what it observes.
+// sumObserver sums the DB calls it records.
 type sumObserver struct {
 	mu  sync.Mutex
 	n   int
-	sum float64
+	sum time.Duration
 }
 
-func (o *sumObserver) Observe(v float64) {
+func (o *sumObserver) DBCall(d time.Duration) {
 	o.mu.Lock()
 	o.n++
-	o.sum += v
+	o.sum += d
 	o.mu.Unlock()
 }
 
@@ -27,7 +27,7 @@ func (o *sumObserver) Observe(v float64) {
 func TestInfoCalls(t *testing.T) {
 	const goroutines, each = 8, 1000
 	obs := &sumObserver{}
-	ri := &Info{DBCall: obs}
+	ri := &Info{Route: obs}
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {

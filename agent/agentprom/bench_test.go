@@ -1,7 +1,6 @@
-package agent
+package agentprom
 
 import (
-	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/span"
 )
 
@@ -55,46 +55,24 @@ func BenchmarkMetricsCost(b *testing.B) {
 }
 
 // BenchmarkMetricsPath times the work the metrics add to a request with
-// one DB call, alone: the route's observers, the DB call's two clock reads
-// and its addition to the request (with its observation), and the
-// request's observations at its end.
+// one DB call, alone, once the route's observers exist (the agent keeps
+// them per route): the DB call's two clock reads and its addition to the
+// request (with its observation), and the request's observations at its
+// end.
 func BenchmarkMetricsPath(b *testing.B) {
-	m, err := newMetrics(prometheus.NewRegistry(), false, 0)
-	if err != nil {
+	m := New(prometheus.NewRegistry())
+	if err := m.Open(false); err != nil {
 		b.Fatal(err)
 	}
-	defer m.unregister()
+	defer m.Close()
+	rm := m.Route("GET /users/{id}")
 	for b.Loop() {
-		rm := m.route("GET /users/{id}")
-		ri := span.Info{DBCall: rm.dbCall}
+		ri := span.Info{Route: rm}
 		start := time.Now()
 		ri.AddDB(time.Since(start))
-		rm.observe(time.Millisecond, &ri)
+		dbCalls, db, outCalls, out := ri.Calls()
+		rm.Request(agent.RequestStats{Latency: time.Millisecond, DBCalls: int(dbCalls), DB: db, OutboundCalls: int(outCalls), Outbound: out})
 	}
-}
-
-// benchAgent returns an agent's Handler (no recorder, metrics on reg when
-// not nil) over a mux with GET /db (one instant DB call) and GET /nodb.
-func benchAgent(b testing.TB, reg prometheus.Registerer) http.Handler {
-	opts := Options{NoRecorder: true, ProbeEvery: -1}
-	if reg != nil {
-		opts.Metrics = reg
-	}
-	a, err := New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { a.Close() })
-	db := sql.OpenDB(WrapConnector(sleepConnector{}))
-	b.Cleanup(func() { db.Close() })
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /db", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := db.ExecContext(r.Context(), "SELECT 1"); err != nil {
-			http.Error(w, err.Error(), 500)
-		}
-	})
-	mux.HandleFunc("GET /nodb", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
-	return a.Handler(mux)
 }
 
 // BenchmarkHostCollect measures one scrape of the host counters (a

@@ -1,4 +1,4 @@
-package agent
+package e2e
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/tracelog"
-
+	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // slowTraceParent marks the one slow request of TestSlowRequestSnapshot.
@@ -26,9 +26,9 @@ const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01
 func TestSlowRequestSnapshot(t *testing.T) {
 	tier.Timing(t)
 	snaps := make(chan string, 4)
-	a, err := New(Options{
+	a, err := agent.New(agent.Options{
 		Dir:         t.TempDir(),
-		Trigger:     Trigger{Threshold: 150 * time.Millisecond},
+		Trigger:     agent.Trigger{Threshold: 150 * time.Millisecond},
 		MinInterval: time.Minute,
 		OnSnapshot: func(path string, err error) {
 			if err != nil {

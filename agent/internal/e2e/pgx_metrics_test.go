@@ -1,4 +1,4 @@
-package agentpgx
+package e2e
 
 import (
 	"net/http"
@@ -9,14 +9,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/latscope/latscope/agent"
+	_ "github.com/latscope/latscope/agent/agentprom" // Options.Metrics takes the registry
 	"github.com/latscope/latscope/internal/tier"
 )
 
-// TestMetrics: with the agent's metrics on, each pgx query under a request
+// TestPgxMetrics: with the agent's metrics on, each pgx query under a request
 // is a DB call whose time, measured from TraceQueryStart to TraceQueryEnd,
 // is at least what PostgreSQL slept (pg_sleep), also when the rows are
 // read and closed on another goroutine.
-func TestMetrics(t *testing.T) {
+func TestPgxMetrics(t *testing.T) {
 	tier.Timing(t)
 	const sleep, requests = 20 * time.Millisecond, 3
 	conn := tracedConn(t)

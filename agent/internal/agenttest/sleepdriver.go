@@ -1,4 +1,4 @@
-package agent
+package agenttest
 
 import (
 	"context"
@@ -9,17 +9,22 @@ import (
 	"time"
 )
 
-// sleepConnector is a database/sql driver whose statements take the time
+// SleepConnector is a database/sql driver whose statements take the time
 // they name: "sleep 20ms" sleeps 20 ms (any other text returns at once).
 // It stands in for a database whose call time the test knows exactly.
-type sleepConnector struct{}
+type SleepConnector struct{}
 
-func (sleepConnector) Connect(context.Context) (driver.Conn, error) { return sleepConn{}, nil }
-func (sleepConnector) Driver() driver.Driver                        { return sleepDriver{} }
+// Connect implements driver.Connector.
+func (SleepConnector) Connect(context.Context) (driver.Conn, error) { return sleepConn{}, nil }
 
-type sleepDriver struct{}
+// Driver implements driver.Connector.
+func (SleepConnector) Driver() driver.Driver { return SleepDriver{} }
 
-func (sleepDriver) Open(string) (driver.Conn, error) { return sleepConn{}, nil }
+// SleepDriver is SleepConnector's driver.
+type SleepDriver struct{}
+
+// Open implements driver.Driver.
+func (SleepDriver) Open(string) (driver.Conn, error) { return sleepConn{}, nil }
 
 type sleepConn struct{}
 

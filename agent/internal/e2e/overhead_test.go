@@ -1,4 +1,4 @@
-package agent
+package e2e
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
@@ -23,7 +25,7 @@ import (
 
 // The overhead measurement (docs/agent.md, "Overhead"):
 //
-//	go test ./agent -run TestOverhead -overhead -v
+//	go test ./agent/internal/e2e -run TestOverhead -overhead -v
 //
 // It serves a small HTTP service in this process, plain and behind the
 // agent (middleware and flight recorder on), and drives it from a child
@@ -147,7 +149,7 @@ func TestOverhead(t *testing.T) {
 		var h http.Handler = mux
 		if v.middleware || v.recorder {
 			// no snapshot during the rounds: their cost is measured on its own
-			a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}, NoRecorder: !v.recorder})
+			a, err := agent.New(agent.Options{Dir: t.TempDir(), Trigger: agent.Trigger{Threshold: time.Hour}, NoRecorder: !v.recorder})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,8 +190,8 @@ func TestOverhead(t *testing.T) {
 // loadedAgent starts an agent that snapshots only when asked, puts it in
 // front of mux as the service's handler and runs load. The caller closes
 // it: only one flight recorder may run in a process.
-func loadedAgent(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) *Agent {
-	a, err := New(Options{Dir: t.TempDir(), Trigger: Trigger{Threshold: time.Hour}})
+func loadedAgent(t *testing.T, handler *atomic.Pointer[http.Handler], mux http.Handler, load func()) *agent.Agent {
+	a, err := agent.New(agent.Options{Dir: t.TempDir(), Trigger: agent.Trigger{Threshold: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,15 +216,15 @@ func eventsPerRequest(t *testing.T, handler *atomic.Pointer[http.Handler], mux h
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := countEvents(path, f)
+	c, err := agenttest.CountEvents(path, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.tasks == 0 {
+	if c.Tasks == 0 {
 		t.Fatalf("%s: no task in the snapshot", path)
 	}
 	t.Logf("trace events of the service at 5000 requests/s with the agent: %.1f per request, %.1f of them with a stack (%d events, %d requests in the window)",
-		float64(c.events)/float64(c.tasks), float64(c.stacks)/float64(c.tasks), c.events, c.tasks)
+		float64(c.Events)/float64(c.Tasks), float64(c.Stacks)/float64(c.Tasks), c.Events, c.Tasks)
 }
 
 // snapshotCost measures one snapshot of a window filled by a saturation

@@ -1,4 +1,4 @@
-package agent
+package agentprom
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
@@ -37,12 +39,12 @@ func TestStallChild(t *testing.T) {
 	if mode == "burn" { // keep a CPU busy, for the quota to throttle
 		go func() {
 			for {
-				burn(time.Second)
+				agenttest.Burn(time.Second)
 			}
 		}()
 	}
 	reg := prometheus.NewRegistry()
-	a, err := New(Options{NoRecorder: true, Metrics: reg})
+	a, err := agent.New(agent.Options{NoRecorder: true, Metrics: New(reg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,8 @@
-package agent
+package e2e
 
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"runtime/pprof"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	"golang.org/x/exp/trace"
 )
 
 // The direct cost of the agent and of the runtime tracer, measured inside a
@@ -26,7 +24,7 @@ type costKind int
 
 const (
 	costOther   costKind = iota // the service: net/http, the handler, the kernel, GC
-	costAgent                   // this package's code on the request path or its sampler
+	costAgent                   // package agent's code on the request path or its sampler
 	costTaskAPI                 // runtime/trace: tasks, regions, logs, the flight recorder's copying
 	costTracer                  // the runtime's tracer: writing events, stacks, generations
 	nCostKinds
@@ -35,8 +33,8 @@ const (
 var costNames = [nCostKinds]string{"service", "agent code", "runtime/trace", "runtime tracer"}
 
 // classify says where the sample with these frames (leaf first) was taken:
-// the innermost frame that belongs to the tracer, runtime/trace or this
-// package decides. Frames of the wrapped handler (below the agent's
+// the innermost frame that belongs to the tracer, runtime/trace or package
+// agent decides. Frames of the wrapped handler (below the agent's
 // next.ServeHTTP) are the service's, not the agent's.
 func classify(funcs []string) costKind {
 	for _, f := range funcs {
@@ -47,7 +45,7 @@ func classify(funcs []string) costKind {
 			return costTaskAPI
 		case strings.HasPrefix(f, "net/http.(*ServeMux).ServeHTTP"), strings.HasPrefix(f, "net/http.HandlerFunc.ServeHTTP"):
 			return costOther // the handler the agent wraps
-		case strings.HasPrefix(f, "github.com/latscope/latscope/agent.Test"):
+		case strings.HasPrefix(f, "github.com/latscope/latscope/agent/internal/e2e."):
 			return costOther // the measurement's own code: dispatch, the load process's wait
 		case strings.HasPrefix(f, "github.com/latscope/latscope/agent."):
 			return costAgent
@@ -146,36 +144,5 @@ func reportCost(t *testing.T, name string, cost []costSamples, cpuPerRequest []f
 			fmt.Fprintf(&b, "   %s %.2f [%.2f, %.2f]", costNames[k], p*c, lo*c, hi*c)
 		}
 		t.Log(b.String())
-	}
-}
-
-// eventCount is what a trace holds per request.
-type eventCount struct {
-	events, stacks, tasks int
-}
-
-// countEvents counts the events of the trace read from r (named name in
-// errors), those with a stack, and the tasks begun.
-func countEvents(name string, r io.Reader) (eventCount, error) {
-	tr, err := trace.NewReader(r)
-	if err != nil {
-		return eventCount{}, fmt.Errorf("%s: %w", name, err)
-	}
-	var c eventCount
-	for {
-		ev, err := tr.ReadEvent()
-		if err == io.EOF {
-			return c, nil
-		}
-		if err != nil {
-			return c, fmt.Errorf("%s: %w", name, err)
-		}
-		c.events++
-		if ev.Stack() != trace.NoStack {
-			c.stacks++
-		}
-		if ev.Kind() == trace.EventTaskBegin {
-			c.tasks++
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package e2e
 
 import (
 	"database/sql"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -15,7 +16,7 @@ import (
 // against a real PostgreSQL.
 func TestDatabaseSQL(t *testing.T) {
 	tier.Timing(t)
-	db := sql.OpenDB(WrapConnector(stdlib.GetConnector(*pgxConfig(t))))
+	db := sql.OpenDB(agent.WrapConnector(stdlib.GetConnector(*pgxConfig(t))))
 	defer db.Close()
 	var ran, ranExec string
 	evs := traced(t, func() {
@@ -57,7 +58,7 @@ func TestDatabaseSQL(t *testing.T) {
 // TestWrapDriver registers the wrapped driver by name.
 func TestWrapDriver(t *testing.T) {
 	tier.Timing(t)
-	registerOnce.Do(func() { sql.Register("latscope-pgx", WrapDriver(stdlib.GetDefaultDriver())) })
+	registerOnce.Do(func() { sql.Register("latscope-pgx", agent.WrapDriver(stdlib.GetDefaultDriver())) })
 	db, err := sql.Open("latscope-pgx", pgtest.Shared(t).URL()+"&default_query_exec_mode=exec")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/internal/pgcluster/pgtest"
+	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/tracelog"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The helpers these tests share with the agent's own.
+var (
+	traced     = agenttest.Traced
+	logs       = agenttest.Logs
+	inRegion   = agenttest.InRegion
+	jobContext = agenttest.JobContext
+	burn       = agenttest.Burn
+	get        = agenttest.Get
+)
+
+// traceFileEvents reads the task, region and log events of a trace file.
+func traceFileEvents(t *testing.T, path string) []agenttest.Event {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agenttest.Events(t, path, bytes.NewReader(b))
+}
+
+// pgxConfig returns a pgx configuration for the tests' shared PostgreSQL,
+// in exec mode (commented statements are unique).
+func pgxConfig(t testing.TB) *pgx.ConnConfig {
+	cfg, err := pgx.ParseConfig(pgtest.Shared(t).URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	return cfg
+}
+
+// checkComment checks that the statement text PostgreSQL ran carries a
+// traceparent of agenttest.JobSpan's trace that was logged inside an SQL
+// region.
+func checkComment(t testing.TB, evs []agenttest.Event, ran string) {
+	t.Helper()
+	tp, ok := pglog.FindTraceParent(ran)
+	if !ok || !strings.HasPrefix(ran, "/*traceparent='") {
+		t.Fatalf("PostgreSQL ran %q: want a leading sqlcommenter comment", ran)
+	}
+	if tp.TraceID != agenttest.JobSpan.TraceID || tp.SpanID == agenttest.JobSpan.SpanID {
+		t.Errorf("comment %v: want the request's trace with a span of the query's own", tp)
+	}
+	for _, ev := range logs(evs, tracelog.SQL) {
+		if ev.Message == tp.String() {
+			if !inRegion(evs, ev, tracelog.SQLRegion) {
+				t.Errorf("%s log %q outside a %q region", tracelog.SQL, ev.Message, tracelog.SQLRegion)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s log of %v in the trace", tracelog.SQL, tp)
+}
