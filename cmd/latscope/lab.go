@@ -418,6 +418,10 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 	if failed := out.Failed(); len(failed) > 0 {
 		var names []string
 		for _, c := range failed {
+			if c.Low != nil && c.High != nil {
+				names = append(names, fmt.Sprintf("%s: got %s, 95 %% interval %s wholly outside %s", c.Name, c.Got, c.Interval(), c.Want))
+				continue
+			}
 			names = append(names, fmt.Sprintf("%s: got %s, want %s", c.Name, c.Got, c.Want))
 		}
 		return verdictFailed("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
