@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/hostsig"
-	"github.com/latscope/latscope/internal/probe"
+	"github.com/latscope/latscope/internal/hostsig/probe"
 	"github.com/latscope/latscope/tracelog"
 )
 

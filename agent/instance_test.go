@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/agent/internal/agenttest"
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/agent/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 

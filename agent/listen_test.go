@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/agent/internal/tier"
 )
 
 // patience bounds every wait in the tests of the endpoints' timeouts: far

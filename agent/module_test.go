@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/agent/internal/tier"
 	"github.com/latscope/latscope/internal/hostsig"
-	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 
@@ -19,8 +19,8 @@ import (
 func TestMainModule(t *testing.T) {
 	bi, ok := debug.ReadBuildInfo()
 	t.Logf("ReadBuildInfo: ok=%v Main.Path=%q Main.Version=%q", ok, bi.Main.Path, bi.Main.Version)
-	if got := mainModule(); got != "github.com/latscope/latscope" {
-		t.Errorf("mainModule() = %q, want this repository's module", got)
+	if got := mainModule(); got != "github.com/latscope/latscope/agent" {
+		t.Errorf("mainModule() = %q, want the agent's module", got)
 	}
 }
 
@@ -142,7 +142,7 @@ func TestAgentModuleLog(t *testing.T) {
 	const run = 1200 * time.Millisecond // logs at about 0, 500 and 1000 ms
 	t.Run("default module", func(t *testing.T) {
 		evs := traceAgent(t, Options{}, run)
-		checkModuleLogs(t, evs, "github.com/latscope/latscope", 3)
+		checkModuleLogs(t, evs, "github.com/latscope/latscope/agent", 3)
 	})
 	t.Run("Options.Module", func(t *testing.T) {
 		evs := traceAgent(t, Options{Module: "example.com/svc"}, run)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/probe"
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/agent/internal/tier"
+	"github.com/latscope/latscope/internal/hostsig/probe"
 	"github.com/latscope/latscope/tracelog"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/agent/internal/tier"
 	"github.com/latscope/latscope/internal/hostsig"
-	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/tracelog"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/hostsig/internal/tier"
 )
 
 func TestNewCgroupBadName(t *testing.T) {

@@ -1,13 +1,15 @@
 package hostsig
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
-	"github.com/latscope/latscope/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the parsers' output")
@@ -87,8 +89,26 @@ func dump(v any) string {
 }
 
 // checkGolden compares got with the golden file, rewriting it with -update. On a mismatch
-// it writes got next to it as .got.
+// it writes got next to it as .got and fails with a unified diff. (The main module's
+// internal/golden does this for its packages; this module cannot import it.)
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	golden.Check(t, path, []byte(got), *update)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if bytes.Equal([]byte(got), want) {
+		os.Remove(path + ".got")
+		return
+	}
+	os.WriteFile(path+".got", []byte(got), 0o644)
+	diff, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(string(want)), B: difflib.SplitLines(got),
+		FromFile: path, ToFile: path + ".got", Context: 2})
+	t.Errorf("output differs from %s (go test -update accepts it):\n%s", path, diff)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/hostsig/internal/tier"
 )
 
 // TestParseProcStatLive parses the stat files of real processes: this one,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/hostsig/internal/tier"
 )
 
 // burn spends about d of CPU on each of n goroutines.

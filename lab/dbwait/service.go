@@ -20,9 +20,9 @@ import (
 
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/hostsig/probe"
 	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/internal/pglog"
-	"github.com/latscope/latscope/internal/probe"
 	"github.com/latscope/latscope/tracelog"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/hostsig/internal/tier"
 )
 
 // TestRunFuncLateness: RunFunc reports every wake-up, and a wake-up after

@@ -1,0 +1,31 @@
+module github.com/latscope/latscope/agent/agentecho
+
+go 1.26.0
+
+require (
+	github.com/labstack/echo/v4 v4.16.5
+	github.com/latscope/latscope/agent v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/labstack/gommon v0.5.0 // indirect
+	github.com/latscope/latscope/internal/hostsig v0.0.0-00010101000000-000000000000 // indirect
+	github.com/latscope/latscope/internal/quantile v0.0.0-00010101000000-000000000000 // indirect
+	github.com/latscope/latscope/tracelog v0.0.0-00010101000000-000000000000 // indirect
+	github.com/mattn/go-colorable v0.1.15 // indirect
+	github.com/mattn/go-isatty v0.0.22 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	github.com/valyala/fasttemplate v1.2.2 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
+
+replace (
+	github.com/latscope/latscope/agent => ../
+	github.com/latscope/latscope/internal/hostsig => ../../internal/hostsig
+	github.com/latscope/latscope/internal/quantile => ../../internal/quantile
+	github.com/latscope/latscope/tracelog => ../../tracelog
+)
