@@ -39,6 +39,14 @@ type Analyzer struct {
 	// uncountedRPC counts grpc-go handler goroutines started in the trace
 	// that ended without ever being part of a request.
 	uncountedRPC int
+	// cpu splits running time by frame (cpu.go); cur is the record being
+	// consumed, whose stack ends a running interval that it cuts.
+	cpu cpuFrames
+	cur *tracein.Event
+	// pending are the finished requests not booked yet, in the order they
+	// ended, from index settled on (finish, settle).
+	pending []*reqState
+	settled int
 }
 
 // regionID interns a region type.
@@ -72,6 +80,7 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 // Event consumes one record.
 func (a *Analyzer) Event(ev *tracein.Event) {
 	a.clock(ev)
+	a.cur = ev
 	switch ev.Kind {
 	case tracein.KindGoState:
 		a.goState(ev)
@@ -95,6 +104,7 @@ func (a *Analyzer) Event(ev *tracein.Event) {
 			a.info.StartWall = ev.Wall.Add(-ev.Time.Sub(a.info.Start))
 		}
 	}
+	a.cur = nil
 }
 
 func (a *Analyzer) clock(ev *tracein.Event) {
@@ -113,7 +123,7 @@ func (a *Analyzer) g(id tracein.GoID) *gstate {
 	if g == nil {
 		if n := len(a.freeG); n > 0 {
 			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]
-			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
+			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], cpu: g.cpu[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
 		} else {
 			g = &gstate{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
 		}
@@ -138,8 +148,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 			return // re-stated at a generation boundary
 		}
 		if g.state != tracein.Undetermined {
-			a.record(g, g.since, t, tracein.NoGoroutine)
+			a.record(g, g.since, t, tracein.NoGoroutine, ev.Stack)
 		}
+		a.resumeAt(g, ev.Stack)
 		a.setState(g, ev, t)
 		a.inferInitial(g, ev)
 		return
@@ -150,15 +161,24 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		if ev.From == tracein.Waiting && ev.To == tracein.Runnable {
 			waker = ev.Actor
 		}
-		a.record(g, g.since, t, waker)
+		a.record(g, g.since, t, waker, ev.Stack)
 		g.since = t
 	}
+	a.resumeAt(g, ev.Stack)
 	a.inferTransition(g, ev)
 	if ev.To == tracein.NotExist {
 		a.ended(g, t)
 		return
 	}
 	a.setState(g, ev, t)
+}
+
+// resumeAt notes where g's next running time begins: the stack of the
+// transition that stopped it (or of its creation), when it has one.
+func (a *Analyzer) resumeAt(g *gstate, st tracein.StackID) {
+	if st != tracein.NoStack {
+		g.resume = st
+	}
 }
 
 // setState starts g's next interval.
@@ -174,7 +194,8 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 // created handles NotExist→Runnable: the creator's open request adopts the
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
-	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
+	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine,
+		resume: ev.Stack, cpu: g.cpu[:0]}
 	a.rpcTransport(g, ev)
 	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&(flagNoAdopt|flagTransport) == 0 {
 		a.join(g, c.req, ev.Time, c.mi, true)
@@ -200,21 +221,34 @@ func (a *Analyzer) ended(g *gstate, t tracein.Time) {
 // maxFreeG bounds the exited goroutines' states kept for reuse.
 const maxFreeG = 4096
 
-// split closes g's current interval at t without a state change.
+// split closes g's current interval at t without a state change. When the
+// record being consumed is g's own (a task, region or log event), its stack
+// is where running time is cut.
 func (a *Analyzer) split(g *gstate, t tracein.Time) {
 	if g.state == tracein.Undetermined || g.state == tracein.NotExist || t <= g.since {
 		return
 	}
-	a.record(g, g.since, t, tracein.NoGoroutine)
+	at := tracein.NoStack
+	if a.cur != nil && a.cur.G == g.id && a.cur.Kind != tracein.KindGoState {
+		at = a.cur.Stack
+	}
+	a.record(g, g.since, t, tracein.NoGoroutine, at)
 	g.since = t
+	if at != tracein.NoStack {
+		g.resume = at
+	}
 }
 
-// record books the interval [start, end) of g's current kind.
-func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID) {
+// record books the interval [start, end) of g's current kind; stop is the
+// stack where it ended, when known.
+func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID, stop tracein.StackID) {
 	if end <= start {
 		return
 	}
 	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker, stack: g.stack})
+	if g.kind == frame.Running {
+		a.foldCPU(g, start, end, stop)
+	}
 	r := g.req
 	if r == nil {
 		a.outside[g.kind] += int64(end - start)
@@ -223,6 +257,12 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 	m := r.members[g.mi]
 	s := critpath.Seg{Start: max(start, g.joined), End: end, Kind: g.kind, Term: g.term, Stack: g.stack, Waker: -1, Borrow: -1}
 	if s.End <= s.Start {
+		return
+	}
+	if g.kind == frame.Running { // split by frame when the request is booked (cpu.go)
+		m.g.Segs = append(m.g.Segs, s)
+		m.regions = append(m.regions, g.regionID())
+		m.runs = append(m.runs, runRef{seg: int32(len(m.g.Segs) - 1), resume: g.resume, stop: stop})
 		return
 	}
 	if waker != tracein.NoGoroutine && waker != g.id && g.kind.IsWait() {
@@ -307,6 +347,7 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 func (a *Analyzer) sample(ev *tracein.Event) {
 	a.info.CPUSamples++
 	g := a.gs.Get(ev.G)
+	a.cpuSample(g, ev)
 	if g != nil && g.rpc != nil && !g.rpc.gen && a.inferring {
 		a.rpcSeen(g, ev.Stack) // a handler that never blocks shows its method in samples
 	}

@@ -24,7 +24,22 @@ func pathKey(path []string) string { return strings.Join(path, "\n") }
 // the closures declared inside it: "handle" matches "main.handle.func2.1",
 // so a goroutine a handler starts is beneath it.
 func (t Term) Matches(name string) bool {
-	return matchRun(t.path(), splitName(name)) >= 0
+	parts := splitName(name)
+	return matchRun(t.path(), parts) >= 0 || t.mechanismRun(parts) >= 0
+}
+
+// mechanismRun is matchRun for a name of two frames or more whose last
+// names the wait's mechanism beneath the others: "sharedSection>Lock" is
+// the mutex wait beneath sharedSection and not sharedSection's CPU, which
+// "sharedSection" alone names with it (docs/method.md §5). It returns the
+// index in the call path of the frame the part before the mechanism
+// matched, or -1.
+func (t Term) mechanismRun(parts []string) int {
+	n := len(parts)
+	if n < 2 || t.Mechanism == "" || !matchFrame(t.Mechanism, parts[n-1]) {
+		return -1
+	}
+	return matchRun(t.path(), parts[:n-1])
 }
 
 // path returns the term's call path, or its frame alone for terms built
@@ -148,12 +163,19 @@ func NameCandidates(terms []Term, name string) []string {
 	for _, t := range terms {
 		p := t.path()
 		end := matchRun(p, parts)
-		if end < 0 {
+		var run, shown []string
+		switch {
+		case end >= 0:
+			run, shown = matchedFrames(p, parts, end), p[:end+1]
+		case t.mechanismRun(parts) >= 0:
+			end = t.mechanismRun(parts)
+			run = append(matchedFrames(p, parts[:len(parts)-1], end), t.Mechanism)
+			shown = append(slices.Clone(p[:end+1]), t.Mechanism)
+		default:
 			continue
 		}
 		// Candidates differ by the functions matched, not by what lies
 		// beneath them or by closures of one function.
-		run := matchedFrames(p, parts, end)
 		for i := range run {
 			run[i] = declared(run[i])
 		}
@@ -162,7 +184,7 @@ func NameCandidates(terms []Term, name string) []string {
 			continue
 		}
 		seen[k] = true
-		out = append(out, displayPath(p[:end+1]))
+		out = append(out, displayPath(shown))
 	}
 	sort.Strings(out)
 	return out
@@ -177,6 +199,8 @@ func CheckName(terms []Term, name string) error {
 		p := t.path()
 		if end := matchRun(p, parts); end >= 0 {
 			fns[declared(p[end])] = true
+		} else if t.mechanismRun(parts) >= 0 {
+			fns[t.Mechanism] = true
 		}
 	}
 	if len(fns) < 2 {

@@ -124,3 +124,42 @@ func TestEnclosing(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchesMechanism: a frame names its waits and its CPU; a name whose
+// last part is a wait's mechanism beneath a frame names that wait alone
+// (remove=sharedSection>Lock keeps sharedSection's CPU).
+func TestMatchesMechanism(t *testing.T) {
+	path := []string{"main.serve", "main.sharedSection"}
+	lock := Term{Frame: "main.sharedSection", Path: path, Mechanism: "sync.(*Mutex).Lock", Kind: frame.Sync}
+	rlock := Term{Frame: "main.sharedSection", Path: path, Mechanism: "sync.(*RWMutex).RLock", Kind: frame.Sync}
+	cpu := Term{Frame: "main.sharedSection", Path: path, Kind: frame.Running}
+	if !cpu.IsCPU() || lock.IsCPU() {
+		t.Fatal("IsCPU: a term of kind running without a mechanism is a frame's CPU")
+	}
+	for _, tt := range []struct {
+		name            string
+		lock, rlock, cp bool
+	}{
+		{"sharedSection", true, true, true},
+		{"sharedSection>Lock", true, false, false},
+		{"serve > (*Mutex).Lock", true, false, false},
+		{"sharedSection>RLock", false, true, false},
+		{"Lock", false, false, false}, // a mechanism narrows a frame; alone it names nothing
+		{"Lock>sharedSection", false, false, false},
+	} {
+		if lock.Matches(tt.name) != tt.lock || rlock.Matches(tt.name) != tt.rlock || cpu.Matches(tt.name) != tt.cp {
+			t.Errorf("%q matches lock %v, rlock %v, cpu %v; want %v, %v, %v", tt.name,
+				lock.Matches(tt.name), rlock.Matches(tt.name), cpu.Matches(tt.name), tt.lock, tt.rlock, tt.cp)
+		}
+	}
+	terms := []Term{lock, rlock, cpu}
+	if err := CheckName(terms, "sharedSection>Lock"); err != nil {
+		t.Errorf("sharedSection>Lock: %v", err)
+	}
+	if err := CheckName(terms, "sharedSection"); err != nil {
+		t.Errorf("sharedSection (its waits and its CPU are one function's): %v", err)
+	}
+	if got := NameCandidates(terms, "sharedSection>Lock"); len(got) != 1 || got[0] != "main.serve › sharedSection › sync.(*Mutex).Lock" {
+		t.Errorf("candidates %q", got)
+	}
+}

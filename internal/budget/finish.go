@@ -6,24 +6,70 @@ import (
 	"github.com/latscope/latscope/internal/tracein"
 )
 
-// finish closes request r at t (ender is the goroutine that ended it) and
-// books it into its group.
+// finish closes request r at t (ender is the goroutine that ended it). It
+// is booked into its group later, in the order requests end (settle), so
+// that its running time is split by frame with the CPU samples taken after
+// it too (cpu.go). Meanwhile its timelines wait in one compact copy, and
+// its members go back to the free lists.
 func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 	endG := max(memberOf(ender, r), 0)
 	a.closeMembers(r, t)
-	req := critpath.Request{Begin: r.begin, End: t, EndG: endG, Borrows: r.borrows}
-	req.Gs = a.scratch.gs[:0]
+	a.rpcFinished(a.group(r.name, r.inferred), r, ender, t)
+	r.closed, r.end, r.endG = true, t, endG
+	n, runs := 0, 0
 	for _, m := range r.members {
-		g := m.g
-		g.Committed = !m.tentative
-		req.Gs = append(req.Gs, g)
+		n += len(m.g.Segs)
+		runs += len(m.runs)
 	}
-	a.scratch.gs = req.Gs
-	gs := a.group(r.name, r.inferred)
-	a.rpcFinished(gs, r, ender, t)
-	a.account(gs, r, &req)
+	r.segs, r.regs = make([]critpath.Seg, 0, n), make([]int32, 0, n)
+	r.gs, r.runs = make([]critpath.G, len(r.members)), make([]runRef, 0, runs)
+	for i, m := range r.members {
+		off := len(r.segs)
+		r.segs, r.regs = append(r.segs, m.g.Segs...), append(r.regs, m.regions...)
+		r.gs[i] = m.g
+		r.gs[i].Committed = !m.tentative
+		r.gs[i].Segs = r.segs[off:len(r.segs):len(r.segs)]
+		for _, run := range m.runs {
+			run.seg += int32(off)
+			r.runs = append(r.runs, run)
+		}
+	}
 	a.free.release(r)
 	r.members = nil
+	a.pending = append(a.pending, r)
+	if len(a.pending)-a.settled >= maxPending {
+		a.settle(a.pending[a.settled])
+		a.pending[a.settled] = nil
+		a.settled++
+		if a.settled >= maxPending { // drop the booked ones from the queue's front
+			a.pending = append(a.pending[:0], a.pending[a.settled:]...)
+			a.settled = 0
+		}
+	}
+}
+
+// maxPending bounds the requests that wait to be booked: beyond it the
+// oldest is booked with the CPU samples taken so far, those of the
+// requests that ended after it included (docs/method.md §3, "CPU by
+// frame"). A window of a few seconds is booked whole at its end.
+const maxPending = 1024
+
+// settleAll books every request still waiting, in the order they ended.
+func (a *Analyzer) settleAll() {
+	for _, r := range a.pending[a.settled:] {
+		a.settle(r)
+	}
+	a.pending, a.settled = a.pending[:0], 0
+}
+
+// settle books a finished request into its group: its running time split
+// by frame, its critical path, its predictions.
+func (a *Analyzer) settle(r *reqState) {
+	req := critpath.Request{Begin: r.begin, End: r.end, EndG: r.endG, Borrows: r.borrows}
+	req.Gs, a.scratch.regs = a.splitRunning(r)
+	a.scratch.gs = req.Gs
+	a.account(a.group(r.name, r.inferred), r, &req)
+	r.segs, r.regs, r.gs, r.runs = nil, nil, nil, nil
 }
 
 // discard drops request r without booking it.
@@ -48,16 +94,27 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 
 // scratch holds per-request working sets reused across requests.
 type scratch struct {
-	wait  map[critpath.TermID]int64
-	crit  map[critpath.TermID]int64
-	model critpath.Model
-	gs    []critpath.G     // the finishing request's timelines
-	cp    critpath.Scratch // Walk and Simulate memory
+	wait    map[critpath.TermID]int64
+	crit    map[critpath.TermID]int64
+	model   critpath.Model
+	gs      []critpath.G     // the finishing request's timelines
+	cp      critpath.Scratch // Walk and Simulate memory
+	segs    []critpath.Seg   // its timelines split by frame (splitRunning)
+	regions []int32          // the innermost region of each of segs
+	regs    [][]int32        // regions by goroutine, parallel to gs[i].Segs
+	remove  critpath.TermID  // the term removeOne removes
+	removeM critpath.Model   // removes scratch.remove (fix potential)
 }
 
 func (s *scratch) init() {
 	s.wait = map[critpath.TermID]int64{}
 	s.crit = map[critpath.TermID]int64{}
+	s.removeM = critpath.Model{Scale: func(t critpath.TermID) float64 {
+		if t == s.remove {
+			return 0
+		}
+		return 1
+	}}
 }
 
 // account books one finished request.
@@ -86,7 +143,8 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			// length, so removing a term saves exactly its critical time.
 			gain := crit
 			if !simple {
-				gain = lat - a.scratch.cp.Simulate(req, critpath.Model{Scale: removeOnly(tid)})
+				a.scratch.remove = tid
+				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
 			}
 			gs.term(tid).fix += gain
 		}
@@ -119,10 +177,14 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 			s := &g.Segs[j]
 			d := s.Dur()
 			sum += d
-			gs.region(r.members[i].regions[j]).wall += d
+			gs.region(a.scratch.regs[i][j]).wall += d
 			switch s.Kind {
 			case frame.Running:
 				gs.running += d
+				if s.Term != critpath.NoTerm { // the CPU of a frame (cpu.go)
+					a.scratch.wait[s.Term] += d
+					gs.cpuFrom[s.From] += d
+				}
 			case frame.Runnable:
 				gs.runnable += d
 			default:
@@ -148,8 +210,12 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 		switch {
 		case p.Unknown:
 			gs.critUnknown += d
-		case p.Term == critpath.NoTerm && p.Kind == frame.Running:
+		case p.Kind == frame.Running && !p.Borrowed:
 			gs.critRunning += d
+			if p.Term != critpath.NoTerm { // the CPU of a frame (cpu.go)
+				a.scratch.crit[p.Term] += d
+				gs.critCPU += d
+			}
 		case p.Term == critpath.NoTerm:
 			gs.critRunnable += d
 		default:
@@ -197,15 +263,6 @@ func hasJoin(req *critpath.Request) bool {
 		}
 	}
 	return false
-}
-
-func removeOnly(tid critpath.TermID) func(critpath.TermID) float64 {
-	return func(t critpath.TermID) float64 {
-		if t == tid {
-			return 0
-		}
-		return 1
-	}
 }
 
 // model turns a prediction into a simulation model over the current terms.

@@ -29,6 +29,12 @@ type gstate struct {
 	stack tracein.StackID // blocking stack of the current wait or syscall
 	ring  [histLen]hseg
 	rn    int // intervals pushed so far
+	// resume is the stack where the goroutine's current or next running
+	// time begins (the wait, syscall or preemption it comes out of, its start
+	// function, or the task or region event that cut it); cpu are the CPU
+	// samples taken in its current running interval (cpu.go).
+	resume tracein.StackID
+	cpu    []cpuSample
 
 	// Request membership: the request this goroutine's time belongs to now.
 	req    *reqState

@@ -21,18 +21,22 @@ type groupState struct {
 	critRunning    int64
 	critRunnable   int64
 	critUnknown    int64
-	forked         int
-	overfull       int
-	pathMismatch   int
-	samples        int
-	regions        []regionAcc                 // by region id
-	stacks         []*[frame.NumKinds]stackAcc // by StackID
-	cpuStacks      map[tracein.StackID]int
-	pred           [][]int64
-	slowest        *Path
-	reservoir      []*Path
-	seen           int
-	rng            uint64
+	// cpuFrom is running time with a CPU term, by how its frame was found
+	// (critpath.CPUFrom); critCPU the part of critRunning with one.
+	cpuFrom      [3]int64
+	critCPU      int64
+	forked       int
+	overfull     int
+	pathMismatch int
+	samples      int
+	regions      []regionAcc                 // by region id
+	stacks       []*[frame.NumKinds]stackAcc // by StackID
+	cpuStacks    map[tracein.StackID]int
+	pred         [][]int64
+	slowest      *Path
+	reservoir    []*Path
+	seen         int
+	rng          uint64
 	// grpc-go's transport outside the requests (transport.go): ns summed
 	// and the requests each sum is over.
 	rpcBefore, rpcAfter   int64

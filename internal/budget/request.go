@@ -17,14 +17,26 @@ type reqState struct {
 	samples   int
 	regionCPU map[int32]int
 	stackCPU  map[tracein.StackID]int
+	// closed: the request ended at end (in its goroutine endG) and waits
+	// in Analyzer.pending to be booked (settle), its members' timelines
+	// copied into gs (their segments in segs, the innermost region of each
+	// in regs), its running segments to split by frame in runs.
+	closed bool
+	end    tracein.Time
+	endG   int32
+	gs     []critpath.G
+	segs   []critpath.Seg
+	regs   []int32
+	runs   []runRef
 }
 
 // member is one goroutine's time inside a request.
 type member struct {
 	g         critpath.G
-	regions   []int32 // innermost region (id) of each segment, parallel to g.Segs
-	alive     bool    // still a member (not ended, not left)
-	tentative bool    // created in the request; its time counts only if it ends inside it
+	regions   []int32  // innermost region (id) of each segment, parallel to g.Segs
+	alive     bool     // still a member (not ended, not left)
+	tentative bool     // created in the request; its time counts only if it ends inside it
+	runs      []runRef // the running segments, to be split by frame when the request is booked (cpu.go)
 }
 
 // join makes g a member of r from time t.
@@ -37,6 +49,7 @@ func (a *Analyzer) join(g *gstate, r *reqState, t tracein.Time, creator int32, t
 	m.alive, m.tentative = true, tentative
 	m.g = critpath.G{ID: g.id, Creator: creator, Start: t, Committed: !tentative, Segs: m.g.Segs[:0]}
 	m.regions = m.regions[:0]
+	m.runs = m.runs[:0]
 	r.members = append(r.members, m)
 	g.req, g.mi, g.joined = r, int32(len(r.members)-1), t
 	g.inReq = true
@@ -66,7 +79,7 @@ func (a *Analyzer) leave(g *gstate, t tracein.Time, ended bool) {
 	}
 }
 
-func (r *reqState) open() bool { return r.members != nil }
+func (r *reqState) open() bool { return r.members != nil && !r.closed }
 
 // freeLists keep the members (and their slices' capacity) of finished
 // requests for the next ones, so a long trace does not allocate per request.

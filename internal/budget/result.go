@@ -38,6 +38,9 @@ type TraceInfo struct {
 	// it, whose type the trace does not record.
 	ExcludedUntyped int
 	CPUSamples      int
+	// CPUFrameSamples counts the CPU samples that fell in a goroutine's
+	// running time: those that split running time by frame (cpu.go).
+	CPUFrameSamples int
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
 	Inferred        bool  // requests were inferred from net/http or grpc-go server goroutines
@@ -72,9 +75,16 @@ type Group struct {
 	ExcludedBefore, ExcludedAfter int
 	Latency                       Stats
 	Terms                         []TermStat // waits, most critical first
-	Running, Runnable             TimeStat
-	Unknown                       int64 // critical-path time the timelines could not explain
-	Forked                        int   // requests that ran on more than one goroutine
+	// CPUTerms split Running by application frame (docs/method.md §3, "CPU
+	// by frame"), most critical first: TermStat.Wait is the goroutine time
+	// running beneath the term's call path, Critical that time on the
+	// critical path. Running holds all of it and the rest.
+	CPUTerms          []TermStat
+	Running, Runnable TimeStat
+	// CPUByFrame says how much of Running has a frame, and how it was found.
+	CPUByFrame CPUByFrame
+	Unknown    int64 // critical-path time the timelines could not explain
+	Forked     int   // requests that ran on more than one goroutine
 	// PathMismatch counts requests whose critical path did not sum to their
 	// latency. It is zero unless the analyser has a bug; tests assert it.
 	PathMismatch int
@@ -143,6 +153,17 @@ func (rc RootCause) Name() string {
 	return Term{Frame: rc.Frame, Mechanism: rc.Mechanism, Kind: rc.Kind}.Name()
 }
 
+// CPUByFrame is how a group's running time was split by frame (Σ over its
+// requests, ns).
+type CPUByFrame struct {
+	// FromSamples and FromStacks are goroutine running time given a frame
+	// by the CPU samples of its context, and by the stacks at its two ends
+	// (an estimate); the rest of Running.Wait has no frame.
+	FromSamples, FromStacks int64
+	// Critical is the part of Running.Critical that has a frame.
+	Critical int64
+}
+
 // StackStat is off-CPU time under one blocking stack.
 type StackStat struct {
 	Stack          tracein.StackID
@@ -184,7 +205,9 @@ func (a *Analyzer) Finalize() *Result {
 	for _, r := range a.open {
 		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
 	}
+	a.settleAll()
 	a.inferFinalize()
+	a.info.CPUFrameSamples = a.cpu.samples
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.rules = a.opts.Rules
 	res.Info.ProcBusy = a.procBusy
@@ -263,21 +286,32 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
 		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
-		Transport: gs.transport(),
+		Transport:  gs.transport(),
+		CPUByFrame: CPUByFrame{FromSamples: gs.cpuFrom[critpath.CPUSamples], FromStacks: gs.cpuFrom[critpath.CPUStacks], Critical: gs.critCPU},
 	}
 	for tid, t := range gs.terms {
 		if t == nil {
 			continue
 		}
-		g.Terms = append(g.Terms, TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
-			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)})
-	}
-	sort.SliceStable(g.Terms, func(i, j int) bool {
-		if g.Terms[i].Critical != g.Terms[j].Critical {
-			return g.Terms[i].Critical > g.Terms[j].Critical
+		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
+			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)}
+		if a.terms.list[tid].IsCPU() {
+			g.CPUTerms = append(g.CPUTerms, ts)
+		} else {
+			g.Terms = append(g.Terms, ts)
 		}
-		return g.Terms[i].Wait > g.Terms[j].Wait
-	})
+	}
+	for _, ts := range [][]TermStat{g.Terms, g.CPUTerms} {
+		sort.SliceStable(ts, func(i, j int) bool {
+			if ts[i].Critical != ts[j].Critical {
+				return ts[i].Critical > ts[j].Critical
+			}
+			if ts[i].Wait != ts[j].Wait {
+				return ts[i].Wait > ts[j].Wait
+			}
+			return ts[i].Term < ts[j].Term
+		})
+	}
 	for id, r := range gs.regions {
 		if r.wall > 0 || r.cpu > 0 {
 			g.Regions = append(g.Regions, RegionStat{Name: a.regionNames[id], Wall: r.wall, CPUSamples: r.cpu})

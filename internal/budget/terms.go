@@ -54,6 +54,13 @@ type stackInfo struct {
 	termKind frame.Kind
 	hasTerm  bool
 	termID   critpath.TermID
+	// cpuID is the CPU term of a CPU sample with this stack (NoTerm without
+	// an application frame), valid when hasCPU; site is the stack's place
+	// in the code for the CPU contexts (cpu.go), valid when hasSite.
+	cpuID   critpath.TermID
+	hasCPU  bool
+	site    int32
+	hasSite bool
 }
 
 const (
@@ -104,10 +111,15 @@ type terms struct {
 	files  []string    // scratch
 	apps   []string    // scratch: application frames, leaf first
 	paths  map[string][]string
+	// spans caches the CPU term of running time between two stacks (cpu.go);
+	// sites numbers the call paths that places in the code are known by.
+	spans map[[2]tracein.StackID]critpath.TermID
+	sites map[string]int32
 }
 
 func newTerms(rules *frame.Rules, stacks *tracein.Stacks) *terms {
-	return &terms{rules: rules, stacks: stacks, index: map[termKey]critpath.TermID{}, paths: map[string][]string{}}
+	return &terms{rules: rules, stacks: stacks, index: map[termKey]critpath.TermID{}, paths: map[string][]string{},
+		spans: map[[2]tracein.StackID]critpath.TermID{}, sites: map[string]int32{}}
 }
 
 // stack returns the cached information of a stack.
@@ -214,16 +226,27 @@ func (t *terms) term(id tracein.StackID, k frame.Kind) critpath.TermID {
 		return si.termID
 	}
 	a := si.attr
-	key := termKey{path: si.pathKey, mech: a.Mechanism, kind: k, fallback: a.Fallback}
-	tid, ok := t.index[key]
-	if !ok {
-		tid = critpath.TermID(len(t.list))
-		t.list = append(t.list, Term{Frame: a.App, Path: si.path, Mechanism: a.Mechanism, Kind: k, Fallback: a.Fallback})
-		t.index[key] = tid
-	}
+	tid := t.intern(Term{Frame: a.App, Path: si.path, Mechanism: a.Mechanism, Kind: k, Fallback: a.Fallback}, si.pathKey)
 	si.hasTerm, si.termKind, si.termID = true, k, tid
 	return tid
 }
+
+// intern returns the TermID of tm, whose call path's key is pathKey.
+func (t *terms) intern(tm Term, pathKey string) critpath.TermID {
+	key := termKey{path: pathKey, mech: tm.Mechanism, kind: tm.Kind, fallback: tm.Fallback}
+	tid, ok := t.index[key]
+	if !ok {
+		tid = critpath.TermID(len(t.list))
+		t.list = append(t.list, tm)
+		t.index[key] = tid
+	}
+	return tid
+}
+
+// IsCPU reports whether the term is the CPU of an application frame (the
+// running time spent beneath its call path) rather than a wait.
+// (A JVM recording's lock holds are running too, with a mechanism.)
+func (t Term) IsCPU() bool { return t.Kind == frame.Running && t.Mechanism == "" }
 
 // Name returns a term's display name: "frame [mechanism, kind]".
 func (t Term) Name() string {

@@ -289,8 +289,18 @@ func checkGroup(t *testing.T, tr *truth, res *budget.Result, g *budget.Group, cl
 		var root *budget.RootCause
 		found := false
 		if want.Kind == "running" {
-			// CPU has no term today; only the request's running time.
-			got = float64(g.Running.Critical) / n / 1e6
+			// The CPU of a frame (docs/method.md §3, "CPU by frame"): its
+			// terms beneath that frame, whatever lies below it.
+			for _, ts := range g.CPUTerms {
+				if term := res.Terms[ts.Term]; term.Frame == want.Frame || slices.Contains(term.Path, want.Frame) {
+					v := ts.Wait
+					if want.Critical {
+						v = ts.Critical
+					}
+					got += float64(v) / n / 1e6
+					found = true
+				}
+			}
 		} else {
 			for _, ts := range g.Terms {
 				term := res.Terms[ts.Term]

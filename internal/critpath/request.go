@@ -5,18 +5,35 @@ import (
 	"github.com/latscope/latscope/internal/tracein"
 )
 
-// TermID identifies a term in the analyser's term table. NoTerm marks
-// running and runnable time.
+// TermID identifies a term in the analyser's term table: a wait, or the CPU
+// of an application frame. NoTerm marks runnable time and running time
+// that no frame was found for.
 type TermID int32
 
-// NoTerm is the TermID of segments that are not waits.
+// NoTerm is the TermID of segments without a term.
 const NoTerm TermID = -1
+
+// CPUFrom says how the CPU term of a running segment was decided
+// (docs/method.md §3, "CPU by frame").
+type CPUFrom uint8
+
+// Sources of a running segment's frame.
+const (
+	CPUNone    CPUFrom = iota // no frame: plain running time
+	CPUSamples                // the CPU samples taken in running time of the same code
+	CPUStacks                 // the stacks where the goroutine resumed and stopped (an estimate)
+)
 
 // Seg is one interval of one goroutine's time inside a request.
 type Seg struct {
 	Start, End tracein.Time
 	Kind       frame.Kind
-	Term       TermID // for waits and syscalls; NoTerm otherwise
+	// Term is the wait's term for waits and syscalls; for running time, the
+	// CPU term of the application frame it ran in (From says how it was
+	// decided), or NoTerm when no frame is known. NoTerm for runnable time.
+	Term TermID
+	// From, for a running segment with a CPU term, says how it was decided.
+	From CPUFrom
 	// Stack is the blocking stack of a wait or syscall (NoStack otherwise).
 	Stack tracein.StackID
 	// Waker is the index (in Request.Gs) of the request goroutine whose

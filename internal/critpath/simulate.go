@@ -2,10 +2,11 @@ package critpath
 
 import "github.com/latscope/latscope/internal/tracein"
 
-// Model is a what-if change to a request: wait terms scaled (0 removes them)
-// and pairs of terms run concurrently instead of one after the other.
+// Model is a what-if change to a request: terms (waits, or the CPU of a
+// frame) scaled (0 removes them) and pairs of terms run concurrently
+// instead of one after the other.
 type Model struct {
-	// Scale returns the factor for a term's waits; nil means 1 for all.
+	// Scale returns the factor for a term's time; nil means 1 for all.
 	Scale func(TermID) float64
 	// Overlap lists pairs of term sets to run concurrently (docs/method.md §5:
 	// latency − A − B + max(A, B) when independent).
@@ -23,7 +24,8 @@ func (m *Model) factor(t TermID) float64 {
 }
 
 // Simulate re-runs r's goroutine timelines under m and returns the predicted
-// latency in nanoseconds. Running and runnable time is kept; a wait ended by
+// latency in nanoseconds. Runnable time, and running time without a CPU
+// term, is kept; running time with one is scaled as a wait is; a wait ended by
 // another goroutine of the request ends when that goroutine reaches the same
 // point in the simulation, so removing a term on one branch of a fork lets
 // the other branch become critical. Other waits (network, timers, other

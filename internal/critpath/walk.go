@@ -12,8 +12,9 @@ type PathSeg struct {
 	Kind       frame.Kind   // what G was doing
 	// Term is the request-side term the time belongs to: the wait's own term,
 	// or for time spent in a borrowed goroutine, the term of the request
-	// goroutine's wait that it explains. NoTerm for running/runnable time of
-	// request goroutines.
+	// goroutine's wait that it explains; for running time of a request
+	// goroutine, the CPU term of the frame it ran in (NoTerm when none is
+	// known). NoTerm for runnable time of request goroutines.
 	Term TermID
 	// Stack is the request-side blocking stack of Term (NoStack for running
 	// and runnable time of request goroutines).

@@ -21,6 +21,12 @@ import (
 // ErrNoMatch is wrapped by Build's errors for filters that match nothing.
 var ErrNoMatch = errors.New("matches nothing")
 
+// Sources of the frames of running time (Trace.CPUByFrame).
+const (
+	CPUFromSamples = "cpu-samples"
+	CPUFromStacks  = "state-stacks"
+)
+
 // Build derives a report from an analysis result.
 func Build(res *budget.Result, in Inputs) (*Report, error) {
 	groups, err := filterGroups(res, in)
@@ -36,7 +42,7 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	matched := in.Frame == nil
 	for _, g := range groups {
 		gj := buildGroup(res, g, in, total)
-		matched = matched || len(gj.Terms) > 0
+		matched = matched || len(gj.Terms) > 0 || len(gj.CPUTerms) > 0
 		rep.Groups = append(rep.Groups, gj)
 	}
 	if !matched {
@@ -49,10 +55,13 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 	rep.Trace.CPUNote = note
 	if len(rep.Groups) > 0 {
 		p := rep.Groups[0]
-		rep.Requests, rep.Terms, rep.CPU, rep.Coverage = p.Requests, p.Terms, p.CPU, p.Coverage
+		rep.Requests, rep.Terms, rep.CPUTerms, rep.CPU, rep.Coverage = p.Requests, p.Terms, p.CPUTerms, p.CPU, p.Coverage
 	}
 	if rep.Terms == nil {
 		rep.Terms = []Term{}
+	}
+	if rep.CPUTerms == nil {
+		rep.CPUTerms = []Term{}
 	}
 	rep.Findings = findingsJSON(res, rep, in)
 	addChurn(res, rep)
@@ -146,6 +155,13 @@ func traceJSON(res *budget.Result, in Inputs) Trace {
 		}
 	}
 	t.Module, t.JVM = i.Module, i.JVM
+	if !i.JVM {
+		n := i.CPUFrameSamples
+		t.CPUFrameSamples, t.CPUByFrame = &n, CPUFromStacks
+		if n > 0 {
+			t.CPUByFrame = CPUFromSamples
+		}
+	}
 	t.AppRule = appRule(in.App, i.Module, i.ModuleFromMain, t.FallbackTerms, i.JVM, sawModuleCache(res))
 	return t
 }
@@ -223,6 +239,7 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Transport = &Transport{Before: durOf(e.Before), After: durOf(e.After), BeforeN: e.BeforeN, AfterN: e.AfterN}
 	}
 	labels := budget.Labels(res.Terms)
+	gj.Terms, gj.CPUTerms = []Term{}, []Term{}
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
 		if in.Frame != nil && !onPath(in.Frame, t) {
@@ -230,11 +247,21 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		}
 		gj.Terms = append(gj.Terms, termJSON(t, labels[ts.Term], ts, n, mean))
 	}
-	if gj.Terms == nil {
-		gj.Terms = []Term{}
+	for _, ts := range g.CPUTerms {
+		t := res.Terms[ts.Term]
+		if in.Frame != nil && !onPath(in.Frame, t) {
+			continue
+		}
+		gj.CPUTerms = append(gj.CPUTerms, termJSON(t, labels[ts.Term], ts, n, mean))
 	}
 	gj.CPU = CPU{Running: per(g.Running.Wait), Runnable: per(g.Runnable.Wait),
 		CriticalRunning: per(g.Running.Critical), CriticalRunnable: per(g.Runnable.Critical)}
+	if !res.Info.JVM {
+		bf := g.CPUByFrame
+		gj.CPU.ByFrame = &CPUByFrame{FromSamples: per(bf.FromSamples), FromStacks: per(bf.FromStacks),
+			Unattributed:       per(g.Running.Wait - bf.FromSamples - bf.FromStacks),
+			CriticalAttributed: per(bf.Critical), CriticalUnattributed: per(g.Running.Critical - bf.Critical)}
+	}
 	var indep time.Duration // independent CPU per request, over requests of every type
 	hasIndep := in.CPUSeconds >= 0 && total > 0
 	if hasIndep {

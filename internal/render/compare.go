@@ -159,8 +159,8 @@ func CompareSamples(before, after *Report, missPct float64, s *Samples) (*Compar
 		c.judge(&pc, p, measured, predicted(p, pl), s != nil)
 		c.Predictions = append(c.Predictions, pc)
 	}
-	c.Terms = termDeltas(b.Terms, a.Terms, b.CPU, a.CPU)
-	if w := unrelated(b.Terms, a.Terms); w != "" {
+	c.Terms = termDeltas(b.BudgetTerms(), a.BudgetTerms(), b.CPU, a.CPU)
+	if w := unrelated(b.BudgetTerms(), a.BudgetTerms()); w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
 	return c, nil
@@ -220,7 +220,8 @@ func errPct(pred, meas float64) float64 {
 
 func termDeltas(before, after []Term, cpuBefore, cpuAfter CPU) []TermDelta {
 	// running and runnable are on the critical path too: a fix that moves
-	// the waiting onto the CPUs shows there
+	// the waiting onto the CPUs shows there (the terms of kind running with
+	// a frame split the running row: the CPU of each frame)
 	out := []TermDelta{
 		{Name: "running (on CPU as Go sees it)", Kind: "running", Before: cpuBefore.CriticalRunning, After: cpuAfter.CriticalRunning},
 		{Name: "runnable (scheduler wait)", Kind: "runnable", Before: cpuBefore.CriticalRunnable, After: cpuAfter.CriticalRunnable},

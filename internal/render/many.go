@@ -54,6 +54,9 @@ type ManyGroup struct {
 	// group's requests, so per request, like Group.Terms. A term is the
 	// same in two traces when its call path, mechanism and kind are.
 	Terms []Term `json:"terms"`
+	// CPUTerms split the running time by frame over every trace, per
+	// request, like Group.CPUTerms.
+	CPUTerms []Term `json:"cpu_terms"`
 	// CPU is running and runnable time per request (no independent counter:
 	// that cross-check is per trace).
 	CPU       CPU           `json:"cpu"`
@@ -136,6 +139,8 @@ type manyGroup struct {
 	dropped         bool // they would exceed MaxExact: the sketches serve
 	sk              sketch.Sketch
 	terms           map[int]*budget.TermStat // by merged term
+	cpuTerms        map[int]*budget.TermStat // by merged term
+	byFrame         budget.CPUByFrame
 	running         budget.TimeStat
 	runnable        budget.TimeStat
 	inst            map[string]*instAgg
@@ -208,7 +213,7 @@ func (b *ManyBuilder) term(t budget.Term) int {
 func (b *ManyBuilder) group(name string) *manyGroup {
 	g := b.groups[name]
 	if g == nil {
-		g = &manyGroup{name: name, terms: map[int]*budget.TermStat{}, inst: map[string]*instAgg{}}
+		g = &manyGroup{name: name, terms: map[int]*budget.TermStat{}, cpuTerms: map[int]*budget.TermStat{}, inst: map[string]*instAgg{}}
 		b.groups[name] = g
 	}
 	return g
@@ -242,23 +247,31 @@ func (mg *manyGroup) add(inst string, g *budget.Group, merged []int, maxExact in
 			other.exact = nil
 		}
 	}
-	for _, ts := range g.Terms {
-		m := merged[ts.Term]
-		s := mg.terms[m]
-		if s == nil {
-			s = &budget.TermStat{Term: critpath.TermID(m)}
-			mg.terms[m] = s
+	for _, x := range []struct {
+		from []budget.TermStat
+		to   map[int]*budget.TermStat
+	}{{g.Terms, mg.terms}, {g.CPUTerms, mg.cpuTerms}} {
+		for _, ts := range x.from {
+			m := merged[ts.Term]
+			s := x.to[m]
+			if s == nil {
+				s = &budget.TermStat{Term: critpath.TermID(m)}
+				x.to[m] = s
+			}
+			s.Wait += ts.Wait
+			s.Critical += ts.Critical
+			s.Fix += ts.Fix
+			s.Contention += ts.Contention
+			s.Requests += ts.Requests
+			for k := range s.Causes {
+				s.Causes[k] += ts.Causes[k]
+			}
+			ia.crit[m] += ts.Critical
 		}
-		s.Wait += ts.Wait
-		s.Critical += ts.Critical
-		s.Fix += ts.Fix
-		s.Contention += ts.Contention
-		s.Requests += ts.Requests
-		for k := range s.Causes {
-			s.Causes[k] += ts.Causes[k]
-		}
-		ia.crit[m] += ts.Critical
 	}
+	mg.byFrame.FromSamples += g.CPUByFrame.FromSamples
+	mg.byFrame.FromStacks += g.CPUByFrame.FromStacks
+	mg.byFrame.Critical += g.CPUByFrame.Critical
 	mg.running.Wait += g.Running.Wait
 	mg.running.Critical += g.Running.Critical
 	mg.runnable.Wait += g.Runnable.Wait
@@ -321,13 +334,31 @@ func (mg *manyGroup) final(terms []budget.Term, labels []string, maxExact int, m
 		slices.Sort(all)
 		q.P50, q.P90, q.P99 = Duration(quantile.Sorted(all, 0.5)), Duration(quantile.Sorted(all, 0.9)), Duration(quantile.Sorted(all, 0.99))
 	}
-	g := ManyGroup{Name: mg.name, Requests: q, Terms: []Term{}, Instances: []InstanceRow{}}
-	ids := make([]int, 0, len(mg.terms))
-	for id := range mg.terms {
+	g := ManyGroup{Name: mg.name, Requests: q, Instances: []InstanceRow{}}
+	g.Terms = manyTerms(mg.terms, terms, labels, n, mean)
+	g.CPUTerms = manyTerms(mg.cpuTerms, terms, labels, n, mean)
+	per := func(ns int64) Duration { return durOf(float64(ns) / n) }
+	g.CPU = CPU{Running: per(mg.running.Wait), Runnable: per(mg.runnable.Wait), CriticalRunning: per(mg.running.Critical), CriticalRunnable: per(mg.runnable.Critical)}
+	bf := mg.byFrame
+	g.CPU.ByFrame = &CPUByFrame{FromSamples: per(bf.FromSamples), FromStacks: per(bf.FromStacks),
+		Unattributed:       per(mg.running.Wait - bf.FromSamples - bf.FromStacks),
+		CriticalAttributed: per(bf.Critical), CriticalUnattributed: per(mg.running.Critical - bf.Critical)}
+	for _, name := range m.Instances {
+		if ia := mg.inst[name]; ia != nil {
+			g.Instances = append(g.Instances, ia.row(name, terms, labels, mg.dropped))
+		}
+	}
+	return g
+}
+
+// manyTerms are the rows of aggregated terms, most critical first.
+func manyTerms(agg map[int]*budget.TermStat, terms []budget.Term, labels []string, n, mean float64) []Term {
+	ids := make([]int, 0, len(agg))
+	for id := range agg {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b int) int {
-		x, y := mg.terms[a], mg.terms[b]
+		x, y := agg[a], agg[b]
 		if x.Critical != y.Critical {
 			return cmpDesc(x.Critical, y.Critical)
 		}
@@ -336,17 +367,11 @@ func (mg *manyGroup) final(terms []budget.Term, labels []string, maxExact int, m
 		}
 		return strings.Compare(labels[a], labels[b])
 	})
+	out := []Term{}
 	for _, id := range ids {
-		g.Terms = append(g.Terms, termJSON(terms[id], labels[id], *mg.terms[id], n, mean))
+		out = append(out, termJSON(terms[id], labels[id], *agg[id], n, mean))
 	}
-	per := func(ns int64) Duration { return durOf(float64(ns) / n) }
-	g.CPU = CPU{Running: per(mg.running.Wait), Runnable: per(mg.runnable.Wait), CriticalRunning: per(mg.running.Critical), CriticalRunnable: per(mg.runnable.Critical)}
-	for _, name := range m.Instances {
-		if ia := mg.inst[name]; ia != nil {
-			g.Instances = append(g.Instances, ia.row(name, terms, labels, mg.dropped))
-		}
-	}
-	return g
+	return out
 }
 
 func cmpDesc(a, b int64) int {

@@ -92,7 +92,7 @@ func (m *Many) writeTerms(ew *errWriter, g *ManyGroup) {
 	termsafe.Fprintf(tw, "term\tmechanism\tkind\twait\tshare\tcritical\tfix\trequests\t\n")
 	var folded Term
 	nFolded := 0
-	for _, t := range g.Terms {
+	for _, t := range (&Group{Terms: g.Terms, CPUTerms: g.CPUTerms}).BudgetTerms() {
 		if t.SharePct < m.minShare && t.CriticalPct < m.minShare {
 			folded.Wait += t.Wait
 			folded.Critical += t.Critical
@@ -107,7 +107,11 @@ func (m *Many) writeTerms(ew *errWriter, g *ManyGroup) {
 		termsafe.Fprintf(tw, "%s\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", fmt.Sprintf("(%d smaller terms)", nFolded), folded.Wait.Ms(), folded.SharePct, folded.Critical.Ms())
 	}
 	c, mean := g.CPU, g.Requests.Mean.Ms()
-	termsafe.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+	if bf := c.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
+		termsafe.Fprintf(tw, "running, no frame found\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", bf.Unattributed.Ms(), pct(bf.Unattributed.Ms(), mean), bf.CriticalUnattributed.Ms())
+	} else {
+		termsafe.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+	}
 	termsafe.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
 	tw.Flush()
 }

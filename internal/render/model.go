@@ -45,6 +45,7 @@ type Report struct {
 	Trace    Trace               `json:"trace"`
 	Requests Requests            `json:"requests"`
 	Terms    []Term              `json:"terms"`
+	CPUTerms []Term              `json:"cpu_terms"`
 	CPU      CPU                 `json:"cpu"`
 	Coverage Coverage            `json:"coverage"`
 	Groups   []Group             `json:"groups"`
@@ -91,6 +92,13 @@ type Trace struct {
 	// CPUNote says why the trace's own counter log gave no reading, when
 	// it has one and nothing else was given.
 	CPUNote string `json:"cpu_note,omitempty"`
+	// CPUByFrame says where the frames of running time (cpu_terms) come
+	// from: "cpu-samples" (the CPU profile samples the trace carries) or
+	// "state-stacks" (no sample in the trace: the stacks where goroutines
+	// resumed and stopped, an estimate); CPUFrameSamples counts the samples
+	// that fell in a goroutine's running time. Absent for a JVM recording.
+	CPUByFrame      string `json:"cpu_by_frame,omitempty"`
+	CPUFrameSamples *int   `json:"cpu_frame_samples,omitempty"`
 }
 
 // Transport is the estimated time outside a group's requests on the
@@ -169,7 +177,22 @@ type CPU struct {
 	CriticalRunning  Duration  `json:"critical_running_ms"`
 	CriticalRunnable Duration  `json:"critical_runnable_ms"`
 	Independent      *Duration `json:"independent_ms"`
-	notMeasured      bool      // a JVM recording: running and runnable JSON null (jvm.go)
+	// ByFrame splits Running by how its frame was found (cpu_terms hold
+	// the frames); nil for a JVM recording.
+	ByFrame     *CPUByFrame `json:"by_frame,omitempty"`
+	notMeasured bool        // a JVM recording: running and runnable JSON null (jvm.go)
+}
+
+// CPUByFrame is how a request's running time was split by frame
+// (docs/method.md §3, "CPU by frame"): FromSamples + FromStacks +
+// Unattributed = CPU.Running, and CriticalAttributed +
+// CriticalUnattributed = CPU.CriticalRunning.
+type CPUByFrame struct {
+	FromSamples          Duration `json:"from_samples_ms"`
+	FromStacks           Duration `json:"from_stacks_ms"`
+	Unattributed         Duration `json:"unattributed_ms"`
+	CriticalAttributed   Duration `json:"critical_attributed_ms"`
+	CriticalUnattributed Duration `json:"critical_unattributed_ms"`
 }
 
 // Coverage says how much of the mean latency each view explains.
@@ -189,6 +212,7 @@ type Group struct {
 	Inferred    bool         `json:"inferred"`
 	Requests    Requests     `json:"requests"`
 	Terms       []Term       `json:"terms"`
+	CPUTerms    []Term       `json:"cpu_terms"`
 	CPU         CPU          `json:"cpu"`
 	Coverage    Coverage     `json:"coverage"`
 	Regions     []Region     `json:"regions"`

@@ -111,7 +111,7 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	noShare := r.Trace.JVM && g.Requests.Mean.Ms() <= 0
 	var folded Term
 	nFolded := 0
-	for _, t := range g.Terms {
+	for _, t := range g.BudgetTerms() {
 		// Fold small terms; without latencies (a JVM recording counted by
 		// --requests) shares are unknown, so nothing is folded.
 		if g.Requests.Mean.Ms() > 0 && t.SharePct < r.minShare && t.CriticalPct < r.minShare {
@@ -136,6 +136,9 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	if r.Trace.JVM { // JFR records waits and samples, not a thread's running and runnable time
 		termsafe.Fprintf(tw, "running (on CPU)\t\t\tnot measured\t\t\t\t\t\n")
 		termsafe.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
+	} else if bf := c.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
+		termsafe.Fprintf(tw, "running, no frame found\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", bf.Unattributed.Ms(), pct(bf.Unattributed.Ms(), mean), bf.CriticalUnattributed.Ms())
+		termsafe.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
 	} else {
 		termsafe.Fprintf(tw, "running (on CPU as Go sees it)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
 		termsafe.Fprintf(tw, "runnable (scheduler wait)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Runnable.Ms(), pct(c.Runnable.Ms(), mean), c.CriticalRunnable.Ms())
@@ -167,6 +170,7 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	default:
 		ew.printf("; no independent CPU reading (pass --cpu-seconds to cross-check)\n")
 	}
+	r.writeCPUByFrame(ew, g)
 	if g.forks {
 		ew.printf("why wait and critical differ: %d of %d requests fork, so goroutine time counts parallel waits more than once; the critical path counts each instant once.\n", g.Requests.Forked, g.Requests.Count)
 	}
@@ -179,6 +183,52 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 			ew.printf("  %s %.1f%%/%.1f%%", nameOr(rg.Name, "(none)"), rg.WallPct, rg.CPUPct)
 		}
 		ew.printf("\n")
+	}
+}
+
+// BudgetTerms are a group's rows of the budget: its waits and the CPU of
+// its frames, most critical first.
+func (g *Group) BudgetTerms() []Term {
+	if len(g.CPUTerms) == 0 {
+		return g.Terms
+	}
+	out := append(append(make([]Term, 0, len(g.Terms)+len(g.CPUTerms)), g.Terms...), g.CPUTerms...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Critical != out[j].Critical {
+			return out[i].Critical > out[j].Critical
+		}
+		return out[i].Wait > out[j].Wait
+	})
+	return out
+}
+
+// FewCPUSamples is the number of CPU samples below which the text calls the
+// CPU by frame rough: a frame's CPU from n of its samples has a relative
+// error near 1/√n, over 14 % below 50 (the scheduler's bar, method.md §9).
+const FewCPUSamples = 50
+
+// writeCPUByFrame says how the running time was split by frame, and from
+// what (docs/method.md §3, "CPU by frame").
+func (r *Report) writeCPUByFrame(ew *errWriter, g *Group) {
+	bf := g.CPU.ByFrame
+	if bf == nil || g.CPU.Running <= 0 {
+		return
+	}
+	framed := bf.FromSamples + bf.FromStacks
+	switch {
+	case r.Trace.CPUByFrame == CPUFromSamples:
+		n := *r.Trace.CPUFrameSamples
+		ew.printf("CPU by frame from %d CPU samples: %.2f of %.2f ms running per request in application frames", n, framed.Ms(), g.CPU.Running.Ms())
+		if bf.FromStacks.Ms() >= 0.005 {
+			ew.printf(" (%.2f ms of it from the stacks at state changes, an estimate, where no sample fell)", bf.FromStacks.Ms())
+		}
+		if n < FewCPUSamples {
+			ew.printf("; few samples, so each frame's CPU is rough")
+		}
+		ew.printf("\n")
+	default:
+		ew.printf("CPU by frame from the stacks at state changes, an estimate (no CPU samples in the trace; run a CPU profile during it, as capture does): %.2f of %.2f ms running per request in application frames\n",
+			framed.Ms(), g.CPU.Running.Ms())
 	}
 }
 

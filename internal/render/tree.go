@@ -10,9 +10,10 @@ import (
 )
 
 // CallNode is one frame of the call-path tree of a request type's waits
-// (ms per request). An inner node's times are the sums of its children's;
-// each term is a leaf, "[mechanism, kind]", beneath the innermost frame of
-// its call path. The root holds the whole.
+// and CPU (ms per request). An inner node's times are the sums of its
+// children's; each term is a leaf, "[mechanism, kind]" ("[running]" for a
+// frame's CPU), beneath the innermost frame of its call path. The root
+// holds the whole.
 type CallNode struct {
 	Label          string
 	Frame          string // the full frame name; "" for leaves and the root
@@ -33,6 +34,12 @@ func (n *CallNode) child(key, label string) *CallNode {
 		n.Children = append(n.Children, c)
 	}
 	return c
+}
+
+// TreeTerms are the terms a group's call tree is made of: its waits and
+// the CPU of its frames.
+func (g *Group) TreeTerms() []Term {
+	return append(append(make([]Term, 0, len(g.Terms)+len(g.CPUTerms)), g.Terms...), g.CPUTerms...)
 }
 
 // CallTree rolls a group's terms up by call path.
@@ -84,13 +91,17 @@ func (n *CallNode) sum() {
 	})
 }
 
-// writeTree prints the group's waits rolled up by call path (--tree).
+// writeTree prints the group's waits and CPU rolled up by call path (--tree).
 func (r *Report) writeTree(ew *errWriter, g *Group) {
-	root := CallTree(g.Terms)
+	root := CallTree(g.TreeTerms())
 	if len(root.Children) == 0 {
 		return
 	}
-	ew.printf("\nwaits by call path, ms per request (a frame's time is the sum of the rows beneath it)\n")
+	what := "waits"
+	if len(g.CPUTerms) > 0 {
+		what = "waits and CPU"
+	}
+	ew.printf("\n%s by call path, ms per request (a frame's time is the sum of the rows beneath it)\n", what)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	termsafe.Fprintf(tw, "critical\twait\t\n")
 	for _, row := range root.Rows() {

@@ -105,9 +105,9 @@ func (k Kind) String() string {
 //     →Waiting, the start stack on creation); ActorStack is Actor's stack.
 //     Reason is the runtime's reason string.
 //   - KindTaskBegin/End: Task, Parent, Name (the task type); G is the
-//     goroutine that called it.
-//   - KindRegionBegin/End: Task, Name (the region type), G.
-//   - KindLog: Task, Name (the category), Message, G.
+//     goroutine that called it, Stack its stack at the call.
+//   - KindRegionBegin/End: Task, Name (the region type), G, Stack.
+//   - KindLog: Task, Name (the category), Message, G, Stack.
 //   - KindSample: G (may be NoGoroutine), Stack.
 //   - KindProcState: Proc and From/To (Running when a P starts, NotExist when
 //     it stops).

@@ -205,6 +205,7 @@ func convert(ev *trace.Event, out *Event) bool {
 			out.Kind = KindTaskEnd
 		}
 		out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
+		out.raw = ev.Stack()
 	case trace.EventRegionBegin, trace.EventRegionEnd:
 		rg := ev.Region()
 		out.Kind = KindRegionBegin
@@ -212,9 +213,11 @@ func convert(ev *trace.Event, out *Event) bool {
 			out.Kind = KindRegionEnd
 		}
 		out.Task, out.Name = TaskID(rg.Task), rg.Type
+		out.raw = ev.Stack()
 	case trace.EventLog:
 		lg := ev.Log()
 		out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
+		out.raw = ev.Stack()
 	case trace.EventStackSample:
 		out.Kind, out.raw = KindSample, ev.Stack()
 	default:

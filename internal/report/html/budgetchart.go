@@ -58,7 +58,7 @@ func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
 	}
 	var folded render.Term
 	nFolded := 0
-	for _, t := range g.Terms {
+	for _, t := range g.BudgetTerms() {
 		if len(rows) >= opts.MaxTerms || t.SharePct < opts.MinShare && t.CriticalPct < opts.MinShare {
 			folded.Wait += t.Wait
 			folded.Critical += t.Critical
@@ -79,9 +79,13 @@ func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
 		return rows, kinds // running and runnable are not measured (jvm.go)
 	}
 	c := g.CPU
+	run, critRun, runNote := c.Running.Ms(), c.CriticalRunning.Ms(), "on CPU, as the Go scheduler sees it"
+	if bf := c.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
+		run, critRun, runNote = bf.Unattributed.Ms(), bf.CriticalUnattributed.Ms(), "on CPU in no frame found (the frames' CPU is above)"
+	}
 	rows = append(rows,
-		BarRow{Label: "running", Note: "on CPU, as the Go scheduler sees it", Values: []float64{c.Running.Ms(), c.CriticalRunning.Ms()},
-			Colors: []string{KindColor("running"), KindColor("running")}, Texts: []string{withPct(c.Running.Ms(), mean), withPct(c.CriticalRunning.Ms(), mean)}},
+		BarRow{Label: "running", Note: runNote, Values: []float64{run, critRun},
+			Colors: []string{KindColor("running"), KindColor("running")}, Texts: []string{withPct(run, mean), withPct(critRun, mean)}},
 		BarRow{Label: "runnable", Note: "ready, waiting for a P (scheduler latency)", Values: []float64{c.Runnable.Ms(), c.CriticalRunnable.Ms()},
 			Colors: []string{KindColor("runnable"), KindColor("runnable")}, Texts: []string{withPct(c.Runnable.Ms(), mean), withPct(c.CriticalRunnable.Ms(), mean)}})
 	addKind("running")
@@ -102,19 +106,26 @@ func budgetLead(g *render.Group, opts Options) []string {
 	}
 	mean := g.Requests.Mean.Ms()
 	var top *render.Term
-	for i := range g.Terms {
-		if top == nil || g.Terms[i].Critical.Ms() > top.Critical.Ms() {
-			top = &g.Terms[i]
+	terms := g.BudgetTerms()
+	for i := range terms {
+		if top == nil || terms[i].Critical.Ms() > top.Critical.Ms() {
+			top = &terms[i]
 		}
 	}
-	run := g.CPU.CriticalRunning.Ms() + g.CPU.CriticalRunnable.Ms()
-	if top == nil || top.Critical.Ms() < run {
-		return []string{"Most of the critical path is CPU: ", fmtMs(g.CPU.CriticalRunning.Ms()) + " running", " and ",
+	critRun, where := g.CPU.CriticalRunning.Ms(), ""
+	if bf := g.CPU.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
+		critRun, where = bf.CriticalUnattributed.Ms(), " in no frame found"
+	}
+	if top == nil || top.Critical.Ms() < critRun+g.CPU.CriticalRunnable.Ms() {
+		return []string{"Most of the critical path is CPU" + where + ": ", fmtMs(critRun) + " running", " and ",
 			fmtMs(g.CPU.CriticalRunnable.Ms()) + " runnable", fmt.Sprintf(" of the %s mean.", fmtMs(mean))}
 	}
 	how := top.Kind
 	if top.Mechanism != "" {
 		how += " in " + frame.Short(top.Mechanism)
+	}
+	if top.Kind == "running" && top.Mechanism == "" {
+		how = "its CPU"
 	}
 	parts := []string{"The biggest term on the critical path is ", termLabel(*top), fmt.Sprintf(" (%s): ", how),
 		fmtMs(top.Critical.Ms()) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
@@ -152,7 +163,7 @@ func termsTable(g *render.Group, w words) Table {
 		{Name: "fix ms", Num: true, Tip: "latency saved per request if the term took no time"},
 		{Name: "contention ms", Num: true, Tip: "critical time ended by another request (lock or pool held elsewhere)"},
 		{Name: "requests", Num: true}, {Name: "on the path, really"}}}
-	for _, tm := range g.Terms {
+	for _, tm := range g.BudgetTerms() {
 		t.Rows = append(t.Rows, []Cell{{Text: termLabel(tm), Tip: strings.Join(tm.AppPath, " › "), Class: "swatch", Color: KindColor(tm.Kind)},
 			{Text: frame.Short(tm.Mechanism), Tip: tm.Mechanism}, {Text: tm.Kind},
 			{Text: fmt.Sprintf("%.3f", tm.Wait.Ms())}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},

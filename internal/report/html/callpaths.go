@@ -90,16 +90,21 @@ func treeDepth(n *render.CallNode) int {
 	return max(d, 1)
 }
 
-// callPathSection shows a request type's waits rolled up by call path.
+// callPathSection shows a request type's waits, and the CPU of its frames,
+// rolled up by call path.
 func callPathSection(g *render.Group, opts Options) (Section, bool) {
 	unit := wordsOf(opts).unit
-	root := render.CallTree(g.Terms)
+	root := render.CallTree(g.TreeTerms())
 	if len(root.Children) == 0 {
 		return Section{}, false
 	}
+	what := "waits"
+	if len(g.CPUTerms) > 0 {
+		what = "waits and CPU"
+	}
 	var b body
-	b.lead(fmt.Sprintf("%s of waits per request on the critical path, %s of %s time.", fmtMs(root.Critical), fmtMs(root.Wait), unit))
-	b.raw(Icicle{Label: "waits by call path", Root: root, Unit: unit}.SVG())
+	b.lead(fmt.Sprintf("%s of %s per request on the critical path, %s of %s time.", fmtMs(root.Critical), what, fmtMs(root.Wait), unit))
+	b.raw(Icicle{Label: what + " by call path", Root: root, Unit: unit}.SVG())
 	t := Table{Class: "compact", Columns: []Column{{Name: "call path"}, {Name: "critical ms", Num: true}, {Name: unit + " ms", Num: true}}}
 	for _, r := range root.Rows() {
 		t.Rows = append(t.Rows, []Cell{{Text: strings.Repeat("\u00a0\u00a0\u00a0", r.Depth) + r.Label, Tip: r.Frame},
@@ -109,6 +114,12 @@ func callPathSection(g *render.Group, opts Options) (Section, bool) {
 	if h, err := t.HTML(); err == nil {
 		b.details("the call tree as a table", h)
 	}
-	return Section{Title: "Waits by call path", Body: b.html(),
-		Intro: "Each wait sits beneath the chain of application frames that led to it, so one helper called from two places shows twice. A frame is as wide as the time of everything beneath it: the upper icicle is time on the critical path (it adds up to the waits' share of the latency), the lower one " + unit + " time. Hover for the whole path."}, true
+	title, intro, sums := "Waits by call path", "Each wait sits beneath the chain of application frames that led to it, so one helper called from two places shows twice.", "the waits' share of the latency"
+	if len(g.CPUTerms) > 0 {
+		title = "Waits and CPU by call path"
+		intro = "Each wait, and each frame's CPU (a leaf [running]), sits beneath the chain of application frames that led to it, so one helper called from two places shows twice."
+		sums = "the share of the latency that waits and frames' CPU take"
+	}
+	return Section{Title: title, Body: b.html(),
+		Intro: intro + " A frame is as wide as the time of everything beneath it: the upper icicle is time on the critical path (it adds up to " + sums + "), the lower one " + unit + " time. Hover for the whole path."}, true
 }

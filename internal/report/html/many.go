@@ -75,8 +75,8 @@ func manyGroupSection(g *render.ManyGroup) (Section, error) {
 		return Section{}, err
 	}
 	b.raw(h)
-	if len(g.Terms) > 0 {
-		tt := termsTable(&render.Group{Terms: g.Terms, Requests: render.Requests{Count: q.Count}}, goWords)
+	if len(g.Terms)+len(g.CPUTerms) > 0 {
+		tt := termsTable(&render.Group{Terms: g.Terms, CPUTerms: g.CPUTerms, Requests: render.Requests{Count: q.Count}}, goWords)
 		tt.Caption = "Per request over every instance: sums over the traces divided by the requests."
 		if h, err = tt.HTML(); err != nil {
 			return Section{}, err
