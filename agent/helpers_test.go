@@ -1,12 +1,6 @@
 package agent
 
-import (
-	"bytes"
-	"os"
-	"testing"
-
-	"github.com/latscope/latscope/agent/internal/agenttest"
-)
+import "github.com/latscope/latscope/agent/internal/agenttest"
 
 // What the agent's tests share with those of its driver, router and
 // metrics packages.
@@ -20,14 +14,6 @@ var (
 	jobContext  = agenttest.JobContext
 	burn        = agenttest.Burn
 	get         = agenttest.Get
+	// traceFileEvents reads traceEvents from a file.
+	traceFileEvents = agenttest.FileEvents
 )
-
-// traceFileEvents reads traceEvents from a file.
-func traceFileEvents(t *testing.T, path string) []agenttest.Event {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return traceEvents(t, path, bytes.NewReader(b))
-}

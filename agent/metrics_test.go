@@ -27,15 +27,7 @@ func TestMetricsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	app := httptest.NewServer(a.Handler(agenttest.ScenarioMux(t, wrappers)))
-	defer app.Close()
-	for range agenttest.ScenarioRequests {
-		for _, path := range []string{"/db", "/nodb", "/out"} {
-			if code, body := get(t, app.Client(), app.URL+path); code != http.StatusOK {
-				t.Fatalf("GET %s: %d %s", path, code, body)
-			}
-		}
-	}
+	agenttest.RunScenario(t, a.Handler(agenttest.ScenarioMux(t, wrappers)))
 	n, nd := int64(agenttest.ScenarioRequests), time.Duration(agenttest.ScenarioRequests)
 	db, nodb, out := m.route("GET /db"), m.route("GET /nodb"), m.route("GET /out")
 	if db == nil || nodb == nil || out == nil {
@@ -176,16 +168,7 @@ func TestMetricsPrepared(t *testing.T) {
 // agentprom's TestMetricsAllocs checks its observers).
 func TestMetricsAllocs(t *testing.T) {
 	for _, path := range []string{"/db", "/nodb"} {
-		allocs := func(m Metrics) float64 {
-			h := benchAgent(t, m)
-			req := httptest.NewRequest(http.MethodGet, path, nil)
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, req) // the route's recorder, the pool's connection
-			return testing.AllocsPerRun(200, func() {
-				w.Body.Reset()
-				h.ServeHTTP(w, req)
-			})
-		}
+		allocs := func(m Metrics) float64 { return agenttest.Allocs(benchAgent(t, m), http.MethodGet, path) }
 		off, on := allocs(nil), allocs(newFakeMetrics())
 		t.Logf("%s: %g allocations per request without metrics, %g with", path, off, on)
 		if on > off {

@@ -38,15 +38,7 @@ func TestMetricsScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	app := httptest.NewServer(a.Handler(agenttest.ScenarioMux(t, wrappers)))
-	defer app.Close()
-	for range agenttest.ScenarioRequests {
-		for _, path := range []string{"/db", "/nodb", "/out"} {
-			if code, body := agenttest.Get(t, app.Client(), app.URL+path); code != http.StatusOK {
-				t.Fatalf("GET %s: %d %s", path, code, body)
-			}
-		}
-	}
+	agenttest.RunScenario(t, a.Handler(agenttest.ScenarioMux(t, wrappers)))
 	fams := scrape(t, reg)
 
 	checkHistograms(t, fams)
@@ -224,15 +216,7 @@ func TestMetricsPrepared(t *testing.T) {
 // request, with a DB call or without, once the route's observers exist.
 func TestMetricsAllocs(t *testing.T) {
 	for _, path := range []string{"/db", "/nodb"} {
-		allocs := func(h http.Handler) float64 {
-			req := httptest.NewRequest(http.MethodGet, path, nil)
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, req) // the route's observers, the pool's connection
-			return testing.AllocsPerRun(200, func() {
-				w.Body.Reset()
-				h.ServeHTTP(w, req)
-			})
-		}
+		allocs := func(h http.Handler) float64 { return agenttest.Allocs(h, http.MethodGet, path) }
 		off, on := allocs(benchAgent(t, nil)), allocs(benchAgent(t, prometheus.NewRegistry()))
 		t.Logf("%s: %g allocations per request without metrics, %g with", path, off, on)
 		if on > off {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"runtime/trace"
 	"testing"
 	"time"
@@ -86,6 +88,16 @@ func Events(t testing.TB, name string, r io.Reader) []Event {
 		}
 		out = append(out, e)
 	}
+}
+
+// FileEvents reads the Events of the trace file at path.
+func FileEvents(t testing.TB, path string) []Event {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Events(t, path, bytes.NewReader(b))
 }
 
 // Traced runs fn under runtime/trace and returns the trace's Events.
@@ -187,6 +199,19 @@ var JobSpan, _ = tracelog.ParseTraceParent("00-11111111111111111111111111111111-
 func JobContext() (context.Context, *trace.Task) {
 	ctx, task := trace.NewTask(context.Background(), "job")
 	return context.WithValue(ctx, span.Key{}, &span.Info{TP: JobSpan}), task
+}
+
+// Allocs is the allocations of one request method path through h, after a
+// first request that makes what a route makes once (its name, its
+// metrics' observers, a pool's connection).
+func Allocs(h http.Handler, method, path string) float64 {
+	req := httptest.NewRequest(method, path, nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return testing.AllocsPerRun(200, func() {
+		w.Body.Reset()
+		h.ServeHTTP(w, req)
+	})
 }
 
 // Burn spends about d of CPU.

@@ -75,6 +75,21 @@ func ScenarioMux(t testing.TB, w Wrappers) *http.ServeMux {
 	return mux
 }
 
+// RunScenario serves h (the agent's Handler over ScenarioMux) on an
+// httptest server and sends ScenarioRequests of each of its routes.
+func RunScenario(t testing.TB, h http.Handler) {
+	t.Helper()
+	app := httptest.NewServer(h)
+	defer app.Close()
+	for range ScenarioRequests {
+		for _, path := range []string{"/db", "/nodb", "/out"} {
+			if code, body := Get(t, app.Client(), app.URL+path); code != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", path, code, body)
+			}
+		}
+	}
+}
+
 // PreparedSleep is what each DB call of PreparedMux's GET /stmt sleeps.
 const PreparedSleep = 10 * time.Millisecond
 

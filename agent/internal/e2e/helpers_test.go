@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,26 +13,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// The helpers these tests share with the agent's own.
-var (
-	traced     = agenttest.Traced
-	logs       = agenttest.Logs
-	inRegion   = agenttest.InRegion
-	jobContext = agenttest.JobContext
-	burn       = agenttest.Burn
-	get        = agenttest.Get
-)
-
-// traceFileEvents reads the task, region and log events of a trace file.
-func traceFileEvents(t *testing.T, path string) []agenttest.Event {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return agenttest.Events(t, path, bytes.NewReader(b))
-}
 
 // pgxConfig returns a pgx configuration for the tests' shared PostgreSQL,
 // in exec mode (commented statements are unique).
@@ -59,9 +37,9 @@ func checkComment(t testing.TB, evs []agenttest.Event, ran string) {
 	if tp.TraceID != agenttest.JobSpan.TraceID || tp.SpanID == agenttest.JobSpan.SpanID {
 		t.Errorf("comment %v: want the request's trace with a span of the query's own", tp)
 	}
-	for _, ev := range logs(evs, tracelog.SQL) {
+	for _, ev := range agenttest.Logs(evs, tracelog.SQL) {
 		if ev.Message == tp.String() {
-			if !inRegion(evs, ev, tracelog.SQLRegion) {
+			if !agenttest.InRegion(evs, ev, tracelog.SQLRegion) {
 				t.Errorf("%s log %q outside a %q region", tracelog.SQL, ev.Message, tracelog.SQLRegion)
 			}
 			return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/hostsig"
@@ -43,7 +44,7 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	defer a.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
-		burn(200 * time.Microsecond)
+		agenttest.Burn(200 * time.Microsecond)
 		if r.URL.Query().Has("slow") {
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -67,7 +68,7 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	}()
 	time.Sleep(400 * time.Millisecond)
 	slowStart := time.Now()
-	if code, _ := get(t, nil, srv.URL+"/work?slow=1", "traceparent", slowTraceParent); code != 200 {
+	if code, _ := agenttest.Get(t, nil, srv.URL+"/work?slow=1", "traceparent", slowTraceParent); code != 200 {
 		t.Fatalf("slow request: status %d", code)
 	}
 	slowLatency := time.Since(slowStart)
@@ -116,8 +117,8 @@ func TestSlowRequestSnapshot(t *testing.T) {
 // checkSnapshotLogs checks the slow request's log and the CPU and host
 // samples of a snapshot.
 func checkSnapshotLogs(t *testing.T, path string) {
-	evs := traceFileEvents(t, path)
-	slow := logs(evs, tracelog.Slow)
+	evs := agenttest.FileEvents(t, path)
+	slow := agenttest.Logs(evs, tracelog.Slow)
 	if len(slow) != 1 {
 		t.Fatalf("%d %s logs, want 1", len(slow), tracelog.Slow)
 	}
@@ -133,7 +134,7 @@ func checkSnapshotLogs(t *testing.T, path string) {
 	if tp.TraceID != parent.TraceID || tp.SpanID == parent.SpanID {
 		t.Errorf("slow request's traceparent %v: want the caller's trace %x with a new span", tp, parent.TraceID)
 	}
-	cpu := logs(evs, tracelog.CPU)
+	cpu := agenttest.Logs(evs, tracelog.CPU)
 	if len(cpu) < 2 {
 		t.Fatalf("%d CPU counter logs, want periodic ones and one at snapshot time", len(cpu))
 	}
@@ -142,7 +143,7 @@ func checkSnapshotLogs(t *testing.T, path string) {
 	if err1 != nil || err2 != nil || last < first {
 		t.Errorf("CPU counter %q … %q: %v %v, want it to grow", cpu[0].Message, cpu[len(cpu)-1].Message, err1, err2)
 	}
-	host := logs(evs, hostsig.LogCategory)
+	host := agenttest.Logs(evs, hostsig.LogCategory)
 	if len(host) != len(cpu) {
 		t.Errorf("%d host samples and %d CPU counter logs, want one of each per sample", len(host), len(cpu))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -19,8 +20,8 @@ func TestDatabaseSQL(t *testing.T) {
 	db := sql.OpenDB(agent.WrapConnector(stdlib.GetConnector(*pgxConfig(t))))
 	defer db.Close()
 	var ran, ranExec string
-	evs := traced(t, func() {
-		ctx, task := jobContext()
+	evs := agenttest.Traced(t, func() {
+		ctx, task := agenttest.JobContext()
 		defer task.End()
 		if err := db.PingContext(ctx); err != nil {
 			t.Fatal(err)
@@ -65,8 +66,8 @@ func TestWrapDriver(t *testing.T) {
 	}
 	defer db.Close()
 	var ran string
-	evs := traced(t, func() {
-		ctx, task := jobContext()
+	evs := agenttest.Traced(t, func() {
+		ctx, task := agenttest.JobContext()
 		defer task.End()
 		if err := db.QueryRowContext(ctx, "SELECT current_query()").Scan(&ran); err != nil {
 			t.Fatal(err)

@@ -122,15 +122,7 @@ func Allocs(t *testing.T, build func(a *agent.Agent) http.Handler, rq Req) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	allocs := func(h http.Handler) float64 {
-		req := httptest.NewRequest(rq.Method, rq.Path, nil)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req) // the route's name and observers
-		return testing.AllocsPerRun(200, func() {
-			w.Body.Reset()
-			h.ServeHTTP(w, req)
-		})
-	}
+	allocs := func(h http.Handler) float64 { return agenttest.Allocs(h, rq.Method, rq.Path) }
 	plain, with := allocs(build(nil)), allocs(build(a))
 	t.Logf("%s %s: %g allocations per request by the router alone, %g with the agent (+%g)", rq.Method, rq.Path, plain, with, with-plain)
 	if with-plain > 5 && !race {
