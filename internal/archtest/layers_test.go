@@ -27,7 +27,7 @@ var layers = []struct {
 }{
 	{"base", []string{"tracelog", "java", "internal/frame", "internal/atomicfile", "internal/httpurl", "internal/opterr", "internal/quantile",
 		"internal/sketch", "internal/stats", "internal/termsafe", "internal/units", "internal/sticky", "internal/tier", "internal/kept", "internal/golden"}},
-	{"input", []string{"internal/tracein", "internal/gotable", "internal/pglog", "internal/hostsig", "internal/dbhost", "internal/jfr", "internal/probe"}},
+	{"input", []string{"internal/tracein", "internal/gotable", "internal/pglog", "internal/hostsig", "internal/hostsig/probe", "internal/dbhost", "internal/jfr"}},
 	{"model and analyses", []string{"internal/critpath", "internal/budget", "internal/sched", "internal/queueing",
 		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy"}},
 	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport"}},
@@ -82,7 +82,7 @@ func lab(pkg string) bool {
 // host probes.
 func agent(pkg string) bool { return pkg == "agent" || strings.HasPrefix(pkg, "agent/") }
 
-var agentMay = []string{"tracelog", "internal/hostsig", "internal/probe", "internal/quantile"}
+var agentMay = []string{"tracelog", "internal/hostsig", "internal/hostsig/probe", "internal/quantile"}
 
 // graph lists every package of the repository (its nested modules too,
 // testdata left out) with its imports inside the repository, paths
