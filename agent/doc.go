@@ -23,12 +23,14 @@
 //     so the analysis needs nothing else.
 //   - Endpoints (opt-in, loopback by default, optional bearer token) serve
 //     the snapshots, the live flight-recorder window and on-demand traces.
-//   - Prometheus metrics (opt-in, Options.Metrics): per route, request
-//     latency split by whether the request made a DB call, its time in DB
-//     and outbound calls, each DB call; the host's CFS throttling, CPU
-//     pressure and steal, read at scrape time; and a stall counter from the
-//     CPU-availability probe. They cost tens to a few hundred ns per request
-//     (docs/metrics.md), so fleets can be compared minute by minute.
+//   - Metrics (opt-in, Options.Metrics, an agent.Metrics; package agentprom
+//     is the Prometheus one, so that this package links no Prometheus
+//     client): per route, request latency split by whether the request made
+//     a DB call, its time in DB and outbound calls, each DB call; the host's
+//     CFS throttling, CPU pressure and steal, read at scrape time; and a
+//     stall counter from the CPU-availability probe. They cost tens to a few
+//     hundred ns per request (docs/metrics.md), so fleets can be compared
+//     minute by minute.
 //
 // What goes into the trace under which log category is a contract with the
 // analysis tools: package tracelog holds it (categories, region names,

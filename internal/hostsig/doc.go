@@ -12,7 +12,12 @@
 //   - Cgroup, which creates a cgroup with a CFS quota for the lab (root only).
 //
 // Samples travel inside Go execution traces as trace.Log messages of category LogCategory,
-// encoded by Sample.MarshalText and decoded by ParseLog.
+// encoded by Sample.MarshalText and decoded by ParseLog. Package probe, below this one, is
+// the CPU-availability probe: whether the process could run on time, measured from inside.
+//
+// The package is a module of its own (github.com/latscope/latscope/internal/hostsig), which
+// the agent's module and the main module both require: Go's internal rule, which goes by
+// import path, lets both import it and no one else's code (docs/agent.md, "Modules").
 //
 // Every counter in a Sample is cumulative; only the Diff of two samples says what happened in
 // between. A source that could not be read is recorded as absent, with the reason, and never

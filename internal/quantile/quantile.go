@@ -2,7 +2,8 @@
 // nearest rank. The q-quantile of n values is the value at 1-based rank
 // ceil(q·n), clamped to [1, n]: always one of the values, q ≤ 0 gives the
 // minimum and q ≥ 1 the maximum. Every percentile latscope prints (load,
-// budget, dbwait, the agent's trigger) comes from here.
+// budget, dbwait, the agent's trigger) comes from here: it is a module of
+// its own, which the agent's module and the main module both require.
 package quantile
 
 import "math"
