@@ -58,6 +58,8 @@ type Analyzer struct {
 	spanTPs map[pglog.TraceParent]int
 	foreign int
 	surplus int
+	// history is what performance_schema history exports held.
+	history historyLog
 	// read holds the statement-log readers' notes (skipped records),
 	// in the order read; Finalize makes them warnings.
 	read []error

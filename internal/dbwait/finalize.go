@@ -50,6 +50,9 @@ func (a *Analyzer) Finalize() (*Result, error) {
 	if len(r.Queries) == 0 {
 		return nil, a.noMatchError()
 	}
+	if w := a.historyWarning(r); w != nil {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if err := a.checkClock(r); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/trace"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -213,8 +214,42 @@ func TestMariaDBHistoryExport(t *testing.T) {
 	}
 	const queries = 12
 	tracedQueries(t, m, 2)
-	if err := read(export("off.tsv"), dbwait.New(dbwait.Options{})); !errors.Is(err, dbwait.ErrNoHistory) {
+	err = read(export("off.tsv"), dbwait.New(dbwait.Options{}))
+	if !errors.Is(err, dbwait.ErrNoHistory) {
 		t.Fatalf("history with events_statements_current off: %v; want ErrNoHistory", err)
+	}
+	// Why it is empty: MariaDB 10.11 keeps no history at all without
+	// events_statements_current (counted below: 0 rows), and the query's
+	// clock anchor is a row of it. The error names that cause.
+	count, cerr := exec.Command(client, "--socket="+m.sock, "-uroot", "--batch", "--skip-column-names", "-e",
+		"SELECT COUNT(*) FROM performance_schema.events_statements_history_long WHERE SQL_TEXT LIKE '/*%traceparent=%'").Output()
+	if cerr != nil {
+		t.Fatalf("count the history: %v", cerr)
+	}
+	t.Logf("events_statements_current off: the history holds %s commented statements, the export none", strings.TrimSpace(string(count)))
+	if !strings.Contains(err.Error(), "clock anchor") {
+		t.Errorf("the empty export's error does not name the missing anchor row: %v", err)
+	}
+	// The MySQL 8 form of the query fails on MariaDB (no
+	// PS_CURRENT_THREAD_ID): the client prints its error on standard error
+	// and nothing on standard output, which the error names first.
+	mysql8 := strings.Replace(historyQuery, "(SELECT THREAD_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID())", "PS_CURRENT_THREAD_ID()", 1)
+	var stderr strings.Builder
+	cmd := exec.Command(client, "--socket="+m.sock, "-uroot", "--batch", "-e", mysql8)
+	cmd.Stderr = &stderr
+	out, qerr := cmd.Output()
+	if qerr == nil {
+		t.Logf("the MySQL 8 form ran on this server (%d bytes): PS_CURRENT_THREAD_ID exists here", len(out))
+	} else {
+		t.Logf("the MySQL 8 form failed as documented: %v: %s", qerr, strings.TrimSpace(stderr.String()))
+		path := filepath.Join(t.TempDir(), "failed.tsv")
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := read(path, dbwait.New(dbwait.Options{}))
+		if !errors.Is(err, dbwait.ErrNoHistory) || !strings.Contains(err.Error(), "PS_CURRENT_THREAD_ID") {
+			t.Errorf("the failed query's empty export: %v; want ErrNoHistory naming PS_CURRENT_THREAD_ID", err)
+		}
 	}
 	if out, err := exec.Command(client, "--socket="+m.sock, "-uroot", "-e",
 		"UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME = 'events_statements_current'").CombinedOutput(); err != nil {

@@ -79,9 +79,15 @@ func ReadMySQLCSVOptions(name string, r io.Reader, fn func(pglog.Statement), opt
 	}
 }
 
-// ErrNoHistory is the error of an export with a header and no rows: the
-// statement history is off, or the export's filter matched nothing.
-var ErrNoHistory = errors.New("the export has no statements: events_statements_history_long stays empty unless the performance_schema consumers events_statements_history_long and events_statements_current are both enabled (UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN ('events_statements_current', 'events_statements_history_long'), or performance-schema-consumer-… options at start), or no statement carried a traceparent comment")
+// ErrNoHistory is the error of an empty export: a client prints nothing,
+// not even a header, both for an empty result and for a query that failed
+// (its error goes to the client's standard error), so the file cannot say
+// which; the error names every cause, the likeliest first.
+var ErrNoHistory = errors.New("the export has no statements, which has three causes the file cannot tell apart: " +
+	"(1) the export query failed — its error went to the client's standard error; MariaDB has no PS_CURRENT_THREAD_ID(): use the MariaDB form of the query in docs/dbwait.md; " +
+	"(2) a consumer is off: both events_statements_history_long and events_statements_current must be on — MariaDB 10.11 keeps no history without the second, and the query's clock anchor is a row of it " +
+	"(UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN ('events_statements_current', 'events_statements_history_long'), or the performance-schema-consumer-… options at start); " +
+	"(3) no statement carried a traceparent comment")
 
 // peekLen is how much of the input decides the format: the first line, up
 // to the buffer.

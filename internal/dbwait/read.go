@@ -136,7 +136,10 @@ func (a *Analyzer) feedPGLog(name string, r *pglog.Reader) (err error) {
 func (a *Analyzer) ReadMySQLCSV(ctx context.Context, name string, r io.Reader) error {
 	var sk skips
 	opts := ReadOptions{Context: ctx, Skip: sk.add}
-	err := ReadMySQLCSVOptions(name, r, a.Statement, opts)
+	err := ReadMySQLCSVOptions(name, r, func(s pglog.Statement) {
+		a.history.add(s)
+		a.Statement(s)
+	}, opts)
 	return a.note(name, [2]string{"record", "records"}, DefaultMaxRecordBytes, sk, err)
 }
 
