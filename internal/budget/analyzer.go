@@ -347,7 +347,9 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 func (a *Analyzer) sample(ev *tracein.Event) {
 	a.info.CPUSamples++
 	g := a.gs.Get(ev.G)
-	a.cpuSample(g, ev)
+	if !a.opts.StacksOnly {
+		a.cpuSample(g, ev)
+	}
 	if g != nil && g.rpc != nil && !g.rpc.gen && a.inferring {
 		a.rpcSeen(g, ev.Stack) // a handler that never blocks shows its method in samples
 	}

@@ -197,7 +197,7 @@ func (t *terms) span(fa, fb []tracein.Frame) critpath.TermID {
 		}
 	}
 	path, key := t.internPath(attr.App)
-	return t.intern(Term{Frame: attr.App, Path: path, Kind: frame.Running, Fallback: attr.Fallback}, key)
+	return t.intern(Term{Frame: attr.App, Path: path, Kind: frame.Running, Fallback: attr.Fallback, Beneath: true}, key)
 }
 
 // cpuSample keeps a CPU sample of goroutine g, when it is running, for the

@@ -34,6 +34,10 @@ type Options struct {
 	// Each, when set, is called for every finished request with its critical
 	// path (the Path and its Segs are only valid during the call).
 	Each func(name string, p *Path)
+	// StacksOnly splits running time by frame from the stacks at state
+	// changes alone, as for a trace without CPU samples, even when the trace
+	// has them: to measure that estimate against the samples.
+	StacksOnly bool
 }
 
 // DefaultOptions are the options of `latscope analyze` without flags.

@@ -23,12 +23,18 @@ type Term struct {
 	// Fallback is set when no frame of the stack was compiled from the
 	// service's own source, so Frame is a dependency's (frame.DecideFiles).
 	Fallback bool
+	// Beneath marks the CPU of a frame estimated from the stacks at state
+	// changes (cpu.go): the frame stayed on the stack while it ran, so the
+	// CPU was its own or that of a function it called and that returned
+	// before the goroutine stopped. A CPU term from samples is the frame's
+	// own (with the libraries it called).
+	Beneath bool
 }
 
 type termKey struct {
-	path, mech string
-	kind       frame.Kind
-	fallback   bool
+	path, mech        string
+	kind              frame.Kind
+	fallback, beneath bool
 }
 
 // stackInfo is what the analyser needs to know about a stack, computed once.
@@ -233,7 +239,7 @@ func (t *terms) term(id tracein.StackID, k frame.Kind) critpath.TermID {
 
 // intern returns the TermID of tm, whose call path's key is pathKey.
 func (t *terms) intern(tm Term, pathKey string) critpath.TermID {
-	key := termKey{path: pathKey, mech: tm.Mechanism, kind: tm.Kind, fallback: tm.Fallback}
+	key := termKey{path: pathKey, mech: tm.Mechanism, kind: tm.Kind, fallback: tm.Fallback, beneath: tm.Beneath}
 	tid, ok := t.index[key]
 	if !ok {
 		tid = critpath.TermID(len(t.list))
@@ -242,6 +248,10 @@ func (t *terms) intern(tm Term, pathKey string) critpath.TermID {
 	}
 	return tid
 }
+
+// BeneathMechanism is printed where a wait's mechanism would be for the
+// CPU of a frame estimated from stacks (Term.Beneath).
+const BeneathMechanism = "somewhere beneath"
 
 // IsCPU reports whether the term is the CPU of an application frame (the
 // running time spent beneath its call path) rather than a wait.
@@ -256,13 +266,19 @@ func (t Term) Name() string {
 	return t.NamedAs(frame.Short(t.Frame))
 }
 
-// NamedAs returns "label [mechanism, kind]", for a label from Labels.
+// NamedAs returns "label [mechanism, kind]", for a label from Labels; the
+// CPU of a frame estimated from stacks is "label [somewhere beneath,
+// running]".
 func (t Term) NamedAs(label string) string {
 	var b strings.Builder
 	b.WriteString(label)
 	b.WriteString(" [")
-	if t.Mechanism != "" {
+	switch {
+	case t.Mechanism != "":
 		b.WriteString(frame.Short(t.Mechanism))
+		b.WriteString(", ")
+	case t.Beneath:
+		b.WriteString(BeneathMechanism)
 		b.WriteString(", ")
 	}
 	b.WriteString(t.Kind.String())

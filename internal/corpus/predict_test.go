@@ -27,6 +27,9 @@ func TestPredictionPairs(t *testing.T) {
 		// the adopted transport's read was the top term and this predicted
 		// 58.9 ms against 41.6 measured.
 		{"http-default-serial", "http-default-overlap", "overlap=callUpstream,callInventory"},
+		// issue #36: the CPU of a frame, shrunk: pricing.Compute doing
+		// half its rounds for real.
+		{"gin-cpu", "gin-cpu-half", "scale=pricing.Compute:0.5"},
 	} {
 		t.Run(pair.before, func(t *testing.T) {
 			t.Parallel()

@@ -302,7 +302,7 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 	if path == nil {
 		path = []string{}
 	}
-	tj := Term{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(),
+	tj := Term{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(), Beneath: t.Beneath,
 		Wait: durOf(float64(ts.Wait) / n), Critical: durOf(float64(ts.Critical) / n),
 		FixPotential: durOf(float64(ts.Fix) / n), Contention: durOf(float64(ts.Contention) / n), Requests: ts.Requests}
 	if mean > 0 {

@@ -284,7 +284,11 @@ func termDeltas(before, after []Term, cpuBefore, cpuAfter CPU) []TermDelta {
 
 // termKey identifies a term by path (or frame), mechanism and kind.
 func termKey(path []string, t Term) string {
-	return strings.Join(path, "\n") + "\x00" + t.Mechanism + "\x00" + t.Kind
+	k := strings.Join(path, "\n") + "\x00" + t.Mechanism + "\x00" + t.Kind
+	if t.Beneath {
+		k += "\x00beneath"
+	}
+	return k
 }
 
 func delta(t Term, before, after Duration) TermDelta {

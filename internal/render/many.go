@@ -201,6 +201,9 @@ func (b *ManyBuilder) Add(src TraceSource, res *budget.Result, rep *Report) {
 // term returns the merged index of a trace's term.
 func (b *ManyBuilder) term(t budget.Term) int {
 	key := strings.Join(t.Path, "\x00") + "\x01" + t.Frame + "\x01" + t.Mechanism + "\x01" + t.Kind.String()
+	if t.Beneath {
+		key += "\x01beneath"
+	}
 	i, ok := b.termIdx[key]
 	if !ok {
 		i = len(b.terms)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/termsafe"
 )
 
@@ -100,7 +99,7 @@ func (m *Many) writeTerms(ew *errWriter, g *ManyGroup) {
 			nFolded++
 			continue
 		}
-		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f%%\t%.2f\t%.2f\t%d/%d\t\n", nameOr(t.Name, termName(t.Frame)), mechanismOf(t), t.Kind,
 			t.Wait.Ms(), t.SharePct, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count)
 	}
 	if nFolded > 0 {

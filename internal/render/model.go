@@ -153,7 +153,11 @@ type Term struct {
 	// outside the request explain, followed through hand-offs
 	// (docs/method.md §4): the blocking frame at the end of the chain.
 	RootCauses []RootCause `json:"root_causes,omitempty"`
-	noLatency  bool        // no mean to share: JSON null (jvm.go)
+	// Beneath marks the CPU of a frame estimated from the stacks at state
+	// changes: it ran beneath the frame, in it or in a function it called
+	// that returned (a CPU term from samples is the frame's own).
+	Beneath   bool `json:"beneath,omitempty"`
+	noLatency bool // no mean to share: JSON null (jvm.go)
 }
 
 // RootCause is a root cause of a term's critical time: what a goroutine

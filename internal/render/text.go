@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/termsafe"
 )
@@ -125,7 +126,7 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 		if noShare {
 			share = "—"
 		}
-		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), frame.Short(t.Mechanism), t.Kind,
+		termsafe.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t%d/%d\t  %s\n", nameOr(t.Name, termName(t.Frame)), mechanismOf(t), t.Kind,
 			t.Wait.Ms(), share, t.Critical.Ms(), t.FixPotential.Ms(), t.Requests, g.Requests.Count, causes(t))
 	}
 	if nFolded > 0 {
@@ -230,6 +231,14 @@ func (r *Report) writeCPUByFrame(ew *errWriter, g *Group) {
 		ew.printf("CPU by frame from the stacks at state changes, an estimate (no CPU samples in the trace; run a CPU profile during it, as capture does): %.2f of %.2f ms running per request in application frames\n",
 			framed.Ms(), g.CPU.Running.Ms())
 	}
+}
+
+// mechanismOf is a term's mechanism as the tables print it.
+func mechanismOf(t Term) string {
+	if t.Beneath {
+		return "(" + budget.BeneathMechanism + ")"
+	}
+	return frame.Short(t.Mechanism)
 }
 
 func termName(f string) string {

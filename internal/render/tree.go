@@ -5,6 +5,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/termsafe"
 )
@@ -58,11 +59,14 @@ func CallTree(terms []Term) *CallNode {
 		if len(path) == 0 {
 			n = n.child("", "(no app frame)")
 		}
-		leaf := "[" + t.Kind + "]"
-		if t.Mechanism != "" {
+		leaf, key := "["+t.Kind+"]", "\x00"+t.Mechanism+"\x00"+t.Kind
+		switch {
+		case t.Mechanism != "":
 			leaf = "[" + frame.Short(t.Mechanism) + ", " + t.Kind + "]"
+		case t.Beneath:
+			leaf, key = "["+budget.BeneathMechanism+", "+t.Kind+"]", key+"\x00beneath"
 		}
-		n = n.child("\x00"+t.Mechanism+"\x00"+t.Kind, leaf)
+		n = n.child(key, leaf)
 		n.Kind = t.Kind
 		n.Critical += t.Critical.Ms()
 		n.Wait += t.Wait.Ms()

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/render"
 )
@@ -126,6 +127,9 @@ func budgetLead(g *render.Group, opts Options) []string {
 	}
 	if top.Kind == "running" && top.Mechanism == "" {
 		how = "its CPU"
+		if top.Beneath {
+			how = "CPU somewhere beneath it, estimated from the stacks at state changes"
+		}
 	}
 	parts := []string{"The biggest term on the critical path is ", termLabel(*top), fmt.Sprintf(" (%s): ", how),
 		fmtMs(top.Critical.Ms()) + " of the " + fmtMs(mean) + " mean", fmt.Sprintf(" (%s).", fmtPct(top.CriticalPct))}
@@ -165,7 +169,7 @@ func termsTable(g *render.Group, w words) Table {
 		{Name: "requests", Num: true}, {Name: "on the path, really"}}}
 	for _, tm := range g.BudgetTerms() {
 		t.Rows = append(t.Rows, []Cell{{Text: termLabel(tm), Tip: strings.Join(tm.AppPath, " › "), Class: "swatch", Color: KindColor(tm.Kind)},
-			{Text: frame.Short(tm.Mechanism), Tip: tm.Mechanism}, {Text: tm.Kind},
+			{Text: mechanismText(tm), Tip: tm.Mechanism}, {Text: tm.Kind},
 			{Text: fmt.Sprintf("%.3f", tm.Wait.Ms())}, {Text: fmtPct(tm.SharePct), Bar: tm.SharePct / 100},
 			{Text: fmt.Sprintf("%.3f", tm.Critical.Ms())}, {Text: fmtPct(tm.CriticalPct), Bar: tm.CriticalPct / 100, Color: colorCritLg},
 			{Text: fmt.Sprintf("%.3f", tm.FixPotential.Ms())}, {Text: fmt.Sprintf("%.3f", tm.Contention.Ms())},
@@ -175,10 +179,19 @@ func termsTable(g *render.Group, w words) Table {
 }
 
 func termNote(t render.Term) string {
-	if t.Mechanism == "" {
-		return t.Kind
+	if m := mechanismText(t); m != "" {
+		return m + " · " + t.Kind
 	}
-	return frame.Short(t.Mechanism) + " · " + t.Kind
+	return t.Kind
+}
+
+// mechanismText is a term's mechanism as the report prints it; the CPU of
+// a frame estimated from stacks ran somewhere beneath it.
+func mechanismText(t render.Term) string {
+	if t.Beneath {
+		return budget.BeneathMechanism
+	}
+	return frame.Short(t.Mechanism)
 }
 
 func termTip(t render.Term, n int, w words) string {

@@ -19,14 +19,17 @@ import (
 	"log"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"runtime/trace"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	xtrace "golang.org/x/exp/trace"
@@ -42,6 +45,13 @@ type scenario struct {
 	// start starts the service and returns the client's one request, the
 	// truth that the configuration alone gives, and a stop function.
 	start func(t *Truth) (do func(ctx context.Context) error, stop func(), err error)
+	// cpuProfile runs the CPU profiler around the trace, as latscope
+	// capture does, so that the trace carries CPU samples; the profile is
+	// kept as NAME.pprof.
+	cpuProfile bool
+	// burners starts that many CPU burners (a shell loop at nice 0; -1:
+	// one per core) before the warm-up and stops them after the window.
+	burners int
 }
 
 var scenarios []*scenario
@@ -93,6 +103,13 @@ type Truth struct {
 	// the service's timer only, the client's logged.
 	ClientP99Note string `json:"client_p99_note,omitempty"`
 	Note          string `json:"note,omitempty"`
+	// CPUProfile is the CPU profile taken around the trace (NAME.pprof),
+	// when the scenario ran one; Burners the CPU burners beside the
+	// service.
+	CPUProfile string `json:"cpu_profile,omitempty"`
+	Burners    int    `json:"burners,omitempty"`
+	// Load is the host's load average (1 min) before and after.
+	Load [2]float64 `json:"load,omitempty"`
 }
 
 // Side is one side's count and latencies over the window.
@@ -310,6 +327,15 @@ func record(s *scenario, dir string) error {
 		return err
 	}
 	defer stop()
+	t.Load[0] = loadAvg()
+	stopBurners, err := startBurners(s.burners)
+	if err != nil {
+		return err
+	}
+	defer stopBurners()
+	if s.burners != 0 {
+		t.Burners = burnerCount(s.burners)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	wg := drive(ctx, s.clients, do)
 	time.Sleep(s.warmup)
@@ -320,6 +346,14 @@ func record(s *scenario, dir string) error {
 		atStart()
 		atStart = nil
 	}
+	var prof bytes.Buffer
+	if s.cpuProfile {
+		profileFrom = time.Now()
+		if err := pprof.StartCPUProfile(&prof); err != nil {
+			cancel()
+			return err
+		}
+	}
 	var buf bytes.Buffer
 	if err := trace.Start(&buf); err != nil {
 		cancel()
@@ -327,6 +361,11 @@ func record(s *scenario, dir string) error {
 	}
 	time.Sleep(s.window)
 	trace.Stop()
+	if s.cpuProfile {
+		pprof.StopCPUProfile()
+		profileTo = time.Now()
+		t.CPUProfile = s.name + ".pprof"
+	}
 	if atStop != nil {
 		atStop()
 		atStop = nil
@@ -335,6 +374,8 @@ func record(s *scenario, dir string) error {
 	time.Sleep(100 * time.Millisecond) // requests in flight at the stop end, so they count as not ended
 	cancel()
 	wg.Wait()
+	stopBurners()
+	t.Load[1] = loadAvg()
 
 	// The window is the trace's own: its first and last events, in wall
 	// time from its clock snapshot (docs/accuracy.md), as the service's
@@ -390,6 +431,11 @@ func record(s *scenario, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, s.name+".trace"), buf.Bytes(), 0o644); err != nil {
 		return err
 	}
+	if s.cpuProfile {
+		if err := os.WriteFile(filepath.Join(dir, t.CPUProfile), prof.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	b, _ := json.MarshalIndent(t, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, s.name+".truth.json"), append(b, '\n'), 0o644); err != nil {
 		return err
@@ -436,6 +482,56 @@ func window(b []byte) (from, to time.Time, err error) {
 // post, when a scenario sets it, adds the service's counters over the
 // window to the truth after the recording.
 var post func(t *Truth, from, to time.Time)
+
+// profileFrom and profileTo are when the CPU profile of a scenario that
+// runs one started and stopped.
+var profileFrom, profileTo time.Time
+
+// burnerCount is how many burners n asks for (-1: one per core).
+func burnerCount(n int) int {
+	if n < 0 {
+		return runtime.NumCPU()
+	}
+	return n
+}
+
+// startBurners starts n CPU burners, each a shell loop at nice 0 (the
+// recorder itself may run at a raised priority, which children inherit),
+// and returns what stops them; n -1 starts one per core.
+func startBurners(n int) (func(), error) {
+	var cmds []*exec.Cmd
+	stop := func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+		cmds = nil
+	}
+	for range burnerCount(n) {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		cmds = append(cmds, c)
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, c.Process.Pid, 0); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	return stop, nil
+}
+
+// loadAvg is the host's load average over the last minute.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	fmt.Sscanf(string(b), "%f", &v)
+	return v
+}
 
 // atStart and atStop, when a scenario sets them, read the service's
 // counters just before the trace starts and just after it stops.
