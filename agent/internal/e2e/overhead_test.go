@@ -58,7 +58,9 @@ func TestOverheadLoad(t *testing.T) {
 	f := strings.Fields(spec)
 	o := loadgen.DefaultOptions
 	o.URL = f[0]
-	o.Clients, _ = strconv.Atoi(f[1])
+	if c, _ := strconv.Atoi(f[1]); c > 0 { // 0: the open model, which has no clients (loadgen keeps its default)
+		o.Clients = c
+	}
 	o.Rate, _ = strconv.ParseFloat(f[2], 64)
 	secs, _ := strconv.ParseFloat(f[3], 64)
 	o.Duration, o.Warmup, o.MaxInFlight = time.Duration(secs*float64(time.Second)), 500*time.Millisecond, 256
