@@ -82,7 +82,7 @@ func budgetRows(g *render.Group, opts Options) ([]BarRow, []string) {
 	c := g.CPU
 	run, critRun, runNote := c.Running.Ms(), c.CriticalRunning.Ms(), "on CPU, as the Go scheduler sees it"
 	if bf := c.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
-		run, critRun, runNote = bf.Unattributed.Ms(), bf.CriticalUnattributed.Ms(), "on CPU in no frame found (the frames' CPU is above)"
+		run, critRun, runNote = bf.Unattributed.Ms(), bf.CriticalUnattributed.Ms(), "no frame found"
 	}
 	rows = append(rows,
 		BarRow{Label: "running", Note: runNote, Values: []float64{run, critRun},
@@ -196,7 +196,7 @@ func mechanismText(t render.Term) string {
 
 func termTip(t render.Term, n int, w words) string {
 	s := fmt.Sprintf("%s\nmechanism: %s\nkind: %s\n%s time %s per request (%s of the mean)\ncritical path %s (%s), fix potential %s\nin %d of %d requests",
-		orNone(t.Frame), orNone(t.Mechanism), t.Kind, w.unit, fmtMs(t.Wait.Ms()), fmtPct(t.SharePct), fmtMs(t.Critical.Ms()), fmtPct(t.CriticalPct), fmtMs(t.FixPotential.Ms()), t.Requests, n)
+		orNone(t.Frame), orNone(mechanismText(t)), t.Kind, w.unit, fmtMs(t.Wait.Ms()), fmtPct(t.SharePct), fmtMs(t.Critical.Ms()), fmtPct(t.CriticalPct), fmtMs(t.FixPotential.Ms()), t.Requests, n)
 	if c := causesText(t); c != "" {
 		s += "\non the path, really: " + c
 	}

@@ -22,7 +22,7 @@ type words struct {
 var goWords = words{
 	unit:     "goroutine",
 	critical: "on the critical path",
-	budgetIntro: "Each term is an application frame, the mechanism beneath it and the kind of wait. The pale bar is goroutine time (every goroutine of the request, so parallel waits count more than once); " +
+	budgetIntro: "Each term is an application frame, the mechanism beneath it and the kind of wait, or the frame's CPU (kind running: from the CPU samples the trace carries, or, marked somewhere beneath, estimated from the stacks where goroutines resumed and stopped). The pale bar is goroutine time (every goroutine of the request, so parallel waits count more than once); " +
 		"the solid bar is the time the term spent on the critical path, which tiles the latency exactly.",
 	regionIntro: "A CPU profile ranks code by samples taken while it runs; the wall clock also counts the time it waits. Regions (runtime/trace.WithRegion) where the two disagree are where a CPU profile misleads.",
 	noSamples:   "The trace carries no CPU samples: run the CPU profiler while tracing (the trace then records its samples) to see what a CPU profile would show.",

@@ -23,7 +23,7 @@ func synthetic(name string) (*render.Report, *budget.Result) {
 			{Start: ms(101.2), Dur: ms(l - 104.2), Goroutine: 7, Kind: "network", Term: name + ".queryDB [net.(*netFD).Read, network]"},
 			{Start: ms(l - 3), Dur: ms(2), Goroutine: 7, Kind: "sync", Term: name + ".locked [sync.(*Mutex).Lock, sync]", Contention: true},
 			{Start: ms(l - 1), Dur: ms(0.6), Goroutine: 7, Kind: "running", Unknown: true},
-			{Start: ms(l - 0.4), Dur: ms(0.4), Goroutine: 7, Kind: "running"},
+			{Start: ms(l - 0.4), Dur: ms(0.4), Goroutine: 7, Kind: "running", Term: name + ".locked [running]"},
 		}}
 	}
 	g := render.Group{
@@ -35,7 +35,14 @@ func synthetic(name string) (*render.Report, *budget.Result) {
 			{Frame: "example.com/svc/" + name + ".locked", Mechanism: "sync.(*Mutex).Lock", Kind: "sync", Wait: ms(2), SharePct: 1.3, Critical: ms(2), CriticalPct: 1.3, FixPotential: ms(1.5), Contention: ms(2), Requests: 30},
 			{Frame: "", Mechanism: "syscall.read", Kind: "syscall", Wait: ms(0.1), SharePct: 0.06, Critical: ms(0.1), CriticalPct: 0.06, Requests: 61},
 		},
-		CPU:      render.CPU{Running: ms(3), Runnable: ms(0.4), CriticalRunning: ms(2.9), CriticalRunnable: ms(0.4)},
+		CPUTerms: []render.Term{
+			{Frame: "example.com/svc/" + name + ".locked", AppPath: []string{"example.com/svc/" + name + ".handler", "example.com/svc/" + name + ".locked"},
+				Kind: "running", Wait: ms(2.1), SharePct: 1.35, Critical: ms(2.1), CriticalPct: 1.35, FixPotential: ms(2.1), Requests: 61},
+			{Frame: "example.com/svc/" + name + ".handler", AppPath: []string{"example.com/svc/" + name + ".handler"}, Kind: "running", Beneath: true,
+				Wait: ms(0.5), SharePct: 0.32, Critical: ms(0.4), CriticalPct: 0.26, FixPotential: ms(0.4), Requests: 61},
+		},
+		CPU: render.CPU{Running: ms(3), Runnable: ms(0.4), CriticalRunning: ms(2.9), CriticalRunnable: ms(0.4),
+			ByFrame: &render.CPUByFrame{FromSamples: ms(2.1), FromStacks: ms(0.5), Unattributed: ms(0.4), CriticalAttributed: ms(2.5), CriticalUnattributed: ms(0.4)}},
 		Coverage: render.Coverage{WaitSumPct: 97.7, GoroutineSumPct: 100, CriticalPct: 100, Unknown: ms(0.1)},
 		Regions: []render.Region{{Name: "upstream", Wall: ms(100), WallPct: 64, CPUSamples: 0}, {Name: "db", Wall: ms(50), WallPct: 32},
 			{Name: name, Wall: ms(3), WallPct: 2, CPUSamples: 12, CPUPct: 60}, {Name: "", Wall: ms(0.1), WallPct: 0.1, CPUSamples: 8, CPUPct: 40}},
@@ -47,7 +54,7 @@ func synthetic(name string) (*render.Report, *budget.Result) {
 	}
 	rep := &render.Report{
 		Trace:    render.Trace{File: name + ".trace", Duration: ms(2400), Goroutines: 99, GOMAXPROCS: 2, ProcBusyPct: 9.5, CPUSamples: 20, Tasks: 64, StartWall: "2026-01-02T03:04:05.000Z"},
-		Requests: g.Requests, Terms: g.Terms, CPU: g.CPU, Coverage: g.Coverage,
+		Requests: g.Requests, Terms: g.Terms, CPUTerms: g.CPUTerms, CPU: g.CPU, Coverage: g.Coverage,
 		Groups:  []render.Group{g},
 		Outside: map[string]render.Duration{"network": ms(1200), "select": ms(800), name: ms(1)},
 		Findings: []render.Finding{{Kind: "cut-by-window", Group: name, Text: "3 requests cut by the trace window were excluded: " + name},

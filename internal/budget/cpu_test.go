@@ -1,0 +1,139 @@
+package budget_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/critpath"
+	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/lab/demotrace"
+)
+
+// cpuTerm sums a group's CPU terms (from samples) whose call path holds a
+// frame that name matches, per request in ms: goroutine time and critical.
+func cpuTerm(res *budget.Result, g *budget.Group, name string) (wait, crit float64) {
+	for _, ts := range g.CPUTerms {
+		tm := res.Terms[ts.Term]
+		if !tm.Beneath && slices.ContainsFunc(tm.Path, func(f string) bool { return budget.MatchName(f, name) }) {
+			wait += ms(ts.Wait, g)
+			crit += ms(ts.Critical, g)
+		}
+	}
+	return wait, crit
+}
+
+// TestCPUByFrameDemo reads the demo service's recordings with a CPU profile
+// running during the trace (serial, and the WaitGroup fork): its handler
+// spins SHA-256 for cpuWork (1 ms) and, under a mutex, lockedSection (2 ms),
+// the same loop calibrated once, so their CPU terms stand 1 to 2. The
+// frames' CPU never exceeds the running time measured; on one goroutine
+// all of it is on the critical path, and remove=cpuWork saves exactly its
+// critical time; lockedSection>Lock names the mutex wait alone.
+func TestCPUByFrameDemo(t *testing.T) {
+	t.Parallel()
+	for _, scenario := range []string{"serial", "waitgroup"} {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			rec := fixture.Record(t, demotrace.Config{
+				Scenario: scenario, CPUProfile: true, Requests: 400,
+				Upstream: 10 * time.Millisecond, DB: 5 * time.Millisecond,
+			})
+			opts := budget.DefaultOptions
+			for _, spec := range []string{"remove=cpuWork", "remove=lockedSection>Lock", "remove=lockedSection"} {
+				p, err := budget.ParsePrediction(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Predictions = append(opts.Predictions, p)
+			}
+			res, err := fixture.AnalyzeFile(rec.Path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			invariants(t, res)
+			g := only(t, res)
+			work, workCrit := cpuTerm(res, g, "cpuWork")
+			locked, lockedCrit := cpuTerm(res, g, "lockedSection")
+			lock := term(t, res, g, "lockedSection", "Lock", 6) // frame.Sync
+			t.Logf("%d CPU samples in running time; per request: cpuWork %.3f ms (critical %.3f), lockedSection %.3f ms (critical %.3f), its lock wait %.3f ms; running %.3f ms, %.3f ms of it with a frame",
+				res.Info.CPUFrameSamples, work, workCrit, locked, lockedCrit, ms(lock.Critical, g), ms(g.Running.Wait, g), ms(g.CPUByFrame.FromSamples+g.CPUByFrame.FromStacks, g))
+			if res.Info.CPUFrameSamples < 50 {
+				t.Fatalf("%d CPU samples", res.Info.CPUFrameSamples)
+			}
+			// The same loop for 1 and 2 ms: within a quarter of 2 to 1
+			// (each term from 30–70 samples).
+			if r := locked / work; r < 1.5 || r > 2.5 {
+				t.Errorf("lockedSection / cpuWork = %.2f, the configuration says 2", r)
+			}
+			for _, w := range []float64{work, locked} {
+				if w <= 0 || w > ms(g.Running.Wait, g) {
+					t.Errorf("a frame's CPU %.3f ms per request, running %.3f ms", w, ms(g.Running.Wait, g))
+				}
+			}
+			var sum int64
+			for _, ts := range g.CPUTerms {
+				sum += ts.Wait
+			}
+			if sum != g.CPUByFrame.FromSamples+g.CPUByFrame.FromStacks || sum > g.Running.Wait {
+				t.Errorf("CPU terms %d ns, by source %d + %d, running %d", sum, g.CPUByFrame.FromSamples, g.CPUByFrame.FromStacks, g.Running.Wait)
+			}
+			// cpuWork and lockedSection run on the request's own goroutine.
+			if math.Abs(work-workCrit) > 0.001 || math.Abs(locked-lockedCrit) > 0.001 {
+				t.Errorf("critical %.3f and %.3f of %.3f and %.3f: the handler's goroutine is on the path all along", workCrit, lockedCrit, work, locked)
+			}
+			mean := g.Latency.Mean / 1e6
+			gain := func(i int) float64 { return mean - g.Predictions[i].Mean/1e6 }
+			t.Logf("remove=cpuWork saves %.3f ms, remove=lockedSection>Lock %.3f ms, remove=lockedSection %.3f ms", gain(0), gain(1), gain(2))
+			if scenario == "serial" && math.Abs(gain(0)-workCrit) > 0.01 {
+				t.Errorf("remove=cpuWork saves %.3f ms, its critical CPU is %.3f ms", gain(0), workCrit)
+			}
+			if g := gain(2) - gain(1); g < 0.9*lockedCrit {
+				t.Errorf("remove=lockedSection saves %.3f ms more than its lock wait alone; its CPU is %.3f ms", g, lockedCrit)
+			}
+			if gain(1) > ms(lock.Critical, g)+0.05 {
+				t.Errorf("remove=lockedSection>Lock saves %.3f ms, more than the lock wait's %.3f ms", gain(1), ms(lock.Critical, g))
+			}
+			// The kept critical paths name the CPU they run.
+			named := false
+			for _, s := range g.Median.Segs {
+				if s.Term != critpath.NoTerm && !s.Borrowed && res.Terms[s.Term].IsCPU() {
+					named = true
+				}
+			}
+			if !named {
+				t.Error("the median request's critical path names no frame's CPU")
+			}
+		})
+	}
+}
+
+// TestCPUByFrameStacks: without CPU samples, the frames come from the
+// stacks at the two ends of each running interval: only frames both share,
+// marked Beneath, and never more than the running time.
+func TestCPUByFrameStacks(t *testing.T) {
+	t.Parallel()
+	rec := fixture.Record(t, demotrace.Config{Scenario: "serial"})
+	res, err := fixture.AnalyzeFile(rec.Path, budget.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invariants(t, res)
+	g := only(t, res)
+	if res.Info.CPUFrameSamples != 0 || g.CPUByFrame.FromSamples != 0 {
+		t.Fatalf("%d samples in a trace recorded without a CPU profile", res.Info.CPUFrameSamples)
+	}
+	var sum int64
+	for _, ts := range g.CPUTerms {
+		if !res.Terms[ts.Term].Beneath {
+			t.Errorf("%s: a CPU term from stacks not marked beneath", res.Terms[ts.Term].Name())
+		}
+		sum += ts.Wait
+	}
+	if sum != g.CPUByFrame.FromStacks || sum > g.Running.Wait {
+		t.Errorf("CPU terms %d ns, from stacks %d, running %d", sum, g.CPUByFrame.FromStacks, g.Running.Wait)
+	}
+	t.Logf("from stacks: %.3f of %.3f ms running per request given a frame", ms(sum, g), ms(g.Running.Wait, g))
+}
