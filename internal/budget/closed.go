@@ -133,6 +133,32 @@ func (g *Group) poolHold(res *Result, adjust func(Term) float64) time.Duration {
 	return time.Duration(hold / float64(max(g.Count, 1)))
 }
 
+// cpuAfter returns t with the CPU per request, and its cap, after p
+// removes or scales the CPU of the frames it names (docs/method.md §5):
+// their goroutine time running in them, which CPU samples measure as CPU.
+func (g *Group) cpuAfter(res *Result, t Throughput, p PredictionResult) Throughput {
+	f := p.Factor
+	if p.Op == OpRemove {
+		f = 0
+	}
+	var saved float64
+	for _, ts := range g.CPUTerms {
+		if res.Terms[ts.Term].Matches(p.A) {
+			saved += (1 - f) * float64(ts.Wait)
+		}
+	}
+	saved /= float64(max(g.Count, 1))
+	if saved == 0 {
+		return t
+	}
+	t.CPUPerRequest -= time.Duration(saved)
+	t.CPUCap = 0
+	if t.CPUPerRequest > 0 {
+		t.CPUCap = t.Cores / t.CPUPerRequest.Seconds()
+	}
+	return t
+}
+
 // Capped is a what-if with the closed model's caps applied.
 type Capped struct {
 	PredictionResult
@@ -165,6 +191,9 @@ func (g *Group) Cap(res *Result, t Throughput, p PredictionResult) Capped {
 			}
 			return p.Factor
 		})
+	}
+	if p.Op != OpOverlap && t.CPUCap > 0 {
+		t = g.cpuAfter(res, t, p)
 	}
 	c.RPS, c.Limit = t.capped(c.Mean, hold)
 	if c.RPS > 0 && t.Clients > 0 {

@@ -235,3 +235,30 @@ func onStack(s *profile.Sample, fn string) bool {
 	}
 	return false
 }
+
+// TestCPUPredictionCap: a what-if that removes a frame's CPU takes it off
+// the CPU per request of the closed model's cap too: without pricing.Compute
+// gin-cpu's two clients are not held at 2 cores / 3.4 ms.
+func TestCPUPredictionCap(t *testing.T) {
+	t.Parallel()
+	p, err := budget.ParsePrediction("remove=pricing.Compute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := budget.DefaultOptions
+	opts.Predictions = []budget.Prediction{p}
+	rel := "testdata/corpus/gin-cpu.trace"
+	r, err := pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
+		Budget: opts, Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := r.Result.Groups[0]
+	tp := g.Closed(r.Result, budget.Capacity{})
+	c := g.Cap(r.Result, tp, g.Predictions[0])
+	t.Logf("remove=pricing.Compute: %.2f ms, %.0f/s (%s); the trace's CPU cap %.0f/s from %.2f ms per request", float64(c.Mean)/1e6, c.RPS, c.Limit, tp.CPUCap, float64(tp.CPUPerRequest)/1e6)
+	if c.Queue != 0 || !strings.HasPrefix(c.Limit, "clients") || c.RPS <= tp.CPUCap {
+		t.Errorf("remove=pricing.Compute: %.0f/s limited by %q (+%v queued), the trace's CPU cap %.0f/s: the CPU it removes still counted", c.RPS, c.Limit, c.Queue, tp.CPUCap)
+	}
+}
