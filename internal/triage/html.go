@@ -26,7 +26,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Timelines []template.HTML
 		Text      string
 		Step, Thr string
-	}{R: r, Who: r.who(), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold)}
+		Signal    string
+	}{R: r, Who: r.who(), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold), Signal: r.signalName()}
 	top := r.scaleTop()
 	for _, ir := range r.Instances {
 		page.Timelines = append(page.Timelines, timeline(r, ir, top))
@@ -60,23 +61,31 @@ func timeline(r *Report, ir InstanceReport, top float64) template.HTML {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`,
 		svgWidth, svgHeight+14, svgWidth, svgHeight+14, template.HTMLEscapeString(ir.Name))
 	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="#f6f6f6"/>`, svgWidth, svgHeight)
-	bad := map[int]bool{}
+	bad, peer, held := indexSet(ir.Bad), indexSet(ir.Peer), indexSet(ir.Held)
 	for _, i := range ir.Bad {
-		bad[i] = true
-		fmt.Fprintf(&b, `<rect x="%.2f" y="0" width="%.2f" height="%.0f" fill="#fdd"/>`, float64(i)*bw, math.Max(bw, 1), svgHeight)
+		bg := "#fdd"
+		if peer[i] {
+			bg = "#fec"
+		}
+		fmt.Fprintf(&b, `<rect x="%.2f" y="0" width="%.2f" height="%.0f" fill="%s"/>`, float64(i)*bw, math.Max(bw, 1), svgHeight, bg)
 	}
 	for i, v := range ir.Signal {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		h := math.Max(0, math.Min(v/top, 1)) * svgHeight
-		fill := "#79a"
-		if bad[i] {
-			fill = "#c00"
+		fill, rule := "#79a", ""
+		switch {
+		case peer[i]:
+			fill, rule = "#e80", " bad by the peer rule"
+		case held[i]:
+			fill, rule = "#c00", " bad: held"
+		case bad[i]:
+			fill, rule = "#c00", " bad: over the threshold"
 		}
-		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s</title></rect>`,
+		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s%s</title></rect>`,
 			float64(i)*bw, svgHeight-h, math.Max(bw*0.9, 0.5), h, fill,
-			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), ms(v))
+			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), ms(v), rule)
 	}
 	y := svgHeight - r.Threshold.Seconds()/top*svgHeight
 	fmt.Fprintf(&b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#000" stroke-dasharray="4 3"/>`, svgWidth, y, y)
@@ -99,8 +108,8 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
 <p class="verdict">{{.R.Verdict.Line}}</p>
 {{with .R.Verdict.Next}}<p><b>Next:</b> {{.}}</p>{{end}}
 {{range .R.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
-<p>One bar per step of {{.Step}}: the {{if eq .R.Signal "request"}}request p99{{else}}DB-call p95{{end}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps. Hover a bar for its time and value.</p>
-{{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}</h2>
+<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); orange: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule.</p>
+{{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}{{with $ir.Peer}} ({{len .}} by the peer rule){{end}}{{with $ir.Held}} ({{len .}} held){{end}}</h2>
 {{index $.Timelines $i}}
 {{end}}
 <h2>Evidence</h2>

@@ -13,17 +13,22 @@ const JSONVersion = 1
 // jsonReport is the JSON form of a Report: seconds as numbers, times in
 // RFC 3339, null for a number the data cannot give.
 type jsonReport struct {
-	Version    int      `json:"version"`
-	Job        string   `json:"job"`
-	Route      string   `json:"route"`
-	Start      string   `json:"start"`
-	End        string   `json:"end"`
-	StepS      float64  `json:"step_s"`
-	ThresholdS float64  `json:"threshold_s"`
-	Signal     string   `json:"signal"`
-	Steps      int      `json:"steps"`
-	Queries    []string `json:"queries"`
-	Warnings   []string `json:"warnings"`
+	Version    int     `json:"version"`
+	Job        string  `json:"job"`
+	Route      string  `json:"route"`
+	Start      string  `json:"start"`
+	End        string  `json:"end"`
+	StepS      float64 `json:"step_s"`
+	ThresholdS float64 `json:"threshold_s"`
+	Signal     string  `json:"signal"`
+	Steps      int     `json:"steps"`
+	// Quantile is the signal's percentile (0.95: the p95), lower than the
+	// signal's own when steps had too few observations; Thin counts the
+	// instance-steps with too few for it (no value).
+	Quantile float64  `json:"quantile"`
+	Thin     int      `json:"thin"`
+	Queries  []string `json:"queries"`
+	Warnings []string `json:"warnings"`
 	// WarningsTotal counts the warnings before they were summed up.
 	WarningsTotal int            `json:"warnings_total"`
 	Verdict       jsonVerdict    `json:"verdict"`
@@ -40,6 +45,7 @@ type jsonVerdict struct {
 	DBPath   string  `json:"db_path"`
 	PeriodS  float64 `json:"period_s"`
 	Cause    string  `json:"cause"`
+	Rule     string  `json:"rule"`
 	Line     string  `json:"line"`
 	Next     string  `json:"next"`
 }
@@ -49,6 +55,8 @@ type jsonInstance struct {
 	DataSteps int         `json:"data_steps"`
 	Bad       []int       `json:"bad"`
 	Held      []int       `json:"held"`
+	Peer      []int       `json:"peer"`
+	Thin      int         `json:"thin"`
 	BaselineS *float64    `json:"baseline_s"`
 	WorstS    *float64    `json:"worst_s"`
 	SignalS   []*float64  `json:"signal_s"`
@@ -98,7 +106,17 @@ type jsonWhen struct {
 	Last        string  `json:"last,omitempty"`
 	LastEnd     string  `json:"last_end,omitempty"`
 	Next        string  `json:"next,omitempty"`
-	Reason      string  `json:"reason,omitempty"`
+	// PValue is the period test's (null: no candidate tested), Alpha its
+	// level, Draws its Monte Carlo draws; SpanFrom and SpanTo bound the
+	// continuous fault of its null; CandidateS is the best candidate's
+	// period when none passed.
+	PValue     *float64 `json:"p_value"`
+	Alpha      float64  `json:"alpha"`
+	Draws      int      `json:"draws"`
+	SpanFrom   string   `json:"span_from,omitempty"`
+	SpanTo     string   `json:"span_to,omitempty"`
+	CandidateS float64  `json:"candidate_s,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
 }
 
 type jsonHost struct {
@@ -106,6 +124,7 @@ type jsonHost struct {
 	Absent bool     `json:"absent"`
 	BadS   *float64 `json:"bad_s_per_step"`
 	GoodS  *float64 `json:"good_s_per_step"`
+	GoodSD *float64 `json:"good_sd_s"`
 	Rose   bool     `json:"rose"`
 }
 
@@ -119,17 +138,17 @@ func WriteJSON(w io.Writer, r *Report) error {
 func (r *Report) jsonForm() jsonReport {
 	j := jsonReport{
 		Version: JSONVersion, Job: r.Job, Route: r.Route, Start: rfc(r.Start), End: rfc(r.End),
-		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps,
+		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps, Quantile: r.Quantile, Thin: r.Thin,
 		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings), WarningsTotal: r.WarningsTotal,
 		Verdict: jsonVerdict{Scope: r.Verdict.Scope, Instance: r.Verdict.Instance, DBPath: r.Verdict.DBPath,
-			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Line: r.Verdict.Line, Next: r.Verdict.Next},
+			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Rule: r.Verdict.Rule, Line: r.Verdict.Line, Next: r.Verdict.Next},
 		Scope:  jsonScope{r.Scope.Alone, r.Scope.Local, r.Scope.Partial, r.Scope.Shared, r.Scope.LocalBy},
 		DBPath: dbPathJSON(r.DBPath),
 		When:   whenJSON(r.When),
 	}
 	j.Instances = []jsonInstance{}
 	for _, ir := range r.Instances {
-		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...), Held: append([]int{}, ir.Held...),
+		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...), Held: append([]int{}, ir.Held...), Peer: append([]int{}, ir.Peer...), Thin: ir.Thin,
 			BaselineS: num(ir.Baseline), WorstS: num(ir.Worst), Cause: ir.Cause}
 		for _, v := range ir.Signal {
 			ji.SignalS = append(ji.SignalS, num(v))
@@ -139,7 +158,7 @@ func (r *Report) jsonForm() jsonReport {
 			ji.DBPath = &e
 		}
 		for _, h := range ir.Host {
-			ji.Host = append(ji.Host, jsonHost{Signal: h.Signal.String(), Absent: h.Absent, BadS: num(h.Bad), GoodS: num(h.Good), Rose: h.Rose})
+			ji.Host = append(ji.Host, jsonHost{Signal: h.Signal.String(), Absent: h.Absent, BadS: num(h.Bad), GoodS: num(h.Good), GoodSD: num(h.GoodSD), Rose: h.Rose})
 		}
 		j.Instances = append(j.Instances, ji)
 	}
@@ -160,7 +179,9 @@ func whenJSON(w WhenEvidence) jsonWhen {
 	return jsonWhen{ByMinute: w.ByMinute, ByHour: w.ByHour, Clusters: w.Clusters,
 		PeriodS: w.Period.Seconds(), PeriodSteps: w.PeriodSteps, Phase: rfc(w.Phase),
 		OnPhase: w.OnPhase, Hits: w.Hits, Slots: w.Slots,
-		Last: rfc(w.Last), LastEnd: rfc(w.LastEnd), Next: rfc(w.Next), Reason: w.Reason}
+		Last: rfc(w.Last), LastEnd: rfc(w.LastEnd), Next: rfc(w.Next),
+		PValue: num(w.PValue), Alpha: w.Alpha, Draws: w.Draws, SpanFrom: rfc(w.SpanFrom), SpanTo: rfc(w.SpanTo),
+		CandidateS: w.Candidate.Seconds(), Reason: w.Reason}
 }
 
 // num returns &v, or nil for NaN.

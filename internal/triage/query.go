@@ -202,12 +202,38 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 			return in, nil, err
 		}
 	}
-	if c.Signal == "request" { // rule 1's held steps
-		if err := fill(q.stalls, func(s *InstanceSeries, v []float64) { s.Stalls = v }); err != nil {
+	// The stall probe's late wake-ups: rule 1's held steps and the
+	// hidden-stall warning.
+	if err := fill(q.stalls, func(s *InstanceSeries, v []float64) { s.Stalls = v }); err != nil {
+		return in, nil, err
+	}
+	// Observations per step: what each step's percentile rests on (and
+	// rule 1's held steps need requests).
+	if c.Signal == "request" {
+		if err := fill(q.requests, func(s *InstanceSeries, v []float64) { s.Requests, s.Counts = v, v }); err != nil {
 			return in, nil, err
 		}
-		if err := fill(q.requests, func(s *InstanceSeries, v []float64) { s.Requests = v }); err != nil {
+	} else if err := fill(q.calls, func(s *InstanceSeries, v []float64) { s.Counts = v }); err != nil {
+		return in, nil, err
+	}
+	if err := fill(q.noDBCount, func(s *InstanceSeries, v []float64) { s.NoDBCount = v }); err != nil {
+		return in, nil, err
+	}
+	in.Quantile = signalQuantile(c.Signal)
+	if qs := chooseQuantile(in); qs != in.Quantile {
+		// Too few observations per step for the signal's percentile: a
+		// lower one, asked again (docs/triage.md, rule 1).
+		in.Quantile = qs
+		sig, err := f.query(ctx, q.signalAt(qs))
+		if err != nil {
 			return in, nil, err
+		}
+		for key, i := range idx {
+			if s, ok := sig[key]; ok {
+				in.Instances[i].Signal = f.values(s)
+			} else {
+				in.Instances[i].Signal = f.values(&model.SampleStream{})
+			}
 		}
 	}
 	in.Buckets = f.buckets(ctx, q.bucketMatch)
@@ -278,7 +304,12 @@ type querySet struct {
 	signal, noDB95, noDB99 string
 	host                   [NumHostSignals]string
 	stalls, requests       string
-	bucketMatch            string
+	// calls counts the DB calls per step, noDBCount the requests without
+	// DB calls.
+	calls, noDBCount string
+	bucketMatch      string
+	// signalAt is the signal's query at another quantile.
+	signalAt func(q float64) string
 }
 
 // Lookback is how many steps back the previous value of a counter is
@@ -293,13 +324,13 @@ func queries(c Config) querySet {
 	hq := func(phi string, metric, sel string) string {
 		return fmt.Sprintf("histogram_quantile(%s, sum by (job, instance, le) (%s))", phi, stepIncrease(metric+sel, c.Step))
 	}
+	hist := "latscope_db_call_duration_seconds"
 	if c.Signal == "request" {
-		q.signal = hq("0.99", "latscope_request_duration_seconds_bucket", sel)
-		q.bucketMatch = "latscope_request_duration_seconds_bucket" + sel
-	} else {
-		q.signal = hq("0.95", "latscope_db_call_duration_seconds_bucket", sel)
-		q.bucketMatch = "latscope_db_call_duration_seconds_bucket" + sel
+		hist = "latscope_request_duration_seconds"
 	}
+	q.signalAt = func(qs float64) string { return hq(strconv.FormatFloat(qs, 'g', -1, 64), hist+"_bucket", sel) }
+	q.signal = q.signalAt(signalQuantile(c.Signal))
+	q.bucketMatch = hist + "_bucket" + sel
 	noDB := selector(c.Job, c.Route, "db", "no")
 	q.noDB95 = hq("0.95", "latscope_request_duration_seconds_bucket", noDB)
 	q.noDB99 = hq("0.99", "latscope_request_duration_seconds_bucket", noDB)
@@ -313,6 +344,8 @@ func queries(c Config) querySet {
 	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
 	q.stalls = inc("latscope_stalls_total")
 	q.requests = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+sel, c.Step))
+	q.calls = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_db_call_duration_seconds_count"+sel, c.Step))
+	q.noDBCount = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+noDB, c.Step))
 	return q
 }
 

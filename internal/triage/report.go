@@ -66,6 +66,10 @@ type Input struct {
 	// Buckets are the histogram's bucket upper bounds in seconds (nil:
 	// DefaultBuckets).
 	Buckets []float64
+	// Quantile is the signal's percentile, as a quantile (0: the
+	// signal's own, 0.95 for DB calls and 0.99 for requests; Run lowers it
+	// when too few observations per step support it).
+	Quantile float64
 }
 
 // InstanceSeries are one instance's series.
@@ -82,6 +86,10 @@ type InstanceSeries struct {
 	// (latscope_stalls_total), and Requests the number of requests the
 	// agent timed per step; nil when absent.
 	Stalls, Requests []float64
+	// Counts are the observations per step of the signal's histogram (DB
+	// calls, or requests), NoDBCount the requests without DB calls: what
+	// each step's percentile rests on (nil: unknown, every step counts).
+	Counts, NoDBCount []float64
 }
 
 // Params are the rules' parameters.
@@ -98,6 +106,11 @@ type Report struct {
 	Threshold  time.Duration
 	Signal     string
 	Steps      int
+	// Quantile is the signal's percentile (0.95: p95); Thin counts the
+	// instance-steps that had a value but too few observations for it
+	// (no value in the rules: neither bad nor good).
+	Quantile float64
+	Thin     int
 	// Queries are the PromQL queries Run sent, in order.
 	Queries []string `json:"-"`
 
@@ -134,6 +147,12 @@ type InstanceReport struct {
 	// were served, so requests that arrived meanwhile waited that long
 	// before their handlers, which the request histogram cannot see.
 	Held []int
+	// Peer are the bad steps in which the signal stayed under the
+	// threshold but was far over the other instances' in the same step
+	// (the peer rule, docs/triage.md rule 1).
+	Peer []int
+	// Thin counts the steps with too few observations for the percentile.
+	Thin int
 	// Baseline is the median signal of the good steps (NaN: fewer than 3);
 	// Worst is the highest signal of the bad steps (NaN: none).
 	Baseline, Worst float64
@@ -204,6 +223,18 @@ type WhenEvidence struct {
 	// Last is the start of the last cluster and LastEnd its end; Next is
 	// the next occurrence after the range (zero without a period).
 	Last, LastEnd, Next time.Time
+	// PValue is the period test's p-value (docs/triage.md): of the period
+	// found, or of the best candidate when none passed (NaN: no candidate
+	// was tested); Alpha is the level a period needs; Draws the Monte Carlo
+	// draws made. SpanFrom and SpanTo bound the continuous fault of the
+	// test's null: from the first bad step's start to the last one's end.
+	PValue           float64
+	Alpha            float64
+	Draws            int
+	SpanFrom, SpanTo time.Time
+	// Candidate is the period of the best candidate that did not pass (0:
+	// none, or a period was found).
+	Candidate time.Duration
 	// Reason says why no period was found.
 	Reason string
 }
@@ -214,10 +245,14 @@ type HostEvidence struct {
 	Signal HostSignal
 	// Absent is set when the series is missing.
 	Absent bool
-	// Bad and Good are the mean seconds per step (NaN: no step).
-	Bad, Good float64
-	// Rose is set when Bad − Good is at least the threshold: a call made
-	// late by the threshold needs that much time the process could not run.
+	// Bad and Good are the mean seconds per step (NaN: no step); GoodSD
+	// is the standard deviation of the good steps' values (NaN: fewer than
+	// 3).
+	Bad, Good, GoodSD float64
+	// Rose is set when Bad − Good is at least the threshold (a call made
+	// late by the threshold needs that much time the process could not
+	// run) and at least roseSDs standard deviations of the good steps (more
+	// than the signal's own spread).
 	Rose bool
 }
 
@@ -234,6 +269,9 @@ type Verdict struct {
 	// Cause is, for a local verdict, "throttled", "stalled", "steal",
 	// "cpu-pressure" or "unknown".
 	Cause string
+	// Rule says which rules of rule 1 made the verdict's bad steps bad:
+	// "threshold", "peer", "held", joined by "+" when several did.
+	Rule string
 	// Line is the verdict sentence, Next the next step.
 	Line, Next string
 }

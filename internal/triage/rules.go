@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,13 +17,6 @@ var DefaultBuckets = []float64{.001, .0025, .005, .01, .02, .03, .04, .05, .06, 
 const (
 	// minBaseline is the fewest good steps a baseline (a median) is taken from.
 	minBaseline = 3
-	// minOccurrences is the fewest clusters on a period's phase.
-	minOccurrences = 3
-	// onPhaseShare is the share of all clusters that must start on the phase.
-	onPhaseShare = 0.8
-	// minFill is the share of the phase's slots in the range that must
-	// hold a cluster start.
-	minFill = 0.5
 )
 
 // Analyze applies the rules to in. It does no I/O and never fails: what
@@ -37,12 +31,19 @@ func Analyze(in Input, p Params) *Report {
 	}
 	thr := p.Threshold.Seconds()
 	r.checkThreshold(in.Buckets, thr)
+	r.Quantile = in.Quantile
+	if r.Quantile == 0 {
+		r.Quantile = signalQuantile(r.Signal)
+	}
+	in = r.thinSteps(in)
 	for _, s := range in.Instances {
-		ir := badSteps(s, thr)
-		if r.Signal == "request" {
-			ir.addHeld(s, thr)
+		r.Instances = append(r.Instances, badSteps(s, thr))
+	}
+	r.peerSteps(in, thr)
+	if r.Signal == "request" {
+		for i, s := range in.Instances {
+			r.Instances[i].addHeld(s, thr)
 		}
-		r.Instances = append(r.Instances, ir)
 	}
 	r.classifySteps(in)
 	r.decideScope()
@@ -60,9 +61,7 @@ func Analyze(in Input, p Params) *Report {
 		ir.Host = hostEvidence(s, ir, thr)
 		ir.Cause = cause(ir.Host)
 	}
-	for i := range r.Instances {
-		r.hiddenStalls(in.Instances[i], &r.Instances[i], thr)
-	}
+	r.hiddenStalls(in, thr)
 	r.DBPath = r.fleetDBPath(in, bad)
 	r.When = when(in, bad)
 	r.verdict()
@@ -104,6 +103,223 @@ func (r *Report) warn(format string, args ...any) {
 	r.WarningsTotal++
 }
 
+// Rule 1's support: a step's percentile counts only when enough
+// observations lie over it (docs/triage.md).
+const (
+	// minTail is the fewest observations over a step's percentile: a q
+	// quantile needs minTail/(1−q) observations in the step (the p95 100,
+	// the p99 500), so that fewer than minTail slow calls never make a
+	// step bad.
+	minTail = 5
+	// maxThinShare is the largest share of the instance-steps with
+	// observations that may be too thin for the signal's percentile
+	// before a lower one is used.
+	maxThinShare = 0.1
+)
+
+// quantileLadder are the percentiles the signal steps down through.
+var quantileLadder = []float64{0.99, 0.95, 0.9, 0.75, 0.5}
+
+// signalQuantile is the signal's own percentile: the DB-call p95, the
+// request p99.
+func signalQuantile(signal string) float64 {
+	if signal == "request" {
+		return 0.99
+	}
+	return 0.95
+}
+
+// needFor is the observations a step needs for its q quantile.
+func needFor(q float64) float64 { return math.Ceil(minTail/(1-q) - 1e-9) }
+
+// chooseQuantile returns the highest percentile of quantileLadder, at
+// most in.Quantile, that at most maxThinShare of the instance-steps with
+// observations are too thin for; the lowest when none is. Without counts
+// it keeps in.Quantile.
+func chooseQuantile(in Input) float64 {
+	var counts []float64
+	for _, s := range in.Instances {
+		for _, c := range s.Counts {
+			if c > 0 {
+				counts = append(counts, c)
+			}
+		}
+	}
+	if len(counts) == 0 {
+		return in.Quantile
+	}
+	q := in.Quantile
+	for _, q = range quantileLadder {
+		if q > in.Quantile+1e-12 {
+			continue
+		}
+		thin := 0
+		for _, c := range counts {
+			if c < needFor(q) {
+				thin++
+			}
+		}
+		if float64(thin) <= maxThinShare*float64(len(counts)) {
+			return q
+		}
+	}
+	return q
+}
+
+// pName names a quantile as a percentile: 0.95 → "p95".
+func pName(q float64) string { return "p" + strconv.FormatFloat(100*q, 'g', -1, 64) }
+
+// thinSteps returns in with the steps that have too few observations for
+// their percentile taken out (no value): the signal's for r.Quantile, and
+// the no-DB p95 and p99 for theirs. It counts and warns, once.
+func (r *Report) thinSteps(in Input) Input {
+	out := in
+	out.Instances = make([]InstanceSeries, len(in.Instances))
+	need := needFor(r.Quantile)
+	var first []string
+	for k, s := range in.Instances {
+		s.Signal, s.NoDB95, s.NoDB99 = mask(s.Signal, s.Counts, need), mask(s.NoDB95, s.NoDBCount, needFor(0.95)), mask(s.NoDB99, s.NoDBCount, needFor(0.99))
+		n := 0
+		for i, v := range in.Instances[k].Signal {
+			if !math.IsNaN(v) && math.IsNaN(s.Signal[i]) {
+				if n++; n == 1 && len(first) < maxPerKind {
+					first = append(first, fmt.Sprintf("%s at %s", s.Name, r.Start.Add(time.Duration(i)*r.Step).UTC().Format(r.clockLayout())))
+				}
+			}
+		}
+		r.Thin += n
+		out.Instances[k] = s
+	}
+	what := "DB calls"
+	if r.Signal == "request" {
+		what = "requests"
+	}
+	if own := signalQuantile(r.Signal); r.Quantile < own {
+		r.warn("too few %s per step for the %s (it needs %.0f, %d over it) in more than %.0f %% of the instance-steps: the signal is the %s, which needs %.0f",
+			what, pName(own), needFor(own), minTail, 100*maxThinShare, r.signalName(), need)
+	}
+	if r.Thin > 0 {
+		more := ""
+		if r.Thin > len(first) {
+			more = ", …"
+		}
+		r.warn("%d instance-step(s) had fewer than %.0f %s, too few for the %s (%d over it): no value there, neither bad nor good (%s%s)",
+			r.Thin, need, what, pName(r.Quantile), minTail, strings.Join(first, ", "), more)
+	}
+	return out
+}
+
+// mask returns xs with NaN where counts is under need (xs itself when
+// nothing changes or counts is nil).
+func mask(xs, counts []float64, need float64) []float64 {
+	if xs == nil || counts == nil {
+		return xs
+	}
+	var out []float64
+	for i, v := range xs {
+		if math.IsNaN(v) || at(counts, i) >= need {
+			continue
+		}
+		if out == nil {
+			out = append([]float64(nil), xs...)
+		}
+		out[i] = math.NaN()
+	}
+	if out == nil {
+		return xs
+	}
+	return out
+}
+
+// The peer rule's numbers (docs/triage.md, rule 1).
+const (
+	// peerFactor: an instance is far over its peers in a step when its
+	// signal is at least peerFactor times the median of the others'...
+	peerFactor = 5.0
+	// peerMADs ... and over that median by more than peerMADs robust
+	// standard deviations of the others (1.4826 × their MAD)...
+	peerMADs = 5.0
+	// peerShare ... and at least peerShare of the threshold (a minimum
+	// effect: a few milliseconds' difference is no incident).
+	peerShare = 0.2
+	// minPeers is the fewest other instances with a value in the step.
+	minPeers = 2
+)
+
+// peerSteps is rule 1's peer rule: in each step with a value for at
+// least minPeers+1 instances, an instance under the threshold whose
+// signal is far over the others' (peerFactor, peerMADs, peerShare) is bad
+// there all the same.
+func (r *Report) peerSteps(in Input, thr float64) {
+	vals := make([]float64, 0, len(in.Instances))
+	who := make([]int, 0, len(in.Instances))
+	others := make([]float64, 0, len(in.Instances))
+	sorted := make([]float64, 0, len(in.Instances))
+	added := make([]bool, len(in.Instances))
+	for i := 0; i < in.Steps; i++ {
+		vals, who = vals[:0], who[:0]
+		for k, s := range in.Instances {
+			if v := at(s.Signal, i); !math.IsNaN(v) {
+				vals, who = append(vals, v), append(who, k)
+			}
+		}
+		if len(vals) < minPeers+1 {
+			continue
+		}
+		sorted = append(sorted[:0], vals...)
+		sort.Float64s(sorted)
+		// Without one value, the others' median is at least the element
+		// below the middle: a bound that spares the exact median and MAD
+		// for all but the few instances far over it.
+		floor := sorted[(len(sorted)-2)/2]
+		for j, v := range vals {
+			if v > thr || v < peerShare*thr || v < peerFactor*floor {
+				continue
+			}
+			others = others[:0]
+			for jj, o := range vals {
+				if jj != j {
+					others = append(others, o)
+				}
+			}
+			m := median(others, 1)
+			if v < peerFactor*m {
+				continue
+			}
+			for jj := range others {
+				others[jj] = math.Abs(others[jj] - m)
+			}
+			if v-m <= peerMADs*1.4826*median(others, 1) {
+				continue
+			}
+			ir := &r.Instances[who[j]]
+			ir.Peer = append(ir.Peer, i)
+			added[who[j]] = true
+		}
+	}
+	for k, ok := range added {
+		if !ok {
+			continue
+		}
+		ir := &r.Instances[k]
+		ir.Bad = append(ir.Bad, ir.Peer...)
+		sort.Ints(ir.Bad)
+		ir.rebaseline()
+	}
+}
+
+// rebaseline sets the baseline again from the steps that are not bad.
+func (ir *InstanceReport) rebaseline() {
+	isBad := indexSet(ir.Bad)
+	var good []float64
+	for i, v := range ir.Signal {
+		if !math.IsNaN(v) && !isBad[i] {
+			good = append(good, v)
+		}
+	}
+	ir.Baseline = median(good, minBaseline)
+}
+
 // maxPerKind is how many warnings of one per-instance kind are listed one
 // by one; more are summed up in one line.
 const maxPerKind = 3
@@ -112,8 +328,7 @@ const maxPerKind = 3
 type warnKind uint8
 
 const (
-	fewGood     warnKind = iota // too few good steps for a baseline
-	hiddenStall                 // the stall probe lost the threshold in good steps
+	fewGood warnKind = iota // too few good steps for a baseline
 	numWarnKinds
 )
 
@@ -149,8 +364,6 @@ func (r *Report) flushWarnings() {
 		switch kind {
 		case fewGood:
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%d instances have fewer than %d good steps, so their DB path and host evidence are unknown (%s)", g.n, minBaseline, first))
-		case hiddenStall:
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%d instances: the stall probe lost at least %s in steps that were not bad: the processes could not run that long, but the %s stayed under the threshold (%s)", g.n, dur(r.Threshold), r.signalName(), first))
 		}
 	}
 	r.groups = [numWarnKinds]warnGroup{}
@@ -179,20 +392,24 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 }
 
 // addHeld is rule 1's second half, for the request signal: a step whose
-// signal stayed under thr is bad all the same when the stall probe's late
-// wake-ups in it averaged at least thr (so at least one was thr late: the
-// process could not run for that long) and requests were served in it.
-// The agent times a request from its handler's start, so the requests
-// that arrived while the process was held, and were read after it
-// resumed, look fast; only those already in a handler show the stall.
+// signal stayed under thr is bad all the same when the stall probe lost
+// at least thr more in it than its late wake-ups usually lose (so one
+// wake-up was about that late: the process could not run for that long;
+// see stallExcess) and requests were served in it. The agent times a
+// request from its handler's start, so the requests that arrived while
+// the process was held, and were read after it resumed, look fast; only
+// those already in a handler show the stall.
 func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
-	if s.Stalls == nil || s.Requests == nil {
+	if s.Requests == nil {
+		return
+	}
+	ex, bar := stallExcess(s, thr)
+	if ex == nil {
 		return
 	}
 	isBad := indexSet(ir.Bad)
 	for i, v := range s.Signal {
-		lost, n, reqs := at(s.Host[Stall], i), at(s.Stalls, i), at(s.Requests, i)
-		if isBad[i] || math.IsNaN(v) || !(n > 0 && lost >= thr && lost/n >= thr && reqs > 0) {
+		if isBad[i] || math.IsNaN(v) || !(at(ex, i) >= bar && at(s.Requests, i) > 0) {
 			continue
 		}
 		ir.Held = append(ir.Held, i)
@@ -202,14 +419,53 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	}
 	ir.Bad = append(ir.Bad, ir.Held...)
 	sort.Ints(ir.Bad)
-	isBad = indexSet(ir.Bad)
-	var good []float64
-	for i, v := range s.Signal {
-		if !math.IsNaN(v) && !isBad[i] {
-			good = append(good, v)
+	ir.rebaseline()
+}
+
+// stallExcess returns, per step, what the stall probe lost beyond what
+// its late wake-ups usually lose: lost − n·m, with n the step's late
+// wake-ups and m the median over the instance's steps of lost/n (a busy
+// host makes many wake-ups a few milliseconds late: that is m); and the
+// bar a step's excess must reach to be one stall of thr: thr, or
+// roseSDs robust standard deviations of the excesses (1.4826 × their
+// MAD) when they spread more. Without the wake-up count
+// (latscope_stalls_total) or the lost time, it returns nil.
+func stallExcess(s InstanceSeries, thr float64) ([]float64, float64) {
+	lost := s.Host[Stall]
+	if lost == nil || s.Stalls == nil {
+		return nil, 0
+	}
+	var per []float64
+	for i, l := range lost {
+		if n := at(s.Stalls, i); n > 0 && !math.IsNaN(l) {
+			per = append(per, l/n)
 		}
 	}
-	ir.Baseline = median(good, minBaseline)
+	m := median(per, 1)
+	if math.IsNaN(m) {
+		m = 0
+	}
+	ex := make([]float64, len(lost))
+	var dev []float64
+	for i, l := range lost {
+		n := at(s.Stalls, i)
+		if math.IsNaN(n) {
+			n = 0
+		}
+		ex[i] = l - n*m
+		if !math.IsNaN(ex[i]) {
+			dev = append(dev, ex[i])
+		}
+	}
+	c := median(dev, 1)
+	for k := range dev {
+		dev[k] = math.Abs(dev[k] - c)
+	}
+	bar := thr
+	if sd := 1.4826 * median(dev, 1); roseSDs*sd > bar {
+		bar = roseSDs * sd
+	}
+	return ex, bar
 }
 
 // indexSet returns the step indices idx as a set.
@@ -320,24 +576,55 @@ func (r *Report) instance(name string) *InstanceReport {
 	return nil
 }
 
-// hiddenStalls warns about good steps in which the stall probe lost at
-// least the threshold: the process could not run for that long, yet the
-// signal stayed under the threshold (a stop between requests, or delays
-// too few to reach the percentile).
-func (r *Report) hiddenStalls(s InstanceSeries, ir *InstanceReport, thr float64) {
-	isBad := indexSet(ir.Bad)
-	n, worst, at0 := 0, 0.0, 0
-	for i, v := range s.Host[Stall] {
-		if v >= thr && !isBad[i] {
-			if n++; v > worst {
-				worst, at0 = v, i
+// hiddenStalls warns, once for the fleet, about steps that were not bad
+// but in which the stall probe lost the threshold more than its late
+// wake-ups usually lose (stallExcess: the process could not run that long
+// at once), yet the signal stayed under the threshold — a stop between
+// requests, or delays too few to reach the percentile. Many short late
+// wake-ups (a busy host, throttling) that only sum to the threshold are
+// no stall of the threshold; without the wake-up count
+// (latscope_stalls_total) nothing is said.
+func (r *Report) hiddenStalls(in Input, thr float64) {
+	type hidden struct {
+		name       string
+		n, worstAt int
+		worst      float64
+	}
+	var found []hidden
+	total := 0
+	for k, s := range in.Instances {
+		ex, bar := stallExcess(s, thr)
+		if ex == nil {
+			continue
+		}
+		isBad := indexSet(r.Instances[k].Bad)
+		h := hidden{name: s.Name}
+		for i, lost := range s.Host[Stall] {
+			if isBad[i] || !(ex[i] >= bar) {
+				continue
+			}
+			if h.n++; lost > h.worst {
+				h.worst, h.worstAt = lost, i
 			}
 		}
+		if h.n > 0 {
+			found = append(found, h)
+			total += h.n
+		}
 	}
-	if n > 0 {
-		r.warnInstance(hiddenStall, ir.Name, "%s: the stall probe lost at least %s in %d step(s) that were not bad (most: %s s at %s UTC): the process could not run that long, but the %s stayed under the threshold",
-			ir.Name, dur(r.Threshold), n, sec(worst), r.Start.Add(time.Duration(at0)*r.Step).UTC().Format("15:04:05"), r.signalName())
+	if len(found) == 0 {
+		return
 	}
+	var parts []string
+	for i, h := range found {
+		if i == maxPerKind {
+			parts = append(parts, fmt.Sprintf("… %d more", len(found)-maxPerKind))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s in %d (most %s s at %s UTC)", h.name, h.n, sec(h.worst), r.Start.Add(time.Duration(h.worstAt)*r.Step).UTC().Format("15:04:05")))
+	}
+	r.warn("the stall probe woke %s or more late in %d step(s) that were not bad, on %d instance(s): %s: the process could not run that long at once, but the %s stayed under the threshold",
+		dur(r.Threshold), total, len(found), strings.Join(parts, "; "), r.signalName())
 }
 
 // dbPath is rule 3 for one instance over the bad steps idx: a bad step
@@ -391,7 +678,7 @@ func dbPath(s InstanceSeries, ir *InstanceReport, idx []int) DBPathEvidence {
 func (e *DBPathEvidence) decide() {
 	switch {
 	case e.Compared == 0:
-		e.Verdict, e.Reason = "unknown", "no request without DB calls in the bad steps"
+		e.Verdict, e.Reason = "unknown", "no p95 or p99 of requests without DB calls in the bad steps (none, or too few: a p95 needs 100 in the step)"
 	case 2*e.Rose >= e.Compared:
 		e.Verdict = "all-requests"
 	default:
@@ -437,6 +724,10 @@ func (r *Report) fleetDBPath(in Input, idx []int) DBPathEvidence {
 	return sum
 }
 
+// roseSDs is how many standard deviations of its good steps a host
+// signal's mean in the bad steps must rise by (docs/triage.md, rule 5).
+const roseSDs = 3.0
+
 // hostEvidence is rule 5 for one instance: each host signal's mean per
 // step in the bad steps against the good steps.
 func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvidence {
@@ -461,8 +752,9 @@ func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvide
 				good = appendValue(good, at(series, i))
 			}
 		}
-		h.Bad, h.Good = mean(bad, 1), mean(good, minBaseline)
-		h.Rose = h.Bad-h.Good >= thr
+		h.Bad, h.Good, h.GoodSD = mean(bad, 1), mean(good, minBaseline), stddev(good, minBaseline)
+		rise := h.Bad - h.Good
+		h.Rose = rise >= thr && rise >= roseSDs*h.GoodSD
 		out = append(out, h)
 	}
 	return out
@@ -501,116 +793,50 @@ func cause(hs []HostEvidence) string {
 
 // when is rule 4 over the bad steps idx (sorted).
 func when(in Input, idx []int) WhenEvidence {
-	var w WhenEvidence
-	var starts []int
-	for k, i := range idx {
+	w := WhenEvidence{PValue: math.NaN(), Alpha: PeriodAlpha}
+	for _, i := range idx {
 		t := in.Start.Add(time.Duration(i) * in.Step).UTC()
 		w.ByMinute[t.Minute()]++
 		w.ByHour[t.Hour()]++
-		if k == 0 || idx[k-1] != i-1 {
-			starts = append(starts, i)
-		}
 	}
-	w.Clusters = len(starts)
-	if len(starts) == 0 {
+	rs := runsOf(idx)
+	w.Clusters = len(rs)
+	if len(rs) == 0 {
 		w.Reason = "no bad steps"
 		return w
 	}
-	w.Last = in.Start.Add(time.Duration(starts[len(starts)-1]) * in.Step)
+	w.Last = in.Start.Add(time.Duration(rs[len(rs)-1].start) * in.Step)
 	w.LastEnd = in.Start.Add(time.Duration(idx[len(idx)-1]+1) * in.Step)
-	if len(starts) < minOccurrences {
-		w.Reason = fmt.Sprintf("%d runs of bad steps; a period needs at least %d", len(starts), minOccurrences)
-		return w
+	res := findPeriod(idx, in.Steps)
+	w.Draws = res.draws
+	if res.draws > 0 {
+		w.SpanFrom = in.Start.Add(time.Duration(res.spanFrom) * in.Step)
+		w.SpanTo = in.Start.Add(time.Duration(res.spanTo+1) * in.Step)
 	}
-	best := searchPeriod(starts, in.Steps)
+	best := res.best
 	if best.p == 0 {
-		w.Reason = fmt.Sprintf("no period of 2 to %d steps has %.0f %% of the %d runs on one phase, %d of them at least, and half its slots filled",
-			in.Steps/minOccurrences, 100*onPhaseShare, len(starts), minOccurrences)
+		w.Reason = res.reason
+		if c := res.rejected; c.p != 0 {
+			w.PValue, w.Candidate = c.pValue, time.Duration(c.p)*in.Step
+			w.Reason = fmt.Sprintf("the best candidate, every %s (%d of %d runs on its phase, %d of its %d slots), has p = %s against one continuous fault from %s to %s; a period needs p ≤ %g",
+				dur(w.Candidate), c.onPhase, w.Clusters, c.hits, c.slots, pText(c.pValue), w.SpanFrom.UTC().Format("15:04:05"), w.SpanTo.UTC().Format("15:04:05"), PeriodAlpha)
+		}
 		return w
 	}
 	w.PeriodSteps, w.Period = best.p, time.Duration(best.p)*in.Step
 	w.Phase = in.Start.Add(time.Duration(best.phase) * in.Step)
-	w.Hits, w.Slots, w.OnPhase = best.hits, best.slots, best.onPhase
+	w.Hits, w.Slots, w.OnPhase, w.PValue = best.hits, best.slots, best.onPhase, best.pValue
 	last := best.phase + (in.Steps-1-best.phase)/best.p*best.p
 	w.Next = in.Start.Add(time.Duration(last+best.p) * in.Step)
 	return w
 }
 
-// period is one candidate of the period search.
-type period struct {
-	p, phase             int
-	hits, slots, onPhase int
-	fill                 float64
-}
-
-// searchPeriod finds the period p (in steps, 2 ≤ p ≤ n/minOccurrences)
-// whose best phase holds at least onPhaseShare of the run starts, at
-// least minOccurrences of them, and fills at least minFill of its slots in
-// the range; of those, the one with the most filled slots (then the
-// smallest p). A start within one step of the phase counts as on it when
-// p ≥ 4 (the step grid and the fault's clock are not aligned).
-func searchPeriod(starts []int, n int) period {
-	var best period
-	need := max(minOccurrences, int(math.Ceil(onPhaseShare*float64(len(starts))-1e-9)))
-	exact := make([]int, 0, n)
-	for p := 2; p*minOccurrences <= n; p++ {
-		tol := 0
-		if p >= 4 {
-			tol = 1
-		}
-		exact = exact[:p]
-		clear(exact)
-		for _, s := range starts {
-			exact[s%p]++
-		}
-		// The phases holding enough starts, the exact phase first (ties
-		// keep it): O(p + starts) per period, then a full score for few.
-		var cand []int
-		for phi := range p {
-			on := 0
-			for d := -tol; d <= tol; d++ {
-				on += exact[((phi+d)%p+p)%p]
-			}
-			if on >= need {
-				cand = append(cand, phi)
-			}
-		}
-		sort.SliceStable(cand, func(i, j int) bool { return exact[cand[i]] > exact[cand[j]] })
-		for _, phi := range cand {
-			c := phaseScore(starts, n, p, phi, tol)
-			if c.onPhase >= need && c.fill >= minFill && c.fill > best.fill+1e-12 {
-				best = c
-			}
-		}
+// pText formats a p-value with two significant digits ("-" for none).
+func pText(p float64) string {
+	if math.IsNaN(p) {
+		return "-"
 	}
-	return best
-}
-
-// phaseScore counts the starts on phase φ (mod p, within tol) and the
-// slots φ+k·p in [0, n) that hold one.
-func phaseScore(starts []int, n, p, phi, tol int) period {
-	c := period{p: p, phase: phi}
-	hit := map[int]bool{}
-	for _, s := range starts {
-		d := ((s-phi)%p + p) % p
-		switch {
-		case d <= tol:
-			hit[(s-d-phi)/p] = true
-		case p-d <= tol:
-			hit[(s+p-d-phi)/p] = true
-		default:
-			continue
-		}
-		c.onPhase++
-	}
-	c.slots = (n-1-phi)/p + 1 // the slots φ+k·p in [0, n)
-	for k := range hit {
-		if k >= 0 && k < c.slots {
-			c.hits++
-		}
-	}
-	c.fill = float64(c.hits) / float64(c.slots)
-	return c
+	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
 // at returns xs[i], or NaN past its end or for a nil series.
@@ -641,6 +867,20 @@ func median(xs []float64, min int) float64 {
 		return s[m]
 	}
 	return (s[m-1] + s[m]) / 2
+}
+
+// stddev returns the sample standard deviation of xs, or NaN with fewer
+// than min values (and fewer than 2).
+func stddev(xs []float64, min int) float64 {
+	if len(xs) < min || len(xs) < 2 {
+		return math.NaN()
+	}
+	m := mean(xs, 1)
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
 }
 
 // mean returns the mean of xs, or NaN with fewer than min values.

@@ -40,17 +40,31 @@ func WriteText(w io.Writer, r *Report) error {
 		p("warning: %s\n", termsafe.String(wr))
 	}
 	p("\n1. bad steps (%s > %s), per instance:\n", r.signalName(), dur(r.Threshold))
-	if r.Signal != "request" {
-		p("   %-24s %6s %5s %10s %10s\n", "instance", "data", "bad", "baseline", "worst")
-		for _, ir := range r.Instances {
-			p("   %-24s %6d %5d %10s %10s\n", termsafe.String(ir.Name), ir.DataSteps, len(ir.Bad), ms(ir.Baseline), ms(ir.Worst))
+	peers := r.anyPeer()
+	head := fmt.Sprintf("   %-24s %6s %5s", "instance", "data", "bad")
+	if peers {
+		head += fmt.Sprintf(" %5s", "peer")
+	}
+	if r.Signal == "request" {
+		head += fmt.Sprintf(" %5s", "held")
+	}
+	p("%s %10s %10s\n", head, "baseline", "worst")
+	for _, ir := range r.Instances {
+		row := fmt.Sprintf("   %-24s %6d %5d", termsafe.String(ir.Name), ir.DataSteps, len(ir.Bad))
+		if peers {
+			row += fmt.Sprintf(" %5d", len(ir.Peer))
 		}
-	} else {
-		p("   %-24s %6s %5s %5s %10s %10s\n", "instance", "data", "bad", "held", "baseline", "worst")
-		for _, ir := range r.Instances {
-			p("   %-24s %6d %5d %5d %10s %10s\n", termsafe.String(ir.Name), ir.DataSteps, len(ir.Bad), len(ir.Held), ms(ir.Baseline), ms(ir.Worst))
+		if r.Signal == "request" {
+			row += fmt.Sprintf(" %5d", len(ir.Held))
 		}
-		p("   held: under the threshold, but the stall probe's late wake-ups averaged %s or more while requests were served (requests that arrived meanwhile waited before their handlers)\n", dur(r.Threshold))
+		p("%s %10s %10s\n", row, ms(ir.Baseline), ms(ir.Worst))
+	}
+	if peers {
+		p("   peer: under the threshold, but at least %g times the other instances' median in the same step, %g robust standard deviations of theirs above it, and at least %s\n",
+			peerFactor, peerMADs, ms(peerShare*r.Threshold.Seconds()))
+	}
+	if r.Signal == "request" {
+		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", dur(r.Threshold))
 	}
 	s := r.Scope
 	p("\n2. shared or local: %d bad step(s): %d local, %d shared (at least half the instances), %d partial, %d with one instance reporting\n",
@@ -60,7 +74,7 @@ func WriteText(w io.Writer, r *Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(names(b.Bad)))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(names(r.ruleNames(b))))
 	}
 	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
@@ -68,7 +82,7 @@ func WriteText(w io.Writer, r *Report) error {
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
 	}
 	writeWhen(p, r.When)
-	p("\n5. host evidence, seconds per step in the bad steps vs the good steps (rose: by at least the threshold):\n")
+	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations):\n", roseSDs)
 	for _, ir := range r.Instances {
 		if len(ir.Bad) == 0 {
 			continue
@@ -83,7 +97,7 @@ func WriteText(w io.Writer, r *Report) error {
 				if h.Rose {
 					rose = "  rose"
 				}
-				p("     %-11s %8s %8s%s\n", h.Signal, sec(h.Bad), sec(h.Good), rose)
+				p("     %-11s %8s %8s %7s%s\n", h.Signal, sec(h.Bad), sec(h.Good), "±"+sec(h.GoodSD), rose)
 			}
 		}
 	}
@@ -117,6 +131,16 @@ func writeWhen(p func(string, ...any), w WhenEvidence) {
 	}
 	p("   period: %s, phase %s: %d of %d runs start on it, %d of its %d slots in the range hold one; next %s UTC\n",
 		dur(w.Period), phaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
+	p("   test: p = %s (≤ %g) that one continuous fault from %s to %s puts its runs as periodically (%d draws)\n",
+		pText(w.PValue), w.Alpha, w.SpanFrom.UTC().Format(spanLayout(w)), w.SpanTo.UTC().Format(spanLayout(w)), w.Draws)
+}
+
+// spanLayout is the layout of the test's span: the date when it spans days.
+func spanLayout(w WhenEvidence) string {
+	if w.SpanFrom.UTC().YearDay() != w.SpanTo.UTC().YearDay() {
+		return "2006-01-02 15:04:05"
+	}
+	return "15:04:05"
 }
 
 // clockLayout is the time-of-day layout of the report: with seconds when

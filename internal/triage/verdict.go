@@ -2,6 +2,7 @@ package triage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,10 +15,14 @@ func (r *Report) verdict() {
 		v.DBPath = "unknown"
 	}
 	v.Period = r.When.Period
+	v.Rule = r.rules()
 	what := r.signalName() + " over " + dur(r.Threshold)
 	switch v.Scope {
 	case "none":
 		v.DBPath = "unknown"
+		if len(r.Instances) >= minPeers+1 {
+			what += fmt.Sprintf(" (or at least %g times the other instances')", peerFactor)
+		}
 		v.Line = fmt.Sprintf("no bad step: %s in none of the %d steps on %d instance(s)", what, r.Steps, len(r.Instances))
 		return
 	case "unknown":
@@ -27,8 +32,8 @@ func (r *Report) verdict() {
 	case "local":
 		ir := r.instance(v.Instance)
 		v.Cause = ir.Cause
-		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s, %d of them with no other instance bad; %s; %s; host: %s",
-			v.Instance, what, len(ir.Bad), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
+		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; host: %s",
+			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
 		v.Next = r.snapshotNext([]string{v.Instance}) +
 			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` classifies the time outside the database (throttled, steal, paused)"
 	case "shared":
@@ -38,6 +43,79 @@ func (r *Report) verdict() {
 		v.Next = r.snapshotNext(r.badInstanceNames()) +
 			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` shows whether the time was inside the database (locks, plans) or outside it (network)"
 	}
+}
+
+// peerPhrase says how many of ir's bad steps the peer rule made bad
+// ("" when none).
+func (r *Report) peerPhrase(ir *InstanceReport) string {
+	if len(ir.Peer) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them by the peer rule: under the threshold, but at least %g times the other instances' median in the same step)", len(ir.Peer), peerFactor)
+}
+
+// anyPeer says whether the peer rule made any step bad.
+func (r *Report) anyPeer() bool {
+	for _, ir := range r.Instances {
+		if len(ir.Peer) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleNames names the bad instances of b, each marked "(peer)" or
+// "(held)" when that rule, not the threshold, made it bad there.
+func (r *Report) ruleNames(b BadStep) []string {
+	out := make([]string, len(b.Bad))
+	for k, name := range b.Bad {
+		out[k] = name
+		ir := r.instance(name)
+		switch {
+		case ir == nil:
+		case slices.Contains(ir.Peer, b.Index):
+			out[k] += " (peer)"
+		case slices.Contains(ir.Held, b.Index):
+			out[k] += " (held)"
+		}
+	}
+	return out
+}
+
+// rules says which of rule 1's rules made the verdict's bad steps bad:
+// "threshold", "peer", "held", joined by "+" ("" without bad steps).
+func (r *Report) rules() string {
+	var thr, peer, held bool
+	steps := indexSet(r.verdictSteps())
+	for _, ir := range r.Instances {
+		if r.Verdict.Scope == "local" && ir.Name != r.Verdict.Instance {
+			continue
+		}
+		p, h := indexSet(ir.Peer), indexSet(ir.Held)
+		for _, i := range ir.Bad {
+			if !steps[i] {
+				continue
+			}
+			switch {
+			case p[i]:
+				peer = true
+			case h[i]:
+				held = true
+			default:
+				thr = true
+			}
+		}
+	}
+	var out []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{thr, "threshold"}, {peer, "peer"}, {held, "held"}} {
+		if x.on {
+			out = append(out, x.name)
+		}
+	}
+	return strings.Join(out, "+")
 }
 
 // heldPhrase says how many of ir's bad steps were held, and why they
@@ -50,12 +128,17 @@ func (r *Report) heldPhrase(ir *InstanceReport) string {
 		len(ir.Held), r.signalName(), dur(r.Threshold))
 }
 
-// signalName says what the signal is.
+// signalName says what the signal is: "DB-call p95", "request p99", or
+// the lower percentile used when steps have too few observations.
 func (r *Report) signalName() string {
-	if r.Signal == "request" {
-		return "request p99"
+	q := r.Quantile
+	if q == 0 {
+		q = signalQuantile(r.Signal)
 	}
-	return "DB-call p95"
+	if r.Signal == "request" {
+		return "request " + pName(q)
+	}
+	return "DB-call " + pName(q)
 }
 
 // dbPathPhrase is rule 3 in words.
@@ -82,9 +165,12 @@ func (r *Report) dbPathPhrase() string {
 func (r *Report) whenPhrase() string {
 	w := r.When
 	if w.Period == 0 {
+		if w.Candidate > 0 {
+			return fmt.Sprintf("no period found (every %s: p = %s, over %g, against one continuous fault)", dur(w.Candidate), pText(w.PValue), w.Alpha)
+		}
 		return "no period found"
 	}
-	return fmt.Sprintf("repeats every %s (phase %s, %d of %d slots)", dur(w.Period), phaseText(w.Phase, w.Period), w.Hits, w.Slots)
+	return fmt.Sprintf("repeats every %s (phase %s, %d of %d slots, p = %s against one continuous fault)", dur(w.Period), phaseText(w.Phase, w.Period), w.Hits, w.Slots, pText(w.PValue))
 }
 
 // phaseText names a phase on the clock: ":MM" for hourly periods, else

@@ -58,6 +58,8 @@ type Fleet struct {
 	// at m (a stopped process): no sample is written for it, while its
 	// counters go on as Bad says.
 	Gap func(i int, m time.Time) bool
+	// Rate multiplies the calls and requests of every interval (0: 1).
+	Rate float64
 }
 
 // minuteOf returns the minute the interval ending at t falls in.
@@ -75,6 +77,9 @@ type counts map[int]float64
 // scrape interval (30 s scale: 60 DB calls, 30 no-DB requests).
 func (f Fleet) interval(bad bool) (db, noDB counts) {
 	scale := f.Scrape.Seconds() / 30
+	if f.Rate > 0 {
+		scale *= f.Rate
+	}
 	db, noDB = counts{2: 50 * scale, 3: 10 * scale}, counts{1: 28 * scale, 2: 2 * scale}
 	if bad {
 		db = counts{2: 40 * scale, 10: 20 * scale} // p95 in (.075, .1]
