@@ -132,6 +132,13 @@ func signalQuantile(signal string) float64 {
 // needFor is the observations a step needs for its q quantile.
 func needFor(q float64) float64 { return math.Ceil(minTail/(1-q) - 1e-9) }
 
+// voteNeed is the observations a step needs for the q quantile of the
+// requests without DB calls in rule 3: one over it (the p99 100, the p95
+// 20), so that the quantile lies within the step's requests and is not
+// their largest stretched by the histogram's interpolation. Rule 3 votes
+// over the bad steps, so one step's noise does not decide it alone.
+func voteNeed(q float64) float64 { return math.Ceil(1/(1-q) - 1e-9) }
+
 // chooseQuantile returns the highest percentile of quantileLadder, at
 // most in.Quantile, that at most maxThinShare of the instance-steps with
 // observations are too thin for; the lowest when none is. Without counts
@@ -178,7 +185,8 @@ func (r *Report) thinSteps(in Input) Input {
 	need := needFor(r.Quantile)
 	var first []string
 	for k, s := range in.Instances {
-		s.Signal, s.NoDB95, s.NoDB99 = mask(s.Signal, s.Counts, need), mask(s.NoDB95, s.NoDBCount, needFor(0.95)), mask(s.NoDB99, s.NoDBCount, needFor(0.99))
+		s.Signal = mask(s.Signal, s.Counts, need)
+		s.NoDB95, s.NoDB99 = mask(s.NoDB95, s.NoDBCount, voteNeed(0.95)), mask(s.NoDB99, s.NoDBCount, voteNeed(0.99))
 		n := 0
 		for i, v := range in.Instances[k].Signal {
 			if !math.IsNaN(v) && math.IsNaN(s.Signal[i]) {
@@ -678,7 +686,7 @@ func dbPath(s InstanceSeries, ir *InstanceReport, idx []int) DBPathEvidence {
 func (e *DBPathEvidence) decide() {
 	switch {
 	case e.Compared == 0:
-		e.Verdict, e.Reason = "unknown", "no p95 or p99 of requests without DB calls in the bad steps (none, or too few: a p95 needs 100 in the step)"
+		e.Verdict, e.Reason = "unknown", "no p95 or p99 of requests without DB calls in the bad steps (none, or too few: a p95 needs 20 in the step)"
 	case 2*e.Rose >= e.Compared:
 		e.Verdict = "all-requests"
 	default:

@@ -17,7 +17,12 @@ type Config struct {
 	// Warmup is how many minutes the load runs before the first phase.
 	Warmup int
 	// Period is the minutes between two bursts of the throttling phase,
-	// and Bursts their number; the phase lasts 1 + Bursts×Period minutes.
+	// and Bursts their number; the phase lasts ThrottleMinutes. Triage
+	// claims a period only when its test rejects one continuous fault at
+	// α 0.01 (docs/triage.md), which 3 or 4 bursts cannot do: placed at
+	// random in the span of the bursts, the runs fall as evenly 1 time in
+	// 5 (3 bursts every 4 minutes) or in 55 (4 every 5); 6 bursts every 4
+	// minutes do it 1 time in 1,001.
 	Period, Bursts int
 	// PhaseMinutes is the length of the lock, stop and no-fault phases;
 	// the faults leave two good minutes before and after them, so that
@@ -48,23 +53,38 @@ type Config struct {
 	Hold time.Duration
 }
 
-// DefaultConfig is `latscope lab fleet`: a 3 s minute, bursts every 5
-// minutes, about 3 minutes of wall time.
+// DefaultConfig is `latscope lab fleet`: a 3 s minute, 6 bursts every 5
+// minutes, about 3½ minutes of wall time.
 var DefaultConfig = Config{
-	Minute: 3 * time.Second, Warmup: 3, Period: 5, Bursts: 4, PhaseMinutes: 8, Gap: 2,
+	Minute: 3 * time.Second, Warmup: 3, Period: 5, Bursts: 6, PhaseMinutes: 8, Gap: 2,
 	Threshold: 30 * time.Millisecond, RequestThreshold: 300 * time.Millisecond, Quota: 0.3, BurstGoroutines: 3,
 	DBClients: 20, NoDBClients: 20, Think: 200 * time.Millisecond, Pool: 8,
 }
 
-// ShortConfig is `latscope lab fleet --short`: bursts every 4 minutes,
+// ShortConfig is `latscope lab fleet --short`: 6 bursts every 4 minutes,
 // shorter phases, about 2 minutes of wall time.
 var ShortConfig = DefaultConfig.Shorter()
 
-// Shorter is c with the lengths of ShortConfig: a warm-up of 2 minutes,
-// 3 bursts every 4 minutes, phases of 7 minutes and gaps of 1.
+// Shorter is c with the lengths of ShortConfig: a warm-up of 1 minute
+// (the throttling phase's first minute, without a burst, settles the load
+// as well), 6 bursts every 4 minutes, phases of 7 minutes and gaps of 1.
 func (c Config) Shorter() Config {
-	c.Warmup, c.Period, c.Bursts, c.PhaseMinutes, c.Gap = 2, 4, 3, 7, 1
+	c.Warmup, c.Period, c.Bursts, c.PhaseMinutes, c.Gap = 1, 4, 6, 7, 1
 	return c
+}
+
+// ThrottleMinutes is the length of the throttling phase: a minute
+// without a burst, then a burst at minute 1, 1+Period, …, and the phase
+// ends after the last burst's minute.
+func (c Config) ThrottleMinutes() int { return 1 + (c.Bursts-1)*c.Period + 1 }
+
+// BurstLength is how long each burst runs: half a minute from a tenth
+// into it, but ending 1.2 s before the minute's last tenth, so that the
+// slow calls it makes are scraped within its minute whatever the scrape's
+// offset in Prometheus's 1 s interval (a step's calls are those scraped
+// in it: up to 1 s before its end). With a 2 s minute that is 0.6 s.
+func (c Config) BurstLength() time.Duration {
+	return min(c.minutes(0.5), c.minutes(0.9)-1200*time.Millisecond)
 }
 
 // MinMinute is the shortest minute: two scrapes of the 1 s scrape interval.
@@ -81,6 +101,8 @@ func (c Config) Check() error {
 		return opterr.Wrap("request-threshold", fmt.Errorf("%v: want a positive duration", c.RequestThreshold))
 	case c.Period < 2 || c.Bursts < 2:
 		return errors.New("fleet: want a period of at least 2 minutes and at least 2 bursts")
+	case c.BurstLength() <= 0:
+		return opterr.Wrap("minute", fmt.Errorf("%v: too short for a burst that its minute's scrapes see whole", c.Minute))
 	case c.PhaseMinutes < 6 || c.Gap < 1 || c.Warmup < 1:
 		return errors.New("fleet: want phases of at least 6 minutes (3 good ones for triage's baselines), gaps and warm-up of at least 1")
 	case c.Quota <= 0 || c.BurstGoroutines < 1:
@@ -101,6 +123,6 @@ func (c Config) minutes(n float64) time.Duration {
 // Total is the planned wall time of the phases, gaps and warm-up (without
 // start-up).
 func (c Config) Total() time.Duration {
-	n := c.Warmup + (1 + c.Bursts*c.Period) + 3*c.PhaseMinutes + 3*c.Gap
+	n := c.Warmup + c.ThrottleMinutes() + 3*c.PhaseMinutes + 3*c.Gap
 	return c.minutes(float64(n))
 }

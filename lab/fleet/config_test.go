@@ -38,9 +38,26 @@ func TestConfigCheck(t *testing.T) {
 // TestTotal: the planned time is the sum of the warm-up, the phases and
 // the gaps between them, in minutes.
 func TestTotal(t *testing.T) {
-	c := ShortConfig // 2 + (1+3·4) + 3·7 + 3·1 = 39 minutes
-	if got, want := c.Total(), 39*c.Minute; got != want {
+	c := ShortConfig // 1 + (1+5·4+1) + 3·7 + 3·1 = 47 minutes
+	if got, want := c.Total(), 47*c.Minute; got != want {
 		t.Errorf("Total = %v, want %v", got, want)
+	}
+}
+
+// TestBurstLength: half a minute when the minute allows it; with the
+// shortest minute, short enough to end 1.2 s before the minute's last
+// tenth.
+func TestBurstLength(t *testing.T) {
+	for _, tc := range []struct{ minute, want time.Duration }{
+		{2 * time.Second, 600 * time.Millisecond},
+		{3 * time.Second, 1500 * time.Millisecond},
+		{5 * time.Second, 2500 * time.Millisecond},
+	} {
+		c := ShortConfig
+		c.Minute = tc.minute
+		if got := c.BurstLength(); got != tc.want {
+			t.Errorf("minute %v: burst %v, want %v", tc.minute, got, tc.want)
+		}
 	}
 }
 

@@ -205,7 +205,7 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 		truth         func() Truth
 		signals       []string
 	}{
-		{PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; a burst of CPU work every %d minutes", c.Quota, c.Period), 1 + c.Bursts*c.Period, r.throttle,
+		{PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; %d bursts of CPU work every %d minutes", c.Quota, c.Bursts, c.Period), c.ThrottleMinutes(), r.throttle,
 			func() Truth {
 				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
 			}, []string{"db"}},
@@ -282,8 +282,9 @@ func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
 }
 
 // throttle: instance B under the quota for the whole phase, a burst of
-// CPU work at minute 1, 1+Period, ... lasting half a minute from a tenth
-// into it (so that its slow calls are scraped within the same minute).
+// CPU work at minute 1, 1+Period, ... from a tenth into it, for
+// BurstLength (so that its slow calls are scraped within the same
+// minute).
 func (r *runner) throttle(ctx context.Context, p *PhaseResult) error {
 	c, m := r.cfg, r.fleet[1]
 	if err := m.cg.SetQuota(c.Quota, 0); err != nil {
@@ -293,7 +294,7 @@ func (r *runner) throttle(ctx context.Context, p *PhaseResult) error {
 	for k := range c.Bursts {
 		sleepUntil(ctx, p.Start.Add(c.minutes(float64(1+k*c.Period)+0.1)))
 		before, from := throttledPeriods(m.cg), time.Now()
-		d := c.minutes(0.5)
+		d := c.BurstLength()
 		if err := postBurst(ctx, m.addr, d, c.BurstGoroutines); err != nil {
 			return err
 		}

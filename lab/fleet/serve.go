@@ -82,6 +82,9 @@ func (c ServeConfig) Check() error {
 type instance struct {
 	cfg  ServeConfig
 	pool *pgxpool.Pool
+	// stray holds extra waits for the next requests of RouteNoDB (POST
+	// /stray): a slow request now and then, with no fault of the process.
+	stray chan time.Duration
 }
 
 // Serve runs one instance until ctx is done: a pgx pool traced by the
@@ -107,7 +110,7 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 		return fmt.Errorf("fleet-serve: connect: %w", err)
 	}
 	defer pool.Close()
-	in := &instance{cfg: cfg, pool: pool}
+	in := &instance{cfg: cfg, pool: pool, stray: make(chan time.Duration, 16)}
 	if err := in.lookup(ctx, 1); err != nil {
 		return fmt.Errorf("fleet-serve: first lookup in %s: %w (does the table exist?)", Table, err)
 	}
@@ -130,7 +133,7 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 			return opterr.Wrap("addr-file", fmt.Errorf("%s: %w", cfg.AddrFile, err))
 		}
 	}
-	fmt.Fprintf(stdout, "fleet-serve: listening on http://%s (%s, %s, /metrics, POST /burn), %d connections\n", ln.Addr(), RouteDB, RouteNoDB, cfg.Pool)
+	fmt.Fprintf(stdout, "fleet-serve: listening on http://%s (%s, %s, /metrics, POST /burn, POST /stray), %d connections\n", ln.Addr(), RouteDB, RouteNoDB, cfg.Pool)
 	<-ctx.Done()
 	return nil
 }
@@ -145,7 +148,24 @@ func (in *instance) mux(ag *agent.Agent, reg *prometheus.Registry) *http.ServeMu
 	m.Handle("/", ag.Handler(app))
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m.HandleFunc("POST /burn", serveBurn)
+	m.HandleFunc("POST /stray", in.serveStray)
 	return m
+}
+
+// serveStray makes the next request of RouteNoDB wait ?for=DURATION
+// longer: one slow request, the process as fast as ever.
+func (in *instance) serveStray(w http.ResponseWriter, r *http.Request) {
+	d, err := time.ParseDuration(r.FormValue("for"))
+	if err != nil || d <= 0 || d > time.Minute {
+		http.Error(w, "for: want a duration in (0, 1m]", http.StatusBadRequest)
+		return
+	}
+	select {
+	case in.stray <- d:
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		http.Error(w, "too many strays pending", http.StatusServiceUnavailable)
+	}
 }
 
 func (in *instance) serveDB(w http.ResponseWriter, r *http.Request) {
@@ -158,7 +178,13 @@ func (in *instance) serveDB(w http.ResponseWriter, r *http.Request) {
 
 func (in *instance) serveNoDB(w http.ResponseWriter, r *http.Request) {
 	spin(in.cfg.NoDBWork)
-	lab.Sleep(r.Context(), in.cfg.NoDBWait)
+	wait := in.cfg.NoDBWait
+	select {
+	case d := <-in.stray:
+		wait += d
+	default:
+	}
+	lab.Sleep(r.Context(), wait)
 	io.WriteString(w, "ok\n")
 }
 

@@ -1,0 +1,304 @@
+package fleet
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/lab"
+)
+
+// RecordEnv names the directory TestRecordCases writes to.
+const RecordEnv = "LATSCOPE_FLEET_RECORD"
+
+// serveChildEnv makes TestServeChild run one instance of the service.
+const serveChildEnv = "LATSCOPE_FLEET_SERVE_CHILD"
+
+// TestServeChild is the instance process of TestRecordCases: this test
+// binary, run again with serveChildEnv set and `lab fleet-serve` flags
+// after "--".
+func TestServeChild(t *testing.T) {
+	if os.Getenv(serveChildEnv) != "1" {
+		t.Skip("the instance process of TestRecordCases")
+	}
+	args := flag.Args()
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") { // "lab", "fleet-serve"
+		args = args[1:]
+	}
+	cfg := DefaultServeConfig
+	fs := flag.NewFlagSet("fleet-serve", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		ch := make(chan os.Signal, 1)
+		signalNotify(ch)
+		<-ch
+		cancel()
+	}()
+	if err := Serve(ctx, cfg, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Case is one window of a recording, for internal/triage's tests: the
+// triage to run over it and what it must find.
+type Case struct {
+	Name      string        `json:"name"`
+	Signal    string        `json:"signal"`
+	Start     time.Time     `json:"start"`
+	End       time.Time     `json:"end"`
+	Step      time.Duration `json:"step_ns"`
+	Threshold time.Duration `json:"threshold_ns"`
+	Truth     Truth         `json:"truth"`
+	What      string        `json:"what"`
+}
+
+// Recording is a recorded run: its series (OpenMetrics, gzipped, beside
+// it) and its cases.
+type Recording struct {
+	OpenMetrics string `json:"openmetrics"`
+	Cases       []Case `json:"cases"`
+}
+
+// TestRecordCases runs the fleet (minute 2 s) through faults the lab's
+// phases do not have and keeps its series and windows for
+// internal/triage's tests (LATSCOPE_FLEET_RECORD=DIR; root, PostgreSQL
+// and Prometheus; about 5 minutes):
+//
+//   - hover: the shared table locked 60 ms of every 500 ms for 12 minutes,
+//     so that the DB-call p95 hovers around the threshold: one continuous
+//     fault, no period;
+//   - lock10: the table locked 1 s of every 10 s (every 5 minutes), 8
+//     times: a period of 10 s (at a 5 s step the lock falls in every
+//     other step);
+//   - slow: instance A spinning 2 goroutines for 10 minutes (no quota):
+//     its DB calls far slower than its peers', under the threshold;
+//   - thin: the load cut to 2 clients per route and instance (about 15
+//     requests per step), one request of instance C 150 ms slower twice
+//     (a stray, the process as fast as ever);
+//   - busy: no fault, a CPU burner per core in this process.
+func TestRecordCases(t *testing.T) {
+	dir := os.Getenv(RecordEnv)
+	if dir == "" {
+		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups)")
+	}
+	ctx := context.Background()
+	c := ShortConfig
+	c.Minute = 2 * time.Second
+	out := t.TempDir()
+	env := &lab.Env{Out: out, Log: testWriter{t}, Command: func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestServeChild$", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), serveChildEnv+"=1")
+		return cmd
+	}}
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Settings: map[string]string{"log_min_duration_statement": "-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Stop()
+	conn, err := pgx.Connect(ctx, cluster.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := createTable(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{env: env, cfg: c, conn: conn}
+	defer r.stopFleet()
+	if err := r.startFleet(ctx, cluster.URL()); err != nil {
+		t.Fatal(err)
+	}
+	r.prom, err = StartPrometheus(ctx, PromOptions{Job: Job, Targets: r.addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.prom.Stop()
+	if err := waitUp(ctx, r.prom.URL, 3, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	ld := startLoad(ctx, r.addrs(), c, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	a, cInst := r.fleet[0], r.fleet[2]
+	var cases []Case
+	window := func(name, signal string, minutes int, thr time.Duration, truth Truth, what string, run func(start time.Time)) {
+		start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+		sleepUntil(ctx, start)
+		t.Logf("%s: %s", name, what)
+		run(start)
+		end := start.Add(c.minutes(float64(minutes)))
+		sleepUntil(ctx, end)
+		cases = append(cases, Case{Name: name, Signal: signal, Start: start, End: end, Step: c.Minute, Threshold: thr, Truth: truth, What: what})
+		sleepUntil(ctx, end.Add(c.minutes(2)))
+	}
+	window("hover", "db", 20, c.Threshold, Truth{Scope: "shared", DBPath: "db-only"},
+		"the table locked 60 ms of every 500 ms from minute 4 to minute 16", func(start time.Time) {
+			sleepUntil(ctx, start.Add(c.minutes(4)))
+			if err := lockCycle(ctx, conn, 60*time.Millisecond, 440*time.Millisecond, start.Add(c.minutes(16))); err != nil {
+				t.Error(err)
+			}
+		})
+	window("lock10", "db", 44, c.Threshold, Truth{Scope: "shared", DBPath: "db-only", Period: 10 * time.Second},
+		"the table locked 1 s of every 10 s from minute 2.65, 8 times", func(start time.Time) {
+			for k := range 8 {
+				sleepUntil(ctx, start.Add(c.minutes(2.65)+time.Duration(k)*10*time.Second))
+				if err := lockCycle(ctx, conn, time.Second, 0, time.Now().Add(time.Millisecond)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	window("slow", "db", 14, c.Threshold, Truth{Scope: "local", Instance: a.addr},
+		"instance A spinning 2 goroutines from minute 2 to minute 12", func(start time.Time) {
+			sleepUntil(ctx, start.Add(c.minutes(2)))
+			if err := postBurst(ctx, a.addr, c.minutes(10), 2); err != nil {
+				t.Error(err)
+			}
+		})
+	// thin: the load cut to 2 clients per route and instance
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	thin := c
+	thin.DBClients, thin.NoDBClients = 2, 2
+	ld = startLoad(ctx, r.addrs(), thin, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	window("thin", "request", 20, 100*time.Millisecond, Truth{Scope: "none"},
+		"2 clients per route and instance; one request of instance C 150 ms slower at minutes 5.3 and 13.6 (POST /stray)", func(start time.Time) {
+			for _, m := range []float64{5.3, 13.6} {
+				sleepUntil(ctx, start.Add(c.minutes(m)))
+				if err := postStray(ctx, cInst.addr, 150*time.Millisecond); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	ld = startLoad(ctx, r.addrs(), c, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	stopBurn := make(chan struct{})
+	window("busy", "db", 14, c.Threshold, Truth{Scope: "none"},
+		"no fault; a CPU burner per core in the recording process", func(time.Time) {
+			for range 2 {
+				go func() {
+					for {
+						select {
+						case <-stopBurn:
+							return
+						default:
+							spin(10 * time.Millisecond)
+						}
+					}
+				}()
+			}
+		})
+	close(stopBurn)
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	rename := map[string]string{}
+	for _, m := range r.fleet {
+		rename[m.addr] = strings.ToLower(m.name) + ":8080"
+	}
+	for i := range cases {
+		if n, ok := rename[cases[i].Truth.Instance]; ok {
+			cases[i].Truth.Instance = n
+		}
+	}
+	if err := writeRecording(ctx, dir, "fleet-cases", r.prom.URL, began.Add(-30*time.Second), time.Now(), rename, cases); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRecording writes NAME.om.gz (the series of [from, to]) and
+// NAME.cases.json under dir.
+func writeRecording(ctx context.Context, dir, name, prom string, from, to time.Time, rename map[string]string, cases []Case) error {
+	var om bytes.Buffer
+	if err := ExportOpenMetrics(ctx, prom, Job, from, to, rename, &om); err != nil {
+		return err
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(om.Bytes())
+	zw.Close()
+	if err := os.WriteFile(filepath.Join(dir, name+".om.gz"), gz.Bytes(), 0o644); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(Recording{OpenMetrics: name + ".om.gz", Cases: cases}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".cases.json"), append(b, '\n'), 0o644)
+}
+
+// lockCycle holds an ACCESS EXCLUSIVE lock on Table for hold, releases it
+// for free, and again until end (at least once).
+func lockCycle(ctx context.Context, conn *pgx.Conn, hold, free time.Duration, end time.Time) error {
+	for first := true; first || time.Now().Before(end); first = false {
+		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "LOCK TABLE "+Table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+			conn.Exec(context.Background(), "ROLLBACK")
+			return err
+		}
+		lab.Sleep(ctx, hold)
+		if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
+			return err
+		}
+		lab.Sleep(ctx, free)
+	}
+	return nil
+}
+
+// testWriter logs lines to t.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// signalNotify relays SIGTERM and SIGINT to ch.
+func signalNotify(ch chan os.Signal) { signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT) }
+
+// postStray asks the instance at addr to make its next request of
+// RouteNoDB d slower.
+func postStray(ctx context.Context, addr string, d time.Duration) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/stray?for="+d.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("stray on %s: %s", addr, resp.Status)
+	}
+	return nil
+}
