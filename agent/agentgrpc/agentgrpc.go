@@ -1,0 +1,111 @@
+// Package agentgrpc is latscope's agent for grpc-go: server interceptors
+// that make each RPC a request of the agent (a runtime/trace task named by
+// its full method, with the caller's traceparent from the metadata, the
+// agent's metrics and slow-request snapshots), and client interceptors that
+// mark each outbound RPC and send its traceparent in the metadata. It is a
+// module of its own so that services without gRPC never compile grpc-go.
+//
+//	s := grpc.NewServer(
+//		grpc.ChainUnaryInterceptor(agentgrpc.UnaryServer(a)),
+//		grpc.ChainStreamInterceptor(agentgrpc.StreamServer(a)),
+//	)
+//	cc, err := grpc.NewClient(target,
+//		grpc.WithChainUnaryInterceptor(agentgrpc.UnaryClient()),
+//		grpc.WithChainStreamInterceptor(agentgrpc.StreamClient()),
+//		…)
+//
+// What goes into the trace (docs/agent.md, "gRPC"; the names are package
+// tracelog's):
+//
+//   - per RPC served, a task named by the full method ("/pkg.Service/Method"),
+//     from the interceptor's call to its return (the handler, the request's
+//     decoding and the response's encoding for a unary RPC; the whole stream
+//     for a streaming one), begun by the agent's Begin as its router adapters
+//     do; a tracelog.Request log with the RPC's traceparent at its start,
+//     and a tracelog.Slow log in slow RPCs;
+//   - per outbound unary RPC, a region tracelog.RPCRegionPrefix+method
+//     around the call, with a tracelog.RPC log of the traceparent sent;
+//   - per outbound stream, that region around the stream's opening and, where
+//     the stream ends (on whichever goroutine reads its end), a
+//     tracelog.SpanEnd log of its traceparent and its duration from the
+//     opening.
+package agentgrpc
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"runtime/trace"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/tracelog"
+)
+
+// traceParentKey is the W3C Trace Context key, in gRPC metadata as in an
+// HTTP header (metadata keys are lower case).
+const traceParentKey = "traceparent"
+
+// UnaryServer returns a unary server interceptor that makes each RPC a
+// request of a (see the package comment). Put it first in the chain, so
+// that the task covers the other interceptors.
+func UnaryServer(a *agent.Agent) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		ctx, q := begin(a, ctx, info.FullMethod)
+		defer q.End()
+		return handler(ctx, req)
+	}
+}
+
+// StreamServer returns a stream server interceptor that makes each
+// streaming RPC a request of a, from the stream's start to the handler's
+// return (see the package comment). Put it first in the chain.
+func StreamServer(a *agent.Agent) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		ctx, q := begin(a, ss.Context(), info.FullMethod)
+		defer q.End()
+		if q == nil { // already a request: the stream keeps its context
+			return handler(srv, ss)
+		}
+		return handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
+	}
+}
+
+// serverStream is a ServerStream whose context is the request's.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context returns the request's context.
+func (s *serverStream) Context() context.Context { return s.ctx }
+
+// noURL is the URL of every RPC's request to the agent: its path is no
+// profiling endpoint's.
+var noURL = &url.URL{}
+
+// begin starts an RPC's request with the agent's Begin, which takes an
+// *http.Request: an RPC is given as one whose context is ctx and whose
+// traceparent header is the metadata's. It returns the request's context
+// and the request to End (nil when ctx was already a request of the
+// agent's: the RPC then keeps that request, counted once).
+func begin(a *agent.Agent, ctx context.Context, method string) (context.Context, *agent.Request) {
+	req := http.Request{URL: noURL}
+	if tps := metadata.ValueFromIncomingContext(ctx, traceParentKey); len(tps) > 0 {
+		req.Header = http.Header{"Traceparent": tps[:1]}
+	}
+	r, q := a.Begin(req.WithContext(ctx), method)
+	if q == nil {
+		return ctx, nil
+	}
+	ctx = r.Context()
+	if trace.IsEnabled() {
+		if tp, ok := agent.TraceParent(ctx); ok {
+			var buf [64]byte
+			trace.Log(ctx, tracelog.Request, string(tracelog.AppendTraceParent(buf[:0], tp)))
+		}
+	}
+	return ctx, q
+}

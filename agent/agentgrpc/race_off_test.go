@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentgrpc
+
+const race = false
