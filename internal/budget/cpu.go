@@ -295,7 +295,7 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 		c = a.cpu.ctx[ctxKey{a.terms.site(run.resume), a.terms.site(run.stop)}]
 	}
 	if c == nil || c.n == 0 || c.run <= 0 {
-		if s.Term = a.terms.spanTerm(run.resume, run.stop); s.Term != critpath.NoTerm {
+		if s.CPU = a.terms.spanTerm(run.resume, run.stop); s.CPU != critpath.NoTerm {
 			s.From = critpath.CPUStacks
 		}
 		return append(segs, s)
@@ -325,7 +325,7 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 			return
 		}
 		p := s
-		p.Start, p.End, p.Term, p.From = begin, end, term, critpath.CPUNone
+		p.Start, p.End, p.CPU, p.From = begin, end, term, critpath.CPUNone
 		if term != critpath.NoTerm {
 			p.From = critpath.CPUSamples
 		}

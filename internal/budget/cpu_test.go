@@ -99,7 +99,7 @@ func TestCPUByFrameDemo(t *testing.T) {
 			// The kept critical paths name the CPU they run.
 			named := false
 			for _, s := range g.Median.Segs {
-				if s.Term != critpath.NoTerm && !s.Borrowed && res.Terms[s.Term].IsCPU() {
+				if s.From == critpath.CPUSamples && s.Term == critpath.NoTerm && res.Terms[s.CPU].IsCPU() {
 					named = true
 				}
 			}

@@ -181,8 +181,8 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 			switch s.Kind {
 			case frame.Running:
 				gs.running += d
-				if s.Term != critpath.NoTerm { // the CPU of a frame (cpu.go)
-					a.scratch.wait[s.Term] += d
+				if s.From != critpath.CPUNone { // the CPU of a frame (cpu.go)
+					a.scratch.wait[s.CPU] += d
 					gs.cpuFrom[s.From] += d
 				}
 			case frame.Runnable:
@@ -210,10 +210,10 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 		switch {
 		case p.Unknown:
 			gs.critUnknown += d
-		case p.Kind == frame.Running && !p.Borrowed:
+		case p.Term == critpath.NoTerm && p.Kind == frame.Running:
 			gs.critRunning += d
-			if p.Term != critpath.NoTerm { // the CPU of a frame (cpu.go)
-				a.scratch.crit[p.Term] += d
+			if p.From != critpath.CPUNone { // the CPU of a frame (cpu.go)
+				a.scratch.crit[p.CPU] += d
 				gs.critCPU += d
 			}
 		case p.Term == critpath.NoTerm:

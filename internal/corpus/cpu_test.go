@@ -81,8 +81,8 @@ func TestCPUByFrame(t *testing.T) {
 
 // checkParts: the frames' CPU and the running time without a frame add up
 // to the running time measured, on the goroutines and on the critical path
-// (CPU by frame never invents CPU), and every running piece of the kept
-// critical paths is of a request goroutine.
+// (CPU by frame never invents CPU), and a frame is given to running pieces
+// of the request's own goroutines alone.
 func checkParts(t *testing.T, res *budget.Result, g *budget.Group) {
 	t.Helper()
 	var wait, crit int64
@@ -105,8 +105,8 @@ func checkParts(t *testing.T, res *budget.Result, g *budget.Group) {
 			continue
 		}
 		for _, s := range p.Segs {
-			if s.Term != critpath.NoTerm && !s.Borrowed && res.Terms[s.Term].IsCPU() && s.Kind.String() != "running" {
-				t.Errorf("a piece of kind %v under the CPU term %s", s.Kind, res.Terms[s.Term].Name())
+			if s.From != critpath.CPUNone && (s.Kind.String() != "running" || s.Term != critpath.NoTerm || s.Borrowed || !res.Terms[s.CPU].IsCPU()) {
+				t.Errorf("a piece of kind %v (term %d, borrowed %v) given the CPU term %s", s.Kind, s.Term, s.Borrowed, res.Terms[s.CPU].Name())
 			}
 		}
 	}

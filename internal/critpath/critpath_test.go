@@ -184,3 +184,50 @@ func sum(path []PathSeg) int64 {
 	}
 	return s
 }
+
+// TestCPUTerms: running time given a frame's CPU term is scaled and removed
+// as a wait is, and the walk carries the term on the path, while Term
+// stays NoTerm for running time (what a caller that sums waits relies on).
+func TestCPUTerms(t *testing.T) {
+	// cpu 1 (frame 3), A 100, cpu 2 (frame 4) → 103
+	cpu := func(term TermID, d tracein.Time) Seg {
+		s := run(d)
+		s.CPU, s.From = term, CPUSamples
+		return s
+	}
+	r := serial(cpu(3, 1*ms), wait(0, 100*ms), cpu(4, 2*ms))
+	only := func(id TermID, f float64) Model {
+		return Model{Scale: func(t TermID) float64 {
+			if t == id {
+				return f
+			}
+			return 1
+		}}
+	}
+	for _, c := range []struct {
+		name string
+		m    Model
+		want tracein.Time
+	}{
+		{"identity", Model{}, 103 * ms},
+		{"remove frame 4's CPU", only(4, 0), 101 * ms},
+		{"scale frame 3's CPU ×3", only(3, 3), 105 * ms},
+		{"a plain running segment is kept", only(NoTerm, 0), 103 * ms},
+	} {
+		if got := tracein.Time(Simulate(r, c.m)); got != c.want {
+			t.Errorf("%s: %v ms, want %v ms", c.name, float64(got)/1e6, float64(c.want)/1e6)
+		}
+	}
+	var onCPU int64
+	for _, p := range Walk(r) {
+		if p.From != CPUNone {
+			if p.Term != NoTerm || p.Subject() != p.CPU {
+				t.Errorf("piece %+v: Term %d, Subject %d", p, p.Term, p.Subject())
+			}
+			onCPU += p.Dur()
+		}
+	}
+	if onCPU != int64(3*ms) {
+		t.Errorf("%d ns of frames' CPU on the path, want 3 ms", onCPU)
+	}
+}

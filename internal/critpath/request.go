@@ -6,11 +6,11 @@ import (
 )
 
 // TermID identifies a term in the analyser's term table: a wait, or the CPU
-// of an application frame. NoTerm marks runnable time and running time
-// that no frame was found for.
+// of an application frame (Seg.CPU). NoTerm marks running and runnable
+// time in Seg.Term.
 type TermID int32
 
-// NoTerm is the TermID of segments without a term.
+// NoTerm is the TermID of segments that are not waits.
 const NoTerm TermID = -1
 
 // CPUFrom says how the CPU term of a running segment was decided
@@ -28,11 +28,11 @@ const (
 type Seg struct {
 	Start, End tracein.Time
 	Kind       frame.Kind
-	// Term is the wait's term for waits and syscalls; for running time, the
-	// CPU term of the application frame it ran in (From says how it was
-	// decided), or NoTerm when no frame is known. NoTerm for runnable time.
-	Term TermID
-	// From, for a running segment with a CPU term, says how it was decided.
+	Term       TermID // for waits and syscalls; NoTerm otherwise
+	// CPU, for running time given an application frame, is the CPU term of
+	// that frame; From says how it was decided, and CPU is meaningful only
+	// when From is not CPUNone (the zero value: a plain running segment).
+	CPU  TermID
 	From CPUFrom
 	// Stack is the blocking stack of a wait or syscall (NoStack otherwise).
 	Stack tracein.StackID
@@ -54,6 +54,15 @@ type Seg struct {
 
 // Dur returns the segment's length in nanoseconds.
 func (s *Seg) Dur() int64 { return int64(s.End - s.Start) }
+
+// Subject returns the term a what-if acts on for this segment: its wait's
+// term, or the CPU term of the frame it ran in; NoTerm for neither.
+func (s *Seg) Subject() TermID {
+	if s.Term == NoTerm && s.From != CPUNone {
+		return s.CPU
+	}
+	return s.Term
+}
 
 // IsJoin reports whether the wait was ended by another goroutine of the
 // same request (a join, a channel handoff, a mutex passed within the request).

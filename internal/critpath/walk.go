@@ -12,10 +12,14 @@ type PathSeg struct {
 	Kind       frame.Kind   // what G was doing
 	// Term is the request-side term the time belongs to: the wait's own term,
 	// or for time spent in a borrowed goroutine, the term of the request
-	// goroutine's wait that it explains; for running time of a request
-	// goroutine, the CPU term of the frame it ran in (NoTerm when none is
-	// known). NoTerm for runnable time of request goroutines.
+	// goroutine's wait that it explains. NoTerm for running/runnable time of
+	// request goroutines.
 	Term TermID
+	// CPU and From: for running time of a request goroutine given an
+	// application frame, that frame's CPU term and how it was decided
+	// (Seg.CPU); From is CPUNone otherwise.
+	CPU  TermID
+	From CPUFrom
 	// Stack is the request-side blocking stack of Term (NoStack for running
 	// and runnable time of request goroutines).
 	Stack tracein.StackID
@@ -47,6 +51,15 @@ type Hop struct {
 
 // Dur returns the piece's length in nanoseconds.
 func (p PathSeg) Dur() int64 { return int64(p.End - p.Start) }
+
+// Subject returns the term a what-if acts on for this piece: Term, or for
+// running time given a frame its CPU term; NoTerm for neither.
+func (p PathSeg) Subject() TermID {
+	if p.Term == NoTerm && p.From != CPUNone {
+		return p.CPU
+	}
+	return p.Term
+}
 
 // walkFrame is one level of the walk: a request goroutine, or a borrowed
 // timeline explaining a wait of the level below.
@@ -140,7 +153,7 @@ func (w *walker) step(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, Stack: s.Stack, Contention: s.Contention})
+	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, CPU: s.CPU, From: s.From, Stack: s.Stack, Contention: s.Contention})
 }
 
 // gap handles w.now outside g's segments: before a created goroutine's first

@@ -367,8 +367,11 @@ func pathJSON(res *budget.Result, labels []string, p *budget.Path) *Path {
 	for _, s := range mergeSegs(p.Segs) {
 		sj := Segment{Start: Duration(s.Start - p.Begin), Dur: Duration(s.Dur()), Goroutine: int64(s.G),
 			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}
-		if s.Term != critpath.NoTerm {
+		switch {
+		case s.Term != critpath.NoTerm:
 			sj.Term = res.Terms[s.Term].NamedAs(labels[s.Term])
+		case s.From != critpath.CPUNone: // the frame it ran in
+			sj.Term = res.Terms[s.CPU].NamedAs(labels[s.CPU])
 		}
 		if s.Borrowed {
 			if rc, ok := res.Cause(s.Cause, s.Kind); ok {
@@ -389,7 +392,7 @@ func mergeSegs(segs []critpath.PathSeg) []critpath.PathSeg {
 	for _, s := range segs {
 		if n := len(out); n > 0 {
 			l := &out[n-1]
-			if l.G == s.G && l.Kind == s.Kind && l.Term == s.Term && l.Borrowed == s.Borrowed && l.Contention == s.Contention && l.Unknown == s.Unknown && l.End == s.Start &&
+			if l.G == s.G && l.Kind == s.Kind && l.Term == s.Term && l.CPU == s.CPU && l.From == s.From && l.Borrowed == s.Borrowed && l.Contention == s.Contention && l.Unknown == s.Unknown && l.End == s.Start &&
 				l.Cause == s.Cause && l.Via == s.Via && l.Hops == s.Hops {
 				l.End = s.End
 				continue
