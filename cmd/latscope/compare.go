@@ -128,20 +128,21 @@ func (c *criticalTerms) add(group string, p *budget.Path) {
 	}
 	var tt []termTime
 	for _, s := range p.Segs {
-		if s.Term == critpath.NoTerm {
+		term := s.Subject() // a wait's term, or the frame a running piece ran in
+		if term == critpath.NoTerm {
 			continue
 		}
 		d := int64(s.End - s.Start)
 		found := false
 		for k := range tt {
-			if tt[k].term == s.Term {
+			if tt[k].term == term {
 				tt[k].ns += d
 				found = true
 				break
 			}
 		}
 		if !found {
-			tt = append(tt, termTime{s.Term, d})
+			tt = append(tt, termTime{term, d})
 		}
 	}
 	g.lat = append(g.lat, p.Latency)
