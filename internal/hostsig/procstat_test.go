@@ -46,12 +46,11 @@ func TestParseProcStatLive(t *testing.T) {
 	if err != nil {
 		t.Skipf("SKIP: no sleep program: %v", err)
 	}
-	bin, err := os.ReadFile(sleep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(odd, bin, 0o755); err != nil {
-		t.Fatal(err)
+	// cp writes the copy: a file this process held open for writing is
+	// inherited by any child a parallel test forks meanwhile, and exec of
+	// it then fails with "text file busy" (ETXTBSY).
+	if out, err := exec.Command("cp", sleep, odd).CombinedOutput(); err != nil {
+		t.Fatalf("cp %s: %v: %s", sleep, err, out)
 	}
 	cmd := exec.Command(odd, "30")
 	if err := cmd.Start(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +14,14 @@ import (
 func fakeTool(t *testing.T, script string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "jfr")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
-		t.Fatal(err)
+	// A child process writes it: a file this process held open for writing
+	// is inherited by any child another parallel test forks meanwhile, and
+	// exec of the file then fails with "text file busy" (ETXTBSY) until
+	// that child execs.
+	cmd := exec.Command("sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", p)
+	cmd.Stdin = strings.NewReader("#!/bin/sh\n" + script + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("write %s: %v: %s", p, err, out)
 	}
 	return p
 }
