@@ -7,11 +7,14 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/latscope/latscope v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/agent v0.0.0-00010101000000-000000000000
+	github.com/latscope/latscope/agent/agentgrpc v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/agent/agentpgx v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/agent/agentprom v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/hostsig v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/tracelog v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -26,15 +29,18 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
 
 replace (
 	github.com/latscope/latscope => ../../..
 	github.com/latscope/latscope/agent => ../..
+	github.com/latscope/latscope/agent/agentgrpc => ../../agentgrpc
+	github.com/latscope/latscope/agent/agentotel => ../../agentotel
 	github.com/latscope/latscope/agent/agentpgx => ../../agentpgx
 	github.com/latscope/latscope/agent/agentprom => ../../agentprom
 	github.com/latscope/latscope/internal/hostsig => ../../../internal/hostsig
