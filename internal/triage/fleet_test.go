@@ -71,6 +71,38 @@ var fleetExpectations = map[string]fleetExpect{
 				t.Errorf("quantile %v, want 0.95", r.Quantile)
 			}
 		}},
+	// TestRecordCases (lab/fleet): a lock hovering at the threshold for 12
+	// minutes — one continuous fault, no period, no occurrence planned.
+	"fleet-cases/hover": {period: -1, rule: "threshold"},
+	// A lock every 10 s at a 2 s step: every 10 s (not 20 s), p ≤ 0.01.
+	"fleet-cases/lock10": {period: -1, rule: "threshold", check: func(t *testing.T, r *Report) {
+		if w := r.When; w.OnPhase != w.Clusters || !(w.PValue <= PeriodAlpha) {
+			t.Errorf("when %+v: want every run on the phase, p ≤ %g", w, PeriodAlpha)
+		}
+	}},
+	// Instance A spinning 2 goroutines: its DB calls 5–20 times its
+	// peers', mostly under the 30 ms threshold: the peer rule finds it.
+	"fleet-cases/slow": {period: -1, check: func(t *testing.T, r *Report) {
+		a := r.instance("a:8080")
+		if len(a.Peer) < 3 || !strings.Contains(r.Verdict.Rule, "peer") || !strings.Contains(r.Verdict.Line, "by the peer rule") {
+			t.Errorf("a:8080 peer steps %v, rule %q: want 3 or more, named", a.Peer, r.Verdict.Rule)
+		}
+		for _, ir := range r.Instances {
+			if ir.Name != "a:8080" && len(ir.Bad) > 0 {
+				t.Errorf("%s bad in %v", ir.Name, ir.Bad)
+			}
+		}
+	}},
+	// 2 clients per route and instance (about 15 requests a step), two
+	// stray slow requests on C: the p99 of so few is their largest, which
+	// made "local to c:8080" before; the signal falls back and says so.
+	"fleet-cases/thin": {period: -1, quantileBelow: true, check: func(t *testing.T, r *Report) {
+		if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "too few requests per step for the p99") {
+			t.Errorf("warnings %q: want the fallback said first", r.Warnings)
+		}
+	}},
+	// No fault, a CPU burner per core: no hidden-stall warning.
+	"fleet-cases/busy": {period: -1, noWarning: "stall probe"},
 }
 
 // TestFleetRecordings runs triage over the windows of real fleet runs and

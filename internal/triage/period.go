@@ -305,6 +305,9 @@ type periodResult struct {
 	// stopped once no candidate could pass).
 	spanFrom, spanTo, draws int
 	reason                  string
+	// alternates is set when every gap between the runs is one step: no
+	// other placement of the runs exists, so the test cannot reject.
+	alternates bool
 }
 
 // findPeriod is rule 4's period over the bad steps idx (sorted) of a
@@ -393,6 +396,7 @@ func findPeriod(idx []int, n int) periodResult {
 	if len(pass) == 0 {
 		sort.SliceStable(obs, func(i, j int) bool { return obs[i].score > obs[j].score })
 		res.rejected = obs[0]
+		res.alternates = gaps == len(rs)-1
 		return res
 	}
 	sort.SliceStable(pass, func(i, j int) bool {

@@ -4,7 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // steps returns the bad steps of runs starting at starts, each n long.
@@ -160,5 +162,19 @@ func TestCandidatePeriodsPrune(t *testing.T) {
 		if !slices.EqualFunc(a, b, func(x, y period) bool { x.pValue, y.pValue = 0, 0; return x == y }) {
 			t.Fatalf("starts %v in %d steps: pruned %+v, all %+v", starts, n, a, b)
 		}
+	}
+}
+
+// TestPeriodAlternates: bad in every other step — a lock every 10 s at a
+// 5 s step — is the only placement of its runs, as for a fault that
+// hovers and alternates: no period (the old rule said "every 20 s", its
+// tolerance of a step holding both phases mod 4), and the reason says a
+// shorter step can tell.
+func TestPeriodAlternates(t *testing.T) {
+	idx := steps(1, every(2, 2, 34)...)
+	in := Input{Start: t0, Step: 5 * time.Second, Steps: 36}
+	w := when(in, idx)
+	if w.Period != 0 || w.Candidate != 10*time.Second || !strings.Contains(w.Reason, "a step of at most half of 5s can tell them apart") {
+		t.Errorf("when %+v", w)
 	}
 }

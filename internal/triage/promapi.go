@@ -93,12 +93,20 @@ func decodeRange(status int, body []byte) (model.Matrix, []string, error) {
 }
 
 // labelValues returns the values of label on the series matching match.
+// The endpoint takes GET only (Prometheus 2.42 answers a POST 405).
 func (p promAPI) labelValues(ctx context.Context, label, match string, start, end time.Time) ([]string, error) {
 	form := url.Values{"match[]": {match}, "start": {formatTime(start)}, "end": {formatTime(end)}}
-	status, body, err := p.post(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", form)
+	u := p.client.URL("/api/v1/label/"+url.PathEscape(label)+"/values", nil)
+	u.RawQuery = form.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
+	resp, body, err := p.client.Do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	status := resp.StatusCode
 	var vals []string
 	_, err = decodeAnswer(status, body, &vals)
 	return vals, err

@@ -207,6 +207,7 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 	if err := fill(q.stalls, func(s *InstanceSeries, v []float64) { s.Stalls = v }); err != nil {
 		return in, nil, err
 	}
+	var les map[float64]string
 	// Observations per step: what each step's percentile rests on (and
 	// rule 1's held steps need requests).
 	if c.Signal == "request" {
@@ -218,6 +219,15 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 	}
 	if err := fill(q.noDBCount, func(s *InstanceSeries, v []float64) { s.NoDBCount = v }); err != nil {
 		return in, nil, err
+	}
+	in.Buckets, les = f.buckets(ctx, q.bucketMatch)
+	// Calls over the threshold (over the first bucket bound at or above
+	// it): a step with too few calls for its percentile still counts when
+	// that many of them were slow.
+	if le, ok := boundAtOrAbove(les, c.Threshold.Seconds()); ok {
+		if err := fill(q.overAt(le), func(s *InstanceSeries, v []float64) { s.Over = v }); err != nil {
+			return in, nil, err
+		}
 	}
 	in.Quantile = signalQuantile(c.Signal)
 	if qs := chooseQuantile(in); qs != in.Quantile {
@@ -236,8 +246,19 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 			}
 		}
 	}
-	in.Buckets = f.buckets(ctx, q.bucketMatch)
 	return in, f, nil
+}
+
+// boundAtOrAbove returns the le label of the smallest bucket bound at or
+// above thr (seconds).
+func boundAtOrAbove(les map[float64]string, thr float64) (string, bool) {
+	best, found := math.Inf(1), false
+	for v := range les {
+		if v >= thr-1e-9*math.Max(1, thr) && v < best {
+			best, found = v, true
+		}
+	}
+	return les[best], found
 }
 
 // newFetcher checks c, fills its defaults and makes the client.
@@ -308,8 +329,10 @@ type querySet struct {
 	// DB calls.
 	calls, noDBCount string
 	bucketMatch      string
-	// signalAt is the signal's query at another quantile.
+	// signalAt is the signal's query at another quantile; overAt counts
+	// the observations over the bucket bound le.
 	signalAt func(q float64) string
+	overAt   func(le string) string
 }
 
 // Lookback is how many steps back the previous value of a counter is
@@ -331,6 +354,10 @@ func queries(c Config) querySet {
 	q.signalAt = func(qs float64) string { return hq(strconv.FormatFloat(qs, 'g', -1, 64), hist+"_bucket", sel) }
 	q.signal = q.signalAt(signalQuantile(c.Signal))
 	q.bucketMatch = hist + "_bucket" + sel
+	q.overAt = func(le string) string {
+		return fmt.Sprintf("sum by (job, instance) (%s) - sum by (job, instance) (%s)",
+			stepIncrease(hist+"_count"+sel, c.Step), stepIncrease(hist+"_bucket"+selector(c.Job, c.Route, "le", le), c.Step))
+	}
 	noDB := selector(c.Job, c.Route, "db", "no")
 	q.noDB95 = hq("0.95", "latscope_request_duration_seconds_bucket", noDB)
 	q.noDB99 = hq("0.99", "latscope_request_duration_seconds_bucket", noDB)
@@ -465,23 +492,25 @@ func (f *fetcher) values(s *model.SampleStream) []float64 {
 	return out
 }
 
-// buckets returns the histogram's finite bucket bounds, or nil when
-// Prometheus does not say.
-func (f *fetcher) buckets(ctx context.Context, match string) []float64 {
+// buckets returns the histogram's finite bucket bounds and their le
+// labels, or nil when Prometheus does not say.
+func (f *fetcher) buckets(ctx context.Context, match string) ([]float64, map[float64]string) {
 	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
 	defer cancel()
 	les, err := f.api.labelValues(ctx, "le", match, f.r.Start.Add(-f.c.Step), f.r.End)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var out []float64
+	labels := map[float64]string{}
 	for _, le := range les {
 		if v, err := strconv.ParseFloat(le, 64); err == nil && !math.IsInf(v, 0) {
 			out = append(out, v)
+			labels[v] = le
 		}
 	}
 	sort.Float64s(out)
-	return out
+	return out, labels
 }
 
 // instanceNames names each series by its instance label, or job/instance

@@ -90,6 +90,9 @@ type InstanceSeries struct {
 	// calls, or requests), NoDBCount the requests without DB calls: what
 	// each step's percentile rests on (nil: unknown, every step counts).
 	Counts, NoDBCount []float64
+	// Over are the signal's observations per step over the threshold (over
+	// the first bucket bound at or above it; nil: unknown).
+	Over []float64
 }
 
 // Params are the rules' parameters.

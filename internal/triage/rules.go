@@ -185,7 +185,7 @@ func (r *Report) thinSteps(in Input) Input {
 	need := needFor(r.Quantile)
 	var first []string
 	for k, s := range in.Instances {
-		s.Signal = mask(s.Signal, s.Counts, need)
+		s.Signal = maskThin(s.Signal, s.Counts, s.Over, need)
 		s.NoDB95, s.NoDB99 = mask(s.NoDB95, s.NoDBCount, voteNeed(0.95)), mask(s.NoDB99, s.NoDBCount, voteNeed(0.99))
 		n := 0
 		for i, v := range in.Instances[k].Signal {
@@ -215,6 +215,24 @@ func (r *Report) thinSteps(in Input) Input {
 			r.Thin, need, what, pName(r.Quantile), minTail, strings.Join(first, ", "), more)
 	}
 	return out
+}
+
+// maskThin is mask for the signal: a step with too few observations for
+// its percentile keeps its value all the same when at least minTail of
+// them were over the threshold (over): its fault shows, whatever its
+// throughput.
+func maskThin(xs, counts, over []float64, need float64) []float64 {
+	if over == nil {
+		return mask(xs, counts, need)
+	}
+	eff := make([]float64, len(counts))
+	for i, c := range counts {
+		eff[i] = c
+		if at(over, i) >= minTail {
+			eff[i] = math.Inf(1)
+		}
+	}
+	return mask(xs, eff, need)
 }
 
 // mask returns xs with NaN where counts is under need (xs itself when
@@ -828,6 +846,9 @@ func when(in Input, idx []int) WhenEvidence {
 			w.PValue, w.Candidate = c.pValue, time.Duration(c.p)*in.Step
 			w.Reason = fmt.Sprintf("the best candidate, every %s (%d of %d runs on its phase, %d of its %d slots), has p = %s against one continuous fault from %s to %s; a period needs p ≤ %g",
 				dur(w.Candidate), c.onPhase, w.Clusters, c.hits, c.slots, pText(c.pValue), w.SpanFrom.UTC().Format("15:04:05"), w.SpanTo.UTC().Format("15:04:05"), PeriodAlpha)
+			if res.alternates {
+				w.Reason += fmt.Sprintf("; every gap between the runs is one step, the only way to place them, as a fault that hovers around the threshold would: a step of at most half of %s can tell them apart", dur(in.Step))
+			}
 		}
 		return w
 	}

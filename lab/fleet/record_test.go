@@ -185,7 +185,7 @@ func TestRecordCases(t *testing.T) {
 	thin.DBClients, thin.NoDBClients = 2, 2
 	ld = startLoad(ctx, r.addrs(), thin, time.Hour)
 	lab.Sleep(ctx, c.minutes(2))
-	window("thin", "request", 20, 100*time.Millisecond, Truth{Scope: "none"},
+	window("thin", "request", 20, 200*time.Millisecond, Truth{Scope: "none"},
 		"2 clients per route and instance; one request of instance C 150 ms slower at minutes 5.3 and 13.6 (POST /stray)", func(start time.Time) {
 			for _, m := range []float64{5.3, 13.6} {
 				sleepUntil(ctx, start.Add(c.minutes(m)))
