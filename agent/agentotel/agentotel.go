@@ -24,8 +24,10 @@
 //   - a client or producer span under such a request, on any goroutine, is
 //     a call: a mark region named by its kind (tracelog.RegionKind: "http
 //     HOST", "rpc /pkg.Service/Method", "db SYSTEM", "cache SYSTEM", "call
-//     NAME", from the span's semantic-convention attributes at its start)
-//     begun and ended where the span starts, with a tracelog.Span log of its
+//     NAME", from the span's semantic-convention attributes) begun and ended
+//     where the span starts (or, when its attributes at the start do not say
+//     its kind, where they are first set: otelhttp's transport sets them
+//     just after it starts the span), with a tracelog.Span log of its
 //     traceparent inside; and a tracelog.SpanEnd log of the same traceparent
 //     and the span's duration where it ends, on whichever goroutine ends it,
 //     in the request's task. A span may end on any goroutine and in any order
@@ -186,25 +188,54 @@ func (w *serverSpan) End(opts ...oteltrace.SpanEndOption) {
 	w.req.task.End()
 }
 
-// startCall starts a call's span and marks it.
+// startCall starts a call's span and marks it: where it starts when its
+// attributes there say its kind, else where its attributes are first set
+// (otelhttp's transport sets them right after it starts the span, on the
+// same goroutine), else where it ends.
 func (t *tracer) startCall(ctx context.Context, req *request, name string, attrs []attribute.KeyValue, opts []oteltrace.SpanStartOption) (context.Context, oteltrace.Span) {
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
 	var buf [64]byte
-	tp := string(tracelog.AppendTraceParent(buf[:0], traceParent(s.SpanContext())))
-	r := trace.StartRegion(ctx, callName(name, attrs))
-	trace.Log(ctx, tracelog.Span, tp)
-	r.End()
-	w := &callSpan{Span: s, req: req, tp: tp, start: time.Now()}
+	w := &callSpan{Span: s, req: req, ctx: ctx, name: name, tp: string(tracelog.AppendTraceParent(buf[:0], traceParent(s.SpanContext()))), start: time.Now()}
+	if call := callName(name, attrs); tracelog.RegionKind(call) != tracelog.KindCall {
+		w.mark(call)
+	} else {
+		w.attrs = attrs
+	}
 	return oteltrace.ContextWithSpan(ctx, w), w
 }
 
 // callSpan is a call's span: its End logs the call's end.
 type callSpan struct {
 	oteltrace.Span
-	req   *request
-	tp    string
-	start time.Time
-	ended atomic.Bool
+	req    *request
+	ctx    context.Context // the span's, for its mark
+	name   string
+	tp     string
+	start  time.Time
+	mu     sync.Mutex
+	attrs  []attribute.KeyValue // the start's, until marked
+	marked bool
+	ended  atomic.Bool
+}
+
+// mark writes the call's mark region, named call, once.
+func (w *callSpan) mark(call string) {
+	w.marked = true
+	w.attrs = nil
+	r := trace.StartRegion(w.ctx, call)
+	trace.Log(w.ctx, tracelog.Span, w.tp)
+	r.End()
+}
+
+// SetAttributes implements oteltrace.Span: the first call marks a span not
+// marked yet, named by its attributes so far.
+func (w *callSpan) SetAttributes(kv ...attribute.KeyValue) {
+	w.Span.SetAttributes(kv...)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.marked {
+		w.mark(callName(w.name, append(w.attrs[:len(w.attrs):len(w.attrs)], kv...)))
+	}
 }
 
 // End implements oteltrace.Span.
@@ -214,6 +245,11 @@ func (w *callSpan) End(opts ...oteltrace.SpanEndOption) {
 	if w.ended.Swap(true) || !trace.IsEnabled() {
 		return
 	}
+	w.mu.Lock()
+	if !w.marked {
+		w.mark(callName(w.name, w.attrs))
+	}
+	w.mu.Unlock()
 	trace.Log(w.req.ctx, tracelog.SpanEnd, tracelog.FormatSpanEnd(w.tp, d))
 }
 

@@ -350,3 +350,34 @@ func TestCallName(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkAfterStart: a client span whose attributes are set after it
+// starts (as otelhttp's transport does) is marked where they are set, named
+// by them; one never given any is marked "call NAME" where it ends.
+func TestMarkAfterStart(t *testing.T) {
+	sdk := sdktrace.NewTracerProvider()
+	defer sdk.Shutdown(context.Background())
+	tracer := Wrap(sdk).Tracer("latscope.test")
+	evs := agenttest.Traced(t, func() {
+		ctx, req := tracer.Start(context.Background(), "GET", oteltrace.WithSpanKind(oteltrace.SpanKindServer))
+		_, c := tracer.Start(ctx, "HTTP GET", oteltrace.WithSpanKind(oteltrace.SpanKindClient))
+		c.SetAttributes(attribute.String("http.request.method", "GET"), attribute.String("server.address", "up"), attribute.Int("server.port", 80))
+		c.SetAttributes(attribute.String("db.system", "redis")) // later attributes do not rename it
+		c.End()
+		_, c = tracer.Start(ctx, "publish", oteltrace.WithSpanKind(oteltrace.SpanKindProducer))
+		c.End()
+		req.End()
+	})
+	var regions []string
+	for _, ev := range evs {
+		if ev.Kind == agenttest.KindRegionBegin {
+			regions = append(regions, ev.Name)
+		}
+	}
+	if want := []string{"http up:80", "call publish"}; fmt.Sprint(regions) != fmt.Sprint(want) {
+		t.Errorf("regions %q, want %q", regions, want)
+	}
+	if n, m := len(agenttest.Logs(evs, tracelog.Span)), len(agenttest.Logs(evs, tracelog.SpanEnd)); n != 2 || m != 2 {
+		t.Errorf("%d Span and %d SpanEnd logs, want 2 each", n, m)
+	}
+}
