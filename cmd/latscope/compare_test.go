@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/render"
 )
 
 // corpusTrace is a recording of testdata/corpus (see its README).
@@ -145,14 +146,14 @@ func TestComparePredictedSeries(t *testing.T) {
 		}
 		opts := budget.DefaultOptions
 		opts.Predictions = []budget.Prediction{p}
-		paths := &criticalTerms{byGroup: map[string]*groupPaths{}}
-		opts.Each = paths.add
+		paths := render.NewCriticalTerms()
+		opts.Each = paths.Add
 		res, err := analysis.File(t.Context(), tc.trace, opts, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		g := res.Groups[0]
-		series := paths.predicted(g, res.Terms, opts.Predictions)
+		series := paths.Predicted(g, res.Terms, opts.Predictions)
 		if len(series) != 1 || len(series[0]) != g.Count {
 			t.Fatalf("%s: series %d × %d for %d requests", tc.spec, len(series), len(series[0]), g.Count)
 		}
@@ -161,7 +162,7 @@ func TestComparePredictedSeries(t *testing.T) {
 			sum += float64(v)
 			sumLat += float64(g.Latencies[i])
 		}
-		for _, v := range paths.byGroup[g.Name].gains(p, res.Terms) {
+		for _, v := range paths.RawGains(g.Name, p, res.Terms) {
 			sumGain += v
 		}
 		n := float64(g.Count)

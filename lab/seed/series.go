@@ -18,22 +18,21 @@ type series struct {
 	path     []float64 // the critical path, unknown time included
 	critWait []float64 // critical-path time in waits (terms)
 	critRun  []float64 // critical-path scheduler wait (runnable)
-	// pred holds, per prediction spec, each request's predicted latency
-	// (predicted, below).
+	// pred holds, per prediction spec, each request's predicted latency,
+	// approximated from its critical path as latscope compare does
+	// (render.CriticalTerms, docs/method.md §13).
 	pred map[string][]float64
-	// crit is each request's critical time by term, for pred.
-	crit [][]termTime
-}
-
-type termTime struct {
-	term critpath.TermID
-	ns   int64
 }
 
 // collector gathers series by request type from budget.Options.Each.
-type collector struct{ byGroup map[string]*series }
+type collector struct {
+	byGroup map[string]*series
+	crit    *render.CriticalTerms // each request's critical time by term, for pred
+}
 
-func newCollector() *collector { return &collector{byGroup: map[string]*series{}} }
+func newCollector() *collector {
+	return &collector{byGroup: map[string]*series{}, crit: render.NewCriticalTerms()}
+}
 
 // each is budget.Options.Each: it books one finished request.
 func (c *collector) each(group string, p *budget.Path) {
@@ -43,35 +42,23 @@ func (c *collector) each(group string, p *budget.Path) {
 		c.byGroup[group] = s
 	}
 	var path, wait, run float64
-	var tt []termTime
 	for _, seg := range p.Segs {
-		d := int64(seg.End - seg.Start)
-		path += float64(d)
+		d := float64(seg.End - seg.Start)
+		path += d
 		switch {
 		case seg.Unknown:
 		case seg.Term == critpath.NoTerm && seg.Kind == frame.Running:
 		case seg.Term == critpath.NoTerm:
-			run += float64(d)
+			run += d
 		default:
-			wait += float64(d)
-			found := false
-			for k := range tt {
-				if tt[k].term == seg.Term {
-					tt[k].ns += d
-					found = true
-					break
-				}
-			}
-			if !found {
-				tt = append(tt, termTime{seg.Term, d})
-			}
+			wait += d
 		}
 	}
 	s.lat = append(s.lat, float64(p.Latency))
 	s.path = append(s.path, path)
 	s.critWait = append(s.critWait, wait)
 	s.critRun = append(s.critRun, run)
-	s.crit = append(s.crit, tt)
+	c.crit.Add(group, p)
 }
 
 // group returns the series of g, with its predictions' per-request
@@ -87,62 +74,14 @@ func (c *collector) group(g *budget.Group, terms []budget.Term, preds []budget.P
 		}
 	}
 	s.pred = map[string][]float64{}
-	if len(g.Predictions) == len(preds) {
-		for i, p := range preds {
-			s.pred[g.Predictions[i].Spec] = s.predicted(p, terms, g.Predictions[i].Mean)
+	for i, gains := range c.crit.Gains(g, terms, preds) {
+		out := make([]float64, len(s.lat))
+		for r := range s.lat {
+			out[r] = s.lat[r] - gains[r]
 		}
+		s.pred[g.Predictions[i].Spec] = out
 	}
-	s.crit = nil
 	return s
-}
-
-// predicted approximates each request's predicted latency from its
-// critical path as latscope compare does (docs/method.md §13): remove
-// takes the matched terms' critical time off the latency, overlap=A,B the
-// smaller of the two; the gains are then scaled to average to the
-// simulation's (mean is the simulated predicted mean), so only their
-// spread is the approximation's.
-func (s *series) predicted(p budget.Prediction, terms []budget.Term, mean float64) []float64 {
-	matches := func(t critpath.TermID, name string) bool {
-		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
-	}
-	gains := make([]float64, len(s.lat))
-	var sumLat, sumGain float64
-	for r := range s.lat {
-		var a, b int64
-		for _, tt := range s.crit[r] {
-			if matches(tt.term, p.A) {
-				a += tt.ns
-			} else if p.Op == budget.OpOverlap && matches(tt.term, p.B) {
-				b += tt.ns
-			}
-		}
-		switch p.Op {
-		case budget.OpRemove:
-			gains[r] = float64(a)
-		case budget.OpScale:
-			gains[r] = (1 - p.Factor) * float64(a)
-		default:
-			gains[r] = float64(min(a, b))
-		}
-		sumLat += s.lat[r]
-		sumGain += gains[r]
-	}
-	n := float64(len(s.lat))
-	want := sumLat/n - mean
-	scale, shift := 1.0, 0.0
-	switch got := sumGain / n; {
-	case math.Abs(got-want) <= 1e-9*math.Abs(want)+0.5:
-	case got != 0:
-		scale = want / got
-	default:
-		shift = want
-	}
-	out := make([]float64, len(s.lat))
-	for r := range s.lat {
-		out[r] = s.lat[r] - (scale*gains[r] + shift)
-	}
-	return out
 }
 
 // ms converts an estimate in nanoseconds to milliseconds.
