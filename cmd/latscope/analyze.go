@@ -16,6 +16,7 @@ import (
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/capture"
 	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
 	htmlreport "github.com/latscope/latscope/internal/report/html"
 	"github.com/latscope/latscope/internal/report/pprofexport"
@@ -31,11 +32,11 @@ type analyzeOptions struct {
 	app      stringList
 	frame    regexpFlag
 	task     string
-	predict  predictions
+	whatIfs  whatIfs
 	cpuSecs  float64
 	clients  float64
 	cores    float64
-	pool     int
+	pools    []queueing.PoolSpec
 	infer    inferFlag
 	minShare float64
 	tree     bool
@@ -54,7 +55,7 @@ type jfrOptions struct {
 	App          []string // --app prefixes
 	Predictions  []budget.Prediction
 	// Only lists the flags given that need the latscope.Request events
-	// (--predict, --clients, --cores, --pool).
+	// (--what-if or --predict, --clients, --cores, --pool).
 	Only []string
 }
 
@@ -78,7 +79,8 @@ var (
 const analyzeExamples = `
 examples:
   latscope analyze demo.trace
-  latscope analyze --predict overlap=callUpstream,queryDB --predict remove=lockedSection demo.trace
+  latscope analyze --what-if overlap=callUpstream,queryDB --what-if remove=lockedSection demo.trace
+  latscope analyze --clients 20 --pool 10 --what-if remove=callUpstream demo.trace
   latscope analyze --json --cpu-seconds 0.171 demo.trace
   curl -s localhost:6060/debug/pprof/trace?seconds=5 | latscope analyze -
   latscope analyze web-1.trace web-2.trace      several instances, by request type
@@ -92,12 +94,13 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
-	fs.Var(&o.predict, "predict", "what-if `SPEC`: remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM (repeatable); TERM is any frame on a call path (GetUser) or a run of them (GetUser>query)")
+	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; TERM is any frame on a call path (GetUser) or a run of them (GetUser>query). pool=, cores=, clients=, rate= are latscope predict's")
+	fs.Var(o.whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
 	floatVar(fs.FlagSet, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
 	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
-	intVar(fs.FlagSet, &o.pool, "pool", 0, 0, maxPool, "connection pool size `N`, to cap predicted throughput by the pool")
+	fs.Var(&poolFlag{pools: &o.pools}, "pool", "cap predicted throughput by a pool of `SIZE`: a database/sql, pgxpool or puddle pool, recognised by its acquire wait (default: no cap). NAME:SIZE, a pool named by the frame that acquires it, is latscope predict's")
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else inferred from net/http and grpc-go server goroutines), tasks, http (inferred only)")
 	floatVar(fs.FlagSet, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
@@ -126,8 +129,15 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return fmt.Errorf("%s applies to Go execution traces only; %s is read as a JVM recording", strings.Join(set, ", "), file)
 	}
 	if isJFR {
-		o.jfr.Predictions = o.predict
-		o.jfr.Only = setFlags(fs.FlagSet, "predict", "clients", "cores", "pool")
+		o.jfr.Predictions = o.whatIfs.predictions()
+		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "cores", "pool")
+	}
+	pool, err := analyzePool(o.pools, file)
+	if err != nil {
+		return err
+	}
+	if err := o.whatIfs.timelineOnly("analyze", file); err != nil {
+		return err
 	}
 	if err := checkInput(file, "trace file"); err != nil {
 		return err
@@ -154,11 +164,10 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		opts.Rules.Module = mod
 	}
 	opts.Infer = o.infer.mode
-	opts.Predictions = o.predict
-	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: o.pool,
+	opts.Predictions = o.whatIfs.predictions()
+	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: pool,
 		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
 	var tr *pipeline.Report
-	var err error
 	if isJFR {
 		tr, err = analyzeRecording(ctx, file, o.jfr, o.app, in)
 	} else {
@@ -200,6 +209,27 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 		return nil, fmt.Errorf("--pool %d: %s has no pool wait (a park beneath a known pool, a Semaphore.acquire or a blocking queue's take/poll, docs/jfr.md): nothing to cap", in.Pool, file)
 	}
 	return pipeline.FromResult(r.Res, in)
+}
+
+// analyzePool is the one pool size analyze caps throughput by, 0 for none:
+// analyze knows the pools that are recognised by their acquire wait
+// (database/sql, pgxpool, puddle), given by SIZE alone; a pool named by
+// its frame, or a second pool, is refused for latscope predict, which
+// models them.
+func analyzePool(pools []queueing.PoolSpec, file string) (int, error) {
+	for _, p := range pools {
+		if p.Name != "" {
+			return 0, fmt.Errorf("--pool %s:%d: analyze caps throughput by a database/sql, pgxpool or puddle pool, recognised by its acquire wait, given by SIZE alone (--pool %d); a pool named by the frame that acquires it is latscope predict's: latscope predict --pool %s:%d %s",
+				p.Name, p.Size, p.Size, p.Name, p.Size, file)
+		}
+	}
+	if len(pools) > 1 {
+		return 0, fmt.Errorf("--pool given %d times: analyze caps throughput by one pool; latscope predict models several (--pool NAME:SIZE, repeatable)", len(pools))
+	}
+	if len(pools) == 0 {
+		return 0, nil
+	}
+	return pools[0].Size, nil
 }
 
 // setFlags returns the names (as --name) of those of names that were given
@@ -327,7 +357,7 @@ func isMany(args []string) bool {
 
 // perTraceFlags are the flags that need one trace: their findings come
 // from one trace's timelines and counters, which do not add across traces.
-var perTraceFlags = []string{"predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
+var perTraceFlags = []string{"what-if", "predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
 
 // analyzeMany analyses several traces, or a directory of snapshots, one at
 // a time and prints their aggregate by request type, with a row per

@@ -195,7 +195,7 @@ func compareResult(ctx context.Context, name string, opts budget.Options) (*budg
 	}
 	var only []string
 	if len(opts.Predictions) > 0 {
-		only = []string{"--predict"}
+		only = []string{"--what-if"}
 	}
 	r, a, err := analyzeJFRWith(ctx, name, jfrOptions{App: opts.Rules.App, Predictions: opts.Predictions, Only: only})
 	if err != nil {

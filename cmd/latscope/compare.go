@@ -18,13 +18,13 @@ func init() {
 
 const compareExamples = `
 examples:
-  latscope compare --predict overlap=callUpstream,queryDB serial.trace overlapped.trace
-  latscope compare --json --miss 3 --predict remove=lockedSection before.trace after.trace
+  latscope compare --what-if overlap=callUpstream,queryDB serial.trace overlapped.trace
+  latscope compare --json --miss 3 --what-if remove=lockedSection before.trace after.trace
 `
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	var (
-		preds   predictions
+		whatIfs whatIfs
 		app     stringList
 		task    string
 		miss    float64
@@ -32,7 +32,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		clients float64
 	)
 	fs := newFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
-	fs.Var(&preds, "predict", "what-if `SPEC` evaluated on BEFORE (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM")
+	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, as in analyze. pool=, cores=, clients=, rate= are latscope predict's")
+	fs.Var(whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
 	positiveFloatVar(fs.FlagSet, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
@@ -45,6 +46,10 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if fs.NArg() != 2 {
 		return fmt.Errorf("want two trace files (before and after), got %d arguments", fs.NArg())
 	}
+	if err := whatIfs.timelineOnly("compare", fs.Arg(0)); err != nil {
+		return err
+	}
+	preds := whatIfs.predictions()
 	for _, name := range fs.Args() {
 		if err := checkInput(name, "trace file"); err != nil {
 			return err

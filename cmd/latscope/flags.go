@@ -1,11 +1,15 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/queueing"
 )
 
 // stringList is a repeatable string flag.
@@ -14,23 +18,167 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-// predictions is a repeatable --predict flag, parsed as it is set.
-type predictions []budget.Prediction
+// What-ifs and pools speak one grammar in every command (analyze, compare,
+// predict):
+//
+//	--what-if SPEC (repeatable; analyze and compare also take it as --predict)
+//	  remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   change the request's timeline
+//	  pool=SIZE  pool=NAME:SIZE  cores=N  clients=N  rate=R   change the queueing model's inputs
+//	--pool SIZE | NAME:SIZE
+//
+// A command that cannot evaluate a kind refuses it with an error naming
+// the flag and the command that can; it never ignores it.
 
-func (p *predictions) String() string {
+// whatIfs is the repeatable --what-if flag, parsed as it is set: the specs
+// as given, and the timeline ones (remove, scale, overlap) as predictions.
+type whatIfs struct {
+	specs []whatIf
+}
+
+// whatIf is one spec and the flag name it was given by.
+type whatIf struct {
+	spec, flag string
+	pred       *budget.Prediction // a timeline what-if; nil for a model one
+}
+
+// modelWhatIfs are the what-ifs that change the queueing model's inputs,
+// which latscope predict evaluates.
+var modelWhatIfs = []string{"pool", "cores", "clients", "rate"}
+
+// parseWhatIf checks spec's grammar. Timeline what-ifs are parsed whole;
+// the model's are checked for their kind (and a pool for its size) here and
+// for their values where the model applies them (queueing.Predict).
+func parseWhatIf(spec string) (*budget.Prediction, error) {
+	op, arg, _ := strings.Cut(spec, "=")
+	switch {
+	case op == "remove" || op == "scale" || op == "overlap":
+		p, err := budget.ParsePrediction(spec)
+		if err != nil {
+			return nil, err
+		}
+		return &p, nil
+	case op == "pool":
+		if _, err := queueing.ParsePool(arg); err != nil {
+			return nil, fmt.Errorf("what-if %q: %w", spec, err)
+		}
+		return nil, nil
+	case slices.Contains(modelWhatIfs, op):
+		if arg == "" {
+			return nil, fmt.Errorf("what-if %q: want %s=N", spec, op)
+		}
+		return nil, nil
+	}
+	return nil, fmt.Errorf("what-if %q: unknown operation %q (remove=, scale=, overlap=, pool=, cores=, clients=, rate=)", spec, op)
+}
+
+// flag returns the flag.Value that appends to w under the flag name (its
+// own, or an alias).
+func (w *whatIfs) flag(name string) flag.Value { return &whatIfFlag{w, name} }
+
+type whatIfFlag struct {
+	w    *whatIfs
+	name string
+}
+
+func (f *whatIfFlag) String() string {
+	if f == nil || f.w == nil {
+		return ""
+	}
 	var ss []string
-	for _, x := range *p {
-		ss = append(ss, x.Spec)
+	for _, x := range f.w.specs {
+		ss = append(ss, x.spec)
 	}
 	return strings.Join(ss, " ")
 }
 
-func (p *predictions) Set(v string) error {
-	x, err := budget.ParsePrediction(v)
+func (f *whatIfFlag) Set(v string) error {
+	p, err := parseWhatIf(v)
 	if err != nil {
 		return err
 	}
-	*p = append(*p, x)
+	f.w.specs = append(f.w.specs, whatIf{spec: v, flag: "--" + f.name, pred: p})
+	return nil
+}
+
+// predictions returns the timeline what-ifs, in order.
+func (w *whatIfs) predictions() []budget.Prediction {
+	var out []budget.Prediction
+	for _, x := range w.specs {
+		if x.pred != nil {
+			out = append(out, *x.pred)
+		}
+	}
+	return out
+}
+
+// all returns every spec as given, in order.
+func (w *whatIfs) all() []string {
+	var out []string
+	for _, x := range w.specs {
+		out = append(out, x.spec)
+	}
+	return out
+}
+
+// timelineOnly refuses the model's what-ifs in command, which evaluates
+// the timeline ones alone: one line naming the flag, and latscope predict,
+// which evaluates them.
+func (w *whatIfs) timelineOnly(command, inputs string) error {
+	for _, x := range w.specs {
+		if x.pred == nil {
+			op, arg, _ := strings.Cut(x.spec, "=")
+			also := ""
+			if command == "analyze" && (op == "cores" || op == "clients" || op == "pool" && !strings.Contains(arg, ":")) {
+				also = fmt.Sprintf(" (or --%s %s: the capacity analyze's throughput uses)", op, arg)
+			}
+			return fmt.Errorf("%s %s: %s evaluates remove=, scale= and overlap= on the trace's timelines; %s= changes the queueing model's inputs, which latscope predict solves: latscope predict --what-if %s %s%s",
+				x.flag, x.spec, command, op, x.spec, inputs, also)
+		}
+	}
+	return nil
+}
+
+// poolFlag is a repeatable --pool flag: SIZE alone (a database/sql, pgxpool
+// or puddle pool, recognised by its acquire wait) or NAME:SIZE (NAME the
+// frame that acquires it), the grammar of the what-if pool=. min is the
+// smallest SIZE: 0 where it means no pool (analyze's default).
+type poolFlag struct {
+	pools *[]queueing.PoolSpec
+	min   int
+}
+
+func (p *poolFlag) String() string {
+	if p == nil || p.pools == nil {
+		return ""
+	}
+	var ss []string
+	for _, x := range *p.pools {
+		if x.Name == "" {
+			ss = append(ss, strconv.Itoa(x.Size))
+		} else {
+			ss = append(ss, fmt.Sprintf("%s:%d", x.Name, x.Size))
+		}
+	}
+	return strings.Join(ss, ",")
+}
+
+func (p *poolFlag) Set(v string) error {
+	x, err := queueing.ParsePool(v)
+	if err != nil && p.min == 0 && (v == "0" || strings.HasSuffix(v, ":0")) {
+		name, _, _ := strings.Cut(v, ":")
+		if name == v {
+			name = ""
+		}
+		x, err = queueing.PoolSpec{Name: name, Size: 0}, nil
+	}
+	if err != nil {
+		extra := ""
+		if p.min == 0 {
+			extra = " (0: no pool)"
+		}
+		return fmt.Errorf("want a whole number from %d%s to %d, or NAME:SIZE with NAME the frame that acquires the pool", p.min, extra, maxPool)
+	}
+	*p.pools = append(*p.pools, x)
 	return nil
 }
 

@@ -17,31 +17,11 @@ func init() {
 	register("predict", "what-ifs solved on the closed queueing network measured from a trace: latency, throughput, utilisation, where the bottleneck moves", runPredict)
 }
 
-// poolList is a repeatable --pool NAME:SIZE flag.
-type poolList []queueing.PoolSpec
-
-func (p *poolList) String() string {
-	var ss []string
-	for _, x := range *p {
-		ss = append(ss, fmt.Sprintf("%s:%d", x.Name, x.Size))
-	}
-	return strings.Join(ss, ",")
-}
-
-func (p *poolList) Set(v string) error {
-	x, err := queueing.ParsePool(v)
-	if err != nil {
-		return err
-	}
-	*p = append(*p, x)
-	return nil
-}
-
 const predictSynopsis = "predict [flags] TRACE"
 
 const predictExamples = `
 what-ifs (--what-if, repeatable):
-  remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   as in analyze --predict
+  remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   as in analyze and compare --what-if
   pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N  rate=R (open workloads)
 
 examples:
@@ -60,8 +40,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		rate    float64
 		open    bool
 		cores   float64
-		pools   poolList
-		whatIfs stringList
+		pools   []queueing.PoolSpec
+		whatIfs whatIfs
 		jfr     jfrOptions
 	)
 	fs := newFlagSet("predict", predictSynopsis, stderr)
@@ -72,8 +52,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
 	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
-	fs.Var(&pools, "pool", "a pool `NAME:SIZE` (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
-	fs.Var(&whatIfs, "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE, cores=N, clients=N")
+	fs.Var(&poolFlag{pools: &pools, min: 1}, "pool", "a pool `NAME:SIZE` or SIZE (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
+	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE (or pool=SIZE), cores=N, clients=N, rate=R")
 	fs.StringVar(&jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` whose threads' events are request time, as in analyze")
 	intVar(fs.FlagSet, &jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
@@ -102,12 +82,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			opts.Rules.Module = mod
 		}
 	}
-	for _, w := range whatIfs { // overlaps need the timeline simulation
-		if strings.HasPrefix(w, "overlap=") {
-			p, err := budget.ParsePrediction(w)
-			if err != nil {
-				return fmt.Errorf("--what-if: %w", err)
-			}
+	for _, p := range whatIfs.predictions() { // overlaps need the timeline simulation
+		if p.Op == budget.OpOverlap {
 			opts.Predictions = append(opts.Predictions, p)
 		}
 	}
@@ -133,7 +109,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if (open || rate > 0) && clients > 0 {
 		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
 	}
-	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs)
+	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs.all())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -200,7 +176,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 // wait (a park beneath a known pool, a Semaphore's acquire or a blocking
 // queue's take, docs/jfr.md), so that the model finds its holds (the waits
 // beneath that frame's hold, io.latscope.Holds) as it does for NAME:SIZE.
-func jvmPools(res *budget.Result, pools poolList) (poolList, error) {
+func jvmPools(res *budget.Result, pools []queueing.PoolSpec) ([]queueing.PoolSpec, error) {
 	out := slices.Clone(pools)
 	for i, p := range out {
 		if p.Name != "" {
