@@ -200,11 +200,24 @@ func TestOTelBridge(t *testing.T) {
 			t.Errorf("request of trace %s: route %q logged, the client asked %q", tid, routeOf[ev.Task], r.route)
 		}
 	}
+	// A request the client timed inside the window but whose server task
+	// began before the trace (the wall clocks are matched to within the
+	// trace's clock snapshot, not exactly) is in no task: the bar
+	// for counts, ±1 %, holds for these too. One seen in two requests is
+	// always an error.
+	notFound := 0
 	for tid, r := range inWindow {
-		if found[tid] != 1 {
-			t.Errorf("trace %s (%s, the client's %v to %v after the window's start, which lasts %v): %d requests in the trace carry it, want 1",
-				tid, r.route, r.start.Sub(from), r.end.Sub(from), to.Sub(from), found[tid])
+		switch {
+		case found[tid] > 1:
+			t.Errorf("trace %s (%s): %d requests in the trace carry it, want 1", tid, r.route, found[tid])
+		case found[tid] == 0:
+			notFound++
+			t.Logf("trace %s (%s, the client's %v to %v after the window's start, which lasts %v): in no request of the trace",
+				tid, r.route, r.start.Sub(from), r.end.Sub(from), to.Sub(from))
 		}
+	}
+	if 100*notFound > len(inWindow) {
+		t.Errorf("%d of %d requests the clients completed in the window are found by no trace ID (want at most 1 %%)", notFound, len(inWindow))
 	}
 	exported := map[string]bool{}
 	for _, s := range exp.GetSpans() {
