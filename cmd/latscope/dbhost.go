@@ -86,7 +86,7 @@ func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 	fs := newFlagSet("dbhost", dbhostSynopsis, stderr)
 	fs.StringVar(&o.pgdata, "pgdata", "", "PostgreSQL data `DIR`: its postmaster.pid names the process whose children (the backends) are recorded")
 	fs.IntVar(&o.rec.Parent, "pid", 0, "`PID` whose children are recorded (PostgreSQL's postmaster), instead of --pgdata")
-	fs.StringVar(&o.out, "o", "", "recording `FILE` (written when the recording ends)")
+	fs.StringVar(&o.out, "o", "", "recording `FILE` (written when the recording ends; alias --out)")
 	fs.StringVar(&o.out, "out", "", "same as -o")
 	fs.DurationVar(&o.rec.Period, "period", o.rec.Period, "sampling period: a wait is placed to within one period")
 	fs.DurationVar(&o.dur, "for", 0, "stop after this long (0: at Ctrl-C)")

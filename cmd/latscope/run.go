@@ -233,6 +233,9 @@ func (h *helpRequest) print(w io.Writer) {
 // never printed as a default, whatever the flag's type.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if isAlias(f) {
+			return // its flag's line names it
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "  -%s", f.Name)
 		name, usage := flag.UnquoteUsage(f)
@@ -255,4 +258,10 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, b.String())
 	})
+}
+
+// isAlias tells a flag kept as another name of a flag ("the same as
+// --what-if SPEC"): help lists it on the line of the flag it stands for.
+func isAlias(f *flag.Flag) bool {
+	return strings.HasPrefix(f.Usage, "the same as ") || strings.HasPrefix(f.Usage, "same as ")
 }
