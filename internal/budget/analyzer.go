@@ -47,6 +47,21 @@ type Analyzer struct {
 	// ended, from index settled on (finish, settle).
 	pending []*reqState
 	settled int
+	// begun are the tasks the trace saw begin (requests and sub-tasks);
+	// orphans those whose parent it did not (pieces of requests it cut,
+	// and their sub-tasks). cutRoute is the latscope.route log of a task begun
+	// before the trace, for its end; renamedFrom the task names a route
+	// log replaced.
+	begun       map[tracein.TaskID]struct{}
+	orphans     map[tracein.TaskID]struct{}
+	cutRoute    map[tracein.TaskID]string
+	renamedFrom map[string]bool
+	// traceWant is Options.TraceID parsed (traceOK: it parsed); traceErr
+	// its error.
+	traceWant TraceID
+	traceOK   bool
+	traceErr  error
+	matched   int // requests booked that carry traceWant
 }
 
 // regionID interns a region type.
@@ -69,6 +84,15 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		nested: map[tracein.TaskID]*reqState{},
 		groups: map[string]*groupState{},
 		procs:  map[int64]tracein.Time{},
+
+		begun:       map[tracein.TaskID]struct{}{},
+		orphans:     map[tracein.TaskID]struct{}{},
+		cutRoute:    map[tracein.TaskID]string{},
+		renamedFrom: map[string]bool{},
+	}
+	if opts.TraceID != "" {
+		a.traceWant, a.traceErr = ParseTraceID(opts.TraceID)
+		a.traceOK = a.traceErr == nil
 	}
 	a.terms = newTerms(&a.opts.Rules, stacks)
 	a.regionNames, a.regionIndex = []string{""}, map[string]int32{"": 0}

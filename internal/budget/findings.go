@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // FindingKind classifies a Finding.
@@ -14,19 +15,20 @@ type FindingKind uint8
 
 // Finding kinds.
 const (
-	FindNoRequests   FindingKind = iota // nothing to analyse: say how to add tasks
-	FindInferred                        // requests inferred from net/http or grpc-go server goroutines
-	FindCutByWindow                     // requests cut by the trace window were excluded
-	FindWarmup                          // the first requests are much slower: warm-up in the window
-	FindCPUSaturated                    // Ps busy nearly all the time: latency contains CPU queueing
-	FindOverfull                        // goroutine time over 100 % of latency in requests that never fork
-	FindUnexplained                     // critical-path time the timelines could not explain
-	FindNoMatch                         // a prediction or filter matched nothing (an error for the CLI)
-	FindCPUMismatch                     // trace running time and the independent CPU counter disagree
-	FindHostBusy                        // Ps busy nearly all the time, but the process's own counter shows it was not
-	FindCoverage                        // critical waits plus independent CPU outside the coverage band
-	FindTransport                       // time outside the requests that the server's transport goroutines show (gRPC)
-	FindUncounted                       // a server framework's requests ran outside every request counted
+	FindNoRequests    FindingKind = iota // nothing to analyse: say how to add tasks
+	FindInferred                         // requests inferred from net/http or grpc-go server goroutines
+	FindCutByWindow                      // requests cut by the trace window were excluded
+	FindWarmup                           // the first requests are much slower: warm-up in the window
+	FindCPUSaturated                     // Ps busy nearly all the time: latency contains CPU queueing
+	FindOverfull                         // goroutine time over 100 % of latency in requests that never fork
+	FindUnexplained                      // critical-path time the timelines could not explain
+	FindNoMatch                          // a prediction or filter matched nothing (an error for the CLI)
+	FindCPUMismatch                      // trace running time and the independent CPU counter disagree
+	FindHostBusy                         // Ps busy nearly all the time, but the process's own counter shows it was not
+	FindCoverage                         // critical waits plus independent CPU outside the coverage band
+	FindTransport                        // time outside the requests that the server's transport goroutines show (gRPC)
+	FindUncounted                        // a server framework's requests ran outside every request counted
+	FindBadRequestLog                    // latscope.request logs without a valid traceparent
 )
 
 var findingNames = [...]string{
@@ -34,6 +36,7 @@ var findingNames = [...]string{
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
 	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
 	FindHostBusy: "host-busy", FindCoverage: "coverage", FindTransport: "outside-request", FindUncounted: "uncounted-requests",
+	FindBadRequestLog: "bad-request-log",
 }
 
 // String returns the kind's name as used in JSON.
@@ -66,11 +69,26 @@ const (
 func findings(res *Result, a *Analyzer) []error {
 	var out []error
 	add := func(f *Finding) { out = append(out, f) }
-	if len(res.Groups) == 0 || total(res.Groups) == 0 {
+	switch {
+	case a.traceErr != nil:
+		add(&Finding{Kind: FindNoMatch, Refuse: true, Text: a.traceErr.Error()})
+	case a.opts.TraceID != "" && a.matched == 0:
+		add(&Finding{Kind: FindNoMatch, Refuse: true, Text: fmt.Sprintf("no request that began and ended in the trace has trace ID %s (%d of its requests carry a trace ID in a %s log)",
+			a.traceWant, res.Info.TracedRequests, tracelog.Request)})
+	case len(res.Groups) == 0 || total(res.Groups) == 0:
 		add(&Finding{Kind: FindNoRequests, Refuse: true, Text: noRequestsText(res)})
 	}
 	if n := res.Info.ExcludedUntyped; n > 0 {
 		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) that began before the trace are excluded (the trace does not record their type)", n)})
+	}
+	if n := res.Info.OrphanTasks; n > 0 {
+		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) whose parent task began before the trace are excluded: pieces of requests the trace cut (OpenTelemetry's SDK begins a task per span), not requests", n)})
+	}
+	if n := res.Info.ExcludedUnrouted; n > 0 {
+		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d request(s) still open at the trace's end are excluded: their route, logged at a request's end (%s), is not in the trace", n, tracelog.Route)})
+	}
+	if n := res.Info.BadRequestLogs; n > 0 {
+		add(&Finding{Kind: FindBadRequestLog, Text: fmt.Sprintf("%d %s log(s) hold no valid traceparent: those requests have no trace ID", n, tracelog.Request)})
 	}
 	if res.Info.Inferred {
 		add(&Finding{Kind: FindInferred, Text: a.inferredText()})

@@ -12,6 +12,16 @@ import (
 // it too (cpu.go). Meanwhile its timelines wait in one compact copy, and
 // its members go back to the free lists.
 func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
+	if r.traced {
+		a.info.TracedRequests++
+	}
+	if !a.keep(r) { // not the trace ID asked for
+		a.discard(r, t)
+		return
+	}
+	if a.opts.TraceID != "" {
+		a.matched++
+	}
 	endG := max(memberOf(ender, r), 0)
 	a.closeMembers(r, t)
 	a.rpcFinished(a.group(r.name, r.inferred), r, ender, t)
@@ -157,8 +167,9 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.cpuStacks[st] += n
 	}
 	gs.keepPath(r, req, path, a.opts.PathSamples)
+	gs.keepSlow(r, lat)
 	if a.opts.Each != nil {
-		p := &Path{Task: r.task, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: committed, Segs: path}
+		p := &Path{Task: r.task, TraceID: r.traceID, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: committed, Segs: path}
 		a.opts.Each(gs.name, p)
 	}
 }

@@ -41,6 +41,10 @@ type groupState struct {
 	// and the requests each sum is over.
 	rpcBefore, rpcAfter   int64
 	rpcBeforeN, rpcAfterN int
+	// slowTraces: the slowest requests with a trace ID (keepSlow); traced
+	// counts the requests with one.
+	slowTraces []TracedRequest
+	traced     int
 }
 
 type termAcc struct {
@@ -110,7 +114,7 @@ func (gs *groupState) region(id int32) *regionAcc {
 func (gs *groupState) keepPath(r *reqState, req *critpath.Request, path []critpath.PathSeg, capacity int) {
 	lat := req.Latency()
 	mk := func() *Path {
-		p := &Path{Task: r.task, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: countCommitted(req)}
+		p := &Path{Task: r.task, TraceID: r.traceID, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: countCommitted(req)}
 		p.Segs = make([]critpath.PathSeg, len(path))
 		for i, s := range path { // chronological
 			p.Segs[len(path)-1-i] = s

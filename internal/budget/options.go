@@ -38,6 +38,12 @@ type Options struct {
 	// changes alone, as for a trace without CPU samples, even when the trace
 	// has them: to measure that estimate against the samples.
 	StacksOnly bool
+	// TraceID, when set (32 hex digits, ParseTraceID), keeps only the
+	// requests whose latscope.request log carries that trace ID (several
+	// requests may share one); the others are neither booked nor counted
+	// as cut by the window. An ID that does not parse, or that no request
+	// carries, gives a refusing finding.
+	TraceID string
 }
 
 // DefaultOptions are the options of `latscope analyze` without flags.

@@ -8,10 +8,14 @@ import (
 // reqState is an open request's scratch state. It is dropped when the
 // request ends.
 type reqState struct {
-	task      tracein.TaskID
-	name      string
-	begin     tracein.Time
-	inferred  bool
+	task     tracein.TaskID
+	name     string
+	begin    tracein.Time
+	inferred bool
+	// traceID is the trace ID of the first latscope.request log in the
+	// request's own task (traced: there was one).
+	traceID   TraceID
+	traced    bool
 	members   []*member
 	borrows   []critpath.Borrowed
 	samples   int

@@ -54,6 +54,20 @@ type TraceInfo struct {
 	ModuleFromMain bool
 	// CPULog is the process CPU counter the agent logged into the trace.
 	CPULog CPULog
+	// OrphanTasks counts tasks excluded as pieces of requests the trace
+	// cut: their parent task began before the trace (OpenTelemetry's SDK
+	// begins a task per span, a child span's inside its parent's), or is
+	// itself such a piece.
+	OrphanTasks int
+	// ExcludedUnrouted counts requests still open at the trace's end under
+	// a task name that a latscope.route log renamed in other requests:
+	// their route, logged at their end, is not in the trace.
+	ExcludedUnrouted int
+	// TracedRequests counts the requests that ended in the trace with a
+	// trace ID (a latscope.request log in their own task), before
+	// Options.TraceID chose among them; BadRequestLogs the
+	// latscope.request logs that held no valid traceparent.
+	TracedRequests, BadRequestLogs int
 }
 
 // Duration returns the trace's length in nanoseconds.
@@ -102,6 +116,10 @@ type Group struct {
 	// goroutines show (before: the connection's read → the request; after:
 	// the request → the response's write); nil when none did.
 	Transport *TransportEstimate
+	// SlowTraces are the SlowTraces slowest requests with a trace ID,
+	// slowest first; Traced counts the group's requests with one.
+	SlowTraces []TracedRequest
+	Traced     int
 }
 
 // Excluded returns the number of requests cut by the trace window.
@@ -193,6 +211,7 @@ type PredictionResult struct {
 // Path is one request's critical path, in time order.
 type Path struct {
 	Task       tracein.TaskID
+	TraceID    TraceID // zero when the request has none
 	Begin, End tracein.Time
 	Latency    int64
 	Goroutines int
@@ -203,7 +222,15 @@ type Path struct {
 // be used afterwards.
 func (a *Analyzer) Finalize() *Result {
 	for _, r := range a.open {
-		a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
+		switch {
+		case a.opts.TraceID != "" && !a.keep(r):
+		case a.renamedFrom[r.name]:
+			// Named as others were before their route log (which comes at
+			// a request's end): its route is not in the trace.
+			a.info.ExcludedUnrouted++
+		default:
+			a.group(nameOr(r.name, "(unnamed)"), false).excludedAfter++
+		}
 	}
 	a.settleAll()
 	a.inferFinalize()
@@ -287,6 +314,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
 		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
 		Transport:  gs.transport(),
+		SlowTraces: gs.slowTraces, Traced: gs.traced,
 		CPUByFrame: CPUByFrame{FromSamples: gs.cpuFrom[critpath.CPUSamples], FromStacks: gs.cpuFrom[critpath.CPUStacks], Critical: gs.critCPU},
 	}
 	for tid, t := range gs.terms {
