@@ -142,7 +142,7 @@ func traceJSON(res *budget.Result, in Inputs) Trace {
 	i := res.Info
 	t := Trace{File: in.File, Duration: Duration(i.Duration()), Records: i.Records, Generations: i.Generations,
 		Goroutines: i.Goroutines, GOMAXPROCS: i.Procs, CPUSamples: i.CPUSamples, Tasks: i.Tasks, Inferred: i.Inferred,
-		ExcludedUntyped: i.ExcludedUntyped}
+		ExcludedUntyped: i.ExcludedUntyped, OrphanTasks: i.OrphanTasks, ExcludedUnrouted: i.ExcludedUnrouted}
 	if d := i.Duration(); d > 0 && i.Procs > 0 {
 		t.ProcBusyPct = units.Round3(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
 	}
@@ -278,6 +278,10 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.Predictions = append(gj.Predictions, predictionJSON(g.Cap(res, tp, p)))
 	}
 	gj.Slowest, gj.Median = pathJSON(res, labels, g.Slowest), pathJSON(res, labels, g.Median)
+	for _, s := range g.SlowTraces {
+		gj.SlowTraces = append(gj.SlowTraces, SlowTrace{TraceID: s.TraceID.String(), Latency: Duration(s.Latency), Task: uint64(s.Task)})
+	}
+	gj.TracedRequests = g.Traced
 	return gj
 }
 
@@ -364,6 +368,9 @@ func pathJSON(res *budget.Result, labels []string, p *budget.Path) *Path {
 		return nil
 	}
 	pj := &Path{Task: uint64(p.Task), Latency: Duration(p.Latency), Goroutines: p.Goroutines, Segments: []Segment{}}
+	if !p.TraceID.IsZero() {
+		pj.TraceID = p.TraceID.String()
+	}
 	for _, s := range mergeSegs(p.Segs) {
 		sj := Segment{Start: Duration(s.Start - p.Begin), Dur: Duration(s.Dur()), Goroutine: int64(s.G),
 			Kind: s.Kind.String(), Borrowed: s.Borrowed, Contention: s.Contention, Unknown: s.Unknown}

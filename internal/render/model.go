@@ -69,7 +69,12 @@ type Trace struct {
 	CPUSamples      int      `json:"cpu_samples"`
 	Tasks           int      `json:"tasks"`
 	ExcludedUntyped int      `json:"excluded_untyped"`
-	Inferred        bool     `json:"inferred"`
+	// OrphanTasks are tasks excluded as pieces of requests the trace cut
+	// (their parent task began before it); ExcludedUnrouted requests open
+	// at its end whose route (a latscope.route log) was not logged yet.
+	OrphanTasks      int  `json:"orphan_tasks,omitempty"`
+	ExcludedUnrouted int  `json:"excluded_unrouted,omitempty"`
+	Inferred         bool `json:"inferred"`
 	// JVM: the input is a JVM recording (package jfr), whose threads are
 	// the goroutines and hardware threads the Ps; running and runnable
 	// time are not measured there.
@@ -227,8 +232,13 @@ type Group struct {
 	// Transport is the time outside the requests that grpc-go's transport
 	// goroutines show, per request; absent for other servers.
 	Transport *Transport `json:"transport,omitempty"`
-	forks     bool
-	cov       budget.Coverage
+	// SlowTraces are the slowest requests with a trace ID (their
+	// latscope.request log), slowest first; TracedRequests counts the
+	// group's requests with one. Absent when none has.
+	SlowTraces     []SlowTrace `json:"slow_traces,omitempty"`
+	TracedRequests int         `json:"traced_requests,omitempty"`
+	forks          bool
+	cov            budget.Coverage
 }
 
 // Region is time inside a runtime/trace region, per request.
@@ -272,9 +282,17 @@ type Throughput struct {
 	PredictedRPS     float64  `json:"predicted_rps"`
 }
 
+// SlowTrace is one slow request and the trace ID a tracing UI shows for it.
+type SlowTrace struct {
+	TraceID string   `json:"trace_id"`
+	Latency Duration `json:"latency_ms"`
+	Task    uint64   `json:"task"`
+}
+
 // Path is a critical path, in time order.
 type Path struct {
 	Task       uint64    `json:"task"`
+	TraceID    string    `json:"trace_id,omitempty"`
 	Latency    Duration  `json:"latency_ms"`
 	Goroutines int       `json:"goroutines"`
 	Segments   []Segment `json:"segments"`

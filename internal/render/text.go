@@ -88,6 +88,7 @@ func (r *Report) writeGroup(ew *errWriter, g *Group) {
 	} else {
 		ew.printf("latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", q.Mean.Ms(), q.P50.Ms(), q.P90.Ms(), q.P99.Ms(), q.Max.Ms())
 	}
+	writeSlowTraces(ew, g)
 	r.writeBudget(ew, g)
 	if r.tree {
 		r.writeTree(ew, g)
@@ -341,6 +342,18 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 
 // writePath prints a critical path; a JVM recording's are by thread (T
 // and the thread's index among the request's) and request id.
+// writeSlowTraces lists the slowest requests' trace IDs, to find their
+// spans in a tracing UI (and `--trace-id` to come back to one).
+func writeSlowTraces(ew *errWriter, g *Group) {
+	if len(g.SlowTraces) == 0 {
+		return
+	}
+	ew.printf("slowest by trace ID (%d of %d requests carry one):\n", g.TracedRequests, g.Requests.Count)
+	for _, s := range g.SlowTraces {
+		ew.printf("  %s  %.2f ms  (task %d)\n", s.TraceID, s.Latency.Ms(), s.Task)
+	}
+}
+
 func writePath(ew *errWriter, label string, p *Path, jvm bool) {
 	if p == nil {
 		return
@@ -349,7 +362,11 @@ func writePath(ew *errWriter, label string, p *Path, jvm bool) {
 	if jvm {
 		task, who, g = "request", "threads", "T"
 	}
-	ew.printf("\ncritical path of the %s request (%s %d, %.2f ms, %d %s):\n", label, task, p.Task, p.Latency.Ms(), p.Goroutines, who)
+	trace := ""
+	if p.TraceID != "" {
+		trace = ", trace " + p.TraceID
+	}
+	ew.printf("\ncritical path of the %s request (%s %d%s, %.2f ms, %d %s):\n", label, task, p.Task, trace, p.Latency.Ms(), p.Goroutines, who)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, r := range pathRows(p.Segments) {
 		if r.pieces > 1 {
