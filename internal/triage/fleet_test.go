@@ -71,6 +71,15 @@ var fleetExpectations = map[string]fleetExpect{
 				t.Errorf("quantile %v, want 0.95", r.Quantile)
 			}
 		}},
+	// The lab's run with 6 bursts (issue #35), quiet host.
+	"fleet-quiet/throttle-db": {period: -1, rule: "threshold"},
+	// C stopped for a minute: the stall probe's one wake-up 2 s late in
+	// the window's only step with a late wake-up (the usual lateness of a
+	// wake-up, taken from those steps, was that stall itself: the step was
+	// missed until one of the n wake-ups was allowed to be the long one).
+	"fleet-quiet/stop-request": {period: -1, rule: "held"},
+	"fleet-quiet/none-db":      {period: -1, noWarning: "stall probe"},
+	"fleet-quiet/none-request": {period: -1, noWarning: "stall probe"},
 	// TestRecordCases (lab/fleet): a lock hovering at the threshold for 12
 	// minutes — one continuous fault, no period, no occurrence planned.
 	"fleet-cases/hover": {period: -1, rule: "threshold"},

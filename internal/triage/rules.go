@@ -449,9 +449,11 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 }
 
 // stallExcess returns, per step, what the stall probe lost beyond what
-// its late wake-ups usually lose: lost − n·m, with n the step's late
-// wake-ups and m the median over the instance's steps of lost/n (a busy
-// host makes many wake-ups a few milliseconds late: that is m); and the
+// its other late wake-ups usually lose: lost − (n−1)·m, with n the step's
+// late wake-ups and m the median over the instance's steps of lost/n (a
+// busy host makes many wake-ups a few milliseconds late: that is m; one
+// wake-up of the n may be the long one, and a step with a single late
+// wake-up lost just that); and the
 // bar a step's excess must reach to be one stall of thr: thr, or
 // roseSDs robust standard deviations of the excesses (1.4826 × their
 // MAD) when they spread more. Without the wake-up count
@@ -478,7 +480,7 @@ func stallExcess(s InstanceSeries, thr float64) ([]float64, float64) {
 		if math.IsNaN(n) {
 			n = 0
 		}
-		ex[i] = l - n*m
+		ex[i] = l - max(n-1, 0)*m // one of the n may be the long one
 		if !math.IsNaN(ex[i]) {
 			dev = append(dev, ex[i])
 		}

@@ -269,3 +269,22 @@ func TestHiddenStall(t *testing.T) {
 		t.Errorf("scope %s, warnings %q", r.Verdict.Scope, r.Warnings)
 	}
 }
+
+// TestHeldOneWakeUp: a stop whose one late wake-up is the window's only
+// one is held (the usual lateness of a wake-up is then that stall itself:
+// one of a step's n wake-ups may be the long one).
+func TestHeldOneWakeUp(t *testing.T) {
+	s := synth{instances: 3, steps: 7, bad: func(int, int) bool { return false }}
+	in := s.input()
+	for k := range in.Instances {
+		in.Instances[k].Stalls, in.Instances[k].Requests = make([]float64, 7), make([]float64, 7)
+		for i := range 7 {
+			in.Instances[k].Requests[i] = 300
+		}
+	}
+	in.Instances[2].Host[Stall][2], in.Instances[2].Stalls[2] = 1.99, 1
+	r := Analyze(in, Params{Threshold: 300 * time.Millisecond, Signal: "request"})
+	if c := r.instance("c"); r.Verdict.Scope != "local" || len(c.Held) != 1 || c.Held[0] != 2 || r.Verdict.Rule != "held" {
+		t.Errorf("verdict %+v, c held %v", r.Verdict, c.Held)
+	}
+}

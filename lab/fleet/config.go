@@ -78,14 +78,15 @@ func (c Config) Shorter() Config {
 // ends after the last burst's minute.
 func (c Config) ThrottleMinutes() int { return 1 + (c.Bursts-1)*c.Period + 1 }
 
-// BurstLength is how long each burst runs: half a minute from a tenth
-// into it, but ending 1.2 s before the minute's last tenth, so that the
-// slow calls it makes are scraped within its minute whatever the scrape's
-// offset in Prometheus's 1 s interval (a step's calls are those scraped
-// in it: up to 1 s before its end). With a 2 s minute that is 0.6 s.
-func (c Config) BurstLength() time.Duration {
-	return min(c.minutes(0.5), c.minutes(0.9)-1200*time.Millisecond)
-}
+// BurstLength is how long each burst runs, from a tenth into its minute:
+// half a minute. (A step's calls are those scraped in it, up to 1 s
+// before its end, so with a 2 s minute the burst's last slow calls fall
+// in the next step when Prometheus scrapes the instance in the first
+// 0.2 s of each second: a run of two bad steps, which triage's period
+// test takes as it comes. Bursts short enough to avoid that — 0.6 s —
+// missed one minute in six: the DB-call p95 stayed at 6 ms although the
+// cgroup was throttled 0.45 s.)
+func (c Config) BurstLength() time.Duration { return c.minutes(0.5) }
 
 // MinMinute is the shortest minute: two scrapes of the 1 s scrape interval.
 const MinMinute = 2 * time.Second
@@ -101,8 +102,6 @@ func (c Config) Check() error {
 		return opterr.Wrap("request-threshold", fmt.Errorf("%v: want a positive duration", c.RequestThreshold))
 	case c.Period < 2 || c.Bursts < 2:
 		return errors.New("fleet: want a period of at least 2 minutes and at least 2 bursts")
-	case c.BurstLength() <= 0:
-		return opterr.Wrap("minute", fmt.Errorf("%v: too short for a burst that its minute's scrapes see whole", c.Minute))
 	case c.PhaseMinutes < 6 || c.Gap < 1 || c.Warmup < 1:
 		return errors.New("fleet: want phases of at least 6 minutes (3 good ones for triage's baselines), gaps and warm-up of at least 1")
 	case c.Quota <= 0 || c.BurstGoroutines < 1:

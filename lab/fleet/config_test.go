@@ -44,23 +44,6 @@ func TestTotal(t *testing.T) {
 	}
 }
 
-// TestBurstLength: half a minute when the minute allows it; with the
-// shortest minute, short enough to end 1.2 s before the minute's last
-// tenth.
-func TestBurstLength(t *testing.T) {
-	for _, tc := range []struct{ minute, want time.Duration }{
-		{2 * time.Second, 600 * time.Millisecond},
-		{3 * time.Second, 1500 * time.Millisecond},
-		{5 * time.Second, 2500 * time.Millisecond},
-	} {
-		c := ShortConfig
-		c.Minute = tc.minute
-		if got := c.BurstLength(); got != tc.want {
-			t.Errorf("minute %v: burst %v, want %v", tc.minute, got, tc.want)
-		}
-	}
-}
-
 // TestPromConfig: one job, every target, the scrape interval as the
 // timeout.
 func TestPromConfig(t *testing.T) {

@@ -283,8 +283,7 @@ func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
 
 // throttle: instance B under the quota for the whole phase, a burst of
 // CPU work at minute 1, 1+Period, ... from a tenth into it, for
-// BurstLength (so that its slow calls are scraped within the same
-// minute).
+// BurstLength.
 func (r *runner) throttle(ctx context.Context, p *PhaseResult) error {
 	c, m := r.cfg, r.fleet[1]
 	if err := m.cg.SetQuota(c.Quota, 0); err != nil {
