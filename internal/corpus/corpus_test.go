@@ -62,12 +62,28 @@ func traces(t *testing.T) []entry {
 // analyze runs the pipeline the CLI's analyze runs, with its defaults (no
 // CPU profile, no independent CPU reading, terms under 0.5 % folded in the
 // text). The report names the file by its path from the repository's root.
+//
+// A trace whose truth names the application's packages ("app") is analysed
+// with them, as `--app` does.
 func analyze(t *testing.T, rel string) (*pipeline.Report, error) {
 	t.Helper()
-	return pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
-		Budget: budget.DefaultOptions,
-		Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
-	})
+	return analyzeWith(t, rel, budget.DefaultOptions)
+}
+
+func analyzeWith(t *testing.T, rel string, opts budget.Options) (*pipeline.Report, error) {
+	t.Helper()
+	in := render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5}
+	if tf := filepath.Join(root, strings.TrimSuffix(rel, ".trace")+".truth.json"); fileExists(tf) {
+		if tr := readTruth(t, tf); len(tr.App) > 0 {
+			opts.Rules.App, in.App = tr.App, tr.App
+		}
+	}
+	return pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{Budget: opts, Report: in})
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // TestGolden compares each trace's report, JSON and text, byte for byte

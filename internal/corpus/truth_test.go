@@ -37,6 +37,11 @@ type truth struct {
 	ClientAllowanceMS float64            `json:"client_allowance_ms"`
 	ClientP99Note     string             `json:"client_p99_note"`
 	Note              string             `json:"note"`
+	// App: the application's packages (--app), for a recording whose code
+	// sits under a path latscope takes for infrastructure (the agent's e2e
+	// tests); TraceIDs: trace IDs of requests, each with its route.
+	App      []string          `json:"app"`
+	TraceIDs map[string]string `json:"trace_ids"`
 	Gaps              []struct {
 		Issue string `json:"issue"`
 		Term  string `json:"term"`
@@ -208,7 +213,17 @@ func checkRoutes(t *testing.T, tr *truth, res *budget.Result) {
 	for _, g := range res.Groups {
 		names = append(names, g.Name)
 	}
-	if len(res.Groups) != len(tr.Routes) {
+	gapped := 0
+	for _, g := range res.Groups {
+		if _, ok := tr.Routes[g.Name]; ok {
+			continue
+		}
+		if issue, text, ok := gapFor(tr, "group "+g.Name); ok {
+			t.Logf("known gap (issue %s): group %q of %d request(s): %s", issue, g.Name, g.Count, text)
+			gapped++
+		}
+	}
+	if len(res.Groups)-gapped != len(tr.Routes) {
 		t.Errorf("groups %q, the client's routes are %d", names, len(tr.Routes))
 	}
 	for _, name := range slices.Sorted(maps.Keys(tr.Routes)) {

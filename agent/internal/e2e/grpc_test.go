@@ -2,14 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/trace"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -233,6 +237,9 @@ func TestGRPCInterceptorsBudget(t *testing.T) {
 	if err := trace.Start(f); err != nil {
 		t.Fatal(err)
 	}
+	// Not kept for the corpus: at the 0.5 s a kept trace may last (400
+	// KiB), the 4 RPCs in flight at its start that the clients' clocks put
+	// inside it are over the ±1 % bar.
 	time.Sleep(1500 * time.Millisecond)
 	trace.Stop()
 	f.Close()
@@ -340,4 +347,86 @@ func pct(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1)]
+}
+
+// keepCorpus, when set, keeps each timing test's trace and its truth in the
+// repository's kept corpus (testdata/corpus, its README says the format),
+// for internal/corpus's fast-tier checks.
+var keepCorpus = flag.Bool("keep-corpus", false, "copy TestOTelBridge's trace and truth to testdata/corpus")
+
+// traceWindow is how long a timing test traces: 1.5 s, or kept when the
+// trace is kept for the corpus (whose traces stay under 400 KiB each).
+func traceWindow(kept time.Duration) time.Duration {
+	if *keepCorpus {
+		return kept
+	}
+	return 1500 * time.Millisecond
+}
+
+// corpusDir is testdata/corpus from this package's directory.
+var corpusDir = filepath.Join("..", "..", "..", "testdata", "corpus")
+
+// timed is one request as its client timed it.
+type timed struct{ start, end time.Time }
+
+// clientSide is a truth file's "client" (or one route's) block: the
+// requests completed in [from, to], the ones cut at either end, and the
+// completed ones' mean, p50 and p99 (nearest rank), in ms.
+func clientSide(reqs []timed, from, to time.Time) map[string]any {
+	var lat []float64
+	before, notEnded := 0, 0
+	for _, r := range reqs {
+		switch {
+		case r.start.Before(from) && r.end.After(from) && !r.end.After(to):
+			before++
+		case !r.start.Before(from) && !r.start.After(to) && r.end.After(to):
+			notEnded++
+		case !r.start.Before(from) && !r.end.After(to):
+			lat = append(lat, float64(r.end.Sub(r.start))/1e6)
+		}
+	}
+	return map[string]any{"requests": len(lat), "began_before": before, "not_ended": notEnded,
+		"mean_ms": round3(meanOf(lat)), "p50_ms": round3(pct(lat, 0.5)), "p99_ms": round3(pct(lat, 0.99))}
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// stepTruth is a truth file's term: a sleep of the e2e package, its
+// configured cost and its timer's mean over [from, to] times n calls per
+// request.
+func stepTruth(frame string, configured time.Duration, timer *stepTimer, n int, from, to time.Time, name string) map[string]any {
+	mean, _ := timer.meanIn(from, to)
+	return map[string]any{"frame": e2eApp[0] + "." + frame, "kind": "sleep", "configured_ms": round3(float64(configured) / 1e6),
+		"measured_ms": round3(float64(mean*time.Duration(n)) / 1e6), "timer": name, "critical": true}
+}
+
+// keep copies the trace at path to testdata/corpus/NAME.trace and writes
+// NAME.truth.json from truth (name, go, recorded and app added).
+func keep(t *testing.T, name, path string, truth map[string]any) {
+	t.Helper()
+	if !*keepCorpus {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corpusDir, name+".trace"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truth["name"] = name
+	truth["go"] = runtime.Version()
+	truth["recorded"] = time.Now().UTC().Format(time.RFC3339)
+	truth["app"] = e2eApp
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		truth["load"] = strings.TrimSpace(string(l))
+	}
+	j, err := json.MarshalIndent(truth, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corpusDir, name+".truth.json"), append(j, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kept %s (%d KB) and its truth in %s", name, len(b)>>10, corpusDir)
 }
