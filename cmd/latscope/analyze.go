@@ -32,6 +32,7 @@ type analyzeOptions struct {
 	app      stringList
 	frame    regexpFlag
 	task     string
+	traceID  string
 	whatIfs  whatIfs
 	cpuSecs  float64
 	clients  float64
@@ -94,6 +95,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
+	fs.StringVar(&o.traceID, "trace-id", "", "show only the requests of the trace `ID` (32 hex digits, as a tracing UI shows it): the agent's OpenTelemetry bridge, gRPC interceptors and HTTP middleware log it; the report lists the slowest requests' trace IDs")
 	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; TERM is any frame on a call path (GetUser) or a run of them (GetUser>query). pool=, cores=, clients=, rate= are latscope predict's")
 	fs.Var(o.whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
@@ -122,6 +124,14 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	file := fs.Arg(0)
 	isJFR := strings.HasSuffix(file, ".jfr")
+	if o.traceID != "" {
+		if _, err := budget.ParseTraceID(o.traceID); err != nil {
+			return fmt.Errorf("--trace-id: %w", err)
+		}
+		if isJFR {
+			return fmt.Errorf("--trace-id applies to Go execution traces only; %s is a JVM recording", file)
+		}
+	}
 	if set := setFlags(fs.FlagSet, "handler", "requests", "requests-from"); !isJFR && len(set) > 0 {
 		return fmt.Errorf("%s apply to JVM recordings (.jfr) only; %s is read as a Go execution trace", strings.Join(set, ", "), file)
 	}
@@ -164,6 +174,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		opts.Rules.Module = mod
 	}
 	opts.Infer = o.infer.mode
+	opts.TraceID = o.traceID
 	opts.Predictions = o.whatIfs.predictions()
 	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: pool,
 		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
@@ -357,7 +368,7 @@ func isMany(args []string) bool {
 
 // perTraceFlags are the flags that need one trace: their findings come
 // from one trace's timelines and counters, which do not add across traces.
-var perTraceFlags = []string{"what-if", "predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
+var perTraceFlags = []string{"trace-id", "what-if", "predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
 
 // analyzeMany analyses several traces, or a directory of snapshots, one at
 // a time and prints their aggregate by request type, with a row per

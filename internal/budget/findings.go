@@ -50,6 +50,9 @@ type Finding struct {
 	Group  string // request type, or "" for the whole trace
 	Text   string
 	Refuse bool
+	// Option names the option a no-match finding is about ("what-if",
+	// "trace-id"), for the error a command prints; "" for the others.
+	Option string
 }
 
 // Error returns the finding's text.
@@ -71,9 +74,9 @@ func findings(res *Result, a *Analyzer) []error {
 	add := func(f *Finding) { out = append(out, f) }
 	switch {
 	case a.traceErr != nil:
-		add(&Finding{Kind: FindNoMatch, Refuse: true, Text: a.traceErr.Error()})
+		add(&Finding{Kind: FindNoMatch, Refuse: true, Option: "trace-id", Text: a.traceErr.Error()})
 	case a.opts.TraceID != "" && a.matched == 0:
-		add(&Finding{Kind: FindNoMatch, Refuse: true, Text: fmt.Sprintf("no request that began and ended in the trace has trace ID %s (%d of its requests carry a trace ID in a %s log)",
+		add(&Finding{Kind: FindNoMatch, Refuse: true, Option: "trace-id", Text: fmt.Sprintf("%s: no request that began and ended in the trace has this trace ID (%d of its requests carry a trace ID in a %s log)",
 			a.traceWant, res.Info.TracedRequests, tracelog.Request)})
 	case len(res.Groups) == 0 || total(res.Groups) == 0:
 		add(&Finding{Kind: FindNoRequests, Refuse: true, Text: noRequestsText(res)})
@@ -162,7 +165,7 @@ func groupFindings(g *Group, a *Analyzer) []error {
 	}
 	for _, p := range g.Predictions {
 		if !p.Matched {
-			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
+			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Option: "what-if", Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
 		}
 	}
 	return out

@@ -93,8 +93,9 @@ func (r *Report) Write(w io.Writer, json bool) error {
 	return writeSchedText(w, r.Sched)
 }
 
-// Unmatched returns an error, of the option "predict", for a prediction
-// that matched no term or whose name is ambiguous.
+// Unmatched returns an error, of the option "what-if", for a prediction
+// that matched no term or whose name is ambiguous, or of the option the
+// finding names (a trace ID no request carries: "trace-id").
 func (r *Report) Unmatched() error {
 	res := r.Result
 	for _, g := range res.Groups {
@@ -104,7 +105,7 @@ func (r *Report) Unmatched() error {
 					continue
 				}
 				if err := budget.CheckName(res.Terms, name); err != nil {
-					return opterr.Wrap("predict", fmt.Errorf("%s: %w", p.Spec, err))
+					return opterr.Wrap("what-if", fmt.Errorf("%s: %w", p.Spec, err))
 				}
 			}
 		}
@@ -112,7 +113,11 @@ func (r *Report) Unmatched() error {
 	for _, w := range res.Warnings {
 		var f *budget.Finding
 		if errors.As(w, &f) && f.Kind == budget.FindNoMatch {
-			return opterr.Wrap("predict", errors.New(f.Text))
+			option := f.Option
+			if option == "" {
+				option = "what-if"
+			}
+			return opterr.Wrap(option, errors.New(f.Text))
 		}
 	}
 	return nil

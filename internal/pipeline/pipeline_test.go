@@ -78,7 +78,7 @@ func TestFileErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Unmatched(); !errors.As(err, &oe) || oe.Option != "predict" {
-		t.Errorf("unmatched prediction: %v, want an error of the option predict", err)
+	if err := r.Unmatched(); !errors.As(err, &oe) || oe.Option != "what-if" {
+		t.Errorf("unmatched prediction: %v, want an error of the option what-if", err)
 	}
 }
