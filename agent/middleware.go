@@ -127,6 +127,12 @@ func (a *Agent) begin(r *http.Request, route string) *Request {
 	} else {
 		ctx.ri.TP = span.Request(firstValue(r.Header[canonicalTraceParent]))
 	}
+	if trace.IsEnabled() {
+		// the request's traceparent in its task: `latscope analyze
+		// --trace-id` finds the request by its trace ID
+		var buf [64]byte
+		trace.Log(tctx, tracelog.Request, string(tracelog.AppendTraceParent(buf[:0], ctx.ri.TP)))
+	}
 	ctx.start = time.Now()
 	return q
 }

@@ -35,13 +35,11 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"runtime/trace"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/latscope/latscope/agent"
-	"github.com/latscope/latscope/tracelog"
 )
 
 // traceParentKey is the W3C Trace Context key, in gRPC metadata as in an
@@ -100,12 +98,5 @@ func begin(a *agent.Agent, ctx context.Context, method string) (context.Context,
 	if q == nil {
 		return ctx, nil
 	}
-	ctx = r.Context()
-	if trace.IsEnabled() {
-		if tp, ok := agent.TraceParent(ctx); ok {
-			var buf [64]byte
-			trace.Log(ctx, tracelog.Request, string(tracelog.AppendTraceParent(buf[:0], tp)))
-		}
-	}
-	return ctx, q
+	return r.Context(), q // Begin logged the RPC's traceparent (tracelog.Request) in its task
 }

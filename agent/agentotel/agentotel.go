@@ -193,9 +193,18 @@ func (w *serverSpan) End(opts ...oteltrace.SpanEndOption) {
 // (otelhttp's transport sets them right after it starts the span, on the
 // same goroutine), else where it ends.
 func (t *tracer) startCall(ctx context.Context, req *request, name string, attrs []attribute.KeyValue, opts []oteltrace.SpanStartOption) (context.Context, oteltrace.Span) {
+	// The span's start and end are the times this wrapper reads (unless the
+	// caller gave its own), so that the duration it logs is the exported
+	// span's exactly, however the goroutine is scheduled between them.
+	startConfig := oteltrace.NewSpanStartConfig(opts...)
+	start := startConfig.Timestamp()
+	if start.IsZero() {
+		start = time.Now()
+		opts = append(opts[:len(opts):len(opts)], oteltrace.WithTimestamp(start))
+	}
 	ctx, s := t.Tracer.Start(ctx, name, opts...)
 	var buf [64]byte
-	w := &callSpan{Span: s, req: req, ctx: ctx, name: name, tp: string(tracelog.AppendTraceParent(buf[:0], traceParent(s.SpanContext()))), start: time.Now()}
+	w := &callSpan{Span: s, req: req, ctx: ctx, name: name, tp: string(tracelog.AppendTraceParent(buf[:0], traceParent(s.SpanContext()))), start: start}
 	if call := callName(name, attrs); tracelog.RegionKind(call) != tracelog.KindCall {
 		w.mark(call)
 	} else {
@@ -240,7 +249,13 @@ func (w *callSpan) SetAttributes(kv ...attribute.KeyValue) {
 
 // End implements oteltrace.Span.
 func (w *callSpan) End(opts ...oteltrace.SpanEndOption) {
-	d := time.Since(w.start)
+	endConfig := oteltrace.NewSpanEndConfig(opts...)
+	end := endConfig.Timestamp()
+	if end.IsZero() {
+		end = time.Now()
+		opts = append(opts[:len(opts):len(opts)], oteltrace.WithTimestamp(end))
+	}
+	d := end.Sub(w.start)
 	w.Span.End(opts...)
 	if w.ended.Swap(true) || !trace.IsEnabled() {
 		return
