@@ -314,7 +314,7 @@ func TestOTelBridge(t *testing.T) {
 	}
 	mu.Unlock()
 	keep(t, "otel-bridge", path, map[string]any{
-		"what": "OpenTelemetry: otelhttp's handler around a ServeMux of two routes (GET /users/{id}: a 3 ms lookup, then a 2 ms upstream through otelhttp's transport; GET /orders: a 5 ms list), the SDK with a batching exporter, latscope's agentotel.Wrap; 4 clients sending sampled traceparents; recorded by agent/internal/e2e TestOTelBridge -keep-corpus",
+		"what":    "OpenTelemetry: otelhttp's handler around a ServeMux of two routes (GET /users/{id}: a 3 ms lookup, then a 2 ms upstream through otelhttp's transport; GET /orders: a 5 ms list), the SDK with a batching exporter, latscope's agentotel.Wrap; 4 clients sending sampled traceparents; recorded by agent/internal/e2e TestOTelBridge -keep-corpus",
 		"clients": 4, "window_s": round3(to.Sub(from).Seconds()), "task": "",
 		"client": clientSide(all, from, to),
 		"routes": map[string]any{"GET /users/{id}": clientSide(byRoute2["GET /users/{id}"], from, to), "GET /orders": clientSide(byRoute2["GET /orders"], from, to)},
