@@ -42,7 +42,7 @@ type truth struct {
 	// tests); TraceIDs: trace IDs of requests, each with its route.
 	App      []string          `json:"app"`
 	TraceIDs map[string]string `json:"trace_ids"`
-	Gaps              []struct {
+	Gaps     []struct {
 		Issue string `json:"issue"`
 		Term  string `json:"term"`
 		Text  string `json:"text"`
