@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # latscope's tests, on a fresh machine: installs what is missing, then runs
 #
-#   vet     go vet, every package of every module of the workspace (go.work)
+#   vet     go vet, every package of every module of the workspace (go.work), and gofmt
 #   fuzz    every fuzz target for FUZZTIME (2s unless set; a longer campaign: FUZZTIME=60s ./test.sh fuzz)
 #   fast    the fast tier: go test of the same packages — recorded traces and recordings,
 #           no server, no network, no clock; in parallel
@@ -184,7 +184,13 @@ go version
 # under testdata/.
 mapfile -t all_pkgs < <(go list -e github.com/latscope/latscope/... | grep -v '/testdata/')
 echo "test.sh: ${#all_pkgs[@]} packages in the workspace (go.work)"
-if want vet; then go vet "${all_pkgs[@]}"; fi
+if want vet; then
+  go vet "${all_pkgs[@]}"
+  unformatted=$(git ls-files '*.go' 2>/dev/null | xargs -r gofmt -l)
+  if [ -n "$unformatted" ]; then
+    echo "test.sh: not gofmt-ed (gofmt -w them):"; echo "$unformatted"; exit 1
+  fi
+fi
 # With the timing tier and something else to run beside it (one run, no
 # burners of test.sh's own), the busy-host tests start now.
 busy_ran=
