@@ -421,7 +421,7 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 // signal stayed under thr is bad all the same when the stall probe lost
 // at least thr more in it than its late wake-ups usually lose (so one
 // wake-up was about that late: the process could not run for that long;
-// see stallExcess) and requests were served in it. The agent times a
+// see stalledSteps) and requests were served in it. The agent times a
 // request from its handler's start, so the requests that arrived while
 // the process was held, and were read after it resumed, look fast; only
 // those already in a handler show the stall.
@@ -429,13 +429,13 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	if s.Requests == nil {
 		return
 	}
-	ex, bar := stallExcess(s, thr)
-	if ex == nil {
+	stalled := stalledSteps(s, thr)
+	if stalled == nil {
 		return
 	}
 	isBad := indexSet(ir.Bad)
 	for i, v := range s.Signal {
-		if isBad[i] || math.IsNaN(v) || !(at(ex, i) >= bar && at(s.Requests, i) > 0) {
+		if isBad[i] || math.IsNaN(v) || i >= len(stalled) || !stalled[i] || !(at(s.Requests, i) > 0) {
 			continue
 		}
 		ir.Held = append(ir.Held, i)
@@ -448,24 +448,29 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	ir.rebaseline()
 }
 
-// stallExcess returns, per step, what the stall probe lost beyond what
-// its other late wake-ups usually lose: lost − (n−1)·m, with n the step's
-// late wake-ups and m the median over the instance's steps of lost/n (a
-// busy host makes many wake-ups a few milliseconds late: that is m; one
-// wake-up of the n may be the long one, and a step with a single late
-// wake-up lost just that); and the
-// bar a step's excess must reach to be one stall of thr: thr, or
-// roseSDs robust standard deviations of the excesses (1.4826 × their
-// MAD) when they spread more. Without the wake-up count
-// (latscope_stalls_total) or the lost time, it returns nil.
-func stallExcess(s InstanceSeries, thr float64) ([]float64, float64) {
+// stalledSteps says, per step, whether the process could not run for
+// thr at once, by the stall probe: two conditions, both against the
+// instance's own steps. (1) What the probe lost beyond what its other late
+// wake-ups usually lose, lost − (n−1)·m (n the step's late wake-ups, m the
+// median over the instance's steps of lost/n: a busy host makes many
+// wake-ups a few milliseconds late; one of the n may be the long one),
+// is at least thr. (2) What it lost is over the median of its steps by thr
+// and by roseSDs robust standard deviations (1.4826 × MAD) of them: on a
+// busy host the per-wake-up lateness drifts from step to step, and 40
+// wake-ups a step 1.5 ms later each add up to 60 ms. Without the wake-up
+// count (latscope_stalls_total) or the lost time, it returns nil.
+func stalledSteps(s InstanceSeries, thr float64) []bool {
 	lost := s.Host[Stall]
 	if lost == nil || s.Stalls == nil {
-		return nil, 0
+		return nil
 	}
-	var per []float64
+	var per, ls []float64
 	for i, l := range lost {
-		if n := at(s.Stalls, i); n > 0 && !math.IsNaN(l) {
+		if math.IsNaN(l) {
+			continue
+		}
+		ls = append(ls, l)
+		if n := at(s.Stalls, i); n > 0 {
 			per = append(per, l/n)
 		}
 	}
@@ -473,27 +478,20 @@ func stallExcess(s InstanceSeries, thr float64) ([]float64, float64) {
 	if math.IsNaN(m) {
 		m = 0
 	}
-	ex := make([]float64, len(lost))
-	var dev []float64
+	c := median(ls, 1)
+	for k := range ls {
+		ls[k] = math.Abs(ls[k] - c)
+	}
+	over := c + math.Max(thr, roseSDs*1.4826*median(ls, 1))
+	out := make([]bool, len(lost))
 	for i, l := range lost {
 		n := at(s.Stalls, i)
 		if math.IsNaN(n) {
 			n = 0
 		}
-		ex[i] = l - max(n-1, 0)*m // one of the n may be the long one
-		if !math.IsNaN(ex[i]) {
-			dev = append(dev, ex[i])
-		}
+		out[i] = l-max(n-1, 0)*m >= thr && l >= over
 	}
-	c := median(dev, 1)
-	for k := range dev {
-		dev[k] = math.Abs(dev[k] - c)
-	}
-	bar := thr
-	if sd := 1.4826 * median(dev, 1); roseSDs*sd > bar {
-		bar = roseSDs * sd
-	}
-	return ex, bar
+	return out
 }
 
 // indexSet returns the step indices idx as a set.
@@ -606,7 +604,8 @@ func (r *Report) instance(name string) *InstanceReport {
 
 // hiddenStalls warns, once for the fleet, about steps that were not bad
 // but in which the stall probe lost the threshold more than its late
-// wake-ups usually lose (stallExcess: the process could not run that long
+// wake-ups usually lose, and more than its steps usually lose
+// (stalledSteps: the process could not run that long
 // at once), yet the signal stayed under the threshold — a stop between
 // requests, or delays too few to reach the percentile. Many short late
 // wake-ups (a busy host, throttling) that only sum to the threshold are
@@ -621,14 +620,14 @@ func (r *Report) hiddenStalls(in Input, thr float64) {
 	var found []hidden
 	total := 0
 	for k, s := range in.Instances {
-		ex, bar := stallExcess(s, thr)
-		if ex == nil {
+		stalled := stalledSteps(s, thr)
+		if stalled == nil {
 			continue
 		}
 		isBad := indexSet(r.Instances[k].Bad)
 		h := hidden{name: s.Name}
 		for i, lost := range s.Host[Stall] {
-			if isBad[i] || !(ex[i] >= bar) {
+			if isBad[i] || !stalled[i] {
 				continue
 			}
 			if h.n++; lost > h.worst {
