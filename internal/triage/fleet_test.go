@@ -108,6 +108,14 @@ var fleetExpectations = map[string]fleetExpect{
 				t.Errorf("%s bad in %v", ir.Name, ir.Bad)
 			}
 		}
+		var text, js, page bytes.Buffer
+		WriteText(&text, r)
+		WriteJSON(&js, r)
+		WriteHTML(&page, r)
+		if !strings.Contains(text.String(), "a:8080 (peer)") || !strings.Contains(js.String(), `"rule": "threshold+peer"`) && !strings.Contains(js.String(), `"rule": "peer"`) ||
+			strings.Count(page.String(), `fill="#e80"`) != len(a.Peer) || !strings.Contains(page.String(), "by the peer rule") {
+			t.Errorf("the peer rule is not named in the text, the JSON or the HTML")
+		}
 	}},
 	// 2 clients per route and instance (about 15 requests a step), two
 	// stray slow requests on C: the p99 of so few is their largest, which

@@ -40,9 +40,10 @@ func Analyze(in Input, p Params) *Report {
 		r.Instances = append(r.Instances, badSteps(s, thr))
 	}
 	r.peerSteps(in, thr)
+	stallBar := fleetStallBar(in, thr)
 	if r.Signal == "request" {
 		for i, s := range in.Instances {
-			r.Instances[i].addHeld(s, thr)
+			r.Instances[i].addHeld(s, thr, stallBar)
 		}
 	}
 	r.classifySteps(in)
@@ -61,7 +62,7 @@ func Analyze(in Input, p Params) *Report {
 		ir.Host = hostEvidence(s, ir, thr)
 		ir.Cause = cause(ir.Host)
 	}
-	r.hiddenStalls(in, thr)
+	r.hiddenStalls(in, thr, stallBar)
 	r.DBPath = r.fleetDBPath(in, bad)
 	r.When = when(in, bad)
 	r.verdict()
@@ -425,11 +426,11 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 // request from its handler's start, so the requests that arrived while
 // the process was held, and were read after it resumed, look fast; only
 // those already in a handler show the stall.
-func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
+func (ir *InstanceReport) addHeld(s InstanceSeries, thr, bar float64) {
 	if s.Requests == nil {
 		return
 	}
-	stalled := stalledSteps(s, thr)
+	stalled := stalledSteps(s, thr, bar)
 	if stalled == nil {
 		return
 	}
@@ -448,29 +449,53 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr float64) {
 	ir.rebaseline()
 }
 
+// stallMADs is how many robust standard deviations of the fleet's steps
+// the stall probe's loss in a step must stand above their median to be
+// one stall (docs/triage.md, rule 1): the test runs over every
+// instance-step, so its bar is high.
+const stallMADs = 5.0
+
+// fleetStallBar is the loss (seconds) a step's stall probe must reach to
+// count as one stall (stalledSteps): the median of every instance-step's
+// loss, plus the threshold or stallMADs robust standard deviations (1.4826
+// × MAD) of them, whichever is more. On a busy host every instance's
+// probe loses 0.1–0.3 s per 2 s step in late wake-ups, and a single
+// wake-up 100 ms late is the host's noise, not a fault.
+func fleetStallBar(in Input, thr float64) float64 {
+	var ls []float64
+	for _, s := range in.Instances {
+		for _, l := range s.Host[Stall] {
+			if !math.IsNaN(l) {
+				ls = append(ls, l)
+			}
+		}
+	}
+	c := median(ls, 1)
+	if math.IsNaN(c) {
+		return thr
+	}
+	for k := range ls {
+		ls[k] = math.Abs(ls[k] - c)
+	}
+	return c + math.Max(thr, stallMADs*1.4826*median(ls, 1))
+}
+
 // stalledSteps says, per step, whether the process could not run for
-// thr at once, by the stall probe: two conditions, both against the
-// instance's own steps. (1) What the probe lost beyond what its other late
-// wake-ups usually lose, lost − (n−1)·m (n the step's late wake-ups, m the
-// median over the instance's steps of lost/n: a busy host makes many
-// wake-ups a few milliseconds late; one of the n may be the long one),
-// is at least thr. (2) What it lost is over the median of its steps by thr
-// and by roseSDs robust standard deviations (1.4826 × MAD) of them: on a
-// busy host the per-wake-up lateness drifts from step to step, and 40
-// wake-ups a step 1.5 ms later each add up to 60 ms. Without the wake-up
+// thr at once, by the stall probe: (1) what the probe lost beyond what
+// its other late wake-ups usually lose, lost − (n−1)·m (n the step's late
+// wake-ups, m the median over the instance's steps of lost/n: a busy host
+// makes many wake-ups a few milliseconds late; one of the n may be the
+// long one), is at least thr, and (2) what it lost reaches bar
+// (fleetStallBar): more than the fleet's steps lose. Without the wake-up
 // count (latscope_stalls_total) or the lost time, it returns nil.
-func stalledSteps(s InstanceSeries, thr float64) []bool {
+func stalledSteps(s InstanceSeries, thr, bar float64) []bool {
 	lost := s.Host[Stall]
 	if lost == nil || s.Stalls == nil {
 		return nil
 	}
-	var per, ls []float64
+	var per []float64
 	for i, l := range lost {
-		if math.IsNaN(l) {
-			continue
-		}
-		ls = append(ls, l)
-		if n := at(s.Stalls, i); n > 0 {
+		if n := at(s.Stalls, i); n > 0 && !math.IsNaN(l) {
 			per = append(per, l/n)
 		}
 	}
@@ -478,18 +503,13 @@ func stalledSteps(s InstanceSeries, thr float64) []bool {
 	if math.IsNaN(m) {
 		m = 0
 	}
-	c := median(ls, 1)
-	for k := range ls {
-		ls[k] = math.Abs(ls[k] - c)
-	}
-	over := c + math.Max(thr, roseSDs*1.4826*median(ls, 1))
 	out := make([]bool, len(lost))
 	for i, l := range lost {
 		n := at(s.Stalls, i)
 		if math.IsNaN(n) {
 			n = 0
 		}
-		out[i] = l-max(n-1, 0)*m >= thr && l >= over
+		out[i] = l-max(n-1, 0)*m >= thr && l >= bar
 	}
 	return out
 }
@@ -611,7 +631,7 @@ func (r *Report) instance(name string) *InstanceReport {
 // wake-ups (a busy host, throttling) that only sum to the threshold are
 // no stall of the threshold; without the wake-up count
 // (latscope_stalls_total) nothing is said.
-func (r *Report) hiddenStalls(in Input, thr float64) {
+func (r *Report) hiddenStalls(in Input, thr, bar float64) {
 	type hidden struct {
 		name       string
 		n, worstAt int
@@ -620,7 +640,7 @@ func (r *Report) hiddenStalls(in Input, thr float64) {
 	var found []hidden
 	total := 0
 	for k, s := range in.Instances {
-		stalled := stalledSteps(s, thr)
+		stalled := stalledSteps(s, thr, bar)
 		if stalled == nil {
 			continue
 		}
