@@ -35,9 +35,11 @@ func Analyze(in Input, p Params) *Report {
 	if r.Quantile == 0 {
 		r.Quantile = signalQuantile(r.Signal)
 	}
-	in = r.thinSteps(in)
-	for _, s := range in.Instances {
-		r.Instances = append(r.Instances, badSteps(s, thr))
+	in, thin := r.thinSteps(in)
+	for k, s := range in.Instances {
+		ir := badSteps(s, thr)
+		ir.Thin = thin[k]
+		r.Instances = append(r.Instances, ir)
 	}
 	r.peerSteps(in, thr)
 	stallBar := fleetStallBar(in, thr)
@@ -179,10 +181,12 @@ func pName(q float64) string { return "p" + strconv.FormatFloat(100*q, 'g', -1, 
 
 // thinSteps returns in with the steps that have too few observations for
 // their percentile taken out (no value): the signal's for r.Quantile, and
-// the no-DB p95 and p99 for theirs. It counts and warns, once.
-func (r *Report) thinSteps(in Input) Input {
+// the no-DB p95 and p99 for theirs; and the signal's steps taken out per
+// instance. It counts and warns, once.
+func (r *Report) thinSteps(in Input) (Input, []int) {
 	out := in
 	out.Instances = make([]InstanceSeries, len(in.Instances))
+	thin := make([]int, len(in.Instances))
 	need := needFor(r.Quantile)
 	var first []string
 	for k, s := range in.Instances {
@@ -197,6 +201,7 @@ func (r *Report) thinSteps(in Input) Input {
 			}
 		}
 		r.Thin += n
+		thin[k] = n
 		out.Instances[k] = s
 	}
 	what := "DB calls"
@@ -215,7 +220,7 @@ func (r *Report) thinSteps(in Input) Input {
 		r.warn("%d instance-step(s) had fewer than %.0f %s, too few for the %s (%d over it): no value there, neither bad nor good (%s%s)",
 			r.Thin, need, what, pName(r.Quantile), minTail, strings.Join(first, ", "), more)
 	}
-	return out
+	return out, thin
 }
 
 // maskThin is mask for the signal: a step with too few observations for

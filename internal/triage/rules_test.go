@@ -288,3 +288,96 @@ func TestHeldOneWakeUp(t *testing.T) {
 		t.Errorf("verdict %+v, c held %v", r.Verdict, c.Held)
 	}
 }
+
+// TestThinSteps: with too few calls for any percentile in most steps the
+// signal falls to the p50 (and says so); a thin step is no value, unless
+// 5 of its calls were over the threshold; one stray slow call in a thin
+// step makes nothing bad.
+func TestThinSteps(t *testing.T) {
+	s := synth{instances: 3, steps: 20, bad: func(k, i int) bool { return k == 2 && (i == 5 || i == 12) }}
+	in := s.input()
+	for k := range in.Instances {
+		in.Instances[k].Counts, in.Instances[k].Over = make([]float64, 20), make([]float64, 20)
+		for i := range 20 {
+			in.Instances[k].Counts[i] = 8 // a p95 needs 100, a p50 10
+		}
+	}
+	in.Instances[2].Over[5] = 1 // a stray: one call over the threshold
+	in.Instances[2].Over[12] = 6
+	in.Quantile = 0.95
+	in.Quantile = chooseQuantile(in)
+	r := Analyze(in, Params{Threshold: 50 * time.Millisecond})
+	c := r.instance("c")
+	if r.Quantile != 0.5 || len(c.Bad) != 1 || c.Bad[0] != 12 || r.Verdict.Scope != "unknown" {
+		t.Errorf("quantile %v, c bad %v, verdict %+v", r.Quantile, c.Bad, r.Verdict)
+	}
+	if r.Thin != 59 || c.Thin != 19 || c.DataSteps != 1 {
+		t.Errorf("thin %d, c thin %d, c data %d", r.Thin, c.Thin, c.DataSteps)
+	}
+	if len(r.Warnings) < 2 || !strings.Contains(r.Warnings[0], "the signal is the DB-call p50") || !strings.Contains(r.Warnings[1], "59 instance-step(s) had fewer than 10 DB calls") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+// TestPeerRule: an instance far over its peers but under the threshold is
+// bad by the peer rule; a small difference, an instance within a wide
+// fleet's spread, or only two instances are not.
+func TestPeerRule(t *testing.T) {
+	fleet := func(vals ...float64) Input {
+		in := Input{Start: t0, Step: time.Minute, Steps: 10}
+		for k, v := range vals {
+			s := InstanceSeries{Name: fmt.Sprint("i", k), Signal: make([]float64, 10)}
+			for i := range s.Signal {
+				s.Signal[i] = 0.001
+				if i >= 3 && i < 7 {
+					s.Signal[i] = v
+				}
+			}
+			in.Instances = append(in.Instances, s)
+		}
+		return in
+	}
+	p := Params{Threshold: 50 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		vals []float64
+		peer int // peer-bad steps of instance 0
+	}{
+		{"25 times its peers, under the threshold", []float64{0.025, 0.001, 0.0011}, 4},
+		{"4 ms against 1 ms: under a fifth of the threshold", []float64{0.004, 0.001, 0.0011}, 0},
+		{"within a wide fleet's spread", []float64{0.03, 0.001, 0.004, 0.008, 0.02, 0.025, 0.002}, 0},
+		{"two instances", []float64{0.03, 0.001}, 0},
+		{"over the threshold: the threshold rule", []float64{0.09, 0.001, 0.0011}, 0},
+	} {
+		r := Analyze(fleet(tc.vals...), p)
+		ir := r.instance("i0")
+		if len(ir.Peer) != tc.peer {
+			t.Errorf("%s: peer steps %v, want %d", tc.name, ir.Peer, tc.peer)
+		}
+		if tc.peer > 0 && (r.Verdict.Scope != "local" || r.Verdict.Instance != "i0" || r.Verdict.Rule != "peer" || !strings.Contains(r.Verdict.Line, "4 of them by the peer rule")) {
+			t.Errorf("%s: verdict %+v", tc.name, r.Verdict)
+		}
+	}
+}
+
+// TestRoseAgainstSpread: host PSI 6 % higher in the bad steps than in the
+// good ones, which vary by 0.2 s a step, did not rise (the threshold alone
+// said it did); throttled time far beyond its spread did.
+func TestRoseAgainstSpread(t *testing.T) {
+	s := synth{instances: 3, steps: 60, bad: func(k, i int) bool { return k == 1 && i%10 == 3 }, noDBRises: true}
+	in := s.input()
+	rng := rand.New(rand.NewPCG(9, 9))
+	b := &in.Instances[1]
+	for i := range 60 {
+		b.Host[PSIHost][i] = 1.5 + 0.2*rng.NormFloat64()
+		if i%10 == 3 {
+			b.Host[PSIHost][i] = 1.59
+			b.Host[Throttled][i] = 1
+		}
+	}
+	r := Analyze(in, Params{Threshold: 30 * time.Millisecond})
+	hs := r.instance("b").Host
+	if psi, th := hs[PSIHost], hs[Throttled]; psi.Rose || !th.Rose || !(psi.Bad-psi.Good >= 0.03) || r.Verdict.Cause != "throttled" {
+		t.Errorf("psi-host %+v, throttled %+v, cause %s", psi, th, r.Verdict.Cause)
+	}
+}
