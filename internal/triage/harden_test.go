@@ -319,7 +319,7 @@ func TestWarningsSummed(t *testing.T) {
 	in := Input{Start: time.Unix(0, 0), Step: time.Minute, Steps: 6}
 	for i := range n {
 		s := InstanceSeries{Name: fmt.Sprintf("10.0.%d.%d:8080", i/256, i%256), Signal: []float64{.01, .09, math.NaN(), math.NaN(), math.NaN(), math.NaN()}}
-		s.Host[Stall] = []float64{3, 0, 0, 0, 0, 0} // stalled 3 s at once in a good step
+		s.Host[Stall] = []float64{4, 0, 0, 0, 0, 0} // stalled 4 s at once in a good step (a stall counts from 3.05 s: 50ms + 5 % of a minute)
 		s.Stalls = []float64{1, 1, 1, 1, 1, 1}
 		in.Instances = append(in.Instances, s)
 	}
@@ -327,7 +327,7 @@ func TestWarningsSummed(t *testing.T) {
 	if len(r.Warnings) != 2 || r.WarningsTotal != n+1 {
 		t.Fatalf("%d warning lines, %d in all; want 2 and %d: %q", len(r.Warnings), r.WarningsTotal, n+1, r.Warnings)
 	}
-	if !strings.HasPrefix(r.Warnings[0], "the stall probe woke 50ms or more late in 20000 step(s) that were not bad, on 20000 instance(s): 10.0.0.0:8080 in 1 (most 3.00 s at 00:00:00 UTC); 10.0.0.1:8080 in 1") ||
+	if !strings.HasPrefix(r.Warnings[0], "the stall probe woke 3.05s or more late in 20000 step(s) that were not bad, on 20000 instance(s): 10.0.0.0:8080 in 1 (most 4.00 s at 00:00:00 UTC); 10.0.0.1:8080 in 1") ||
 		!strings.HasPrefix(r.Warnings[1], "20000 instances have fewer than 3 good steps") ||
 		!strings.HasSuffix(r.Warnings[1], "(first: 10.0.0.0:8080, 10.0.0.1:8080, 10.0.0.2:8080, …)") {
 		t.Errorf("warnings %q", r.Warnings)

@@ -25,10 +25,13 @@ type jsonReport struct {
 	// Quantile is the signal's percentile (0.95: the p95), lower than the
 	// signal's own when steps had too few observations; Thin counts the
 	// instance-steps with too few for it (no value).
-	Quantile float64  `json:"quantile"`
-	Thin     int      `json:"thin"`
-	Queries  []string `json:"queries"`
-	Warnings []string `json:"warnings"`
+	Quantile float64 `json:"quantile"`
+	Thin     int     `json:"thin"`
+	// MinStallS is the shortest stall of a held step or a hidden-stall
+	// warning (rule 1).
+	MinStallS float64  `json:"min_stall_s"`
+	Queries   []string `json:"queries"`
+	Warnings  []string `json:"warnings"`
 	// WarningsTotal counts the warnings before they were summed up.
 	WarningsTotal int            `json:"warnings_total"`
 	Verdict       jsonVerdict    `json:"verdict"`
@@ -138,7 +141,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 func (r *Report) jsonForm() jsonReport {
 	j := jsonReport{
 		Version: JSONVersion, Job: r.Job, Route: r.Route, Start: rfc(r.Start), End: rfc(r.End),
-		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps, Quantile: r.Quantile, Thin: r.Thin,
+		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps, Quantile: r.Quantile, Thin: r.Thin, MinStallS: r.MinStall,
 		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings), WarningsTotal: r.WarningsTotal,
 		Verdict: jsonVerdict{Scope: r.Verdict.Scope, Instance: r.Verdict.Instance, DBPath: r.Verdict.DBPath,
 			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Rule: r.Verdict.Rule, Line: r.Verdict.Line, Next: r.Verdict.Next},

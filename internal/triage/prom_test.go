@@ -147,10 +147,13 @@ func testPrometheus(t *testing.T, base string) {
 		if len(r.Warnings) != 0 {
 			t.Errorf("warnings: %q", r.Warnings)
 		}
+		// The DB-call p95: a 3 s stop in a minute is too short to bring a
+		// p95 over 300 ms however its calls were timed (it counts from
+		// 300 ms + 5 % of 60 s = 3.3 s): none, and no warning.
 		db := cfg("held", 2*time.Hour)
 		db.Threshold = 300 * time.Millisecond
-		if r, err := Run(ctx, db); err != nil || r.Verdict.Scope != "none" || len(r.Warnings) != 1 {
-			t.Errorf("DB-call signal: %v, scope %q, warnings %q; want none and the hidden-stall warning", err, r.Verdict.Scope, r.Warnings)
+		if r, err := Run(ctx, db); err != nil || r.Verdict.Scope != "none" || len(r.Warnings) != 0 {
+			t.Errorf("DB-call signal: %v, scope %q, warnings %q; want none and no warning", err, r.Verdict.Scope, r.Warnings)
 		}
 		checkWriters(t, "held", r)
 	})

@@ -114,6 +114,10 @@ type Report struct {
 	// (no value in the rules: neither bad nor good).
 	Quantile float64
 	Thin     int
+	// MinStall is the shortest stall (seconds) of the process that makes a
+	// held step or a hidden-stall warning: the threshold plus 1 − Quantile
+	// of the step.
+	MinStall float64
 	// Queries are the PromQL queries Run sent, in order.
 	Queries []string `json:"-"`
 

@@ -43,9 +43,11 @@ func Analyze(in Input, p Params) *Report {
 	}
 	r.peerSteps(in, thr)
 	stallBar := fleetStallBar(in, thr)
+	r.MinStall = r.minStall(thr)
+	minStall := r.MinStall
 	if r.Signal == "request" {
 		for i, s := range in.Instances {
-			r.Instances[i].addHeld(s, thr, stallBar)
+			r.Instances[i].addHeld(s, minStall, stallBar)
 		}
 	}
 	r.classifySteps(in)
@@ -64,7 +66,7 @@ func Analyze(in Input, p Params) *Report {
 		ir.Host = hostEvidence(s, ir, thr)
 		ir.Cause = cause(ir.Host)
 	}
-	r.hiddenStalls(in, thr, stallBar)
+	r.hiddenStalls(in, minStall, stallBar)
 	r.DBPath = r.fleetDBPath(in, bad)
 	r.When = when(in, bad)
 	r.verdict()
@@ -431,11 +433,11 @@ func badSteps(s InstanceSeries, thr float64) InstanceReport {
 // request from its handler's start, so the requests that arrived while
 // the process was held, and were read after it resumed, look fast; only
 // those already in a handler show the stall.
-func (ir *InstanceReport) addHeld(s InstanceSeries, thr, bar float64) {
+func (ir *InstanceReport) addHeld(s InstanceSeries, min, bar float64) {
 	if s.Requests == nil {
 		return
 	}
-	stalled := stalledSteps(s, thr, bar)
+	stalled := stalledSteps(s, min, bar)
 	if stalled == nil {
 		return
 	}
@@ -452,6 +454,22 @@ func (ir *InstanceReport) addHeld(s InstanceSeries, thr, bar float64) {
 	ir.Bad = append(ir.Bad, ir.Held...)
 	sort.Ints(ir.Bad)
 	ir.rebaseline()
+}
+
+// minStall is the shortest stall (seconds) that rule 1 counts: one long
+// enough that the calls arriving during it, had they been timed from
+// their arrival, would be more than 1 − q of the step's calls and late by
+// the threshold, q being the signal's quantile: thr + (1 − q)·step. A
+// shorter one could not bring the step's percentile over the threshold
+// however it was timed (a 100 ms stall in a 2 s step delays 5 % of the
+// calls by at most 70 ms).
+func (r *Report) minStall(thr float64) float64 {
+	return thr + (1-r.Quantile)*r.Step.Seconds()
+}
+
+// stallText is MinStall as a duration, to the millisecond.
+func (r *Report) stallText() string {
+	return dur(time.Duration(r.MinStall * float64(time.Second)).Round(time.Millisecond))
 }
 
 // stallMADs is how many robust standard deviations of the fleet's steps
@@ -486,14 +504,14 @@ func fleetStallBar(in Input, thr float64) float64 {
 }
 
 // stalledSteps says, per step, whether the process could not run for
-// thr at once, by the stall probe: (1) what the probe lost beyond what
-// its other late wake-ups usually lose, lost − (n−1)·m (n the step's late
-// wake-ups, m the median over the instance's steps of lost/n: a busy host
-// makes many wake-ups a few milliseconds late; one of the n may be the
-// long one), is at least thr, and (2) what it lost reaches bar
+// min (minStall) at once, by the stall probe: (1) what the probe lost
+// beyond what its other late wake-ups usually lose, lost − (n−1)·m (n the
+// step's late wake-ups, m the median over the instance's steps of lost/n:
+// a busy host makes many wake-ups a few milliseconds late; one of the n
+// may be the long one), is at least min, and (2) what it lost reaches bar
 // (fleetStallBar): more than the fleet's steps lose. Without the wake-up
 // count (latscope_stalls_total) or the lost time, it returns nil.
-func stalledSteps(s InstanceSeries, thr, bar float64) []bool {
+func stalledSteps(s InstanceSeries, min, bar float64) []bool {
 	lost := s.Host[Stall]
 	if lost == nil || s.Stalls == nil {
 		return nil
@@ -514,7 +532,7 @@ func stalledSteps(s InstanceSeries, thr, bar float64) []bool {
 		if math.IsNaN(n) {
 			n = 0
 		}
-		out[i] = l-max(n-1, 0)*m >= thr && l >= bar
+		out[i] = l-max(n-1, 0)*m >= min && l >= bar
 	}
 	return out
 }
@@ -636,7 +654,7 @@ func (r *Report) instance(name string) *InstanceReport {
 // wake-ups (a busy host, throttling) that only sum to the threshold are
 // no stall of the threshold; without the wake-up count
 // (latscope_stalls_total) nothing is said.
-func (r *Report) hiddenStalls(in Input, thr, bar float64) {
+func (r *Report) hiddenStalls(in Input, min, bar float64) {
 	type hidden struct {
 		name       string
 		n, worstAt int
@@ -645,7 +663,7 @@ func (r *Report) hiddenStalls(in Input, thr, bar float64) {
 	var found []hidden
 	total := 0
 	for k, s := range in.Instances {
-		stalled := stalledSteps(s, thr, bar)
+		stalled := stalledSteps(s, min, bar)
 		if stalled == nil {
 			continue
 		}
@@ -676,7 +694,7 @@ func (r *Report) hiddenStalls(in Input, thr, bar float64) {
 		parts = append(parts, fmt.Sprintf("%s in %d (most %s s at %s UTC)", h.name, h.n, sec(h.worst), r.Start.Add(time.Duration(h.worstAt)*r.Step).UTC().Format("15:04:05")))
 	}
 	r.warn("the stall probe woke %s or more late in %d step(s) that were not bad, on %d instance(s): %s: the process could not run that long at once, but the %s stayed under the threshold",
-		dur(r.Threshold), total, len(found), strings.Join(parts, "; "), r.signalName())
+		r.stallText(), total, len(found), strings.Join(parts, "; "), r.signalName())
 }
 
 // dbPath is rule 3 for one instance over the bad steps idx: a bad step

@@ -64,7 +64,7 @@ func WriteText(w io.Writer, r *Report) error {
 			peerFactor, peerMADs, ms(peerShare*r.Threshold.Seconds()))
 	}
 	if r.Signal == "request" {
-		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", dur(r.Threshold))
+		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", r.stallText())
 	}
 	s := r.Scope
 	p("\n2. shared or local: %d bad step(s): %d local, %d shared (at least half the instances), %d partial, %d with one instance reporting\n",

@@ -125,7 +125,7 @@ func (r *Report) heldPhrase(ir *InstanceReport) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d of them held: the %s stayed under it, but the stall probe woke %s or more late while requests arrived, and requests read after the process resumed are timed from then)",
-		len(ir.Held), r.signalName(), dur(r.Threshold))
+		len(ir.Held), r.signalName(), r.stallText())
 }
 
 // signalName says what the signal is: "DB-call p95", "request p99", or
