@@ -211,13 +211,14 @@ func TestChurnRecordings(t *testing.T) {
 // only 0.50 at 9.5 % against 3 %: the runs last 9 s (about 400 samples
 // each), where it is 0.85 at the worst shares measured (8.5 % against 3 %,
 // with two burners on a host at load 9), 0.93 at 9.5 % and above 0.999 at
-// the bursty pool's usual 20 %; under load the bursty share has measured
-// as low as 6.5 % against the fix's 1.5 % (z = 4.57, power 0.99). Each run
-// logs its own. The five checks together (the loaded bursty verdict is
-// logged, not judged: see below): under 1 % at the usual shares, up to
-// about 1 − 0.975 · 0.85² ≈ 30 % at the worst ones (then the log shows
-// shares near the rule: a host too loaded to judge churn). This is the
-// timing tier; the kept recordings carry the deterministic test.
+// the bursty pool's usual 20 %; the bursty share has measured as low as
+// 6.4 % against the fix's 0.7 % (z = 5.80, power 0.999). Each run logs its
+// own. The bursty verdicts are logged, not judged (see below); the
+// batched verdicts fail only beyond their interval (2.5 % each at worst,
+// next to nothing at the 0–3 % measured); the fix's two tests fail with 1
+// minus their power: under 1 % in all at the usual shares, about 1 − 0.85²
+// ≈ 28 % at the worst measured. This is the timing tier; the kept
+// recordings carry the deterministic test.
 func TestChurnRecordingsLive(t *testing.T) {
 	tier.Timing(t)
 	ctx := context.Background()
@@ -230,11 +231,14 @@ func TestChurnRecordingsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	length := 9 * time.Second
-	// The bursty pool under load is not asserted to churn: with a burner
-	// on every CPU its workers park and spin less, and its share has
-	// measured 6.5 % (interval 4.9–8.7 %, 659 samples) as well as 8.5–20 %.
-	// What load must not change is checked: the batched pool is not
-	// flagged, and the fix still lowers the share (checkFix).
+	// The bursty pool is not asserted to churn live, quiet or loaded: its
+	// share is a property of the host at the time, not of the
+	// configuration — 6.4 % (interval 4.6–8.8 %, 516 samples) on a quiet
+	// run and 13.6 % on the loaded one just after it, 6.5 % (4.9–8.7 %)
+	// loaded in another CI run, 8.5–36 % before. What the configuration
+	// does guarantee is checked: the batched pool is not flagged, and the
+	// fix lowers the share (checkFix, α = 0.01). The kept recording
+	// (TestChurnRecordings) asserts the bursty verdict deterministically.
 	tests := []struct {
 		name   string
 		mode   string
@@ -242,7 +246,7 @@ func TestChurnRecordingsLive(t *testing.T) {
 		churn  bool
 		judge  bool // false: the verdict is logged, not asserted
 	}{
-		{"burst", "burst", false, true, true},
+		{"burst", "burst", false, true, false},
 		{"batch", "batch", false, false, true},
 		{"burst-loaded", "burst", true, true, false},
 		{"batch-loaded", "batch", true, false, true},
