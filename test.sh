@@ -175,6 +175,8 @@ timing() {
 }
 
 scratch=$(mktemp -d)
+# took prints the seconds since the script started, after a step.
+took() { echo "test.sh: $1 done at $SECONDS s"; }
 fast_pid=
 # On exit, stop what still runs in the background (nothing, after a whole
 # run: the waits clear the pids) and remove the scratch directory; the
@@ -190,6 +192,7 @@ mapfile -t all_pkgs < <(go list -e github.com/latscope/latscope/... | grep -v '/
 echo "test.sh: ${#all_pkgs[@]} packages in the workspace (go.work)"
 if want vet; then
   go vet "${all_pkgs[@]}"
+  took vet
   unformatted=$(git ls-files '*.go' 2>/dev/null | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then
     echo "test.sh: not gofmt-ed (gofmt -w them):"; echo "$unformatted"; exit 1
@@ -211,7 +214,9 @@ if want fuzz && want fast; then
   go test "${all_pkgs[@]}" >"$scratch/fast.log" 2>&1 &
   fast_pid=$!
   fuzz || rc=$?
+  took fuzz
   wait "$fast_pid" || rc=$?
+  took "fast tier (beside the fuzz targets)"
   fast_pid=
   echo "test.sh: fast tier:"
   cat "$scratch/fast.log"
@@ -222,6 +227,6 @@ else
     go test "${all_pkgs[@]}" || rc=$?
   fi
 fi
-[ -z "$busy_ran" ] || busy_wait || rc=$?
+[ -z "$busy_ran" ] || { busy_wait || rc=$?; took "busy-host timing tests (beside the fuzz targets and the fast tier)"; }
 [ $rc = 0 ] || exit $rc
-if want timing; then timing; fi
+if want timing; then timing; took "timing tier"; fi
