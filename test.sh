@@ -2,7 +2,8 @@
 # latscope's tests, on a fresh machine: installs what is missing, then runs
 #
 #   vet     go vet, every package of every module of the workspace (go.work), and gofmt
-#   fuzz    every fuzz target for FUZZTIME (2s unless set; a longer campaign: FUZZTIME=60s ./test.sh fuzz)
+#   fuzz    every fuzz target for FUZZTIME on FUZZ_PARALLEL workers (1s on 1 unless set;
+#           a campaign: FUZZTIME=60s FUZZ_PARALLEL=2 ./test.sh fuzz)
 #   fast    the fast tier: go test of the same packages — recorded traces and recordings,
 #           no server, no network, no clock; in parallel
 #   timing  the timing tier: LATSCOPE_TIER=timing, one package at a time —
@@ -68,24 +69,26 @@ install() {
   fi
 }
 
-# fuzz runs every fuzz target for FUZZTIME (2s unless set; findings are
+# fuzz runs every fuzz target for FUZZTIME on FUZZ_PARALLEL workers (1s
+# on 1 unless set: a smoke run that leaves a core to the fast tier and the
+# busy-host tests beside it; findings are
 # kept under testdata/fuzz/), each printing how many inputs it executed.
 # -fuzzminimizetime=1x: the engine does not stop fuzzing to minimise each new
 # input it finds (by default it spends up to 60 s on each); a failing input is
 # saved as found. A failure that saved a failing input is a parser bug and
 # fails at once; a failure without one (the fuzzing engine itself, e.g. a
 # worker that died) is printed and the target is run once more. A target that
-# executed fewer than FUZZ_MIN_EXECS inputs (1000 unless set) is named in a
+# executed fewer than FUZZ_MIN_EXECS inputs (100 unless set) is named in a
 # warning.
 fuzz() {
-  local fuzztime=${FUZZTIME:-2s} fuzzmin=${FUZZ_MIN_EXECS:-1000}
+  local fuzztime=${FUZZTIME:-1s} fuzzmin=${FUZZ_MIN_EXECS:-100} fuzzpar=${FUZZ_PARALLEL:-1}
   local fuzzlog=$scratch/fuzz.log fuzzsum=$scratch/fuzz.sum target fn n
   # The engine's own corpus goes to a fresh directory: the one under GOCACHE
   # grows with every run on a machine, and re-running all of it for baseline
   # coverage took whole 3 s runs.
   local fuzzcache=$scratch/fuzzcache
   one() {
-    go test -run='^$' -fuzz="^$2\$" -fuzztime="$fuzztime" -fuzzminimizetime=1x "$1" \
+    go test -run='^$' -fuzz="^$2\$" -fuzztime="$fuzztime" -fuzzminimizetime=1x -parallel="$fuzzpar" "$1" \
       -args -test.fuzzcachedir="$fuzzcache/$1/$2" >"$fuzzlog" 2>&1
   }
   # execs prints the executions of the last run: go test's last
@@ -125,7 +128,7 @@ busy_start() {
   mapfile -t busy_pkgs < <(tail -n +2 <<<"$list")
   [ ${#busy_pkgs[@]} -gt 0 ] || return 0
   echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages"
-  LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "${busy_pkgs[@]}" >"$scratch/busy.log" 2>&1 &
+  { r=0; LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "${busy_pkgs[@]}" || r=$?; echo "test.sh: busy-host timing tests done at $SECONDS s"; exit $r; } >"$scratch/busy.log" 2>&1 &
   busy_pid=$!
 }
 busy_wait() {
@@ -182,7 +185,7 @@ fast_pid=
 # run: the waits clear the pids) and remove the scratch directory; the
 # trap must not change the exit status (set -e would make a failed kill
 # the script's status).
-trap '[ -z "$busy_pid" ] || kill -- "$busy_pid" 2>/dev/null || true; [ -z "$fast_pid" ] || kill -- "$fast_pid" 2>/dev/null || true; rm -rf "$scratch"' EXIT
+trap '[ -z "$busy_pid" ] || kill -- "$busy_pid" 2>/dev/null || true; [ -z "${vet_pid:-}" ] || kill -- "$vet_pid" 2>/dev/null || true; [ -z "$fast_pid" ] || kill -- "$fast_pid" 2>/dev/null || true; rm -rf "$scratch"' EXIT
 want timing && install
 go version
 # The packages: the main module's and the agent's light modules' (go.work
@@ -190,13 +193,17 @@ go version
 # under testdata/.
 mapfile -t all_pkgs < <(go list -e github.com/latscope/latscope/... | grep -v '/testdata/')
 echo "test.sh: ${#all_pkgs[@]} packages in the workspace (go.work)"
+vet_pid=
 if want vet; then
-  go vet "${all_pkgs[@]}"
-  took vet
   unformatted=$(git ls-files '*.go' 2>/dev/null | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then
     echo "test.sh: not gofmt-ed (gofmt -w them):"; echo "$unformatted"; exit 1
   fi
+  # go vet runs in the background beside the rest of the first phase; its
+  # verdict is waited for before the timing tier.
+  echo "test.sh: go vet, in the background"
+  { r=0; go vet "${all_pkgs[@]}" || r=$?; echo "test.sh: go vet done at $SECONDS s"; exit $r; } >"$scratch/vet.log" 2>&1 &
+  vet_pid=$!
 fi
 # With the timing tier and something else to run beside it (one run, no
 # burners of test.sh's own), the busy-host tests start now.
@@ -211,12 +218,11 @@ if want fuzz && want fast; then
   # runs for FUZZTIME whatever else runs: side by side, they take the time
   # of the longer of the two.
   echo "test.sh: fast tier, in the background beside the fuzz targets"
-  go test "${all_pkgs[@]}" >"$scratch/fast.log" 2>&1 &
+  { r=0; go test "${all_pkgs[@]}" || r=$?; echo "test.sh: fast tier done at $SECONDS s" ; exit $r; } >"$scratch/fast.log" 2>&1 &
   fast_pid=$!
   fuzz || rc=$?
   took fuzz
   wait "$fast_pid" || rc=$?
-  took "fast tier (beside the fuzz targets)"
   fast_pid=
   echo "test.sh: fast tier:"
   cat "$scratch/fast.log"
@@ -227,6 +233,12 @@ else
     go test "${all_pkgs[@]}" || rc=$?
   fi
 fi
-[ -z "$busy_ran" ] || { busy_wait || rc=$?; took "busy-host timing tests (beside the fuzz targets and the fast tier)"; }
+[ -z "$busy_ran" ] || busy_wait || rc=$?
+if [ -n "$vet_pid" ]; then
+  wait "$vet_pid" || rc=$?
+  vet_pid=
+  echo "test.sh: go vet:"
+  cat "$scratch/vet.log"
+fi
 [ $rc = 0 ] || exit $rc
 if want timing; then timing; took "timing tier"; fi
