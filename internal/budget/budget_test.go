@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -171,6 +172,39 @@ func TestOverlapPrediction(t *testing.T) {
 	want := g.Latency.Mean + float64(db.Critical)/float64(g.Count)
 	if e := (g.Predictions[2].Mean - want) / want; e < -0.01 || e > 0.01 {
 		t.Errorf("scale=queryDB:2 predicted %.2f ms, want mean + queryDB = %.2f ms", g.Predictions[2].Mean/1e6, want/1e6)
+	}
+}
+
+// TestPredictionLatencies holds the per-request series a prediction keeps:
+// one simulated latency per request, in Group.Latencies' order, whose mean is
+// the prediction's Mean; a spec that changes nothing simulates each request
+// at its recorded latency.
+func TestPredictionLatencies(t *testing.T) {
+	opts := budget.DefaultOptions
+	for _, s := range []string{"overlap=callUpstream,queryDB", "scale=nothingMatches:2"} {
+		p, err := budget.ParsePrediction(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Predictions = append(opts.Predictions, p)
+	}
+	g := only(t, fixture.Analyze(t, fixture.Scenario(t, "serial").Path, opts))
+	for _, p := range g.Predictions {
+		if len(p.Latencies) != len(g.Latencies) {
+			t.Fatalf("%s: %d simulated latencies, want one per request (%d)", p.Spec, len(p.Latencies), len(g.Latencies))
+		}
+		var sum float64
+		for _, l := range p.Latencies {
+			sum += float64(l)
+		}
+		if mean := sum / float64(len(p.Latencies)); math.Abs(mean-p.Mean) > 1 {
+			t.Errorf("%s: series mean %.0f ns, Mean %.0f ns", p.Spec, mean, p.Mean)
+		}
+	}
+	for i, l := range g.Predictions[1].Latencies {
+		if d := l - g.Latencies[i]; d < -1000 || d > 1000 {
+			t.Fatalf("request %d: a spec matching nothing simulates %d ns, recorded %d ns", i, l, g.Latencies[i])
+		}
 	}
 }
 

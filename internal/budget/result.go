@@ -206,6 +206,11 @@ type PredictionResult struct {
 	Mean    float64
 	P99     int64
 	Matched bool // some term of the trace matched the prediction's names
+	// Latencies are the simulated latencies of the group's requests, one
+	// per request in the order of Group.Latencies (the order they ended),
+	// so that an interval for Mean can be taken over the series. Nil when
+	// the reader keeps no series (the JFR reader, for now).
+	Latencies []int64
 }
 
 // Path is one request's critical path, in time order.
@@ -348,7 +353,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 	sort.SliceStable(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
 	for i, p := range a.opts.Predictions {
 		s := stats(gs.pred[i])
-		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p)})
+		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p), Latencies: gs.pred[i]})
 	}
 	g.Median = medianPath(gs.reservoir, g.Latency.P50)
 	for st, kinds := range gs.stacks {
