@@ -1,16 +1,15 @@
 package jfr
 
 import (
-	"fmt"
-	"io"
-	"sort"
 	"time"
 
-	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/loadresult"
 )
 
 // Requests are the requests a recording covers, counted from a load
-// generator's results (`latscope load -o results.jsonl`).
+// generator's results (`latscope load -o results.jsonl`): a plain value, the
+// same fields as loadresult.Window, so that a caller converts one with
+// Requests(w).
 type Requests struct {
 	Count int // requests counted: inside the window, or mostly inside it
 	// Latencies are the counted requests' latencies (ns) in the order they
@@ -25,67 +24,10 @@ type Requests struct {
 }
 
 // CountRequests reads results from dec and counts those inside the
-// recording window [start, end).
-//
-// JFR cannot tell a request's events apart, so a request cut by an edge
-// leaves part of its waits in the recording whatever is done with it.
-// Counting the cut requests whose midpoint lies inside is unbiased: in a
-// closed loop each client is cut once at each edge, and the inside shares of
-// the two cut requests add up to one request on average.
-func CountRequests(dec loadgen.Decoder, start, end time.Time) (Requests, error) {
-	var q Requests
-	type ended struct {
-		end time.Time
-		lat int64
-	}
-	var done []ended
-	for {
-		var r loadgen.Result
-		err := dec(&r)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return Requests{}, err
-		}
-		switch {
-		case r.Dropped:
-			q.Dropped++
-			continue
-		case r.Warmup:
-			q.Warmup++
-			continue
-		}
-		b := r.Start
-		if b.IsZero() {
-			b = r.Intended
-		}
-		e := r.End()
-		mid := b.Add(e.Sub(b) / 2)
-		switch {
-		case !e.After(start) || !b.Before(end):
-			q.Outside++
-			continue
-		case !b.Before(start) && !e.After(end):
-		case mid.Before(start):
-			q.Before++
-			continue
-		case !mid.Before(end):
-			q.After++
-			continue
-		default:
-			q.EdgeCounted++
-		}
-		done = append(done, ended{e, int64(r.Latency)})
-	}
-	sort.SliceStable(done, func(i, j int) bool { return done[i].end.Before(done[j].end) })
-	for _, d := range done {
-		q.Latencies = append(q.Latencies, d.lat)
-	}
-	q.Count = len(done)
-	if q.Count == 0 {
-		return q, fmt.Errorf("no result lies inside the recording (%s to %s): %d outside it, %d warm-up, %d dropped; was the load running while it recorded?",
-			start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano), q.Outside+q.Before+q.After, q.Warmup, q.Dropped)
-	}
-	return q, nil
+// recording window [start, end): it is loadresult.CountWindow as Requests.
+// Callers may call CountWindow themselves and convert; dec is a
+// loadgen.Decoder, whose Result is loadresult's.
+func CountRequests(dec loadresult.Decoder, start, end time.Time) (Requests, error) {
+	w, err := loadresult.CountWindow(dec, start, end)
+	return Requests(w), err
 }

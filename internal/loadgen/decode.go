@@ -11,14 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/latscope/latscope/internal/loadresult"
 )
 
 // A Decoder reads the next Result into its argument. It returns io.EOF after
-// the last one, and the same error on every call after a failure.
-type Decoder func(*Result) error
-
-// Decode calls dec(r).
-func (dec Decoder) Decode(r *Result) error { return dec(r) }
+// the last one, and the same error on every call after a failure. It is
+// declared in package loadresult with Result.
+type Decoder = loadresult.Decoder
 
 // maxLine bounds a JSON line.
 const maxLine = 1 << 20
@@ -71,7 +71,7 @@ func decodeJSON(b []byte, res *Result) error {
 	if err := json.Unmarshal(b, res); err != nil {
 		return err
 	}
-	return res.check()
+	return check(res)
 }
 
 // NewCSVDecoder reads the format of NewCSVEncoder. The header row is
@@ -120,7 +120,7 @@ func parseCSV(rec []string, res *Result) error {
 	if p.err != nil {
 		return p.err
 	}
-	return res.check()
+	return check(res)
 }
 
 // fieldParser parses the columns of a record and keeps the first error,

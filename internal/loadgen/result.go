@@ -2,51 +2,18 @@ package loadgen
 
 import (
 	"fmt"
-	"time"
+
+	"github.com/latscope/latscope/internal/loadresult"
 )
 
 // Result is the record of one request. Run produces them; encoders write
-// them and decoders read them back.
-type Result struct {
-	// Seq numbers the requests of a run from 0 in the order they were due
-	// (open model) or sent (closed model). A closed-model request aborted by
-	// cancellation leaves a gap.
-	Seq uint64 `json:"seq"`
-	// Client is the closed model's client, or the open model's in-flight
-	// slot, from 0; -1 for a dropped request.
-	Client int `json:"client"`
-	// Intended is when the request was due.
-	Intended time.Time `json:"intended"`
-	// Start is when it was sent; zero for a dropped request.
-	Start time.Time `json:"start,omitzero"`
-	// Latency runs from Intended to the end of the response body (or the
-	// error).
-	Latency time.Duration `json:"latency_ns"`
-	// Code is the HTTP status code; 0 if no response arrived.
-	Code int `json:"code"`
-	// Error describes a failure: a transport error, or the status line of
-	// a response with a code of 400 or more. Empty on success.
-	Error string `json:"error,omitempty"`
-	// BytesIn counts the response body bytes read.
-	BytesIn int64 `json:"bytes_in"`
-	// Warmup is set for a result that completed during the warm-up (a
-	// dropped one: that was due during it). Reports exclude it.
-	Warmup bool `json:"warmup,omitempty"`
-	// Late is set for an open-model request sent after it was due because
-	// MaxInFlight requests were outstanding: it waited for a free slot, or
-	// was due while the run was still catching up after such a wait. Its
-	// latency still counts from Intended.
-	Late bool `json:"late,omitempty"`
-	// Dropped is set for an open-model request that was still waiting for a
-	// slot when the run ended; it was never sent.
-	Dropped bool `json:"dropped,omitempty"`
-}
-
-// End is when the request completed: Intended + Latency.
-func (r *Result) End() time.Time { return r.Intended.Add(r.Latency) }
+// them and decoders read them back. It is declared in package loadresult,
+// which readers of results (the JFR reader's window count) share without
+// importing the load generator.
+type Result = loadresult.Result
 
 // check reports the first field of r that no run can produce.
-func (r *Result) check() error {
+func check(r *Result) error {
 	switch {
 	case r.Client < -1:
 		return fmt.Errorf("client %d is below -1", r.Client)
