@@ -43,6 +43,13 @@ const (
 	SpanEnd = "latscope.span.end"
 )
 
+// RPCRequestPrefix starts the name of a gRPC server's request, whether
+// agentgrpc's interceptor began its task or the analyser inferred it from
+// grpc-go's handler goroutine: the full method follows
+// ("grpc /pkg.Service/Method"), so that one service's RPCs are one group
+// with the agent and without it, apart from its HTTP routes.
+const RPCRequestPrefix = "grpc "
+
 // Region names of outbound calls: a kind, a space and what the call went
 // to. HTTPRegionPrefix ("http HOST") and SQLRegion ("sql") are the agent's
 // own; the prefixes below name the calls of agentgrpc and agentotel.

@@ -17,7 +17,9 @@
 // What goes into the trace (docs/agent.md, "gRPC"; the names are package
 // tracelog's):
 //
-//   - per RPC served, a task named by the full method ("/pkg.Service/Method"),
+//   - per RPC served, a task named tracelog.RPCRequestPrefix and the full
+//     method ("grpc /pkg.Service/Method", as the analyser names an RPC it
+//     infers without the interceptors),
 //     from the interceptor's call to its return (the handler, the request's
 //     decoding and the response's encoding for a unary RPC; the whole stream
 //     for a streaming one), begun by the agent's Begin as its router adapters
@@ -35,11 +37,14 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // traceParentKey is the W3C Trace Context key, in gRPC metadata as in an
@@ -50,8 +55,9 @@ const traceParentKey = "traceparent"
 // request of a (see the package comment). Put it first in the chain, so
 // that the task covers the other interceptors.
 func UnaryServer(a *agent.Agent) grpc.UnaryServerInterceptor {
+	var names requestNames
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		ctx, q := begin(a, ctx, info.FullMethod)
+		ctx, q := begin(a, ctx, names.of(info.FullMethod))
 		defer q.End()
 		return handler(ctx, req)
 	}
@@ -61,8 +67,9 @@ func UnaryServer(a *agent.Agent) grpc.UnaryServerInterceptor {
 // streaming RPC a request of a, from the stream's start to the handler's
 // return (see the package comment). Put it first in the chain.
 func StreamServer(a *agent.Agent) grpc.StreamServerInterceptor {
+	var names requestNames
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		ctx, q := begin(a, ss.Context(), info.FullMethod)
+		ctx, q := begin(a, ss.Context(), names.of(info.FullMethod))
 		defer q.End()
 		if q == nil { // already a request: the stream keeps its context
 			return handler(srv, ss)
@@ -84,17 +91,43 @@ func (s *serverStream) Context() context.Context { return s.ctx }
 // profiling endpoint's.
 var noURL = &url.URL{}
 
+// maxNames bounds requestNames: a server's methods are few, but an
+// unknown-service handler sees whatever methods its callers send.
+const maxNames = 1000
+
+// requestNames keeps each method's request name
+// (tracelog.RPCRequestPrefix+method), so that an RPC does not build its
+// name again: one string per method, up to maxNames methods.
+type requestNames struct {
+	m sync.Map // method → name
+	n atomic.Int32
+}
+
+// of returns method's request name.
+func (r *requestNames) of(method string) string {
+	if v, ok := r.m.Load(method); ok {
+		return v.(string)
+	}
+	name := tracelog.RPCRequestPrefix + method
+	if r.n.Load() < maxNames {
+		if _, loaded := r.m.LoadOrStore(method, name); !loaded {
+			r.n.Add(1)
+		}
+	}
+	return name
+}
+
 // begin starts an RPC's request with the agent's Begin, which takes an
 // *http.Request: an RPC is given as one whose context is ctx and whose
 // traceparent header is the metadata's. It returns the request's context
 // and the request to End (nil when ctx was already a request of the
 // agent's: the RPC then keeps that request, counted once).
-func begin(a *agent.Agent, ctx context.Context, method string) (context.Context, *agent.Request) {
+func begin(a *agent.Agent, ctx context.Context, name string) (context.Context, *agent.Request) {
 	req := http.Request{URL: noURL}
 	if tps := metadata.ValueFromIncomingContext(ctx, traceParentKey); len(tps) > 0 {
 		req.Header = http.Header{"Traceparent": tps[:1]}
 	}
-	r, q := a.Begin(req.WithContext(ctx), method)
+	r, q := a.Begin(req.WithContext(ctx), name)
 	if q == nil {
 		return ctx, nil
 	}

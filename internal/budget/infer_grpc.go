@@ -5,6 +5,7 @@ import (
 
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/tracein"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // Inferred gRPC requests (no runtime/trace tasks) follow grpc-go's server.
@@ -95,7 +96,7 @@ func isClosure(fn string) bool {
 	return i >= 0 && i+5 < len(last) && last[i+5] >= '0' && last[i+5] <= '9'
 }
 
-func rpcName(method string) string { return "grpc " + nameOr(method, "handler") }
+func rpcName(method string) string { return tracelog.RPCRequestPrefix + nameOr(method, "handler") }
 
 // rpcCreated begins an RPC when grpc-go starts its handler goroutine.
 func (a *Analyzer) rpcCreated(g *gstate, ev *tracein.Event) bool {
