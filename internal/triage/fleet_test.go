@@ -181,6 +181,7 @@ func checkFleetCase(t *testing.T, rec string, c fleetCase, r *Report) {
 		ex.period = -1
 	}
 	v, tr := r.Verdict, c.Truth
+	t.Logf("verdict: %s\nnext: %s", v.Line, v.Next)
 	defer func() {
 		if t.Failed() {
 			var text bytes.Buffer

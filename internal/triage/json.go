@@ -39,18 +39,59 @@ type jsonReport struct {
 	BadSteps      []jsonBadStep  `json:"bad_steps"`
 	Scope         jsonScope      `json:"scope"`
 	DBPath        jsonDBPath     `json:"db_path"`
+	Dependency    jsonDependency `json:"dependency"`
+	Unwatched     *jsonUnwatched `json:"unwatched"`
 	When          jsonWhen       `json:"when"`
 }
 
+type jsonRise struct {
+	Compared  int      `json:"compared"`
+	Rose      int      `json:"rose"`
+	BaselineS *float64 `json:"baseline_p95_s"`
+	BadS      *float64 `json:"bad_p95_s"`
+}
+
+type jsonOutboundRise struct {
+	Route string `json:"route"`
+	Peer  string `json:"peer,omitempty"`
+	jsonRise
+}
+
+type jsonDependency struct {
+	Kind     string             `json:"kind"`
+	DB       jsonRise           `json:"db"`
+	Outbound []jsonOutboundRise `json:"outbound"`
+	Reason   string             `json:"reason,omitempty"`
+}
+
+type jsonUnwatched struct {
+	Share     *float64             `json:"share"`
+	Slowed    int                  `json:"slowed"`
+	Instances []string             `json:"instances"`
+	Outbound  []jsonOutboundSlowed `json:"outbound"`
+}
+
+type jsonOutboundSlowed struct {
+	Route   string   `json:"route"`
+	Peer    string   `json:"peer,omitempty"`
+	Steps   int      `json:"steps"`
+	MedianS *float64 `json:"median_p95_s"`
+	WorstS  *float64 `json:"worst_p95_s"`
+}
+
 type jsonVerdict struct {
-	Scope    string  `json:"scope"`
-	Instance string  `json:"instance"`
-	DBPath   string  `json:"db_path"`
-	PeriodS  float64 `json:"period_s"`
-	Cause    string  `json:"cause"`
-	Rule     string  `json:"rule"`
-	Line     string  `json:"line"`
-	Next     string  `json:"next"`
+	Scope    string `json:"scope"`
+	Instance string `json:"instance"`
+	DBPath   string `json:"db_path"`
+	// Dependency, Route and Peer are rule 3's: what slowed.
+	Dependency string  `json:"dependency"`
+	Route      string  `json:"route,omitempty"`
+	Peer       string  `json:"peer,omitempty"`
+	PeriodS    float64 `json:"period_s"`
+	Cause      string  `json:"cause"`
+	Rule       string  `json:"rule"`
+	Line       string  `json:"line"`
+	Next       string  `json:"next"`
 }
 
 type jsonInstance struct {
@@ -144,11 +185,13 @@ func (r *Report) jsonForm() jsonReport {
 		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps, Quantile: r.Quantile, Thin: r.Thin, MinStallS: r.MinStall,
 		Queries: nonNil(r.Queries), Warnings: nonNil(r.Warnings), WarningsTotal: r.WarningsTotal,
 		Verdict: jsonVerdict{Scope: r.Verdict.Scope, Instance: r.Verdict.Instance, DBPath: r.Verdict.DBPath,
+			Dependency: r.Verdict.Dependency.String(), Route: r.Verdict.Route, Peer: r.Verdict.Peer,
 			PeriodS: r.Verdict.Period.Seconds(), Cause: r.Verdict.Cause, Rule: r.Verdict.Rule, Line: r.Verdict.Line, Next: r.Verdict.Next},
 		Scope:  jsonScope{r.Scope.Alone, r.Scope.Local, r.Scope.Partial, r.Scope.Shared, r.Scope.LocalBy},
 		DBPath: dbPathJSON(r.DBPath),
 		When:   whenJSON(r.When),
 	}
+	j.Dependency, j.Unwatched = dependencyJSON(r.Dependency), unwatchedJSON(r.Unwatched)
 	j.Instances = []jsonInstance{}
 	for _, ir := range r.Instances {
 		ji := jsonInstance{Name: ir.Name, DataSteps: ir.DataSteps, Bad: append([]int{}, ir.Bad...), Held: append([]int{}, ir.Held...), Peer: append([]int{}, ir.Peer...), Thin: ir.Thin,
@@ -168,6 +211,29 @@ func (r *Report) jsonForm() jsonReport {
 	j.BadSteps = []jsonBadStep{}
 	for _, b := range r.BadSteps {
 		j.BadSteps = append(j.BadSteps, jsonBadStep{Index: b.Index, Time: rfc(b.Time), Bad: b.Bad, WithData: b.WithData, Class: b.Class.String()})
+	}
+	return j
+}
+
+func riseJSON(r Rise) jsonRise {
+	return jsonRise{Compared: r.Compared, Rose: r.Rose, BaselineS: num(r.Baseline), BadS: num(r.Bad)}
+}
+
+func dependencyJSON(e DependencyEvidence) jsonDependency {
+	j := jsonDependency{Kind: e.Kind.String(), DB: riseJSON(e.DB), Outbound: []jsonOutboundRise{}, Reason: e.Reason}
+	for _, o := range e.Outbound {
+		j.Outbound = append(j.Outbound, jsonOutboundRise{Route: o.Route, Peer: o.Peer, jsonRise: riseJSON(o.Rise)})
+	}
+	return j
+}
+
+func unwatchedJSON(u *Unwatched) *jsonUnwatched {
+	if u == nil {
+		return nil
+	}
+	j := &jsonUnwatched{Share: num(u.Share), Slowed: u.Slowed, Instances: nonNil(u.Instances), Outbound: []jsonOutboundSlowed{}}
+	for _, o := range u.Outbound {
+		j.Outbound = append(j.Outbound, jsonOutboundSlowed{Route: o.Route, Peer: o.Peer, Steps: o.Steps, MedianS: num(o.Median), WorstS: num(o.Worst)})
 	}
 	return j
 }

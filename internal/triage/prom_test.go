@@ -74,7 +74,7 @@ func testPrometheus(t *testing.T, base string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}
+		want := Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "throttled"}
 		checkVerdict(t, r, want)
 		b := r.instance("b:8080")
 		if len(b.Bad) != 12 || r.Steps != 360 || r.When.ByMinute[0] != 6 || r.When.ByMinute[1] != 6 {
@@ -100,7 +100,7 @@ func testPrometheus(t *testing.T, base string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkVerdict(t, r, Verdict{Scope: "shared", DBPath: "db-only"})
+		checkVerdict(t, r, Verdict{Scope: "shared", DBPath: "db-only", Dependency: DepDatabase})
 		if r.Scope.Shared != len(promtest.SharedBadMinutes) || r.Scope.Local != 0 {
 			t.Errorf("scope evidence %+v, want %d shared steps", r.Scope, len(promtest.SharedBadMinutes))
 		}
@@ -119,7 +119,7 @@ func testPrometheus(t *testing.T, base string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Period: time.Hour, Cause: "stalled"})
+		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "stalled"})
 		c := r.instance("c:8080")
 		if c.DataSteps != 4*(60-2) || len(c.Bad) != 4 || c.Bad[0] != 32 {
 			t.Errorf("c:8080: %d steps with data, bad steps %v; want 232 and [32 92 152 212]", c.DataSteps, c.Bad)
@@ -136,7 +136,7 @@ func testPrometheus(t *testing.T, base string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Cause: "stalled"})
+		checkVerdict(t, r, Verdict{Scope: "local", Instance: "c:8080", DBPath: "all-requests", Dependency: DepHost, Cause: "stalled"})
 		ir := r.instance("c:8080")
 		if len(ir.Held) != 2 || len(ir.Bad) != 2 || ir.Held[0] != 30 || ir.Held[1] != 90 {
 			t.Errorf("c:8080: bad %v, held %v; want both [30 90]", ir.Bad, ir.Held)
@@ -175,7 +175,7 @@ func testPrometheus(t *testing.T, base string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkVerdict(t, r, Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"})
+		checkVerdict(t, r, Verdict{Scope: "local", Instance: "b:8080", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "throttled"})
 		if !strings.Contains(r.Queries[0], `histogram_quantile(0.99, sum by (job, instance, le) (clamp_min(last_over_time(latscope_request_duration_seconds_bucket{job="local",route="/orders"}[1m]) - last_over_time(latscope_request_duration_seconds_bucket{job="local",route="/orders"}[10m] offset 1m), 0)))`) {
 			t.Errorf("signal query %s", r.Queries[0])
 		}

@@ -209,12 +209,30 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 	}
 	var les map[float64]string
 	// Observations per step: what each step's percentile rests on (and
-	// rule 1's held steps need requests).
+	// rule 1's held steps need requests; rule 3 weighs what the DB-call
+	// signal does not watch).
+	if err := fill(q.requests, func(s *InstanceSeries, v []float64) { s.Requests = v }); err != nil {
+		return in, nil, err
+	}
+	if err := fill(q.calls, func(s *InstanceSeries, v []float64) { s.DBCalls = v }); err != nil {
+		return in, nil, err
+	}
+	for i := range in.Instances {
+		s := &in.Instances[i]
+		s.Counts = s.DBCalls
+		if c.Signal == "request" {
+			s.Counts = s.Requests
+		} else {
+			s.DBCall = s.Signal
+		}
+	}
 	if c.Signal == "request" {
-		if err := fill(q.requests, func(s *InstanceSeries, v []float64) { s.Requests, s.Counts = v, v }); err != nil {
+		// Rule 3's database: the DB-call p95 beside the request signal.
+		if err := fill(q.dbCall, func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
 			return in, nil, err
 		}
-	} else if err := fill(q.calls, func(s *InstanceSeries, v []float64) { s.Counts = v }); err != nil {
+	}
+	if err := f.fillOutbound(ctx, q, idx, in.Instances); err != nil {
 		return in, nil, err
 	}
 	if err := fill(q.noDBCount, func(s *InstanceSeries, v []float64) { s.NoDBCount = v }); err != nil {
@@ -323,8 +341,12 @@ func newFetcher(c Config) (*fetcher, error) {
 // querySet are the PromQL queries of one analysis.
 type querySet struct {
 	signal, noDB95, noDB99 string
-	host                   [NumHostSignals]string
-	stalls, requests       string
+	// dbCall is the DB-call p95 (the signal itself with --signal db);
+	// outbound and outboundCount the p95 and the count of the requests'
+	// outbound time, per route (and peer, where labelled).
+	dbCall, outbound, outboundCount string
+	host                            [NumHostSignals]string
+	stalls, requests                string
 	// calls counts the DB calls per step, noDBCount the requests without
 	// DB calls.
 	calls, noDBCount string
@@ -371,6 +393,9 @@ func queries(c Config) querySet {
 	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
 	q.stalls = inc("latscope_stalls_total")
 	q.requests = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+sel, c.Step))
+	q.dbCall = hq("0.95", "latscope_db_call_duration_seconds_bucket", sel)
+	q.outbound = fmt.Sprintf("histogram_quantile(0.95, sum by (job, instance, route, peer, le) (%s))", stepIncrease("latscope_request_outbound_seconds_bucket"+sel, c.Step))
+	q.outboundCount = fmt.Sprintf("sum by (job, instance, route, peer) (%s)", stepIncrease("latscope_request_outbound_seconds_count"+sel, c.Step))
 	q.calls = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_db_call_duration_seconds_count"+sel, c.Step))
 	q.noDBCount = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+noDB, c.Step))
 	return q
@@ -425,6 +450,69 @@ func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.Sam
 	out := map[seriesKey]*model.SampleStream{}
 	for _, s := range m {
 		out[seriesKey{string(s.Metric["job"]), string(s.Metric["instance"])}] = s
+	}
+	return out, nil
+}
+
+// fillOutbound sets each instance's outbound series: the p95 and the
+// count per step of its requests' outbound time, one series per route
+// and peer (the peer label is empty when the metric has none).
+func (f *fetcher) fillOutbound(ctx context.Context, q querySet, idx map[seriesKey]int, ins []InstanceSeries) error {
+	p95, err := f.queryRoutes(ctx, q.outbound)
+	if err != nil {
+		return err
+	}
+	counts, err := f.queryRoutes(ctx, q.outboundCount)
+	if err != nil {
+		return err
+	}
+	keys := make([]routeKey, 0, len(p95))
+	for k := range p95 {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.route != b.route {
+			return a.route < b.route
+		}
+		return a.peer < b.peer
+	})
+	for _, k := range keys {
+		i, ok := idx[k.seriesKey]
+		if !ok {
+			continue
+		}
+		o := OutboundSeries{Route: k.route, Peer: k.peer, P95: f.values(p95[k])}
+		if c, ok := counts[k]; ok {
+			o.Count = f.values(c)
+		}
+		ins[i].Outbound = append(ins[i].Outbound, o)
+	}
+	return nil
+}
+
+// routeKey identifies a series by job, instance, route and peer.
+type routeKey struct {
+	seriesKey
+	route, peer string
+}
+
+// queryRoutes runs one range query and returns its series by job,
+// instance, route and peer.
+func (f *fetcher) queryRoutes(ctx context.Context, q string) (map[routeKey]*model.SampleStream, error) {
+	f.queries = append(f.queries, q)
+	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
+	defer cancel()
+	m, warnings, err := f.api.queryRange(ctx, q, f.r, f.c.Timeout)
+	for _, w := range warnings {
+		f.promWarning(w, q)
+	}
+	if err != nil {
+		return nil, f.explain(err, q)
+	}
+	out := map[routeKey]*model.SampleStream{}
+	for _, s := range m {
+		out[routeKey{seriesKey{string(s.Metric["job"]), string(s.Metric["instance"])}, string(s.Metric["route"]), string(s.Metric["peer"])}] = s
 	}
 	return out, nil
 }

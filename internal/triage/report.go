@@ -93,6 +93,24 @@ type InstanceSeries struct {
 	// Over are the signal's observations per step over the threshold (over
 	// the first bucket bound at or above it; nil: unknown).
 	Over []float64
+	// DBCall is the DB-call p95 per step (the signal itself with the DB
+	// signal), and DBCalls the DB calls per step (nil: absent).
+	DBCall, DBCalls []float64
+	// Outbound are the outbound time of the instance's requests, one
+	// series per route (and peer, where the metric is labelled with one):
+	// latscope_request_outbound_seconds.
+	Outbound []OutboundSeries
+}
+
+// OutboundSeries is one route's outbound time on one instance: per step,
+// the p95 of the time its requests spent in outbound HTTP/gRPC calls
+// (each request's calls summed) and the number of such requests.
+type OutboundSeries struct {
+	Route string
+	// Peer is the peer label's value ("": the metric has none; the
+	// agent's is labelled by route only).
+	Peer       string
+	P95, Count []float64
 }
 
 // Params are the rules' parameters.
@@ -127,8 +145,13 @@ type Report struct {
 	BadSteps []BadStep
 	Scope    ScopeEvidence
 	DBPath   DBPathEvidence
-	When     WhenEvidence
-	Verdict  Verdict
+	// Dependency is rule 3's second half: which dependency slowed.
+	Dependency DependencyEvidence
+	// Unwatched is what the DB-call signal does not watch (nil with
+	// --signal request).
+	Unwatched *Unwatched
+	When      WhenEvidence
+	Verdict   Verdict
 	// Warnings say which numbers the data cannot support, and why. A kind
 	// of per-instance warning given for more than a few instances is one
 	// line with the count and the first instances, and Prometheus's
@@ -271,6 +294,10 @@ type Verdict struct {
 	Instance string
 	// DBPath is "db-only", "all-requests" or "unknown".
 	DBPath string
+	// Dependency is what slowed (rule 3): the database, an outbound
+	// dependency (Route, and Peer where labelled), the host, or unknown.
+	Dependency  Dependency
+	Route, Peer string
 	// Period is 0 when none was found.
 	Period time.Duration
 	// Cause is, for a local verdict, "throttled", "stalled", "steal",

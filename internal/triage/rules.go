@@ -68,6 +68,10 @@ func Analyze(in Input, p Params) *Report {
 	}
 	r.hiddenStalls(in, minStall, stallBar)
 	r.DBPath = r.fleetDBPath(in, bad)
+	if len(bad) > 0 {
+		r.Dependency = r.dependency(in, bad)
+	}
+	r.Unwatched = r.unwatched(in)
 	r.When = when(in, bad)
 	r.verdict()
 	r.flushWarnings()

@@ -72,33 +72,33 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	}{
 		{"local throttled hourly", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{Throttled: 2, Stall: 2.5, PSICgroup: 1}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "throttled"}},
 		{"local steal", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{Steal: 1, Stall: 1}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "steal"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "steal"}},
 		{"local stalled", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{Stall: 3}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "stalled"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "stalled"}},
 		{"local cpu pressure", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{PSIHost: 3, Stall: 1}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "cpu-pressure"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "cpu-pressure"}},
 		{"local stalled beside host pressure (a stop on a busy host)", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{PSIHost: 1.2, Stall: 3}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "stalled"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "stalled"}},
 		{"local below threshold rise", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true,
 			host: map[HostSignal]float64{Throttled: 0.01}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "unknown"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "unknown"}},
 		{"local absent series", synth{instances: 3, steps: 360, bad: hourly, noDBRises: true, noNoDB: true,
 			absent: []HostSignal{Throttled, Stall, Steal, PSICgroup, PSIHost}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "unknown", Period: time.Hour, Cause: "unknown"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "unknown", Dependency: DepDatabase, Period: time.Hour, Cause: "unknown"}},
 		{"shared db only", synth{instances: 3, steps: 240, bad: func(_, i int) bool { return i >= 10 && i <= 12 || i == 100 || i == 200 }},
-			Verdict{Scope: "shared", DBPath: "db-only"}},
+			Verdict{Scope: "shared", DBPath: "db-only", Dependency: DepDatabase}},
 		{"shared two of three", synth{instances: 3, steps: 240, bad: func(k, i int) bool { return k > 0 && i%50 == 7 }},
-			Verdict{Scope: "shared", DBPath: "db-only", Period: 50 * time.Minute}},
+			Verdict{Scope: "shared", DBPath: "db-only", Dependency: DepDatabase, Period: 50 * time.Minute}},
 		{"two instances, one bad", synth{instances: 2, steps: 360, bad: hourly, noDBRises: true, host: map[HostSignal]float64{Throttled: 2}},
-			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Period: time.Hour, Cause: "throttled"}},
+			Verdict{Scope: "local", Instance: "b", DBPath: "all-requests", Dependency: DepHost, Period: time.Hour, Cause: "throttled"}},
 		{"two instances, both bad", synth{instances: 2, steps: 360, bad: func(_, i int) bool { return i%60 <= 1 }},
-			Verdict{Scope: "shared", DBPath: "db-only", Period: time.Hour}},
+			Verdict{Scope: "shared", DBPath: "db-only", Dependency: DepDatabase, Period: time.Hour}},
 		{"none", synth{instances: 3, steps: 60, bad: func(int, int) bool { return false }},
 			Verdict{Scope: "none", DBPath: "unknown"}},
 		{"one instance", synth{instances: 1, steps: 60, bad: func(_, i int) bool { return i == 5 }},
@@ -110,7 +110,7 @@ func TestAnalyzeVerdicts(t *testing.T) {
 			got := r.Verdict
 			got.Line, got.Next, got.Rule = "", "", ""
 			if tt.s.instances == 1 { // the DB path of a lone instance: whatever its rise says
-				got.DBPath = tt.want.DBPath
+				got.DBPath, got.Dependency = tt.want.DBPath, tt.want.Dependency
 			}
 			if got != tt.want {
 				t.Errorf("verdict = %+v, want %+v\nline: %s\nwarnings: %q", got, tt.want, r.Verdict.Line, r.Warnings)

@@ -81,6 +81,19 @@ func WriteText(w io.Writer, r *Report) error {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
 	}
+	if len(r.BadSteps) > 0 {
+		p("   which dependency: %s\n", termsafe.String(r.dependencyPhrase()))
+		for k, o := range r.Dependency.Outbound {
+			if k == maxPerKind {
+				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxPerKind)
+				break
+			}
+			p("   outbound %s: p95 %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.name()), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+		}
+	}
+	if u := r.unwatchedPhrase(); u != "" {
+		p("   %s\n", termsafe.String(u))
+	}
 	writeWhen(p, r.When)
 	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations):\n", roseSDs)
 	for _, ir := range r.Instances {

@@ -16,6 +16,10 @@ func (r *Report) verdict() {
 	}
 	v.Period = r.When.Period
 	v.Rule = r.rules()
+	v.Dependency = r.Dependency.Kind
+	if o := r.Dependency.named(); o != nil {
+		v.Route, v.Peer = o.Route, o.Peer
+	}
 	what := r.signalName() + " over " + dur(r.Threshold)
 	switch v.Scope {
 	case "none":
@@ -24,6 +28,12 @@ func (r *Report) verdict() {
 			what += fmt.Sprintf(" (or at least %g times the other instances')", peerFactor)
 		}
 		v.Line = fmt.Sprintf("no bad step: %s in none of the %d steps on %d instance(s)", what, r.Steps, len(r.Instances))
+		if u := r.unwatchedPhrase(); u != "" {
+			v.Line += "; " + u
+		}
+		if u := r.Unwatched; u != nil && (u.Slowed > 0 || len(u.Outbound) > 0) {
+			v.Next = "run `latscope triage --signal request` over the same range: it judges every request, those without DB calls too, and names the route whose outbound calls slowed"
+		}
 		return
 	case "unknown":
 		v.Line = fmt.Sprintf("%d bad step(s) (%s) but only one instance had data in them: shared or local cannot be told", len(r.BadSteps), what)
@@ -32,17 +42,85 @@ func (r *Report) verdict() {
 	case "local":
 		ir := r.instance(v.Instance)
 		v.Cause = ir.Cause
-		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; host: %s",
-			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
-		v.Next = r.snapshotNext([]string{v.Instance}) +
-			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` classifies the time outside the database (throttled, steal, paused)"
+		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; %s; host: %s",
+			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
+		v.Next = r.snapshotNext([]string{v.Instance}) + r.nextTool()
 	case "shared":
 		n := r.Scope.Shared + r.Scope.Partial
-		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): a shared dependency (database, network, upstream); %s; %s",
-			what, n, r.Scope.Shared, r.Scope.Local, r.dbPathPhrase(), r.whenPhrase())
-		v.Next = r.snapshotNext(r.badInstanceNames()) +
-			"; then `latscope dbwait --pglog postgresql.json SNAPSHOT` shows whether the time was inside the database (locks, plans) or outside it (network)"
+		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): %s; %s; %s",
+			what, n, r.Scope.Shared, r.Scope.Local, r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase())
+		who := r.badInstanceNames()
+		if v.Dependency == DepOutbound && len(who) > 1 {
+			// One instance is enough: the dependency is the same for all.
+			who = who[:1]
+		}
+		v.Next = r.snapshotNext(who) + r.nextTool()
 	}
+	if u := r.unwatchedPhrase(); u != "" && r.Unwatched.Slowed+len(r.Unwatched.Outbound) > 0 {
+		v.Line += "; " + u
+	}
+}
+
+// dependencyPhrase is rule 3's dependency in words: which one, and the
+// numbers that name it.
+func (r *Report) dependencyPhrase() string {
+	e := r.Dependency
+	shared := r.Verdict.Scope == "shared"
+	var what string
+	switch e.Kind {
+	case DepDatabase:
+		what = "the DB path of this instance alone (its pool, connections, network path, or the process making the calls: the others' DB calls were not slow)"
+		if shared {
+			what = "a shared dependency, the database or the network to it"
+		}
+	case DepOutbound:
+		what = fmt.Sprintf("the outbound HTTP/gRPC calls of %s", e.named().name())
+		if shared {
+			what = "a shared dependency, " + what
+		}
+	case DepHost:
+		what = "the host or the process"
+		if shared {
+			what = "the hosts or the network the instances share, not one dependency"
+		}
+	default:
+		what = "which dependency: unknown"
+	}
+	return what + " (" + e.Reason + ")"
+}
+
+// nextTool is the tool the next step runs on the snapshot, fitted to the
+// dependency: dbwait for the database (and for the host, with the DB
+// signal: it classifies the time outside the database); analyze on the
+// route for an outbound dependency, which dbwait cannot see.
+func (r *Report) nextTool() string {
+	switch r.Dependency.Kind {
+	case DepDatabase:
+		return "; then `latscope dbwait --pglog postgresql.json SNAPSHOT` shows whether the time was inside the database (locks, plans) or outside it (network)"
+	case DepOutbound:
+		o := r.Dependency.named()
+		s := fmt.Sprintf("; then `latscope analyze --task %s SNAPSHOT` shows the time of %s's requests in their outbound calls (the `http HOST` regions name the host called)", shellQuote(o.Route), o.Route)
+		if o.Peer != "" {
+			s += "; look at " + o.Peer + ", the peer they call"
+		} else {
+			s += "; the service that host is, not the database, is the one to look at"
+		}
+		return s
+	case DepHost:
+		if r.Signal != "request" {
+			return "; then `latscope dbwait --pglog postgresql.json SNAPSHOT` classifies the time outside the database (throttled, steal, paused)"
+		}
+		return "; then `latscope analyze SNAPSHOT` shows the requests' time waiting for a CPU (runnable) and stalled"
+	}
+	return "; then `latscope analyze SNAPSHOT` shows where the slow requests' time went"
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"$`\\*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // peerPhrase says how many of ir's bad steps the peer rule made bad
@@ -154,7 +232,11 @@ func (r *Report) dbPathPhrase() string {
 		if e.Held > 0 {
 			held = fmt.Sprintf(", %d of them held by a stall of the process", e.Held)
 		}
-		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s%s (all requests: the host or the process)", e.Rose, e.Compared, unit, held)
+		why := " (all requests: the host or the process)"
+		if o := r.Dependency.named(); o != nil {
+			why = fmt.Sprintf(" (by the outbound calls of %s)", o.name())
+		}
+		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s%s%s", e.Rose, e.Compared, unit, held, why)
 	case "db-only":
 		return fmt.Sprintf("requests without DB calls did not slow (%d of %d %s rose): the DB path only", e.Rose, e.Compared, unit)
 	}
