@@ -41,6 +41,16 @@ const (
 	// The call's span runs from its mark's begin to this log (as a pgx
 	// query's does from its sql region to its SQLEnd log).
 	SpanEnd = "latscope.span.end"
+	// Call: right after a task begins, on the goroutine that began it, with
+	// the span's name as its message: the task is an outbound call's, begun
+	// by agentotel for a client or producer span outside any request of
+	// its own (a background job's call, or one of a request begun before
+	// the trace, whose task the trace does not hold). OpenTelemetry's SDK
+	// begins a task per span while the runtime traces, and without a
+	// request's task around it such a span's task would be top level, like
+	// a request's. An analyser excludes the task and its sub-tasks from the
+	// requests.
+	Call = "latscope.call"
 )
 
 // RPCRequestPrefix starts the name of a gRPC server's request, whether

@@ -136,8 +136,36 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...oteltrace.SpanS
 		if req, ok := ctx.Value(reqKey{}).(*request); ok {
 			return t.startCall(ctx, req, name, cfg.Attributes(), opts)
 		}
+		return t.startLoneCall(ctx, name, opts)
 	}
 	return t.Tracer.Start(ctx, name, opts...)
+}
+
+// startLoneCall starts a call's span outside any request: in a task of its
+// own, marked tracelog.Call, which the SDK's task for the span nests in,
+// so that an analyser does not take it for a request (tracelog.Call).
+func (t *tracer) startLoneCall(ctx context.Context, name string, opts []oteltrace.SpanStartOption) (context.Context, oteltrace.Span) {
+	tctx, task := trace.NewTask(ctx, tracelog.Bound(name, tracelog.MaxString))
+	trace.Log(tctx, tracelog.Call, tracelog.Bound(name, tracelog.MaxString))
+	ctx, s := t.Tracer.Start(tctx, name, opts...)
+	w := &loneSpan{Span: s, task: task}
+	return oteltrace.ContextWithSpan(ctx, w), w
+}
+
+// loneSpan is a call's span outside any request: its End ends the span,
+// then the task it runs in.
+type loneSpan struct {
+	oteltrace.Span
+	task  *trace.Task
+	ended atomic.Bool
+}
+
+// End implements oteltrace.Span.
+func (w *loneSpan) End(opts ...oteltrace.SpanEndOption) {
+	w.Span.End(opts...)
+	if !w.ended.Swap(true) {
+		w.task.End()
+	}
 }
 
 // startRequest begins a request's task, then its span inside it.

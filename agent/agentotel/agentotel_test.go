@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	rtrace "runtime/trace"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -379,5 +380,43 @@ func TestMarkAfterStart(t *testing.T) {
 	}
 	if n, m := len(agenttest.Logs(evs, tracelog.Span)), len(agenttest.Logs(evs, tracelog.SpanEnd)); n != 2 || m != 2 {
 		t.Errorf("%d Span and %d SpanEnd logs, want 2 each", n, m)
+	}
+}
+
+// TestLoneCall: a client span outside any request (a background job's
+// call, or one of a request begun before the trace) runs in a task of its
+// own marked tracelog.Call, begun before the SDK's task for the span and
+// ended after it, and no Request log: an analyser does not take it for a
+// request.
+func TestLoneCall(t *testing.T) {
+	sdk := sdktrace.NewTracerProvider()
+	defer sdk.Shutdown(context.Background())
+	tracer := Wrap(sdk).Tracer("latscope.test")
+	evs := agenttest.Traced(t, func() {
+		_, c := tracer.Start(context.Background(), "HTTP GET", oteltrace.WithSpanKind(oteltrace.SpanKindClient))
+		c.End()
+		c.End() // a second End ends nothing more
+	})
+	var begun, ended []uint64
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == agenttest.KindTaskBegin && ev.Name == "HTTP GET":
+			begun = append(begun, ev.Task)
+		case ev.Kind == agenttest.KindTaskEnd && slices.Contains(begun, ev.Task):
+			ended = append(ended, ev.Task)
+		}
+	}
+	if len(begun) != 2 {
+		t.Fatalf("%d tasks named HTTP GET, want 2 (the call's own and the SDK's inside it)", len(begun))
+	}
+	calls := agenttest.Logs(evs, tracelog.Call)
+	if len(calls) != 1 || calls[0].Task != begun[0] || calls[0].Message != "HTTP GET" {
+		t.Errorf("Call logs %+v, want one, \"HTTP GET\", in the first task (%d)", calls, begun[0])
+	}
+	if want := []uint64{begun[1], begun[0]}; !slices.Equal(ended, want) {
+		t.Errorf("tasks ended %v, want the SDK's then the call's: %v", ended, want)
+	}
+	if n := len(agenttest.Logs(evs, tracelog.Request)); n != 0 {
+		t.Errorf("%d Request logs, want none", n)
 	}
 }

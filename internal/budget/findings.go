@@ -87,6 +87,9 @@ func findings(res *Result, a *Analyzer) []error {
 	if n := res.Info.OrphanTasks; n > 0 {
 		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) whose parent task began before the trace are excluded: pieces of requests the trace cut (OpenTelemetry's SDK begins a task per span), not requests", n)})
 	}
+	if n := res.Info.CallTasks; n > 0 {
+		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d task(s) of outbound calls outside any request are excluded (%s: a background job's calls, or those of requests begun before the trace)", n, tracelog.Call)})
+	}
 	if n := res.Info.ExcludedUnrouted; n > 0 {
 		add(&Finding{Kind: FindCutByWindow, Text: fmt.Sprintf("%d request(s) still open at the trace's end are excluded: their route, logged at a request's end (%s), is not in the trace", n, tracelog.Route)})
 	}

@@ -15,6 +15,11 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 	if r.traced {
 		a.info.TracedRequests++
 	}
+	if r.call { // tracelog.Call: no request
+		a.info.CallTasks++
+		a.discard(r, t)
+		return
+	}
 	if !a.keep(r) { // not the trace ID asked for
 		a.discard(r, t)
 		return

@@ -12,6 +12,9 @@ type reqState struct {
 	name     string
 	begin    tracein.Time
 	inferred bool
+	// call: a tracelog.Call log in its own task says it is an outbound
+	// call's task outside any request, excluded at its end.
+	call bool
 	// traceID is the trace ID of the first latscope.request log in the
 	// request's own task (traced: there was one).
 	traceID   TraceID

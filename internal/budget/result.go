@@ -59,6 +59,9 @@ type TraceInfo struct {
 	// begins a task per span, a child span's inside its parent's), or is
 	// itself such a piece.
 	OrphanTasks int
+	// CallTasks counts tasks excluded as outbound calls' outside any
+	// request: agentotel marks them (tracelog.Call).
+	CallTasks int
 	// ExcludedUnrouted counts requests still open at the trace's end under
 	// a task name that a latscope.route log renamed in other requests:
 	// their route, logged at their end, is not in the trace.
@@ -228,6 +231,8 @@ type Path struct {
 func (a *Analyzer) Finalize() *Result {
 	for _, r := range a.open {
 		switch {
+		case r.call:
+			a.info.CallTasks++
 		case a.opts.TraceID != "" && !a.keep(r):
 		case a.renamedFrom[r.name]:
 			// Named as others were before their route log (which comes at

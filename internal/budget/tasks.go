@@ -108,6 +108,8 @@ func (a *Analyzer) log(ev *tracein.Event) {
 	}
 	if r.task == ev.Task { // the request's own task, not a sub-task
 		switch ev.Name {
+		case tracelog.Call:
+			r.call = true // an outbound call's task outside any request: excluded at its end
 		case tracelog.Request:
 			a.requestLog(r, ev.Message)
 		case tracelog.Route:

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/trace"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/latscope/latscope/agent/agentotel"
 	"github.com/latscope/latscope/agent/internal/agenttest"
@@ -325,4 +327,62 @@ func TestOTelBridge(t *testing.T) {
 			"text": "a request begun before the trace has no task (agentotel begins one only while tracing), so the SDK's task of its outbound client span has no parent: a top-level task the analysis cannot tell from a request"}},
 		"note": "the window is the analysed trace's (its clock snapshot and duration, as latscope reads them); trace_ids are requests the clients completed in it, each in exactly one request of the trace, with the route the client asked",
 	})
+}
+
+// TestOTelLoneCallsNoRequests: the SDK begins a task per span while the
+// runtime traces. A background job's outbound call (a client span outside
+// any request: a job's, or one of a request begun before the trace) runs
+// in a task agentotel marks tracelog.Call, and the analysis excludes it:
+// the requests are the server spans' alone, and a finding counts the
+// calls. Real runtime trace, no timing asserted.
+func TestOTelLoneCallsNoRequests(t *testing.T) {
+	sdk := sdktrace.NewTracerProvider()
+	defer sdk.Shutdown(context.Background())
+	tracer := agentotel.Wrap(sdk).Tracer("latscope.e2e")
+	path := filepath.Join(t.TempDir(), "lone.trace")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		t.Fatal(err)
+	}
+	const requests, calls = 3, 2
+	for range requests {
+		ctx, s := tracer.Start(context.Background(), "GET /items", oteltrace.WithSpanKind(oteltrace.SpanKindServer))
+		_, c := tracer.Start(ctx, "HTTP GET", oteltrace.WithSpanKind(oteltrace.SpanKindClient))
+		time.Sleep(time.Millisecond)
+		c.End()
+		s.End()
+	}
+	for range calls { // a job's calls, outside any request
+		_, c := tracer.Start(context.Background(), "HTTP GET", oteltrace.WithSpanKind(oteltrace.SpanKindClient))
+		time.Sleep(time.Millisecond)
+		c.End()
+	}
+	trace.Stop()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := fixture.AnalyzeFile(path, budget.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range res.Groups {
+		names = append(names, fmt.Sprintf("%s ×%d", g.Name, g.Count))
+	}
+	if len(res.Groups) != 1 || res.Groups[0].Name != "GET /items" || res.Groups[0].Count != requests {
+		t.Errorf("groups %v, want GET /items ×%d alone", names, requests)
+	}
+	if res.Info.CallTasks != calls {
+		t.Errorf("CallTasks = %d, want %d", res.Info.CallTasks, calls)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w.Error(), tracelog.Call)
+	}
+	if !found {
+		t.Errorf("no finding names %s", tracelog.Call)
+	}
 }
