@@ -26,10 +26,11 @@ var layers = []struct {
 	packages []string
 }{
 	{"base", []string{"tracelog", "java", "internal/frame", "internal/atomicfile", "internal/httpurl", "internal/opterr", "internal/quantile",
-		"internal/sketch", "internal/stats", "internal/termsafe", "internal/units", "internal/sticky", "internal/tier", "internal/kept", "internal/golden"}},
+		"internal/sketch", "internal/stats", "internal/termsafe", "internal/units", "internal/sticky", "internal/tier", "internal/kept", "internal/golden", "internal/churn"}},
 	{"input", []string{"internal/tracein", "internal/gotable", "internal/pglog", "internal/hostsig", "internal/hostsig/probe", "internal/dbhost", "internal/loadresult", "internal/jfr"}},
 	{"model and analyses", []string{"internal/critpath", "internal/budget", "internal/sched", "internal/queueing",
-		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy"}},
+		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy",
+		"internal/whatif"}},
 	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport"}},
 	{"wiring", []string{"internal/pipeline"}},
 	{"commands", []string{"cmd/latscope"}},
@@ -47,7 +48,6 @@ var support = []string{"internal/fixture", "internal/chromiumtest", "internal/pg
 var known = map[string]string{
 	"internal/jfr -> internal/budget":   "the JFR reader fills the budget's model (issue #31, one model)",
 	"internal/jfr -> internal/critpath": "the JFR reader computes critical paths (issue #31, one model)",
-	"internal/jfr -> internal/sched":    "the JFR churn analysis lives in the reader (issue #31, one churn analysis)",
 	"internal/fixture -> lab/demotrace": "the kept demo traces are recorded by the lab's demo (issue #31, the lab as its own module)",
 	"cmd/latscope -> the lab":           "latscope lab … is in the product binary (issue #31, the lab as its own module and binary)",
 }

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/churn"
+	"github.com/latscope/latscope/internal/stats"
 )
 
 // ChurnEvents are the event types the churn analysis reads beside Events:
@@ -40,10 +41,10 @@ func AnalyzeChurn(ctx context.Context, path string, rec *Recording, o ChurnOptio
 type ChurnOptions struct {
 	Frames *ChurnFrames // the frame table
 	Rules  *Rules       // decide the application frames that pay for machinery
-	// Thresholds are the Go side's (sched.DefaultThresholds): SchedShare
-	// and MinSamples judge the share, BurstGap and MinBurst cluster the
-	// wakeups of idle workers.
-	Thresholds sched.Thresholds
+	// Thresholds are both runtimes' (churn.DefaultThresholds, as
+	// sched.DefaultThresholds): SchedShare and MinSamples judge the share,
+	// BurstGap and MinBurst cluster the wakeups of idle workers.
+	Thresholds churn.Thresholds
 	// Recording resolves the event types of jdk.ActiveSetting events (the
 	// sampling period, the park threshold); nil leaves them unknown.
 	Recording *Recording
@@ -51,7 +52,7 @@ type ChurnOptions struct {
 }
 
 // DefaultChurnOptions are the options of `latscope analyze`.
-var DefaultChurnOptions = ChurnOptions{Frames: DefaultChurnFrames, Rules: &DefaultRules, Thresholds: sched.DefaultThresholds, Top: 6}
+var DefaultChurnOptions = ChurnOptions{Frames: DefaultChurnFrames, Rules: &DefaultRules, Thresholds: churn.DefaultThresholds, Top: 6}
 
 func (o ChurnOptions) withDefaults() ChurnOptions {
 	d := DefaultChurnOptions
@@ -221,13 +222,13 @@ func (c *Churn) Result() *ChurnReport {
 		if g := ChurnGroup(g); g.Machinery() {
 			r.Machinery += n
 			if n > 0 {
-				r.Groups = append(r.Groups, ChurnShare{Group: g, Samples: n, Share: ratio(n, c.samples)})
+				r.Groups = append(r.Groups, ChurnShare{Group: g, Samples: n, Share: churn.Ratio(n, c.samples)})
 			}
 		}
 	}
 	slices.SortStableFunc(r.Groups, func(a, b ChurnShare) int { return int(b.Samples - a.Samples) })
-	r.Share = ratio(r.Machinery, c.samples)
-	r.Low, r.High = wilson(r.Machinery, c.samples)
+	r.Share = churn.Ratio(r.Machinery, c.samples)
+	r.Low, r.High = stats.Wilson(float64(r.Machinery), float64(c.samples))
 	r.Top = topCounts(c.top, c.samples, c.opts.Top)
 	r.Payers = topCounts(c.payers, c.samples, c.opts.Top)
 	r.Parks = c.parkStats()
@@ -250,28 +251,13 @@ func (c *Churn) parkStats() ParkStats {
 	p.IdleWakeups = int64(len(c.ends)) + c.endsCut
 	ends := slices.Clone(c.ends)
 	slices.Sort(ends)
-	var sizes []int
-	for i := 0; i < len(ends); {
-		j := i + 1
-		for j < len(ends) && ends[j]-ends[j-1] <= int64(p.Gap) {
-			j++
-		}
-		sizes = append(sizes, j-i)
-		i = j
+	cl := churn.NewClusters(p.Gap)
+	for _, e := range ends {
+		cl.Add(e)
 	}
-	p.Bursts = int64(len(sizes))
-	var large []int
-	for _, s := range sizes {
-		p.Max = max(p.Max, s)
-		if s >= p.MinSize {
-			large = append(large, s)
-			p.InLarge += int64(s)
-		}
-	}
-	p.Large = int64(len(large))
-	if len(large) > 0 {
-		slices.Sort(large)
-		p.LargeMedian = large[len(large)/2]
-	}
+	cl.Close()
+	p.Bursts, p.Max = cl.Count(), cl.Max()
+	p.Large, p.InLarge = cl.Large(p.MinSize)
+	p.LargeMedian = cl.UpperMedian(p.MinSize)
 	return p
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/churn"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 )
@@ -45,7 +43,7 @@ type ChurnReport struct {
 	// JVMCPU is the JVM's CPU over the recording from jdk.CPULoad; nil
 	// without those events or jdk.CPUInformation.
 	JVMCPU     *JVMCPU          `json:"jvm_cpu,omitempty"`
-	Thresholds sched.Thresholds `json:"thresholds"`
+	Thresholds churn.Thresholds `json:"thresholds"`
 }
 
 // ChurnShare is one machinery group's samples.
@@ -137,23 +135,26 @@ func (r *ChurnReport) MarshalJSON() ([]byte, error) {
 		Share    *float64        `json:"share"`
 		Low      *float64        `json:"share_low"`
 		High     *float64        `json:"share_high"`
-		Findings []sched.Finding `json:"findings"`
+		Findings []churn.Finding `json:"findings"`
 	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), share, low, high, nonNilFindings(r.Findings())})
 }
 
-func nonNilFindings(f []sched.Finding) []sched.Finding {
+func nonNilFindings(f []churn.Finding) []churn.Finding {
 	if f == nil {
-		return []sched.Finding{}
+		return []churn.Finding{}
 	}
 	return f
 }
 
-// Fixes for churn, in JVM terms (docs/jfr-churn.md).
-const (
-	ChurnOptionBatch  = "batching: hand a task a batch of events per wakeup (one execute per burst), not one task per event"
-	ChurnOptionSteady = "a steady consumer: route the bursty work to threads that are busy anyway (the seed moved its actor to the steady dispatcher)"
-	ChurnOptionSmall  = "a pool sized to the work and the CPUs (new ForkJoinPool(2), a fixed ThreadPoolExecutor) instead of a wide one whose idle workers all wake for every burst"
+// Fixes for churn, in JVM terms (docs/jfr-churn.md). ChurnOptionBatch and
+// ChurnOptionSteady are package churn's, in the JVM's nouns.
+var (
+	ChurnOptionBatch  = churn.JVMNouns.OptionBatch()
+	ChurnOptionSteady = churn.JVMNouns.OptionSteady()
 )
+
+// ChurnOptionSmall is the fix of a pool sized to the work.
+const ChurnOptionSmall = "a pool sized to the work and the CPUs (new ForkJoinPool(2), a fixed ThreadPoolExecutor) instead of a wide one whose idle workers all wake for every burst"
 
 // MoreSamples says how to get more execution samples.
 const MoreSamples = "sample every millisecond: record with settings=profile and the churn settings (internal/jfr/churntest/churn.jfc, docs/jfr-churn.md) last, " +
@@ -176,24 +177,24 @@ func (r *ChurnReport) Verdict() string {
 
 // shareWords is "27 % (95 % interval 23–31 %, 612 samples)".
 func (r *ChurnReport) shareWords() string {
-	return fmt.Sprintf("%.1f %% (95 %% interval %.1f–%.1f %%, %d samples)", 100*r.Share, 100*r.Low, 100*r.High, r.Samples)
+	return fmt.Sprintf("%.1f %% (%s)", 100*r.Share, churn.IntervalWords(r.Low, r.High, r.Samples))
 }
 
 // Findings returns the verdicts that call for action or for a better
 // recording, with the kinds of package sched: sched-overhead,
 // few-cpu-samples, no-cpu-samples.
-func (r *ChurnReport) Findings() []sched.Finding {
+func (r *ChurnReport) Findings() []churn.Finding {
 	t := r.Thresholds
 	switch {
 	case r.Samples == 0:
-		return []sched.Finding{{Kind: sched.FindNoSamples, Text: "the recording has no execution samples, so the share of CPU in ForkJoinPool and thread-pool machinery cannot be measured: " +
+		return []churn.Finding{{Kind: churn.FindNoSamples, Text: "the recording has no execution samples, so the share of CPU in ForkJoinPool and thread-pool machinery cannot be measured: " +
 			"enable jdk.ExecutionSample (settings=profile and latscope.jfc sample every 10 ms; jdk.ExecutionSample#period=1ms samples ten times as often)"}}
 	case r.Samples < t.MinSamples:
-		return []sched.Finding{{Kind: sched.FindFewSamples, Text: fmt.Sprintf("only %d execution samples%s (fewer than %d): the pool machinery's share, %s, is too uncertain to judge. "+
+		return []churn.Finding{{Kind: churn.FindFewSamples, Text: fmt.Sprintf("only %d execution samples%s (fewer than %d): the pool machinery's share, %s, is too uncertain to judge. "+
 			"JFR samples only threads running Java code, so a mostly idle JVM gives few samples at any period. To get more: %s",
 			r.Samples, r.overWords(), t.MinSamples, r.shareWords(), r.moreSamples())}}
 	case r.Share > t.SchedShare:
-		return []sched.Finding{r.overhead()}
+		return []churn.Finding{r.overhead()}
 	}
 	return nil
 }
@@ -218,10 +219,10 @@ func (r *ChurnReport) overWords() string {
 	return s
 }
 
-func (r *ChurnReport) overhead() sched.Finding {
+func (r *ChurnReport) overhead() churn.Finding {
 	var b strings.Builder
-	termsafe.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, docs/method.md §9)",
-		r.shareWords(), 100*r.Thresholds.SchedShare)
+	termsafe.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, %s)",
+		r.shareWords(), 100*r.Thresholds.SchedShare, churn.Method)
 	var parts []string
 	for _, g := range r.Groups {
 		if g.Share >= 0.005 {
@@ -231,19 +232,17 @@ func (r *ChurnReport) overhead() sched.Finding {
 	if len(parts) > 0 {
 		termsafe.Fprintf(&b, ": %s", strings.Join(parts, ", "))
 	}
-	b.WriteString(" — waking, scanning and parking pool threads instead of running the work")
+	b.WriteString(churn.InsteadOfWork("waking, scanning and parking pool threads"))
 	var pay []string
 	for _, p := range r.Payers {
 		if p.Frame != "" && p.Share >= 0.01 && len(pay) < 3 {
 			pay = append(pay, fmt.Sprintf("%s (%.0f %%)", p.Frame, 100*p.Share))
 		}
 	}
-	if len(pay) > 0 {
-		termsafe.Fprintf(&b, "; paid on the stacks of %s", strings.Join(pay, ", "))
-	}
+	termsafe.Fprintf(&b, "%s", churn.PaidOn(pay))
 	b.WriteString(r.parkWords())
 	b.WriteString("; JFR samples only threads running Java code, so the JVM's own park/unpark and the kernel's part of waking threads are in no sample: the share is a lower bound")
-	return sched.Finding{Kind: sched.FindSchedOverhead, Text: b.String(), Options: []string{ChurnOptionBatch, ChurnOptionSteady, ChurnOptionSmall}}
+	return churn.Finding{Kind: churn.FindSchedOverhead, Text: b.String(), Options: []string{ChurnOptionBatch, ChurnOptionSteady, ChurnOptionSmall}}
 }
 
 // parkWords describes the wakeups of idle pool workers.
@@ -356,41 +355,12 @@ func (r *ChurnReport) writeCoverage(w io.Writer) {
 // budget.Result.
 func (r *ChurnReport) Error() string { return r.Verdict() }
 
-func ratio(n, d int64) float64 {
-	if d == 0 {
-		return 0
-	}
-	return float64(n) / float64(d)
-}
-
-// wilson returns the 95 % Wilson score interval of k successes in n draws,
-// treating the samples as independent.
-func wilson(k, n int64) (lo, hi float64) {
-	if n == 0 {
-		return 0, 0
-	}
-	const z = 1.96
-	nf, p := float64(n), float64(k)/float64(n)
-	den := 1 + z*z/nf
-	mid := (p + z*z/(2*nf)) / den
-	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return max(0, mid-half), min(1, mid+half)
-}
-
-// topCounts returns the n heaviest entries of m, ties by name.
+// topCounts returns the n heaviest entries of m, ties by name (churn.Top).
 func topCounts(m map[string]int64, total int64, n int) []FrameCount {
-	out := make([]FrameCount, 0, len(m))
-	for f, c := range m {
-		out = append(out, FrameCount{Frame: f, Samples: c, Share: ratio(c, total)})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Samples != out[j].Samples {
-			return out[i].Samples > out[j].Samples
-		}
-		return out[i].Frame < out[j].Frame
-	})
-	if len(out) > n {
-		out = out[:n]
+	top := churn.Top(m, total, n)
+	out := make([]FrameCount, len(top))
+	for i, c := range top {
+		out[i] = FrameCount{Frame: c.Frame, Samples: c.Weight, Share: c.Share}
 	}
 	return out
 }

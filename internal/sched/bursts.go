@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/latscope/latscope/internal/churn"
+
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/internal/tracein"
@@ -78,14 +80,13 @@ func (b BurstStats) MarshalJSON() ([]byte, error) {
 	}{units.Ms(b.Gap), plain(b)})
 }
 
-// bursts clusters wakeup and creation events in one pass.
+// bursts clusters wakeup and creation events in one pass (churn.Clusters)
+// and counts the causes of the large bursts.
 type bursts struct {
+	cl      *churn.Clusters
 	gap     int64
 	min     int
-	n       int
-	last    tracein.Time
 	current map[causeKey]int64
-	sizes   map[int]int64
 	st      BurstStats
 	causes  map[causeKey]int64 // in large bursts
 
@@ -98,19 +99,18 @@ type bursts struct {
 
 func newBursts(t Thresholds) *bursts {
 	return &bursts{
+		cl:  churn.NewClusters(t.BurstGap),
 		gap: int64(t.BurstGap), min: t.MinBurst,
-		current: map[causeKey]int64{}, sizes: map[int]int64{}, causes: map[causeKey]int64{}, binsByCount: map[int64]int64{},
+		current: map[causeKey]int64{}, causes: map[causeKey]int64{}, binsByCount: map[int64]int64{},
 		st: BurstStats{Gap: t.BurstGap, MinSize: t.MinBurst},
 	}
 }
 
 // add records one goroutine made runnable at t.
 func (b *bursts) add(t tracein.Time, k causeKey) {
-	if b.n > 0 && int64(t-b.last) > b.gap {
-		b.close()
+	if n := b.cl.Add(int64(t)); n > 0 {
+		b.closed(n)
 	}
-	b.n++
-	b.last = t
 	b.current[k]++
 	b.addBin(int64(t) / b.gap)
 }
@@ -153,62 +153,32 @@ func (b *bursts) busiest() float64 {
 	return float64(sum) / float64(b.total)
 }
 
-func (b *bursts) close() {
-	if b.n == 0 {
-		return
-	}
-	b.sizes[b.n]++
-	b.st.Count++
-	if b.n >= b.min {
-		b.st.Large++
-		b.st.InLarge += int64(b.n)
+// closed counts the causes of a burst of n that has closed, if it is large.
+func (b *bursts) closed(n int) {
+	if n >= b.min {
 		for k, c := range b.current {
 			b.causes[k] += c
 		}
 	}
 	clear(b.current)
-	b.n = 0
 }
 
 // finish closes the open burst and returns the statistics and the top
 // causes of large bursts.
 // names resolves the frames of the causes.
 func (b *bursts) finish(top int, names []string) (BurstStats, []Cause) {
-	b.close()
+	if n := b.cl.Close(); n > 0 {
+		b.closed(n)
+	}
 	st := b.st
 	st.Busiest = b.busiest()
-	sizes := make([]int, 0, len(b.sizes))
-	for s := range b.sizes {
-		sizes = append(sizes, s)
-	}
-	sort.Ints(sizes)
-	st.Median = sizeQuantile(sizes, b.sizes, st.Count, 0.5, 0)
-	st.P90 = sizeQuantile(sizes, b.sizes, st.Count, 0.9, 0)
-	st.LargeMedian = sizeQuantile(sizes, b.sizes, st.Large, 0.5, b.min)
-	if len(sizes) > 0 {
-		st.Max = sizes[len(sizes)-1]
-	}
+	st.Count = b.cl.Count()
+	st.Large, st.InLarge = b.cl.Large(b.min)
+	st.Median = b.cl.Quantile(0.5, 0)
+	st.P90 = b.cl.Quantile(0.9, 0)
+	st.LargeMedian = b.cl.Quantile(0.5, b.min)
+	st.Max = b.cl.Max()
 	return st, topCauses(b.causes, names, st.Large, top)
-}
-
-// sizeQuantile returns the q-quantile of the sizes of at least from, of
-// which there are n.
-func sizeQuantile(sizes []int, counts map[int]int64, n int64, q float64, from int) int {
-	if n == 0 {
-		return 0
-	}
-	rank := max(int64(q*float64(n)+0.5), 1)
-	var seen int64
-	for _, s := range sizes {
-		if s < from {
-			continue
-		}
-		seen += counts[s]
-		if seen >= rank {
-			return s
-		}
-	}
-	return sizes[len(sizes)-1]
 }
 
 func topCauses(m map[causeKey]int64, names []string, large int64, n int) []Cause {

@@ -3,8 +3,9 @@ package sched
 import (
 	"math"
 	"slices"
-	"sort"
 	"strings"
+
+	"github.com/latscope/latscope/internal/churn"
 
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/stats"
@@ -244,20 +245,12 @@ func share(w, total int64) float64 {
 	return float64(w) / float64(total)
 }
 
-// topFrames returns the n heaviest entries of m, ties by name.
+// topFrames returns the n heaviest entries of m, ties by name (churn.Top).
 func topFrames(m map[string]int64, total int64, n int) []FrameShare {
-	out := make([]FrameShare, 0, len(m))
-	for f, w := range m {
-		out = append(out, FrameShare{Frame: f, Weight: w, Share: share(w, total)})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Weight != out[j].Weight {
-			return out[i].Weight > out[j].Weight
-		}
-		return out[i].Frame < out[j].Frame
-	})
-	if n > 0 && len(out) > n {
-		out = out[:n]
+	top := churn.Top(m, total, n)
+	out := make([]FrameShare, len(top))
+	for i, c := range top {
+		out[i] = FrameShare{Frame: c.Frame, Weight: c.Weight, Share: c.Share}
 	}
 	return out
 }

@@ -5,64 +5,39 @@ import (
 	"math"
 	"strings"
 
+	"github.com/latscope/latscope/internal/churn"
 	"github.com/latscope/latscope/internal/frame"
 )
 
-// FindingKind classifies a Finding.
-type FindingKind uint8
+// FindingKind classifies a Finding: churn's kinds, shared with the JVM's
+// churn analysis.
+type FindingKind = churn.FindingKind
 
 // Finding kinds.
 const (
-	FindSchedOverhead FindingKind = iota // the scheduler's share of CPU is over the threshold
-	FindProcsAbove                       // GOMAXPROCS is above the CPUs the process may use
-	FindParentLimit                      // a parent cgroup's quota binds; the runtime's default misses it
-	FindNoSamples                        // no CPU samples: the share cannot be measured
-	FindFewSamples                       // too few CPU samples to judge the share
-	// FindSchedInconclusive: the share's 95 % interval contains the
-	// threshold, so the samples cannot tell whether it is over
-	FindSchedInconclusive
+	FindSchedOverhead     = churn.FindSchedOverhead     // the scheduler's share of CPU is over the threshold
+	FindProcsAbove        = churn.FindProcsAbove        // GOMAXPROCS is above the CPUs the process may use
+	FindParentLimit       = churn.FindParentLimit       // a parent cgroup's quota binds; the runtime's default misses it
+	FindNoSamples         = churn.FindNoSamples         // no CPU samples: the share cannot be measured
+	FindFewSamples        = churn.FindFewSamples        // too few CPU samples to judge the share
+	FindSchedInconclusive = churn.FindSchedInconclusive // the share's 95 % interval contains the threshold
 )
 
-var findingNames = [...]string{
-	FindSchedOverhead: "sched-overhead", FindProcsAbove: "gomaxprocs-above-limit",
-	FindParentLimit: "parent-limit-missed", FindNoSamples: "no-cpu-samples", FindFewSamples: "few-cpu-samples",
-	FindSchedInconclusive: "sched-overhead-inconclusive",
-}
-
-// String returns the kind's name as used in JSON.
-func (k FindingKind) String() string {
-	if int(k) < len(findingNames) {
-		return findingNames[k]
-	}
-	return "unknown"
-}
-
-// MarshalText encodes the kind by name.
-func (k FindingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
 // Finding is a typed warning: a plain-words statement of what was found and
-// what to do about it.
-type Finding struct {
-	Kind    FindingKind `json:"kind"`
-	Text    string      `json:"text"`
-	Options []string    `json:"options,omitempty"` // fixes to consider
-}
-
-// Error returns the finding's text and its options.
-func (f *Finding) Error() string {
-	if len(f.Options) == 0 {
-		return f.Text
-	}
-	return f.Text + ". Options: " + strings.Join(f.Options, "; ")
-}
+// what to do about it (churn.Finding, shared with the JVM's churn).
+type Finding = churn.Finding
 
 // Fixes for scheduler overhead (docs/method.md §9, in Go terms).
 const (
 	OptionPool     = "a bounded worker pool sized to the CPUs, fed by a buffered channel, instead of a goroutine per item or a pool as wide as GOMAXPROCS"
-	OptionBatch    = "batching: hand a worker a slice of items per wakeup, not one item"
-	OptionSteady   = "a steady consumer: route the bursty work to goroutines that are busy anyway (the seed moved its actor to the steady dispatcher)"
 	OptionProcs    = "lower GOMAXPROCS to the CPUs the process may use: fewer Ps, fewer threads to wake and park per burst"
 	OptionDefaults = "drop an explicit GOMAXPROCS so Go 1.25+ derives it from the cgroup quota"
+)
+
+// Fixes both runtimes give, in Go's nouns (package churn writes them once).
+var (
+	OptionBatch  = churn.GoNouns.OptionBatch()
+	OptionSteady = churn.GoNouns.OptionSteady()
 )
 
 // Findings returns the report's findings.
@@ -100,7 +75,7 @@ func (r *Report) Findings() []Finding {
 
 // intervalWords is "95 % interval 12–27 %, 100 samples, 61 effective".
 func intervalWords(c *CPU, iv *ShareInterval) string {
-	s := fmt.Sprintf("95 %% interval %.1f–%.1f %%, %d samples", 100*iv.Low, 100*iv.High, c.Samples)
+	s := churn.IntervalWords(iv.Low, iv.High, c.Samples)
 	if iv.DesignEffect > 1 {
 		s += fmt.Sprintf(", %.0f effective: they come in correlated runs", iv.EffectiveSamples)
 	}
@@ -112,8 +87,8 @@ func intervalWords(c *CPU, iv *ShareInterval) string {
 func (r *Report) inconclusive(t Thresholds, iv *ShareInterval) Finding {
 	c := &r.CPU
 	p := c.Share(ClassScheduler)
-	text := fmt.Sprintf("the Go scheduler took %.0f %% of the process's CPU (%s), and the interval contains the %.0f %% above which a look is due (docs/method.md §9): inconclusive",
-		100*p, intervalWords(c, iv), 100*t.SchedShare)
+	text := fmt.Sprintf("the Go scheduler took %.0f %% of the process's CPU (%s), and the interval contains the %.0f %% above which a look is due (%s): inconclusive",
+		100*p, intervalWords(c, iv), 100*t.SchedShare, churn.Method)
 	half, need := p-iv.Low, p-t.SchedShare
 	if p < t.SchedShare {
 		half, need = iv.High-p, t.SchedShare-p
@@ -131,15 +106,13 @@ func (r *Report) inconclusive(t Thresholds, iv *ShareInterval) Finding {
 func (r *Report) overhead(t Thresholds, iv *ShareInterval) Finding {
 	c := &r.CPU
 	var b strings.Builder
-	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (%s: all of it above the %.0f %% at which a look is due, docs/method.md §9)",
-		100*c.Share(ClassScheduler), intervalWords(c, iv), 100*t.SchedShare)
+	fmt.Fprintf(&b, "the Go scheduler took %.0f %% of the process's CPU (%s: all of it above the %.0f %% at which a look is due, %s)",
+		100*c.Share(ClassScheduler), intervalWords(c, iv), 100*t.SchedShare, churn.Method)
 	if parts := schedParts(c); parts != "" {
 		fmt.Fprintf(&b, ": %s", parts)
 	}
-	b.WriteString(" — creating, parking and waking goroutines and threads instead of running the work")
-	if pay := payers(c); pay != "" {
-		fmt.Fprintf(&b, "; paid on the stacks of %s", pay)
-	}
+	b.WriteString(churn.InsteadOfWork("creating, parking and waking goroutines and threads"))
+	b.WriteString(churn.PaidOn(payers(c)))
 	if tr := r.Trace; tr != nil {
 		b.WriteString(burstWords(tr))
 	}
@@ -164,7 +137,8 @@ func schedParts(c *CPU) string {
 	return strings.Join(parts, ", ")
 }
 
-func payers(c *CPU) string {
+// payers lists the application frames that paid 1 % or more, at most three.
+func payers(c *CPU) []string {
 	var parts []string
 	for _, p := range c.Payers {
 		if p.Frame == "" || p.Share < 0.01 || len(parts) == 3 {
@@ -172,7 +146,7 @@ func payers(c *CPU) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s (%.0f %%)", frame.Short(p.Frame), 100*p.Share))
 	}
-	return strings.Join(parts, ", ")
+	return parts
 }
 
 // burstWords describes the bursts and names their causes.
