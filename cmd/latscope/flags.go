@@ -4,12 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/queueing"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 // stringList is a repeatable string flag.
@@ -27,7 +27,8 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 //	--pool SIZE | NAME:SIZE
 //
 // A command that cannot evaluate a kind refuses it with an error naming
-// the flag and the command that can; it never ignores it.
+// the flag and the command that can; it never ignores it. The grammar is
+// package whatif's (whatif.ParseSpec).
 
 // whatIfs is the repeatable --what-if flag, parsed as it is set: the specs
 // as given, and the timeline ones (remove, scale, overlap) as predictions.
@@ -39,36 +40,6 @@ type whatIfs struct {
 type whatIf struct {
 	spec, flag string
 	pred       *budget.Prediction // a timeline what-if; nil for a model one
-}
-
-// modelWhatIfs are the what-ifs that change the queueing model's inputs,
-// which latscope predict evaluates.
-var modelWhatIfs = []string{"pool", "cores", "clients", "rate"}
-
-// parseWhatIf checks spec's grammar. Timeline what-ifs are parsed whole;
-// the model's are checked for their kind (and a pool for its size) here and
-// for their values where the model applies them (queueing.Predict).
-func parseWhatIf(spec string) (*budget.Prediction, error) {
-	op, arg, _ := strings.Cut(spec, "=")
-	switch {
-	case op == "remove" || op == "scale" || op == "overlap":
-		p, err := budget.ParsePrediction(spec)
-		if err != nil {
-			return nil, err
-		}
-		return &p, nil
-	case op == "pool":
-		if _, err := queueing.ParsePool(arg); err != nil {
-			return nil, fmt.Errorf("what-if %q: %w", spec, err)
-		}
-		return nil, nil
-	case slices.Contains(modelWhatIfs, op):
-		if arg == "" {
-			return nil, fmt.Errorf("what-if %q: want %s=N", spec, op)
-		}
-		return nil, nil
-	}
-	return nil, fmt.Errorf("what-if %q: unknown operation %q (remove=, scale=, overlap=, pool=, cores=, clients=, rate=)", spec, op)
 }
 
 // flag returns the flag.Value that appends to w under the flag name (its
@@ -92,11 +63,11 @@ func (f *whatIfFlag) String() string {
 }
 
 func (f *whatIfFlag) Set(v string) error {
-	p, err := parseWhatIf(v)
+	s, err := whatif.ParseSpec(v)
 	if err != nil {
 		return err
 	}
-	f.w.specs = append(f.w.specs, whatIf{spec: v, flag: "--" + f.name, pred: p})
+	f.w.specs = append(f.w.specs, whatIf{spec: v, flag: "--" + f.name, pred: s.Timeline})
 	return nil
 }
 
