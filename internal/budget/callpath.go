@@ -11,7 +11,7 @@ import (
 
 // PathSep separates the frames of a call path in a term's display name
 // ("handlers.ListOrders › store.(*Store).query"). In names given to
-// --predict, --frame and compare, " › ", "›" and ">" all separate frames.
+// --what-if, --frame and compare, " › ", "›" and ">" all separate frames.
 const PathSep = " › "
 
 // pathKey joins a call path into a map key.

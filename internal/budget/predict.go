@@ -24,7 +24,8 @@ var opNames = [...]string{OpRemove: "remove", OpScale: "scale", OpOverlap: "over
 // String returns the operation's name as written in a spec.
 func (o Op) String() string { return opNames[o] }
 
-// Prediction is one parsed --predict spec.
+// Prediction is one parsed timeline what-if (--what-if remove=, scale=,
+// overlap=).
 type Prediction struct {
 	Spec   string // as written
 	Op     Op

@@ -318,7 +318,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		ew.printf("warning: %s\n", w)
 	}
 	if len(c.Predictions) == 0 {
-		ew.printf("no predictions given (--predict SPEC): only the term deltas follow\n")
+		ew.printf("no predictions given (--what-if SPEC): only the term deltas follow\n")
 	} else {
 		ew.printf("\npredictions from the first trace, measured in the second, with %g %% intervals: %s\n", 100*c.Confidence, c.IntervalMethod)
 		ew.printf("hit: the error's interval lies within ±%g%% of the measured mean; miss: wholly outside; inconclusive: it crosses the bar\n", c.MissPct)

@@ -82,7 +82,7 @@ func TestOutcomeFromARun(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md[strings.Index(md, "## Checks"):])
 		}
 	}
-	for _, want := range []string{"## 1. Two profiles", "## 3. Budget per mode", "## 4. Predictions", "## 5. Two instruments", "## 6. ForkJoinPool bursts", "latscope analyze --predict overlap=callUpstream,queryDb"} {
+	for _, want := range []string{"## 1. Two profiles", "## 3. Budget per mode", "## 4. Predictions", "## 5. Two instruments", "## 6. ForkJoinPool bursts", "latscope analyze --what-if overlap=callUpstream,queryDb"} {
 		if !strings.Contains(o.Markdown, want) {
 			t.Errorf("report lacks %q", want)
 		}

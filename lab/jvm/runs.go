@@ -319,7 +319,7 @@ func command(requestMode bool, handler, results, recording string, specs []strin
 		fmt.Fprintf(&b, " --handler %s --requests-from %s", handler, results)
 	}
 	for _, s := range specs {
-		fmt.Fprintf(&b, " --predict %s", s)
+		fmt.Fprintf(&b, " --what-if %s", s)
 	}
 	fmt.Fprintf(&b, " %s", recording)
 	return b.String()

@@ -14,7 +14,7 @@ func predictionSection(g *render.Group) Section {
 	if len(g.Predictions) == 0 {
 		b.p("note", throughputText(tp))
 		return Section{Title: "Predictions", Body: b.html(),
-			Intro: "No what-if was asked. Add --predict remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; each is simulated on every request's critical path."}
+			Intro: "No what-if was asked. Add --what-if remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; each is simulated on every request's critical path."}
 	}
 	hi := q.Mean.Ms()
 	for _, p := range g.Predictions {
