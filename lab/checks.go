@@ -33,7 +33,7 @@ func ChecksTable(checks []Check) htmlreport.Table {
 		case Fail:
 			mark, class = "FAIL", "bad"
 		case Inconclusive:
-			mark, class = "inconclusive", "strong"
+			mark, class = "inconclusive", "inconclusive"
 		}
 		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: c.Name, Tip: c.Method}, {Text: c.Want}, {Text: c.Got}, {Text: c.Interval(), Tip: c.Method}, {Text: mark, Class: class}})
 	}

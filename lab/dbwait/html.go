@@ -15,31 +15,21 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// verdictColors are the verdicts' colours in every chart and table of the
-// report: the wait kinds' colours where a verdict is one (network,
-// runnable, unknown), distinct ones for the others.
-var verdictColors = [dbwait.NumVerdicts]string{
-	dbwait.Inside:    "#2e8b57",
-	dbwait.Throttled: "#d0393e",
-	dbwait.Steal:     "#8c564b",
-	dbwait.Paused:    "#7152c2",
-	dbwait.Runnable:  htmlreport.KindColor("runnable"),
-	dbwait.Network:   htmlreport.KindColor("network"),
-	dbwait.DBCPU:     "#8c564b",
-	dbwait.Mixed:     "#b8860b",
-	dbwait.Unknown:   htmlreport.KindColor("unknown"),
-}
-
-// Colours of the other series.
+// Colours of the series that are not verdicts; a verdict's colour is the
+// product's palette's (htmlreport.DBWaitColor), and the host's throttled
+// time and steal take the colours of their verdicts.
 const (
 	colorDB        = "#9aa5b1" // the server's duration: the reference the app's is read against
 	colorDBSpan    = "#7d8a96"
 	colorAppSpan   = "#1b1f24"
-	colorThrottled = "#d0393e"
 	colorCgroupPSI = "#e4572e"
 	colorPSI       = "#5f6b76"
-	colorSteal     = "#8c564b"
 	colorThreshold = "#b3261e"
+)
+
+var (
+	colorThrottled = htmlreport.DBWaitColor(dbwait.Throttled)
+	colorSteal     = htmlreport.DBWaitColor(dbwait.Steal)
 )
 
 // maxDrawn is how many statements the page draws at most. Past it (the
@@ -238,8 +228,8 @@ func runTimeline(rr *RunResult) (template.HTML, []string) {
 		if len(app[v]) == 0 {
 			continue
 		}
-		durations.Lines = append(durations.Lines, htmlreport.Line{Name: "app · " + v.String(), Color: verdictColors[v], Style: htmlreport.StylePoints, Points: app[v]})
-		differences.Lines = append(differences.Lines, htmlreport.Line{Name: v.String(), Color: verdictColors[v], Style: htmlreport.StylePoints, Points: diff[v]})
+		durations.Lines = append(durations.Lines, htmlreport.Line{Name: "app · " + v.String(), Color: htmlreport.DBWaitColor(v), Style: htmlreport.StylePoints, Points: app[v]})
+		differences.Lines = append(differences.Lines, htmlreport.Line{Name: v.String(), Color: htmlreport.DBWaitColor(v), Style: htmlreport.StylePoints, Points: diff[v]})
 	}
 	if res.Summary.Over == 0 { // a decade of room above the threshold shows that nothing crossed it
 		differences.YMax = 10 * thr
@@ -385,7 +375,7 @@ func verdictColor(name string) string {
 	if v.UnmarshalText([]byte(name)) != nil {
 		return htmlreport.KindColor("unknown")
 	}
-	return verdictColors[v]
+	return htmlreport.DBWaitColor(v)
 }
 
 func esc(s string) string { return template.HTMLEscapeString(s) }

@@ -26,7 +26,7 @@ type Cell struct {
 	Text  string
 	Bar   float64 // 0–1: fraction of the cell filled by a pale bar; 0 none
 	Color string  // bar or swatch colour ("" is the default blue)
-	Class string  // "good", "bad", "muted", "strong", "swatch" (a colour dot before the text)
+	Class string  // "good", "bad", "inconclusive" (the verdicts pass, fail, inconclusive), "muted", "strong", "swatch" (a colour dot before the text)
 	Tip   string
 }
 

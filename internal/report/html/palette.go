@@ -1,6 +1,17 @@
 package htmlreport
 
-import "github.com/latscope/latscope/internal/frame"
+// The product's one palette: the colours of the wait kinds, of the series
+// that are not about kinds, and of the verdicts. Every verdict has a
+// colour no other verdict has (TestVerdictColorsDistinct); a verdict that
+// is a wait kind (dbwait's network, runnable, unknown) takes the kind's.
+// Reports, the lab's included, take their colours from here. The
+// verdicts of checks and comparisons are the table classes good (pass),
+// bad (fail) and inconclusive, coloured in page.css.
+
+import (
+	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/frame"
+)
 
 // kindColors are the colours of goroutine states and wait kinds, the same
 // in every chart.
@@ -51,3 +62,26 @@ const (
 
 // Palette is a sequence of distinguishable colours for caller-defined series.
 var Palette = []string{"#2f6fb5", "#e4572e", "#2e8b57", "#7152c2", "#e8a317", "#1aa5b8", "#d0393e", "#8c564b"}
+
+// dbwaitColors are the colours of dbwait's verdicts (where a DB span's
+// time went), in every chart and table that draws them.
+var dbwaitColors = [dbwait.NumVerdicts]string{
+	dbwait.Inside:    "#2e8b57",
+	dbwait.Throttled: "#d0393e",
+	dbwait.Steal:     "#8c564b",
+	dbwait.Paused:    "#7152c2",
+	dbwait.Runnable:  kindColors[frame.Runnable],
+	dbwait.Network:   kindColors[frame.Network],
+	dbwait.DBCPU:     "#0f8b8d",
+	dbwait.Mixed:     "#b8860b",
+	dbwait.Unknown:   unknownColor,
+}
+
+// DBWaitColor returns the colour of a dbwait verdict; grey for one out of
+// range.
+func DBWaitColor(v dbwait.Verdict) string {
+	if v >= dbwait.NumVerdicts {
+		return unknownColor
+	}
+	return dbwaitColors[v]
+}
