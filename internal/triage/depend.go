@@ -238,7 +238,7 @@ func pick(xs []float64, idx []int) []float64 {
 // Unwatched is what the DB-call signal does not see: requests that made
 // no DB call (rule 3). Share is their share of the requests in the range
 // (NaN: unknown); Slowed counts the instance-steps not bad on the signal
-// in which their p95 rose over its median by the threshold, on Instances
+// in which their p95 rose over its lower quartile by the threshold, on Instances
 // instances; Outbound the same per route of the outbound time. Nil with --signal request,
 // which judges every request.
 type Unwatched struct {
@@ -249,12 +249,14 @@ type Unwatched struct {
 }
 
 // OutboundSlowed counts the instance-steps in which one route's outbound
-// p95 rose over its median by the threshold.
+// p95 rose over its baseline by the threshold.
 type OutboundSlowed struct {
 	Route, Peer string
 	Steps       int
-	// Median and Worst are its median and highest p95 (seconds).
-	Median, Worst float64
+	// Baseline is the lower quartile of its p95 over the steps (a fault
+	// in up to three quarters of them leaves it alone), Worst its highest
+	// (seconds).
+	Baseline, Worst float64
 }
 
 // unwatched is rule 3's note on the DB-call signal: how many requests it
@@ -294,7 +296,7 @@ func (r *Report) unwatched(in Input) *Unwatched {
 			k := [2]string{o.Route, o.Peer}
 			os := outs[k]
 			if os == nil {
-				os = &OutboundSlowed{Route: o.Route, Peer: o.Peer, Median: median(pick(p, allSteps(len(p))), 1), Worst: math.Inf(-1)}
+				os = &OutboundSlowed{Route: o.Route, Peer: o.Peer, Baseline: quartile(pick(p, allSteps(len(p)))), Worst: math.Inf(-1)}
 				outs[k] = os
 				keys = append(keys, k)
 			}
@@ -316,10 +318,15 @@ func (r *Report) unwatched(in Input) *Unwatched {
 	return u
 }
 
-// slowedSteps counts the steps not in bad in which xs is over its median
-// by at least thr.
+// slowedSteps counts the steps not in bad in which xs is over its
+// baseline, its lower quartile over the steps (a fault in up to three
+// quarters of them leaves it alone), by at least thr.
 func slowedSteps(xs []float64, thr float64, bad map[int]bool) int {
-	m := median(pick(xs, allSteps(len(xs))), minBaseline)
+	vs := pick(xs, allSteps(len(xs)))
+	if len(vs) < minBaseline {
+		return 0
+	}
+	m := quartile(vs)
 	if math.IsNaN(m) {
 		return 0
 	}
@@ -330,6 +337,17 @@ func slowedSteps(xs []float64, thr float64, bad map[int]bool) int {
 		}
 	}
 	return n
+}
+
+// quartile returns the lower quartile of xs (NaN when empty): the value
+// at a quarter of the sorted values.
+func quartile(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[(len(s)-1)/4]
 }
 
 // allSteps returns 0, 1, …, n−1.
@@ -353,19 +371,19 @@ func (r *Report) unwatchedPhrase() string {
 		share = fmt.Sprintf("requests without DB calls (%.0f %% of the requests)", 100*u.Share)
 	}
 	if u.Slowed == 0 && len(u.Outbound) == 0 {
-		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over its median (--signal request judges every request)", r.signalName(), share, dur(r.Threshold))
+		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over their quietest quarter of the steps (--signal request judges every request)", r.signalName(), share, dur(r.Threshold))
 	}
 	var parts []string
 	if u.Slowed > 0 {
-		parts = append(parts, fmt.Sprintf("their p95 rose by %s or more over its median in %d instance-step(s) on %s", dur(r.Threshold), u.Slowed, names(u.Instances)))
+		parts = append(parts, fmt.Sprintf("their p95 rose by %s or more over its quietest quarter in %d instance-step(s) on %s", dur(r.Threshold), u.Slowed, names(u.Instances)))
 	}
 	for k, o := range u.Outbound {
 		if k == maxPerKind {
 			parts = append(parts, fmt.Sprintf("… %d more route(s)", len(u.Outbound)-maxPerKind))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound p95 median %s, worst %s)",
-			OutboundRise{Route: o.Route, Peer: o.Peer}.name(), dur(r.Threshold), o.Steps, ms(o.Median), ms(o.Worst)))
+		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound p95 %s in the quietest quarter of the steps, %s at worst)",
+			OutboundRise{Route: o.Route, Peer: o.Peer}.name(), dur(r.Threshold), o.Steps, ms(o.Baseline), ms(o.Worst)))
 	}
 	return fmt.Sprintf("not watched by the %s: %s, and they slowed: %s; run again with --signal request to judge every request", r.signalName(), share, strings.Join(parts, "; "))
 }

@@ -38,6 +38,10 @@ type fleetCase struct {
 		DBPath   string        `json:"db_path"`
 		Period   time.Duration `json:"period_ns"`
 		Cause    string        `json:"cause"`
+		// Dependency is what slowed ("database", "outbound", "host"; "":
+		// not judged), Route the route whose outbound calls did.
+		Dependency string `json:"dependency"`
+		Route      string `json:"route"`
 	} `json:"truth"`
 	What string `json:"what"`
 }
@@ -53,6 +57,11 @@ type fleetExpect struct {
 	quantileBelow bool
 	// noWarning: no warning contains it.
 	noWarning string
+	// dep is the verdict's dependency ("" = not checked), beyond the
+	// truth's (the recordings made before issue #35 have none).
+	dep Dependency
+	// checkDep: dep is checked.
+	checkDep bool
 	// check runs further checks.
 	check func(t *testing.T, r *Report)
 }
@@ -63,7 +72,8 @@ var fleetExpectations = map[string]fleetExpect{
 	// The lab's throttle phase with 3 bursts every 4 minutes (before
 	// issue #35): runs placed at random in their span fall as evenly 1
 	// time in 5, so no period passes the test.
-	"fleet-3bursts/throttle-db": {period: 0, rule: "threshold"},
+	"fleet-3bursts/throttle-db": {period: 0, rule: "threshold", dep: DepHost, checkDep: true},
+	"fleet-3bursts/lock-db":     {period: -1, dep: DepDatabase, checkDep: true},
 	"fleet-3bursts/none-db":     {period: -1, noWarning: "stall probe"},
 	"fleet-3bursts/none-request": {period: -1, noWarning: "stall probe",
 		check: func(t *testing.T, r *Report) {
@@ -72,26 +82,28 @@ var fleetExpectations = map[string]fleetExpect{
 			}
 		}},
 	// The lab's run with 6 bursts (issue #35), quiet host.
-	"fleet-quiet/throttle-db": {period: -1, rule: "threshold"},
+	"fleet-quiet/throttle-db": {period: -1, rule: "threshold", dep: DepHost, checkDep: true},
+	"fleet-quiet/lock-db":     {period: -1, dep: DepDatabase, checkDep: true},
 	// C stopped for a minute: the stall probe's one wake-up 2 s late in
 	// the window's only step with a late wake-up (the usual lateness of a
 	// wake-up, taken from those steps, was that stall itself: the step was
 	// missed until one of the n wake-ups was allowed to be the long one).
-	"fleet-quiet/stop-request": {period: -1, rule: "held"},
+	"fleet-quiet/stop-request": {period: -1, rule: "held", dep: DepHost, checkDep: true},
 	"fleet-quiet/none-db":      {period: -1, noWarning: "stall probe"},
 	"fleet-quiet/none-request": {period: -1, noWarning: "stall probe"},
 	// The same with a CPU burner per core: the lock phase's DB calls too
 	// few for a p95 in more than a tenth of the steps (the lock holds them),
 	// the p90 said; no hidden-stall warning without a fault.
-	"fleet-loaded/throttle-db":  {period: -1, rule: "threshold"},
-	"fleet-loaded/stop-request": {period: -1, rule: "held"},
+	"fleet-loaded/throttle-db":  {period: -1, rule: "threshold", dep: DepHost, checkDep: true},
+	"fleet-loaded/lock-db":      {period: -1, dep: DepDatabase, checkDep: true},
+	"fleet-loaded/stop-request": {period: -1, rule: "held", dep: DepHost, checkDep: true},
 	"fleet-loaded/none-db":      {period: -1, noWarning: "stall probe"},
 	"fleet-loaded/none-request": {period: -1, noWarning: "stall probe"},
 	// TestRecordCases (lab/fleet): a lock hovering at the threshold for 12
 	// minutes — one continuous fault, no period, no occurrence planned.
-	"fleet-cases/hover": {period: -1, rule: "threshold"},
+	"fleet-cases/hover": {period: -1, rule: "threshold", dep: DepDatabase, checkDep: true},
 	// A lock every 10 s at a 2 s step: every 10 s (not 20 s), p ≤ 0.01.
-	"fleet-cases/lock10": {period: -1, rule: "threshold", check: func(t *testing.T, r *Report) {
+	"fleet-cases/lock10": {period: -1, rule: "threshold", dep: DepDatabase, checkDep: true, check: func(t *testing.T, r *Report) {
 		if w := r.When; w.OnPhase != w.Clusters || !(w.PValue <= PeriodAlpha) {
 			t.Errorf("when %+v: want every run on the phase, p ≤ %g", w, PeriodAlpha)
 		}
@@ -125,8 +137,43 @@ var fleetExpectations = map[string]fleetExpect{
 			t.Errorf("warnings %q: want the fallback said first", r.Warnings)
 		}
 	}},
-	// No fault, a CPU burner per core: no hidden-stall warning.
-	"fleet-cases/busy": {period: -1, noWarning: "stall probe"},
+	// No fault, a CPU burner per core: no hidden-stall warning, and the
+	// requests the DB-call signal does not watch did not slow.
+	"fleet-cases/busy": {period: -1, noWarning: "stall probe", check: func(t *testing.T, r *Report) {
+		if u := r.Unwatched; u == nil || u.Slowed != 0 || len(u.Outbound) != 0 || !strings.Contains(r.Verdict.Line, "not watched by the DB-call p95: requests without DB calls (") || r.Verdict.Next != "" {
+			t.Errorf("unwatched %+v, line %q, next %q: want them said, none slowed, no next step", u, r.Verdict.Line, r.Verdict.Next)
+		}
+	}},
+	// TestRecordUpstream (lab/fleet, issue #35): the upstream of GET
+	// /quote, shared by every instance, 5 → 300 ms for 6 minutes, no DB
+	// call on that route. The request signal finds it shared and names
+	// the route's outbound calls; the next step is not dbwait.
+	"fleet-upstream/upstream-request": {period: 0, rule: "threshold", check: func(t *testing.T, r *Report) {
+		v := r.Verdict
+		if strings.Contains(v.Line, "the host or the process") || strings.Contains(v.Next, "dbwait") ||
+			!strings.Contains(v.Next, "latscope analyze --task 'GET /quote' SNAPSHOT") || strings.Contains(v.Next, "any of") {
+			t.Errorf("verdict %q, next %q: want the outbound route, on one instance, without dbwait or the host", v.Line, v.Next)
+		}
+		if e := r.Dependency; e.DB.Compared == 0 || e.DB.rose() || len(e.Outbound) != 1 || e.Outbound[0].Rose != e.Outbound[0].Compared {
+			t.Errorf("dependency %+v: want the DB calls compared and not risen, GET /quote risen in every pair", e)
+		}
+		var js bytes.Buffer
+		WriteJSON(&js, r)
+		if !strings.Contains(js.String(), `"dependency": "outbound"`) || !strings.Contains(js.String(), `"route": "GET /quote"`) {
+			t.Errorf("JSON does not name the dependency and its route")
+		}
+	}},
+	// The same with the default signal: no DB call slowed, so no bad step;
+	// it says what it did not watch and that it slowed.
+	"fleet-upstream/upstream-db": {period: -1, check: func(t *testing.T, r *Report) {
+		u := r.Unwatched
+		if u == nil || u.Slowed == 0 || len(u.Outbound) != 1 || u.Outbound[0].Route != "GET /quote" || u.Outbound[0].Steps < 3*5 {
+			t.Fatalf("unwatched %+v: want GET /quote's outbound calls slowed on every instance", u)
+		}
+		if v := r.Verdict; !strings.Contains(v.Line, "not watched by the DB-call p95") || !strings.Contains(v.Line, "GET /quote") || !strings.Contains(v.Next, "--signal request") {
+			t.Errorf("verdict %q, next %q: want what was not watched, the route, and --signal request", v.Line, v.Next)
+		}
+	}},
 }
 
 // TestFleetRecordings runs triage over the windows of real fleet runs and
@@ -208,6 +255,12 @@ func checkFleetCase(t *testing.T, rec string, c fleetCase, r *Report) {
 	if want == 0 && strings.Contains(v.Next, "next occurrence") {
 		t.Errorf("next step plans an occurrence without a period: %s", v.Next)
 	}
+	if tr.Dependency != "" && v.Dependency.String() != tr.Dependency {
+		t.Errorf("dependency %s, want %s (%s)", v.Dependency, tr.Dependency, r.Dependency.Reason)
+	}
+	if tr.Route != "" && v.Route != tr.Route {
+		t.Errorf("route %q, want %q", v.Route, tr.Route)
+	}
 	if tr.Cause != "" && v.Cause != tr.Cause {
 		t.Errorf("cause %s, want %s", v.Cause, tr.Cause)
 	}
@@ -223,6 +276,9 @@ func checkFleetCase(t *testing.T, rec string, c fleetCase, r *Report) {
 				t.Errorf("warning %q", w)
 			}
 		}
+	}
+	if ex.checkDep && v.Dependency != ex.dep {
+		t.Errorf("dependency %s, want %s (%s)", v.Dependency, ex.dep, r.Dependency.Reason)
 	}
 	if ex.check != nil {
 		ex.check(t, r)

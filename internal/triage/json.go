@@ -72,11 +72,11 @@ type jsonUnwatched struct {
 }
 
 type jsonOutboundSlowed struct {
-	Route   string   `json:"route"`
-	Peer    string   `json:"peer,omitempty"`
-	Steps   int      `json:"steps"`
-	MedianS *float64 `json:"median_p95_s"`
-	WorstS  *float64 `json:"worst_p95_s"`
+	Route     string   `json:"route"`
+	Peer      string   `json:"peer,omitempty"`
+	Steps     int      `json:"steps"`
+	BaselineS *float64 `json:"baseline_p95_s"`
+	WorstS    *float64 `json:"worst_p95_s"`
 }
 
 type jsonVerdict struct {
@@ -233,7 +233,7 @@ func unwatchedJSON(u *Unwatched) *jsonUnwatched {
 	}
 	j := &jsonUnwatched{Share: num(u.Share), Slowed: u.Slowed, Instances: nonNil(u.Instances), Outbound: []jsonOutboundSlowed{}}
 	for _, o := range u.Outbound {
-		j.Outbound = append(j.Outbound, jsonOutboundSlowed{Route: o.Route, Peer: o.Peer, Steps: o.Steps, MedianS: num(o.Median), WorstS: num(o.Worst)})
+		j.Outbound = append(j.Outbound, jsonOutboundSlowed{Route: o.Route, Peer: o.Peer, Steps: o.Steps, BaselineS: num(o.Baseline), WorstS: num(o.Worst)})
 	}
 	return j
 }

@@ -44,7 +44,10 @@ type Config struct {
 	// clients that think, so that a stall holds many requests at once, as
 	// users arriving on their own would.
 	DBClients, NoDBClients int
-	Think                  time.Duration
+	// QuoteClients are closed-model clients per instance on RouteQuote
+	// (0: none; the instances then need an upstream).
+	QuoteClients int
+	Think        time.Duration
 	// Pool is each instance's connections to the database.
 	Pool int
 	// Hold keeps Prometheus and the instances up this long after the last

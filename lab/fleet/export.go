@@ -19,6 +19,7 @@ import (
 var ExportedMetrics = []string{
 	"latscope_request_duration_seconds",
 	"latscope_db_call_duration_seconds",
+	"latscope_request_outbound_seconds",
 	"latscope_stall_seconds",
 	"latscope_stalls",
 	"latscope_cfs_throttled_seconds",
@@ -37,7 +38,7 @@ func ExportOpenMetrics(ctx context.Context, base, job string, from, to time.Time
 	bw := bufio.NewWriter(w)
 	for _, fam := range ExportedMetrics {
 		kind, names := "counter", []string{fam + "_total"}
-		if strings.HasSuffix(fam, "_duration_seconds") {
+		if strings.HasSuffix(fam, "_duration_seconds") || fam == "latscope_request_outbound_seconds" {
 			kind, names = "histogram", []string{fam + "_bucket", fam + "_count", fam + "_sum"}
 		}
 		fmt.Fprintf(bw, "# TYPE %s %s\n", fam, kind)

@@ -42,7 +42,10 @@ func startLoad(ctx context.Context, addrs []string, c Config, d time.Duration) *
 		for _, r := range []struct {
 			path    string
 			clients int
-		}{{"/db", c.DBClients}, {"/nodb", c.NoDBClients}} {
+		}{{"/db", c.DBClients}, {"/nodb", c.NoDBClients}, {"/quote", c.QuoteClients}} {
+			if r.clients == 0 {
+				continue
+			}
 			s := &stream{addr: a, route: r.path}
 			l.streams = append(l.streams, s)
 			o := loadgen.DefaultOptions
@@ -110,9 +113,10 @@ func (l *load) stats(addrs []string, from, to time.Time) []LoadStats {
 			}
 			slices.Sort(lats)
 			p95 := units.Ms(loadgen.Percentile(lats, 95))
-			if s.route == "/db" {
+			switch s.route {
+			case "/db":
 				ls.DBP95Ms = p95
-			} else {
+			case "/nodb":
 				ls.NoDBP95Ms = p95
 			}
 		}

@@ -22,6 +22,11 @@ type Truth struct {
 	DBPath   string        `json:"db_path,omitempty"`  // "db-only" or "all-requests"; "" = not judged
 	Period   time.Duration `json:"period_ns,omitempty"`
 	Cause    string        `json:"cause,omitempty"` // "throttled" or "stalled" when local
+	// Dependency is what slowed, in triage's words ("database",
+	// "outbound", "host"; "" = not judged), and Route the route whose
+	// outbound calls did.
+	Dependency string `json:"dependency,omitempty"`
+	Route      string `json:"route,omitempty"`
 }
 
 // Fault is one fault as it was applied.

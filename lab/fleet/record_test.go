@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -231,6 +235,131 @@ func TestRecordCases(t *testing.T) {
 	if err := writeRecording(ctx, dir, "fleet-cases", r.prom.URL, began.Add(-30*time.Second), time.Now(), rename, cases); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRecordUpstream runs the fleet (minute 2 s) with a third route,
+// RouteQuote, whose requests call one upstream shared by every instance
+// through the agent's transport and make no DB call, and slows the
+// upstream from 5 to 300 ms for 6 minutes: a slow dependency that is not
+// the database (issue #35). It keeps the series and two windows for
+// internal/triage's tests as fleet-upstream (LATSCOPE_FLEET_RECORD=DIR;
+// root, PostgreSQL and Prometheus; about a minute):
+//
+//   - upstream-request: the request p95 over 200 ms on every instance:
+//     shared, the outbound calls of GET /quote;
+//   - upstream-db: the same window with the default signal, whose DB calls
+//     did not slow: no bad step, and it must say what it did not watch.
+func TestRecordUpstream(t *testing.T) {
+	tier.Timing(t)
+	dir := os.Getenv(RecordEnv)
+	if dir == "" {
+		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups)")
+	}
+	ctx := context.Background()
+	c := ShortConfig
+	c.Minute = 2 * time.Second
+	c.QuoteClients = c.NoDBClients
+	up := newUpstream(5 * time.Millisecond)
+	defer up.Close()
+	r, stop := startRecordFleet(t, ctx, c, up.URL)
+	defer stop()
+	began := time.Now()
+	ld := startLoad(ctx, r.addrs(), c, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+	sleepUntil(ctx, start)
+	what := "the upstream of GET /quote (every instance's) 5 → 300 ms from minute 4 to minute 10; no DB call on that route"
+	t.Logf("upstream: %s", what)
+	sleepUntil(ctx, start.Add(c.minutes(4)))
+	up.delay.Store(int64(300 * time.Millisecond))
+	sleepUntil(ctx, start.Add(c.minutes(10)))
+	up.delay.Store(int64(5 * time.Millisecond))
+	end := start.Add(c.minutes(14))
+	sleepUntil(ctx, end)
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	cases := []Case{
+		{Name: "upstream-request", Signal: "request", Start: start, End: end, Step: c.Minute, Threshold: 200 * time.Millisecond,
+			Truth: Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote}, What: what},
+		{Name: "upstream-db", Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
+			Truth: Truth{Scope: "none"}, What: what + "; the default signal (DB calls)"},
+	}
+	rename := map[string]string{}
+	for _, m := range r.fleet {
+		rename[m.addr] = strings.ToLower(m.name) + ":8080"
+	}
+	if err := writeRecording(ctx, dir, "fleet-upstream", r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upstream is an HTTP server that answers every request after its delay.
+type upstream struct {
+	*httptest.Server
+	delay atomic.Int64 // nanoseconds
+}
+
+func newUpstream(d time.Duration) *upstream {
+	u := &upstream{}
+	u.delay.Store(int64(d))
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lab.Sleep(r.Context(), time.Duration(u.delay.Load()))
+		io.WriteString(w, "42\n")
+	}))
+	return u
+}
+
+// startRecordFleet starts PostgreSQL with the table, the three instances
+// (calling upstream on RouteQuote when it is not "") and a Prometheus
+// scraping them, as TestRecordCases does; stop ends them all.
+func startRecordFleet(t *testing.T, ctx context.Context, c Config, upstream string) (*runner, func()) {
+	t.Helper()
+	env := &lab.Env{Out: t.TempDir(), Log: testWriter{t}, Command: func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestServeChild$", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), serveChildEnv+"=1")
+		return cmd
+	}}
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	fail := func(err error) {
+		stop()
+		t.Fatal(err)
+	}
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Settings: map[string]string{"log_min_duration_statement": "-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stops = append(stops, func() { cluster.Stop() })
+	conn, err := pgx.Connect(ctx, cluster.URL())
+	if err != nil {
+		fail(err)
+	}
+	stops = append(stops, func() { conn.Close(context.Background()) })
+	if err := createTable(ctx, conn); err != nil {
+		fail(err)
+	}
+	r := &runner{env: env, cfg: c, conn: conn, upstream: upstream}
+	stops = append(stops, r.stopFleet)
+	if err := r.startFleet(ctx, cluster.URL()); err != nil {
+		fail(err)
+	}
+	r.prom, err = StartPrometheus(ctx, PromOptions{Job: Job, Targets: r.addrs()})
+	if err != nil {
+		fail(err)
+	}
+	stops = append(stops, func() { r.prom.Stop() })
+	if err := waitUp(ctx, r.prom.URL, 3, 30*time.Second); err != nil {
+		fail(err)
+	}
+	return r, stop
 }
 
 // writeRecording writes NAME.om.gz (the series of [from, to]) and

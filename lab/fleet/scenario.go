@@ -65,6 +65,8 @@ type runner struct {
 	prom  *Prometheus
 	tr    TriageFunc
 	wg    sync.WaitGroup // triage runs in flight
+	// upstream is the URL the instances' RouteQuote calls ("": none).
+	upstream string
 }
 
 // Run starts the fleet, runs the phases with the load on, triages each
@@ -151,7 +153,11 @@ func (r *runner) startFleet(ctx context.Context, dbURL string) error {
 		if err := cg.SetWeight(1000); err != nil { // the instances before other work on a busy host; only the quota limits them
 			return err
 		}
-		m.proc, err = lab.StartProcess(ctx, r.env, "instance-"+name, "lab", "fleet-serve", "--db-url", dbURL, "--pool", strconv.Itoa(r.cfg.Pool))
+		args := []string{"lab", "fleet-serve", "--db-url", dbURL, "--pool", strconv.Itoa(r.cfg.Pool)}
+		if r.upstream != "" {
+			args = append(args, "--upstream", r.upstream)
+		}
+		m.proc, err = lab.StartProcess(ctx, r.env, "instance-"+name, args...)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,10 +33,14 @@ const (
 	Rows      = 10000         // rows in Table
 	RouteDB   = "GET /db"     // one query against the shared database
 	RouteNoDB = "GET /nodb"   // no query: a little CPU only
+	// RouteQuote calls the upstream (ServeConfig.Upstream) through the
+	// agent's transport, with no query: a dependency that is not the
+	// database.
+	RouteQuote = "GET /quote"
 )
 
 // ServeUsage is the synopsis of `latscope lab fleet-serve`.
-const ServeUsage = "lab fleet-serve --db-url URL [--pool 8] [--nodb-work 200us] [--nodb-wait 100ms] [--addr ADDR] [--addr-file FILE]"
+const ServeUsage = "lab fleet-serve --db-url URL [--pool 8] [--nodb-work 200us] [--nodb-wait 100ms] [--upstream URL] [--addr ADDR] [--addr-file FILE]"
 
 // ServeConfig configures one instance of the fleet's service.
 type ServeConfig struct {
@@ -47,6 +52,9 @@ type ServeConfig struct {
 	// NoDBWait is how long a request of RouteNoDB then waits, as a call to
 	// an upstream would: requests in flight are what a stall delays.
 	NoDBWait time.Duration
+	// Upstream is the URL RouteQuote calls through agent.Transport ("":
+	// no RouteQuote).
+	Upstream string
 }
 
 // DefaultServeConfig holds the defaults.
@@ -61,6 +69,7 @@ func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Pool, "pool", c.Pool, "connections (`N`) to the database")
 	fs.DurationVar(&c.NoDBWork, "nodb-work", c.NoDBWork, "CPU computed by a request of /nodb")
 	fs.DurationVar(&c.NoDBWait, "nodb-wait", c.NoDBWait, "then a wait, as for an upstream, by a request of /nodb")
+	fs.StringVar(&c.Upstream, "upstream", c.Upstream, "serve GET /quote, which calls this `URL` through the agent's transport (an outbound dependency)")
 }
 
 // Check validates a parsed configuration.
@@ -74,6 +83,8 @@ func (c ServeConfig) Check() error {
 		return opterr.Wrap("nodb-work", fmt.Errorf("%v: want a duration >= 0", c.NoDBWork))
 	case c.NoDBWait < 0:
 		return opterr.Wrap("nodb-wait", fmt.Errorf("%v: want a duration >= 0", c.NoDBWait))
+	case c.Upstream != "" && !strings.HasPrefix(c.Upstream, "http://") && !strings.HasPrefix(c.Upstream, "https://"):
+		return opterr.Wrap("upstream", fmt.Errorf("%q: want an http:// or https:// URL", c.Upstream))
 	}
 	return nil
 }
@@ -85,6 +96,8 @@ type instance struct {
 	// stray holds extra waits for the next requests of RouteNoDB (POST
 	// /stray): a slow request now and then, with no fault of the process.
 	stray chan time.Duration
+	// client calls the upstream through the agent's transport.
+	client *http.Client
 }
 
 // Serve runs one instance until ctx is done: a pgx pool traced by the
@@ -110,7 +123,8 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 		return fmt.Errorf("fleet-serve: connect: %w", err)
 	}
 	defer pool.Close()
-	in := &instance{cfg: cfg, pool: pool, stray: make(chan time.Duration, 16)}
+	in := &instance{cfg: cfg, pool: pool, stray: make(chan time.Duration, 16),
+		client: &http.Client{Transport: agent.Transport(nil), Timeout: 30 * time.Second}}
 	if err := in.lookup(ctx, 1); err != nil {
 		return fmt.Errorf("fleet-serve: first lookup in %s: %w (does the table exist?)", Table, err)
 	}
@@ -144,6 +158,9 @@ func (in *instance) mux(ag *agent.Agent, reg *prometheus.Registry) *http.ServeMu
 	app := http.NewServeMux()
 	app.HandleFunc(RouteDB, in.serveDB)
 	app.HandleFunc(RouteNoDB, in.serveNoDB)
+	if in.cfg.Upstream != "" {
+		app.HandleFunc(RouteQuote, in.serveQuote)
+	}
 	m := http.NewServeMux()
 	m.Handle("/", ag.Handler(app))
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -185,6 +202,25 @@ func (in *instance) serveNoDB(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	lab.Sleep(r.Context(), wait)
+	io.WriteString(w, "ok\n")
+}
+
+// serveQuote calls the upstream once, through the agent's transport (its
+// time is the request's latscope_request_outbound_seconds), and no
+// database.
+func (in *instance) serveQuote(w http.ResponseWriter, r *http.Request) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, in.cfg.Upstream, nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	resp, err := in.client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	io.WriteString(w, "ok\n")
 }
 
