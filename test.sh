@@ -48,6 +48,8 @@ install() {
   if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
     need_apt+=(mariadb-server)
   fi
+  # Redis: the agent's stack test runs go-redis against a real server.
+  command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
   # A JDK (javac, java, jcmd, jfr): the JVM tests record real programs.
   command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
   # pgjdbc: the JVM lab's service reaches PostgreSQL through it.
