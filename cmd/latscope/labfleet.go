@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register("lab fleet", "three instances with the agent's metrics, a private Prometheus, shared PostgreSQL; faults in phases; checks triage's verdicts", runLabFleet)
-	register("lab fleet-serve", "one instance of the fleet scenario's service (/db, /nodb, /metrics with the agent's metrics), as a process of its own", runLabFleetServe)
+	register("lab fleet-serve", "one instance of the fleet scenario's service (/db, /nodb, /quote with --upstream, /metrics with the agent's metrics), as a process of its own", runLabFleetServe)
 }
 
 const labFleetExamples = `

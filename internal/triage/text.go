@@ -76,7 +76,11 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(names(r.ruleNames(b))))
 	}
-	p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
+	if len(r.BadSteps) == 0 {
+		p("\n3. DB path or not, which dependency: no bad step to compare\n")
+	} else {
+		p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
+	}
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
