@@ -8,7 +8,7 @@
 #           no server, no network, no clock; in parallel
 #   timing  the timing tier: LATSCOPE_TIER=timing, one package at a time —
 #           live recording, the labs, overhead, real PostgreSQL, MariaDB,
-#           Prometheus, a JVM and Chromium (see internal/tier)
+#           Redis, Prometheus, a JVM and Chromium (see internal/tier)
 #
 # Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all, in the
 # order above). Installing needs root and Debian's packages; without root it
