@@ -130,27 +130,39 @@ fuzz() {
 }
 
 # busy_start starts, in the background, the timing tests that call
-# tier.Busy: they were judged with a CPU burner per core and mostly wait
-# (the fleet lab's phases), so they run beside the fuzz targets and the fast
-# tier; busy_wait waits for them and prints their output.
-busy_pid=
+# tier.Busy: they were judged with a CPU burner per core and measure no
+# time (real servers, a browser, a JDK), so they run beside the fuzz
+# targets and the fast tier, in two streams that share nothing: the JDK's
+# packages and the rest (PostgreSQL clusters, Prometheus, MariaDB,
+# Chromium), each one package at a time. busy_wait waits for both and
+# prints their output.
+busy_pids=()
 busy_start() {
-  local list pattern
+  local list pattern p jvm=() rest=()
   list=$(go run ./internal/tier/timingtests -busy)
   pattern=$(head -n 1 <<<"$list")
   mapfile -t busy_pkgs < <(tail -n +2 <<<"$list")
   [ ${#busy_pkgs[@]} -gt 0 ] || return 0
-  echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages"
-  { r=0; LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "${busy_pkgs[@]}" || r=$?; echo "test.sh: busy-host timing tests done at $SECONDS s"; exit $r; } >"$scratch/busy.log" 2>&1 &
-  busy_pid=$!
+  for p in "${busy_pkgs[@]}"; do
+    case "$p" in */internal/jfr|*/java) jvm+=("$p") ;; *) rest+=("$p") ;; esac
+  done
+  echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages (${#jvm[@]} of them the JDK's, beside the others)"
+  busy_stream() {
+    local name=$1; shift
+    [ $# -gt 0 ] || return 0
+    { r=0; LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "$@" || r=$?; echo "test.sh: busy-host timing tests ($name) done at $SECONDS s"; exit $r; } >"$scratch/busy-$name.log" 2>&1 &
+    busy_pids+=($!)
+  }
+  busy_stream jdk "${jvm[@]}"
+  busy_stream servers "${rest[@]}"
 }
 busy_wait() {
-  [ -n "$busy_pid" ] || return 0
-  local rc=0
-  wait "$busy_pid" || rc=$?
-  busy_pid=
+  [ ${#busy_pids[@]} -gt 0 ] || return 0
+  local rc=0 pid
+  for pid in "${busy_pids[@]}"; do wait "$pid" || rc=$?; done
+  busy_pids=()
   echo "test.sh: timing tier, busy-host tests:"
-  cat "$scratch/busy.log"
+  cat "$scratch"/busy-*.log
   return $rc
 }
 
@@ -198,7 +210,7 @@ fast_pid=
 # run: the waits clear the pids) and remove the scratch directory; the
 # trap must not change the exit status (set -e would make a failed kill
 # the script's status).
-trap '[ -z "$busy_pid" ] || kill -- "$busy_pid" 2>/dev/null || true; [ -z "${vet_pid:-}" ] || kill -- "$vet_pid" 2>/dev/null || true; [ -z "$fast_pid" ] || kill -- "$fast_pid" 2>/dev/null || true; rm -rf "$scratch"' EXIT
+trap '[ ${#busy_pids[@]} -eq 0 ] || kill -- "${busy_pids[@]}" 2>/dev/null || true; [ -z "${vet_pid:-}" ] || kill -- "$vet_pid" 2>/dev/null || true; [ -z "$fast_pid" ] || kill -- "$fast_pid" 2>/dev/null || true; rm -rf "$scratch"' EXIT
 want timing && install
 go version
 # The packages: the main module's and the agent's light modules' (go.work
