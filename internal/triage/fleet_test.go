@@ -72,9 +72,10 @@ var fleetExpectations = map[string]fleetExpect{
 	// The lab's throttle phase with 3 bursts every 4 minutes (before
 	// issue #35): runs placed at random in their span fall as evenly 1
 	// time in 5, so no period passes the test.
-	"fleet-3bursts/throttle-db": {period: 0, rule: "threshold", dep: DepHost, checkDep: true},
-	"fleet-3bursts/lock-db":     {period: -1, dep: DepDatabase, checkDep: true},
-	"fleet-3bursts/none-db":     {period: -1, noWarning: "stall probe"},
+	"fleet-3bursts/throttle-db":  {period: 0, rule: "threshold", dep: DepHost, checkDep: true},
+	"fleet-3bursts/lock-db":      {period: -1, dep: DepDatabase, checkDep: true},
+	"fleet-3bursts/stop-request": {period: -1, dep: DepHost, checkDep: true},
+	"fleet-3bursts/none-db":      {period: -1, noWarning: "stall probe"},
 	"fleet-3bursts/none-request": {period: -1, noWarning: "stall probe",
 		check: func(t *testing.T, r *Report) {
 			if r.Quantile != 0.95 { // about 380 requests per 2 s step: under the p99's 500

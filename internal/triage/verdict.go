@@ -99,11 +99,11 @@ func (r *Report) nextTool() string {
 		return "; then `latscope dbwait --pglog postgresql.json SNAPSHOT` shows whether the time was inside the database (locks, plans) or outside it (network)"
 	case DepOutbound:
 		o := r.Dependency.named()
-		s := fmt.Sprintf("; then `latscope analyze --task %s SNAPSHOT` shows the time of %s's requests in their outbound calls (the `http HOST` regions name the host called)", shellQuote(o.Route), o.Route)
+		s := fmt.Sprintf("; then `latscope analyze --task %s SNAPSHOT` shows the time of %s's requests in their outbound calls (the `http HOST` and `rpc METHOD` regions name what was called)", shellQuote(o.Route), o.Route)
 		if o.Peer != "" {
 			s += "; look at " + o.Peer + ", the peer they call"
 		} else {
-			s += "; the service that host is, not the database, is the one to look at"
+			s += "; the service called, not the database, is the one to look at"
 		}
 		return s
 	case DepHost:
