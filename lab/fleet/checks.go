@@ -11,7 +11,8 @@ import (
 
 // check compares triage's verdict over one phase with the phase's truth:
 // the scope (none, local, shared) always; the instance, the DB path, the
-// period and the cause where the truth has one. names maps Prometheus
+// dependency (and its route), the period and the cause where the truth
+// has one. names maps Prometheus
 // instance labels to the lab's instance names. A phase whose triage failed
 // gets one failed check saying why.
 func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.Check {
@@ -29,6 +30,12 @@ func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.
 	}
 	if t.Period > 0 {
 		cs = append(cs, lab.Check{Name: pre + "period", Want: periodText(t.Period, minute), Got: periodText(v.Period, minute), OK: v.Period == t.Period})
+	}
+	if t.Dependency != "" {
+		cs = append(cs, eq(pre+"dependency", t.Dependency, v.Dependency))
+	}
+	if t.Route != "" {
+		cs = append(cs, eq(pre+"route", t.Route, v.Route))
 	}
 	if t.Cause != "" {
 		cs = append(cs, eq(pre+"host evidence", t.Cause, v.Cause))

@@ -24,6 +24,10 @@ func TestCheck(t *testing.T) {
 		{"throttle wrong instance and period", throttle, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "all-requests", Period: 5 * min, Cause: "throttled",
 			BadSteps: map[string][]int{"127.0.0.1:2": {2, 6}}}, []string{"p/db: instance", "p/db: period"}},
 		{"shared", Truth{Scope: "shared", DBPath: "db-only"}, &VerdictOut{Scope: "local", Instance: "127.0.0.1:1", DBPath: "db-only"}, []string{"p/db: scope"}},
+		{"upstream named", Truth{Scope: "shared", Dependency: "outbound", Route: "GET /quote"},
+			&VerdictOut{Scope: "shared", Dependency: "outbound", Route: "GET /quote"}, nil},
+		{"upstream taken for the host", Truth{Scope: "shared", Dependency: "outbound", Route: "GET /quote"},
+			&VerdictOut{Scope: "shared", Dependency: "host"}, []string{"p/db: dependency", "p/db: route"}},
 		{"none", Truth{Scope: "none"}, &VerdictOut{Scope: "none"}, nil},
 		{"no verdict", Truth{Scope: "none"}, nil, []string{"p/db: triage ran"}},
 	} {

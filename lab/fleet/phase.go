@@ -47,8 +47,12 @@ type VerdictOut struct {
 	DBPath   string        `json:"db_path"`
 	Period   time.Duration `json:"period_ns"`
 	Cause    string        `json:"cause,omitempty"`
-	Line     string        `json:"line"`
-	Next     string        `json:"next,omitempty"`
+	// Dependency is what slowed ("database", "outbound", "host",
+	// "unknown"), Route the outbound dependency's route.
+	Dependency string `json:"dependency,omitempty"`
+	Route      string `json:"route,omitempty"`
+	Line       string `json:"line"`
+	Next       string `json:"next,omitempty"`
 	// BadSteps are the bad steps per instance (indices from Start).
 	BadSteps map[string][]int `json:"bad_steps,omitempty"`
 	Warnings []string         `json:"warnings,omitempty"`

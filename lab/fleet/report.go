@@ -113,6 +113,13 @@ func truthText(t Truth, names map[string]string, minute time.Duration) string {
 	if t.Period > 0 {
 		parts = append(parts, "every "+periodText(t.Period, minute))
 	}
+	if t.Dependency != "" {
+		d := t.Dependency
+		if t.Route != "" {
+			d += " " + t.Route
+		}
+		parts = append(parts, d)
+	}
 	if t.Cause != "" {
 		parts = append(parts, t.Cause)
 	}
@@ -125,7 +132,11 @@ func verdictText(p *PhaseResult, names map[string]string, minute time.Duration) 
 		return "(failed)"
 	}
 	v := p.Verdict
-	return truthText(Truth{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause}, names, minute)
+	t := Truth{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause, Route: v.Route}
+	if v.Scope != "none" {
+		t.Dependency = v.Dependency
+	}
+	return truthText(t, names, minute)
 }
 
 // passText is "3/3 ok" or "2/3, FAIL: name".

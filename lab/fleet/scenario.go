@@ -213,13 +213,13 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 	}{
 		{PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; %d bursts of CPU work every %d minutes", c.Quota, c.Bursts, c.Period), c.ThrottleMinutes(), r.throttle,
 			func() Truth {
-				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
+				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Dependency: "host", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
 			}, []string{"db"}},
 		{PhaseLock, fmt.Sprintf("the shared table locked from minute 2 to minute %d", c.PhaseMinutes-2), c.PhaseMinutes, r.lock,
-			func() Truth { return Truth{Scope: "shared", DBPath: "db-only"} }, []string{"db"}},
+			func() Truth { return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database"} }, []string{"db"}},
 		{PhaseStop, "instance C stopped (SIGSTOP) for a minute from minute 2.25", c.PhaseMinutes, r.stop,
 			func() Truth {
-				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Cause: "stalled"}
+				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Dependency: "host", Cause: "stalled"}
 			}, []string{"request"}},
 		{PhaseNone, "no fault", c.PhaseMinutes, func(context.Context, *PhaseResult) error { return nil },
 			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}},

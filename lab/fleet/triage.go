@@ -27,7 +27,8 @@ func Triage(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error
 // verdictOf copies what the lab checks and prints out of a report.
 func verdictOf(rep *triage.Report) *VerdictOut {
 	v := rep.Verdict
-	out := &VerdictOut{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause, Line: v.Line, Next: v.Next,
+	out := &VerdictOut{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause,
+		Dependency: v.Dependency.String(), Route: v.Route, Line: v.Line, Next: v.Next,
 		BadSteps: map[string][]int{}, Warnings: rep.Warnings}
 	for _, ir := range rep.Instances {
 		out.BadSteps[ir.Name] = ir.Bad
