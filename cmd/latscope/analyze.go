@@ -96,13 +96,13 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
 	fs.StringVar(&o.traceID, "trace-id", "", "show only the requests of the trace `ID` (32 hex digits, as a tracing UI shows it): the agent's OpenTelemetry bridge, gRPC interceptors and HTTP middleware log it; the report lists the slowest requests' trace IDs")
-	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM; TERM is any frame on a call path (GetUser) or a run of them (GetUser>query). pool=, cores=, clients=, rate= are latscope predict's")
+	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM change the timeline (TERM is any frame on a call path, GetUser, or a run of them, GetUser>query); pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the queueing model where a queue (a pool, a lock given by --pool NAME:1, the CPUs) is in play, else by the timeline simulation, with its method and a 95 % interval")
 	fs.Var(o.whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
 	floatVar(fs.FlagSet, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
 	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
-	fs.Var(&poolFlag{pools: &o.pools}, "pool", "cap predicted throughput by a pool of `SIZE`: a database/sql, pgxpool or puddle pool, recognised by its acquire wait (default: no cap). NAME:SIZE, a pool named by the frame that acquires it, is latscope predict's")
+	fs.Var(&poolFlag{pools: &o.pools}, "pool", "a pool of `SIZE` (repeatable): a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput (default: no cap); or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else inferred from net/http and grpc-go server goroutines), tasks, http (inferred only)")
 	floatVar(fs.FlagSet, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
 	fs.BoolVar(&o.partial, "partial", false, "analyse a truncated trace up to where it breaks, with a warning, instead of failing")
@@ -142,11 +142,8 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		o.jfr.Predictions = o.whatIfs.predictions()
 		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "cores", "pool")
 	}
-	pool, err := analyzePool(o.pools, file)
+	pool, pools, err := analyzePools(o.pools, len(o.whatIfs.specs) > 0)
 	if err != nil {
-		return err
-	}
-	if err := o.whatIfs.timelineOnly("analyze", file); err != nil {
 		return err
 	}
 	if err := checkInput(file, "trace file"); err != nil {
@@ -176,8 +173,8 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Infer = o.infer.mode
 	opts.TraceID = o.traceID
 	opts.Predictions = o.whatIfs.predictions()
-	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: pool,
-		Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
+	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: pool, Pools: pools,
+		Specs: o.whatIfs.engine(), Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
 	var tr *pipeline.Report
 	if isJFR {
 		tr, err = analyzeRecording(ctx, file, o.jfr, o.app, in)
@@ -188,6 +185,9 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return err
 	}
 	if err := tr.Unmatched(); err != nil {
+		return err
+	}
+	if err := tr.Report.WhatIfErr(); err != nil {
 		return err
 	}
 	opts.Rules.Module = tr.Result.Info.Module // the module the trace named, for the pprof export too
@@ -222,25 +222,30 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 	return pipeline.FromResult(r.Res, in)
 }
 
-// analyzePool is the one pool size analyze caps throughput by, 0 for none:
-// analyze knows the pools that are recognised by their acquire wait
-// (database/sql, pgxpool, puddle), given by SIZE alone; a pool named by
-// its frame, or a second pool, is refused for latscope predict, which
-// models them.
-func analyzePool(pools []queueing.PoolSpec, file string) (int, error) {
+// analyzePools splits --pool: the size of the pool recognised by its
+// acquire wait (database/sql, pgxpool, puddle), given by SIZE alone, which
+// caps the closed model's throughput (0: none), and the pools the queueing
+// model takes (SIZE 0, no pool, left out). Only one pool can go by SIZE
+// alone: the model would see the same waits twice. A named pool without a
+// what-if would size nothing: refused.
+func analyzePools(pools []queueing.PoolSpec, whatIfs bool) (int, []queueing.PoolSpec, error) {
+	size, unnamed := 0, 0
+	var model []queueing.PoolSpec
 	for _, p := range pools {
-		if p.Name != "" {
-			return 0, fmt.Errorf("--pool %s:%d: analyze caps throughput by a database/sql, pgxpool or puddle pool, recognised by its acquire wait, given by SIZE alone (--pool %d); a pool named by the frame that acquires it is latscope predict's: latscope predict --pool %s:%d %s",
-				p.Name, p.Size, p.Size, p.Name, p.Size, file)
+		if p.Name == "" {
+			unnamed++
+			size = p.Size
+		} else if !whatIfs {
+			return 0, nil, fmt.Errorf("--pool %s:%d: a pool named by its frame sizes the queueing model of the what-ifs, and no --what-if is given (--pool SIZE alone caps the throughput)", p.Name, p.Size)
+		}
+		if p.Size > 0 {
+			model = append(model, p)
 		}
 	}
-	if len(pools) > 1 {
-		return 0, fmt.Errorf("--pool given %d times: analyze caps throughput by one pool; latscope predict models several (--pool NAME:SIZE, repeatable)", len(pools))
+	if unnamed > 1 {
+		return 0, nil, fmt.Errorf("--pool given %d times by SIZE alone: one pool is recognised by its acquire wait; name the others by the frame that acquires them (--pool NAME:SIZE)", unnamed)
 	}
-	if len(pools) == 0 {
-		return 0, nil
-	}
-	return pools[0].Size, nil
+	return size, model, nil
 }
 
 // setFlags returns the names (as --name) of those of names that were given

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/queueing"
 )
 
@@ -84,11 +86,13 @@ func TestWhatIfGrammar(t *testing.T) {
 	}
 }
 
-// TestWhatIfRefusals: analyze and compare evaluate the timeline what-ifs;
-// the queueing model's (pool=, cores=, clients=, rate=) are refused in one
-// line that names the flag as given and latscope predict, never ignored.
-// analyze's --pool takes predict's grammar and refuses a named pool and a
-// second one.
+// TestWhatIfRefusals: compare evaluates the timeline what-ifs and refuses
+// the queueing model's (pool=, cores=, clients=, rate=) in one line that
+// names the flag as given and latscope predict. analyze evaluates them all
+// (TestAnalyzeWhatIfEngine) and refuses, naming the spec, what the model
+// cannot take: a pool it does not have, a rate on a closed model; its
+// --pool refuses a second pool by SIZE alone and a named pool without a
+// what-if to size.
 func TestWhatIfRefusals(t *testing.T) {
 	t.Parallel()
 	serial := fixtureTrace(t, "serial")
@@ -96,13 +100,12 @@ func TestWhatIfRefusals(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"analyze", "--what-if", "cores=4", serial}, []string{"--what-if cores=4: analyze evaluates remove=, scale= and overlap=", "latscope predict --what-if cores=4", "(or --cores 4:"}},
-		{[]string{"analyze", "--predict", "pool=withConn:2", serial}, []string{"--predict pool=withConn:2: analyze", "latscope predict --what-if pool=withConn:2"}},
-		{[]string{"analyze", "--what-if", "remove=lockedSection", "--what-if", "rate=10", serial}, []string{"--what-if rate=10: analyze", "latscope predict"}},
+		{[]string{"analyze", "--predict", "pool=withConn:2", serial}, []string{`what-if "pool=withConn:2": no modelled pool "withConn"`}},
+		{[]string{"analyze", "--what-if", "remove=lockedSection", "--what-if", "rate=10", serial}, []string{`what-if "rate=10": the model is closed`}},
 		{[]string{"compare", "--what-if", "clients=40", serial, serial}, []string{"--what-if clients=40: compare evaluates", "latscope predict --what-if clients=40"}},
 		{[]string{"compare", "--predict", "pool=3", serial, serial}, []string{"--predict pool=3: compare", "latscope predict"}},
-		{[]string{"analyze", "--pool", "withConn:10", serial}, []string{"--pool withConn:10: analyze caps throughput", "(--pool 10)", "latscope predict --pool withConn:10"}},
-		{[]string{"analyze", "--pool", "3", "--pool", "4", serial}, []string{"--pool given 2 times", "latscope predict"}},
+		{[]string{"analyze", "--pool", "withConn:10", serial}, []string{"--pool withConn:10: a pool named by its frame sizes the queueing model", "no --what-if is given"}},
+		{[]string{"analyze", "--pool", "3", "--pool", "4", serial}, []string{"--pool given 2 times by SIZE alone", "--pool NAME:SIZE"}},
 		{[]string{"analyze", "--pool", "x", serial}, []string{"flag -pool: want a whole number from 0", "NAME:SIZE"}},
 		{[]string{"predict", "--pool", "0", serial}, []string{"flag -pool: want a whole number from 1", "NAME:SIZE"}},
 	} {
@@ -127,6 +130,69 @@ func TestWhatIfRefusals(t *testing.T) {
 	for _, p := range []string{"0", "2"} {
 		if _, _, err := runCLI(t, "analyze", "--pool", p, serial); err != nil {
 			t.Errorf("analyze --pool %s: %v", p, err)
+		}
+	}
+}
+
+// TestAnalyzeWhatIfEngine: analyze predicts through the one engine
+// (whatif.Evaluate): cores= and clients= on the serial trace, and on the
+// demo's pool scenario (4 clients, a 2-slot pool held 50 ms) a named pool
+// resized and a query halved, each by the queueing model with its reason
+// and 95 % interval in the JSON and the text.
+func TestAnalyzeWhatIfEngine(t *testing.T) {
+	t.Parallel()
+	pool := fixture.Scenario(t, "pool").Path
+	for _, tc := range []struct {
+		args    []string
+		methods []string
+		why     string
+	}{
+		{[]string{"--what-if", "cores=1", "--what-if", "clients=8", "--what-if", "remove=lockedSection", fixtureTrace(t, "serial")},
+			[]string{"queueing model", "queueing model", "timeline simulation"}, "queue at CPU"},
+		{[]string{"--pool", "pooled:2", "--what-if", "pool=pooled:4", "--what-if", "scale=queryDB:0.5", pool},
+			[]string{"queueing model", "queueing model"}, "queue at pool pooled"},
+	} {
+		out, _, err := runCLI(t, append([]string{"analyze", "--json"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		var rep struct {
+			Groups []struct {
+				Requests struct {
+					Mean float64 `json:"mean_ms"`
+				} `json:"requests"`
+				Predictions []struct {
+					Spec        string  `json:"spec"`
+					Mean        float64 `json:"mean_ms"`
+					Method, Why string
+					Low         *float64 `json:"mean_low_ms"`
+					High        *float64 `json:"mean_high_ms"`
+				} `json:"predictions"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		ps := rep.Groups[0].Predictions
+		if len(ps) != len(tc.methods) {
+			t.Fatalf("%v: %d predictions, want %d", tc.args, len(ps), len(tc.methods))
+		}
+		for i, p := range ps {
+			if p.Method != tc.methods[i] || p.Low == nil || p.High == nil || *p.Low > p.Mean || *p.High < p.Mean {
+				t.Errorf("%s: method %q, interval %v–%v around %.2f ms; want %q with an interval", p.Spec, p.Method, p.Low, p.High, p.Mean, tc.methods[i])
+			}
+		}
+		if !strings.Contains(ps[0].Why, tc.why) {
+			t.Errorf("%s: why %q, want %q", ps[0].Spec, ps[0].Why, tc.why)
+		}
+		text, _, err := runCLI(t, append([]string{"analyze"}, tc.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"95 %", "method", ps[0].Spec + ", by the " + ps[0].Method + ": " + ps[0].Why} {
+			if !strings.Contains(text, w) {
+				t.Errorf("%v: text lacks %q", tc.args, w)
+			}
 		}
 	}
 }

@@ -82,6 +82,16 @@ func (w *whatIfs) predictions() []budget.Prediction {
 	return out
 }
 
+// engine returns every spec, parsed, in order, for the prediction engine
+// (whatif.Evaluate).
+func (w *whatIfs) engine() []whatif.Spec {
+	var out []whatif.Spec
+	for _, x := range w.specs {
+		out = append(out, whatif.Spec{Text: x.spec, Timeline: x.pred})
+	}
+	return out
+}
+
 // all returns every spec as given, in order.
 func (w *whatIfs) all() []string {
 	var out []string
@@ -97,13 +107,9 @@ func (w *whatIfs) all() []string {
 func (w *whatIfs) timelineOnly(command, inputs string) error {
 	for _, x := range w.specs {
 		if x.pred == nil {
-			op, arg, _ := strings.Cut(x.spec, "=")
-			also := ""
-			if command == "analyze" && (op == "cores" || op == "clients" || op == "pool" && !strings.Contains(arg, ":")) {
-				also = fmt.Sprintf(" (or --%s %s: the capacity analyze's throughput uses)", op, arg)
-			}
-			return fmt.Errorf("%s %s: %s evaluates remove=, scale= and overlap= on the trace's timelines; %s= changes the queueing model's inputs, which latscope predict solves: latscope predict --what-if %s %s%s",
-				x.flag, x.spec, command, op, x.spec, inputs, also)
+			op, _, _ := strings.Cut(x.spec, "=")
+			return fmt.Errorf("%s %s: %s evaluates remove=, scale= and overlap= on the trace's timelines; %s= changes the queueing model's inputs, which latscope predict solves: latscope predict --what-if %s %s",
+				x.flag, x.spec, command, op, x.spec, inputs)
 		}
 	}
 	return nil

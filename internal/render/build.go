@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/units"
+	"github.com/latscope/latscope/internal/whatif"
 
 	"github.com/latscope/latscope/internal/opterr"
 
@@ -273,16 +274,52 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	gj.Regions = regionsJSON(g, n)
 	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: indep})
 	gj.Throughput = throughputJSON(tp)
-	gj.Predictions = []Prediction{}
-	for _, p := range g.Predictions {
-		gj.Predictions = append(gj.Predictions, predictionJSON(g.Cap(res, tp, p)))
-	}
+	gj.Predictions, gj.whatIfErr = predictions(res, g, in, tp, indep)
 	gj.Slowest, gj.Median = pathJSON(res, labels, g.Slowest), pathJSON(res, labels, g.Median)
 	for _, s := range g.SlowTraces {
 		gj.SlowTraces = append(gj.SlowTraces, SlowTrace{TraceID: s.TraceID.String(), Latency: Duration(s.Latency), Task: uint64(s.Task)})
 	}
 	gj.TracedRequests = g.Traced
 	return gj
+}
+
+// WhatIfErr returns the prediction engine's refusal of a what-if (a model
+// spec that a request type's queueing model cannot take, say), naming the
+// request type when the report has several; nil when there is none. The
+// report then holds the timeline's predictions for that type.
+func (r *Report) WhatIfErr() error {
+	for _, g := range r.Groups {
+		if g.whatIfErr == nil {
+			continue
+		}
+		if len(r.Groups) > 1 {
+			return fmt.Errorf("request type %q: %w (--task NAME evaluates one type)", g.Name, g.whatIfErr)
+		}
+		return g.whatIfErr
+	}
+	return nil
+}
+
+// predictions are g's what-ifs: by the one engine when in.Specs is set
+// (whatif.Evaluate), else the timeline simulation's with tp's caps. An
+// engine's refusal is returned beside the timeline's predictions.
+func predictions(res *budget.Result, g *budget.Group, in Inputs, tp budget.Throughput, cpu time.Duration) ([]Prediction, error) {
+	out := []Prediction{}
+	var err error
+	if len(in.Specs) > 0 {
+		var ev *whatif.Evaluation
+		ev, err = whatif.Evaluate(res, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, CPU: cpu}, in.Specs)
+		if err == nil {
+			for _, o := range ev.Outcomes {
+				out = append(out, outcomeJSON(o, g.Latency.Mean))
+			}
+			return out, nil
+		}
+	}
+	for _, p := range g.Predictions {
+		out = append(out, predictionJSON(g.Cap(res, tp, p)))
+	}
+	return out, err
 }
 
 // onPath reports whether re matches a frame on the term's call path.

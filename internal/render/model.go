@@ -4,6 +4,8 @@ import (
 	"regexp"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/queueing"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 // Inputs are the facts beside the trace that a report may use.
@@ -21,6 +23,17 @@ type Inputs struct {
 	Cores float64
 	// Pool is a connection-pool size for the pool cap; 0 means no pool cap.
 	Pool int
+	// Pools are the pools the queueing model takes (whatif.Inputs.Pools):
+	// named by the frame that acquires them (a lock as NAME:1), or by SIZE
+	// alone the pool recognised by its acquire wait. Pool stays the closed
+	// model's cap.
+	Pools []queueing.PoolSpec
+	// Specs, when set, are the what-ifs as given, each evaluated by the one
+	// prediction engine (whatif.Evaluate: the queueing model where a queue
+	// is in play, the timeline simulation where none is); the timeline ones
+	// must be among budget.Options.Predictions. Unset, the predictions are
+	// the timeline simulation's with the closed model's caps.
+	Specs []whatif.Spec
 	// Task keeps only this request type; "" keeps all.
 	Task string
 	// Frame keeps only terms whose application frame matches.
@@ -238,6 +251,7 @@ type Group struct {
 	SlowTraces     []SlowTrace `json:"slow_traces,omitempty"`
 	TracedRequests int         `json:"traced_requests,omitempty"`
 	forks          bool
+	whatIfErr      error // the engine's refusal of a what-if for this group
 	cov            budget.Coverage
 }
 
@@ -265,7 +279,16 @@ type Prediction struct {
 	// QueueMs is what MeanMs adds to it for the queue at the cap.
 	SimulatedMean Duration `json:"simulated_mean_ms"`
 	Queue         Duration `json:"queue_ms"`
-	rps           float64  // unrounded RPS, for comparisons
+	// Method is how the engine predicted (whatif.Method: "timeline
+	// simulation" or "queueing model") and Why the reason; MeanLow and
+	// MeanHigh the mean's 95 % interval, absent when there is none (too few
+	// requests, no per-request series). All four are absent when the
+	// engine did not run (Inputs.Specs unset).
+	Method   string    `json:"method,omitempty"`
+	Why      string    `json:"why,omitempty"`
+	MeanLow  *Duration `json:"mean_low_ms,omitempty"`
+	MeanHigh *Duration `json:"mean_high_ms,omitempty"`
+	rps      float64   // unrounded RPS, for comparisons
 }
 
 // Throughput states the closed-model inputs used for rps predictions.

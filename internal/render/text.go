@@ -11,6 +11,7 @@ import (
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/termsafe"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 // WriteJSON writes the report as indented JSON (schema: docs/json.md).
@@ -325,6 +326,10 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 		est = " (estimated from the trace: Σ latency / window)"
 	}
 	ew.printf("\npredictions (closed model: %.3g clients%s; CPU cap %.0f/s from %.3g cores)\n", tp.Clients, est, tp.CPUCapRPS, tp.Cores)
+	if g.Predictions[0].Method != "" {
+		r.writeEngine(ew, g)
+		return
+	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	termsafe.Fprintf(tw, "what-if\tmean ms\tΔ mean\tp99 ms\trps\tlimited by\t\n")
 	termsafe.Fprintf(tw, "(as measured)\t%.2f\t\t%.2f\t%.1f\t\t\n", g.Requests.Mean.Ms(), g.Requests.P99.Ms(), tp.MeasuredRPS)
@@ -338,6 +343,32 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 		termsafe.Fprintf(tw, "%s\t%.2f\t%+.1f%%\t%s\t%.1f\t%s\t\n", p.Spec, p.Mean.Ms(), p.DeltaPct, p99, p.RPS, limit)
 	}
 	tw.Flush()
+}
+
+// writeEngine prints the prediction engine's what-ifs: each with its 95 %
+// interval and method, and beneath the table why that method.
+func (r *Report) writeEngine(ew *errWriter, g *Group) {
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	termsafe.Fprintf(tw, "what-if\tmean ms\t95 %%\tΔ mean\tp99 ms\trps\tlimited by\tmethod\t\n")
+	termsafe.Fprintf(tw, "(as measured)\t%.2f\t\t\t%.2f\t%.1f\t\t\t\n", g.Requests.Mean.Ms(), g.Requests.P99.Ms(), g.Throughput.MeasuredRPS)
+	for _, p := range g.Predictions {
+		p99, ci := "n/a", "n/a"
+		if p.P99 > 0 {
+			p99 = fmt.Sprintf("%.2f", p.P99.Ms())
+		}
+		if p.MeanLow != nil && p.MeanHigh != nil {
+			ci = fmt.Sprintf("%.2f–%.2f", p.MeanLow.Ms(), p.MeanHigh.Ms())
+		}
+		limit := p.Limit
+		if p.Method == string(whatif.Timeline) && p.Queue.Ms() > 0 {
+			limit += fmt.Sprintf(", +%.2f ms queued", p.Queue.Ms())
+		}
+		termsafe.Fprintf(tw, "%s\t%.2f\t%s\t%+.1f%%\t%s\t%.1f\t%s\t%s\t\n", p.Spec, p.Mean.Ms(), ci, p.DeltaPct, p99, p.RPS, limit, p.Method)
+	}
+	tw.Flush()
+	for _, p := range g.Predictions {
+		termsafe.Fprintf(ew, "  %s, by the %s: %s\n", p.Spec, p.Method, p.Why)
+	}
 }
 
 // writePath prints a critical path; a JVM recording's are by thread (T

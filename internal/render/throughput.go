@@ -3,6 +3,7 @@ package render
 import (
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/units"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 // throughputJSON formats the closed model's inputs and caps
@@ -20,4 +21,21 @@ func predictionJSON(c budget.Capped) Prediction {
 	return Prediction{Spec: c.Spec, Mean: Duration(c.Mean), P99: Duration(c.P99), DeltaPct: units.Round3(100 * c.Delta),
 		RPS: units.Round3(c.RPS), Limit: c.Limit, SimulatedMean: Duration(c.Simulated), Queue: Duration(c.Queue),
 		rps: c.RPS}
+}
+
+// outcomeJSON formats one of the engine's predictions (whatif.Evaluate);
+// measured is the group's measured mean in ns, for the change.
+func outcomeJSON(o whatif.Outcome, measured float64) Prediction {
+	p := Prediction{Spec: o.Spec, Mean: Duration(o.Mean), P99: Duration(o.P99), RPS: units.Round3(o.RPS), Limit: o.Limit,
+		SimulatedMean: Duration(o.Simulated), Queue: Duration(o.Queue), Method: string(o.Method), Why: o.Why, rps: o.RPS}
+	if measured > 0 && o.Unstable == "" {
+		p.DeltaPct = units.Round3(100 * (float64(o.Mean) - measured) / measured)
+	}
+	if o.Method == whatif.Queueing && o.After != nil && o.After.Bottleneck != "" {
+		p.Limit = "bottleneck " + o.After.Bottleneck
+	}
+	if o.Interval {
+		p.MeanLow, p.MeanHigh = durPtr(Duration(o.Low)), durPtr(Duration(o.High))
+	}
+	return p
 }

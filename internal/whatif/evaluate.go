@@ -232,14 +232,40 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		}
 		return Outcome{Method: Timeline, Why: why}, nil
 	}
+	if !s.Model() {
+		qs, ts := saving(po), p.Model.MeasuredMeanMs-base/1e6
+		if math.Abs(qs-ts) > QueueShare*p.Model.MeasuredMeanMs {
+			return Outcome{Method: Timeline, Why: fmt.Sprintf("the queueing model's change saves %.3g ms per request of demand where the timeline saves %.3g ms (the request's fork/join structure, which the model does not have); its queues (%s: %.3g ms) would be off", qs, ts, name, largest)}, nil
+		}
+	}
 	o.Queue = time.Duration(dq * 1e6)
 	o.Mean = time.Duration(max(0, base+dq*1e6))
+	if p.Model.Rate == 0 {
+		// The closed model's throughput at the anchored mean: N / (R + Z),
+		// Z the think time and the CPU outside requests (queueing.Build).
+		if cycle := o.Mean.Seconds() + (p.Model.ThinkMs+p.Model.OutsideCPUMs)/1000; cycle > 0 {
+			o.RPS = float64(po.After.Clients) / cycle
+		}
+	}
 	o.Why = fmt.Sprintf("queue at %s: %.3g ms per request before, %.3g ms after", name, stationWait(po.Before, name), stationWait(po.After, name))
 	if r := resource(p.Model, name); r.Kind == queueing.Pool {
 		o.Why += fmt.Sprintf(" (%.3g ms measured)", r.WaitMs)
 	}
 	o.interval(series, base)
 	return o, nil
+}
+
+// saving is the demand per request, in ms, that the change took off the
+// model's stations (negative when it added some).
+func saving(po queueing.Outcome) float64 {
+	var d float64
+	for k, u := range po.Before.Resources {
+		d += u.DemandMs
+		if k < len(po.After.Resources) {
+			d -= po.After.Resources[k].DemandMs
+		}
+	}
+	return d
 }
 
 // queues returns the station with the largest queue (modelled before or

@@ -308,3 +308,15 @@ func TestTooFewRequests(t *testing.T) {
 		t.Errorf("%d requests: interval %v [%v, %v], want none", stats.MinSeries-1, o.Interval, o.Low, o.High)
 	}
 }
+
+// TestForkJoin: in the demo's waitgroup scenario callUpstream and queryDB
+// run in parallel. Removing callUpstream saves only what queryDB does not
+// cover (the timeline knows, the model would take off all of callUpstream
+// and put its CPU queue at a rate the service never reaches): the timeline
+// predicts, and says why.
+func TestForkJoin(t *testing.T) {
+	_, ev := must(t)(evaluate(t, fixture.Scenario(t, "waitgroup").Path, nil, whatif.Inputs{}, "remove=overlapWaitGroup>callUpstream"))
+	if o := ev.Outcomes[0]; o.Method != whatif.Timeline || !strings.Contains(o.Why, "fork/join") {
+		t.Errorf("%s: %s (%s), want the timeline, naming the fork/join structure", o.Spec, o.Method, o.Why)
+	}
+}
