@@ -29,6 +29,9 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	ev.DBHostWait, ev.DBHost = a.dbHostWait(q)
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
+	if ev.Probe {
+		ev.ProbeEvery = a.probe.every
+	}
 	tail := outside[len(outside)-1]
 	ev.Busy = a.busy.tailIn(tail, tailSlack+ev.Runnable)
 	ev.TailGap = a.gaps.endingIn(tail, tailSlack+ev.Runnable)
@@ -215,9 +218,8 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 			d.Throttled, fmtMs(d.ThrottledTime), fmtMs(d.Interval), stallWords(ev, late, throttledFor(d, outside)), fmtMs(outside)), firm(late)}
 	case !ran && stolen(d, ev.Gap, outside):
 		return Decision{Steal, fmt.Sprintf("steal +%s ms in %s ms sampled and no trace events for %s ms, for %s ms outside", fmtMs(d.Steal), fmtMs(d.Interval), fmtMs(ev.Gap), fmtMs(outside)), firm(late)}
-	case !ran && throttle && !throttled && (late || ev.Gap >= o.MinPause) && ev.Gap >= outside/2 &&
-		(!d.Has(hostsig.SourceSchedstat) || d.Wait < ev.Gap/2):
-		return Decision{Paused, fmt.Sprintf("no trace events for %s ms with the counters flat", fmtMs(ev.Gap)), firm(late)}
+	case !ran && throttle && !throttled && ev.Gap >= minPause(ev, late, o) && ev.Gap >= outside/2 && !queued(d, ev.Gap):
+		return Decision{Paused, fmt.Sprintf("no trace events for %s ms with the counters flat%s", fmtMs(ev.Gap), queuedWords(d, ev.Gap)), firm(late)}
 	case ev.Runnable >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("the goroutine was runnable for %s of %s ms", fmtMs(ev.Runnable), fmtMs(outside)), High}
 	case !ran && d.Has(hostsig.SourceSchedstat) && 2*d.Wait >= outside && (stalled || 2*prorated(d.Wait, d.Interval, outside) >= outside):
@@ -249,6 +251,47 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 			fmtMs(d.ThrottledTime), fmtMs(d.Interval)), Low}
 	}
 	return Decision{Unknown, "a cause cannot be ruled out: " + missing(d, throttle), NoConfidence}
+}
+
+// ProbePauses is how many of the probe's periods a silence must last
+// for the paused rule to take it when the probe was late: the probe
+// sleeps one period between wake-ups, so a silence of one period is its
+// own sleep, and a wake-up late by up to another period is what a
+// loaded host's run queue gives it. Only a silence of two periods or
+// more missed a deadline by a whole period (40 ms at
+// tracelog.ProbeEvery, 20 ms).
+const ProbePauses = 2
+
+// minPause is the shortest silence the paused rule takes: with the probe
+// late for half the outside time, ProbePauses of its periods (never more
+// than Options.MinPause); else Options.MinPause, the in-process sampler's
+// bound.
+func minPause(ev Evidence, late bool, o Options) time.Duration {
+	if late && ev.ProbeEvery > 0 {
+		return min(ProbePauses*ev.ProbeEvery, o.MinPause)
+	}
+	return o.MinPause
+}
+
+// queued tells whether the process's threads' run-queue wait, pro-rated
+// from the sampled interval to the silence, is half the silence or more:
+// then the silence may be a wait for a CPU, not a stop. The counter sums
+// every thread's wait over the whole interval, usually far longer than
+// the silence; a stopped process's threads are not on the run queue, so
+// on a loaded host the interval's wait lies elsewhere in it. Unprorated,
+// a 300 ms stop in a 700 ms sample was called runnable for the wait of
+// the other 400 ms.
+func queued(d *hostsig.Delta, silence time.Duration) bool {
+	return d.Has(hostsig.SourceSchedstat) && 2*prorated(d.Wait, d.Interval, silence) >= silence
+}
+
+// queuedWords gives, for a paused verdict, the run-queue wait it
+// pro-rated ("" without the counter).
+func queuedWords(d *hostsig.Delta, silence time.Duration) string {
+	if !d.Has(hostsig.SourceSchedstat) || d.Wait == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (run-queue wait %s ms in %s ms sampled, %s ms pro-rated to the silence)", fmtMs(d.Wait), fmtMs(d.Interval), fmtMs(prorated(d.Wait, d.Interval, silence)))
 }
 
 // dbHostWords says, for a network verdict, how little the database's

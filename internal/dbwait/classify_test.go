@@ -90,7 +90,7 @@ func TestClassify(t *testing.T) {
 		{"probe on time: throttling elsewhere in the interval", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.CgroupSome = 2, 80*ms })}, dbwait.Network},
 		{"probe late: throttled", 95 * ms, dbwait.Evidence{Probe: true, ProbeLate: 80 * ms, ProbeTail: 80 * ms, Gap: 92 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 92*ms, 86*ms })}, dbwait.Throttled},
 		{"probe late: paused", 505 * ms, dbwait.Evidence{Probe: true, ProbeLate: 506 * ms, ProbeTail: 506 * ms, Gap: 506 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 5 * ms })}, dbwait.Paused},
-		{"probe late: a short pause", 100 * ms, dbwait.Evidence{Probe: true, ProbeLate: 95 * ms, ProbeTail: 95 * ms, Gap: 98 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 2 * ms })}, dbwait.Paused},
+		{"probe late: a short pause", 100 * ms, dbwait.Evidence{Probe: true, ProbeEvery: 20 * ms, ProbeLate: 95 * ms, ProbeTail: 95 * ms, Gap: 98 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 2 * ms })}, dbwait.Paused},
 		{"no probe: a short silence is not a pause", 100 * ms, dbwait.Evidence{Gap: 98 * ms, Host: delta(func(d *hostsig.Delta) { d.Wait = 2 * ms })}, dbwait.Network},
 		// Every P busy: an answer that came then waited for a P to poll the
 		// network, the goroutine still shown waiting.

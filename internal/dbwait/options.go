@@ -31,7 +31,11 @@ type Options struct {
 	// timer did not run. Shorter pauses of an idle process look like
 	// network waits — unless the agent's CPU-availability probe is in the
 	// trace: it wakes every 20 ms, so when it was late for half the
-	// outside time, a silence of any length is the process unable to run.
+	// outside time, a silence of ProbePauses periods (40 ms) is the
+	// process unable to run. A shorter one is no pause: the probe's own
+	// sleep and a wake-up late by a loaded run queue make silences that
+	// long (12–16 ms silences under load were called paused before).
+	// With the probe, the bound is the smaller of the two.
 	MinPause time.Duration
 	// ClockTolerance is how far a statement may stick out of its span
 	// before the clocks are taken to disagree (PostgreSQL timestamps are

@@ -80,6 +80,9 @@ type Evidence struct {
 	// probe ran at all — without it ProbeLate says nothing.
 	ProbeLate time.Duration
 	Probe     bool
+	// ProbeEvery is the probe's period, from its heartbeat (0 without
+	// the probe).
+	ProbeEvery time.Duration
 	// ProbeUnsure is outside time the process may also have been unable
 	// to run: a late wake-up says a stall ended then, not when it began
 	// within the period before its deadline.
