@@ -129,6 +129,32 @@ fuzz() {
   awk -v min="$fuzzmin" '$1 < min { printf "test.sh: warning: %s %s executed only %d inputs in '"$fuzztime"' (under %d): a slow target or a large seed?\n", $2, $3, $1, min }' "$fuzzsum"
 }
 
+# A test module kept out of the workspace (a go.mod of its own that go.work
+# does not use, e.g. agent/internal/otelcol: the OpenTelemetry collector's
+# modules would raise the versions the workspace selects for the product)
+# is run and vetted with GOWORK=off in its own directory.
+# outside_modules lists such modules' directories.
+outside_modules() {
+  local d
+  for d in $(git ls-files '*go.mod' 2>/dev/null | xargs -r -n1 dirname); do
+    [ "$d" = . ] && continue
+    grep -Eq "^[[:space:]]*\./$d[[:space:]]*\$" go.work || echo "./$d"
+  done
+}
+# go_test_pkgs runs go test ARGS… -- PKG… for the workspace's packages at
+# once and for each outside module's in its directory.
+go_test_pkgs() {
+  local args=() p r=0 inside=() outside=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  shift
+  for p in "$@"; do
+    if [ -f "$p/go.mod" ] && ! grep -Eq "^[[:space:]]*\./${p#./}[[:space:]]*\$" go.work; then outside+=("$p"); else inside+=("$p"); fi
+  done
+  [ ${#inside[@]} -eq 0 ] || go test "${args[@]}" "${inside[@]}" || r=$?
+  for p in "${outside[@]}"; do (cd "$p" && GOWORK=off go test "${args[@]}" .) || r=$?; done
+  return $r
+}
+
 # busy_start starts, in the background, the timing tests that call
 # tier.Busy: they were judged with a CPU burner per core and measure no
 # time (real servers, a browser, a JDK), so they run beside the fuzz
@@ -150,7 +176,7 @@ busy_start() {
   busy_stream() {
     local name=$1; shift
     [ $# -gt 0 ] || return 0
-    { r=0; LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "$@" || r=$?; echo "test.sh: busy-host timing tests ($name) done at $SECONDS s"; exit $r; } >"$scratch/busy-$name.log" 2>&1 &
+    { r=0; LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -run "$pattern" -- "$@" || r=$?; echo "test.sh: busy-host timing tests ($name) done at $SECONDS s"; exit $r; } >"$scratch/busy-$name.log" 2>&1 &
     busy_pids+=($!)
   }
   busy_stream jdk "${jvm[@]}"
@@ -184,7 +210,7 @@ timing() {
   echo "test.sh: timing tier: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#pkgs[@]} packages"
   # -count=1: a result the go command cached says nothing of this host now.
   if [ "$runs" = 1 ] && [ -z "${TIMING_BURNERS:-}" ]; then
-    LATSCOPE_TIER=timing go test -count=1 -p 1 -run "$pattern" "${pkgs[@]}"
+    LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -run "$pattern" -- "${pkgs[@]}"
     return
   fi
   if [ -n "${TIMING_BURNERS:-}" ]; then
@@ -193,7 +219,7 @@ timing() {
   fi
   for i in $(seq "$runs"); do
     local start=$SECONDS
-    LATSCOPE_TIER=timing go test -count=1 -p 1 -json -run "$pattern" "${pkgs[@]}" >"$scratch/timing-$i.json" 2>&1 || rc=1
+    LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -json -run "$pattern" -- "${pkgs[@]}" >"$scratch/timing-$i.json" 2>&1 || rc=1
     echo "test.sh: timing run $i of $runs: $((SECONDS - start)) s, $(grep -c '"Action":"fail","Package":"[^"]*","Test":"[^"/]*",' "$scratch/timing-$i.json") failed tests"
   done
   [ ${#burners[@]} -eq 0 ] || kill "${burners[@]}"
@@ -227,7 +253,9 @@ if want vet; then
   # go vet runs in the background beside the rest of the first phase; its
   # verdict is waited for before the timing tier.
   echo "test.sh: go vet, in the background"
-  { r=0; go vet "${all_pkgs[@]}" || r=$?; echo "test.sh: go vet done at $SECONDS s"; exit $r; } >"$scratch/vet.log" 2>&1 &
+  { r=0; go vet "${all_pkgs[@]}" || r=$?
+    for d in $(outside_modules); do (cd "$d" && GOWORK=off go vet ./...) || r=$?; done
+    echo "test.sh: go vet done at $SECONDS s"; exit $r; } >"$scratch/vet.log" 2>&1 &
   vet_pid=$!
 fi
 # With the timing tier and something else to run beside it (one run, no
