@@ -111,10 +111,17 @@ type Evaluation struct {
 // spec — in the order the requests ended, so that autocorrelation between
 // neighbouring requests widens it; Student's t on the batches' degrees of
 // freedom. A mean that the cap or the queueing model moves off the series'
-// mean keeps the series' relative standard error (SE × Mean / base). It is
-// the sampling error of the requests the trace holds; the model's own
-// structural error is not in it (queueing.Validation reports the model
-// against the trace). No interval (Interval false) with fewer than
+// mean keeps the series' relative standard error r = SE / base (SE = r ×
+// Mean). A queueing outcome adds the error its measured demands carry into
+// the queues: r × |g|, g the derivative of the change in queueing with
+// respect to a relative error common to every demand (central differences
+// at ±Epsilon), taking the demands to be as uncertain as the base mean and
+// adding the two terms (the same requests measure both). So the interval
+// widens near saturation, where a small error in the demands moves the
+// queues most, and is the series' own where no queue is. It is the
+// sampling error of the requests the trace holds; the model's structural
+// error is not in it (queueing.Validation reports the model against the
+// trace). No interval (Interval false) with fewer than
 // stats.MinSeries requests or without a series (JVM recordings).
 func Evaluate(res *budget.Result, group string, in Inputs, specs []Spec) (*Evaluation, error) {
 	g, err := pickGroup(res, group)
@@ -189,7 +196,7 @@ func (ev *Evaluation) evaluate(res *budget.Result, g *budget.Group, qin queueing
 func timeline(res *budget.Result, g *budget.Group, tp budget.Throughput, pr budget.PredictionResult) Outcome {
 	c := g.Cap(res, tp, pr)
 	o := Outcome{Spec: pr.Spec, Method: Timeline, Mean: c.Mean, P99: c.P99, RPS: c.RPS, Limit: c.Limit, Simulated: c.Simulated, Queue: c.Queue}
-	o.interval(toFloat(pr.Latencies), float64(c.Simulated))
+	o.interval(toFloat(pr.Latencies), float64(c.Simulated), 0)
 	return o
 }
 
@@ -251,7 +258,11 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	if r := resource(p.Model, name); r.Kind == queueing.Pool {
 		o.Why += fmt.Sprintf(" (%.3g ms measured)", r.WaitMs)
 	}
-	o.interval(series, base)
+	if sens, ok := sensitivity(res, p.Model, s.Text); ok {
+		o.interval(series, base, sens)
+	} else {
+		o.Why += fmt.Sprintf("; no interval: the model saturates if its demands are off by %.0f %%", 100*Epsilon)
+	}
 	return o, nil
 }
 
@@ -407,10 +418,12 @@ func shortName(fn string) string {
 	return fn
 }
 
-// interval sets o's 95 % interval from series, whose mean is base; o.Mean
-// keeps the series' relative standard error.
-func (o *Outcome) interval(series []float64, base float64) {
-	if len(series) < stats.MinSeries {
+// interval sets o's 95 % interval from series, whose mean is base: the
+// series' relative standard error r = SE/base applied to o.Mean and, for a
+// queueing outcome, to its sensitivity sens (ns of queueing per unit of
+// relative demand error): SE = r·(Mean + |sens|).
+func (o *Outcome) interval(series []float64, base, sens float64) {
+	if len(series) < stats.MinSeries || base <= 0 {
 		return
 	}
 	m := stats.BatchMeans(series)
@@ -418,12 +431,44 @@ func (o *Outcome) interval(series []float64, base float64) {
 		return
 	}
 	se := m.SE
-	if base > 0 && float64(o.Mean) != base {
-		se *= float64(o.Mean) / base
+	if v := float64(o.Mean) + math.Abs(sens); v != base {
+		se = m.SE / base * v
 	}
 	o.SE, o.DF, o.Interval = se, m.DF(), true
 	h := stats.TQuantile(0.975, o.DF) * se
 	o.Low, o.High = time.Duration(math.Max(0, float64(o.Mean)-h)), time.Duration(float64(o.Mean)+h)
+}
+
+// Epsilon is the relative error of every measured demand at which
+// sensitivity differentiates the change in queueing.
+const Epsilon = 0.01
+
+// sensitivity is the derivative of the model's change in queueing (ns per
+// request) with respect to a relative error common to every measured
+// demand, by central differences at ±Epsilon: how much a prediction moves
+// when the demands it was built from are off. ok is false when the model
+// cannot be solved there (an open model that saturates).
+func sensitivity(res *budget.Result, m *queueing.Model, spec string) (float64, bool) {
+	dq := func(f float64) (float64, bool) {
+		b := m.ScaleDemands(f)
+		before, err := b.Solve()
+		if err != nil {
+			return 0, false
+		}
+		a, _, err := b.Apply(res, spec)
+		if err != nil {
+			return 0, false
+		}
+		after, err := a.Solve()
+		if err != nil {
+			return 0, false
+		}
+		_, _, d := queues(b, queueing.Outcome{Before: before, After: after})
+		return d, true
+	}
+	hi, ok1 := dq(1 + Epsilon)
+	lo, ok2 := dq(1 - Epsilon)
+	return (hi - lo) / (2 * Epsilon) * 1e6, ok1 && ok2
 }
 
 func toFloat(ns []int64) []float64 {

@@ -320,3 +320,30 @@ func TestForkJoin(t *testing.T) {
 		t.Errorf("%s: %s (%s), want the timeline, naming the fork/join structure", o.Spec, o.Method, o.Why)
 	}
 }
+
+// TestIntervalWidensWithQueue: a queueing outcome's interval carries the
+// error of the measured demands into the queues (the sensitivity term), so
+// it is wider than the base series' own relative error would make it where
+// the change builds a queue: clients=12 on queueing's pool service and a
+// pool resized on the demo's pool scenario.
+func TestIntervalWidensWithQueue(t *testing.T) {
+	for _, tc := range []struct {
+		path, spec string
+		app        []string
+		pool       queueing.PoolSpec
+	}{
+		{queueingPool, "clients=12", []string{"github.com/latscope/latscope/queueing_test"}, queueing.PoolSpec{Name: "withConn", Size: 2}},
+		{fixture.Scenario(t, "pool").Path, "pool=pooled:4", nil, queueing.PoolSpec{Name: "pooled", Size: 2}},
+	} {
+		res, ev := must(t)(evaluate(t, tc.path, tc.app, whatif.Inputs{Pools: []queueing.PoolSpec{tc.pool}}, tc.spec))
+		g, o := res.Groups[0], ev.Outcomes[0]
+		xs := make([]float64, len(g.Latencies))
+		for i, l := range g.Latencies {
+			xs[i] = float64(l)
+		}
+		own := stats.BatchMeans(xs).SE / g.Latency.Mean * float64(o.Mean)
+		if o.Method != whatif.Queueing || !o.Interval || o.SE <= own*1.01 {
+			t.Errorf("%s: %s, SE %.0f ns, want the queueing model with an SE above the series' own %.0f ns", tc.spec, o.Method, o.SE, own)
+		}
+	}
+}
