@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	register("triage", "fleet triage from Prometheus: which instances were slow in which minutes, shared or local, DB path or not, when, and which host signal rose", runTriage)
+	register("triage", "fleet triage from Prometheus: which instances were slow in which minutes, shared or local, which dependency (database, an outbound route, the host), when, and which host signal rose", runTriage)
 }
 
 const triageSynopsis = "triage --prometheus URL [flags]"
@@ -99,7 +99,7 @@ func parseTriage(stderr io.Writer, args []string, now time.Time) (*triageOptions
 	fs.StringVar(&o.rng, "range", "", "the `DURATION` ending now (6h, 7d); default 1h without --since")
 	fs.DurationVar(&o.step, "step", triage.DefaultStep, "the analysis step (whole seconds): one bad or good value per instance per step")
 	fs.DurationVar(&o.threshold, "threshold", triage.DefaultThreshold, "a step is bad when the signal is over this (best a histogram bucket boundary), or far over the other instances' in the step (the peer rule)")
-	fs.StringVar(&o.c.Signal, "signal", "db", "`SIGNAL`: db (DB-call p95) or request (request p99); a lower percentile when steps have too few calls for it")
+	fs.StringVar(&o.c.Signal, "signal", "db", "`SIGNAL`: db (DB-call p95: requests without DB calls are not judged, and the report says whether they slowed) or request (request p99: every request); a lower percentile when steps have too few calls for it")
 	fs.StringVar(&o.tokenFile, "bearer-token-file", "", "read a bearer token for Prometheus from `FILE`")
 	fs.StringVar(&o.c.Username, "user", "", "basic-auth `USER` for Prometheus (with --password-file)")
 	fs.StringVar(&o.passFile, "password-file", "", "read the basic-auth password from `FILE`")
