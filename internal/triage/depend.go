@@ -91,88 +91,100 @@ func (e *DependencyEvidence) named() *OutboundRise {
 //     all-requests) or the process was held: the host (or the process);
 //   - else unknown.
 func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
-	e := DependencyEvidence{DB: Rise{Baseline: math.NaN(), Bad: math.NaN()}}
 	steps := indexSet(idx)
-	var dbBase, dbBad []float64
-	type acc struct {
-		OutboundRise
-		base, bad []float64
-	}
-	outs := map[[2]string]*acc{}
+	var db riseAcc
+	outs := map[[2]string]*riseAcc{}
 	for k := range r.Instances {
 		ir := &r.Instances[k]
 		if math.IsNaN(ir.Baseline) {
 			continue
 		}
 		s := in.Instances[k]
-		good := r.goodSteps(ir)
-		db := s.DBCall
-		if db == nil && r.Signal != "request" {
-			db = s.Signal
+		good, pairs := r.goodSteps(ir), verdictPairs(ir, steps)
+		dbCall := s.DBCall
+		if dbCall == nil && r.Signal != "request" {
+			dbCall = s.Signal
 		}
-		db = mask(db, s.DBCalls, voteNeed(0.95))
-		dbB := median(pick(db, good), minBaseline)
-		type oser struct {
-			key  [2]string
-			p95  []float64
-			base float64
-		}
-		var os []oser
+		db.add(ir, dbCall, s.DBCalls, good, pairs)
 		for _, o := range s.Outbound {
-			p := mask(o.P95, o.Count, voteNeed(0.95))
-			os = append(os, oser{[2]string{o.Route, o.Peer}, p, median(pick(p, good), minBaseline)})
-		}
-		for _, i := range ir.Bad {
-			if !steps[i] {
-				continue
+			key := [2]string{o.Route, o.Peer}
+			if outs[key] == nil {
+				outs[key] = &riseAcc{}
 			}
-			half := (at(ir.Signal, i) - ir.Baseline) / 2
-			if v := at(db, i); !math.IsNaN(v) && !math.IsNaN(dbB) {
-				e.DB.Compared++
-				dbBase, dbBad = append(dbBase, dbB), append(dbBad, v)
-				if v-dbB >= half {
-					e.DB.Rose++
-				}
-			}
-			for _, o := range os {
-				v := at(o.p95, i)
-				if math.IsNaN(v) || math.IsNaN(o.base) {
-					continue
-				}
-				a := outs[o.key]
-				if a == nil {
-					a = &acc{OutboundRise: OutboundRise{Route: o.key[0], Peer: o.key[1]}}
-					outs[o.key] = a
-				}
-				a.Compared++
-				a.base, a.bad = append(a.base, o.base), append(a.bad, v)
-				if v-o.base >= half {
-					a.Rose++
-				}
-			}
+			outs[key].add(ir, o.P95, o.Count, good, pairs)
 		}
 	}
-	e.DB.Baseline, e.DB.Bad = median(dbBase, 1), median(dbBad, 1)
-	for _, a := range outs {
-		a.Baseline, a.Bad = median(a.base, 1), median(a.bad, 1)
-		e.Outbound = append(e.Outbound, a.OutboundRise)
+	e := DependencyEvidence{DB: db.rise()}
+	for key, a := range outs {
+		if a.Compared > 0 {
+			e.Outbound = append(e.Outbound, OutboundRise{Route: key[0], Peer: key[1], Rise: a.rise()})
+		}
 	}
-	// The route that rose in most pairs first, then the largest rise.
-	sort.Slice(e.Outbound, func(i, j int) bool {
-		a, b := e.Outbound[i], e.Outbound[j]
-		if a.rose() != b.rose() {
-			return a.rose()
-		}
-		if a.Rose != b.Rose {
-			return a.Rose > b.Rose
-		}
-		if da, db := a.Bad-a.Baseline, b.Bad-b.Baseline; da != db {
-			return da > db
-		}
-		return a.name() < b.name()
-	})
+	sort.Slice(e.Outbound, func(i, j int) bool { return e.Outbound[i].before(e.Outbound[j]) })
 	e.decide(r.DBPath)
 	return e
+}
+
+// before orders the outbound routes: the one that rose first, then the
+// one that rose in more pairs, then by more, then by name.
+func (o OutboundRise) before(p OutboundRise) bool {
+	if o.rose() != p.rose() {
+		return o.rose()
+	}
+	if o.Rose != p.Rose {
+		return o.Rose > p.Rose
+	}
+	if do, dp := o.Bad-o.Baseline, p.Bad-p.Baseline; do != dp {
+		return do > dp
+	}
+	return o.name() < p.name()
+}
+
+// verdictPairs returns ir's bad steps that are among the verdict's steps.
+func verdictPairs(ir *InstanceReport, steps map[int]bool) []int {
+	var out []int
+	for _, i := range ir.Bad {
+		if steps[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// riseAcc gathers one dependency's Rise over the instances.
+type riseAcc struct {
+	Rise
+	base, bad []float64
+}
+
+// add compares xs (a p95 per step; a step counts with at least the
+// observations voteNeed gives the p95, per counts) in the bad steps pairs
+// of ir with its median over the good steps: a pair rose when it is over
+// it by at least half of the signal's rise there.
+func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []int) {
+	xs = mask(xs, counts, voteNeed(0.95))
+	b := median(pick(xs, good), minBaseline)
+	if math.IsNaN(b) {
+		return
+	}
+	for _, i := range pairs {
+		v := at(xs, i)
+		if math.IsNaN(v) {
+			continue
+		}
+		a.Compared++
+		a.base, a.bad = append(a.base, b), append(a.bad, v)
+		if v-b >= (at(ir.Signal, i)-ir.Baseline)/2 {
+			a.Rose++
+		}
+	}
+}
+
+// rise returns the Rise with its medians (NaN: nothing compared).
+func (a *riseAcc) rise() Rise {
+	r := a.Rise
+	r.Baseline, r.Bad = median(a.base, 1), median(a.bad, 1)
+	return r
 }
 
 // decide sets Kind and Reason from the rises and rule 3's DB-path verdict.
@@ -254,8 +266,8 @@ type OutboundSlowed struct {
 	Route, Peer string
 	Steps       int
 	// Baseline is the lower quartile of its p95 over the steps (a fault
-	// in up to three quarters of them leaves it alone), Worst its highest
-	// (seconds).
+	// in up to three quarters of them leaves it alone; the median of the
+	// instances' that slowed), Worst its highest (seconds).
 	Baseline, Worst float64
 }
 
@@ -269,8 +281,7 @@ func (r *Report) unwatched(in Input) *Unwatched {
 	u := &Unwatched{Share: math.NaN()}
 	thr := r.Threshold.Seconds()
 	var all, noDB float64
-	seen := map[string]bool{}
-	outs := map[[2]string]*OutboundSlowed{}
+	outs := map[[2]string]*slowedAcc{}
 	var keys [][2]string
 	for k, s := range in.Instances {
 		bad := indexSet(r.Instances[k].Bad)
@@ -279,43 +290,52 @@ func (r *Report) unwatched(in Input) *Unwatched {
 				all, noDB = all+a, noDB+n
 			}
 		}
-		p95 := mask(s.NoDB95, s.NoDBCount, voteNeed(0.95))
-		if n := slowedSteps(p95, thr, bad); n > 0 {
+		if n := slowedSteps(mask(s.NoDB95, s.NoDBCount, voteNeed(0.95)), thr, bad); n > 0 {
 			u.Slowed += n
-			if !seen[s.Name] {
-				seen[s.Name] = true
-				u.Instances = append(u.Instances, s.Name)
-			}
+			u.Instances = append(u.Instances, s.Name)
 		}
 		for _, o := range s.Outbound {
-			p := mask(o.P95, o.Count, voteNeed(0.95))
-			n := slowedSteps(p, thr, bad)
-			if n == 0 {
-				continue
+			key := [2]string{o.Route, o.Peer}
+			if outs[key] == nil {
+				outs[key] = &slowedAcc{OutboundSlowed: OutboundSlowed{Route: o.Route, Peer: o.Peer, Worst: math.Inf(-1)}}
+				keys = append(keys, key)
 			}
-			k := [2]string{o.Route, o.Peer}
-			os := outs[k]
-			if os == nil {
-				os = &OutboundSlowed{Route: o.Route, Peer: o.Peer, Baseline: quartile(pick(p, allSteps(len(p)))), Worst: math.Inf(-1)}
-				outs[k] = os
-				keys = append(keys, k)
-			}
-			os.Steps += n
-			for _, v := range p {
-				if v > os.Worst {
-					os.Worst = v
-				}
-			}
+			outs[key].add(mask(o.P95, o.Count, voteNeed(0.95)), thr, bad)
 		}
 	}
 	if all > 0 {
 		u.Share = noDB / all
 	}
-	for _, k := range keys {
-		u.Outbound = append(u.Outbound, *outs[k])
+	for _, key := range keys {
+		if a := outs[key]; a.Steps > 0 {
+			a.Baseline = median(a.bases, 1)
+			u.Outbound = append(u.Outbound, a.OutboundSlowed)
+		}
 	}
 	sort.SliceStable(u.Outbound, func(i, j int) bool { return u.Outbound[i].Steps > u.Outbound[j].Steps })
 	return u
+}
+
+// slowedAcc gathers one route's OutboundSlowed over the instances.
+type slowedAcc struct {
+	OutboundSlowed
+	bases []float64 // the lower quartiles of the instances that slowed
+}
+
+// add counts one instance's steps not in bad in which p (its outbound
+// p95) slowed by thr.
+func (a *slowedAcc) add(p []float64, thr float64, bad map[int]bool) {
+	n := slowedSteps(p, thr, bad)
+	if n == 0 {
+		return
+	}
+	a.Steps += n
+	a.bases = append(a.bases, quartile(pick(p, allSteps(len(p)))))
+	for _, v := range p {
+		if v > a.Worst {
+			a.Worst = v
+		}
+	}
 }
 
 // slowedSteps counts the steps not in bad in which xs is over its
