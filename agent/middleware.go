@@ -108,24 +108,50 @@ func (a *Agent) Begin(r *http.Request, route string) (*http.Request, *Request) {
 	return r.WithContext(&q.c), q
 }
 
+// BeginContext starts the agent's work on a request that is not an HTTP
+// request — an RPC of a framework without an adapter, a job taken from a
+// queue, a message — as Begin does for a routed HTTP request: its
+// runtime/trace task named route (NoRoute when empty; subject to
+// Options.MaxRoutes and the length bound), its traceparent and, with
+// Options.Metrics, its metrics and the slow-request snapshot. traceparent
+// is the caller's W3C traceparent ("00-<trace>-<span>-<flags>", as a
+// message's or an RPC's metadata carries it): the request is a child span
+// of it; "" or an invalid one starts a new trace. It returns the request's
+// context, which carries the task and the traceparent, and the *Request to
+// End when the work is done (defer q.End()). When ctx already carries an
+// agent's request, it returns ctx and a nil *Request: the work stays part
+// of that request, counted once.
+func (a *Agent) BeginContext(ctx context.Context, route, traceparent string) (context.Context, *Request) {
+	if _, ok := ctx.Value(reqKey{}).(*reqCtx); ok {
+		return ctx, nil
+	}
+	q := a.beginContext(ctx, cmp.Or(route, NoRoute), traceparent)
+	return &q.c, q
+}
+
 // begin starts a request of route: its task, its traceparent, its metrics
 // and its clock.
 func (a *Agent) begin(r *http.Request, route string) *Request {
+	return a.beginContext(r.Context(), route, firstValue(r.Header[canonicalTraceParent]))
+}
+
+// beginContext is begin for a context and the caller's traceparent.
+func (a *Agent) beginContext(parent context.Context, route, traceparent string) *Request {
 	if len(route) > tracelog.MaxString { // a Route hook that returns paths
 		route = tracelog.Bound(route, tracelog.MaxString)
 	}
 	route = a.routes.admit(route)
-	tctx, task := trace.NewTask(r.Context(), route)
+	tctx, task := trace.NewTask(parent, route)
 	q := &Request{c: reqCtx{Context: tctx, ri: span.Info{Other: a.opts.SpanContext}, a: a, task: task, route: route}}
 	ctx := &q.c
 	if a.met != nil {
 		ctx.rm = a.met.route(route)
 		ctx.ri.Route = ctx.rm
 	}
-	if tp, ok := a.otherSpan(r.Context()); ok {
+	if tp, ok := a.otherSpan(parent); ok {
 		ctx.ri.TP = tp
 	} else {
-		ctx.ri.TP = span.Request(firstValue(r.Header[canonicalTraceParent]))
+		ctx.ri.TP = span.Request(traceparent)
 	}
 	if trace.IsEnabled() {
 		// the request's traceparent in its task: `latscope analyze

@@ -1,11 +1,15 @@
 package agent
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // TestMetricsDocExample serves docs/metrics.md's example (the shape of
@@ -98,5 +102,49 @@ func TestRouteNameAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { RouteName("GET", "/users/:id") }); n != 0 {
 		t.Errorf("RouteName of a known route: %g allocations", n)
+	}
+}
+
+// TestBeginContext: a job taken from a queue is a request of its own, a
+// task named by its route with the caller's trace in its Request log; one
+// begun inside a request stays part of it; an empty route is NoRoute and a
+// traceparent that does not parse starts a new trace.
+func TestBeginContext(t *testing.T) {
+	a, err := New(Options{NoRecorder: true, ProbeEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	const caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	evs := traced(t, func() {
+		ctx, q := a.BeginContext(context.Background(), "job resize", caller)
+		if q == nil || q.Route() != "job resize" {
+			t.Fatalf("BeginContext: request %v", q)
+		}
+		if ctx2, q2 := a.BeginContext(ctx, "job inner", ""); ctx2 != ctx || q2 != nil {
+			t.Error("BeginContext inside a request began a second one")
+		}
+		q.End()
+		_, q = a.BeginContext(context.Background(), "", "not a traceparent")
+		q.End()
+	})
+	var tasks []string
+	for _, ev := range evs {
+		if ev.Kind == agenttest.KindTaskBegin {
+			tasks = append(tasks, ev.Name)
+		}
+	}
+	if want := []string{"job resize", NoRoute}; !slices.Equal(tasks, want) {
+		t.Errorf("tasks %q, want %q", tasks, want)
+	}
+	req := logs(evs, tracelog.Request)
+	if len(req) != 2 {
+		t.Fatalf("%d Request logs, want 2", len(req))
+	}
+	if !strings.HasPrefix(req[0].Message, caller[:36]) || req[0].Message == caller {
+		t.Errorf("the job's Request log %q: want the caller's trace %s with a span of its own", req[0].Message, caller[3:35])
+	}
+	if strings.HasPrefix(req[1].Message, caller[:36]) {
+		t.Errorf("the second job's Request log %q: want a new trace", req[1].Message)
 	}
 }

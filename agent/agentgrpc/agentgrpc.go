@@ -22,8 +22,8 @@
 //     infers without the interceptors),
 //     from the interceptor's call to its return (the handler, the request's
 //     decoding and the response's encoding for a unary RPC; the whole stream
-//     for a streaming one), begun by the agent's Begin as its router adapters
-//     do; a tracelog.Request log with the RPC's traceparent at its start,
+//     for a streaming one), begun by the agent's BeginContext (as Begin
+//     begins a router's request); a tracelog.Request log with the RPC's traceparent at its start,
 //     and a tracelog.Slow log in slow RPCs;
 //   - per outbound unary RPC, a region tracelog.RPCRegionPrefix+method
 //     around the call, with a tracelog.RPC log of the traceparent sent;
@@ -35,8 +35,6 @@ package agentgrpc
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 
@@ -87,10 +85,6 @@ type serverStream struct {
 // Context returns the request's context.
 func (s *serverStream) Context() context.Context { return s.ctx }
 
-// noURL is the URL of every RPC's request to the agent: its path is no
-// profiling endpoint's.
-var noURL = &url.URL{}
-
 // maxNames bounds requestNames: a server's methods are few, but an
 // unknown-service handler sees whatever methods its callers send.
 const maxNames = 1000
@@ -117,19 +111,15 @@ func (r *requestNames) of(method string) string {
 	return name
 }
 
-// begin starts an RPC's request with the agent's Begin, which takes an
-// *http.Request: an RPC is given as one whose context is ctx and whose
-// traceparent header is the metadata's. It returns the request's context
-// and the request to End (nil when ctx was already a request of the
-// agent's: the RPC then keeps that request, counted once).
+// begin starts an RPC's request named name with the agent's
+// BeginContext, the caller's traceparent taken from the metadata. It
+// returns the request's context and the request to End (nil when ctx was
+// already a request of the agent's: the RPC then keeps that request,
+// counted once).
 func begin(a *agent.Agent, ctx context.Context, name string) (context.Context, *agent.Request) {
-	req := http.Request{URL: noURL}
+	var tp string
 	if tps := metadata.ValueFromIncomingContext(ctx, traceParentKey); len(tps) > 0 {
-		req.Header = http.Header{"Traceparent": tps[:1]}
+		tp = tps[0]
 	}
-	r, q := a.Begin(req.WithContext(ctx), name)
-	if q == nil {
-		return ctx, nil
-	}
-	return r.Context(), q // Begin logged the RPC's traceparent (tracelog.Request) in its task
+	return a.BeginContext(ctx, name, tp) // it logs the RPC's traceparent (tracelog.Request) in its task
 }

@@ -262,8 +262,9 @@ func TestKeepsOutgoingTraceParent(t *testing.T) {
 }
 
 // TestServerAllocs counts what the server interceptors add to an RPC: the
-// agent's Begin (its task, context and request copy), the request the RPC
-// is given as, the traceparent header and the Request log.
+// agent's BeginContext (its task and context) and the Request log; 4
+// allocations when measured, 7 when an RPC was given to Begin as an HTTP
+// request.
 func TestServerAllocs(t *testing.T) {
 	a, err := agent.New(agent.Options{NoRecorder: true, ProbeEvery: -1, Metrics: newCounts()})
 	if err != nil {
@@ -277,8 +278,8 @@ func TestServerAllocs(t *testing.T) {
 	ic(ctx, nil, info, h)
 	n := testing.AllocsPerRun(200, func() { ic(ctx, nil, info, h) })
 	t.Logf("the unary server interceptor: %g allocations per RPC (tracer off)", n)
-	if n > 8 && !race {
-		t.Errorf("%g allocations per RPC, want at most 8", n)
+	if n > 5 && !race {
+		t.Errorf("%g allocations per RPC, want at most 5", n)
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 // with http.DefaultClient. Each handler step has its own timer; the
 // configured costs are a Redis DEBUG SLEEP and a pg_sleep.
 const (
-	cartCost  = 2 * time.Millisecond // DEBUG SLEEP in Redis
+	cartCost      = 2 * time.Millisecond // DEBUG SLEEP in Redis
 	cartPriceCost = 3 * time.Millisecond // pg_sleep through GORM
 )
 
