@@ -213,3 +213,40 @@ func TestReadWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestPlace: a backend's wait is placed before, during or after the
+// statement's timer by the pass that counted it, and the three sum to In.
+func TestPlace(t *testing.T) {
+	ms := int64(time.Millisecond)
+	rec := Header + " period_ns=10000000\n" +
+		"1000000000 0 0\n" +
+		"1000000000 7 0\n" +
+		"1280000000 7 276000000\n" + // 276 ms waited, ending as the backend read the query (timer at 1.275)
+		"1940000000 7 277000000\n" + // 1 ms inside the timer (a lock sleep is no run-queue wait)
+		"1960000000 7 289000000\n" + // 12 ms ending after the timer stopped (1.945)
+		"2000000000 0 0\n"
+	w, err := Read("f", strings.NewReader(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(n int64) time.Time { return time.Unix(0, n*ms) }
+	for _, c := range []struct {
+		name                  string
+		from, start, end, to  int64 // ms
+		before, during, after time.Duration
+		miss                  Miss
+	}{
+		{"a lock waiter read its query late", 1000, 1275, 1945, 1980, 276 * time.Millisecond, time.Millisecond, 12 * time.Millisecond, Covered},
+		{"all inside the timer", 1000, 1005, 1945, 1980, 0, 277 * time.Millisecond, 12 * time.Millisecond, Covered},
+		{"a statement shorter than a period", 1000, 1275, 1277, 1280, 276 * time.Millisecond, 0, 0, Covered},
+		{"outside the recording", 999, 1275, 1945, 1980, 0, 0, 0, OutsideTime},
+	} {
+		p, miss := w.Place(7, at(c.from), at(c.start), at(c.end), at(c.to))
+		if p != (Placement{c.before, c.during, c.after}) || miss != c.miss {
+			t.Errorf("%s: Place = %+v, %v; want %v/%v/%v, %v", c.name, p, miss, c.before, c.during, c.after, c.miss)
+		}
+		if in, ok := w.In(7, at(c.from), at(c.to)); ok && in != p.Before+p.During+p.After {
+			t.Errorf("%s: placed %+v, In %v", c.name, p, in)
+		}
+	}
+}

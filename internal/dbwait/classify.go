@@ -10,6 +10,7 @@ import (
 
 	"github.com/latscope/latscope/internal/units"
 
+	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/tracein"
 )
@@ -26,7 +27,7 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	if placed {
 		ev.BeforeDB, ev.AfterDB = outside[0].to.Sub(outside[0].from), outside[1].to.Sub(outside[1].from)
 	}
-	ev.DBHostWait, ev.DBHost = a.dbHostWait(q)
+	ev.DBHostWait, ev.DBHost = a.dbHostWait(q, ev)
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	if ev.Probe {
@@ -42,18 +43,31 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 	return ev
 }
 
-// dbHostWait is Evidence.DBHostWait: q's backend's run-queue wait over
-// the span, on the database host's clock, less the statement's duration.
-func (a *Analyzer) dbHostWait(q *Query) (time.Duration, bool) {
+// dbHostWait is Evidence.DBHostWait: q's backend's run-queue wait
+// outside the database's timer, as the recording places it (before the
+// timer started, after it stopped: dbhost.Waits.Place), each part at
+// most the outside time on its side of the statement (ev.BeforeDB,
+// ev.AfterDB). Without the statement's times in the log (nothing to
+// place against), the span's wait less the statement's duration, a
+// lower bound.
+func (a *Analyzer) dbHostWait(q *Query, ev Evidence) (time.Duration, bool) {
 	if a.dbhost == nil || !q.Matched || q.PID == 0 || q.StartWall.IsZero() {
 		return 0, false
 	}
 	from, to := a.dbHostWindow(q)
-	w, ok := a.dbhost.In(q.PID, from, to)
-	if !ok {
+	if q.DBEnd.IsZero() || !ev.Placed {
+		w, ok := a.dbhost.In(q.PID, from, to)
+		if !ok {
+			return 0, false
+		}
+		return min(max(w-q.DB, 0), q.Outside), true
+	}
+	off := a.opts.PGClockOffset
+	p, miss := a.dbhost.Place(q.PID, from, q.DBStart.Add(off), q.DBEnd.Add(off), to)
+	if miss != dbhost.Covered {
 		return 0, false
 	}
-	return min(max(w-q.DB, 0), q.Outside), true
+	return min(min(p.Before, ev.BeforeDB)+min(p.After, ev.AfterDB), q.Outside), true
 }
 
 // dbHostWindow is q's span on the database host's clock.
@@ -227,7 +241,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	case ev.Busy >= outside/2:
 		return Decision{Runnable, fmt.Sprintf("every P of the process ran a goroutine for %s of %s ms: the answer waited for a P (CPU contention in the process)", fmtMs(ev.Busy), fmtMs(outside)), Medium}
 	case ev.DBHost && 2*ev.DBHostWait >= outside:
-		return Decision{DBCPU, fmt.Sprintf("the database's backend waited %s ms on its host's run queue outside the database's timer (at least: its run-queue wait over the span less the statement's duration), of %s ms outside",
+		return Decision{DBCPU, fmt.Sprintf("the database's backend waited %s ms on its host's run queue outside the database's timer (as the database host's recording placed it), of %s ms outside",
 			fmtMs(ev.DBHostWait), fmtMs(outside)), Medium}
 	case outside-cpuWait(ev, d, outside, stall) <= o.Threshold:
 		// what a CPU wait can explain leaves no more outside the process

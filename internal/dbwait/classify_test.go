@@ -52,6 +52,7 @@ func TestClassify(t *testing.T) {
 		{"database backend waited under a third", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 5 * ms, Probe: true, Host: delta(nil)}, dbwait.Network},
 		{"database backend a third, the rest the network: mixed", 30 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 11 * ms, Probe: true, Host: delta(nil)}, dbwait.Mixed},
 		{"a stall and the database backend's wait, no network: not mixed", 30 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 20 * ms, Probe: true, ProbeTail: 16 * ms, Host: delta(nil)}, dbwait.DBCPU},
+		{"a lock waiter's backend read its query 276 ms late (issue 34)", 290 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 276 * ms, Probe: true, Placed: true, BeforeDB: 280 * ms, Host: delta(nil)}, dbwait.DBCPU},
 		{"the process's own CPU cause first", 20 * ms, dbwait.Evidence{DBHost: true, DBHostWait: 20 * ms, Runnable: 12 * ms, Probe: true, Host: delta(nil)}, dbwait.Runnable},
 		{"throttled, but too little to explain half", 60 * ms, dbwait.Evidence{Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome = 1, 20*ms, 80*ms })}, dbwait.Network},
 		{"throttled, cgroup PSI flat", 60 * ms, dbwait.Evidence{Gap: 40 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.SystemSome = 2, 80*ms, 80*ms })}, dbwait.Unknown},

@@ -133,7 +133,8 @@ type JSONEvidence struct {
 	// it plus the threshold.
 	FloorStallMs *float64 `json:"floor_stall_ms,omitempty"`
 	// DBHostWaitMs: how long the statement's backend waited on the database
-	// host's run queue outside its timer, at least (Evidence.DBHostWait);
+	// host's run queue outside its timer, as the recording placed it
+	// (Evidence.DBHostWait);
 	// left out without a recording of the database host covering it.
 	DBHostWaitMs *float64 `json:"db_host_wait_ms,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.

@@ -67,10 +67,14 @@ type Evidence struct {
 	// its end to the millisecond, so each is known to about 1 ms.
 	BeforeDB, AfterDB time.Duration
 	// DBHostWait is, when DBHost is set, how long the statement's backend
-	// waited on its host's run queue outside the database's timer: the
-	// backend's run-queue wait over the span (to within the recording's
-	// period either side) minus the statement's own duration, which holds
-	// every wait inside the timer — a lower bound. DBHost is set when a
+	// waited on its host's run queue outside the database's timer, as
+	// the recording places it (dbhost.Waits.Place: the waits that ended
+	// before the timer started and after it stopped, to within the
+	// recording's period), each side at most BeforeDB and AfterDB. A
+	// statement that slept on a lock loses none of the wait before it
+	// (the lock sleep is no run-queue wait). When the log has no
+	// statement times to place against: the span's wait minus the
+	// statement's duration, a lower bound. DBHost is set when a
 	// recording of the database host (Analyzer.DBHost) covers the span
 	// and its backend.
 	DBHostWait time.Duration
