@@ -160,7 +160,8 @@ type riseAcc struct {
 // add compares xs (a p95 per step; a step counts with at least the
 // observations voteNeed gives the p95, per counts) in the bad steps pairs
 // of ir with its median over the good steps: a pair rose when it is over
-// it by at least half of the signal's rise there.
+// it by at least half of the signal's rise there. Pairs whose signal did
+// not rise (held steps) are not compared.
 func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []int) {
 	xs = mask(xs, counts, voteNeed(0.95))
 	b := median(pick(xs, good), minBaseline)
@@ -168,13 +169,15 @@ func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []in
 		return
 	}
 	for _, i := range pairs {
-		v := at(xs, i)
-		if math.IsNaN(v) {
+		v, half := at(xs, i), (at(ir.Signal, i)-ir.Baseline)/2
+		if math.IsNaN(v) || !(half > 0) {
+			// no value, or the signal did not rise (a held step: the
+			// process, rule 1), so there is no rise to explain
 			continue
 		}
 		a.Compared++
 		a.base, a.bad = append(a.base, b), append(a.bad, v)
-		if v-b >= (at(ir.Signal, i)-ir.Baseline)/2 {
+		if v-b >= half {
 			a.Rose++
 		}
 	}
