@@ -90,7 +90,7 @@ func (m *metrics) Open(probe bool) error {
 	m.host = newHostCollector()
 	m.routesOver = prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_routes_over_limit_total",
 		Help: "Requests counted under route=\"" + agent.OtherRoute + "\" because Options.MaxRoutes distinct routes were already in use (a Route hook that returns paths?)."})
-	cs := []prometheus.Collector{m.request, m.requestDB, m.requestOut, m.dbCall, m.host, m.routesOver}
+	cs := []prometheus.Collector{m.request, m.requestDB, m.requestOut, m.dbCall, m.host, newRuntimeCollector(), m.routesOver}
 	m.stallSeconds, m.stalls = nil, nil
 	if probe {
 		m.stallSeconds = prometheus.NewCounter(prometheus.CounterOpts{Name: "latscope_stall_seconds_total",
