@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime/trace"
 	"testing"
 	"time"
@@ -112,6 +113,29 @@ func Traced(t testing.TB, fn func()) []Event {
 		fn()
 	}()
 	return Events(t, t.Name(), &buf)
+}
+
+// TraceWindow records the runtime's execution trace for length, while
+// what the caller started goes on, into a file named name in a temporary
+// directory of t, and returns the file's path: the window of a test that
+// analyses a live service.
+func TraceWindow(t testing.TB, name string, length time.Duration) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	time.Sleep(length)
+	trace.Stop()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // Logs returns the log events of category cat.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/trace"
 	"sort"
 	"strings"
 	"sync"
@@ -229,20 +228,10 @@ func TestGRPCInterceptorsBudget(t *testing.T) {
 		go client(e2eList, list)
 	}
 	time.Sleep(400 * time.Millisecond)
-	path := filepath.Join(t.TempDir(), "grpc-interceptors.trace")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trace.Start(f); err != nil {
-		t.Fatal(err)
-	}
 	// Not kept for the corpus: at the 0.5 s a kept trace may last (400
 	// KiB), the 4 RPCs in flight at its start that the clients' clocks put
 	// inside it are over the ±1 % bar.
-	time.Sleep(1500 * time.Millisecond)
-	trace.Stop()
-	f.Close()
+	path := agenttest.TraceWindow(t, "grpc-interceptors.trace", 1500*time.Millisecond)
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	wg.Wait()

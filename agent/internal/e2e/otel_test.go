@@ -142,17 +142,7 @@ func TestOTelBridge(t *testing.T) {
 		})
 	}
 	time.Sleep(400 * time.Millisecond)
-	path := filepath.Join(t.TempDir(), "otel-bridge.trace")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trace.Start(f); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(traceWindow(400 * time.Millisecond))
-	trace.Stop()
-	f.Close()
+	path := agenttest.TraceWindow(t, "otel-bridge.trace", traceWindow(400*time.Millisecond))
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	wg.Wait()

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/trace"
 	"strconv"
 	"sync"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/latscope/latscope/agent"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/tier"
@@ -159,17 +159,7 @@ func TestRedisGORMBudget(t *testing.T) {
 		})
 	}
 	time.Sleep(500 * time.Millisecond)
-	path := filepath.Join(t.TempDir(), "cart.trace")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trace.Start(f); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	trace.Stop()
-	f.Close()
+	path := agenttest.TraceWindow(t, "cart.trace", 1500*time.Millisecond)
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	wg.Wait()

@@ -7,9 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"runtime/trace"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +23,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/latscope/latscope/agent/agentotel"
+	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/tier"
@@ -145,17 +143,7 @@ func TestCollectorTraceID(t *testing.T) {
 		})
 	}
 	time.Sleep(300 * time.Millisecond)
-	path := filepath.Join(t.TempDir(), "collector.trace")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trace.Start(f); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	trace.Stop()
-	f.Close()
+	path := agenttest.TraceWindow(t, "collector.trace", time.Second)
 	cancel()
 	wg.Wait()
 	if err := sdk.ForceFlush(ctx); err != nil {

@@ -13,6 +13,7 @@ replace (
 
 require (
 	github.com/latscope/latscope v0.0.0-00010101000000-000000000000
+	github.com/latscope/latscope/agent v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/agent/agentotel v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/component/componenttest v0.165.0
 	go.opentelemetry.io/collector/config/configoptional v1.71.0
