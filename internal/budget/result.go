@@ -211,8 +211,8 @@ type PredictionResult struct {
 	Matched bool // some term of the trace matched the prediction's names
 	// Latencies are the simulated latencies of the group's requests, one
 	// per request in the order of Group.Latencies (the order they ended),
-	// so that an interval for Mean can be taken over the series. Nil when
-	// the reader keeps no series (the JFR reader, for now).
+	// so that an interval for Mean can be taken over the series (the Go
+	// analyser and the JFR reader's request mode both keep it).
 	Latencies []int64
 }
 

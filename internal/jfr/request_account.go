@@ -301,7 +301,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		g.Regions = d.regionStats(acc, names)
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
-			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms)})
+			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms), Latencies: acc.pred[i]})
 		}
 		if f := d.startupFinding(acc); f != nil {
 			d.findings = append(d.findings, f)

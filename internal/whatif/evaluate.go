@@ -122,7 +122,7 @@ type Evaluation struct {
 // sampling error of the requests the trace holds; the model's structural
 // error is not in it (queueing.Validation reports the model against the
 // trace). No interval (Interval false) with fewer than
-// stats.MinSeries requests or without a series (JVM recordings).
+// stats.MinSeries requests or without a series (a reader that keeps none).
 func Evaluate(res *budget.Result, group string, in Inputs, specs []Spec) (*Evaluation, error) {
 	g, err := pickGroup(res, group)
 	if err != nil {
