@@ -122,18 +122,41 @@ func readTruth(t *testing.T, path string) *truth {
 // the critical path adding up to the latency. A known analyser gap the
 // truth file names is logged ("known gap (issue #N): …") with the
 // measured numbers, not failed.
+//
+// With LATSCOPE_CORPUS_DIR set, it checks the recordings in that directory
+// instead (`cd testdata/corpus && go run ./record -out DIR`): fresh
+// recordings judged against their truth without being kept, as the
+// figures of docs/accuracy.md are taken quiet and with a burner per core.
 func TestTruth(t *testing.T) {
 	t.Parallel()
-	files, _ := filepath.Glob(filepath.Join(root, "testdata/corpus/*.truth.json"))
+	dir := filepath.Join(root, "testdata/corpus")
+	if d := os.Getenv("LATSCOPE_CORPUS_DIR"); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir, err = filepath.Rel(absRoot, abs); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(root, dir)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.truth.json"))
 	if len(files) == 0 {
-		t.Fatal("no testdata/corpus/*.truth.json")
+		t.Fatalf("no %s/*.truth.json", dir)
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".truth.json")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			tr := readTruth(t, f)
-			rel := "testdata/corpus/" + name + ".trace"
+			rel, err := filepath.Rel(root, strings.TrimSuffix(f, ".truth.json")+".trace")
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := analyze(t, rel)
 			if err != nil {
 				t.Fatal(err)
