@@ -87,6 +87,13 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		refloor(q, usual, nUsual, r.NetworkFloor == 0, a.opts)
 		reweigh(q, r.NetworkFloor, r.FloorStatements)
 	}
+	for i := range r.Queries {
+		// after the floor: it is taken from the network verdicts as the
+		// application's side of the evidence decided them
+		q := &r.Queries[i]
+		dec, alt := hedge(Decision{q.Verdict, q.Rule, q.Confidence}, q.Evidence)
+		q.Rule, q.Confidence, q.Alternative = dec.Rule, dec.Confidence, alt
+	}
 	a.dbHostCoverage(r)
 	r.Summary = a.summarize(r)
 	return r, nil

@@ -53,6 +53,9 @@ type JSONSummary struct {
 	DBP50Ms       float64 `json:"db_p50_ms"`
 	DiffP50Ms     float64 `json:"diff_p50_ms"`
 	OverP50Ms     float64 `json:"over_threshold_diff_p50_ms"`
+	// NetworkOrDBCPU: the network verdicts with db-cpu as their
+	// alternative.
+	NetworkOrDBCPU int `json:"network_or_db_cpu"`
 }
 
 // JSONVerdict is one row of the summary table.
@@ -106,8 +109,13 @@ type JSONQuery struct {
 	// Confidence: "high" (two instruments agree, or the goroutine was
 	// measured directly), "medium" (one decided), "low" (counters over a
 	// longer interval, or causes ruled out); "" for unknown.
-	Confidence string        `json:"confidence,omitempty"`
-	Evidence   *JSONEvidence `json:"evidence,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
+	// Alternative: a verdict the evidence could not rule out, named in
+	// the rule: "db-cpu" beside "network" (confidence low) when no
+	// recording of the database host checked it and this host was under
+	// CPU pressure; left out when there is none.
+	Alternative *Verdict      `json:"alternative,omitempty"`
+	Evidence    *JSONEvidence `json:"evidence,omitempty"`
 }
 
 // JSONEvidence is Evidence.
@@ -150,7 +158,7 @@ func (r *Result) JSON() *JSONResult {
 		Summary: JSONSummary{
 			Spans: s.Spans, Matched: s.Matched, NoTraceParent: s.NoTraceParent, EndLogged: s.EndLogged, EndWithout: s.EndWithoutSpan, Statements: s.Statements,
 			Uncommented: s.Uncommented, Over: s.Over, AppP50Ms: units.Ms(s.AppP50), DBP50Ms: units.Ms(s.DBP50),
-			DiffP50Ms: units.Ms(s.OutsideP50), OverP50Ms: units.Ms(s.OverP50),
+			DiffP50Ms: units.Ms(s.OutsideP50), OverP50Ms: units.Ms(s.OverP50), NetworkOrDBCPU: s.NetworkOrDBCPU,
 		},
 		Host:           JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
 		ClockOffsetMs:  units.Ms(r.ClockOffset),
@@ -168,6 +176,10 @@ func (r *Result) JSON() *JSONResult {
 		jq := r.jsonQuery(q)
 		v := q.Verdict
 		jq.Verdict, jq.Rule, jq.Confidence = &v, q.Rule, q.Confidence.String()
+		if q.Alternative != Inside {
+			alt := q.Alternative
+			jq.Alternative = &alt
+		}
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		jq.Evidence.BusyMs = units.Ms(q.Evidence.Busy)
 		if q.Evidence.Placed {

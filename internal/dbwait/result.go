@@ -32,7 +32,11 @@ type Query struct {
 	Rule    string // the rule that decided the verdict, with its numbers (Explain)
 	// Confidence is how firmly the evidence supports the verdict.
 	Confidence Confidence
-	Evidence   Evidence
+	// Alternative is a verdict the evidence could not rule out (Inside
+	// when none): db-cpu beside network without a recording of the
+	// database host, on a host under CPU pressure (named in Rule).
+	Alternative Verdict
+	Evidence    Evidence
 }
 
 // Evidence is what a verdict was decided on.
@@ -144,6 +148,9 @@ type Summary struct {
 	OutsideP50                time.Duration
 	OverP50                   time.Duration // median Outside of those over the threshold
 	ByVerdict                 [NumVerdicts]VerdictSummary
+	// NetworkOrDBCPU counts the network verdicts with db-cpu as their
+	// alternative (Query.Alternative): "network or db-cpu".
+	NetworkOrDBCPU int
 }
 
 // HostTotals is the change of the host counters over the whole trace.

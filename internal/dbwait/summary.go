@@ -22,6 +22,9 @@ func (a *Analyzer) summarize(r *Result) Summary {
 			s.Over++
 			over = append(over, q.Outside)
 		}
+		if q.Verdict == Network && q.Alternative == DBCPU {
+			s.NetworkOrDBCPU++
+		}
 		v := &s.ByVerdict[q.Verdict]
 		v.Count++
 		v.OutsideSum += q.Outside

@@ -84,6 +84,10 @@ func writeSummary(w io.Writer, s Summary) {
 		fmt.Fprintf(w, "%-10s %8d %10s %10s %12s %14s\n", v, vs.Count, ms(vs.AppP50), ms(vs.DBP50), ms(vs.OutsideP50), ms(vs.OutsideSum))
 	}
 	fmt.Fprintf(w, "%-10s %8d %10s %10s %12s %14s   (ms)\n", "all", s.Matched, ms(s.AppP50), ms(s.DBP50), ms(s.OutsideP50), ms(total))
+	if s.NetworkOrDBCPU > 0 {
+		fmt.Fprintf(w, "network or db-cpu: %d of the %d network verdicts (confidence low): this host was under CPU pressure and no recording of the database host says whether its backends waited for a CPU; `latscope dbhost` on the database host, then --dbhost, decides\n",
+			s.NetworkOrDBCPU, s.ByVerdict[Network].Count)
+	}
 }
 
 func writeQueries(w io.Writer, r *Result, opts TextOptions) {
@@ -121,7 +125,11 @@ func writeQueries(w io.Writer, r *Result, opts TextOptions) {
 		} else if evidence != "" {
 			evidence = q.Rule + "; " + evidence
 		}
-		fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %-6s %s\n", at(r, q), wall, ms(q.App), ms(q.DB), ms(q.Outside), q.Verdict, cmp.Or(conf, "-"), evidence)
+		verdict := q.Verdict.String()
+		if q.Alternative != Inside {
+			verdict += "?" // "network?": or the alternative the rule names
+		}
+		fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %-6s %s\n", at(r, q), wall, ms(q.App), ms(q.DB), ms(q.Outside), verdict, cmp.Or(conf, "-"), evidence)
 	}
 	if !opts.All {
 		if n := r.Summary.ByVerdict[Inside].Count; n > 0 {

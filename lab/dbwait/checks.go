@@ -131,3 +131,18 @@ func overVerdicts(c *ConditionResult, v dbwait.Verdict) (over, withV int) {
 	}
 	return over, withV
 }
+
+// orDBCPU is the confusion matrix's column of network verdicts with
+// db-cpu as their alternative.
+const orDBCPU = "network or db-cpu"
+
+// hedgeRight tells whether an unaffected statement's "network or db-cpu"
+// (a network verdict with db-cpu as its alternative: no recording of the
+// database host, this host under CPU pressure) is not wrong: only when
+// the database's host was in fact busy, by the lab's own record — it ran
+// a CPU burner per core on the host the database shares (dbBusy), not
+// what dbwait read. On a host the lab did not load it stays wrong, even
+// if other programs made it busy: the lab cannot vouch for those.
+func hedgeRight(q dbwait.Query, dbBusy bool) bool {
+	return dbBusy && q.Verdict == dbwait.Network && q.Alternative == dbwait.DBCPU
+}
