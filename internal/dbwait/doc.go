@@ -26,18 +26,23 @@
 //     (the whole difference when the CPU count is unknown), and the trace
 //     has a stretch with no event from any goroutine or P covering at
 //     least half of it: the hypervisor took the process's CPU (Classify);
-//   - paused: the trace has a stretch of at least Options.MinPause with no
-//     event from any goroutine or P inside the outside time, covering at
-//     least half of it, while the counters stayed flat (no throttling,
-//     run-queue wait under half the stretch): the process did not run at all
-//     (SIGSTOP, a debugger, a frozen cgroup);
+//   - paused: the trace has a stretch of at least Options.MinPause (with
+//     the probe late, ProbePauses of its periods) with no event from any
+//     goroutine or P inside the outside time, covering at least half of
+//     it, while the counters stayed flat (no throttling, run-queue wait
+//     pro-rated to the stretch under half of it): the process did not run
+//     at all (SIGSTOP, a debugger, a frozen cgroup);
 //   - runnable: CPU contention without throttling: the span's goroutine was
 //     runnable (waiting for a P) for at least half the difference, or the
 //     process's threads waited on the kernel's run queue (schedstat) that
 //     long over the sampled interval — busy neighbours or the process's own
 //     CPU work (an addition to the four causes of docs/method.md §8, which would call
 //     this "network");
-//   - network: all of the above could be checked and none holds;
+//   - network: all of the above could be checked and none holds; without
+//     a recording of the database host, on a host under CPU pressure, at
+//     confidence low with db-cpu as Query.Alternative ("network or
+//     db-cpu": the backend may have waited for a CPU, which looks the
+//     same from the application's host);
 //   - unknown: no host sample covers the span, or a source needed to rule a
 //     cause out (throttling or steal) is absent.
 //
