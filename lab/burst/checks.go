@@ -2,33 +2,43 @@ package burst
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/lab"
 )
 
 // checks are the scenario's checks; their tolerances are the rules of
-// docs/method.md §9 and docs/sched.md.
+// docs/method.md §9 and docs/sched.md. The scheduler-overhead checks are
+// statistical tests (lab.Judged): the scheduler share's 95 % interval
+// (Wilson on the effective samples, sched.ShareInterval) against the
+// finding's threshold — pass when the interval lies on the right side of
+// it, fail when wholly on the wrong side, inconclusive when it contains
+// the threshold (as the analyser's own inconclusive finding says).
 func (r *Result) checks() []lab.Check {
 	var out []lab.Check
 	spawn, fixed := r.variant("spawn"), r.variant("fixed")
 	if spawn != nil {
-		out = append(out, lab.Check{
-			Name: "spawn: the scheduler-overhead finding fires on its trace",
-			Want: fmt.Sprintf("scheduler > %.0f %% of CPU", 100*spawn.Trace.Thresholds.SchedShare),
-			Got:  shareWords(spawn),
-			OK:   fired(spawn.Trace),
-		})
+		t := spawn.Trace.Thresholds
+		c := shareCheck("spawn: the scheduler-overhead finding fires on its trace",
+			fmt.Sprintf("scheduler > %.0f %% of CPU (95 %% interval)", 100*t.SchedShare), lab.Over(100*t.SchedShare), spawn.Trace)
+		c.Got = shareWords(spawn)
+		out = append(out, c)
 	}
 	if fixed != nil {
 		t := fixed.Trace.Thresholds
-		enough := fixed.Trace.CPU.Samples >= t.MinSamples || fixed.Profile.CPU.Samples >= t.MinSamples
-		out = append(out, lab.Check{
-			Name: "fixed: no scheduler-overhead finding on its trace",
-			Want: fmt.Sprintf("scheduler ≤ %.0f %% of CPU, judged on at least %d samples", 100*t.SchedShare, t.MinSamples),
-			Got:  shareWords(fixed),
-			OK:   !fired(fixed.Trace) && !fired(fixed.Profile) && enough,
-		})
+		band := lab.Under(100 * t.SchedShare)
+		tr := shareCheck("", "", band, fixed.Trace)
+		pr := shareCheck("", "", band, fixed.Profile)
+		c := lab.Check{
+			Name:    "fixed: no scheduler-overhead finding on its trace or its profile",
+			Want:    fmt.Sprintf("scheduler ≤ %.0f %% of CPU (95 %% interval), judged on at least %d samples", 100*t.SchedShare, t.MinSamples),
+			Got:     shareWords(fixed),
+			Verdict: lab.Combine(tr.Status(), pr.Status()),
+			Low:     tr.Low, High: tr.High, Method: tr.Method,
+		}
+		c.OK = c.Verdict != lab.Fail
+		out = append(out, c)
 	}
 	for _, p := range r.Predictions {
 		if p.From == "spawn" && p.To == "fixed" {
@@ -36,6 +46,20 @@ func (r *Result) checks() []lab.Check {
 		}
 	}
 	return out
+}
+
+// shareCheck judges a report's scheduler share (per cent) by its 95 %
+// interval against band; without an interval (fewer samples than are
+// judged, or no report) the check is inconclusive.
+func shareCheck(name, want string, band lab.Band, r *sched.Report) lab.Check {
+	lo, hi, value, method := math.NaN(), math.NaN(), math.NaN(), "Wilson interval on the effective samples (sched.ShareInterval)"
+	if r != nil {
+		value = 100 * r.CPU.Share(sched.ClassScheduler)
+		if iv := r.CPU.Interval; iv != nil {
+			lo, hi = 100*iv.Low, 100*iv.High
+		}
+	}
+	return lab.Judged(name, want, band, value, lo, hi, method)
 }
 
 // savingCheck: the fix must lower CPU per event by more than the counter's

@@ -103,10 +103,21 @@ func TestChecksFail(t *testing.T) {
 	r.Predictions = nil
 	r.predict()
 	for _, c := range r.checks() {
-		wantFail := c.Name != "fixed: no scheduler-overhead finding on its trace"
+		wantFail := c.Name != "fixed: no scheduler-overhead finding on its trace or its profile"
 		if c.OK == wantFail {
 			t.Errorf("check %q: ok %v (got %s)", c.Name, c.OK, c.Got)
 		}
+	}
+}
+
+// TestChecksInconclusive: a scheduler share whose 95 % interval contains
+// the threshold (15 of 150 samples: 10 %) is neither a pass nor a fail.
+func TestChecksInconclusive(t *testing.T) {
+	r := syntheticResult(t)
+	r.Variants[0].Trace = traceReport(t, 150, 15, 400_000)
+	c := r.checks()[0]
+	if c.Status() != lab.Inconclusive || !c.OK || c.Low == nil || *c.Low >= 10 || *c.High <= 10 {
+		t.Errorf("check %q: %s, interval %s; want inconclusive, an interval across 10 %%", c.Name, c.Status(), c.Interval())
 	}
 }
 
