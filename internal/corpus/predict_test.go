@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,6 +19,8 @@ const predictTol = 0.05
 // TestPredictionPairs checks a prediction against the change made for
 // real: the before trace's what-if against the after trace's measured
 // mean (latscope's, and the service's own timer around each request).
+// With LATSCOPE_CORPUS_DIR set it judges that directory's recordings
+// (corpusDir), skipping a pair it does not hold.
 func TestPredictionPairs(t *testing.T) {
 	t.Parallel()
 	for _, pair := range []struct {
@@ -39,7 +42,16 @@ func TestPredictionPairs(t *testing.T) {
 			}
 			opts := budget.DefaultOptions
 			opts.Predictions = []budget.Prediction{p}
-			rel := "testdata/corpus/" + pair.before + ".trace"
+			dir := corpusDir(t)
+			for _, name := range []string{pair.before, pair.after} {
+				if _, err := os.Stat(filepath.Join(dir, name+".trace")); err != nil && os.Getenv("LATSCOPE_CORPUS_DIR") != "" {
+					t.Skipf("LATSCOPE_CORPUS_DIR holds no %s.trace: record the pair to judge it", name)
+				}
+			}
+			rel, err := filepath.Rel(root, filepath.Join(dir, pair.before+".trace"))
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
 				Budget: opts,
 				Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
@@ -47,8 +59,12 @@ func TestPredictionPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := readTruth(t, filepath.Join(root, "testdata/corpus", pair.after+".truth.json"))
-			ra, err := analyze(t, "testdata/corpus/"+pair.after+".trace")
+			after := readTruth(t, filepath.Join(dir, pair.after+".truth.json"))
+			relA, err := filepath.Rel(root, filepath.Join(dir, pair.after+".trace"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra, err := analyze(t, relA)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,6 +104,30 @@ const (
 	noFrameShare = 0.01
 )
 
+// corpusDir is the directory of the recordings TestTruth and
+// TestPredictionPairs judge, as a path from the package's directory: the
+// kept ones (testdata/corpus), or LATSCOPE_CORPUS_DIR's when it is set.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	d := os.Getenv("LATSCOPE_CORPUS_DIR")
+	if d == "" {
+		return filepath.Join(root, "testdata/corpus")
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(absRoot, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, rel)
+}
+
 func readTruth(t *testing.T, path string) *truth {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -129,21 +153,7 @@ func readTruth(t *testing.T, path string) *truth {
 // figures of docs/accuracy.md are taken quiet and with a burner per core.
 func TestTruth(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(root, "testdata/corpus")
-	if d := os.Getenv("LATSCOPE_CORPUS_DIR"); d != "" {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		absRoot, err := filepath.Abs(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if dir, err = filepath.Rel(absRoot, abs); err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, dir)
-	}
+	dir := corpusDir(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.truth.json"))
 	if len(files) == 0 {
 		t.Fatalf("no %s/*.truth.json", dir)
