@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -188,7 +189,9 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 				}
 				rules.Module = mod
 				start()
-				feed(look.held)
+				for _, recs := range look.held {
+					feed(recs)
+				}
 				look = lookahead{}
 			}
 		} else {
@@ -243,10 +246,15 @@ func mainModule(stacks *tracein.Stacks) string {
 const maxHeld = 1 << 18
 
 // lookahead holds the first records of a trace while it looks for the
-// agent's main-module log.
+// agent's main-module log. It keeps each batch as a copy of its own, not
+// one slice appended to: growing one slice to maxHeld records (176 bytes
+// each) copied it at every doubling, and held the old and the new array
+// at once at the last (about 140 MB of a 200 MB peak RSS on a dense
+// 100 MiB trace).
 type lookahead struct {
 	on      bool
-	held    []tracein.Event
+	held    [][]tracein.Event
+	n       int // records held
 	first   tracein.Time
 	started bool
 }
@@ -256,7 +264,8 @@ type lookahead struct {
 // the records span tracein.ModuleLookahead, too many are held, or the
 // trace ended (last).
 func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
-	l.held = append(l.held, recs...)
+	l.held = append(l.held, slices.Clone(recs))
+	l.n += len(recs)
 	for i := range recs {
 		ev := &recs[i]
 		if !l.started {
@@ -271,7 +280,7 @@ func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
 			}
 		}
 	}
-	return "", last || len(l.held) >= maxHeld
+	return "", last || l.n >= maxHeld
 }
 
 // DamagedError is returned when the trace breaks off after records that
