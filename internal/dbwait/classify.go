@@ -44,12 +44,16 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 }
 
 // dbHostWait is Evidence.DBHostWait: q's backend's run-queue wait
-// outside the database's timer, as the recording places it (before the
-// timer started, after it stopped: dbhost.Waits.Place), each part at
-// most the outside time on its side of the statement (ev.BeforeDB,
-// ev.AfterDB). Without the statement's times in the log (nothing to
-// place against), the span's wait less the statement's duration, a
-// lower bound.
+// outside the database's timer, as the recording places it (the span's
+// wait less what the passes place wholly inside the timer:
+// dbhost.Waits.Place), at most the outside time. The two sides are not
+// capped apart: a statement shorter than a period, or a pass up to half
+// a period late (not marked late), puts a wait that ended as the timer
+// started after it, and capping it by the outside time after the
+// statement would lose it. What the passes place inside the timer is at most
+// the statement's duration, so this is never less than the span's wait
+// less that duration — which is what it is without the statement's
+// times in the log (nothing to place against), a lower bound.
 func (a *Analyzer) dbHostWait(q *Query, ev Evidence) (time.Duration, bool) {
 	if a.dbhost == nil || !q.Matched || q.PID == 0 || q.StartWall.IsZero() {
 		return 0, false
@@ -67,7 +71,7 @@ func (a *Analyzer) dbHostWait(q *Query, ev Evidence) (time.Duration, bool) {
 	if miss != dbhost.Covered {
 		return 0, false
 	}
-	return min(min(p.Before, ev.BeforeDB)+min(p.After, ev.AfterDB), q.Outside), true
+	return min(p.Outside(), q.Outside), true
 }
 
 // dbHostWindow is q's span on the database host's clock.
@@ -209,6 +213,11 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	}
 	d := ev.Host
 	if d == nil { // at the trace's edges: the probe alone can tell the network
+		if ran && 2*ev.Runnable < outside && ev.DBHost && 2*ev.DBHostWait >= outside {
+			// the database host's recording needs no sample of this host
+			return Decision{DBCPU, fmt.Sprintf("the process could run for %s of %s ms (probe; no host sample covers the span), and the database's backend waited %s ms of it on its host's run queue outside the database's timer (as the database host's recording placed it)",
+				fmtMs(outside-stall), fmtMs(outside), fmtMs(ev.DBHostWait)), Medium}
+		}
 		if ran && 2*ev.Runnable < outside {
 			return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms (probe; no host sample covers the span)", fmtMs(outside-stall), fmtMs(outside)), Medium}
 		}

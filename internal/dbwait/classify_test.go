@@ -107,6 +107,7 @@ func TestClassify(t *testing.T) {
 		{"probe late as the query left: throttled", 39 * ms, dbwait.Evidence{Probe: true, Placed: true, ProbeLate: 38 * ms, ProbeHead: 38 * ms, Gap: 38 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome, d.CPUs = 1, 88*ms, 80*ms, 2 })}, dbwait.Throttled},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
 		{"no host samples, probe on time: network", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 3 * ms, ProbeTail: 3 * ms}, dbwait.Network},
+		{"no host samples, probe on time, the database backend waited half", 30 * ms, dbwait.Evidence{Probe: true, DBHost: true, DBHostWait: 20 * ms}, dbwait.DBCPU},
 		{"no host samples, probe late", 30 * ms, dbwait.Evidence{Probe: true, ProbeLate: 25 * ms, ProbeTail: 25 * ms}, dbwait.Unknown},
 		// Mixed: the process could not run for a third or more, and surely
 		// could for another third or more (quota and a slow network together).

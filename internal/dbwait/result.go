@@ -74,7 +74,7 @@ type Evidence struct {
 	// waited on its host's run queue outside the database's timer, as
 	// the recording places it (dbhost.Waits.Place: the waits that ended
 	// before the timer started and after it stopped, to within the
-	// recording's period), each side at most BeforeDB and AfterDB. A
+	// recording's period), at most the outside time. A
 	// statement that slept on a lock loses none of the wait before it
 	// (the lock sleep is no run-queue wait). When the log has no
 	// statement times to place against: the span's wait minus the
