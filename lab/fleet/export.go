@@ -25,6 +25,9 @@ var ExportedMetrics = []string{
 	"latscope_cfs_throttled_seconds",
 	"latscope_steal_seconds",
 	"latscope_cpu_pressure_some_seconds",
+	"latscope_go_gc_cpu_seconds",
+	"latscope_go_user_cpu_seconds",
+	"latscope_go_gc_cycles",
 }
 
 // ExportOpenMetrics writes the raw samples that Prometheus at base holds

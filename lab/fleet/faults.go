@@ -44,6 +44,26 @@ func postBurst(ctx context.Context, addr string, d time.Duration, n int) error {
 	return nil
 }
 
+// postAlloc asks the instance at addr for an allocation loop: n
+// goroutines allocating for d (POST /alloc), so that its garbage
+// collector takes its CPU.
+func postAlloc(ctx context.Context, addr string, d time.Duration, n int) error {
+	q := url.Values{"for": {d.String()}, "goroutines": {strconv.Itoa(n)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/alloc?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("alloc on %s: %w", addr, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("alloc on %s: %s", addr, resp.Status)
+	}
+	return nil
+}
+
 // throttledPeriods reads nr_throttled of the cgroup (0 when unreadable).
 func throttledPeriods(cg *hostsig.Cgroup) uint64 {
 	b, err := os.ReadFile(filepath.Join(cg.Dir, "cpu.stat"))

@@ -297,6 +297,62 @@ func TestRecordUpstream(t *testing.T) {
 	}
 }
 
+// TestRecordGC runs the fleet (minute 2 s) and makes instance A allocate
+// heavily for 6 minutes (POST /alloc: 2 goroutines replacing the nodes of
+// a live heap of small objects), its peers not: a GC-bound instance whose
+// DB calls slow far over its peers' but under the threshold (issue #35,
+// item 5; the issue's measured case was 17–39 ms against 1 ms). It keeps
+// the series, with the agent's runtime/metrics counters, and one window
+// for internal/triage's tests as fleet-gc (LATSCOPE_FLEET_RECORD=DIR;
+// root, PostgreSQL and Prometheus; about 55 s). The runtime updates its
+// CPU classes at the end of each collection only, so a step without one
+// adds nothing to the GC share: 10 quiet minutes before the fault give
+// the baseline its steps with a collection.
+//
+//   - gc: local to A by the peer rule, cause gc (its collector's share of
+//     its CPU rose; no throttling, steal or stall explains it).
+func TestRecordGC(t *testing.T) {
+	tier.Timing(t)
+	dir := os.Getenv(RecordEnv)
+	if dir == "" {
+		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups)")
+	}
+	ctx := context.Background()
+	c := ShortConfig
+	c.Minute = 2 * time.Second
+	r, stop := startRecordFleet(t, ctx, c, "")
+	defer stop()
+	began := time.Now()
+	ld := startLoad(ctx, r.addrs(), c, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+	sleepUntil(ctx, start)
+	a := r.fleet[0]
+	what := "instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not"
+	t.Logf("gc: %s", what)
+	sleepUntil(ctx, start.Add(c.minutes(10)))
+	if err := postAlloc(ctx, a.addr, c.minutes(6), 2); err != nil {
+		t.Error(err)
+	}
+	end := start.Add(c.minutes(20))
+	sleepUntil(ctx, end)
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	rename := map[string]string{}
+	for _, m := range r.fleet {
+		rename[m.addr] = strings.ToLower(m.name) + ":8080"
+	}
+	cases := []Case{{Name: "gc", Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
+		Truth: Truth{Scope: "local", Instance: rename[a.addr], Cause: "gc"}, What: what}}
+	if err := writeRecording(ctx, dir, "fleet-gc", r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // upstream is an HTTP server that answers every request after its delay.
 type upstream struct {
 	*httptest.Server

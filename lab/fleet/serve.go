@@ -64,7 +64,7 @@ var DefaultServeConfig = ServeConfig{Addr: "127.0.0.1:0", Pool: 8, NoDBWork: 200
 // with c's values as defaults.
 func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DBURL, "db-url", c.DBURL, "PostgreSQL `URL` or DSN (required)")
-	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen `ADDR` (/db, /nodb, /metrics, POST /burn)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "HTTP listen `ADDR` (/db, /nodb, /metrics, POST /burn, POST /alloc)")
 	fs.StringVar(&c.AddrFile, "addr-file", c.AddrFile, "write the address to `FILE` once ready")
 	fs.IntVar(&c.Pool, "pool", c.Pool, "connections (`N`) to the database")
 	fs.DurationVar(&c.NoDBWork, "nodb-work", c.NoDBWork, "CPU computed by a request of /nodb")
@@ -147,7 +147,7 @@ func Serve(ctx context.Context, cfg ServeConfig, stdout io.Writer) error {
 			return opterr.Wrap("addr-file", fmt.Errorf("%s: %w", cfg.AddrFile, err))
 		}
 	}
-	fmt.Fprintf(stdout, "fleet-serve: listening on http://%s (%s, %s, /metrics, POST /burn, POST /stray), %d connections\n", ln.Addr(), RouteDB, RouteNoDB, cfg.Pool)
+	fmt.Fprintf(stdout, "fleet-serve: listening on http://%s (%s, %s, /metrics, POST /burn, POST /alloc, POST /stray), %d connections\n", ln.Addr(), RouteDB, RouteNoDB, cfg.Pool)
 	<-ctx.Done()
 	return nil
 }
@@ -165,6 +165,7 @@ func (in *instance) mux(ag *agent.Agent, reg *prometheus.Registry) *http.ServeMu
 	m.Handle("/", ag.Handler(app))
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m.HandleFunc("POST /burn", serveBurn)
+	m.HandleFunc("POST /alloc", serveAlloc)
 	m.HandleFunc("POST /stray", in.serveStray)
 	return m
 }
@@ -245,6 +246,53 @@ func serveBurn(w http.ResponseWriter, r *http.Request) {
 	}
 	burn(d, n)
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// serveAlloc starts an allocation loop: ?goroutines=N each allocate for
+// ?for=DURATION, replacing nodes of a live heap of pointers (allocLive
+// nodes), so that the garbage collector marks a large heap often and
+// takes the process's CPU from its requests (issue #35: a GC-bound
+// instance). It answers 202 at once; the loop runs on after it.
+func serveAlloc(w http.ResponseWriter, r *http.Request) {
+	d, err := time.ParseDuration(r.FormValue("for"))
+	if err != nil || d <= 0 || d > time.Minute {
+		http.Error(w, "for: want a duration in (0, 1m]", http.StatusBadRequest)
+		return
+	}
+	n, err := strconv.Atoi(r.FormValue("goroutines"))
+	if err != nil || n < 1 || n > 64 {
+		http.Error(w, "goroutines: want 1..64", http.StatusBadRequest)
+		return
+	}
+	for range n {
+		go allocLoop(d)
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// allocLive is the number of nodes an allocation loop keeps alive (about
+// 15 MB of small objects, each pointing at its buffer).
+const allocLive = 1 << 18
+
+// allocNode is one object of the allocation loop's live heap.
+type allocNode struct {
+	buf []byte
+}
+
+// allocLoop allocates for about d of wall time: each new node (and its
+// 16-byte buffer) replaces one of allocLive live ones, so the heap stays
+// the same size and every collection marks all of it.
+func allocLoop(d time.Duration) {
+	live := make([]*allocNode, allocLive)
+	for i := range live {
+		live[i] = &allocNode{buf: make([]byte, 16)}
+	}
+	for end, k := time.Now().Add(d), 0; time.Now().Before(end); {
+		for range 1024 {
+			k = (k*1103515245 + 12345) & (allocLive - 1)
+			live[k] = &allocNode{buf: make([]byte, 16)}
+		}
+	}
 }
 
 // burn spins n goroutines for d each, in the background.
