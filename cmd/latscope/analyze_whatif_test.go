@@ -86,13 +86,11 @@ func TestWhatIfGrammar(t *testing.T) {
 	}
 }
 
-// TestWhatIfRefusals: compare evaluates the timeline what-ifs and refuses
-// the queueing model's (pool=, cores=, clients=, rate=) in one line that
-// names the flag as given and latscope predict. analyze evaluates them all
-// (TestAnalyzeWhatIfEngine) and refuses, naming the spec, what the model
-// cannot take: a pool it does not have, a rate on a closed model; its
-// --pool refuses a second pool by SIZE alone and a named pool without a
-// what-if to size.
+// TestWhatIfRefusals: analyze and compare evaluate every what-if through
+// the one engine (TestAnalyzeWhatIfEngine, TestOneEngine) and refuse,
+// naming the spec, what the model cannot take: a pool it does not have, a
+// rate on a closed model; their --pool refuses a second pool by SIZE alone
+// and a named pool without a what-if to size.
 func TestWhatIfRefusals(t *testing.T) {
 	t.Parallel()
 	serial := fixtureTrace(t, "serial")
@@ -102,8 +100,9 @@ func TestWhatIfRefusals(t *testing.T) {
 	}{
 		{[]string{"analyze", "--predict", "pool=withConn:2", serial}, []string{`what-if "pool=withConn:2": no modelled pool "withConn"`}},
 		{[]string{"analyze", "--what-if", "remove=lockedSection", "--what-if", "rate=10", serial}, []string{`what-if "rate=10": the model is closed`}},
-		{[]string{"compare", "--what-if", "clients=40", serial, serial}, []string{"--what-if clients=40: compare evaluates", "latscope predict --what-if clients=40"}},
-		{[]string{"compare", "--predict", "pool=3", serial, serial}, []string{"--predict pool=3: compare", "latscope predict"}},
+		{[]string{"compare", "--predict", "pool=3", serial, serial}, []string{`what-if "pool=3": no modelled pool`}},
+		{[]string{"compare", "--what-if", "rate=10", serial, serial}, []string{`what-if "rate=10": the model is closed`}},
+		{[]string{"compare", "--pool", "withConn:10", serial, serial}, []string{"--pool withConn:10: a pool named by its frame sizes the queueing model"}},
 		{[]string{"analyze", "--pool", "withConn:10", serial}, []string{"--pool withConn:10: a pool named by its frame sizes the queueing model", "no --what-if is given"}},
 		{[]string{"analyze", "--pool", "3", "--pool", "4", serial}, []string{"--pool given 2 times by SIZE alone", "--pool NAME:SIZE"}},
 		{[]string{"analyze", "--pool", "x", serial}, []string{"flag -pool: want a whole number from 0", "NAME:SIZE"}},
@@ -131,6 +130,10 @@ func TestWhatIfRefusals(t *testing.T) {
 		if _, _, err := runCLI(t, "analyze", "--pool", p, serial); err != nil {
 			t.Errorf("analyze --pool %s: %v", p, err)
 		}
+	}
+	// compare takes the model's what-ifs as analyze does.
+	if _, _, err := runCLI(t, "compare", "--what-if", "clients=40", "--cores", "2", serial, serial); err != nil {
+		t.Errorf("compare --what-if clients=40: %v", err)
 	}
 }
 
@@ -225,6 +228,77 @@ func TestPoolFlagGrammar(t *testing.T) {
 		}
 		if tc.ok && (len(pools) != 1 || pools[0] != tc.want) {
 			t.Errorf("min %d, %q: %v, want %v", tc.min, tc.in, pools, tc.want)
+		}
+	}
+}
+
+// TestOneEngine: one prediction engine behind analyze, compare and predict
+// (issue #36 §3): the same what-ifs and pools give the same method and
+// mean in analyze's predictions[], compare's predictions[] and predict's
+// outcomes[].prediction, on the demo's pool scenario (a 2-slot pool: the
+// queueing model) and the serial trace (no queue: the timeline).
+func TestOneEngine(t *testing.T) {
+	t.Parallel()
+	pool := fixture.Scenario(t, "pool").Path
+	serial := fixtureTrace(t, "serial")
+	for _, tc := range []struct {
+		trace string
+		args  []string
+	}{
+		{pool, []string{"--pool", "pooled:2", "--what-if", "pool=pooled:4", "--what-if", "scale=queryDB:0.5"}},
+		{serial, []string{"--what-if", "overlap=callUpstream,queryDB", "--what-if", "clients=8"}},
+	} {
+		type pred struct {
+			Spec   string  `json:"spec"`
+			Mean   float64 `json:"mean_ms"`
+			Method string  `json:"method"`
+		}
+		var an struct {
+			Groups []struct {
+				Predictions []pred `json:"predictions"`
+			} `json:"groups"`
+		}
+		var cmp struct {
+			Predictions []struct {
+				Spec   string  `json:"spec"`
+				Mean   float64 `json:"predicted_mean_ms"`
+				Method string  `json:"method"`
+			} `json:"predictions"`
+		}
+		var pr struct {
+			Outcomes []struct {
+				Prediction *pred `json:"prediction"`
+			} `json:"outcomes"`
+		}
+		for _, run := range []struct {
+			args []string
+			into any
+		}{
+			{append(append([]string{"analyze", "--json"}, tc.args...), tc.trace), &an},
+			{append(append([]string{"compare", "--json"}, tc.args...), tc.trace, tc.trace), &cmp},
+			{append(append([]string{"predict", "--json"}, tc.args...), tc.trace), &pr},
+		} {
+			out, _, err := runCLI(t, run.args...)
+			if err != nil {
+				t.Fatalf("%v: %v", run.args, err)
+			}
+			if err := json.Unmarshal([]byte(out), run.into); err != nil {
+				t.Fatalf("%v: %v", run.args, err)
+			}
+		}
+		want := an.Groups[0].Predictions
+		if len(cmp.Predictions) != len(want) || len(pr.Outcomes) != len(want) {
+			t.Fatalf("%v: analyze %d predictions, compare %d, predict %d", tc.args, len(want), len(cmp.Predictions), len(pr.Outcomes))
+		}
+		for i, w := range want {
+			c, p := cmp.Predictions[i], pr.Outcomes[i].Prediction
+			t.Logf("%s: %s %.3f ms (analyze), %s %.3f ms (compare), %+v (predict)", w.Spec, w.Method, w.Mean, c.Method, c.Mean, p)
+			if c.Method != w.Method || c.Mean != w.Mean {
+				t.Errorf("%s: compare %s %.3f ms, analyze %s %.3f ms", w.Spec, c.Method, c.Mean, w.Method, w.Mean)
+			}
+			if p == nil || p.Method != w.Method || p.Mean != w.Mean {
+				t.Errorf("%s: predict %+v, analyze %s %.3f ms", w.Spec, p, w.Method, w.Mean)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/pipeline"
+	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
 )
 
@@ -30,14 +31,18 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		miss    float64
 		asJSON  bool
 		clients float64
+		cores   float64
+		pools   []queueing.PoolSpec
 	)
 	fs := newFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
-	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, as in analyze. pool=, cores=, clients=, rate= are latscope predict's")
+	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict), as in analyze: remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM change the timeline; pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the one engine (the queueing model where a queue is in play, else the timeline simulation) with its method and 95 % interval")
 	fs.Var(whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
 	positiveFloatVar(fs.FlagSet, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
+	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service in BEFORE (default: GOMAXPROCS in the trace)")
+	fs.Var(&poolFlag{pools: &pools}, "pool", "a pool of `SIZE` in BEFORE (repeatable), as in analyze: SIZE alone a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput; or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
 	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
 	if err := fs.Parse(args); err != nil {
@@ -46,7 +51,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if fs.NArg() != 2 {
 		return fmt.Errorf("want two trace files (before and after), got %d arguments", fs.NArg())
 	}
-	if err := whatIfs.timelineOnly("compare", fs.Arg(0)); err != nil {
+	pool, modelPools, err := analyzePools(pools, len(whatIfs.specs) > 0)
+	if err != nil {
 		return err
 	}
 	preds := whatIfs.predictions()
@@ -56,15 +62,15 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		}
 	}
 	reports := make([]*render.Report, 2)
-	samples := &render.Samples{After: map[string][]int64{}, Predicted: map[string][][]int64{}}
+	// The predictions' intervals are the engine's (whatif.Evaluate, through
+	// render.Inputs.Specs): batch means over each request's simulated
+	// latency. Only the second trace's series is needed here.
+	samples := &render.Samples{After: map[string][]int64{}}
 	for i, name := range fs.Args() {
 		opts := budget.DefaultOptions
 		opts.Rules.App = app
-		var paths *render.CriticalTerms
 		if i == 0 {
 			opts.Predictions = preds
-			paths = render.NewCriticalTerms()
-			opts.Each = paths.Add
 		}
 		res, err := compareResult(ctx, name, opts) // a Go trace or a JVM recording
 		if _, ok := errors.AsType[*analysis.DamagedError](err); ok {
@@ -75,7 +81,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		}
 		in := render.Inputs{File: name, CPUSeconds: -1, Task: task}
 		if i == 0 {
-			in.Clients = clients
+			in.Clients, in.Cores, in.Pool, in.Pools, in.Specs = clients, cores, pool, modelPools, whatIfs.engine()
 		}
 		r, err := pipeline.FromResult(res, in)
 		if err != nil {
@@ -85,8 +91,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			if err := r.Unmatched(); err != nil {
 				return err
 			}
-			for _, g := range res.Groups {
-				samples.Predicted[g.Name] = paths.Predicted(g, res.Terms, preds)
+			if err := r.Report.WhatIfErr(); err != nil {
+				return err
 			}
 		} else {
 			for _, g := range res.Groups {

@@ -101,20 +101,6 @@ func (w *whatIfs) all() []string {
 	return out
 }
 
-// timelineOnly refuses the model's what-ifs in command, which evaluates
-// the timeline ones alone: one line naming the flag, and latscope predict,
-// which evaluates them.
-func (w *whatIfs) timelineOnly(command, inputs string) error {
-	for _, x := range w.specs {
-		if x.pred == nil {
-			op, _, _ := strings.Cut(x.spec, "=")
-			return fmt.Errorf("%s %s: %s evaluates remove=, scale= and overlap= on the trace's timelines; %s= changes the queueing model's inputs, which latscope predict solves: latscope predict --what-if %s %s",
-				x.flag, x.spec, command, op, x.spec, inputs)
-		}
-	}
-	return nil
-}
-
 // poolFlag is a repeatable --pool flag: SIZE alone (a database/sql, pgxpool
 // or puddle pool, recognised by its acquire wait) or NAME:SIZE (NAME the
 // frame that acquires it), the grammar of the what-if pool=. min is the

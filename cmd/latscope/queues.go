@@ -11,6 +11,9 @@ import (
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/queueing"
+	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/termsafe"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 func init() {
@@ -82,18 +85,18 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			opts.Rules.Module = mod
 		}
 	}
-	for _, p := range whatIfs.predictions() { // overlaps need the timeline simulation
-		if p.Op == budget.OpOverlap {
-			opts.Predictions = append(opts.Predictions, p)
-		}
-	}
+	// every timeline what-if is simulated: the engine predicts it by the
+	// timeline where no queue is in play, and the model takes an overlap's
+	// saving from it
+	opts.Predictions = whatIfs.predictions()
 	var res *budget.Result
 	var err error
 	switch {
 	case isJFR && analyzeJFR == nil:
 		return fmt.Errorf("%s: this build cannot read JVM recordings", file)
-	case isJFR: // the same model from a JVM recording (no overlap: JFR gets no timeline simulation)
+	case isJFR: // the same model from a JVM recording (the timeline in request mode only)
 		jfr.App = app
+		jfr.Predictions = opts.Predictions
 		res, err = analyzeJFR(ctx, file, jfr)
 	default:
 		res, err = analysis.File(ctx, file, opts, false)
@@ -113,16 +116,72 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	engine, err := enginePredictions(res, p, whatif.Inputs{Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs.engine())
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	if asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
-		return e.Encode(p)
+		return e.Encode(predictJSON(p, engine))
 	}
-	return writePrediction(stdout, p)
+	return writePrediction(stdout, p, engine)
 }
 
-// writePrediction prints the model, its validation and each what-if.
-func writePrediction(w io.Writer, p *queueing.Prediction) error {
+// enginePredictions are the one engine's predictions (whatif.Evaluate) of
+// specs for the request type the model was built for, in order, as analyze
+// reports them: by the queueing model where a queue is in play, else by
+// the timeline simulation, with the method, the reason and a 95 % interval.
+// nil when a timeline what-if has no simulation to stand on (a JVM
+// recording without the library's request events): the model's table is
+// then the only answer.
+func enginePredictions(res *budget.Result, p *queueing.Prediction, in whatif.Inputs, specs []whatif.Spec) ([]render.Prediction, error) {
+	var g *budget.Group
+	for _, x := range res.Groups {
+		if x.Name == p.Model.Group {
+			g = x
+		}
+	}
+	if g == nil || len(g.Predictions) != len(whatif.Predictions(specs)) {
+		return nil, nil
+	}
+	ev, err := whatif.Evaluate(res, g.Name, in, specs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]render.Prediction, len(ev.Outcomes))
+	for i, o := range ev.Outcomes {
+		out[i] = render.FromOutcome(o, g.Latency.Mean)
+	}
+	return out, nil
+}
+
+// predictJSON is predict's JSON: the model's prediction, each outcome with
+// the engine's prediction beside it (analyze's predictions[] entry; absent
+// when the engine gave none).
+func predictJSON(p *queueing.Prediction, engine []render.Prediction) any {
+	type outcome struct {
+		queueing.Outcome
+		Prediction *render.Prediction `json:"prediction,omitempty"`
+	}
+	out := struct {
+		*queueing.Prediction
+		Outcomes []outcome `json:"outcomes"`
+	}{Prediction: p, Outcomes: []outcome{}}
+	for i, o := range p.Outcomes {
+		x := outcome{Outcome: o}
+		if i < len(engine) {
+			x.Prediction = &engine[i]
+		}
+		out.Outcomes = append(out.Outcomes, x)
+	}
+	return out
+}
+
+// writePrediction prints the model, its validation and each what-if: the
+// engine's prediction (engine, in the order of p.Outcomes; nil for none)
+// and the model's states.
+func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Prediction) error {
 	m := p.Model
 	var b strings.Builder
 	est := ""
@@ -149,8 +208,11 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 	v := p.Validation
 	fmt.Fprintf(&b, "as recorded: model %.3f ms %.1f rps, measured %.3f ms %.1f rps (residual %+.1f %% / %+.1f %%)\n",
 		v.ModelMeanMs, v.ModelRPS, v.MeasuredMeanMs, v.MeasuredRPS, v.MeanResidual, v.RPSResidual)
-	for _, o := range p.Outcomes {
+	for i, o := range p.Outcomes {
 		fmt.Fprintf(&b, "\n%s: %s\n", o.Spec, o.Change)
+		if i < len(engine) {
+			writeEngine(&b, engine[i])
+		}
 		if o.After.Unstable != "" {
 			fmt.Fprintf(&b, "  unstable: %s; no mean to predict\n", o.After.Unstable)
 			continue
@@ -169,6 +231,24 @@ func writePrediction(w io.Writer, p *queueing.Prediction) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeEngine prints the engine's prediction of one what-if in analyze's
+// words: "SPEC, by the METHOD: WHY", then its mean, 95 % interval, p99 and
+// throughput.
+func writeEngine(b *strings.Builder, e render.Prediction) {
+	termsafe.Fprintf(b, "  %s, by the %s: %s\n", e.Spec, e.Method, e.Why)
+	if e.Mean == 0 && e.Method == string(whatif.Queueing) {
+		return // unstable: the reason says which station
+	}
+	interval, p99 := "", "n/a"
+	if e.MeanLow != nil && e.MeanHigh != nil {
+		interval = fmt.Sprintf(" (95 %% %.2f–%.2f)", e.MeanLow.Ms(), e.MeanHigh.Ms())
+	}
+	if e.P99 > 0 {
+		p99 = fmt.Sprintf("%.2f ms", e.P99.Ms())
+	}
+	fmt.Fprintf(b, "  predicted mean %.2f ms%s, %+.1f %%, p99 %s, throughput %.1f rps\n", e.Mean.Ms(), interval, e.DeltaPct, p99, e.RPS)
 }
 
 // jvmPools names a pool given by size alone (--pool 6) in a JVM recording by

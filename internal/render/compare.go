@@ -41,7 +41,12 @@ type Comparison struct {
 
 // PredictionCheck is one prediction next to the measurement.
 type PredictionCheck struct {
-	Spec          string   `json:"spec"`
+	Spec string `json:"spec"`
+	// Method is how the prediction engine predicted (whatif.Method) and
+	// Why the reason, as analyze prints them; absent when the report's
+	// predictions did not come from the engine (render.Inputs.Specs unset).
+	Method        string   `json:"method,omitempty"`
+	Why           string   `json:"why,omitempty"`
 	PredictedMean Duration `json:"predicted_mean_ms"`
 	MeasuredMean  Duration `json:"measured_mean_ms"`
 	ErrorPct      float64  `json:"error_pct"`
@@ -90,7 +95,9 @@ type Samples struct {
 	After map[string][]int64
 	// Predicted holds, per prediction of the first trace in order, its
 	// requests' predicted latencies (ns). Only their spread is used: the
-	// predicted mean itself is the report's.
+	// predicted mean itself is the report's. Not needed, and not used, for
+	// predictions the engine made (render.Inputs.Specs): they carry their
+	// own standard error, from the exact simulated series.
 	Predicted map[string][][]int64
 }
 
@@ -144,7 +151,7 @@ func CompareSamples(before, after *Report, missPct float64, s *Samples) (*Compar
 	}
 	measured := seriesMean(afterLat)
 	for i, p := range b.Predictions {
-		pc := PredictionCheck{Spec: p.Spec, PredictedMean: p.Mean, MeasuredMean: a.Requests.Mean,
+		pc := PredictionCheck{Spec: p.Spec, Method: p.Method, Why: p.Why, PredictedMean: p.Mean, MeasuredMean: a.Requests.Mean,
 			PredictedP99: p.P99, MeasuredP99: a.Requests.P99, PredictedRPS: p.RPS, MeasuredRPS: a.Requests.RPS}
 		pc.ErrorPct = errPct(float64(p.Mean), float64(a.Requests.Mean))
 		if p.P99 > 0 { // 0: not predicted (the requests queue at a cap)
@@ -152,11 +159,14 @@ func CompareSamples(before, after *Report, missPct float64, s *Samples) (*Compar
 		}
 		pc.RPSErrorPct = errPct(p.rps, a.Requests.rps)
 		pc.Miss = math.Abs(100*(float64(p.Mean)-float64(a.Requests.Mean))/float64(a.Requests.Mean)) > missPct
-		var pl []int64
-		if i < len(predLat) {
-			pl = predLat[i]
+		var pe meanSE
+		switch {
+		case p.Method != "": // the engine's own interval
+			pe = engineSE(p, b.Requests.Count)
+		case i < len(predLat):
+			pe = predicted(p, predLat[i])
 		}
-		c.judge(&pc, p, measured, predicted(p, pl), s != nil)
+		c.judge(&pc, p, measured, pe, s != nil)
 		c.Predictions = append(c.Predictions, pc)
 	}
 	c.Terms = termDeltas(b.BudgetTerms(), a.BudgetTerms(), b.CPU, a.CPU)
@@ -323,17 +333,32 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		ew.printf("\npredictions from the first trace, measured in the second, with %g %% intervals: %s\n", 100*c.Confidence, c.IntervalMethod)
 		ew.printf("hit: the error's interval lies within ±%g%% of the measured mean; miss: wholly outside; inconclusive: it crosses the bar\n", c.MissPct)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		termsafe.Fprintf(tw, "what-if\tpredicted ms\t\tmeasured ms\t\terror\terror 95 %%\tp99 pred\tp99 meas\trps pred\trps meas\t\t\n")
+		engine := len(c.Predictions) > 0 && c.Predictions[0].Method != ""
+		head := "what-if\tpredicted ms\t\tmeasured ms\t\terror\terror 95 %%\tp99 pred\tp99 meas\trps pred\trps meas\t\t"
+		if engine {
+			head += "method\t"
+		}
+		termsafe.Fprintf(tw, head+"\n")
 		for _, p := range c.Predictions {
 			verdict := p.Verdict
 			if p.Verdict == VerdictMiss {
 				verdict = fmt.Sprintf("MISS by %+.1f ms", p.PredictedMean.Ms()-p.MeasuredMean.Ms())
 			}
-			termsafe.Fprintf(tw, "%s\t%.2f\t%s\t%.2f\t%s\t%+.1f%%\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\t\n", p.Spec,
-				p.PredictedMean.Ms(), plusMinus(p.PredictedLow, p.PredictedHigh), p.MeasuredMean.Ms(), plusMinus(p.MeasuredLow, p.MeasuredHigh),
-				p.ErrorPct, pctRange(p.ErrorLowPct, p.ErrorHighPct), p.PredictedP99.Ms(), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict)
+			format := "%s\t%.2f\t%s\t%.2f\t%s\t%+.1f%%\t%s\t%s\t%.2f\t%.1f\t%.1f\t%s\t"
+			args := []any{p.Spec, p.PredictedMean.Ms(), plusMinus(p.PredictedLow, p.PredictedHigh), p.MeasuredMean.Ms(), plusMinus(p.MeasuredLow, p.MeasuredHigh),
+				p.ErrorPct, pctRange(p.ErrorLowPct, p.ErrorHighPct), p99Cell(p.PredictedP99), p.MeasuredP99.Ms(), p.PredictedRPS, p.MeasuredRPS, verdict}
+			if engine {
+				format += "%s\t"
+				args = append(args, p.Method)
+			}
+			termsafe.Fprintf(tw, format+"\n", args...)
 		}
 		tw.Flush()
+		for _, p := range c.Predictions {
+			if p.Why != "" {
+				termsafe.Fprintf(ew, "  %s, by the %s: %s\n", p.Spec, p.Method, p.Why)
+			}
+		}
 		for _, p := range c.Predictions {
 			if p.Decide != "" {
 				termsafe.Fprintf(ew, "  %s inconclusive: %s\n", p.Spec, p.Decide)
@@ -351,6 +376,16 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	return ew.err
+}
+
+// p99Cell prints a predicted p99, "n/a" when it is not predicted (0: the
+// queueing model gives means only; a timeline prediction queueing at a
+// cap).
+func p99Cell(d Duration) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", d.Ms())
 }
 
 // plusMinus prints an interval's half-width, "±1.20", or "" without one.

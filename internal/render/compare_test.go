@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/latscope/latscope/internal/stats"
 )
 
 // latencies returns n latencies (ns) around mean ms with sd ms, AR(1) with
@@ -119,5 +121,36 @@ func TestCompareCapped(t *testing.T) {
 	w, w0 := p.PredictedHigh.Ms()-p.PredictedLow.Ms(), uncapped.PredictedHigh.Ms()-uncapped.PredictedLow.Ms()
 	if math.Abs(w-2*w0) > 0.01 {
 		t.Errorf("capped at twice the simulated mean: interval width %.3f ms, want twice %.3f", w, w0)
+	}
+}
+
+// TestCompareEngine: a prediction the engine made (Method set) is judged
+// with the engine's own standard error, not a series of Samples.Predicted
+// (which is then ignored), and one the engine gave no interval is
+// inconclusive, saying why.
+func TestCompareEngine(t *testing.T) {
+	after := latencies(1, 400, 100, 10, 0.5)
+	a := &Report{Groups: []Group{{Name: "request", Requests: Requests{Count: len(after), Mean: msd(meanMs(after)), rps: 20}}}}
+	judge := func(p Prediction) PredictionCheck {
+		t.Helper()
+		before := &Report{Groups: []Group{{Name: "request", Requests: Requests{Count: 400, rps: 20}, Predictions: []Prediction{p}}}}
+		wide := latencies(9, 400, 100, 80, 0) // ignored: the engine's SE stands
+		c, err := CompareSamples(before, a, 5, &Samples{After: map[string][]int64{"request": after}, Predicted: map[string][][]int64{"request": {wide}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Predictions[0]
+	}
+	p := Prediction{Spec: "scale=x:0.5", Mean: msd(meanMs(after)), Method: "queueing model", Why: "queue at pool p", se: 0.2e6, df: 20, interval: true}
+	pc := judge(p)
+	if pc.Verdict != VerdictHit || pc.Method != "queueing model" || pc.Why != "queue at pool p" || pc.PredictedHigh == nil {
+		t.Fatalf("engine's SE 0.2 ms: %+v, want a hit with the method and an interval", pc)
+	}
+	if h := (pc.PredictedHigh.Ms() - pc.PredictedLow.Ms()) / 2; math.Abs(h-0.2*stats.TQuantile(0.975, 20)) > 0.01 {
+		t.Errorf("predicted half-width %.3f ms, want t(20)·0.2 = %.3f", h, 0.2*stats.TQuantile(0.975, 20))
+	}
+	p.interval, p.Why = false, "queue at pool p; no interval: the model saturates if its demands are off by 1 %"
+	if pc := judge(p); pc.Verdict != VerdictInconclusive || !strings.Contains(pc.Decide, "the model saturates") {
+		t.Errorf("no interval: %+v, want inconclusive saying why", pc)
 	}
 }

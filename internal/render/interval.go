@@ -51,6 +51,13 @@ func predicted(p Prediction, ns []int64) meanSE {
 	return e
 }
 
+// engineSE is the standard error the prediction engine gave p's mean
+// (whatif.Outcome: batch means over the exact per-request series, the
+// queueing model's sensitivity added); n is the first trace's requests.
+func engineSE(p Prediction, n int) meanSE {
+	return meanSE{se: p.se, df: p.df, n: n, ok: p.interval}
+}
+
 // judge sets pc's intervals and verdict. The error D = predicted −
 // measured has the standard error √(SE_P² + SE_M²) (the two traces are
 // independent) with Welch–Satterthwaite degrees of freedom; the bar is
@@ -62,6 +69,11 @@ func (c *Comparison) judge(pc *PredictionCheck, p Prediction, meas, pred meanSE,
 		if pc.Miss {
 			pc.Verdict = VerdictMiss
 		}
+		return
+	}
+	if meas.ok && pred.n >= stats.MinSeries && !pred.ok && p.Method != "" {
+		pc.Verdict = VerdictInconclusive
+		pc.Decide = fmt.Sprintf("the prediction has no interval (%s)", p.Why)
 		return
 	}
 	if !meas.ok || (pred.n > 0 && !pred.ok) {

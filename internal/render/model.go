@@ -289,6 +289,11 @@ type Prediction struct {
 	MeanLow  *Duration `json:"mean_low_ms,omitempty"`
 	MeanHigh *Duration `json:"mean_high_ms,omitempty"`
 	rps      float64   // unrounded RPS, for comparisons
+	// se and df are the engine's standard error of Mean (ns) and its
+	// degrees of freedom, for compare's verdict; interval is false when
+	// the engine gave none (or did not run).
+	se, df   float64
+	interval bool
 }
 
 // Throughput states the closed-model inputs used for rps predictions.

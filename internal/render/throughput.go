@@ -23,6 +23,12 @@ func predictionJSON(c budget.Capped) Prediction {
 		rps: c.RPS}
 }
 
+// FromOutcome is one of the engine's predictions (whatif.Evaluate) as
+// analyze reports it, for a command that prints it beside another model
+// (latscope predict); measured is the request type's measured mean in ns,
+// for the change.
+func FromOutcome(o whatif.Outcome, measured float64) Prediction { return outcomeJSON(o, measured) }
+
 // outcomeJSON formats one of the engine's predictions (whatif.Evaluate);
 // measured is the group's measured mean in ns, for the change.
 func outcomeJSON(o whatif.Outcome, measured float64) Prediction {
@@ -36,6 +42,7 @@ func outcomeJSON(o whatif.Outcome, measured float64) Prediction {
 	}
 	if o.Interval {
 		p.MeanLow, p.MeanHigh = durPtr(Duration(o.Low)), durPtr(Duration(o.High))
+		p.se, p.df, p.interval = o.SE, o.DF, true
 	}
 	return p
 }
