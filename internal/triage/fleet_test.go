@@ -121,6 +121,11 @@ var fleetExpectations = map[string]fleetExpect{
 				t.Errorf("%s bad in %v", ir.Name, ir.Bad)
 			}
 		}
+		// Recorded before the agent exported the runtime's CPU classes:
+		// spinning goroutines, not the collector, and triage cannot tell.
+		if !a.GC.Absent || r.Verdict.Cause == "gc" || !strings.Contains(r.Verdict.Line, "GC cannot be told apart") {
+			t.Errorf("cause %q, GC %+v: want GC absent and said so", r.Verdict.Cause, a.GC)
+		}
 		var text, js, page bytes.Buffer
 		WriteText(&text, r)
 		WriteJSON(&js, r)
@@ -162,6 +167,32 @@ var fleetExpectations = map[string]fleetExpect{
 		WriteJSON(&js, r)
 		if !strings.Contains(js.String(), `"dependency": "outbound"`) || !strings.Contains(js.String(), `"route": "GET /quote"`) {
 			t.Errorf("JSON does not name the dependency and its route")
+		}
+	}},
+	// TestRecordGC (lab/fleet, issue #35 item 5): instance A allocating in
+	// 2 goroutines, its DB calls far over its peers' and mostly under the
+	// threshold: the peer rule finds it, and the collector's share of its
+	// CPU names GC as the cause, with the numbers and a next step for it.
+	"fleet-gc/gc": {period: -1, check: func(t *testing.T, r *Report) {
+		v, a := r.Verdict, r.instance("a:8080")
+		if !strings.Contains(v.Rule, "peer") || len(a.Peer) == 0 {
+			t.Errorf("rule %q, a:8080 peer steps %v: want the peer rule", v.Rule, a.Peer)
+		}
+		g := a.GC
+		if g.Absent || !g.Rose || !(g.Bad-g.Good >= gcShareRise) {
+			t.Errorf("GC evidence %+v: want the share risen", g)
+		}
+		if want := "gc (" + gcPhrase(g); !strings.Contains(v.Line, want) || !strings.Contains(v.Line, " → ") {
+			t.Errorf("verdict %q: want %q", v.Line, want)
+		}
+		if !strings.Contains(v.Next, "GC assist") || !strings.Contains(v.Next, "GOMEMLIMIT") || strings.Contains(v.Next, "dbwait") {
+			t.Errorf("next %q: want the GC waits, a heap profile and GOGC/GOMEMLIMIT, not dbwait", v.Next)
+		}
+		var text, js bytes.Buffer
+		WriteText(&text, r)
+		WriteJSON(&js, r)
+		if !strings.Contains(text.String(), "gc-share") || !strings.Contains(js.String(), `"cause": "gc"`) || !strings.Contains(js.String(), `"good_share"`) {
+			t.Errorf("the GC evidence is not in the text or the JSON")
 		}
 	}},
 	// The same with the default signal: no DB call slowed, so no bad step;

@@ -106,6 +106,7 @@ type jsonInstance struct {
 	SignalS   []*float64  `json:"signal_s"`
 	DBPath    *jsonDBPath `json:"db_path,omitempty"`
 	Host      []jsonHost  `json:"host,omitempty"`
+	GC        *jsonGC     `json:"gc,omitempty"`
 	Cause     string      `json:"cause,omitempty"`
 }
 
@@ -172,6 +173,18 @@ type jsonHost struct {
 	Rose   bool     `json:"rose"`
 }
 
+// jsonGC is rule 5's GC evidence: the collector's share of the process's
+// CPU in the bad and the good steps, and its CPU seconds per step.
+type jsonGC struct {
+	Absent    bool     `json:"absent"`
+	BadShare  *float64 `json:"bad_share"`
+	GoodShare *float64 `json:"good_share"`
+	GoodSD    *float64 `json:"good_sd"`
+	BadCPUS   *float64 `json:"bad_cpu_s_per_step"`
+	GoodCPUS  *float64 `json:"good_cpu_s_per_step"`
+	Rose      bool     `json:"rose"`
+}
+
 // WriteJSON writes r as indented JSON (schema in docs/triage.md).
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
@@ -205,6 +218,10 @@ func (r *Report) jsonForm() jsonReport {
 		}
 		for _, h := range ir.Host {
 			ji.Host = append(ji.Host, jsonHost{Signal: h.Signal.String(), Absent: h.Absent, BadS: num(h.Bad), GoodS: num(h.Good), GoodSD: num(h.GoodSD), Rose: h.Rose})
+		}
+		if len(ir.Bad) > 0 {
+			g := ir.GC
+			ji.GC = &jsonGC{Absent: g.Absent, BadShare: num(g.Bad), GoodShare: num(g.Good), GoodSD: num(g.GoodSD), BadCPUS: num(g.BadCPU), GoodCPUS: num(g.GoodCPU), Rose: g.Rose}
 		}
 		j.Instances = append(j.Instances, ji)
 	}

@@ -207,6 +207,14 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 	if err := fill(q.stalls, func(s *InstanceSeries, v []float64) { s.Stalls = v }); err != nil {
 		return in, nil, err
 	}
+	// The Go runtime's CPU of its collector and of the program: rule 5
+	// names GC when the collector's share rose (absent before issue #35).
+	if err := fill(q.gcCPU, func(s *InstanceSeries, v []float64) { s.GCCPU = v }); err != nil {
+		return in, nil, err
+	}
+	if err := fill(q.userCPU, func(s *InstanceSeries, v []float64) { s.UserCPU = v }); err != nil {
+		return in, nil, err
+	}
 	var les map[float64]string
 	// Observations per step: what each step's percentile rests on (and
 	// rule 1's held steps need requests; rule 3 weighs what the DB-call
@@ -347,6 +355,9 @@ type querySet struct {
 	dbCall, outbound, outboundCount string
 	host                            [NumHostSignals]string
 	stalls, requests                string
+	// gcCPU and userCPU are the Go runtime's CPU seconds per step of its
+	// collector and of the program (rule 5's GC evidence).
+	gcCPU, userCPU string
 	// calls counts the DB calls per step, noDBCount the requests without
 	// DB calls.
 	calls, noDBCount string
@@ -392,6 +403,8 @@ func queries(c Config) querySet {
 	q.host[PSICgroup] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "cgroup")
 	q.host[PSIHost] = inc("latscope_cpu_pressure_some_seconds_total", "scope", "host")
 	q.stalls = inc("latscope_stalls_total")
+	q.gcCPU = inc("latscope_go_gc_cpu_seconds_total")
+	q.userCPU = inc("latscope_go_user_cpu_seconds_total")
 	q.requests = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+sel, c.Step))
 	q.dbCall = hq("0.95", "latscope_db_call_duration_seconds_bucket", sel)
 	q.outbound = fmt.Sprintf("histogram_quantile(0.95, sum by (job, instance, route, peer, le) (%s))", stepIncrease("latscope_request_outbound_seconds_bucket"+sel, c.Step))

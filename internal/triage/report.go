@@ -100,6 +100,11 @@ type InstanceSeries struct {
 	// series per route (and peer, where the metric is labelled with one):
 	// latscope_request_outbound_seconds.
 	Outbound []OutboundSeries
+	// GCCPU and UserCPU are the CPU seconds per step the Go runtime
+	// accounts to its garbage collector and to the program's goroutines
+	// (latscope_go_gc_cpu_seconds_total, latscope_go_user_cpu_seconds_total;
+	// nil: absent, an agent from before issue #35).
+	GCCPU, UserCPU []float64
 }
 
 // OutboundSeries is one route's outbound time on one instance: per step,
@@ -192,8 +197,31 @@ type InstanceReport struct {
 	DBPath DBPathEvidence
 	// Host is rule 5's evidence, one entry per signal.
 	Host []HostEvidence
+	// GC is rule 5's evidence of the process's own garbage collector.
+	GC GCEvidence
 	// Cause is rule 5's conclusion for this instance (when it had bad steps).
 	Cause string
+}
+
+// GCEvidence is rule 5 for the Go runtime's garbage collector of one
+// instance: its share of the process's CPU, gc / (gc + user), in the bad
+// steps and in the good steps.
+type GCEvidence struct {
+	// Absent is set when either CPU series is missing (an agent from
+	// before issue #35): GC cannot be told apart from other causes.
+	Absent bool
+	// Bad is the share over the bad steps (their GC CPU summed over their
+	// GC and user CPU summed; NaN: no CPU counted); Good is the median
+	// share of the good steps that had a collection (NaN: fewer than 3),
+	// and GoodSD their robust standard deviation (1.4826 × MAD). The
+	// runtime counts the CPU at the end of each collection only: a step
+	// without one has no share.
+	Bad, Good, GoodSD float64
+	// BadCPU and GoodCPU are the collector's mean CPU seconds per step.
+	BadCPU, GoodCPU float64
+	// Rose is set when Bad − Good is at least gcShareRise and at least
+	// roseSDs times GoodSD.
+	Rose bool
 }
 
 // BadStep is one step in which at least one instance was bad.
@@ -301,7 +329,7 @@ type Verdict struct {
 	// Period is 0 when none was found.
 	Period time.Duration
 	// Cause is, for a local verdict, "throttled", "stalled", "steal",
-	// "cpu-pressure" or "unknown".
+	// "gc", "cpu-pressure" or "unknown".
 	Cause string
 	// Rule says which rules of rule 1 made the verdict's bad steps bad:
 	// "threshold", "peer", "held", joined by "+" when several did.

@@ -64,7 +64,8 @@ func Analyze(in Input, p Params) *Report {
 		}
 		ir.DBPath = dbPath(s, ir, ir.Bad)
 		ir.Host = hostEvidence(s, ir, thr)
-		ir.Cause = cause(ir.Host)
+		ir.GC = gcEvidence(s, ir)
+		ir.Cause = cause(ir.Host, ir.GC)
 	}
 	r.hiddenStalls(in, minStall, stallBar)
 	r.DBPath = r.fleetDBPath(in, bad)
@@ -835,10 +836,14 @@ func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvide
 }
 
 // cause is rule 5's conclusion: of throttled time and steal, the one that
-// rose most; else the stall probe when it rose more than CPU pressure
-// ("stalled": the process could not run at all); else CPU pressure; else
-// the stall probe alone; else unknown.
-func cause(hs []HostEvidence) string {
+// rose most (a quota or the hypervisor held the process, whatever it
+// ran); else the garbage collector when its share of the process's CPU
+// rose (gc: other work's CPU pressure, or a stop, does not raise the
+// collector's share, while the collector's own CPU raises the process's
+// pressure and makes the stall probe late); else the stall probe when it
+// rose more than CPU pressure ("stalled": the process could not run at
+// all); else CPU pressure; else the stall probe alone; else unknown.
+func cause(hs []HostEvidence, gc GCEvidence) string {
 	rise := func(s HostSignal) float64 {
 		for _, h := range hs {
 			if h.Signal == s && h.Rose {
@@ -852,6 +857,8 @@ func cause(hs []HostEvidence) string {
 		return "throttled"
 	case st >= 0:
 		return "steal"
+	case gc.Rose:
+		return "gc"
 	case rise(Stall) >= 0 && rise(Stall) > max(rise(PSICgroup), rise(PSIHost)):
 		// the process lost more time than CPU pressure shows waiting for a
 		// CPU: it could not run at all (a stop), and any pressure beside it

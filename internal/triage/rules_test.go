@@ -389,3 +389,48 @@ func TestRoseAgainstSpread(t *testing.T) {
 		t.Errorf("psi-host %+v, throttled %+v, cause %s", psi, th, r.Verdict.Cause)
 	}
 }
+
+// TestGCCause (synthetic series, not a recording; the recorded case is
+// fleet-gc in TestFleetRecordings): the collector's share of the
+// process's CPU rising from 5 % to 40 % names gc, even with the CPU
+// pressure it makes; throttled time still comes first; without the
+// runtime's counters the cause is what the host says, and GC cannot be
+// told apart. A collection every other step leaves the steps between
+// with no share, not with a share of 0.
+func TestGCCause(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		gcBad, throttled  float64
+		absent            bool
+		wantCause, inLine string
+	}{
+		{"gc", 0.4, 0, false, "gc", "gc (GC 5 % → 40 % of the process's CPU"},
+		{"throttled first", 0.4, 1, false, "throttled", "GC 5 % → 40 %"},
+		{"steady", 0.05, 0, false, "cpu-pressure", "GC 5 % → 5 % of the process's CPU (0.05 → 0.01 s/step), not risen"},
+		{"absent", 0.4, 0, true, "cpu-pressure", "GC cannot be told apart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := synth{instances: 3, steps: 60, bad: func(k, i int) bool { return k == 1 && i >= 30 && i < 40 }, host: map[HostSignal]float64{PSICgroup: 1}}
+			in := s.input()
+			b := &in.Instances[1]
+			if !tc.absent {
+				b.GCCPU, b.UserCPU = make([]float64, 60), make([]float64, 60)
+				for i := range 60 {
+					switch {
+					case i >= 30 && i < 40:
+						b.GCCPU[i], b.UserCPU[i] = tc.gcBad*0.25, (1-tc.gcBad)*0.25
+					case i%2 == 0: // a collection every other step
+						b.GCCPU[i], b.UserCPU[i] = 0.1, 1.9
+					}
+				}
+			}
+			for i := 30; i < 40; i++ {
+				b.Host[Throttled][i] = tc.throttled
+			}
+			r := Analyze(in, Params{Threshold: 30 * time.Millisecond})
+			if v := r.Verdict; v.Cause != tc.wantCause || !strings.Contains(v.Line, tc.inLine) {
+				t.Errorf("cause %q, line %q: want %q, containing %q", v.Cause, v.Line, tc.wantCause, tc.inLine)
+			}
+		})
+	}
+}

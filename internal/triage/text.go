@@ -99,7 +99,7 @@ func WriteText(w io.Writer, r *Report) error {
 		p("   %s\n", termsafe.String(u))
 	}
 	writeWhen(p, r.When)
-	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations):\n", roseSDs)
+	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations; gc-share: by %.0f points and as many standard deviations):\n", roseSDs, 100*gcShareRise)
 	for _, ir := range r.Instances {
 		if len(ir.Bad) == 0 {
 			continue
@@ -117,12 +117,27 @@ func WriteText(w io.Writer, r *Report) error {
 				p("     %-11s %8s %8s %7s%s\n", h.Signal, sec(h.Bad), sec(h.Good), "±"+sec(h.GoodSD), rose)
 			}
 		}
+		writeGC(p, ir.GC)
 	}
 	p("\nverdict: %s\n", termsafe.String(r.Verdict.Line))
 	if r.Verdict.Next != "" {
 		p("next: %s\n", termsafe.String(r.Verdict.Next))
 	}
 	return bw.Flush()
+}
+
+// writeGC writes rule 5's GC line of one instance: the collector's
+// share of the process's CPU in the bad steps vs the good steps.
+func writeGC(p func(string, ...any), e GCEvidence) {
+	if e.Absent {
+		p("     %-11s absent (GC cannot be told apart)\n", "gc-share")
+		return
+	}
+	rose := ""
+	if e.Rose {
+		rose = "  rose"
+	}
+	p("     %-11s %8s %8s %7s%s  (share of the process's CPU; gc CPU %s vs %s s/step)\n", "gc-share", pct(e.Bad), pct(e.Good), "±"+pct(e.GoodSD), rose, sec(e.BadCPU), sec(e.GoodCPU))
 }
 
 // writeWhen writes rule 4.

@@ -45,6 +45,9 @@ func (r *Report) verdict() {
 		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; %s; host: %s",
 			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
 		v.Next = r.snapshotNext([]string{v.Instance}) + r.nextTool()
+		if v.Cause == "gc" {
+			v.Next = r.snapshotNext([]string{v.Instance}) + gcNext(v.Instance)
+		}
 	case "shared":
 		n := r.Scope.Shared + r.Scope.Partial
 		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): %s; %s; %s",
@@ -268,7 +271,9 @@ func phaseText(t time.Time, p time.Duration) string {
 	return "from " + t.Format("15:04:05") + " UTC"
 }
 
-// causePhrase is rule 5 in words for one instance.
+// causePhrase is rule 5 in words for one instance: the cause, the host
+// signals that rose (beside the collector, when it is the cause), the GC
+// evidence, and the absent signals.
 func (r *Report) causePhrase(ir *InstanceReport) string {
 	var rose, absent []string
 	for _, h := range ir.Host {
@@ -280,15 +285,36 @@ func (r *Report) causePhrase(ir *InstanceReport) string {
 		}
 	}
 	s := ir.Cause
-	if len(rose) > 0 {
+	switch {
+	case ir.Cause == "gc":
+		s += " (" + gcPhrase(ir.GC)
+		if len(rose) > 0 {
+			s += "; risen with it, as the collector's own CPU makes them: " + strings.Join(rose, ", ")
+		}
+		s += ")"
+	case len(rose) > 0:
 		s += " (" + strings.Join(rose, ", ") + ")"
-	} else {
+	default:
 		s += " (no host signal rose by the threshold per step)"
+	}
+	switch {
+	case ir.Cause == "gc":
+	case ir.GC.Absent && (ir.Cause == "throttled" || ir.Cause == "steal"):
+		// a quota or the hypervisor held the process whatever it ran
+		absent = append(absent, "gc-share")
+	default:
+		s += "; " + gcPhrase(ir.GC)
 	}
 	if len(absent) > 0 {
 		s += "; absent: " + strings.Join(absent, ", ")
 	}
 	return s
+}
+
+// gcNext is the next step's tool when the collector is the cause: the
+// snapshot's GC waits, a heap profile, and the collector's settings.
+func gcNext(instance string) string {
+	return fmt.Sprintf("; then `latscope analyze SNAPSHOT` shows the slow requests' waits of kind `GC assist` and `GC`; a heap profile of %s (`go tool pprof http://%s/debug/pprof/heap`, where it serves net/http/pprof) shows what allocates; GOGC or GOMEMLIMIT trade memory for fewer collections", instance, instance)
 }
 
 // badInstanceNames lists the instances with bad steps in the verdict's steps.
