@@ -47,6 +47,7 @@ type Analyzer struct {
 	// ended, from index settled on (finish, settle).
 	pending []*reqState
 	settled int
+	spare   []timelineBufs // booked requests' timeline buffers, for reuse
 	// begun are the tasks the trace saw begin (requests and sub-tasks);
 	// orphans those whose parent it did not (pieces of requests it cut,
 	// and their sub-tasks). cutRoute is the latscope.route log of a task begun

@@ -31,13 +31,20 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 	a.closeMembers(r, t)
 	a.rpcFinished(a.group(r.name, r.inferred), r, ender, t)
 	r.closed, r.end, r.endG = true, t, endG
+	// With the queue full, the oldest is booked first: its buffers are the
+	// ones this request's timelines then reuse. (Booked before or after
+	// this copy, it sees the same samples: both happen at this event.)
+	if len(a.pending)+1-a.settled >= maxPending {
+		a.settleOldest()
+	}
 	n, runs := 0, 0
 	for _, m := range r.members {
 		n += len(m.g.Segs)
 		runs += len(m.runs)
 	}
-	r.segs, r.regs = make([]critpath.Seg, 0, n), make([]int32, 0, n)
-	r.gs, r.runs = make([]critpath.G, len(r.members)), make([]runRef, 0, runs)
+	b := a.spareBufs()
+	r.segs, r.regs = grow(b.segs, n), grow(b.regs, n)
+	r.gs, r.runs = grow(b.gs, len(r.members))[:len(r.members)], grow(b.runs, runs)
 	for i, m := range r.members {
 		off := len(r.segs)
 		r.segs, r.regs = append(r.segs, m.g.Segs...), append(r.regs, m.regions...)
@@ -52,15 +59,48 @@ func (a *Analyzer) finish(r *reqState, t tracein.Time, ender *gstate) {
 	a.free.release(r)
 	r.members = nil
 	a.pending = append(a.pending, r)
-	if len(a.pending)-a.settled >= maxPending {
-		a.settle(a.pending[a.settled])
-		a.pending[a.settled] = nil
-		a.settled++
-		if a.settled >= maxPending { // drop the booked ones from the queue's front
-			a.pending = append(a.pending[:0], a.pending[a.settled:]...)
-			a.settled = 0
-		}
+}
+
+// settleOldest books the request that has waited longest.
+func (a *Analyzer) settleOldest() {
+	a.settle(a.pending[a.settled])
+	a.pending[a.settled] = nil
+	a.settled++
+	if a.settled >= maxPending { // drop the booked ones from the queue's front
+		a.pending = append(a.pending[:0], a.pending[a.settled:]...)
+		a.settled = 0
 	}
+}
+
+// timelineBufs are a booked request's timeline buffers, kept for the
+// next request to finish (Analyzer.spare): a long trace then allocates
+// them for a few requests, not for each of its hundreds of thousands.
+type timelineBufs struct {
+	segs []critpath.Seg
+	regs []int32
+	gs   []critpath.G
+	runs []runRef
+}
+
+// maxSpare bounds the buffers kept.
+const maxSpare = 4
+
+// spareBufs returns kept buffers, emptied, or none.
+func (a *Analyzer) spareBufs() timelineBufs {
+	if len(a.spare) == 0 {
+		return timelineBufs{}
+	}
+	b := a.spare[len(a.spare)-1]
+	a.spare = a.spare[:len(a.spare)-1]
+	return b
+}
+
+// grow returns s emptied, with room for n, reallocated when it has not.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // maxPending bounds the requests that wait to be booked: beyond it the
@@ -84,6 +124,10 @@ func (a *Analyzer) settle(r *reqState) {
 	req.Gs, a.scratch.regs = a.splitRunning(r)
 	a.scratch.gs = req.Gs
 	a.account(a.group(r.name, r.inferred), r, &req)
+	if len(a.spare) < maxSpare { // nothing refers to them once booked
+		clear(r.gs) // their segments' and edges' arrays may go
+		a.spare = append(a.spare, timelineBufs{r.segs, r.regs, r.gs, r.runs})
+	}
 	r.segs, r.regs, r.gs, r.runs = nil, nil, nil, nil
 }
 
