@@ -113,27 +113,33 @@ func (gs *groupState) region(id int32) *regionAcc {
 // others (deterministic, so output is reproducible).
 func (gs *groupState) keepPath(r *reqState, req *critpath.Request, path []critpath.PathSeg, capacity int) {
 	lat := req.Latency()
-	mk := func() *Path {
-		p := &Path{Task: r.task, TraceID: r.traceID, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: countCommitted(req)}
-		p.Segs = make([]critpath.PathSeg, len(path))
+	// mk makes the kept path, in old's place when given: a reservoir
+	// entry replaced is referred to by nothing else, and its segments'
+	// array is reused.
+	mk := func(old *Path) *Path {
+		p := old
+		if p == nil || cap(p.Segs) < len(path) {
+			p = &Path{Segs: make([]critpath.PathSeg, len(path))}
+		}
+		*p = Path{Task: r.task, TraceID: r.traceID, Begin: req.Begin, End: req.End, Latency: lat, Goroutines: countCommitted(req), Segs: p.Segs[:len(path)]}
 		for i, s := range path { // chronological
 			p.Segs[len(path)-1-i] = s
 		}
 		return p
 	}
 	if gs.slowest == nil || lat > gs.slowest.Latency {
-		gs.slowest = mk()
+		gs.slowest = mk(gs.slowest)
 	}
 	gs.seen++
 	if len(gs.reservoir) < capacity {
-		gs.reservoir = append(gs.reservoir, mk())
+		gs.reservoir = append(gs.reservoir, mk(nil))
 		return
 	}
 	gs.rng ^= gs.rng << 13
 	gs.rng ^= gs.rng >> 7
 	gs.rng ^= gs.rng << 17
 	if j := int(gs.rng % uint64(gs.seen)); j < capacity {
-		gs.reservoir[j] = mk()
+		gs.reservoir[j] = mk(gs.reservoir[j])
 	}
 }
 
