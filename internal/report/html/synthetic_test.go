@@ -9,6 +9,7 @@ import (
 // with every section populated, and name in every place user text goes.
 func synthetic(name string) (*render.Report, *budget.Result) {
 	ms := func(x float64) render.Duration { return render.Duration(x * 1e6) }
+	durp := func(d render.Duration) *render.Duration { return &d }
 	lat := []int64{}
 	for i := range 60 {
 		lat = append(lat, int64(150e6+float64(i%7)*1.5e6+float64(i/20)*2e6))
@@ -46,8 +47,12 @@ func synthetic(name string) (*render.Report, *budget.Result) {
 		Coverage: render.Coverage{WaitSumPct: 97.7, GoroutineSumPct: 100, CriticalPct: 100, Unknown: ms(0.1)},
 		Regions: []render.Region{{Name: "upstream", Wall: ms(100), WallPct: 64, CPUSamples: 0}, {Name: "db", Wall: ms(50), WallPct: 32},
 			{Name: name, Wall: ms(3), WallPct: 2, CPUSamples: 12, CPUPct: 60}, {Name: "", Wall: ms(0.1), WallPct: 0.1, CPUSamples: 8, CPUPct: 40}},
-		Predictions: []render.Prediction{{Spec: "remove=" + name, Mean: ms(55), P99: ms(70), DeltaPct: -64.7, RPS: 70, Limit: "clients (3.9 / mean)"},
-			{Spec: "scale=queryDB:2", Mean: ms(205), P99: ms(240), DeltaPct: 31.7, RPS: 19, Limit: "clients (3.9 / mean)"}},
+		Predictions: []render.Prediction{{Spec: "remove=" + name, Mean: ms(55), P99: ms(70), DeltaPct: -64.7, RPS: 70, Limit: "clients (3.9 / mean)",
+			Method: "timeline simulation", Why: "no queue in play: the largest modelled queue, CPU, is 0.03 ms per request (under 1 % of the mean)", MeanLow: durp(ms(54.1)), MeanHigh: durp(ms(55.9))},
+			{Spec: "scale=queryDB:2", Mean: ms(205), P99: ms(240), DeltaPct: 31.7, RPS: 19, Limit: "clients (3.9 / mean)",
+				Method: "timeline simulation", Why: "no queue modelled: " + name + " has no pool sized"},
+			{Spec: "pool=" + name + ":4", Mean: ms(120), DeltaPct: -22.9, RPS: 32, Limit: "bottleneck " + name,
+				Method: "queueing model", Why: "changes the queueing model's inputs; queue at pool " + name + ": 36 ms per request before, 0.8 ms after", MeanLow: durp(ms(113.2)), MeanHigh: durp(ms(126.8))}},
 		Throughput: render.Throughput{Clients: 3.9, ClientsEstimated: true, Cores: 2, CPUPerRequest: ms(3), CPUCapRPS: 666, MeasuredRPS: 25.2, PredictedRPS: 25.1},
 		Median:     path(13, 154.5),
 		Slowest:    path(9, 191),
