@@ -1,10 +1,7 @@
 package io.latscope;
 
-import java.util.List;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * ServerQueue measures the time a request waits in the HTTP server before
@@ -61,41 +58,14 @@ public final class ServerQueue {
         };
     }
 
-    private static final class Timed extends AbstractExecutorService {
-        private final ExecutorService delegate;
-
+    private static final class Timed extends DelegatingExecutor {
         Timed(ExecutorService delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
         public void execute(Runnable r) {
             delegate.execute(timed(r));
-        }
-
-        @Override
-        public void shutdown() {
-            delegate.shutdown();
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            return delegate.shutdownNow();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return delegate.isShutdown();
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return delegate.isTerminated();
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-            return delegate.awaitTermination(timeout, unit);
         }
     }
 }

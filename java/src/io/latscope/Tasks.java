@@ -1,7 +1,5 @@
 package io.latscope;
 
-import java.util.List;
-import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -137,11 +135,9 @@ public final class Tasks {
     }
 
     /** Traced is the executor service {@link #wrap} returns. */
-    private static final class Traced extends AbstractExecutorService {
-        final ExecutorService delegate;
-
+    private static final class Traced extends DelegatingExecutor {
         Traced(ExecutorService delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
@@ -159,31 +155,6 @@ public final class Tasks {
             Task<?> t = r instanceof Task ? (Task<?>) r : new Task<Void>(r, null);
             submitted(t.rid, t.tid);
             delegate.execute(t);
-        }
-
-        @Override
-        public void shutdown() {
-            delegate.shutdown();
-        }
-
-        @Override
-        public List<Runnable> shutdownNow() {
-            return delegate.shutdownNow();
-        }
-
-        @Override
-        public boolean isShutdown() {
-            return delegate.isShutdown();
-        }
-
-        @Override
-        public boolean isTerminated() {
-            return delegate.isTerminated();
-        }
-
-        @Override
-        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-            return delegate.awaitTermination(timeout, unit);
         }
     }
 
