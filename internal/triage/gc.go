@@ -58,6 +58,23 @@ func gcEvidence(s InstanceSeries, ir *InstanceReport) GCEvidence {
 	return e
 }
 
+// gcShares is the collector's share of the process's CPU per step: NaN in
+// a step without a collection (nothing counted), nil when absent.
+func gcShares(s InstanceSeries) []float64 {
+	if s.GCCPU == nil || s.UserCPU == nil {
+		return nil
+	}
+	out := make([]float64, len(s.Signal))
+	for i := range out {
+		gc, user := at(s.GCCPU, i), at(s.UserCPU, i)
+		out[i] = math.NaN()
+		if gc+user > 0 { // NaN compares false
+			out[i] = gc / (gc + user)
+		}
+	}
+	return out
+}
+
 // gcSum sums the steps' GC and user CPU.
 type gcSum struct{ gc, user float64 }
 

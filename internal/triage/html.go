@@ -14,7 +14,8 @@ const svgWidth, svgHeight = 960.0, 90.0
 
 // WriteHTML writes r as a self-contained HTML page: the verdict, one
 // timeline per instance (the signal per step as bars, the threshold as a
-// dashed line, the bad steps marked red), and the text report.
+// dashed line, the bad steps marked red) with its host signals and GC
+// share per step under it, and the text report.
 func WriteHTML(w io.Writer, r *Report) error {
 	var text strings.Builder
 	if err := WriteText(&text, r); err != nil {
@@ -29,10 +30,105 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Signal    string
 	}{R: r, Who: r.who(), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold), Signal: r.signalName()}
 	top := r.scaleTop()
+	tops := r.hostTops()
 	for _, ir := range r.Instances {
-		page.Timelines = append(page.Timelines, timeline(r, ir, top))
+		page.Timelines = append(page.Timelines, timeline(r, ir, top, tops))
 	}
 	return htmlPage.Execute(w, page)
+}
+
+// hostRow is one row of the host strip: a host signal, or the GC share.
+type hostRow struct {
+	name, unit string
+	values     func(ir InstanceReport) []float64
+	// top is the row's scale: the largest value of any instance, at least
+	// floor (a flat row stays flat).
+	floor float64
+}
+
+// hostRows are the rows under each timeline: the host signals in the
+// writers' order, then the collector's share of the process's CPU.
+func hostRows(r *Report) []hostRow {
+	var rows []hostRow
+	for sig := HostSignal(0); sig < NumHostSignals; sig++ {
+		rows = append(rows, hostRow{name: sig.String(), unit: "s/step", floor: r.Threshold.Seconds(),
+			values: func(ir InstanceReport) []float64 { return ir.HostSteps[sig] }})
+	}
+	return append(rows, hostRow{name: "gc-share", unit: "of the CPU", floor: gcShareRise,
+		values: func(ir InstanceReport) []float64 { return ir.GCShare }})
+}
+
+// hostTops is each host row's scale, common to every instance.
+func (r *Report) hostTops() []float64 {
+	rows := hostRows(r)
+	tops := make([]float64, len(rows))
+	for k, row := range rows {
+		tops[k] = row.floor
+		for _, ir := range r.Instances {
+			for _, v := range row.values(ir) {
+				if v > tops[k] && !math.IsInf(v, 0) {
+					tops[k] = v
+				}
+			}
+		}
+		if !(tops[k] > 0) {
+			tops[k] = 1
+		}
+	}
+	return tops
+}
+
+// hostRowHeight is the height of one row of the host strip: a label line
+// and the bars under it.
+const hostRowHeight, hostLabel = 24.0, 11.0
+
+// hostStrip draws, under an instance's timeline (from y0) and on its
+// steps, the host signals and the GC share per step, one row each, with
+// the instance's bad steps shaded: why beside when.
+func hostStrip(b *strings.Builder, r *Report, ir InstanceReport, tops []float64, y0 float64) {
+	rows := hostRows(r)
+	n := float64(len(ir.Signal))
+	if n == 0 {
+		n = 1
+	}
+	bw := svgWidth / n
+	h := hostRowHeight * float64(len(rows))
+	peer := indexSet(ir.Peer)
+	for _, i := range ir.Bad {
+		bg := "#fdd"
+		if peer[i] {
+			bg = "#fec"
+		}
+		fmt.Fprintf(b, `<rect x="%.2f" y="%.0f" width="%.2f" height="%.0f" fill="%s" opacity="0.6"/>`, float64(i)*bw, y0, math.Max(bw, 1), h, bg)
+	}
+	for k, row := range rows {
+		y := y0 + float64(k)*hostRowHeight
+		vals := row.values(ir)
+		label := fmt.Sprintf("%s, %s (scale %s)", row.name, row.unit, hostValue(row, tops[k]))
+		if vals == nil {
+			label = row.name + ": absent"
+		}
+		fmt.Fprintf(b, `<text x="0" y="%.0f" font-size="10" fill="#333">%s</text>`, y+9, template.HTMLEscapeString(label))
+		fmt.Fprintf(b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#ccc"/>`, svgWidth, y+hostRowHeight-0.5, y+hostRowHeight-0.5)
+		span := hostRowHeight - hostLabel - 1
+		for i, v := range vals {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+				continue
+			}
+			bh := math.Max(0.5, math.Min(v/tops[k], 1)*span)
+			fmt.Fprintf(b, `<rect class="hostbar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#586"><title>%s %s %s</title></rect>`,
+				float64(i)*bw, y+hostRowHeight-1-bh, math.Max(bw*0.9, 0.5), bh,
+				r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), row.name, hostValue(row, v))
+		}
+	}
+}
+
+// hostValue formats a value of a host row: seconds, or a share in %.
+func hostValue(row hostRow, v float64) string {
+	if row.name == "gc-share" {
+		return pct(v)
+	}
+	return sec(v) + " s"
 }
 
 // scaleTop is the timelines' common top: twice the threshold, or the
@@ -50,16 +146,19 @@ func (r *Report) scaleTop() float64 {
 	return top
 }
 
-// timeline draws one instance's steps as an inline SVG.
-func timeline(r *Report, ir InstanceReport, top float64) template.HTML {
+// timeline draws one instance's steps as an inline SVG: the signal, and
+// under it the host strip (hostStrip) on the same steps.
+func timeline(r *Report, ir InstanceReport, top float64, tops []float64) template.HTML {
 	var b strings.Builder
 	n := float64(len(ir.Signal))
 	if n == 0 {
 		n = 1
 	}
 	bw := svgWidth / n
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s">`,
-		svgWidth, svgHeight+14, svgWidth, svgHeight+14, template.HTMLEscapeString(ir.Name))
+	strip := svgHeight + 18
+	total := strip + hostRowHeight*float64(len(tops))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s: the signal, the host signals and the GC share per step">`,
+		svgWidth, total, svgWidth, total, template.HTMLEscapeString(ir.Name))
 	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="#f6f6f6"/>`, svgWidth, svgHeight)
 	bad, peer, held := indexSet(ir.Bad), indexSet(ir.Peer), indexSet(ir.Held)
 	for _, i := range ir.Bad {
@@ -91,6 +190,7 @@ func timeline(r *Report, ir InstanceReport, top float64) template.HTML {
 	fmt.Fprintf(&b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#000" stroke-dasharray="4 3"/>`, svgWidth, y, y)
 	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+r.clockLayout()))
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+r.clockLayout()))
+	hostStrip(&b, r, ir, tops, strip)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
@@ -101,14 +201,15 @@ var htmlPage = template.Must(template.New("triage").Parse(`<!DOCTYPE html>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1000px}
 h2{font-size:1em;margin:1.2em 0 .2em}
-.verdict{font-size:1.1em;background:#eef;padding:.6em;border-left:4px solid #447}
-pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px}
+svg{display:block;max-width:100%;height:auto}
+.verdict{font-size:1.1em;background:#eef;padding:.6em;border-left:4px solid #447;overflow-wrap:anywhere}
+pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 </style></head><body>
 <h1>latscope triage: {{.Who}}</h1>
 <p class="verdict">{{.R.Verdict.Line}}</p>
 {{with .R.Verdict.Next}}<p><b>Next:</b> {{.}}</p>{{end}}
 {{range .R.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
-<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); orange: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule.</p>
+<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); orange: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule. Under each timeline, on the same steps: the host signals (seconds per step: throttled, stall, steal, CPU pressure of the cgroup and of the host) and the garbage collector's share of the process's CPU (no bar: no collection in the step), each on one scale for every instance.</p>
 {{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}{{with $ir.Peer}} ({{len .}} by the peer rule){{end}}{{with $ir.Held}} ({{len .}} held){{end}}</h2>
 {{index $.Timelines $i}}
 {{end}}

@@ -193,6 +193,12 @@ type InstanceReport struct {
 	Baseline, Worst float64
 	// Signal is the signal per step, for the timeline (NaN: no data).
 	Signal []float64
+	// HostSteps are the host signals per step, seconds (NaN: no data; nil:
+	// absent), and GCShare the collector's share of the process's CPU per
+	// step (NaN: no collection in the step; nil: absent): what the HTML
+	// plots beside the signal.
+	HostSteps [NumHostSignals][]float64
+	GCShare   []float64
 	// DBPath is rule 3's evidence for this instance's bad steps.
 	DBPath DBPathEvidence
 	// Host is rule 5's evidence, one entry per signal.

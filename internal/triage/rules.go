@@ -39,6 +39,7 @@ func Analyze(in Input, p Params) *Report {
 	for k, s := range in.Instances {
 		ir := badSteps(s, thr)
 		ir.Thin = thin[k]
+		ir.HostSteps, ir.GCShare = s.Host, gcShares(s)
 		r.Instances = append(r.Instances, ir)
 	}
 	r.peerSteps(in, thr)
