@@ -196,7 +196,7 @@ func analyse(ctx context.Context, w *lab.Window, mode string, clients int) (*ren
 	if len(rep.Groups) > 0 {
 		for _, g := range res.Groups {
 			if g.Name == rep.Groups[0].Name {
-				ser = col.group(g, res.Terms, opts.Predictions)
+				ser = col.group(g)
 			}
 		}
 	}

@@ -18,20 +18,19 @@ type series struct {
 	path     []float64 // the critical path, unknown time included
 	critWait []float64 // critical-path time in waits (terms)
 	critRun  []float64 // critical-path scheduler wait (runnable)
-	// pred holds, per prediction spec, each request's predicted latency,
-	// approximated from its critical path as latscope compare does
-	// (render.CriticalTerms, docs/method.md §13).
+	// pred holds, per prediction spec, each request's predicted latency:
+	// the timeline simulation's own, request by request
+	// (budget.PredictionResult.Latencies), as latscope compare takes it.
 	pred map[string][]float64
 }
 
 // collector gathers series by request type from budget.Options.Each.
 type collector struct {
 	byGroup map[string]*series
-	crit    *render.CriticalTerms // each request's critical time by term, for pred
 }
 
 func newCollector() *collector {
-	return &collector{byGroup: map[string]*series{}, crit: render.NewCriticalTerms()}
+	return &collector{byGroup: map[string]*series{}}
 }
 
 // each is budget.Options.Each: it books one finished request.
@@ -58,12 +57,11 @@ func (c *collector) each(group string, p *budget.Path) {
 	s.path = append(s.path, path)
 	s.critWait = append(s.critWait, wait)
 	s.critRun = append(s.critRun, run)
-	c.crit.Add(group, p)
 }
 
 // group returns the series of g, with its predictions' per-request
 // latencies; nil when the requests seen do not line up with the group's.
-func (c *collector) group(g *budget.Group, terms []budget.Term, preds []budget.Prediction) *series {
+func (c *collector) group(g *budget.Group) *series {
 	s := c.byGroup[g.Name]
 	if s == nil || len(s.lat) != len(g.Latencies) {
 		return nil
@@ -74,12 +72,15 @@ func (c *collector) group(g *budget.Group, terms []budget.Term, preds []budget.P
 		}
 	}
 	s.pred = map[string][]float64{}
-	for i, gains := range c.crit.Gains(g, terms, preds) {
-		out := make([]float64, len(s.lat))
-		for r := range s.lat {
-			out[r] = s.lat[r] - gains[r]
+	for _, p := range g.Predictions {
+		if len(p.Latencies) != len(s.lat) {
+			continue
 		}
-		s.pred[g.Predictions[i].Spec] = out
+		out := make([]float64, len(p.Latencies))
+		for r, l := range p.Latencies {
+			out[r] = float64(l)
+		}
+		s.pred[p.Spec] = out
 	}
 	return s
 }
