@@ -41,8 +41,8 @@ func WriteHTML(w io.Writer, r *Report) error {
 type hostRow struct {
 	name, unit string
 	values     func(ir InstanceReport) []float64
-	// top is the row's scale: the largest value of any instance, at least
-	// floor (a flat row stays flat).
+	// floor is the least scale of the row (hostTops: the largest value
+	// of any instance, at least floor), so that a flat row stays flat.
 	floor float64
 }
 

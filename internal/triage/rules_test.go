@@ -408,6 +408,7 @@ func TestGCCause(t *testing.T) {
 		{"throttled first", 0.4, 1, false, "throttled", "GC 5 % → 40 %"},
 		{"steady", 0.05, 0, false, "cpu-pressure", "GC 5 % → 5 % of the process's CPU (0.05 → 0.01 s/step), not risen"},
 		{"absent", 0.4, 0, true, "cpu-pressure", "GC cannot be told apart"},
+		{"no baseline", 0.4, 0, false, "cpu-pressure", "GC - → 40 % of the process's CPU (0.00 → 0.10 s/step), no baseline: fewer than 3 good steps with a collection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := synth{instances: 3, steps: 60, bad: func(k, i int) bool { return k == 1 && i >= 30 && i < 40 }, host: map[HostSignal]float64{PSICgroup: 1}}
@@ -419,6 +420,7 @@ func TestGCCause(t *testing.T) {
 					switch {
 					case i >= 30 && i < 40:
 						b.GCCPU[i], b.UserCPU[i] = tc.gcBad*0.25, (1-tc.gcBad)*0.25
+					case tc.name == "no baseline" && i > 1: // two collections only
 					case i%2 == 0: // a collection every other step
 						b.GCCPU[i], b.UserCPU[i] = 0.1, 1.9
 					}
