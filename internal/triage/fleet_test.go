@@ -195,6 +195,19 @@ var fleetExpectations = map[string]fleetExpect{
 			t.Errorf("the GC evidence is not in the text or the JSON")
 		}
 	}},
+	// TestRecordSpin (lab/fleet): its control, instance A spinning 2
+	// goroutines instead — CPU work of the process that is not its
+	// collector, recorded with the runtime's counters: the share did not
+	// rise, and the cause is not gc.
+	"fleet-spin/spin": {period: -1, check: func(t *testing.T, r *Report) {
+		v, a := r.Verdict, r.instance("a:8080")
+		if g := a.GC; g.Absent || g.Rose || v.Cause == "gc" || !strings.Contains(v.Line, "not risen") || strings.Contains(v.Next, "GOGC") {
+			t.Errorf("cause %q, GC %+v, next %q: want the share measured, not risen, and no GC cause", v.Cause, g, v.Next)
+		}
+		if !strings.Contains(v.Rule, "peer") {
+			t.Errorf("rule %q: want the peer rule", v.Rule)
+		}
+	}},
 	// The same with the default signal: no DB call slowed, so no bad step;
 	// it says what it did not watch and that it slowed.
 	"fleet-upstream/upstream-db": {period: -1, check: func(t *testing.T, r *Report) {

@@ -303,15 +303,31 @@ func TestRecordUpstream(t *testing.T) {
 // DB calls slow far over its peers' but under the threshold (issue #35,
 // item 5; the issue's measured case was 17–39 ms against 1 ms). It keeps
 // the series, with the agent's runtime/metrics counters, and one window
-// for internal/triage's tests as fleet-gc (LATSCOPE_FLEET_RECORD=DIR;
-// root, PostgreSQL and Prometheus; about 55 s). The runtime updates its
-// CPU classes at the end of each collection only, so a step without one
-// adds nothing to the GC share: 10 quiet minutes before the fault give
-// the baseline its steps with a collection.
+// for internal/triage's tests as fleet-gc (recordLocal; about 55 s).
 //
 //   - gc: local to A by the peer rule, cause gc (its collector's share of
 //     its CPU rose; no throttling, steal or stall explains it).
 func TestRecordGC(t *testing.T) {
+	recordLocal(t, "fleet-gc", "gc", "instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not", "gc",
+		func(ctx context.Context, addr string, d time.Duration) error { return postAlloc(ctx, addr, d, 2) })
+}
+
+// TestRecordSpin is TestRecordGC's control: instance A spinning 2
+// goroutines (POST /burn) instead of allocating — CPU work of the process
+// that is not its collector — kept as fleet-spin, so that triage's test
+// can check that it is not named gc (about 55 s).
+func TestRecordSpin(t *testing.T) {
+	recordLocal(t, "fleet-spin", "spin", "instance A spinning 2 goroutines (POST /burn) from minute 10 to minute 16; its peers not", "",
+		func(ctx context.Context, addr string, d time.Duration) error { return postBurst(ctx, addr, d, 2) })
+}
+
+// recordLocal runs the fleet (minute 2 s), starts fault on instance A for
+// 6 minutes after 10 quiet ones (the runtime updates its CPU classes at
+// the end of each collection only, so a step without one adds nothing to
+// the GC share: the quiet minutes give the baseline its steps with a
+// collection), and keeps the series and one window, case, as name
+// (LATSCOPE_FLEET_RECORD=DIR; root, PostgreSQL and Prometheus).
+func recordLocal(t *testing.T, name, kase, what, cause string, fault func(ctx context.Context, addr string, d time.Duration) error) {
 	tier.Timing(t)
 	dir := os.Getenv(RecordEnv)
 	if dir == "" {
@@ -331,10 +347,9 @@ func TestRecordGC(t *testing.T) {
 	start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
 	sleepUntil(ctx, start)
 	a := r.fleet[0]
-	what := "instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not"
-	t.Logf("gc: %s", what)
+	t.Logf("%s: %s", kase, what)
 	sleepUntil(ctx, start.Add(c.minutes(10)))
-	if err := postAlloc(ctx, a.addr, c.minutes(6), 2); err != nil {
+	if err := fault(ctx, a.addr, c.minutes(6)); err != nil {
 		t.Error(err)
 	}
 	end := start.Add(c.minutes(20))
@@ -346,9 +361,9 @@ func TestRecordGC(t *testing.T) {
 	for _, m := range r.fleet {
 		rename[m.addr] = strings.ToLower(m.name) + ":8080"
 	}
-	cases := []Case{{Name: "gc", Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
-		Truth: Truth{Scope: "local", Instance: rename[a.addr], Cause: "gc"}, What: what}}
-	if err := writeRecording(ctx, dir, "fleet-gc", r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
+	cases := []Case{{Name: kase, Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
+		Truth: Truth{Scope: "local", Instance: rename[a.addr], Cause: cause}, What: what}}
+	if err := writeRecording(ctx, dir, name, r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
 		t.Fatal(err)
 	}
 }
