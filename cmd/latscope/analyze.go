@@ -46,6 +46,7 @@ type analyzeOptions struct {
 	html     string
 	pprofDir string
 	cpuProf  string
+	out      reportFile
 }
 
 // jfrOptions are the flags that only apply to JVM recordings (.jfr).
@@ -86,6 +87,7 @@ examples:
   curl -s localhost:6060/debug/pprof/trace?seconds=5 | latscope analyze -
   latscope analyze web-1.trace web-2.trace      several instances, by request type
   latscope analyze --json /var/tmp/snapshots    every *.trace in the directory
+  latscope analyze --json -o report.json demo.trace
 `
 
 func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -112,6 +114,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
 	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
 	fs.StringVar(&o.cpuProf, "cpu", "", "a pprof CPU `PROFILE` of the same window, for scheduler-overhead analysis")
+	o.out.register(fs)
 	usageWith(fs, stderr, "analyze [flags] TRACE...|DIR", analyzeExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -161,6 +164,9 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := out.set.Check(); err != nil { // before the analysis, which may take long
 		return err
 	}
+	if err := o.out.check([]string{file, o.cpuProf, o.jfr.RequestsFrom}, out.set.Paths()); err != nil {
+		return err
+	}
 	opts := budget.DefaultOptions
 	opts.Rules.App = o.app
 	if len(o.app) == 0 && !isJFR {
@@ -194,7 +200,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	// The output files fail alone: the text or JSON report is written
 	// whatever became of them, and their error is returned after it.
 	extraErr := out.write(&o, opts, tr.Report, tr.Result)
-	if err := tr.Write(stdout, o.json); err != nil {
+	if err := o.out.write(stdout, func(w io.Writer) error { return tr.Write(w, o.json) }); err != nil {
 		return err
 	}
 	if extraErr != nil {
@@ -403,6 +409,9 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 	if err := out.Check(); err != nil { // before the analyses, which may take long
 		return err
 	}
+	if err := o.out.check(files, out.Paths()); err != nil {
+		return err
+	}
 	opts := budget.DefaultOptions
 	opts.Rules.App = o.app
 	opts.Infer = o.infer.mode
@@ -424,11 +433,12 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 			return out.Commit()
 		}()
 	}
-	if o.json {
-		err = m.WriteJSON(stdout)
-	} else {
-		err = m.WriteText(stdout)
-	}
+	err = o.out.write(stdout, func(w io.Writer) error {
+		if o.json {
+			return m.WriteJSON(w)
+		}
+		return m.WriteText(w)
+	})
 	if err == nil {
 		err = htmlErr
 	}

@@ -21,6 +21,7 @@ const compareExamples = `
 examples:
   latscope compare --what-if overlap=callUpstream,queryDB serial.trace overlapped.trace
   latscope compare --json --miss 3 --what-if remove=lockedSection before.trace after.trace
+  latscope compare -o checks.txt --what-if remove=lockedSection before.trace after.trace
 `
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -33,6 +34,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		clients float64
 		cores   float64
 		pools   []queueing.PoolSpec
+		out     reportFile
 	)
 	fs := newFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
 	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict), as in analyze: remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM change the timeline; pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the one engine (the queueing model where a queue is in play, else the timeline simulation) with its method and 95 % interval")
@@ -44,6 +46,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service in BEFORE (default: GOMAXPROCS in the trace)")
 	fs.Var(&poolFlag{pools: &pools}, "pool", "a pool of `SIZE` in BEFORE (repeatable), as in analyze: SIZE alone a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput; or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
+	out.register(fs)
 	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -60,6 +63,9 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		if err := checkInput(name, "trace file"); err != nil {
 			return err
 		}
+	}
+	if err := out.check(fs.Args(), nil); err != nil {
+		return err
 	}
 	reports := make([]*render.Report, 2)
 	// The predictions' intervals are the engine's (whatif.Evaluate, through
@@ -105,8 +111,10 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return c.WriteJSON(stdout)
-	}
-	return c.WriteText(stdout)
+	return out.write(stdout, func(w io.Writer) error {
+		if asJSON {
+			return c.WriteJSON(w)
+		}
+		return c.WriteText(w)
+	})
 }

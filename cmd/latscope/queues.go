@@ -32,6 +32,7 @@ examples:
   latscope predict --clients 20 --pool 10 --what-if overlap=callUpstream,queryDB --what-if pool=20 demo.trace
   latscope predict --json --clients 16 --cores 2 --what-if clients=32 demo.trace
   latscope predict --open --what-if rate=400 --what-if cores=1 demo.trace
+  latscope predict --json -o model.json --what-if cores=1 demo.trace
 `
 
 func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -46,6 +47,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		pools   []queueing.PoolSpec
 		whatIfs whatIfs
 		jfr     jfrOptions
+		out     reportFile
 	)
 	fs := newFlagSet("predict", predictSynopsis, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md, \"predict\")")
@@ -60,6 +62,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` whose threads' events are request time, as in analyze")
 	intVar(fs.FlagSet, &jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
+	out.register(fs)
 	usageWith(fs, stderr, predictSynopsis, predictExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -69,6 +72,9 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	file := fs.Arg(0)
 	if err := checkInput(file, "trace file"); err != nil {
+		return err
+	}
+	if err := out.check([]string{file, jfr.RequestsFrom}, nil); err != nil {
 		return err
 	}
 	isJFR := strings.HasSuffix(file, ".jfr")
@@ -120,12 +126,14 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	if asJSON {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		return e.Encode(predictJSON(p, engine))
-	}
-	return writePrediction(stdout, p, engine)
+	return out.write(stdout, func(w io.Writer) error {
+		if asJSON {
+			e := json.NewEncoder(w)
+			e.SetIndent("", "  ")
+			return e.Encode(predictJSON(p, engine))
+		}
+		return writePrediction(w, p, engine)
+	})
 }
 
 // enginePredictions are the one engine's predictions (whatif.Evaluate) of
