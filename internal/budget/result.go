@@ -98,6 +98,10 @@ type Group struct {
 	// critical path. Running holds all of it and the rest.
 	CPUTerms          []TermStat
 	Running, Runnable TimeStat
+	// RunningExact, in a JVM recording, says Running is the Java library's
+	// measured thread CPU of every request (cpuTime), outside the holds'
+	// terms; without it a recording's running time is not measured.
+	RunningExact bool
 	// CPUByFrame says how much of Running has a frame, and how it was found.
 	CPUByFrame CPUByFrame
 	Unknown    int64 // critical-path time the timelines could not explain

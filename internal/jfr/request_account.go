@@ -279,6 +279,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		if acc.cpuReqs == acc.count && acc.count > 0 { // the library measured every request's CPU
 			// a hold's CPU is in its own term
 			g.Running = budget.TimeStat{Wait: max(0, acc.cpu-acc.heldCPU), Critical: acc.runCrit}
+			g.RunningExact = true
 			g.Unknown -= acc.runCrit
 		}
 		for t, w := range acc.wait {

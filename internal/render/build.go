@@ -256,7 +256,7 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 		gj.CPUTerms = append(gj.CPUTerms, termJSON(t, labels[ts.Term], ts, n, mean))
 	}
 	gj.CPU = CPU{Running: per(g.Running.Wait), Runnable: per(g.Runnable.Wait),
-		CriticalRunning: per(g.Running.Critical), CriticalRunnable: per(g.Runnable.Critical)}
+		CriticalRunning: per(g.Running.Critical), CriticalRunnable: per(g.Runnable.Critical), runningExact: g.RunningExact}
 	if !res.Info.JVM {
 		bf := g.CPUByFrame
 		gj.CPU.ByFrame = &CPUByFrame{FromSamples: per(bf.FromSamples), FromStacks: per(bf.FromStacks),

@@ -5,8 +5,11 @@ import "encoding/json"
 // Reasons a JVM recording's report gives, in JSON "not_measured", for the
 // fields it writes as null instead of 0 (docs/json.md).
 const (
-	NotMeasuredCPU     = "JFR records waits and execution samples, not a thread's running and runnable time"
-	NotMeasuredLatency = "a recording has no request boundaries: give --requests-from the load's results for latencies"
+	NotMeasuredCPU = "JFR records waits and execution samples, not a thread's running and runnable time"
+	// NotMeasuredRunnable is the reason when the Java library measured
+	// each request's thread CPU: running is that; runnable is not.
+	NotMeasuredRunnable = "JFR records no time a thread waited for a CPU; running is the Java library's measured thread CPU (cpuTime)"
+	NotMeasuredLatency  = "a recording has no request boundaries: give --requests-from the load's results for latencies"
 )
 
 // markJVM marks the parts of a JVM recording's report that the recording
@@ -60,6 +63,14 @@ func (c CPU) MarshalJSON() ([]byte, error) {
 	type plain CPU
 	if !c.notMeasured {
 		return json.Marshal(plain(c))
+	}
+	if c.runningExact {
+		return json.Marshal(struct {
+			plain
+			Runnable         *Duration `json:"runnable_ms"`
+			CriticalRunnable *Duration `json:"critical_runnable_ms"`
+			NotMeasured      string    `json:"not_measured"`
+		}{plain: plain(c), NotMeasured: NotMeasuredRunnable})
 	}
 	return json.Marshal(struct {
 		plain

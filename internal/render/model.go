@@ -203,6 +203,10 @@ type CPU struct {
 	// the frames); nil for a JVM recording.
 	ByFrame     *CPUByFrame `json:"by_frame,omitempty"`
 	notMeasured bool        // a JVM recording: running and runnable JSON null (jvm.go)
+	// runningExact: in a JVM recording, running is the Java library's
+	// measured thread CPU (budget.Group.RunningExact); runnable alone is
+	// not measured.
+	runningExact bool
 }
 
 // CPUByFrame is how a request's running time was split by frame

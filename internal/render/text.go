@@ -136,7 +136,10 @@ func (r *Report) writeBudget(ew *errWriter, g *Group) {
 	}
 	c := g.CPU
 	mean := g.Requests.Mean.Ms()
-	if r.Trace.JVM { // JFR records waits and samples, not a thread's running and runnable time
+	if r.Trace.JVM && c.runningExact { // the Java library measured each request's thread CPU; JFR records no runnable time
+		termsafe.Fprintf(tw, "running (on CPU, measured by the library)\t\t\t%.2f\t%.1f%%\t%.2f\t\t\t\n", c.Running.Ms(), pct(c.Running.Ms(), mean), c.CriticalRunning.Ms())
+		termsafe.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
+	} else if r.Trace.JVM { // JFR records waits and samples, not a thread's running and runnable time
 		termsafe.Fprintf(tw, "running (on CPU)\t\t\tnot measured\t\t\t\t\t\n")
 		termsafe.Fprintf(tw, "runnable (waiting for a CPU)\t\t\tnot measured\t\t\t\t\t\n")
 	} else if bf := c.ByFrame; bf != nil && len(g.CPUTerms) > 0 {
