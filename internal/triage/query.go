@@ -450,15 +450,9 @@ type seriesKey struct{ job, instance string }
 
 // query runs one range query and returns its series by job and instance.
 func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.SampleStream, error) {
-	f.queries = append(f.queries, q)
-	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
-	defer cancel()
-	m, warnings, err := f.api.queryRange(ctx, q, f.r, f.c.Timeout)
-	for _, w := range warnings {
-		f.promWarning(w, q)
-	}
+	m, err := f.rangeQuery(ctx, q)
 	if err != nil {
-		return nil, f.explain(err, q)
+		return nil, err
 	}
 	out := map[seriesKey]*model.SampleStream{}
 	for _, s := range m {
@@ -513,6 +507,20 @@ type routeKey struct {
 // queryRoutes runs one range query and returns its series by job,
 // instance, route and peer.
 func (f *fetcher) queryRoutes(ctx context.Context, q string) (map[routeKey]*model.SampleStream, error) {
+	m, err := f.rangeQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := map[routeKey]*model.SampleStream{}
+	for _, s := range m {
+		out[routeKey{seriesKey{string(s.Metric["job"]), string(s.Metric["instance"])}, string(s.Metric["route"]), string(s.Metric["peer"])}] = s
+	}
+	return out, nil
+}
+
+// rangeQuery runs one range query over the fetcher's range, noting the
+// query, its warnings, and an error as one line (explain).
+func (f *fetcher) rangeQuery(ctx context.Context, q string) (model.Matrix, error) {
 	f.queries = append(f.queries, q)
 	ctx, cancel := context.WithTimeout(ctx, f.c.Timeout)
 	defer cancel()
@@ -523,11 +531,7 @@ func (f *fetcher) queryRoutes(ctx context.Context, q string) (map[routeKey]*mode
 	if err != nil {
 		return nil, f.explain(err, q)
 	}
-	out := map[routeKey]*model.SampleStream{}
-	for _, s := range m {
-		out[routeKey{seriesKey{string(s.Metric["job"]), string(s.Metric["instance"])}, string(s.Metric["route"]), string(s.Metric["peer"])}] = s
-	}
-	return out, nil
+	return m, nil
 }
 
 // explain turns a client error into one line saying what went wrong.
