@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
@@ -22,6 +23,9 @@ examples:
   latscope compare --what-if overlap=callUpstream,queryDB serial.trace overlapped.trace
   latscope compare --json --miss 3 --what-if remove=lockedSection before.trace after.trace
   latscope compare -o checks.txt --what-if remove=lockedSection before.trace after.trace
+
+exit status: 0 when every prediction is a hit or inconclusive, 1 when any is a miss
+(the report is written all the same), 2 on a usage or input error.
 `
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -111,10 +115,32 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	return out.write(stdout, func(w io.Writer) error {
+	err = out.write(stdout, func(w io.Writer) error {
 		if asJSON {
 			return c.WriteJSON(w)
 		}
 		return c.WriteText(w)
 	})
+	if err != nil {
+		return err
+	}
+	return missed(c)
+}
+
+// missed is compare's verdict, once the report is written: a failedVerdict
+// (exit status 1) naming the predictions whose verdict is a miss (the
+// error's 95 % interval wholly outside ±--miss %); nil when every one is a
+// hit or inconclusive, or there is none.
+func missed(c *render.Comparison) error {
+	var specs []string
+	for _, p := range c.Predictions {
+		if p.Verdict == render.VerdictMiss {
+			specs = append(specs, p.Spec)
+		}
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	return verdictFailed("%d of %d predictions missed (the error's 95 %% interval wholly outside ±%g %%): %s",
+		len(specs), len(c.Predictions), c.MissPct, strings.Join(specs, ", "))
 }
