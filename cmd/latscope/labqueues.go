@@ -81,8 +81,15 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 		}
 	}
 	fmt.Fprintf(stderr, "lab queues: %d of %d predictions within %.0f %% of the re-measured mean and throughput\n", rep.Passed, len(rep.Runs), queues.Tolerance)
+	return queuesVerdict(rep)
+}
+
+// queuesVerdict is the queues lab's verdict: a failedVerdict (exit status
+// 1, as a failed check of any lab) when a prediction missed its
+// re-measured run; nil when every one passed.
+func queuesVerdict(rep *queues.Report) error {
 	if rep.Passed < len(rep.Runs) {
-		return fmt.Errorf("lab queues: %d of %d predictions missed (causes above)", len(rep.Runs)-rep.Passed, len(rep.Runs))
+		return verdictFailed("lab queues: %d of %d predictions missed (causes above)", len(rep.Runs)-rep.Passed, len(rep.Runs))
 	}
 	return nil
 }
