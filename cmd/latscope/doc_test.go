@@ -60,3 +60,35 @@ func checkFlags(t *testing.T, name, docs string) {
 		}
 	})
 }
+
+// TestDocsExitStatus: the exit-status table of docs/commands.md has a row
+// naming every command and lab subcommand.
+func TestDocsExitStatus(t *testing.T) {
+	b, err := os.ReadFile("../../docs/commands.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "## Exit status\n")
+	if !ok {
+		t.Fatal("docs/commands.md has no \"## Exit status\" section")
+	}
+	var rows []string
+	for i, line := range strings.Split(strings.TrimLeft(table, "\n"), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break // the table's end
+		}
+		if cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |"); i > 1 {
+			rows = append(rows, cell) // the first cell of a row, past the header and its rule
+		}
+	}
+	all := strings.Join(rows, "\n")
+	names := commandNames()
+	for _, sub := range labSubNames() {
+		names = append(names, "lab "+sub)
+	}
+	for _, name := range names {
+		if !regexp.MustCompile("`" + regexp.QuoteMeta(name) + "[` ]").MatchString(all) {
+			t.Errorf("the exit-status table of docs/commands.md has no row for %s", name)
+		}
+	}
+}
