@@ -19,8 +19,8 @@ func init() {
 
 const labFleetExamples = `
 examples:
-  sudo latscope lab fleet                  four phases with a 3 s "minute" (about 3 minutes)
-  sudo latscope lab fleet --short          the CI profile (about 2 minutes)
+  sudo latscope lab fleet                  eight phases with a 3 s "minute" (about 6 minutes)
+  sudo latscope lab fleet --short          the CI profile: throttle, lock, stop, none (about 2 minutes)
   sudo latscope lab fleet --minute 5s      a longer "minute": more scrapes per step
   sudo latscope lab fleet --json           the phases, truths and verdicts as JSON
   sudo latscope lab fleet --hold 10m       then run the report's triage commands by hand
@@ -37,13 +37,13 @@ type labFleetOptions struct {
 func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := labFleetOptions{cfg: fleet.DefaultConfig}
 	fs := newFlagSet("lab fleet", "lab fleet [flags]", stderr)
-	fs.BoolVar(&o.short, "short", false, "the CI profile: shorter phases (about 2 minutes)")
+	fs.BoolVar(&o.short, "short", false, "the CI profile: shorter phases, without the upstream, continuous, gc and thin phases (about 2 minutes)")
 	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
 	fs.BoolVar(&o.loaded, "loaded", false, "run a CPU burner on every core beside the scenario")
 	fs.StringVar(&o.out, "o", "", "output `DIR` for report.md, fleet.json and the lab log (default lab-out/fleet-TIME)")
 	fs.DurationVar(&o.cfg.Minute, "minute", o.cfg.Minute, "the compressed \"minute\": triage's step (whole seconds, at least 2s)")
 	fs.DurationVar(&o.cfg.Threshold, "threshold", o.cfg.Threshold, "triage's DB-call p95 threshold")
-	fs.DurationVar(&o.cfg.RequestThreshold, "request-threshold", o.cfg.RequestThreshold, "triage's request p99 threshold, the stop phase's signal")
+	fs.DurationVar(&o.cfg.RequestThreshold, "request-threshold", o.cfg.RequestThreshold, "triage's request p99 threshold: the signal of the stop, upstream and thin phases")
 	fs.DurationVar(&o.cfg.Hold, "hold", 0, "keep Prometheus and the instances up this long after the phases, to run latscope triage by hand (Ctrl-C ends it)")
 	usageWith(fs, stderr, "lab fleet [flags]", labFleetExamples)
 	if err := fs.Parse(args); err != nil {

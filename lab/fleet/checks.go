@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,8 +12,9 @@ import (
 
 // check compares triage's verdict over one phase with the phase's truth:
 // the scope (none, local, shared) always; the instance, the DB path, the
-// dependency (and its route), the period and the cause where the truth
-// has one. names maps Prometheus
+// dependency (and its route), the period (none for a continuous fault),
+// the cause, the rule of rule 1 and the lower percentile of a thin route
+// where the truth has one. names maps Prometheus
 // instance labels to the lab's instance names. A phase whose triage failed
 // gets one failed check saying why.
 func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.Check {
@@ -28,7 +30,7 @@ func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.
 	if t.DBPath != "" {
 		cs = append(cs, eq(pre+"DB path", t.DBPath, v.DBPath))
 	}
-	if t.Period > 0 {
+	if t.Period > 0 || t.Continuous {
 		cs = append(cs, lab.Check{Name: pre + "period", Want: periodText(t.Period, minute), Got: periodText(v.Period, minute), OK: v.Period == t.Period})
 	}
 	if t.Dependency != "" {
@@ -40,10 +42,37 @@ func check(p *PhaseResult, names map[string]string, minute time.Duration) []lab.
 	if t.Cause != "" {
 		cs = append(cs, eq(pre+"host evidence", t.Cause, v.Cause))
 	}
+	if t.Rule != "" {
+		cs = append(cs, lab.Check{Name: pre + "rule", Want: "includes " + t.Rule, Got: orNone(v.Rule), OK: slices.Contains(strings.Split(v.Rule, "+"), t.Rule)})
+	}
+	if t.Thin {
+		own := signalQuantile(p.Signal)
+		cs = append(cs, lab.Check{Name: pre + "percentile", Want: "below " + quantileText(own) + " (too few requests per step)", Got: quantileText(v.Quantile), OK: v.Quantile > 0 && v.Quantile < own})
+	}
 	if len(p.Faults) > 0 {
 		cs = append(cs, minutesCheck(pre, p, names, minute))
 	}
 	return cs
+}
+
+// signalQuantile is the signal's own percentile: the request p99, the
+// DB-call p95.
+func signalQuantile(signal string) float64 {
+	if signal == "request" {
+		return 0.99
+	}
+	return 0.95
+}
+
+// quantileText is a quantile as a percentile ("p75").
+func quantileText(q float64) string { return fmt.Sprintf("p%g", 100*q) }
+
+// orNone is s, or "(none)".
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // minutesCheck: the bad minutes triage found lie in the faults' minutes —

@@ -29,6 +29,14 @@ func TestCheck(t *testing.T) {
 		{"upstream taken for the host", Truth{Scope: "shared", Dependency: "outbound", Route: "GET /quote"},
 			&VerdictOut{Scope: "shared", Dependency: "host"}, []string{"p/db: dependency", "p/db: route"}},
 		{"none", Truth{Scope: "none"}, &VerdictOut{Scope: "none"}, nil},
+		{"continuous, no period", Truth{Scope: "shared", Continuous: true}, &VerdictOut{Scope: "shared"}, nil},
+		{"continuous given a period", Truth{Scope: "shared", Continuous: true}, &VerdictOut{Scope: "shared", Period: 5 * min}, []string{"p/db: period"}},
+		{"gc by the peer rule", Truth{Scope: "local", Instance: "127.0.0.1:1", Cause: "gc", Rule: "peer"},
+			&VerdictOut{Scope: "local", Instance: "127.0.0.1:1", Cause: "gc", Rule: "threshold+peer"}, nil},
+		{"gc by the threshold only", Truth{Scope: "local", Instance: "127.0.0.1:1", Cause: "gc", Rule: "peer"},
+			&VerdictOut{Scope: "local", Instance: "127.0.0.1:1", Cause: "cpu-pressure", Rule: "threshold"}, []string{"p/db: host evidence", "p/db: rule"}},
+		{"thin, a lower percentile", Truth{Scope: "shared", Thin: true}, &VerdictOut{Scope: "shared", Quantile: 0.75}, nil},
+		{"thin, the p95 kept", Truth{Scope: "shared", Thin: true}, &VerdictOut{Scope: "shared", Quantile: 0.95}, []string{"p/db: percentile"}},
 		{"no verdict", Truth{Scope: "none"}, nil, []string{"p/db: triage ran"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -118,3 +118,23 @@ func stopFor(ctx context.Context, pid int, d time.Duration) (from, to time.Time,
 
 // sleepUntil waits until t or until ctx is done.
 func sleepUntil(ctx context.Context, t time.Time) { lab.Sleep(ctx, time.Until(t)) }
+
+// lockCycle holds an ACCESS EXCLUSIVE lock on Table for hold, releases it
+// for free, and again until end (at least once).
+func lockCycle(ctx context.Context, conn *pgx.Conn, hold, free time.Duration, end time.Time) error {
+	for first := true; first || time.Now().Before(end); first = false {
+		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		if _, err := conn.Exec(ctx, "LOCK TABLE "+Table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+			conn.Exec(context.Background(), "ROLLBACK")
+			return err
+		}
+		lab.Sleep(ctx, hold)
+		if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
+			return err
+		}
+		lab.Sleep(ctx, free)
+	}
+	return nil
+}

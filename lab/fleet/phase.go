@@ -12,6 +12,18 @@ const (
 	PhaseLock     = "lock"     // a table lock in the shared database
 	PhaseStop     = "stop"     // one instance stopped (SIGSTOP)
 	PhaseNone     = "none"     // no fault
+	// The phases of issue #35, in the default profile only.
+	PhaseUpstream   = "upstream"   // the upstream of RouteQuote slowed for every instance
+	PhaseContinuous = "continuous" // a lock held for the whole phase, the DB-call p95 hovering at the threshold
+	PhaseGC         = "gc"         // one instance allocating: GC-bound, under the threshold, far over its peers
+	PhaseThin       = "thin"       // a route with a few requests per step slowed
+)
+
+// AllPhases are the phases of the default profile, in the order they run;
+// ShortPhases those of --short (the CI profile).
+var (
+	AllPhases   = []string{PhaseThrottle, PhaseLock, PhaseStop, PhaseNone, PhaseUpstream, PhaseContinuous, PhaseGC, PhaseThin}
+	ShortPhases = []string{PhaseThrottle, PhaseLock, PhaseStop, PhaseNone}
 )
 
 // Truth is what a phase did, in triage's terms: the verdict a right
@@ -27,6 +39,17 @@ type Truth struct {
 	// outbound calls did.
 	Dependency string `json:"dependency,omitempty"`
 	Route      string `json:"route,omitempty"`
+	// Continuous says the fault was held without a pause: a right triage
+	// claims no period (Period is then 0).
+	Continuous bool `json:"continuous,omitempty"`
+	// Rule is a rule of triage's rule 1 that must have made some of the
+	// verdict's bad steps bad ("peer": under the threshold, far over the
+	// peers); "" = not judged.
+	Rule string `json:"rule,omitempty"`
+	// Thin says the phase's route has too few requests per step for the
+	// signal's percentile: a right triage steps down to a lower one and
+	// says so (docs/triage.md, "Enough calls for the percentile").
+	Thin bool `json:"thin,omitempty"`
 }
 
 // Fault is one fault as it was applied.
@@ -51,8 +74,13 @@ type VerdictOut struct {
 	// "unknown"), Route the outbound dependency's route.
 	Dependency string `json:"dependency,omitempty"`
 	Route      string `json:"route,omitempty"`
-	Line       string `json:"line"`
-	Next       string `json:"next,omitempty"`
+	// Rule names the rules of rule 1 that made the bad steps bad
+	// ("threshold", "peer", "held", joined by "+"); Quantile is the
+	// signal's percentile triage used (0.95: p95).
+	Rule     string  `json:"rule,omitempty"`
+	Quantile float64 `json:"quantile,omitempty"`
+	Line     string  `json:"line"`
+	Next     string  `json:"next,omitempty"`
 	// BadSteps are the bad steps per instance (indices from Start).
 	BadSteps map[string][]int `json:"bad_steps,omitempty"`
 	Warnings []string         `json:"warnings,omitempty"`
@@ -71,8 +99,10 @@ type LoadStats struct {
 // PhaseResult is one phase: its window, the truth, the faults as applied,
 // triage's verdict over the window and the checks.
 type PhaseResult struct {
-	Name    string      `json:"name"`
-	Signal  string      `json:"signal"` // triage's signal: "db" (DB-call p95) or "request" (request p99)
+	Name   string `json:"name"`
+	Signal string `json:"signal"` // triage's signal: "db" (DB-call p95) or "request" (request p99)
+	// Route is triage's route filter ("": every route).
+	Route   string      `json:"route,omitempty"`
 	Summary string      `json:"summary"`
 	Start   time.Time   `json:"start"`
 	End     time.Time   `json:"end"`

@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -262,7 +259,10 @@ func TestRecordUpstream(t *testing.T) {
 	c := ShortConfig
 	c.Minute = 2 * time.Second
 	c.QuoteClients = c.NoDBClients
-	up := newUpstream(5 * time.Millisecond)
+	up, err := StartUpstream(ctx, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer up.Close()
 	r, stop := startRecordFleet(t, ctx, c, up.URL)
 	defer stop()
@@ -274,9 +274,9 @@ func TestRecordUpstream(t *testing.T) {
 	what := "the upstream of GET /quote (every instance's) 5 → 300 ms from minute 4 to minute 10; no DB call on that route"
 	t.Logf("upstream: %s", what)
 	sleepUntil(ctx, start.Add(c.minutes(4)))
-	up.delay.Store(int64(300 * time.Millisecond))
+	up.SetDelay(300 * time.Millisecond)
 	sleepUntil(ctx, start.Add(c.minutes(10)))
-	up.delay.Store(int64(5 * time.Millisecond))
+	up.SetDelay(5 * time.Millisecond)
 	end := start.Add(c.minutes(14))
 	sleepUntil(ctx, end)
 	if err := ld.stop(); err != nil {
@@ -368,22 +368,6 @@ func recordLocal(t *testing.T, name, kase, what, cause string, fault func(ctx co
 	}
 }
 
-// upstream is an HTTP server that answers every request after its delay.
-type upstream struct {
-	*httptest.Server
-	delay atomic.Int64 // nanoseconds
-}
-
-func newUpstream(d time.Duration) *upstream {
-	u := &upstream{}
-	u.delay.Store(int64(d))
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		lab.Sleep(r.Context(), time.Duration(u.delay.Load()))
-		io.WriteString(w, "42\n")
-	}))
-	return u
-}
-
 // startRecordFleet starts PostgreSQL with the table, the three instances
 // (calling upstream on RouteQuote when it is not "") and a Prometheus
 // scraping them, as TestRecordCases does; stop ends them all.
@@ -452,26 +436,6 @@ func writeRecording(ctx context.Context, dir, name, prom string, from, to time.T
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, name+".cases.json"), append(b, '\n'), 0o644)
-}
-
-// lockCycle holds an ACCESS EXCLUSIVE lock on Table for hold, releases it
-// for free, and again until end (at least once).
-func lockCycle(ctx context.Context, conn *pgx.Conn, hold, free time.Duration, end time.Time) error {
-	for first := true; first || time.Now().Before(end); first = false {
-		if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
-			return err
-		}
-		if _, err := conn.Exec(ctx, "LOCK TABLE "+Table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-			conn.Exec(context.Background(), "ROLLBACK")
-			return err
-		}
-		lab.Sleep(ctx, hold)
-		if _, err := conn.Exec(context.Background(), "COMMIT"); err != nil {
-			return err
-		}
-		lab.Sleep(ctx, free)
-	}
-	return nil
 }
 
 // testWriter logs lines to t.

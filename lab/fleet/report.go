@@ -50,7 +50,7 @@ func (r *runner) outcome(phases []*PhaseResult, setup, took time.Duration) *lab.
 	b.WriteString("\n## Verdicts\n\n| phase | signal | minutes | truth | triage's verdict | checks |\n|---|---|---|---|---|---|\n")
 	for _, p := range phases {
 		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s |\n", p.Name, p.Signal, float64(p.End.Sub(p.Start))/float64(c.Minute),
-			truthText(p.Truth, names, c.Minute), verdictText(p, names, c.Minute), passText(p.Checks))
+			truthText(p.Truth, p.Signal, names, c.Minute), verdictText(p, names, c.Minute), passText(p.Checks))
 	}
 	for _, p := range phases {
 		r.phaseSection(&b, p, names)
@@ -102,7 +102,7 @@ func (r *runner) phaseSection(b *strings.Builder, p *PhaseResult, names map[stri
 }
 
 // truthText is the truth in one cell.
-func truthText(t Truth, names map[string]string, minute time.Duration) string {
+func truthText(t Truth, signal string, names map[string]string, minute time.Duration) string {
 	parts := []string{t.Scope}
 	if t.Instance != "" {
 		parts = append(parts, name(names, t.Instance))
@@ -112,6 +112,8 @@ func truthText(t Truth, names map[string]string, minute time.Duration) string {
 	}
 	if t.Period > 0 {
 		parts = append(parts, "every "+periodText(t.Period, minute))
+	} else if t.Continuous {
+		parts = append(parts, "no period")
 	}
 	if t.Dependency != "" {
 		d := t.Dependency
@@ -123,6 +125,12 @@ func truthText(t Truth, names map[string]string, minute time.Duration) string {
 	if t.Cause != "" {
 		parts = append(parts, t.Cause)
 	}
+	if t.Rule != "" {
+		parts = append(parts, "rule "+t.Rule)
+	}
+	if t.Thin {
+		parts = append(parts, "below "+quantileText(signalQuantile(signal)))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -132,11 +140,18 @@ func verdictText(p *PhaseResult, names map[string]string, minute time.Duration) 
 		return "(failed)"
 	}
 	v := p.Verdict
-	t := Truth{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause, Route: v.Route}
+	t := Truth{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause, Route: v.Route, Continuous: p.Truth.Continuous}
 	if v.Scope != "none" {
 		t.Dependency = v.Dependency
 	}
-	return truthText(t, names, minute)
+	s := truthText(t, p.Signal, names, minute)
+	if v.Rule != "" && v.Scope != "none" {
+		s += ", rule " + v.Rule
+	}
+	if v.Quantile > 0 && v.Quantile != signalQuantile(p.Signal) {
+		s += ", " + quantileText(v.Quantile)
+	}
+	return s
 }
 
 // passText is "3/3 ok" or "2/3, FAIL: name".
@@ -171,6 +186,10 @@ func triageCommand(p *PhaseResult, c Config) string {
 	if p.Signal == "request" {
 		thr = c.RequestThreshold
 	}
-	return fmt.Sprintf("latscope triage --prometheus %s --job %s --since %s --until %s --step %v --threshold %v --signal %s",
+	cmd := fmt.Sprintf("latscope triage --prometheus %s --job %s --since %s --until %s --step %v --threshold %v --signal %s",
 		p.Prometheus, Job, p.Start.UTC().Format(time.RFC3339), p.End.UTC().Format(time.RFC3339), c.Minute, thr, p.Signal)
+	if p.Route != "" {
+		cmd += fmt.Sprintf(" --route '%s'", p.Route)
+	}
+	return cmd
 }

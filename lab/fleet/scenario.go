@@ -31,6 +31,7 @@ type Query struct {
 	Start, End      time.Time
 	Step, Threshold time.Duration
 	Signal          string // "db" or "request"
+	Route           string // the route filter ("": every route)
 }
 
 // TriageFunc runs triage for q and returns its verdict and the files to
@@ -65,8 +66,11 @@ type runner struct {
 	prom  *Prometheus
 	tr    TriageFunc
 	wg    sync.WaitGroup // triage runs in flight
-	// upstream is the URL the instances' RouteQuote calls ("": none).
+	// upstream is the URL the instances' RouteQuote calls ("": none), up
+	// the lab's upstream behind it (nil in the recording tests, which start
+	// their own).
 	upstream string
+	up       *Upstream
 }
 
 // Run starts the fleet, runs the phases with the load on, triages each
@@ -97,6 +101,13 @@ func Run(ctx context.Context, env *lab.Env, c Config, tr TriageFunc) (*lab.Outco
 		return nil, err
 	}
 	r := &runner{env: env, cfg: c, conn: conn, tr: tr}
+	if c.needsUpstream() {
+		if r.up, err = StartUpstream(ctx, c.UpstreamDelay); err != nil {
+			return nil, err
+		}
+		defer r.up.Close()
+		r.upstream = r.up.URL
+	}
 	defer r.stopFleet()
 	if err := r.startFleet(ctx, cluster.URL()); err != nil {
 		return nil, err
@@ -200,30 +211,75 @@ func (r *runner) names() map[string]string {
 	return out
 }
 
+// phaseSpec is one phase: what it does, for how long, its fault, its
+// truth and the signals (and route) triage judges it with.
+type phaseSpec struct {
+	name, summary string
+	minutes       int
+	run           func(context.Context, *PhaseResult) error
+	truth         func() Truth
+	signals       []string
+	route         string
+}
+
+// specs are the phases of c, in the order of c.phases().
+func (r *runner) specs() []phaseSpec {
+	c := r.cfg
+	long := c.LongPhaseMinutes()
+	all := map[string]phaseSpec{
+		PhaseThrottle: {PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; %d bursts of CPU work every %d minutes", c.Quota, c.Bursts, c.Period), c.ThrottleMinutes(), r.throttle,
+			func() Truth {
+				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Dependency: "host", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
+			}, []string{"db"}, ""},
+		PhaseLock: {PhaseLock, fmt.Sprintf("the shared table locked from minute 2 to minute %d", c.PhaseMinutes-2), c.PhaseMinutes, r.lock,
+			func() Truth { return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database"} }, []string{"db"}, ""},
+		PhaseStop: {PhaseStop, "instance C stopped (SIGSTOP) for a minute from minute 2.25", c.PhaseMinutes, r.stop,
+			func() Truth {
+				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Dependency: "host", Cause: "stalled"}
+			}, []string{"request"}, ""},
+		PhaseNone: {PhaseNone, "no fault", c.PhaseMinutes, func(context.Context, *PhaseResult) error { return nil },
+			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}, ""},
+		PhaseUpstream: {PhaseUpstream, fmt.Sprintf("%d clients per instance on %s; its upstream (every instance's) %v → %v from minute 2 to minute %d; no DB call on that route",
+			c.UpstreamClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstreamPhase(c.UpstreamClients),
+			func() Truth {
+				return Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote, Continuous: true}
+			}, []string{"request"}, ""},
+		PhaseContinuous: {PhaseContinuous, fmt.Sprintf("the shared table locked %v of every %v from minute 2 to minute %d: one fault held throughout, the DB-call p95 hovering at the threshold",
+			hoverHold, hoverHold+hoverFree, long-2), long, r.hover,
+			func() Truth {
+				return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database", Continuous: true}
+			}, []string{"db"}, ""},
+		// The GC-bound instance is local to A, named by the collector's
+		// share of its CPU, and found by the peer rule: its DB calls slow
+		// far over its peers' but mostly under the threshold. The
+		// dependency is judged in triage's words: a local "database" is
+		// that instance's DB path — "its pool, connections, network path,
+		// or the process making the calls" — and the cause gc says which;
+		// its /nodb requests wait 100 ms each, which a GC slowdown of a few
+		// milliseconds does not move by half the DB calls' rise (rule 3).
+		PhaseGC: {PhaseGC, fmt.Sprintf("instance A allocating in %d goroutines (POST /alloc, a live heap of 2^18 small objects) from minute %d to minute %d; its peers not",
+			c.AllocGoroutines, long-8, long-2), long, r.gc,
+			func() Truth {
+				return Truth{Scope: "local", Instance: r.fleet[0].addr, DBPath: "db-only", Dependency: "database", Cause: "gc", Rule: "peer", Continuous: true}
+			}, []string{"db"}, ""},
+		PhaseThin: {PhaseThin, fmt.Sprintf("%d clients per instance on %s (a few requests per step), triaged alone (--route); its upstream %v → %v from minute 2 to minute %d",
+			c.ThinClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstreamPhase(c.ThinClients),
+			func() Truth {
+				return Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote, Continuous: true, Thin: true}
+			}, []string{"request"}, RouteQuote},
+	}
+	var out []phaseSpec
+	for _, name := range c.phases() {
+		out = append(out, all[name])
+	}
+	return out
+}
+
 // phases runs the phases in order, a gap after each, and starts each
 // phase's triage triageDelay after it ends.
 func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 	c := r.cfg
-	steps := []struct {
-		name, summary string
-		minutes       int
-		run           func(context.Context, *PhaseResult) error
-		truth         func() Truth
-		signals       []string
-	}{
-		{PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; %d bursts of CPU work every %d minutes", c.Quota, c.Bursts, c.Period), c.ThrottleMinutes(), r.throttle,
-			func() Truth {
-				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Dependency: "host", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
-			}, []string{"db"}},
-		{PhaseLock, fmt.Sprintf("the shared table locked from minute 2 to minute %d", c.PhaseMinutes-2), c.PhaseMinutes, r.lock,
-			func() Truth { return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database"} }, []string{"db"}},
-		{PhaseStop, "instance C stopped (SIGSTOP) for a minute from minute 2.25", c.PhaseMinutes, r.stop,
-			func() Truth {
-				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Dependency: "host", Cause: "stalled"}
-			}, []string{"request"}},
-		{PhaseNone, "no fault", c.PhaseMinutes, func(context.Context, *PhaseResult) error { return nil },
-			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}},
-	}
+	steps := r.specs()
 	var out []*PhaseResult
 	for i, s := range steps {
 		r.env.Step(float64(i)/float64(len(steps)), s.name)
@@ -231,7 +287,7 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 		// steps), so that minute k of a phase is triage's step k.
 		start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
 		sleepUntil(ctx, start)
-		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth(), Prometheus: r.prom.URL}
+		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth(), Route: s.route, Prometheus: r.prom.URL}
 		p.End = p.Start.Add(c.minutes(float64(s.minutes)))
 		r.env.Logf("phase %s (%d minutes, %v): %s", s.name, s.minutes, c.minutes(float64(s.minutes)), s.summary)
 		err := s.run(ctx, p)
@@ -258,7 +314,7 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 
 // triageLater runs triage over p's window triageDelay after its end.
 func (r *runner) triageLater(ctx context.Context, p *PhaseResult) {
-	q := Query{URL: r.prom.URL, Job: Job, Start: p.Start, End: p.End, Step: r.cfg.Minute, Threshold: r.cfg.Threshold, Signal: p.Signal}
+	q := Query{URL: r.prom.URL, Job: Job, Start: p.Start, End: p.End, Step: r.cfg.Minute, Threshold: r.cfg.Threshold, Signal: p.Signal, Route: p.Route}
 	if p.Signal == "request" {
 		q.Threshold = r.cfg.RequestThreshold
 	}
@@ -331,4 +387,72 @@ func (r *runner) stop(ctx context.Context, p *PhaseResult) error {
 		p.Faults = append(p.Faults, Fault{What: "SIGSTOP", Instance: m.addr, From: from, To: to})
 	}
 	return err
+}
+
+// Lock timing of the continuous phase: the table locked 60 ms of every
+// 500 ms, so that about 6 % of the DB calls wait over 30 ms and the DB-call
+// p95 hovers around the lab's threshold (TestRecordCases's hover case).
+const (
+	hoverHold = 60 * time.Millisecond
+	hoverFree = 440 * time.Millisecond
+)
+
+// hover: the shared table locked hoverHold of every hoverHold+hoverFree
+// from minute 2 to two minutes before the phase's end.
+func (r *runner) hover(ctx context.Context, p *PhaseResult) error {
+	c := r.cfg
+	sleepUntil(ctx, p.Start.Add(c.minutes(2)))
+	from := time.Now()
+	err := lockCycle(ctx, r.conn, hoverHold, hoverFree, p.End.Add(-c.minutes(2)))
+	p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("table lock held %v of every %v", hoverHold, hoverHold+hoverFree), From: from, To: time.Now()})
+	if err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	return nil
+}
+
+// slowUpstreamPhase is a phase with clients closed-model clients per
+// instance on RouteQuote for its whole length (the only load on the
+// route) whose upstream, shared by every instance, answers in
+// SlowUpstream instead of UpstreamDelay from minute 2 to two minutes
+// before its end.
+func (r *runner) slowUpstreamPhase(clients int) func(context.Context, *PhaseResult) error {
+	return func(ctx context.Context, p *PhaseResult) error {
+		c := r.cfg
+		q := c
+		q.DBClients, q.NoDBClients, q.QuoteClients = 0, 0, clients
+		ld := startLoad(ctx, r.addrs(), q, p.End.Sub(time.Now()))
+		defer func() {
+			if err := ld.stop(); err != nil {
+				r.env.Logf("phase %s: load on %s: %v", p.Name, RouteQuote, err)
+			}
+		}()
+		sleepUntil(ctx, p.Start.Add(c.minutes(2)))
+		r.up.SetDelay(c.SlowUpstream)
+		from := time.Now()
+		sleepUntil(ctx, p.End.Add(-c.minutes(2)))
+		r.up.SetDelay(c.UpstreamDelay)
+		p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("the upstream of %s answering in %v (%d clients per instance)", RouteQuote, c.SlowUpstream, clients),
+			From: from, To: time.Now()})
+		sleepUntil(ctx, p.End)
+		return ctx.Err()
+	}
+}
+
+// gc: instance A allocating (POST /alloc, AllocGoroutines goroutines)
+// from 8 minutes before the phase's end to 2 minutes before it; the quiet
+// minutes before give the collector's share its baseline.
+func (r *runner) gc(ctx context.Context, p *PhaseResult) error {
+	c, m := r.cfg, r.fleet[0]
+	sleepUntil(ctx, p.End.Add(-c.minutes(8)))
+	from, end := time.Now(), p.End.Add(-c.minutes(2))
+	for now := from; now.Before(end) && ctx.Err() == nil; now = time.Now() {
+		d := min(end.Sub(now), time.Minute) // POST /alloc takes at most a minute
+		if err := postAlloc(ctx, m.addr, d, c.AllocGoroutines); err != nil {
+			return err
+		}
+		sleepUntil(ctx, now.Add(d))
+	}
+	p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("allocation loop in %d goroutines", c.AllocGoroutines), Instance: m.addr, From: from, To: time.Now()})
+	return ctx.Err()
 }

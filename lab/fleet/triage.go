@@ -10,7 +10,7 @@ import (
 // Triage runs triage.Run for q: the TriageFunc of the lab. The files are
 // triage's text and JSON reports.
 func Triage(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error) {
-	rep, err := triage.Run(ctx, triage.Config{URL: q.URL, Job: q.Job, Start: q.Start, End: q.End, Step: q.Step, Threshold: q.Threshold, Signal: q.Signal})
+	rep, err := triage.Run(ctx, triage.Config{URL: q.URL, Job: q.Job, Start: q.Start, End: q.End, Step: q.Step, Threshold: q.Threshold, Signal: q.Signal, Route: q.Route})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -28,7 +28,7 @@ func Triage(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error
 func verdictOf(rep *triage.Report) *VerdictOut {
 	v := rep.Verdict
 	out := &VerdictOut{Scope: v.Scope, Instance: v.Instance, DBPath: v.DBPath, Period: v.Period, Cause: v.Cause,
-		Dependency: v.Dependency.String(), Route: v.Route, Line: v.Line, Next: v.Next,
+		Dependency: v.Dependency.String(), Route: v.Route, Rule: v.Rule, Quantile: rep.Quantile, Line: v.Line, Next: v.Next,
 		BadSteps: map[string][]int{}, Warnings: rep.Warnings}
 	for _, ir := range rep.Instances {
 		out.BadSteps[ir.Name] = ir.Bad
