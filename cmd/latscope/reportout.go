@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +27,10 @@ func (r *reportFile) register(fs *flagSet) {
 }
 
 // check refuses, before the analysis (which may take long), an -o that
-// could not be written: a directory, a target that is not a regular file,
-// one of the inputs, or a path that another output of the command writes
-// (others). Its error names the flag and is one line.
+// could not be written: a directory, a file in a directory that does not
+// exist, a target that is not a regular file, one of the inputs, or a path
+// that another output of the command writes (others). Its error names the
+// flag and is one line.
 func (r *reportFile) check(inputs, others []string) error {
 	if r.path == "" {
 		return nil
@@ -37,6 +40,9 @@ func (r *reportFile) check(inputs, others []string) error {
 	}
 	if st, err := os.Stat(r.path); err == nil && st.IsDir() {
 		return fmt.Errorf("flag -o %s: is a directory; want a file name", r.path)
+	}
+	if _, err := os.Stat(filepath.Dir(r.path)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("flag -o %s: directory %s does not exist", r.path, filepath.Dir(r.path))
 	}
 	var s atomicfile.Set
 	s.Inputs(inputs...)

@@ -76,6 +76,7 @@ func TestReportFileRefused(t *testing.T) {
 		{[]string{"compare", "-o", dir, tr, tr}, "flag -o " + dir + ": is a directory"},
 		{[]string{"predict", "-o", dir, tr}, "flag -o " + dir + ": is a directory"},
 		{[]string{"predict", "-o", filepath.Join(dir, "new") + "/", tr}, "flag -o " + filepath.Join(dir, "new") + "/: want a file name, not a directory"},
+		{[]string{"compare", "-o", filepath.Join(dir, "no", "r.txt"), tr, tr}, "flag -o " + filepath.Join(dir, "no", "r.txt") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"analyze", "-o", tr, tr}, "flag -o: refusing to write " + tr + ": it is the input"},
 		{[]string{"compare", "-o", tr, tr, tr}, "flag -o: refusing to write " + tr + ": it is the input"},
 		{[]string{"analyze", "-o", page, "--html", page, tr}, "flag -o: " + page + " is written twice"},
