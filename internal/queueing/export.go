@@ -27,3 +27,16 @@ func (m *Model) ScaleDemands(f float64) *Model {
 	}
 	return c
 }
+
+// Queued reports whether t is the acquire wait of one of m's pools: its
+// recorded wait is that pool's queue, which the model recomputes from the
+// demands rather than takes as a demand (a what-if that scales it changes
+// no station: docs/method.md §7).
+func (m *Model) Queued(t budget.Term) bool {
+	for _, r := range m.Resources {
+		if r.Kind == Pool && r.acquire != nil && r.acquire(t) {
+			return true
+		}
+	}
+	return false
+}

@@ -239,14 +239,26 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		}
 		return Outcome{Method: Timeline, Why: why}, nil
 	}
+	anchor := base
 	if !s.Model() {
-		qs, ts := saving(po), p.Model.MeasuredMeanMs-base/1e6
+		// Like with like: the demand each side takes off. The timeline's
+		// saving less what it took off the model's queues as recorded, the
+		// model's demand saving less what the timeline cannot re-simulate.
+		queue, unplaced := recorded(res, p.Model, *s.Timeline)
+		qs, ts := saving(po)-unplaced, p.Model.MeasuredMeanMs-base/1e6-queue
 		if math.Abs(qs-ts) > QueueShare*p.Model.MeasuredMeanMs {
-			return Outcome{Method: Timeline, Why: fmt.Sprintf("the queueing model's change saves %.3g ms per request of demand where the timeline saves %.3g ms (the request's fork/join structure, which the model does not have); its queues (%s: %.3g ms) would be off", qs, ts, name, largest)}, nil
+			besides := ""
+			if queue > 0 {
+				besides = fmt.Sprintf(" besides the %.3g ms it takes off the recorded queues", queue)
+			}
+			return Outcome{Method: Timeline, Why: fmt.Sprintf("the queueing model's change saves %.3g ms per request of demand where the timeline saves %.3g ms%s (the request's fork/join structure, which the model does not have); its queues (%s: %.3g ms) would be off", qs, ts, besides, name, largest)}, nil
 		}
+		// The model recomputes the queues the timeline scaled as recorded,
+		// and takes off the demand the timeline could not place.
+		anchor += (queue - unplaced) * 1e6
 	}
 	o.Queue = time.Duration(dq * 1e6)
-	o.Mean = time.Duration(max(0, base+dq*1e6))
+	o.Mean = time.Duration(max(0, anchor+dq*1e6))
 	if p.Model.Rate == 0 {
 		// The closed model's throughput at the anchored mean: N / (R + Z),
 		// Z the think time and the CPU outside requests (queueing.Build).
@@ -277,6 +289,41 @@ func saving(po queueing.Outcome) float64 {
 		}
 	}
 	return d
+}
+
+// recorded splits what a request would save under the timeline spec pr
+// were its matched terms on one serial path (each term's critical time ×
+// (1 − factor), ms per request) by what the queueing model does with it:
+// queue is the part on a modelled pool's acquire wait — a queue the
+// timeline scales as recorded and the model recomputes from the demands,
+// so neither a demand saving nor part of the anchor; unplaced the part on
+// terms the timeline does not re-simulate (a JVM recording's CPU terms,
+// the Java library's thread CPU placed after the walk), which the model
+// takes off as demand. An overlap is 0, 0: the model takes the timeline's
+// own saving (queueing.Model.Apply).
+func recorded(res *budget.Result, m *queueing.Model, pr budget.Prediction) (queue, unplaced float64) {
+	g, err := pickGroup(res, m.Group)
+	if err != nil || g.Count == 0 || pr.Op == budget.OpOverlap {
+		return 0, 0
+	}
+	f := pr.Factor
+	if pr.Op == budget.OpRemove {
+		f = 0
+	}
+	for _, ts := range g.Terms {
+		t := res.Terms[ts.Term]
+		if !t.Matches(pr.A) {
+			continue
+		}
+		d := float64(ts.Critical) / float64(g.Count) / 1e6 * (1 - f)
+		switch {
+		case m.Queued(t):
+			queue += d
+		case res.Info.JVM && t.Kind == frame.Running:
+			unplaced += d
+		}
+	}
+	return queue, unplaced
 }
 
 // queues returns the station with the largest queue (modelled before or

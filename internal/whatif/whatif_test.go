@@ -179,6 +179,28 @@ func TestPoolQueue(t *testing.T) {
 	}
 }
 
+// TestHoldNamedByAcquirer: a what-if that names a pool's acquiring frame
+// (scale=pooled:0.5 on the demo's pool scenario) scales the pool's hold and
+// its acquire wait alike on the timeline, and only the hold in the model,
+// which recomputes the queue. Compared like with like — the timeline's
+// saving less the recorded queue it scaled against the model's demand
+// saving — the two agree, so the queueing model answers, with the same
+// mean as halving the held query (scale=queryDB:0.5): the same change to
+// the model. (Compared whole, queue against demand, they disagreed by the
+// recorded queue and the timeline answered with the queue kept as it
+// scaled it.)
+func TestHoldNamedByAcquirer(t *testing.T) {
+	_, ev := must(t)(evaluate(t, fixture.Scenario(t, "pool").Path, nil, whatif.Inputs{Pools: []queueing.PoolSpec{{Name: "pooled", Size: 2}}},
+		"scale=pooled:0.5", "scale=queryDB:0.5"))
+	a, b := ev.Outcomes[0], ev.Outcomes[1]
+	if a.Method != whatif.Queueing || !strings.Contains(a.Why, "pool pooled") {
+		t.Fatalf("%s: %s (%s), want the queueing model naming pool pooled", a.Spec, a.Method, a.Why)
+	}
+	if d := ms(a.Mean)/ms(b.Mean) - 1; math.Abs(d) > 0.01 {
+		t.Errorf("%s: %.2f ms, %s: %.2f ms: want the same within 1 %% (%+.2f %%)", a.Spec, ms(a.Mean), b.Spec, ms(b.Mean), 100*d)
+	}
+}
+
 // TestQueueingPoolService: queueing's pool service (6 clients, 2-slot pool
 // held 5 ms, a 25 ms upstream call) barely queues as recorded; removing
 // the upstream call sends the clients to the pool, which only the
