@@ -9,10 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/latscope/latscope/internal/analysis"
-	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/render"
 )
 
 // corpusTrace is a recording of testdata/corpus (see its README).
@@ -130,59 +126,6 @@ func mustFloat(t *testing.T, s string) float64 {
 		t.Fatal(err)
 	}
 	return f
-}
-
-// TestComparePredictedSeries: the per-request predicted latencies that the
-// prediction's interval is computed from line up with the first trace's
-// requests and average to the simulation's predicted mean. For a serial
-// request (one goroutine) the critical path's gains are the simulation's
-// own, uncalibrated; in a fork (forkjoin: removing the 9 ms branch lets the
-// 6 ms one become critical) they overstate it and are scaled.
-func TestComparePredictedSeries(t *testing.T) {
-	for _, tc := range []struct {
-		trace, spec string
-		rawTol      float64 // accepted |raw series mean − simulated mean| / simulated mean
-	}{
-		{fixtureTrace(t, "serial"), "remove=lockedSection", 1e-9},
-		{fixtureTrace(t, "serial"), "scale=queryDB:0.5", 1e-6},
-		{fixtureTrace(t, "serial"), "overlap=callUpstream,queryDB", 0.01},
-		{corpusTrace("forkjoin"), "remove=fetchReviews", -1}, // the raw gains overstate
-	} {
-		p, err := budget.ParsePrediction(tc.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := budget.DefaultOptions
-		opts.Predictions = []budget.Prediction{p}
-		paths := render.NewCriticalTerms()
-		opts.Each = paths.Add
-		res, err := analysis.File(t.Context(), tc.trace, opts, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := res.Groups[0]
-		series := paths.Predicted(g, res.Terms, opts.Predictions)
-		if len(series) != 1 || len(series[0]) != g.Count {
-			t.Fatalf("%s: series %d × %d for %d requests", tc.spec, len(series), len(series[0]), g.Count)
-		}
-		var sum, sumLat, sumGain float64
-		for i, v := range series[0] {
-			sum += float64(v)
-			sumLat += float64(g.Latencies[i])
-		}
-		for _, v := range paths.RawGains(g.Name, p, res.Terms) {
-			sumGain += v
-		}
-		n := float64(g.Count)
-		mean, raw, sim := sum/n, (sumLat-sumGain)/n, g.Predictions[0].Mean
-		t.Logf("%s %s: critical-path series mean %.3f ms, calibrated %.3f ms, simulated %.3f ms", filepath.Base(tc.trace), tc.spec, raw/1e6, mean/1e6, sim/1e6)
-		if d := math.Abs(mean-sim) / sim; d > 1e-6 {
-			t.Errorf("%s: calibrated series mean %.3f ms, simulated %.3f ms", tc.spec, mean/1e6, sim/1e6)
-		}
-		if d := math.Abs(raw-sim) / sim; tc.rawTol >= 0 && d > tc.rawTol || tc.rawTol < 0 && d < 0.1 {
-			t.Errorf("%s: critical-path series mean %.3f ms, simulated %.3f ms (%.2g apart; tolerance %g, negative: must differ)", tc.spec, raw/1e6, sim/1e6, d, tc.rawTol)
-		}
-	}
 }
 
 // ignoreMiss returns err, or nil when err is compare's missed prediction
