@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/whatif"
 )
 
 // predictTol is where a prediction counts as a miss (docs/method.md §5,
@@ -17,8 +18,9 @@ import (
 const predictTol = 0.05
 
 // TestPredictionPairs checks a prediction against the change made for
-// real: the before trace's what-if against the after trace's measured
-// mean (latscope's, and the service's own timer around each request).
+// real: the before trace's what-if, predicted by the one engine
+// (whatif.Evaluate), against the after trace's measured mean (latscope's,
+// and the service's own timer around each request).
 // With LATSCOPE_CORPUS_DIR set it judges that directory's recordings
 // (corpusDir), skipping a pair it does not hold.
 func TestPredictionPairs(t *testing.T) {
@@ -36,12 +38,12 @@ func TestPredictionPairs(t *testing.T) {
 	} {
 		t.Run(pair.before, func(t *testing.T) {
 			t.Parallel()
-			p, err := budget.ParsePrediction(pair.spec)
+			spec, err := whatif.ParseSpec(pair.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			opts := budget.DefaultOptions
-			opts.Predictions = []budget.Prediction{p}
+			opts.Predictions = whatif.Predictions([]whatif.Spec{spec})
 			dir := corpusDir(t)
 			for _, name := range []string{pair.before, pair.after} {
 				if _, err := os.Stat(filepath.Join(dir, name+".trace")); err != nil && os.Getenv("LATSCOPE_CORPUS_DIR") != "" {
@@ -75,11 +77,17 @@ func TestPredictionPairs(t *testing.T) {
 				t.Fatalf("no request type %q in both traces, or no prediction", after.Task)
 			}
 			g := res.Groups[i]
-			c := g.Cap(res, g.Closed(res, budget.Capacity{}), g.Predictions[0])
-			pred := float64(c.Mean) / 1e6
+			// The one engine (issue #36 §3), as analyze, compare and
+			// predict use it: the queueing model where a queue is in play.
+			ev, err := whatif.Evaluate(res, g.Name, whatif.Inputs{}, []whatif.Spec{spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := ev.Outcomes[0]
+			pred := float64(o.Mean) / 1e6
 			measured := resA.Groups[j].Latency.Mean / 1e6
-			t.Logf("%s: before %.2f ms, predicted %.2f ms; after %.2f ms (latscope), %.2f ms (service's timer): %+.1f%%, %+.1f%%",
-				pair.spec, g.Latency.Mean/1e6, pred, measured, after.Server.MeanMS, 100*(pred/measured-1), 100*(pred/after.Server.MeanMS-1))
+			t.Logf("%s: before %.2f ms, predicted %.2f ms (%.2f–%.2f, %s: %s); after %.2f ms (latscope), %.2f ms (service's timer): %+.1f%%, %+.1f%%",
+				pair.spec, g.Latency.Mean/1e6, pred, float64(o.Low)/1e6, float64(o.High)/1e6, o.Method, o.Why, measured, after.Server.MeanMS, 100*(pred/measured-1), 100*(pred/after.Server.MeanMS-1))
 			for _, m := range []float64{measured, after.Server.MeanMS} {
 				if d := pred/m - 1; d > predictTol || d < -predictTol {
 					t.Errorf("%s predicted %.2f ms; the change made for real measured %.2f ms (%+.1f%%, tolerance 5%%)", pair.spec, pred, m, 100*d)
