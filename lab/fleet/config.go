@@ -207,6 +207,9 @@ func (c Config) Total() time.Duration {
 	n := c.Warmup + (len(c.phases())-1)*c.Gap
 	for _, p := range c.phases() {
 		n += c.phaseMinutes(p)
+		if p == PhaseUpstream || p == PhaseThin {
+			n++ // the route's load starts a minute before
+		}
 	}
 	return c.minutes(float64(n))
 }

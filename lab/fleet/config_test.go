@@ -48,10 +48,10 @@ func TestTotal(t *testing.T) {
 	if got, want := c.Total(), 47*c.Minute; got != want {
 		t.Errorf("Total = %v, want %v", got, want)
 	}
-	// 3 + (1+5·5+1) + 8 (lock) + 8 (stop) + 8 (none) + 8 (upstream) +
-	// 16 (continuous) + 16 (gc) + 8 (thin) + 7·2 = 116 minutes
+	// 3 + (1+5·5+1) + 8 (lock) + 8 (stop) + 8 (none) + 1+8 (upstream) +
+	// 16 (continuous) + 16 (gc) + 1+8 (thin) + 7·2 = 118 minutes
 	c = DefaultConfig
-	if got, want := c.Total(), 116*c.Minute; got != want {
+	if got, want := c.Total(), 118*c.Minute; got != want {
 		t.Errorf("default Total = %v, want %v", got, want)
 	}
 }

@@ -220,6 +220,14 @@ type phaseSpec struct {
 	truth         func() Truth
 	signals       []string
 	route         string
+	// quoteClients are closed-model clients per instance on RouteQuote for
+	// the phase (0: none), the only load on that route. They start a
+	// minute before the phase: a counter's first sample has nothing to
+	// gain on, so a route whose series begin in the window has no value in
+	// its first step and too few good steps for a baseline (the first run
+	// of the upstream phase: its outbound calls were never compared, and
+	// triage named the hosts).
+	quoteClients int
 }
 
 // specs are the phases of c, in the order of c.phases().
@@ -230,25 +238,25 @@ func (r *runner) specs() []phaseSpec {
 		PhaseThrottle: {PhaseThrottle, fmt.Sprintf("instance B under a %g CPU quota; %d bursts of CPU work every %d minutes", c.Quota, c.Bursts, c.Period), c.ThrottleMinutes(), r.throttle,
 			func() Truth {
 				return Truth{Scope: "local", Instance: r.fleet[1].addr, DBPath: "all-requests", Dependency: "host", Period: c.minutes(float64(c.Period)), Cause: "throttled"}
-			}, []string{"db"}, ""},
+			}, []string{"db"}, "", 0},
 		PhaseLock: {PhaseLock, fmt.Sprintf("the shared table locked from minute 2 to minute %d", c.PhaseMinutes-2), c.PhaseMinutes, r.lock,
-			func() Truth { return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database"} }, []string{"db"}, ""},
+			func() Truth { return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database"} }, []string{"db"}, "", 0},
 		PhaseStop: {PhaseStop, "instance C stopped (SIGSTOP) for a minute from minute 2.25", c.PhaseMinutes, r.stop,
 			func() Truth {
 				return Truth{Scope: "local", Instance: r.fleet[2].addr, DBPath: "all-requests", Dependency: "host", Cause: "stalled"}
-			}, []string{"request"}, ""},
+			}, []string{"request"}, "", 0},
 		PhaseNone: {PhaseNone, "no fault", c.PhaseMinutes, func(context.Context, *PhaseResult) error { return nil },
-			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}, ""},
+			func() Truth { return Truth{Scope: "none"} }, []string{"db", "request"}, "", 0},
 		PhaseUpstream: {PhaseUpstream, fmt.Sprintf("%d clients per instance on %s; its upstream (every instance's) %v → %v from minute 2 to minute %d; no DB call on that route",
-			c.UpstreamClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstreamPhase(c.UpstreamClients),
+			c.UpstreamClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstream,
 			func() Truth {
 				return Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote, Continuous: true}
-			}, []string{"request"}, ""},
+			}, []string{"request"}, "", c.UpstreamClients},
 		PhaseContinuous: {PhaseContinuous, fmt.Sprintf("the shared table locked %v of every %v from minute 2 to minute %d: one fault held throughout, the DB-call p95 hovering at the threshold",
 			hoverHold, hoverHold+hoverFree, long-2), long, r.hover,
 			func() Truth {
 				return Truth{Scope: "shared", DBPath: "db-only", Dependency: "database", Continuous: true}
-			}, []string{"db"}, ""},
+			}, []string{"db"}, "", 0},
 		// The GC-bound instance is local to A, named by the collector's
 		// share of its CPU, and found by the peer rule: its DB calls slow
 		// far over its peers' but mostly under the threshold. The
@@ -261,12 +269,12 @@ func (r *runner) specs() []phaseSpec {
 			c.AllocGoroutines, long-8, long-2), long, r.gc,
 			func() Truth {
 				return Truth{Scope: "local", Instance: r.fleet[0].addr, DBPath: "db-only", Dependency: "database", Cause: "gc", Rule: "peer", Continuous: true}
-			}, []string{"db"}, ""},
+			}, []string{"db"}, "", 0},
 		PhaseThin: {PhaseThin, fmt.Sprintf("%d clients per instance on %s (a few requests per step), triaged alone (--route); its upstream %v → %v from minute 2 to minute %d",
-			c.ThinClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstreamPhase(c.ThinClients),
+			c.ThinClients, RouteQuote, c.UpstreamDelay, c.SlowUpstream, c.PhaseMinutes-2), c.PhaseMinutes, r.slowUpstream,
 			func() Truth {
 				return Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote, Continuous: true, Thin: true}
-			}, []string{"request"}, RouteQuote},
+			}, []string{"request"}, RouteQuote, c.ThinClients},
 	}
 	var out []phaseSpec
 	for _, name := range c.phases() {
@@ -286,12 +294,24 @@ func (r *runner) phases(ctx context.Context) ([]*PhaseResult, error) {
 		// Phases start on triage's step grid (it rounds its range to whole
 		// steps), so that minute k of a phase is triage's step k.
 		start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+		var quote *load
+		if s.quoteClients > 0 {
+			q := c
+			q.DBClients, q.NoDBClients, q.QuoteClients = 0, 0, s.quoteClients
+			quote = startLoad(ctx, r.addrs(), q, c.minutes(float64(s.minutes+2)))
+			start = start.Add(c.Minute)
+		}
 		sleepUntil(ctx, start)
 		p := &PhaseResult{Name: s.name, Summary: s.summary, Start: start, Truth: s.truth(), Route: s.route, Prometheus: r.prom.URL}
 		p.End = p.Start.Add(c.minutes(float64(s.minutes)))
 		r.env.Logf("phase %s (%d minutes, %v): %s", s.name, s.minutes, c.minutes(float64(s.minutes)), s.summary)
 		err := s.run(ctx, p)
 		sleepUntil(ctx, p.End)
+		if quote != nil {
+			if lerr := quote.stop(); lerr != nil && err == nil {
+				err = fmt.Errorf("load on %s: %w", RouteQuote, lerr)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("phase %s: %w", s.name, err)
 		}
@@ -411,32 +431,19 @@ func (r *runner) hover(ctx context.Context, p *PhaseResult) error {
 	return nil
 }
 
-// slowUpstreamPhase is a phase with clients closed-model clients per
-// instance on RouteQuote for its whole length (the only load on the
-// route) whose upstream, shared by every instance, answers in
+// slowUpstream: the upstream, shared by every instance, answers in
 // SlowUpstream instead of UpstreamDelay from minute 2 to two minutes
-// before its end.
-func (r *runner) slowUpstreamPhase(clients int) func(context.Context, *PhaseResult) error {
-	return func(ctx context.Context, p *PhaseResult) error {
-		c := r.cfg
-		q := c
-		q.DBClients, q.NoDBClients, q.QuoteClients = 0, 0, clients
-		ld := startLoad(ctx, r.addrs(), q, p.End.Sub(time.Now()))
-		defer func() {
-			if err := ld.stop(); err != nil {
-				r.env.Logf("phase %s: load on %s: %v", p.Name, RouteQuote, err)
-			}
-		}()
-		sleepUntil(ctx, p.Start.Add(c.minutes(2)))
-		r.up.SetDelay(c.SlowUpstream)
-		from := time.Now()
-		sleepUntil(ctx, p.End.Add(-c.minutes(2)))
-		r.up.SetDelay(c.UpstreamDelay)
-		p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("the upstream of %s answering in %v (%d clients per instance)", RouteQuote, c.SlowUpstream, clients),
-			From: from, To: time.Now()})
-		sleepUntil(ctx, p.End)
-		return ctx.Err()
-	}
+// before the phase's end (the phase's clients on RouteQuote run
+// throughout).
+func (r *runner) slowUpstream(ctx context.Context, p *PhaseResult) error {
+	c := r.cfg
+	sleepUntil(ctx, p.Start.Add(c.minutes(2)))
+	r.up.SetDelay(c.SlowUpstream)
+	from := time.Now()
+	sleepUntil(ctx, p.End.Add(-c.minutes(2)))
+	r.up.SetDelay(c.UpstreamDelay)
+	p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("the upstream of %s answering in %v", RouteQuote, c.SlowUpstream), From: from, To: time.Now()})
+	return ctx.Err()
 }
 
 // gc: instance A allocating (POST /alloc, AllocGoroutines goroutines)
