@@ -54,10 +54,13 @@ type Truth struct {
 
 // Fault is one fault as it was applied.
 type Fault struct {
-	What     string    `json:"what"`
-	Instance string    `json:"instance,omitempty"` // "" for the shared database
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
+	What     string `json:"what"`
+	Instance string `json:"instance,omitempty"` // "" for a shared dependency (On)
+	// On is the shared dependency the fault was on when it was on no one
+	// instance ("": the shared database).
+	On   string    `json:"on,omitempty"`
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 	// Throttled counts the CFS periods the instance's cgroup was throttled
 	// in during the fault (the throttling phase only).
 	Throttled uint64 `json:"throttled_periods,omitempty"`

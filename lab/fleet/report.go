@@ -68,6 +68,9 @@ func (r *runner) phaseSection(b *strings.Builder, p *PhaseResult, names map[stri
 	fmt.Fprintf(b, "\n### %s (%s)\n\n%s. Window %s – %s UTC.\n\n", p.Name, p.Signal, p.Summary, p.Start.UTC().Format("15:04:05.000"), p.End.UTC().Format("15:04:05.000"))
 	for _, f := range p.Faults {
 		who := "shared database"
+		if f.On != "" {
+			who = f.On
+		}
 		if f.Instance != "" {
 			who = "instance " + name(names, f.Instance)
 		}

@@ -442,7 +442,8 @@ func (r *runner) slowUpstream(ctx context.Context, p *PhaseResult) error {
 	from := time.Now()
 	sleepUntil(ctx, p.End.Add(-c.minutes(2)))
 	r.up.SetDelay(c.UpstreamDelay)
-	p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("the upstream of %s answering in %v", RouteQuote, c.SlowUpstream), From: from, To: time.Now()})
+	p.Faults = append(p.Faults, Fault{What: fmt.Sprintf("answering in %v instead of %v", c.SlowUpstream, c.UpstreamDelay), On: "the upstream of " + RouteQuote + " (every instance's)",
+		From: from, To: time.Now()})
 	return ctx.Err()
 }
 
