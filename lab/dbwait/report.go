@@ -61,12 +61,16 @@ type RunResult struct {
 	StealMs     float64           `json:"steal_ms"`
 	HostAbsent  map[string]string `json:"host_absent,omitempty"`
 	Verdicts    map[string]int    `json:"verdicts"`
-	Outside     []OutsideQuery    `json:"outside"`
-	Faults      []FaultSpan       `json:"faults,omitempty"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	res         *dbwait.Result
-	samples     []hostsig.Sample // the trace's host samples, for the timeline
-	trace       string
+	// VerdictsNoDBHost are the verdicts of the same trace and log analysed
+	// without the database host's recording.
+	VerdictsNoDBHost map[string]int `json:"verdicts_without_dbhost,omitempty"`
+	Outside          []OutsideQuery `json:"outside"`
+	Faults           []FaultSpan    `json:"faults,omitempty"`
+	Warnings         []string       `json:"warnings,omitempty"`
+	res              *dbwait.Result
+	resNoDBHost      *dbwait.Result   // the same, without the database host's recording
+	samples          []hostsig.Sample // the trace's host samples, for the timeline
+	trace            string
 }
 
 // OutsideQuery is a statement over the threshold.

@@ -362,7 +362,10 @@ func relTo(dir, file string) string {
 
 // analyse joins the run's trace with its part of the server log, and
 // writes that part beside the trace (<run>.postgresql.json) so that
-// `latscope dbwait` can re-derive every number.
+// `latscope dbwait` can re-derive every number. It joins them twice: with
+// the database host's recording, as `latscope dbwait --dbhost` would, and
+// without it (rr.resNoDBHost), as most users run it; the fault suite
+// scores both.
 func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	pg, err := r.flushedLog(ctx, rr.Run)
 	if err != nil {
@@ -372,23 +375,42 @@ func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	if err := os.WriteFile(filepath.Join(r.env.Out, rr.PGLog), pg, 0o644); err != nil {
 		return err
 	}
-	f, err := os.Open(rr.trace)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	dbh, err := readDBHost(filepath.Join(r.env.Out, rr.DBHost))
 	if err != nil {
 		return err
 	}
-	res, samples, err := joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg), dbh)
+	res, samples, err := r.join(rr, pg, dbh)
 	if err != nil {
 		return err
 	}
 	rr.fill(res, samples)
+	bare, _, err := r.join(rr, pg, nil)
+	if err != nil {
+		return fmt.Errorf("without the database host's recording: %w", err)
+	}
+	rr.resNoDBHost, rr.VerdictsNoDBHost = bare, verdictCounts(bare.Summary)
+	if err := writeText(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), res); err != nil {
+		return err
+	}
+	return writeText(filepath.Join(r.env.Out, rr.Run+".nodbhost.dbwait.txt"), bare)
+}
+
+// join joins the run's trace with pg, its part of the server log, and
+// with dbh, the database host's recording, unless nil.
+func (r *runner) join(rr *RunResult, pg []byte, dbh *dbhost.Waits) (*dbwait.Result, []hostsig.Sample, error) {
+	f, err := os.Open(rr.trace)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg), dbh)
+}
+
+// writeText writes dbwait's text report of res to name.
+func writeText(name string, res *dbwait.Result) error {
 	var text bytes.Buffer
 	dbwait.WriteText(&text, res, dbwait.TextOptions{})
-	return os.WriteFile(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), text.Bytes(), 0o644)
+	return os.WriteFile(name, text.Bytes(), 0o644)
 }
 
 // flushedLog returns the server log since the previous run, once it holds
