@@ -64,19 +64,20 @@ type jfrOptions struct {
 // jfrResult is a JVM recording's analysis.
 type jfrResult struct {
 	Res *budget.Result
+	// Demands is Res as the prediction engine reads its demands (demands:
+	// all thread CPU, a lock's hand-off gap), for analyze, compare and
+	// predict alike; Res itself when the recording has no request budget.
+	Demands *budget.Result
 	// RequestCPU is the CPU seconds of the requests' threads while they
 	// worked for a request, from execution samples; negative when unknown
 	// (no latscope.Request events, or no sample period).
 	RequestCPU float64
 }
 
-// analyzeJFR reads a JFR recording into the same result as a Go trace;
-// analyzeJFRFull also returns the request CPU. They are set by
-// analyze_jfr.go.
-var (
-	analyzeJFR     func(ctx context.Context, path string, o jfrOptions) (*budget.Result, error)
-	analyzeJFRFull func(ctx context.Context, path string, o jfrOptions) (*jfrResult, error)
-)
+// readJFR reads a JFR recording into the same result as a Go trace, with
+// the engine's reading of its demands and the request CPU, for analyze and
+// predict. It is set by analyze_jfr.go.
+var readJFR func(ctx context.Context, path string, o jfrOptions) (*jfrResult, error)
 
 const analyzeExamples = `
 examples:
@@ -211,11 +212,11 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 
 // analyzeRecording reads a JVM recording into the same report as a trace.
 func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []string, in render.Inputs) (*pipeline.Report, error) {
-	if analyzeJFRFull == nil {
+	if readJFR == nil {
 		return nil, errors.New("this build cannot read JVM recordings")
 	}
 	o.App = app
-	r, err := analyzeJFRFull(ctx, file, o)
+	r, err := readJFR(ctx, file, o)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +226,7 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 	if in.Pool > 0 && !slices.ContainsFunc(r.Res.Terms, budget.IsPoolWait) {
 		return nil, fmt.Errorf("--pool %d: %s has no pool wait (a park beneath a known pool, a Semaphore.acquire or a blocking queue's take/poll, docs/jfr.md): nothing to cap", in.Pool, file)
 	}
+	in.Demands = r.Demands
 	return pipeline.FromResult(r.Res, in)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/internal/analysis"
@@ -16,43 +17,44 @@ import (
 )
 
 func init() {
-	analyzeJFRFull = runAnalyzeJFR
-	analyzeJFR = demandJFR
+	readJFR = runAnalyzeJFR
 }
 
-// demandJFR reads a JVM recording into the result the queueing model
-// (predict) reads: a route's running time is then all its requests' CPU,
-// the CPU they used holding a lock or pooled resource (latscope.Hold) too,
-// since the cores serve that as well (the report keeps that CPU in the
-// holds' terms only, so that the coverage line counts it once); and a
+// demands is a JVM recording's result as the prediction engine reads its
+// demands, in analyze, compare and predict alike (issue #36 §3, #33 item
+// 2): the report's groups with two demands changed, the report's terms and
+// everything else shared. A route's running time is all its requests'
+// CPU, the CPU they used holding a lock or pooled resource (latscope.Hold)
+// too, since the cores serve that as well (the report keeps that CPU in
+// the holds' terms only, so that the coverage line counts it once); and a
 // lock's hold (a hold no two threads ever overlapped) is charged, besides
 // the hold, the mean time the lock stayed free at a contended hand-off
 // while its next holder was woken (jfr.HandOff): no one can use it then,
 // and at a saturating concurrency, which a prediction asks about, every
 // hand-off is contended (issue #33: at 40 clients 0.41 ms a hand-off on a
-// 2.1 ms hold).
-func demandJFR(ctx context.Context, path string, o jfrOptions) (*budget.Result, error) {
-	r, a, err := analyzeJFRWith(ctx, path, o)
-	if err != nil {
-		return nil, err
+// 2.1 ms hold). res itself when a is nil (no request budget).
+func demands(res *budget.Result, a *jfr.Analyzer) *budget.Result {
+	if a == nil {
+		return res
 	}
-	if a != nil && a.RequestCPUExact {
-		for _, g := range r.Res.Groups {
-			g.Running.Wait += int64(a.HeldCPU[g.Name])
+	d := *res
+	d.Groups = make([]*budget.Group, len(res.Groups))
+	for i, g := range res.Groups {
+		c := *g
+		c.Terms = slices.Clone(g.Terms)
+		if a.RequestCPUExact {
+			c.Running.Wait += int64(a.HeldCPU[g.Name])
 		}
-	}
-	if a != nil { // a lock stays unusable while its next holder is woken
-		for _, g := range r.Res.Groups {
-			for i := range g.Terms {
-				ts := &g.Terms[i]
-				t := r.Res.Terms[ts.Term]
-				if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
-					ts.Critical += int64(h.Mean) * int64(ts.Requests)
-				}
+		for j := range c.Terms { // a lock stays unusable while its next holder is woken
+			ts := &c.Terms[j]
+			t := res.Terms[ts.Term]
+			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
+				ts.Critical += int64(h.Mean) * int64(ts.Requests)
 			}
 		}
+		d.Groups[i] = &c
 	}
-	return r.Res, nil
+	return &d
 }
 
 // runAnalyzeJFR analyses a JVM recording (docs/jfr.md). With the Java
@@ -123,7 +125,8 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 			return nil, nil, err
 		}
 	}
-	return &jfrResult{Res: a.Finalize(), RequestCPU: a.RequestCPU}, a, nil
+	res := a.Finalize()
+	return &jfrResult{Res: res, Demands: demands(res, a), RequestCPU: a.RequestCPU}, a, nil
 }
 
 // churnOnly analyses a recording with neither the library's requests nor
@@ -141,7 +144,7 @@ func churnOnly(ctx context.Context, path string, rec *jfr.Recording, o jfrOption
 	d := rec.End().Sub(rec.Start())
 	res := &budget.Result{Info: budget.TraceInfo{JVM: true, StartWall: rec.Start(), End: tracein.Time(d), CPUSamples: int(ch.Samples)},
 		Warnings: []error{&budget.Finding{Kind: budget.FindNoRequests, Text: "no request budget: the recording has no latscope.Request events (the Java library in java/ adds them, docs/jfr.md) and no --handler FRAME with --requests N or --requests-from FILE was given, so only the scheduler churn below is judged"}, ch}}
-	return &jfrResult{Res: res, RequestCPU: -1}, nil
+	return &jfrResult{Res: res, Demands: res, RequestCPU: -1}, nil
 }
 
 // requestOnly refuses the flags that need the latscope.Request events in
@@ -188,10 +191,16 @@ func requestsFrom(file string, rec *jfr.Recording) (jfr.Requests, error) {
 // execution trace as analysis.File reads it, or a JVM recording (.jfr) as
 // analyze reads it (request mode: the Java library's latscope.Request
 // events give per-request latencies, which compare's intervals need), into
-// the same result, with opts' predictions and application prefixes.
-func compareResult(ctx context.Context, name string, opts budget.Options) (*budget.Result, error) {
+// the same result, with opts' predictions and application prefixes, and
+// the result the engine reads demands from (jfrResult.Demands: the
+// report's own for a Go trace).
+func compareResult(ctx context.Context, name string, opts budget.Options) (*jfrResult, error) {
 	if !strings.HasSuffix(name, ".jfr") {
-		return analysis.File(ctx, name, opts, false)
+		res, err := analysis.File(ctx, name, opts, false)
+		if err != nil {
+			return nil, err
+		}
+		return &jfrResult{Res: res, Demands: res, RequestCPU: -1}, nil
 	}
 	var only []string
 	if len(opts.Predictions) > 0 {
@@ -204,5 +213,5 @@ func compareResult(ctx context.Context, name string, opts budget.Options) (*budg
 	if a == nil || !a.Requests() {
 		return nil, fmt.Errorf("%s: compare needs per-request latencies, and the recording has no latscope.Request events: add the Java library (java/, docs/jfr.md) to the service and record again", name)
 	}
-	return r.Res, nil
+	return r, nil
 }

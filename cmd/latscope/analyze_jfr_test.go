@@ -339,10 +339,11 @@ func TestCompareResultJFR(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := compareResult(context.Background(), path, budget.DefaultOptions)
+		jr, err := compareResult(context.Background(), path, budget.DefaultOptions)
 		if err != nil {
 			t.Fatal(err)
 		}
+		r := jr.Res
 		if len(r.Groups) == 0 || r.Groups[0].Count < 100 || len(r.Groups[0].Latencies) != r.Groups[0].Count {
 			t.Fatalf("%s: groups %v", name, r.Groups)
 		}

@@ -82,26 +82,27 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		if i == 0 {
 			opts.Predictions = preds
 		}
-		res, err := compareResult(ctx, name, opts) // a Go trace or a JVM recording
+		r, err := compareResult(ctx, name, opts) // a Go trace or a JVM recording
 		if _, ok := errors.AsType[*analysis.DamagedError](err); ok {
 			return fmt.Errorf("%w (compare needs two whole traces: record this one again; analyze --partial reads what came before the damage)", err)
 		}
 		if err != nil {
 			return err
 		}
-		in := render.Inputs{File: name, CPUSeconds: -1, Task: task}
+		res := r.Res
+		in := render.Inputs{File: name, CPUSeconds: -1, Task: task, Demands: r.Demands}
 		if i == 0 {
 			in.Clients, in.Cores, in.Pool, in.Pools, in.Specs = clients, cores, pool, modelPools, whatIfs.engine()
 		}
-		r, err := pipeline.FromResult(res, in)
+		rep, err := pipeline.FromResult(res, in)
 		if err != nil {
 			return err
 		}
 		if i == 0 {
-			if err := r.Unmatched(); err != nil {
+			if err := rep.Unmatched(); err != nil {
 				return err
 			}
-			if err := r.Report.WhatIfErr(); err != nil {
+			if err := rep.Report.WhatIfErr(); err != nil {
 				return err
 			}
 		} else {
@@ -109,7 +110,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 				samples.After[g.Name] = g.Latencies
 			}
 		}
-		reports[i] = r.Report
+		reports[i] = rep.Report
 	}
 	c, err := render.CompareSamples(reports[0], reports[1], miss, samples)
 	if err != nil {

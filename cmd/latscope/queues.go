@@ -98,12 +98,15 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	var res *budget.Result
 	var err error
 	switch {
-	case isJFR && analyzeJFR == nil:
+	case isJFR && readJFR == nil:
 		return fmt.Errorf("%s: this build cannot read JVM recordings", file)
 	case isJFR: // the same model from a JVM recording (the timeline in request mode only)
 		jfr.App = app
 		jfr.Predictions = opts.Predictions
-		res, err = analyzeJFR(ctx, file, jfr)
+		var r *jfrResult
+		if r, err = readJFR(ctx, file, jfr); err == nil {
+			res = r.Demands // the engine's reading, as analyze and compare give it
+		}
 	default:
 		res, err = analysis.File(ctx, file, opts, false)
 	}

@@ -307,8 +307,12 @@ func predictions(res *budget.Result, g *budget.Group, in Inputs, tp budget.Throu
 	out := []Prediction{}
 	var err error
 	if len(in.Specs) > 0 {
+		eres := res
+		if in.Demands != nil {
+			eres = in.Demands
+		}
 		var ev *whatif.Evaluation
-		ev, err = whatif.Evaluate(res, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, CPU: cpu}, in.Specs)
+		ev, err = whatif.Evaluate(eres, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, CPU: cpu}, in.Specs)
 		if err == nil {
 			for _, o := range ev.Outcomes {
 				out = append(out, outcomeJSON(o, g.Latency.Mean))

@@ -34,6 +34,12 @@ type Inputs struct {
 	// must be among budget.Options.Predictions. Unset, the predictions are
 	// the timeline simulation's with the closed model's caps.
 	Specs []whatif.Spec
+	// Demands, when set, is the result the prediction engine reads the
+	// model's demands from instead of the report's: the same groups and
+	// terms, with a JVM recording's demands read as every command reads
+	// them (cmd/latscope: all thread CPU, a lock's hand-off gap). The
+	// report's own terms are never taken from it.
+	Demands *budget.Result
 	// Task keeps only this request type; "" keeps all.
 	Task string
 	// Frame keeps only terms whose application frame matches.
