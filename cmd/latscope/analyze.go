@@ -227,6 +227,11 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 		return nil, fmt.Errorf("--pool %d: %s has no pool wait (a park beneath a known pool, a Semaphore.acquire or a blocking queue's take/poll, docs/jfr.md): nothing to cap", in.Pool, file)
 	}
 	in.Demands = r.Demands
+	if len(in.Specs) > 0 { // the engine's pools: --pool SIZE is the pool the recording waits for
+		if in.Pools, err = jvmPools(r.Res, in.Pools); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
 	return pipeline.FromResult(r.Res, in)
 }
 

@@ -93,6 +93,11 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		in := render.Inputs{File: name, CPUSeconds: -1, Task: task, Demands: r.Demands}
 		if i == 0 {
 			in.Clients, in.Cores, in.Pool, in.Pools, in.Specs = clients, cores, pool, modelPools, whatIfs.engine()
+			if len(in.Specs) > 0 { // --pool SIZE on a recording: the pool it waits for, as analyze and predict name it
+				if in.Pools, err = jvmPools(res, in.Pools); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
 		}
 		rep, err := pipeline.FromResult(res, in)
 		if err != nil {

@@ -113,10 +113,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	if isJFR {
-		if pools, err = jvmPools(res, pools); err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
+	if pools, err = jvmPools(res, pools); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	if (open || rate > 0) && clients > 0 {
 		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
@@ -267,7 +265,13 @@ func writeEngine(b *strings.Builder, e render.Prediction) {
 // wait (a park beneath a known pool, a Semaphore's acquire or a blocking
 // queue's take, docs/jfr.md), so that the model finds its holds (the waits
 // beneath that frame's hold, io.latscope.Holds) as it does for NAME:SIZE.
+// analyze, compare and predict all name the engine's pools through it
+// (issue #33 item 2). A Go trace's pools are returned as given: there SIZE
+// alone is a database/sql, pgxpool or puddle pool the model recognises.
 func jvmPools(res *budget.Result, pools []queueing.PoolSpec) ([]queueing.PoolSpec, error) {
+	if !res.Info.JVM {
+		return pools, nil
+	}
 	out := slices.Clone(pools)
 	for i, p := range out {
 		if p.Name != "" {

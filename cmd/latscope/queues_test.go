@@ -178,3 +178,53 @@ func TestPredictJVMPoolBySize(t *testing.T) {
 		t.Errorf("--pool 6: %v; --pool ConnPool.borrow:6: %v: want the same hold, the query beneath it", sized, named)
 	}
 }
+
+// TestJVMPoolBySizeEveryCommand: analyze and compare recognise a pool given
+// by size alone in a recording by its acquire frame, as predict does
+// (jvmPools; issue #33 item 2: analyze said "pool "connection pool": no
+// wait of request type "/order" acquires it"), so --pool 6 predicts what
+// --pool ConnPool.borrow:6 does.
+func TestJVMPoolBySizeEveryCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec, err := jfrtest.Kept("svc", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"analyze", "compare"} {
+		mean := func(pool string) float64 {
+			args := []string{cmd, "--json", "--pool", "Svc.updateCache:1", "--pool", pool, "--what-if", "clients=40", rec}
+			if cmd == "compare" {
+				args = append(args, rec)
+			}
+			out, _, err := runCLI(t, args...)
+			if err := ignoreMiss(err); err != nil {
+				t.Fatalf("%v: %v", args, err)
+			}
+			var r struct {
+				Groups []struct {
+					Predictions []struct {
+						Mean float64 `json:"mean_ms"`
+					} `json:"predictions"`
+				} `json:"groups"`
+				Predictions []struct {
+					Mean float64 `json:"predicted_mean_ms"`
+				} `json:"predictions"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v: %v", args, err)
+			}
+			if cmd == "compare" && len(r.Predictions) == 1 {
+				return r.Predictions[0].Mean
+			}
+			if cmd == "analyze" && len(r.Groups) > 0 && len(r.Groups[0].Predictions) == 1 {
+				return r.Groups[0].Predictions[0].Mean
+			}
+			t.Fatalf("%v: no prediction:\n%s", args, out)
+			return 0
+		}
+		if sized, named := mean("6"), mean("ConnPool.borrow:6"); sized != named || sized == 0 {
+			t.Errorf("%s: --pool 6 predicts %.3f ms, --pool ConnPool.borrow:6 %.3f ms: want the same pool", cmd, sized, named)
+		}
+	}
+}
