@@ -256,7 +256,8 @@ func TestWrap(t *testing.T) {
 
 // TestNotARequest: spans outside a local root server span (a job's own
 // spans, a server span under a local parent) get no request and no mark
-// (the SDK's own tasks are its).
+// (the SDK's own tasks are its); a client span among them runs in a task
+// marked tracelog.Call, the one log they get (TestLoneCall).
 func TestNotARequest(t *testing.T) {
 	sdk := sdktrace.NewTracerProvider()
 	defer sdk.Shutdown(context.Background())
@@ -269,10 +270,17 @@ func TestNotARequest(t *testing.T) {
 		job.End()
 		call(context.Background(), tracer, "SELECT 2", attribute.String("db.system", "postgresql"))
 	})
+	calls := 0
 	for _, ev := range evs {
-		if ev.Kind != agenttest.KindTaskBegin && ev.Kind != agenttest.KindTaskEnd {
-			t.Errorf("event %+v, want none but the SDK's tasks", ev)
+		switch {
+		case ev.Kind == agenttest.KindLog && ev.Name == tracelog.Call:
+			calls++
+		case ev.Kind != agenttest.KindTaskBegin && ev.Kind != agenttest.KindTaskEnd:
+			t.Errorf("event %+v, want none but tasks and their Call logs", ev)
 		}
+	}
+	if calls != 2 {
+		t.Errorf("%d Call logs, want 2 (SELECT 1 and SELECT 2)", calls)
 	}
 }
 
