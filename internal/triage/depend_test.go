@@ -105,3 +105,36 @@ func TestUnwatchedSaid(t *testing.T) {
 		t.Errorf("scope %s, unwatched %+v, next %q", r.Verdict.Scope, u, r.Verdict.Next)
 	}
 }
+
+// TestUnknownSaidOnce: a thin route's verdict (the lab's thin phase, issue
+// #35), whose outbound calls are too few per step to compare and whose
+// requests without DB calls have no series, is unknown on both counts,
+// and the text gives each label once: it printed "which dependency:
+// which dependency: unknown".
+func TestUnknownSaidOnce(t *testing.T) {
+	s := synth{instances: 3, steps: 60, bad: func(_, i int) bool { return i >= 10 && i <= 13 }, noNoDB: true}
+	in := withOutbound(s.input(), s, "GET /quote", "", 0.4)
+	for k := range in.Instances {
+		for i := range in.Instances[k].Outbound[0].Count {
+			if s.bad(k, i) {
+				in.Instances[k].Outbound[0].Count[i] = 10 // under the 20 a p95 needs
+			}
+		}
+	}
+	r := Analyze(in, Params{Threshold: 50 * time.Millisecond, Signal: "request"})
+	if r.Dependency.Kind != DepUnknown || r.DBPath.Verdict != "unknown" {
+		t.Fatalf("dependency %s, DB path %s: want both unknown", r.Dependency.Kind, r.DBPath.Verdict)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, twice := range []string{"which dependency: which dependency:", "DB path or not: unknown"} {
+		if strings.Contains(text.String(), "3. DB path or not (requests without DB calls, db=\"no\"): "+twice) || strings.Contains(text.String(), "   "+twice) {
+			t.Errorf("text gives a label twice (%q):\n%s", twice, text.String())
+		}
+	}
+	if !strings.Contains(text.String(), "   which dependency: unknown (") || !strings.Contains(text.String(), `db="no"): unknown (`) {
+		t.Errorf("text:\n%s", text.String())
+	}
+}

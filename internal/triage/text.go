@@ -79,14 +79,16 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(r.BadSteps) == 0 {
 		p("\n3. DB path or not, which dependency: no bad step to compare\n")
 	} else {
-		p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(r.dbPathPhrase()))
+		// the phrases of an unknown verdict begin with their own label,
+		// which the line already gives
+		p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(strings.TrimPrefix(r.dbPathPhrase(), "DB path or not: ")))
 	}
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
 	}
 	if len(r.BadSteps) > 0 {
-		p("   which dependency: %s\n", termsafe.String(r.dependencyPhrase()))
+		p("   which dependency: %s\n", termsafe.String(strings.TrimPrefix(r.dependencyPhrase(), "which dependency: ")))
 		for k, o := range r.Dependency.Outbound {
 			if k == maxPerKind {
 				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxPerKind)
