@@ -139,7 +139,9 @@ func TestInputChecks(t *testing.T) {
 		{[]string{"analyze", "--partial", "x.jfr"}, "--partial applies to Go execution traces only"},
 	}
 	for _, c := range cases {
-		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+		// named without the temporary directory, so that the test's output is
+		// the same in every run
+		t.Run(strings.ReplaceAll(strings.Join(c.args, " "), dir, "DIR"), func(t *testing.T) {
 			code, stderr := runExit(t, c.args...)
 			if msg := oneLine(t, stderr); code != 2 || !strings.Contains(msg, c.want) {
 				t.Errorf("exit %d, stderr %q, want %q", code, msg, c.want)
