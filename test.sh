@@ -158,29 +158,20 @@ go_test_pkgs() {
 # busy_start starts, in the background, the timing tests that call
 # tier.Busy: they were judged with a CPU burner per core and measure no
 # time (real servers, a browser, a JDK), so they run beside the fuzz
-# targets and the fast tier, in two streams that share nothing: the JDK's
-# packages and the rest (PostgreSQL clusters, Prometheus, MariaDB,
-# Chromium), each one package at a time. busy_wait waits for both and
-# prints their output.
+# targets and the fast tier, one package at a time (two streams of them
+# side by side, tried on 4 December 2026, starved capture's TestRun of CPU
+# and saved nothing: the fuzz step is the longer). busy_wait waits for
+# them and prints their output.
 busy_pids=()
 busy_start() {
-  local list pattern p jvm=() rest=()
+  local list pattern
   list=$(go run ./internal/tier/timingtests -busy)
   pattern=$(head -n 1 <<<"$list")
   mapfile -t busy_pkgs < <(tail -n +2 <<<"$list")
   [ ${#busy_pkgs[@]} -gt 0 ] || return 0
-  for p in "${busy_pkgs[@]}"; do
-    case "$p" in */internal/jfr|*/java) jvm+=("$p") ;; *) rest+=("$p") ;; esac
-  done
-  echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages (${#jvm[@]} of them the JDK's, beside the others)"
-  busy_stream() {
-    local name=$1; shift
-    [ $# -gt 0 ] || return 0
-    { r=0; LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -run "$pattern" -- "$@" || r=$?; echo "test.sh: busy-host timing tests ($name) done at $SECONDS s"; exit $r; } >"$scratch/busy-$name.log" 2>&1 &
-    busy_pids+=($!)
-  }
-  busy_stream jdk "${jvm[@]}"
-  busy_stream servers "${rest[@]}"
+  echo "test.sh: timing tier, busy-host tests, in the background: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#busy_pkgs[@]} packages"
+  { r=0; LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -run "$pattern" -- "${busy_pkgs[@]}" || r=$?; echo "test.sh: busy-host timing tests done at $SECONDS s"; exit $r; } >"$scratch/busy.log" 2>&1 &
+  busy_pids+=($!)
 }
 busy_wait() {
   [ ${#busy_pids[@]} -gt 0 ] || return 0
@@ -188,7 +179,7 @@ busy_wait() {
   for pid in "${busy_pids[@]}"; do wait "$pid" || rc=$?; done
   busy_pids=()
   echo "test.sh: timing tier, busy-host tests:"
-  cat "$scratch"/busy-*.log
+  cat "$scratch/busy.log"
   return $rc
 }
 
