@@ -231,17 +231,27 @@ func (in *instance) lookup(ctx context.Context, id int) error {
 	return in.pool.QueryRow(ctx, "SELECT val FROM "+Table+" WHERE id = $1", id).Scan(&val)
 }
 
-// serveBurn starts a burst of CPU work: ?goroutines=N each spin for
-// ?for=DURATION. It answers 202 at once; the work runs on after it.
-func serveBurn(w http.ResponseWriter, r *http.Request) {
+// workParams reads a work request's ?for=DURATION (in (0, 1m]) and
+// ?goroutines=N (1..64); on a bad one it answers 400 and reports false.
+func workParams(w http.ResponseWriter, r *http.Request) (time.Duration, int, bool) {
 	d, err := time.ParseDuration(r.FormValue("for"))
 	if err != nil || d <= 0 || d > time.Minute {
 		http.Error(w, "for: want a duration in (0, 1m]", http.StatusBadRequest)
-		return
+		return 0, 0, false
 	}
 	n, err := strconv.Atoi(r.FormValue("goroutines"))
 	if err != nil || n < 1 || n > 64 {
 		http.Error(w, "goroutines: want 1..64", http.StatusBadRequest)
+		return 0, 0, false
+	}
+	return d, n, true
+}
+
+// serveBurn starts a burst of CPU work: ?goroutines=N each spin for
+// ?for=DURATION. It answers 202 at once; the work runs on after it.
+func serveBurn(w http.ResponseWriter, r *http.Request) {
+	d, n, ok := workParams(w, r)
+	if !ok {
 		return
 	}
 	burn(d, n)
@@ -254,14 +264,8 @@ func serveBurn(w http.ResponseWriter, r *http.Request) {
 // takes the process's CPU from its requests (issue #35: a GC-bound
 // instance). It answers 202 at once; the loop runs on after it.
 func serveAlloc(w http.ResponseWriter, r *http.Request) {
-	d, err := time.ParseDuration(r.FormValue("for"))
-	if err != nil || d <= 0 || d > time.Minute {
-		http.Error(w, "for: want a duration in (0, 1m]", http.StatusBadRequest)
-		return
-	}
-	n, err := strconv.Atoi(r.FormValue("goroutines"))
-	if err != nil || n < 1 || n > 64 {
-		http.Error(w, "goroutines: want 1..64", http.StatusBadRequest)
+	d, n, ok := workParams(w, r)
+	if !ok {
 		return
 	}
 	for range n {
