@@ -190,10 +190,13 @@ busy_wait() {
 # CPUs with each other).
 #
 # TIMING_RUNS=N runs the tier N times and prints, at the end, every test
-# that failed and in how many runs (a flakiness report); TIMING_BURNERS=1
-# adds a CPU burner per core for the runs (a busy host).
+# that failed and in how many runs (a flakiness report) and the slowest
+# tests; TIMING_BURNERS=1 adds a CPU burner per core for the runs (a busy
+# host). Each run's go test -json output is kept in TIMING_LOGS (a new
+# directory under ${TMPDIR:-/tmp} unless set), so that a failure can be
+# read after the script has gone.
 timing() {
-  local list pattern runs=${TIMING_RUNS:-1} i rc=0 burners=() which=
+  local list pattern runs=${TIMING_RUNS:-1} i rc=0 burners=() which= logs
   [ -z "${busy_ran:-}" ] || which=-quiet
   list=$(go run ./internal/tier/timingtests $which)
   pattern=$(head -n 1 <<<"$list")
@@ -208,14 +211,21 @@ timing() {
     for _ in $(seq "$(nproc)"); do (while :; do :; done) & burners+=($!); done
     echo "test.sh: ${#burners[@]} CPU burners running"
   fi
+  logs=${TIMING_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/latscope-timing-$(date +%Y%m%d-%H%M%S)-XXXX")}
+  mkdir -p "$logs"
+  echo "test.sh: each run's go test -json output goes to $logs"
   for i in $(seq "$runs"); do
     local start=$SECONDS
-    LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -json -run "$pattern" -- "${pkgs[@]}" >"$scratch/timing-$i.json" 2>&1 || rc=1
-    echo "test.sh: timing run $i of $runs: $((SECONDS - start)) s, $(grep -c '"Action":"fail","Package":"[^"]*","Test":"[^"/]*",' "$scratch/timing-$i.json") failed tests"
+    LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -json -run "$pattern" -- "${pkgs[@]}" >"$logs/timing-$i.json" 2>&1 || rc=1
+    echo "test.sh: timing run $i of $runs: $((SECONDS - start)) s, $(grep -c '"Action":"fail","Package":"[^"]*","Test":"[^"/]*",' "$logs/timing-$i.json") failed tests"
   done
   [ ${#burners[@]} -eq 0 ] || kill "${burners[@]}"
   echo "test.sh: failures over $runs runs (runs failed, package, test):"
-  cat "$scratch"/timing-*.json | sed -n 's/.*"Action":"fail","Package":"\([^"]*\)","Test":"\([^"/]*\)",.*/\1 \2/p' | sort | uniq -c | sort -rn
+  cat "$logs"/timing-*.json | sed -n 's/.*"Action":"fail","Package":"\([^"]*\)","Test":"\([^"/]*\)",.*/\1 \2/p' | sort | uniq -c | sort -rn
+  echo "test.sh: the slowest tests (seconds, longest run of $runs; package, test):"
+  cat "$logs"/timing-*.json | sed -n 's/.*"Action":"\(pass\|fail\|skip\)","Package":"\([^"]*\)","Test":"\([^"/]*\)","Elapsed":\([0-9.]*\).*/\4 \2 \3/p' |
+    awk '{ k = $2 " " $3; if ($1 > m[k]) m[k] = $1 } END { for (k in m) printf "%8.1f  %s\n", m[k], k }' | sort -rn | head -n 15
+  echo "test.sh: the runs' output stays in $logs"
   return $rc
 }
 

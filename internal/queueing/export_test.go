@@ -1,6 +1,7 @@
 package queueing_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/internal/queueing"
@@ -33,5 +34,37 @@ func TestExported(t *testing.T) {
 	}
 	if up, err := m.ScaleDemands(1.5).Solve(); err != nil || up.MeanMs <= before.MeanMs {
 		t.Errorf("demands ×1.5: %.3f ms (%v), want above %.3f ms", up.MeanMs, err, before.MeanMs)
+	}
+}
+
+// TestQueued: the pool's acquire wait is its queue (recomputed by the
+// model, never a demand); its hold and every other term are not.
+func TestQueued(t *testing.T) {
+	res := record(t, "pool")
+	p, err := queueing.Predict(res, queueing.Inputs{Clients: 6, Pools: []queueing.PoolSpec{{Name: "withConn", Size: 2}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := 0
+	for _, term := range res.Terms {
+		if !p.Model.Queued(term) {
+			continue
+		}
+		queued++
+		if !strings.Contains(term.Frame, "withConn") {
+			t.Errorf("%s %s taken for the pool's queue", term.Frame, term.Mechanism)
+		}
+	}
+	if queued == 0 {
+		t.Error("no term taken for the pool's acquire wait")
+	}
+	noPool, err := queueing.Predict(res, queueing.Inputs{Clients: 6}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range res.Terms {
+		if noPool.Model.Queued(term) {
+			t.Errorf("without a pool: %s %s taken for a pool's queue", term.Frame, term.Mechanism)
+		}
 	}
 }

@@ -53,17 +53,6 @@ func OpenMMc(lambda, s float64, c int) (MMc, error) {
 	return m, nil
 }
 
-// WaitQuantile returns the q-quantile (0 < q < 1) of the time in queue of
-// an M/M/c queue: the wait is 0 with probability 1−C and exponential with
-// rate cμ−λ otherwise.
-func (m MMc) WaitQuantile(q, lambda, s float64, c int) float64 {
-	if q <= 1-m.PWait || s <= 0 {
-		return 0
-	}
-	rate := float64(c)/s - lambda
-	return math.Log(m.PWait/(1-q)) / rate
-}
-
 // SolveOpen solves net as an open network with arrival rate lambda
 // (requests per second): each queueing station an M/M/c queue with its
 // demand as service time, each delay its demand. Think time plays no part.
