@@ -216,7 +216,7 @@ serial_run() {
   local pattern=$1 p t0 rc=0 log=$scratch/serial.log
   for p in "${serial_pkgs[@]}"; do
     t0=$(date +%s%N)
-    if (cd "$p" && LATSCOPE_TIER=timing "$(serial_bin "$p")" -test.v -test.count=1 -test.run="$pattern" -test.timeout=10m -test.paniconexit0) >"$log" 2>&1; then
+    if (cd "$p" && LATSCOPE_TIER=timing "$(serial_bin "$p")" -test.v -test.count=1 -test.run="$pattern" -test.timeout=10m -test.paniconexit0 </dev/null) >"$log" 2>&1; then
       printf 'ok  \t%s\t%s\n' "$p" "$(since "$t0")"
       awk '/^=== (RUN|CONT|PAUSE|NAME)/ { buf = ""; next }
         /^ *--- SKIP/ { print; printf "%s", buf; buf = ""; next }

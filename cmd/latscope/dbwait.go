@@ -26,7 +26,7 @@ examples:
   latscope dbwait --pglog postgresql.json trace.out
   latscope dbwait --pglog postgresql.json --samples host.txt --threshold 5ms trace.out
   latscope dbwait --pglog postgresql.json --dbhost dbhost.txt trace.out   (recorded by latscope dbhost)
-  latscope dbwait --mysql-csv history_long.csv --json trace.out
+  latscope dbwait --mysql-csv history_long.csv --json -o dbwait.json trace.out
   latscope dbwait --mysql-slowlog /var/log/mysql/slow.log trace.out
   latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
 `
@@ -38,12 +38,16 @@ type dbwaitOptions struct {
 	mysqlSlow        stringList
 	samples, dbhost  string
 	json, all        bool
+	out              reportFile
 	opts             dbwait.Options
 }
 
 func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o, err := parseDBWait(stderr, args)
 	if err != nil {
+		return err
+	}
+	if err := o.out.check(o.inputs(), nil); err != nil {
 		return err
 	}
 	res, err := dbwaitAnalyze(ctx, o)
@@ -53,18 +57,27 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "latscope dbwait: warning: %s\n", termsafe.String(w.Error())) // warnings quote the logs and the trace
 	}
-	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res.JSON())
-	}
-	return dbwait.WriteText(stdout, res, dbwait.TextOptions{All: o.all})
+	return o.out.write(stdout, func(w io.Writer) error {
+		if o.json {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res.JSON())
+		}
+		return dbwait.WriteText(w, res, dbwait.TextOptions{All: o.all})
+	})
+}
+
+// inputs lists the files dbwait reads, which -o must not name.
+func (o *dbwaitOptions) inputs() []string {
+	in := append([]string{o.trace, o.samples, o.dbhost}, o.pglogs...)
+	in = append(in, o.mysqlCSV...)
+	return append(in, o.mysqlSlow...)
 }
 
 func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	o := &dbwaitOptions{opts: dbwait.DefaultOptions}
 	fs := newFlagSet("dbwait", dbwaitSynopsis, stderr)
-	fs.StringVar(&o.trace, "trace", "", "the Go execution `TRACE`, as the argument is (the form of earlier versions)")
+	fs.StringVar(&o.trace, "trace", "", "the same as the `TRACE` argument (the form of earlier versions)")
 	fs.Var(&o.pglogs, "pglog", "PostgreSQL jsonlog `FILE` (repeatable, e.g. rotated files)")
 	fs.Var(&o.mysqlCSV, "mysql-csv", "`FILE`: CSV or mysql --batch export of performance_schema.events_statements_history_long (repeatable)")
 	fs.Var(&o.mysqlSlow, "mysql-slowlog", "MySQL or MariaDB slow query `FILE` written with long_query_time=0 (repeatable)")
@@ -75,6 +88,7 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.DurationVar(&o.opts.PGClockOffset, "pg-clock-offset", 0, "how far the database host's clock is ahead of the traced host's")
 	fs.BoolVar(&o.all, "all", false, "list every statement, not only those outside the DB")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
+	o.out.register(fs)
 	usageWith(fs, stderr, dbwaitSynopsis, dbwaitExamples)
 	pos, err := fs.ParseInterleaved(args)
 	if err != nil {

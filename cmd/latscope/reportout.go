@@ -13,7 +13,7 @@ import (
 )
 
 // reportFile is the -o flag of a command that prints a report (analyze,
-// compare, predict): the text, or the JSON with --json, goes to FILE
+// compare, predict, dbwait): the text, or the JSON with --json, goes to FILE
 // instead of standard output, byte for byte what standard output would
 // have shown. It is written through atomicfile, as every other output file
 // is: a temporary file beside FILE, renamed into place once complete, so

@@ -10,10 +10,14 @@ import (
 	"testing"
 )
 
-// reportCommands are the commands whose report -o writes, text and JSON.
+// reportCommands are the commands whose report -o writes, text and JSON:
+// analyze, compare, predict and dbwait.
 func reportCommands(t *testing.T) [][]string {
 	serial, wg := fixtureTrace(t, "serial"), fixtureTrace(t, "waitgroup")
+	tr, pg := dbwaitCapture(t, "pause")
 	return [][]string{
+		{"dbwait", "--pglog", pg, tr},
+		{"dbwait", "--json", "--pglog", pg, tr},
 		{"analyze", serial},
 		{"analyze", "--json", "--what-if", "remove=lockedSection", serial},
 		{"analyze", serial, wg},
@@ -66,6 +70,7 @@ func TestReportFileRefused(t *testing.T) {
 	dir := t.TempDir()
 	tr := copyFixture(t, dir, "serial")
 	page := filepath.Join(dir, "r.html")
+	dbwaitTrace, dbwaitPG := dbwaitCapture(t, "baseline")
 	before := listDir(t, dir)
 	cases := []struct {
 		args []string
@@ -80,6 +85,8 @@ func TestReportFileRefused(t *testing.T) {
 		{[]string{"analyze", "-o", tr, tr}, "flag -o: refusing to write " + tr + ": it is the input"},
 		{[]string{"compare", "-o", tr, tr, tr}, "flag -o: refusing to write " + tr + ": it is the input"},
 		{[]string{"analyze", "-o", page, "--html", page, tr}, "flag -o: " + page + " is written twice"},
+		{[]string{"dbwait", "-o", dbwaitPG, "--pglog", dbwaitPG, dbwaitTrace}, "flag -o: refusing to write " + dbwaitPG + ": it is the input"},
+		{[]string{"dbwait", "-o", dir, "--pglog", dbwaitPG, dbwaitTrace}, "flag -o " + dir + ": is a directory"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -248,7 +248,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 			b.WriteString("\n    \t")
 		}
 		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if def := f.DefValue; !strings.Contains(usage, "default") && def != "" && def != "0" && def != "false" && def != "[]" {
+		if def := f.DefValue; !strings.Contains(usage, "default") && def != "" && def != "0" && def != "0s" && def != "false" && def != "[]" {
 			if g, ok := f.Value.(flag.Getter); ok {
 				if _, isString := g.Get().(string); isString {
 					def = strconv.Quote(def)

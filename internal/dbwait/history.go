@@ -42,7 +42,7 @@ func (a *Analyzer) historyWarning(r *Result) error {
 	if h.rows == 0 || len(r.Unmatched) == 0 || spans == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("performance_schema's events_statements_history_long is a ring of performance_schema_events_statements_history_long_size rows (the export held %d): export it every few seconds while the trace runs (each export another --mysql-csv), raise that size, or read the slow log with long_query_time = 0 (--mysql-slow-log), which keeps every statement", h.rows)
+	what := fmt.Sprintf("performance_schema's events_statements_history_long is a ring of performance_schema_events_statements_history_long_size rows (the export held %d): export it every few seconds while the trace runs (each export another --mysql-csv), raise that size, or read the slow log with long_query_time = 0 (--mysql-slowlog), which keeps every statement", h.rows)
 	if !h.first.IsZero() && a.clock.known() {
 		before := 0
 		for _, q := range r.Unmatched {

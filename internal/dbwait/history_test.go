@@ -56,7 +56,7 @@ func TestHistoryRingWarns(t *testing.T) {
 				t.Errorf("warned on a whole export: %s", found)
 			case tc.want != "" && !strings.Contains(found, tc.want):
 				t.Errorf("warning %q, want one saying %q (%d of %d statements kept, %d spans unmatched)", found, tc.want, len(kept), len(stmts), len(res.Unmatched))
-			case tc.want != "" && !strings.Contains(found, "--mysql-slow-log"):
+			case tc.want != "" && !strings.Contains(found, "--mysql-slowlog"):
 				t.Errorf("warning %q does not point to the slow log", found)
 			}
 			t.Logf("%d of %d statements kept: %d spans unmatched; %s", len(kept), len(stmts), len(res.Unmatched), found)
