@@ -185,53 +185,6 @@ busy_wait() {
   return $rc
 }
 
-# The serial timing tier's test binaries are built ahead, when the tier
-# runs once after a first phase (the CI arrangement): serial_bins builds
-# them (go test -c) while the fuzz targets and the busy-host tests still
-# run, once the fast tier has compiled every package, and serial_run runs
-# them back to back, with no build or link between two packages' tests
-# (a go test -p 1 over the tier's 20-odd packages spent about 25 s on
-# them between the tests).
-serial_bin() { echo "$scratch/tbin/$(tr '/.' '__' <<<"${1#./}").test"; }
-serial_bins() {
-  local p b r=0
-  mkdir -p "$scratch/tbin"
-  for p in "${serial_pkgs[@]}"; do
-    b=$(serial_bin "$p")
-    if outside "$p"; then
-      (cd "$p" && GOWORK=off go test -c -o "$b" .) || r=1
-    else
-      go test -c -o "$b" "$p" || r=1
-    fi
-    [ -x "$b" ] || r=1
-  done
-  [ $r != 0 ] || touch "$scratch/tbin/ok"
-  return $r
-}
-# serial_run runs the serial tier from those binaries, each in its
-# package's directory as go test runs it, and prints what go test prints
-# (ok, or the package's output and FAIL) and, after an ok, each skipped
-# test with its reason: a skip must never pass unseen.
-serial_run() {
-  local pattern=$1 p t0 rc=0 log=$scratch/serial.log
-  for p in "${serial_pkgs[@]}"; do
-    t0=$(date +%s%N)
-    if (cd "$p" && LATSCOPE_TIER=timing "$(serial_bin "$p")" -test.v -test.count=1 -test.run="$pattern" -test.timeout=10m -test.paniconexit0 </dev/null) >"$log" 2>&1; then
-      printf 'ok  \t%s\t%s\n' "$p" "$(since "$t0")"
-      awk '/^=== (RUN|CONT|PAUSE|NAME)/ { buf = ""; next }
-        /^ *--- SKIP/ { print; printf "%s", buf; buf = ""; next }
-        /^ *--- (PASS|FAIL)/ { buf = ""; next }
-        /^    / { buf = buf $0 "\n" }' "$log"
-    else
-      cat "$log"
-      printf 'FAIL\t%s\t%s\n' "$p" "$(since "$t0")"
-      rc=1
-    fi
-  done
-  return $rc
-}
-since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3fs", (b - a) / 1e9 }'; }
-
 # timing runs the timing tier: the tests that call tier.Timing (and those
 # that call tier.Busy, unless busy_start ran them), in the packages that
 # hold them, one package at a time (they measure timing on real servers, a
@@ -251,11 +204,6 @@ timing() {
   pattern=$(head -n 1 <<<"$list")
   mapfile -t pkgs < <(tail -n +2 <<<"$list")
   echo "test.sh: timing tier: $(tr '|' '\n' <<<"$pattern" | wc -l) tests in ${#pkgs[@]} packages"
-  if [ -f "$scratch/tbin/ok" ] && [ "${pkgs[*]}" = "${serial_pkgs[*]}" ]; then
-    echo "test.sh: from the test binaries built in the first phase"
-    serial_run "$pattern"
-    return
-  fi
   # -count=1: a result the go command cached says nothing of this host now.
   if [ "$runs" = 1 ] && [ -z "${TIMING_BURNERS:-}" ]; then
     LATSCOPE_TIER=timing go_test_pkgs -count=1 -p 1 -run "$pattern" -- "${pkgs[@]}"
@@ -316,26 +264,17 @@ fi
 # With the timing tier and something else to run beside it (one run, no
 # burners of test.sh's own), the busy-host tests start now.
 busy_ran=
-serial_pkgs=()
 if want timing && { want fuzz || want fast; } && [ "${TIMING_RUNS:-1}" = 1 ] && [ -z "${TIMING_BURNERS:-}" ]; then
   busy_start
   busy_ran=1
-  mapfile -t serial_pkgs < <(go run ./internal/tier/timingtests -quiet | tail -n +2)
 fi
-# after_fast builds the serial tier's binaries, when there are any to build,
-# once the fast tier is done (it compiled every package they need).
-after_fast() {
-  [ ${#serial_pkgs[@]} -gt 0 ] || return 0
-  serial_bins >"$scratch/bins.log" 2>&1 || { echo "test.sh: building the serial timing tier's test binaries failed (go test builds them again):"; cat "$scratch/bins.log"; }
-  echo "test.sh: the serial timing tier's test binaries built at $SECONDS s"
-}
 rc=0
 if want fuzz && want fast; then
   # The fast tier gives the same result on a busy host, and a fuzz target
   # runs for FUZZTIME whatever else runs: side by side, they take the time
   # of the longer of the two.
   echo "test.sh: fast tier, in the background beside the fuzz targets"
-  { r=0; go test "${all_pkgs[@]}" || r=$?; echo "test.sh: fast tier done at $SECONDS s"; after_fast; exit $r; } >"$scratch/fast.log" 2>&1 &
+  { r=0; go test "${all_pkgs[@]}" || r=$?; echo "test.sh: fast tier done at $SECONDS s"; exit $r; } >"$scratch/fast.log" 2>&1 &
   fast_pid=$!
   fuzz || rc=$?
   took fuzz
@@ -348,7 +287,6 @@ else
   if [ $rc = 0 ] && want fast; then
     echo "test.sh: fast tier"
     go test "${all_pkgs[@]}" || rc=$?
-    after_fast
   fi
 fi
 [ -z "$busy_ran" ] || busy_wait || rc=$?
