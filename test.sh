@@ -133,16 +133,15 @@ fuzz() {
 # does not use, e.g. agent/internal/otelcol: the OpenTelemetry collector's
 # modules would raise the versions the workspace selects for the product)
 # is run and vetted with GOWORK=off in its own directory.
+# outside says whether the package directory DIR is such a module's;
 # outside_modules lists such modules' directories.
+outside() { [ -f "$1/go.mod" ] && ! grep -Eq "^[[:space:]]*\./${1#./}[[:space:]]*\$" go.work; }
 outside_modules() {
   local d
   for d in $(git ls-files '*go.mod' 2>/dev/null | xargs -r -n1 dirname); do
-    [ "$d" = . ] && continue
-    grep -Eq "^[[:space:]]*\./$d[[:space:]]*\$" go.work || echo "./$d"
+    [ "$d" = . ] || ! outside "./$d" || echo "./$d"
   done
 }
-# outside says whether the package directory DIR is an outside module's.
-outside() { [ -f "$1/go.mod" ] && ! grep -Eq "^[[:space:]]*\./${1#./}[[:space:]]*\$" go.work; }
 # go_test_pkgs runs go test ARGS… -- PKG… for the workspace's packages at
 # once and for each outside module's in its directory.
 go_test_pkgs() {
