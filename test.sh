@@ -10,8 +10,9 @@
 #           live recording, the labs, overhead, real PostgreSQL, MariaDB,
 #           Redis, Prometheus, a JVM and Chromium (see internal/tier)
 #
-# Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all, in the
-# order above). Installing needs root and Debian's packages; without root it
+# Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all: vet, the
+# fast tier and the busy-host timing tests side by side, then the serial
+# timing tier with the fuzz targets beside it at nice 19). Installing needs root and Debian's packages; without root it
 # says what is missing, and the tests that need it skip, saying so.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -72,9 +73,9 @@ install() {
 }
 
 # fuzz runs every fuzz target for FUZZTIME on FUZZ_PARALLEL workers (1s
-# on 1 unless set: a smoke run that leaves a core to the fast tier and the
-# busy-host tests beside it; findings are
-# kept under testdata/fuzz/), each printing how many inputs it executed.
+# on 1 unless set: a smoke run, beside the fast tier or, in a whole run, at
+# nice 19 beside the serial timing tier; findings are kept under
+# testdata/fuzz/), each printing how many inputs it executed.
 # -fuzzminimizetime=1x: the engine does not stop fuzzing to minimise each new
 # input it finds (by default it spends up to 60 s on each); a failing input is
 # saved as found. A failure that saved a failing input is a parser bug and
