@@ -33,10 +33,15 @@ func (d Dependency) String() string {
 // and Rose of them were over the instance's baseline by at least half of
 // the signal's own rise there (rule 3's bar for requests without DB
 // calls). Baseline and Bad are the medians, over the compared pairs, of
-// the baseline and of the value (NaN: none).
+// the baseline and of the value (NaN: none). Thin pairs had a value from
+// too few observations for the percentile, and NoBaseline pairs one on an
+// instance with fewer than minBaseline good steps that had enough (Good:
+// the most such steps one of those instances had): neither is compared.
 type Rise struct {
-	Compared, Rose int
-	Baseline, Bad  float64
+	Compared, Rose   int
+	Baseline, Bad    float64
+	Thin, NoBaseline int
+	Good             int
 }
 
 // rose says whether at least half the compared pairs rose.
@@ -61,13 +66,29 @@ func (o OutboundRise) name() string {
 // verdict's bad steps slowed on.
 type DependencyEvidence struct {
 	Kind Dependency
-	// DB is the DB-call p95's rise (the signal itself with the DB
-	// signal); Outbound the rise of each route's outbound p95 that had a
-	// value in the bad steps, the one named first.
-	DB       Rise
-	Outbound []OutboundRise
+	// Quantile is the percentile the dependencies are compared at: the
+	// p95, or the signal's own when it stepped down below it (a thin
+	// route's p95 is its largest call stretched by the histogram).
+	Quantile float64
+	// DB is the DB-call percentile's rise (the signal itself with the DB
+	// signal); Outbound the rise of each route's outbound percentile that
+	// was compared in at least one (instance, bad step) pair, the one
+	// named first; Uncomparable the routes that had values in the bad
+	// steps but none that could be compared (too few calls, no baseline).
+	DB           Rise
+	Outbound     []OutboundRise
+	Uncomparable []OutboundRise
 	// Reason says in words why Kind was chosen.
 	Reason string
+}
+
+// depQuantile is the percentile rule 3 compares the dependencies at when
+// the signal is at q: the p95, or q when it is lower.
+func depQuantile(q float64) float64 {
+	if q == 0 || q > 0.95 {
+		return 0.95
+	}
+	return q
 }
 
 // named returns the outbound series Kind names (nil unless DepOutbound).
@@ -79,7 +100,8 @@ func (e *DependencyEvidence) named() *OutboundRise {
 }
 
 // dependency is rule 3's second half over the verdict's bad steps idx:
-// the DB-call p95 and each route's outbound p95, compared with the
+// the DB-call and each route's outbound percentile (depQuantile of the
+// signal's: the p95, or lower with a thin signal), compared with the
 // instance's good steps in each (instance, bad step) pair, as requests
 // without DB calls are (dbPath), then:
 //
@@ -87,12 +109,16 @@ func (e *DependencyEvidence) named() *OutboundRise {
 //     DB calls did not slow (or nothing says): the database;
 //   - a route's outbound calls rose and the DB calls did not: that
 //     outbound dependency (its route, and its peer where labelled);
+//   - neither rose, and a route had values in the bad steps that could
+//     not be compared (too few calls, no baseline), the process not held:
+//     unknown, with the route named (it may be the one that slowed);
 //   - both rose, or neither did while every request slowed (rule 3
 //     all-requests) or the process was held: the host (or the process);
 //   - else unknown.
 func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 	steps := indexSet(idx)
-	var db riseAcc
+	q := depQuantile(r.Quantile)
+	db := riseAcc{need: voteNeed(q)}
 	outs := map[[2]string]*riseAcc{}
 	for k := range r.Instances {
 		ir := &r.Instances[k]
@@ -109,18 +135,28 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 		for _, o := range s.Outbound {
 			key := [2]string{o.Route, o.Peer}
 			if outs[key] == nil {
-				outs[key] = &riseAcc{}
+				outs[key] = &riseAcc{need: voteNeed(q)}
 			}
-			outs[key].add(ir, o.P95, o.Count, good, pairs)
+			outs[key].add(ir, o.P, o.Count, good, pairs)
 		}
 	}
-	e := DependencyEvidence{DB: db.rise()}
+	e := DependencyEvidence{Quantile: q, DB: db.rise()}
 	for key, a := range outs {
-		if a.Compared > 0 {
-			e.Outbound = append(e.Outbound, OutboundRise{Route: key[0], Peer: key[1], Rise: a.rise()})
+		switch o := (OutboundRise{Route: key[0], Peer: key[1], Rise: a.rise()}); {
+		case a.Compared > 0:
+			e.Outbound = append(e.Outbound, o)
+		case a.Thin+a.NoBaseline > 0:
+			e.Uncomparable = append(e.Uncomparable, o)
 		}
 	}
 	sort.Slice(e.Outbound, func(i, j int) bool { return e.Outbound[i].before(e.Outbound[j]) })
+	sort.Slice(e.Uncomparable, func(i, j int) bool {
+		a, b := e.Uncomparable[i], e.Uncomparable[j]
+		if na, nb := a.Thin+a.NoBaseline, b.Thin+b.NoBaseline; na != nb {
+			return na > nb
+		}
+		return a.name() < b.name()
+	})
 	e.decide(r.DBPath)
 	return e
 }
@@ -154,25 +190,35 @@ func verdictPairs(ir *InstanceReport, steps map[int]bool) []int {
 // riseAcc gathers one dependency's Rise over the instances.
 type riseAcc struct {
 	Rise
+	need      float64 // the observations a step needs (voteNeed of the percentile)
 	base, bad []float64
 }
 
-// add compares xs (a p95 per step; a step counts with at least the
-// observations voteNeed gives the p95, per counts) in the bad steps pairs
-// of ir with its median over the good steps: a pair rose when it is over
-// it by at least half of the signal's rise there. Pairs whose signal did
-// not rise (held steps) are not compared.
+// add compares xs (a percentile per step; a step counts with at least
+// a.need observations, per counts) in the bad steps pairs of ir with its
+// median over the good steps: a pair rose when it is over it by at least
+// half of the signal's rise there. Pairs whose signal did not rise (held
+// steps) are not compared; pairs with a value from too few observations,
+// or without a baseline, are counted as not comparable.
 func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []int) {
-	xs = mask(xs, counts, voteNeed(0.95))
-	b := median(pick(xs, good), minBaseline)
-	if math.IsNaN(b) {
-		return
-	}
+	raw := xs
+	xs = mask(xs, counts, a.need)
+	goodVals := pick(xs, good)
+	b := median(goodVals, minBaseline)
 	for _, i := range pairs {
 		v, half := at(xs, i), (at(ir.Signal, i)-ir.Baseline)/2
-		if math.IsNaN(v) || !(half > 0) {
+		if math.IsNaN(at(raw, i)) || !(half > 0) {
 			// no value, or the signal did not rise (a held step: the
 			// process, rule 1), so there is no rise to explain
+			continue
+		}
+		switch {
+		case math.IsNaN(b):
+			a.NoBaseline++
+			a.Good = max(a.Good, len(goodVals))
+			continue
+		case math.IsNaN(v):
+			a.Thin++
 			continue
 		}
 		a.Compared++
@@ -194,23 +240,33 @@ func (a *riseAcc) rise() Rise {
 func (e *DependencyEvidence) decide(p DBPathEvidence) {
 	out := len(e.Outbound) > 0 && e.Outbound[0].rose()
 	db := e.DB.rose()
+	pq := pName(e.Quantile)
 	switch {
 	case db && !out && p.Verdict != "all-requests":
 		e.Kind = DepDatabase
-		e.Reason = fmt.Sprintf("the DB calls slowed: DB-call p95 %s → %s, in %d (instance, bad step) pairs of %d", ms(e.DB.Baseline), ms(e.DB.Bad), e.DB.Rose, e.DB.Compared)
+		e.Reason = fmt.Sprintf("the DB calls slowed: DB-call %s %s → %s, in %d (instance, bad step) pairs of %d", pq, ms(e.DB.Baseline), ms(e.DB.Bad), e.DB.Rose, e.DB.Compared)
 		if len(e.Outbound) > 0 {
 			e.Reason += ", the outbound calls did not"
 		}
 	case out && !db:
 		o := e.Outbound[0]
 		e.Kind = DepOutbound
-		e.Reason = fmt.Sprintf("its outbound calls slowed: outbound p95 %s → %s, in %d (instance, bad step) pairs of %d", ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+		e.Reason = fmt.Sprintf("its outbound calls slowed: outbound %s %s → %s, in %d (instance, bad step) pairs of %d", pq, ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
 		if e.DB.Compared > 0 {
-			e.Reason += fmt.Sprintf("; the DB calls did not: DB-call p95 %s → %s", ms(e.DB.Baseline), ms(e.DB.Bad))
+			e.Reason += fmt.Sprintf("; the DB calls did not: DB-call %s %s → %s", pq, ms(e.DB.Baseline), ms(e.DB.Bad))
 		}
 	case out && db:
 		e.Kind = DepHost
 		e.Reason = fmt.Sprintf("the DB calls and the outbound calls of %s slowed together: the process or its host delays both", e.Outbound[0].name())
+	case !db && len(e.Uncomparable) > 0 && p.Held == 0:
+		// A route that cannot be compared may be the one that slowed: the
+		// data cannot tell a slow upstream from a slow host.
+		e.Kind = DepUnknown
+		e.Reason = "neither the DB calls nor any compared route's outbound calls rose by half the signal's rise"
+		if p.Verdict == "all-requests" {
+			e.Reason = "requests without DB calls slowed"
+		}
+		e.Reason += ", and " + e.uncomparablePhrase()
 	case p.Verdict == "all-requests" && p.Held > 0:
 		e.Kind = DepHost
 		e.Reason = "the process was held: every request waited"
@@ -227,6 +283,30 @@ func (e *DependencyEvidence) decide(p DBPathEvidence) {
 			e.Reason = "no DB-call or outbound series in the bad steps"
 		}
 	}
+}
+
+// uncomparablePhrase says which routes' outbound calls could not be
+// compared, and why: "the outbound calls of GET /quote could not be
+// compared: 2 (instance, bad step) pairs on instances with 1 good step
+// with ≥ 2 calls (3 needed)".
+func (e *DependencyEvidence) uncomparablePhrase() string {
+	if len(e.Uncomparable) == 0 {
+		return ""
+	}
+	o := e.Uncomparable[0]
+	need := voteNeed(e.Quantile)
+	var why []string
+	if o.NoBaseline > 0 {
+		why = append(why, fmt.Sprintf("%d (instance, bad step) pair(s) on instances with %d good step(s) with ≥ %.0f calls (%d needed)", o.NoBaseline, o.Good, need, minBaseline))
+	}
+	if o.Thin > 0 {
+		why = append(why, fmt.Sprintf("%d pair(s) with fewer than %.0f calls, too few for the outbound %s", o.Thin, need, pName(e.Quantile)))
+	}
+	s := fmt.Sprintf("the outbound calls of %s could not be compared: %s", o.name(), strings.Join(why, "; "))
+	if n := len(e.Uncomparable) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more route(s))", n)
+	}
+	return s
 }
 
 // goodSteps returns the steps of ir with a value that are not bad.
@@ -303,7 +383,7 @@ func (r *Report) unwatched(in Input) *Unwatched {
 				outs[key] = &slowedAcc{OutboundSlowed: OutboundSlowed{Route: o.Route, Peer: o.Peer, Worst: math.Inf(-1)}}
 				keys = append(keys, key)
 			}
-			outs[key].add(mask(o.P95, o.Count, voteNeed(0.95)), thr, bad)
+			outs[key].add(mask(o.P, o.Count, voteNeed(depQuantile(r.Quantile))), thr, bad)
 		}
 	}
 	if all > 0 {
@@ -405,8 +485,8 @@ func (r *Report) unwatchedPhrase() string {
 			parts = append(parts, fmt.Sprintf("… %d more route(s)", len(u.Outbound)-maxPerKind))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound p95 %s in the quietest quarter of the steps, %s at worst)",
-			OutboundRise{Route: o.Route, Peer: o.Peer}.name(), dur(r.Threshold), o.Steps, ms(o.Baseline), ms(o.Worst)))
+		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound %s %s in the quietest quarter of the steps, %s at worst)",
+			OutboundRise{Route: o.Route, Peer: o.Peer}.name(), dur(r.Threshold), o.Steps, pName(depQuantile(r.Quantile)), ms(o.Baseline), ms(o.Worst)))
 	}
 	return fmt.Sprintf("not watched by the %s: %s, and they slowed: %s; run again with --signal request to judge every request", r.signalName(), share, strings.Join(parts, "; "))
 }

@@ -58,10 +58,28 @@ type jsonOutboundRise struct {
 }
 
 type jsonDependency struct {
-	Kind     string             `json:"kind"`
-	DB       jsonRise           `json:"db"`
-	Outbound []jsonOutboundRise `json:"outbound"`
-	Reason   string             `json:"reason,omitempty"`
+	Kind string `json:"kind"`
+	// Quantile is the percentile the DB-call and outbound times are
+	// compared at (the p95, or the signal's when lower): the *_p95_s
+	// fields hold that percentile.
+	Quantile     float64            `json:"quantile"`
+	DB           jsonRise           `json:"db"`
+	Outbound     []jsonOutboundRise `json:"outbound"`
+	Uncomparable []jsonUncomparable `json:"uncomparable"`
+	Reason       string             `json:"reason,omitempty"`
+}
+
+// jsonUncomparable is a route whose outbound calls had values in the
+// verdict's bad steps but could not be compared: Thin pairs had too few
+// calls (fewer than Need), NoBaseline pairs were on instances with fewer
+// than 3 good steps with Need calls (GoodSteps: the most one had).
+type jsonUncomparable struct {
+	Route      string  `json:"route"`
+	Peer       string  `json:"peer,omitempty"`
+	Thin       int     `json:"thin"`
+	NoBaseline int     `json:"no_baseline"`
+	GoodSteps  int     `json:"good_steps"`
+	Need       float64 `json:"need"`
 }
 
 type jsonUnwatched struct {
@@ -237,9 +255,12 @@ func riseJSON(r Rise) jsonRise {
 }
 
 func dependencyJSON(e DependencyEvidence) jsonDependency {
-	j := jsonDependency{Kind: e.Kind.String(), DB: riseJSON(e.DB), Outbound: []jsonOutboundRise{}, Reason: e.Reason}
+	j := jsonDependency{Kind: e.Kind.String(), Quantile: e.Quantile, DB: riseJSON(e.DB), Outbound: []jsonOutboundRise{}, Uncomparable: []jsonUncomparable{}, Reason: e.Reason}
 	for _, o := range e.Outbound {
 		j.Outbound = append(j.Outbound, jsonOutboundRise{Route: o.Route, Peer: o.Peer, jsonRise: riseJSON(o.Rise)})
+	}
+	for _, o := range e.Uncomparable {
+		j.Uncomparable = append(j.Uncomparable, jsonUncomparable{Route: o.Route, Peer: o.Peer, Thin: o.Thin, NoBaseline: o.NoBaseline, GoodSteps: o.Good, Need: voteNeed(e.Quantile)})
 	}
 	return j
 }

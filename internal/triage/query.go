@@ -230,17 +230,15 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 		s.Counts = s.DBCalls
 		if c.Signal == "request" {
 			s.Counts = s.Requests
-		} else {
-			s.DBCall = s.Signal
 		}
 	}
 	if c.Signal == "request" {
 		// Rule 3's database: the DB-call p95 beside the request signal.
-		if err := fill(q.dbCall, func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
+		if err := fill(q.dbCallAt(0.95), func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
 			return in, nil, err
 		}
 	}
-	if err := f.fillOutbound(ctx, q, idx, in.Instances); err != nil {
+	if err := f.fillOutbound(ctx, q, 0.95, idx, in.Instances); err != nil {
 		return in, nil, err
 	}
 	if err := fill(q.noDBCount, func(s *InstanceSeries, v []float64) { s.NoDBCount = v }); err != nil {
@@ -270,6 +268,31 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 			} else {
 				in.Instances[i].Signal = f.values(&model.SampleStream{})
 			}
+		}
+	}
+	// Rule 3 compares the dependencies at the signal's percentile when it
+	// is under the p95 (depQuantile): the DB-call one beside the request
+	// signal (the signal itself with the DB signal), and each route's
+	// outbound one, asked again.
+	for i := range in.Instances {
+		if c.Signal != "request" {
+			in.Instances[i].DBCall = in.Instances[i].Signal
+		}
+	}
+	if dq := depQuantile(in.Quantile); dq < 0.95 {
+		if c.Signal == "request" {
+			for i := range in.Instances {
+				in.Instances[i].DBCall = nil
+			}
+			if err := fill(q.dbCallAt(dq), func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
+				return in, nil, err
+			}
+		}
+		for i := range in.Instances {
+			in.Instances[i].Outbound = nil
+		}
+		if err := f.fillOutbound(ctx, q, dq, idx, in.Instances); err != nil {
+			return in, nil, err
 		}
 	}
 	return in, f, nil
@@ -349,12 +372,13 @@ func newFetcher(c Config) (*fetcher, error) {
 // querySet are the PromQL queries of one analysis.
 type querySet struct {
 	signal, noDB95, noDB99 string
-	// dbCall is the DB-call p95 (the signal itself with --signal db);
-	// outbound and outboundCount the p95 and the count of the requests'
-	// outbound time, per route (and peer, where labelled).
-	dbCall, outbound, outboundCount string
-	host                            [NumHostSignals]string
-	stalls, requests                string
+	// dbCallAt is the DB-call q quantile (the signal itself with --signal
+	// db); outboundAt and outboundCount the q quantile and the count of
+	// the requests' outbound time, per route (and peer, where labelled).
+	dbCallAt, outboundAt func(q float64) string
+	outboundCount        string
+	host                 [NumHostSignals]string
+	stalls, requests     string
 	// gcCPU and userCPU are the Go runtime's CPU seconds per step of its
 	// collector and of the program (rule 5's GC evidence).
 	gcCPU, userCPU string
@@ -406,8 +430,12 @@ func queries(c Config) querySet {
 	q.gcCPU = inc("latscope_go_gc_cpu_seconds_total")
 	q.userCPU = inc("latscope_go_user_cpu_seconds_total")
 	q.requests = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+sel, c.Step))
-	q.dbCall = hq("0.95", "latscope_db_call_duration_seconds_bucket", sel)
-	q.outbound = fmt.Sprintf("histogram_quantile(0.95, sum by (job, instance, route, peer, le) (%s))", stepIncrease("latscope_request_outbound_seconds_bucket"+sel, c.Step))
+	q.dbCallAt = func(qs float64) string {
+		return hq(strconv.FormatFloat(qs, 'g', -1, 64), "latscope_db_call_duration_seconds_bucket", sel)
+	}
+	q.outboundAt = func(qs float64) string {
+		return fmt.Sprintf("histogram_quantile(%s, sum by (job, instance, route, peer, le) (%s))", strconv.FormatFloat(qs, 'g', -1, 64), stepIncrease("latscope_request_outbound_seconds_bucket"+sel, c.Step))
+	}
 	q.outboundCount = fmt.Sprintf("sum by (job, instance, route, peer) (%s)", stepIncrease("latscope_request_outbound_seconds_count"+sel, c.Step))
 	q.calls = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_db_call_duration_seconds_count"+sel, c.Step))
 	q.noDBCount = fmt.Sprintf("sum by (job, instance) (%s)", stepIncrease("latscope_request_duration_seconds_count"+noDB, c.Step))
@@ -461,11 +489,11 @@ func (f *fetcher) query(ctx context.Context, q string) (map[seriesKey]*model.Sam
 	return out, nil
 }
 
-// fillOutbound sets each instance's outbound series: the p95 and the
-// count per step of its requests' outbound time, one series per route
+// fillOutbound sets each instance's outbound series: the qs quantile and
+// the count per step of its requests' outbound time, one series per route
 // and peer (the peer label is empty when the metric has none).
-func (f *fetcher) fillOutbound(ctx context.Context, q querySet, idx map[seriesKey]int, ins []InstanceSeries) error {
-	p95, err := f.queryRoutes(ctx, q.outbound)
+func (f *fetcher) fillOutbound(ctx context.Context, q querySet, qs float64, idx map[seriesKey]int, ins []InstanceSeries) error {
+	p95, err := f.queryRoutes(ctx, q.outboundAt(qs))
 	if err != nil {
 		return err
 	}
@@ -489,7 +517,7 @@ func (f *fetcher) fillOutbound(ctx context.Context, q querySet, idx map[seriesKe
 		if !ok {
 			continue
 		}
-		o := OutboundSeries{Route: k.route, Peer: k.peer, P95: f.values(p95[k])}
+		o := OutboundSeries{Route: k.route, Peer: k.peer, P: f.values(p95[k])}
 		if c, ok := counts[k]; ok {
 			o.Count = f.values(c)
 		}

@@ -93,8 +93,10 @@ type InstanceSeries struct {
 	// Over are the signal's observations per step over the threshold (over
 	// the first bucket bound at or above it; nil: unknown).
 	Over []float64
-	// DBCall is the DB-call p95 per step (the signal itself with the DB
-	// signal), and DBCalls the DB calls per step (nil: absent).
+	// DBCall is the DB-call percentile per step (the signal itself with
+	// the DB signal; with the request signal the p95, or the signal's
+	// percentile when it is lower: depQuantile), and DBCalls the DB calls
+	// per step (nil: absent).
 	DBCall, DBCalls []float64
 	// Outbound are the outbound time of the instance's requests, one
 	// series per route (and peer, where the metric is labelled with one):
@@ -108,14 +110,16 @@ type InstanceSeries struct {
 }
 
 // OutboundSeries is one route's outbound time on one instance: per step,
-// the p95 of the time its requests spent in outbound HTTP/gRPC calls
-// (each request's calls summed) and the number of such requests.
+// P is the percentile (depQuantile of Input.Quantile: the p95, or the
+// signal's when it is lower) of the time its requests spent in outbound
+// HTTP/gRPC calls (each request's calls summed), and Count the number of
+// such requests.
 type OutboundSeries struct {
 	Route string
 	// Peer is the peer label's value ("": the metric has none; the
 	// agent's is labelled by route only).
-	Peer       string
-	P95, Count []float64
+	Peer     string
+	P, Count []float64
 }
 
 // Params are the rules' parameters.

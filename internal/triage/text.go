@@ -94,7 +94,10 @@ func WriteText(w io.Writer, r *Report) error {
 				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxPerKind)
 				break
 			}
-			p("   outbound %s: p95 %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.name()), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+			p("   outbound %s: %s %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.name()), pName(r.Dependency.Quantile), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+		}
+		if u := r.Dependency.uncomparablePhrase(); u != "" {
+			p("   not compared: %s\n", termsafe.String(u))
 		}
 	}
 	if u := r.unwatchedPhrase(); u != "" {

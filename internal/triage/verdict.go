@@ -44,7 +44,7 @@ func (r *Report) verdict() {
 		v.Cause = ir.Cause
 		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; %s; host: %s",
 			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
-		v.Next = r.snapshotNext([]string{v.Instance}) + r.nextTool()
+		v.Next = r.retriageNext() + r.snapshotNext([]string{v.Instance}) + r.nextTool()
 		if v.Cause == "gc" {
 			v.Next = r.snapshotNext([]string{v.Instance}) + gcNext(v.Instance)
 		}
@@ -57,7 +57,7 @@ func (r *Report) verdict() {
 			// One instance is enough: the dependency is the same for all.
 			who = who[:1]
 		}
-		v.Next = r.snapshotNext(who) + r.nextTool()
+		v.Next = r.retriageNext() + r.snapshotNext(who) + r.nextTool()
 	}
 	if u := r.unwatchedPhrase(); u != "" && r.Unwatched.Slowed+len(r.Unwatched.Outbound) > 0 {
 		v.Line += "; " + u
@@ -116,6 +116,25 @@ func (r *Report) nextTool() string {
 		return "; then `latscope analyze SNAPSHOT` shows the requests' time waiting for a CPU (runnable) and stalled"
 	}
 	return "; then `latscope analyze SNAPSHOT` shows where the slow requests' time went"
+}
+
+// retriageSteps is how many steps before the first bad step the range of
+// retriageNext starts: room for minBaseline good steps and a margin.
+const retriageSteps = 10
+
+// retriageNext is the first next step when a route's outbound calls could
+// not be compared (rule 3, uncomparable): triage that route alone, judging
+// every request, over a range that starts earlier, so that its good steps
+// give a baseline ("" otherwise).
+func (r *Report) retriageNext() string {
+	e := r.Dependency
+	if e.Kind != DepUnknown || len(e.Uncomparable) == 0 || len(r.BadSteps) == 0 {
+		return ""
+	}
+	o := e.Uncomparable[0]
+	since := r.BadSteps[0].Time.Add(-retriageSteps * r.Step).UTC().Format(time.RFC3339)
+	return fmt.Sprintf("run `latscope triage --route %s --signal request --since %s --until %s` (the same step and threshold): from %d steps before the first bad one, its outbound calls get good steps to compare with (%d with %.0f calls or more are needed); if it still cannot tell, ",
+		shellQuote(o.Route), since, r.End.UTC().Format(time.RFC3339), retriageSteps, minBaseline, voteNeed(e.Quantile))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -238,6 +257,8 @@ func (r *Report) dbPathPhrase() string {
 		why := " (all requests: the host or the process)"
 		if o := r.Dependency.named(); o != nil {
 			why = fmt.Sprintf(" (by the outbound calls of %s)", o.name())
+		} else if d := r.Dependency; d.Kind == DepUnknown && len(d.Uncomparable) > 0 {
+			why = fmt.Sprintf(" (all requests: the host, the process, or the outbound calls of %s, which could not be compared)", d.Uncomparable[0].name())
 		}
 		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s%s%s", e.Rose, e.Compared, unit, held, why)
 	case "db-only":
