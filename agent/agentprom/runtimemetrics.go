@@ -17,6 +17,9 @@ const (
 	rmUserCPU   = "/cpu/classes/user:cpu-seconds"
 	rmGCCycles  = "/gc/cycles/total:gc-cycles"
 	rmSchedWait = "/sched/latencies:seconds"
+	// rmGCPause is the stop-the-world pauses for garbage collection (Go
+	// 1.22 and later: two per cycle, sweep and mark termination).
+	rmGCPause = "/sched/pauses/total/gc:seconds"
 )
 
 // schedBuckets are the upper bounds of latscope_sched_latency_seconds: a
@@ -24,10 +27,16 @@ const (
 // of milliseconds (every P busy, or the process throttled).
 var schedBuckets = []float64{10e-6, 50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1}
 
+// pauseBuckets are the upper bounds of latscope_go_gc_pause_seconds: a
+// collection's stop-the-world pause is tens of microseconds on a healthy
+// process, and milliseconds to a second when the process cannot get a
+// CPU to stop its goroutines (throttled, or a host out of CPU).
+var pauseBuckets = []float64{10e-6, 50e-6, 100e-6, 250e-6, 500e-6, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
+
 // runtimeCollector exports the runtime/metrics above; a metric the running
 // Go does not have is left out of the scrape, never exported as 0.
 type runtimeCollector struct {
-	gcCPU, userCPU, gcCycles, schedWait *prometheus.Desc
+	gcCPU, userCPU, gcCycles, schedWait, gcPause *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*runtimeCollector)(nil)
@@ -42,19 +51,21 @@ func newRuntimeCollector() *runtimeCollector {
 			"Completed garbage collection cycles (runtime/metrics "+rmGCCycles+").", nil, nil),
 		schedWait: prometheus.NewDesc("latscope_go_sched_latency_seconds",
 			"Time goroutines spent runnable before they ran (runtime/metrics "+rmSchedWait+"); the sum counts each of the runtime's buckets at its lower bound, a lower bound.", nil, nil),
+		gcPause: prometheus.NewDesc("latscope_go_gc_pause_seconds",
+			"Stop-the-world pauses of the garbage collector, two per cycle (runtime/metrics "+rmGCPause+"); the sum counts each of the runtime's buckets at its lower bound, a lower bound.", nil, nil),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *runtimeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.gcCPU, c.userCPU, c.gcCycles, c.schedWait} {
+	for _, d := range []*prometheus.Desc{c.gcCPU, c.userCPU, c.gcCycles, c.schedWait, c.gcPause} {
 		ch <- d
 	}
 }
 
-// Collect implements prometheus.Collector: one read of the four metrics.
+// Collect implements prometheus.Collector: one read of the five metrics.
 func (c *runtimeCollector) Collect(ch chan<- prometheus.Metric) {
-	s := []rtmetrics.Sample{{Name: rmGCCPU}, {Name: rmUserCPU}, {Name: rmGCCycles}, {Name: rmSchedWait}}
+	s := []rtmetrics.Sample{{Name: rmGCCPU}, {Name: rmUserCPU}, {Name: rmGCCycles}, {Name: rmSchedWait}, {Name: rmGCPause}}
 	rtmetrics.Read(s)
 	for i, d := range []*prometheus.Desc{c.gcCPU, c.userCPU, c.gcCycles} {
 		switch v := s[i].Value; v.Kind() {
@@ -67,6 +78,10 @@ func (c *runtimeCollector) Collect(ch chan<- prometheus.Metric) {
 	if v := s[3].Value; v.Kind() == rtmetrics.KindFloat64Histogram {
 		count, sum, buckets := rebucket(v.Float64Histogram(), schedBuckets)
 		ch <- prometheus.MustNewConstHistogram(c.schedWait, count, sum, buckets)
+	}
+	if v := s[4].Value; v.Kind() == rtmetrics.KindFloat64Histogram {
+		count, sum, buckets := rebucket(v.Float64Histogram(), pauseBuckets)
+		ch <- prometheus.MustNewConstHistogram(c.gcPause, count, sum, buckets)
 	}
 }
 

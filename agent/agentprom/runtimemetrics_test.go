@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/latscope/latscope/agent"
 )
@@ -86,6 +87,49 @@ func TestRebucket(t *testing.T) {
 	for b, want := range map[float64]uint64{0.001: 3, 0.005: 6, 0.01: 6} {
 		if cum[b] != want {
 			t.Errorf("bucket %g: %d, want %d", b, cum[b], want)
+		}
+	}
+}
+
+// TestGCPauses: three forced collections raise the count of
+// latscope_go_gc_pause_seconds by at least 3 (each cycle stops the world
+// twice), and the histogram is cumulative within its count.
+func TestGCPauses(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	a, err := agent.New(agent.Options{NoRecorder: true, ProbeEvery: -1, Metrics: New(reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	pauses := func() *dto.Histogram {
+		f := scrape(t, reg)["latscope_go_gc_pause_seconds"]
+		if f == nil || len(f.Metric) != 1 {
+			t.Fatalf("latscope_go_gc_pause_seconds: not scraped once: %v", f)
+		}
+		return f.Metric[0].GetHistogram()
+	}
+	before := pauses().GetSampleCount()
+	for range 3 {
+		runtime.GC()
+	}
+	h := pauses()
+	if got := h.GetSampleCount() - before; got < 3 {
+		t.Errorf("%d pauses counted over 3 collections, want at least 3", got)
+	}
+	prev := uint64(0)
+	for _, b := range h.GetBucket() {
+		if b.GetCumulativeCount() < prev || b.GetCumulativeCount() > h.GetSampleCount() {
+			t.Errorf("bucket %g: %d after %d, count %d: want cumulative, within the count", b.GetUpperBound(), b.GetCumulativeCount(), prev, h.GetSampleCount())
+		}
+		prev = b.GetCumulativeCount()
+	}
+	bounds := map[float64]bool{}
+	for _, b := range h.GetBucket() {
+		bounds[b.GetUpperBound()] = true
+	}
+	for _, b := range pauseBuckets {
+		if !bounds[b] {
+			t.Errorf("no bucket le=%g", b)
 		}
 	}
 }
