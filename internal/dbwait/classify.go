@@ -317,50 +317,6 @@ func queuedWords(d *hostsig.Delta, silence time.Duration) string {
 	return fmt.Sprintf(" (run-queue wait %s ms in %s ms sampled, %s ms pro-rated to the silence)", fmtMs(d.Wait), fmtMs(d.Interval), fmtMs(prorated(d.Wait, d.Interval, silence)))
 }
 
-// hedge qualifies a network verdict that no recording of the database
-// host checked (issue 34): when this host was under CPU pressure over the
-// sampled interval, a database on it may have kept the statement's
-// backend waiting for a CPU before it read the query or after it sent
-// the answer — outside the database's timer, while the application could
-// run, which from here looks the same as the network. The verdict stays
-// network (the application's side of the evidence holds) at confidence
-// low, with db-cpu named as the alternative and the recording that
-// decides it. Pressure is the machine's PSI some for half the sampled
-// interval or more, else (without PSI) the process's own threads' run-
-// queue wait for half of it: the share every rule asks of its cause. Both
-// are this host's: they speak for the database only if it runs here,
-// which the trace cannot tell; the words say so. A database host's
-// recording (ev.DBHost) measures the backend instead, and dec stands.
-// It returns dec so qualified and the alternative (Inside, the zero
-// value, when there is none: inside is never an alternative). Finalize
-// applies it to every verdict after the network floor, which is taken
-// from the network verdicts as the application's side decided them.
-func hedge(dec Decision, ev Evidence) (Decision, Verdict) {
-	d := ev.Host
-	if dec.Verdict != Network || ev.DBHost || d == nil {
-		return dec, Inside
-	}
-	var what string
-	switch {
-	case d.Has(hostsig.SourceSystemPSI):
-		if 2*d.SystemSome < d.Interval {
-			return dec, Inside
-		}
-		what = fmt.Sprintf("this host's CPU pressure (PSI some +%s ms in %s ms sampled: a task waited for a CPU that long)", fmtMs(d.SystemSome), fmtMs(d.Interval))
-	case d.Has(hostsig.SourceSchedstat):
-		if 2*d.Wait < d.Interval {
-			return dec, Inside
-		}
-		what = fmt.Sprintf("this host's run queue (the process's threads waited +%s ms on it in %s ms sampled; no PSI)", fmtMs(d.Wait), fmtMs(d.Interval))
-	default:
-		return dec, Inside
-	}
-	dec.Rule += "; but network or db-cpu: without a recording of the database host, " + what +
-		" says a database on this host may have kept the backend waiting for a CPU before it read the query or after it sent the answer, which looks the same from here (a database on another host it says nothing about); `latscope dbhost` on the database host, then --dbhost, decides"
-	dec.Confidence = Low
-	return dec, DBCPU
-}
-
 // dbHostWords says, for a network verdict, how little the database's
 // backend waited on its host's run queue ("" without a recording).
 func dbHostWords(ev Evidence) string {

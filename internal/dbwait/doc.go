@@ -42,7 +42,10 @@
 //     a recording of the database host, on a host under CPU pressure, at
 //     confidence low with db-cpu as Query.Alternative ("network or
 //     db-cpu": the backend may have waited for a CPU, which looks the
-//     same from the application's host);
+//     same from the application's host) when the statement waited past
+//     the trace's usual wait (the network floor, else the median
+//     difference within the threshold) for half its difference or more —
+//     a path's wait is the same for every statement, a backend's varies;
 //   - unknown: no host sample covers the span, or a source needed to rule a
 //     cause out (throttling or steal) is absent.
 //

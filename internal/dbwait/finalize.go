@@ -87,11 +87,12 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		refloor(q, usual, nUsual, r.NetworkFloor == 0, a.opts)
 		reweigh(q, r.NetworkFloor, r.FloorStatements)
 	}
+	path := usualPath{wait: usual, n: nUsual, floor: r.NetworkFloor > 0}
 	for i := range r.Queries {
 		// after the floor: it is taken from the network verdicts as the
 		// application's side of the evidence decided them
 		q := &r.Queries[i]
-		dec, alt := hedge(Decision{q.Verdict, q.Rule, q.Confidence}, q.Evidence)
+		dec, alt := hedge(Decision{q.Verdict, q.Rule, q.Confidence}, q.Evidence, q.Outside, path)
 		q.Rule, q.Confidence, q.Alternative = dec.Rule, dec.Confidence, alt
 	}
 	a.dbHostCoverage(r)

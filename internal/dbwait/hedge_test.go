@@ -23,51 +23,68 @@ func pressed(q dbwait.Query) bool {
 // TestNetworkOrDBCPU (issue 34, item 1): without a recording of the
 // database host, a network verdict on a host under CPU pressure says
 // "network or db-cpu" at confidence low and names the recording that
-// decides; on a quiet host it stands. In the tester's quota + proxy
-// capture (kept in testdata/independent) every sample covering a network
-// verdict has PSI some over half its interval; the lab's proxy capture
-// ran on a quiet host.
+// decides — but only for the wait past the trace's usual path: a
+// statement that waited less than twice the network floor is left
+// network (a path's wait is the same for every statement). In the
+// tester's quota + proxy capture (kept in testdata/independent) every
+// sample covering a network verdict has PSI some over half its interval,
+// and every network verdict waited the proxy's 25 ms, at the floor: none
+// is hedged. The same capture with two thirds of those statements
+// lengthened in the log by 20 ms (inside the database: no floor stands,
+// and the median difference is over the threshold) has no usual wait,
+// and every pressed network verdict left is hedged. The lab's proxy
+// capture ran on a quiet host.
 func TestNetworkOrDBCPU(t *testing.T) {
 	c := capture{readIndependent(t, "quotaproxy.trace.gz"), readIndependent(t, "quotaproxy.postgresql.json.gz")}
+	r := analyse2(t, c)
+	if r.NetworkFloor < independentDelay {
+		t.Fatalf("network floor %v under the proxy's %v", r.NetworkFloor, independentDelay)
+	}
+	network, atFloor, hedged := countHedged(t, r, r.NetworkFloor)
+	t.Logf("floor %v: %d network verdicts, %d pressed within twice the floor (not hedged), %d network or db-cpu", r.NetworkFloor, network, atFloor, hedged)
+	if network == 0 || atFloor != network || hedged != 0 || r.Summary.NetworkOrDBCPU != 0 {
+		t.Errorf("%d network verdicts, %d of them pressed within twice the floor, %d hedged (summary %d); want all within, none hedged", network, atFloor, hedged, r.Summary.NetworkOrDBCPU)
+	}
+
+	// the floor absent: two of every three statements called network took
+	// 20 ms longer in the database (their spans had room: the proxy's 25
+	// ms), so they are inside and more than a tenth of all waited less
+	// than the floor less the threshold
+	lengthen := map[pglog.TraceParent]bool{}
+	n := 0
+	for _, q := range r.Queries {
+		if q.Verdict == dbwait.Network {
+			if n++; n%3 != 0 {
+				lengthen[q.TraceParent] = true
+			}
+		}
+	}
 	a := dbwait.New(dbwait.Options{})
 	feedTrace(t, a, "quotaproxy.trace", c.trace)
-	feedPG(t, a, c.pglog)
+	pglog.Statements(pglog.NewReader(bytes.NewReader(c.pglog)), func(s pglog.Statement) {
+		if lengthen[s.TraceParent] {
+			s.Duration += 20 * time.Millisecond
+			s.Start = s.End.Add(-s.Duration)
+		}
+		a.Statement(s)
+	})
 	r, err := a.Finalize()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hedged, network int
-	for _, q := range r.Queries {
-		if q.Verdict != dbwait.Network {
-			if q.Alternative != dbwait.Inside {
-				t.Errorf("%v verdict with alternative %v", q.Verdict, q.Alternative)
-			}
-			continue
-		}
-		network++
-		switch {
-		case pressed(q) && q.Alternative == dbwait.DBCPU && q.Confidence == dbwait.Low &&
-			strings.Contains(q.Rule, "network or db-cpu") && strings.Contains(q.Rule, "latscope dbhost") && strings.Contains(q.Rule, "PSI some +"):
-			hedged++
-		case pressed(q):
-			t.Errorf("network under CPU pressure, not hedged: %v %v (%s)", q.Alternative, q.Confidence, q.Rule)
-		case q.Alternative != dbwait.Inside:
-			t.Errorf("network hedged without pressure: %s", q.Rule)
-		}
+	if r.NetworkFloor != 0 {
+		t.Fatalf("network floor %v with a fifth of the statements inside, want none", r.NetworkFloor)
 	}
-	t.Logf("%d network verdicts, %d of them network or db-cpu", network, hedged)
+	network, atFloor, hedged = countHedged(t, r, 0)
+	t.Logf("no floor: %d network verdicts, %d network or db-cpu", network, hedged)
+	if hedged == 0 || atFloor != 0 || r.Summary.NetworkOrDBCPU != hedged {
+		t.Errorf("%d hedged (%d not, pressed), summary counts %d; want some, none, the same", hedged, atFloor, r.Summary.NetworkOrDBCPU)
+	}
 	for _, q := range r.Queries {
 		if q.Alternative == dbwait.DBCPU {
 			t.Logf("e.g. %s", q.Rule)
 			break
 		}
-	}
-	if hedged == 0 || r.Summary.NetworkOrDBCPU != hedged {
-		t.Errorf("%d hedged, summary counts %d; want some, the same", hedged, r.Summary.NetworkOrDBCPU)
-	}
-	// the network floor is taken before the hedge: it stands
-	if r.NetworkFloor < independentDelay {
-		t.Errorf("network floor %v under the proxy's %v", r.NetworkFloor, independentDelay)
 	}
 	// text and JSON carry it
 	var text, js bytes.Buffer
@@ -100,6 +117,37 @@ func TestNetworkOrDBCPU(t *testing.T) {
 			t.Errorf("quiet host: %v %v under pressure %v (%s)", q.Verdict, q.Alternative, pressed(q), q.Rule)
 		}
 	}
+}
+
+// countHedged checks r's network verdicts against the hedge's rule, with
+// usual the trace's usual wait (0: none): a pressed one is hedged when
+// it waited past usual for half its difference or more, else not, and
+// says why; an unpressed one never. It returns the network verdicts,
+// the pressed ones not hedged, and the hedged ones.
+func countHedged(t *testing.T, r *dbwait.Result, usual time.Duration) (network, notHedged, hedged int) {
+	t.Helper()
+	for _, q := range r.Queries {
+		if q.Verdict != dbwait.Network {
+			if q.Alternative != dbwait.Inside {
+				t.Errorf("%v verdict with alternative %v", q.Verdict, q.Alternative)
+			}
+			continue
+		}
+		network++
+		past := 2*(q.Outside-usual) >= q.Outside
+		switch {
+		case pressed(q) && past && q.Alternative == dbwait.DBCPU && q.Confidence == dbwait.Low &&
+			strings.Contains(q.Rule, "network or db-cpu") && strings.Contains(q.Rule, "latscope dbhost") && strings.Contains(q.Rule, "PSI some +"):
+			hedged++
+		case pressed(q) && !past && q.Alternative == dbwait.Inside && strings.Contains(q.Rule, "not hedged for this host's CPU pressure"):
+			notHedged++
+		case pressed(q):
+			t.Errorf("network under CPU pressure, %v past the usual %v of %v: %v %v (%s)", past, usual, q.Outside, q.Alternative, q.Confidence, q.Rule)
+		case q.Alternative != dbwait.Inside:
+			t.Errorf("network hedged without pressure: %s", q.Rule)
+		}
+	}
+	return network, notHedged, hedged
 }
 
 // TestNetworkOrDBCPUWithRecording: with a recording of the database host

@@ -1,0 +1,97 @@
+package dbwait
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/latscope/latscope/internal/hostsig"
+)
+
+// usualPath is the trace's usual wait outside the database, as Finalize
+// takes it after the network floor: the floor when one stands, else the
+// median difference of all statements when it is within the threshold
+// (inside the database), else none (wait 0).
+type usualPath struct {
+	wait  time.Duration // 0: none
+	n     int           // the statements it is the median of
+	floor bool          // the network floor; else the median of all
+}
+
+// words names the usual wait and where it comes from.
+func (u usualPath) words() string {
+	if u.floor {
+		return fmt.Sprintf("the trace's network floor of %s ms (median of the %d statements on time)", fmtMs(u.wait), u.n)
+	}
+	return fmt.Sprintf("the trace's usual difference of %s ms (median of all %d)", fmtMs(u.wait), u.n)
+}
+
+// pastUsual tells whether outside waited past the usual path for half of
+// it or more: 2·(outside − usual) ≥ outside, the share every rule asks of
+// its cause. Without a usual wait, always.
+func (u usualPath) pastUsual(outside time.Duration) bool {
+	return 2*(outside-u.wait) >= outside
+}
+
+// hedge qualifies a network verdict that no recording of the database
+// host checked (issue 34): when this host was under CPU pressure over the
+// sampled interval, a database on it may have kept the statement's
+// backend waiting for a CPU before it read the query or after it sent
+// the answer — outside the database's timer, while the application could
+// run, which from here looks the same as the network. The verdict stays
+// network (the application's side of the evidence holds) at confidence
+// low, with db-cpu named as the alternative and the recording that
+// decides it. Pressure is the machine's PSI some for half the sampled
+// interval or more, else (without PSI) the process's own threads' run-
+// queue wait for half of it: the share every rule asks of its cause. Both
+// are this host's: they speak for the database only if it runs here,
+// which the trace cannot tell; the words say so. A database host's
+// recording (ev.DBHost) measures the backend instead, and dec stands.
+//
+// Only the wait past the trace's usual path (u) is hedged: the statement
+// must have waited past it for half its difference or more. A path's
+// wait (a proxy's delay, a far server's round trip) is the same for
+// every statement, while a backend's wait for a CPU varies with its
+// host's load: on a busy host the hedge without this test covered 140 of
+// 144 statements of a 15 ms proxy, all at the floor. A database host so
+// saturated that every statement waits alike looks like a path, and is
+// not hedged; the rule then says the host was under pressure.
+//
+// It returns dec so qualified and the alternative (Inside, the zero
+// value, when there is none: inside is never an alternative). Finalize
+// applies it to every verdict after the network floor, which is taken
+// from the network verdicts as the application's side decided them.
+func hedge(dec Decision, ev Evidence, outside time.Duration, u usualPath) (Decision, Verdict) {
+	d := ev.Host
+	if dec.Verdict != Network || ev.DBHost || d == nil {
+		return dec, Inside
+	}
+	var what string
+	switch {
+	case d.Has(hostsig.SourceSystemPSI):
+		if 2*d.SystemSome < d.Interval {
+			return dec, Inside
+		}
+		what = fmt.Sprintf("this host's CPU pressure (PSI some +%s ms in %s ms sampled: a task waited for a CPU that long)", fmtMs(d.SystemSome), fmtMs(d.Interval))
+	case d.Has(hostsig.SourceSchedstat):
+		if 2*d.Wait < d.Interval {
+			return dec, Inside
+		}
+		what = fmt.Sprintf("this host's run queue (the process's threads waited +%s ms on it in %s ms sampled; no PSI)", fmtMs(d.Wait), fmtMs(d.Interval))
+	default:
+		return dec, Inside
+	}
+	if !u.pastUsual(outside) {
+		dec.Rule += fmt.Sprintf("; not hedged for %s: this statement waited %s ms past %s, under half its difference — the path's wait, the same for every statement, where a backend's wait for a CPU varies",
+			what, fmtMs(max(outside-u.wait, 0)), u.words())
+		return dec, Inside
+	}
+	past := "the trace has no usual wait to set apart"
+	if u.wait > 0 {
+		past = fmt.Sprintf("it waited %s ms past %s, half its difference or more", fmtMs(outside-u.wait), u.words())
+	}
+	dec.Rule += "; but network or db-cpu: without a recording of the database host, " + what +
+		" says a database on this host may have kept the backend waiting for a CPU before it read the query or after it sent the answer, which looks the same from here (a database on another host it says nothing about), and " + past +
+		"; `latscope dbhost` on the database host, then --dbhost, decides"
+	dec.Confidence = Low
+	return dec, DBCPU
+}
