@@ -2,30 +2,68 @@ package dbwait
 
 import (
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"github.com/latscope/latscope/internal/pglog"
 )
 
-// historyLog is what a performance_schema history export (--mysql-csv)
-// held: its rows and the earliest statement start on the wall clock. The
-// history is a ring of performance_schema_events_statements_history_long_size
-// rows, so an export read after a long trace has lost the trace's first
-// statements.
+// historyLog is what performance_schema history exports (--mysql-csv)
+// held: their distinct rows and the earliest statement start on the wall
+// clock. The history is a ring of
+// performance_schema_events_statements_history_long_size rows, so an
+// export read after a long trace has lost the trace's first statements;
+// exports read every few seconds keep them, and overlap: a row in two
+// exports is one statement, counted and joined once. The set of rows
+// seen grows with the distinct rows read (each export is at most a ring).
 type historyLog struct {
-	rows  int       // statements read from exports
+	rows  int       // distinct statements read from exports
+	dups  int       // rows read again from another export, left out
 	first time.Time // the earliest start of a placed statement, or zero
+	seen  map[historyKey]struct{}
+	seed  maphash.Seed
 }
 
-// add counts s, read from an export.
-func (h *historyLog) add(s pglog.Statement) {
+// historyKey identifies a row of the history across exports: its
+// traceparent, THREAD_ID, TIMER_WAIT and, where the export has it,
+// EVENT_ID — the columns that stay the same from one export to the next.
+// END_TIME does not: the documented query computes it from a clock
+// anchor read with each export (UTC_TIMESTAMP(6) against the current
+// statement's TIMER_START), which moves by microseconds between exports.
+// A thread runs one statement at a time and a traceparent names one
+// span, so two rows that agree on these are one statement. A row without
+// a traceparent (only counted) is told apart by its text too.
+type historyKey struct {
+	tp     pglog.TraceParent
+	thread int
+	event  uint64 // EVENT_ID; 0 when the export has none
+	wait   time.Duration
+	sql    uint64 // a hash of SQL_TEXT, for rows without a traceparent
+}
+
+// add records s, read from an export, and tells whether it is new: false
+// for a row an earlier export held, which is left out.
+func (h *historyLog) add(s pglog.Statement, event uint64) bool {
+	if h.seen == nil {
+		h.seen, h.seed = map[historyKey]struct{}{}, maphash.MakeSeed()
+	}
+	k := historyKey{tp: s.TraceParent, thread: s.PID, event: event, wait: s.Duration}
+	if !s.TraceParent.IsValid() {
+		k.sql = maphash.String(h.seed, s.SQL)
+	}
+	if _, ok := h.seen[k]; ok {
+		h.dups++
+		return false
+	}
+	h.seen[k] = struct{}{}
 	h.rows++
 	if s.End.IsZero() {
-		return
+		return true
 	}
 	if start := s.End.Add(-s.Duration); h.first.IsZero() || start.Before(h.first) {
 		h.first = start
 	}
+	return true
 }
 
 // minUnmatchedShare is the share of spans without a statement above which
@@ -42,7 +80,11 @@ func (a *Analyzer) historyWarning(r *Result) error {
 	if h.rows == 0 || len(r.Unmatched) == 0 || spans == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("performance_schema's events_statements_history_long is a ring of performance_schema_events_statements_history_long_size rows (the export held %d): export it every few seconds while the trace runs (each export another --mysql-csv), raise that size, or read the slow log with long_query_time = 0 (--mysql-slowlog), which keeps every statement", h.rows)
+	held := fmt.Sprintf("the export held %d", h.rows)
+	if h.dups > 0 {
+		held = fmt.Sprintf("the exports held %d distinct statements; %d rows were in an earlier export too and were counted once", h.rows, h.dups)
+	}
+	what := fmt.Sprintf("performance_schema's events_statements_history_long is a ring of performance_schema_events_statements_history_long_size rows (%s): export it every few seconds while the trace runs (each export another --mysql-csv), raise that size, or read the slow log with long_query_time = 0 (--mysql-slowlog), which keeps every statement", held)
 	if !h.first.IsZero() && a.clock.known() {
 		before := 0
 		for _, q := range r.Unmatched {

@@ -174,7 +174,7 @@ func TestMariaDBSlowLog(t *testing.T) {
 // historyQuery is docs/dbwait.md's export of the statement history for
 // MariaDB (which has no PS_CURRENT_THREAD_ID): wall-clock END_TIME from an
 // anchor read in the same query.
-const historyQuery = `SELECT h.THREAD_ID, h.TIMER_WAIT, h.LOCK_TIME, h.SQL_TEXT,
+const historyQuery = `SELECT h.THREAD_ID, h.EVENT_ID, h.TIMER_WAIT, h.LOCK_TIME, h.SQL_TEXT,
        DATE_SUB(UTC_TIMESTAMP(6), INTERVAL (n.now_ps - h.TIMER_END) DIV 1000000 MICROSECOND) AS END_TIME
   FROM performance_schema.events_statements_history_long h,
        (SELECT TIMER_START AS now_ps FROM performance_schema.events_statements_current

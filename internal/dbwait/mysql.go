@@ -23,6 +23,8 @@ import (
 //   - TIMER_WAIT (required): the duration in picoseconds;
 //   - LOCK_TIME: table-lock wait in picoseconds;
 //   - THREAD_ID: becomes Statement.PID;
+//   - EVENT_ID: with THREAD_ID, the row's identity in the history (an
+//     Analyzer reading several exports joins a row in two of them once);
 //   - END_TIME: the wall-clock end, "2006-01-02 15:04:05.999999" in UTC or
 //     RFC 3339. Without it statements have no time (TIMER_END counts from
 //     server start), so they are joined and compared but not placed.
@@ -38,6 +40,13 @@ func ReadMySQLCSV(name string, r io.Reader, fn func(pglog.Statement)) error {
 // (or tab-separated line) over opts.MaxRecordBytes is passed to opts.Skip
 // or, without it, refused in an error naming its line and byte offset.
 func ReadMySQLCSVOptions(name string, r io.Reader, fn func(pglog.Statement), opts ReadOptions) error {
+	return readMySQLCSV(name, r, func(s pglog.Statement, _ uint64) { fn(s) }, opts)
+}
+
+// readMySQLCSV is ReadMySQLCSVOptions passing each statement's EVENT_ID
+// too (0 when the export has no such column), which with THREAD_ID
+// identifies a row of the history from one export to the next.
+func readMySQLCSV(name string, r io.Reader, fn func(s pglog.Statement, event uint64), opts ReadOptions) error {
 	opts, r = opts.withDefaults(r)
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := br.Peek(peekLen(br))
@@ -75,7 +84,11 @@ func ReadMySQLCSVOptions(name string, r io.Reader, fn func(pglog.Statement), opt
 		if err != nil {
 			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, line, off, err)
 		}
-		fn(s)
+		event, err := cols.eventID(row)
+		if err != nil {
+			return fmt.Errorf("%s: line %d (byte offset %d): %w", name, line, off, err)
+		}
+		fn(s, event)
 	}
 }
 
@@ -248,10 +261,10 @@ func unescapeBatch(s string) string {
 }
 
 // mysqlCols are the column indexes of a header; -1 = absent.
-type mysqlCols struct{ sql, wait, lock, thread, end, n int }
+type mysqlCols struct{ sql, wait, lock, thread, event, end, n int }
 
 func mysqlColumns(header []string) (mysqlCols, error) {
-	c := mysqlCols{sql: -1, wait: -1, lock: -1, thread: -1, end: -1, n: len(header)}
+	c := mysqlCols{sql: -1, wait: -1, lock: -1, thread: -1, event: -1, end: -1, n: len(header)}
 	for i, h := range header {
 		switch strings.ToUpper(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))) {
 		case "SQL_TEXT":
@@ -262,6 +275,8 @@ func mysqlColumns(header []string) (mysqlCols, error) {
 			c.lock = i
 		case "THREAD_ID":
 			c.thread = i
+		case "EVENT_ID":
+			c.event = i
 		case "END_TIME":
 			c.end = i
 		}
@@ -300,6 +315,19 @@ func (c mysqlCols) statement(row []string) (pglog.Statement, error) {
 	}
 	s.TraceParent, _ = pglog.FindTraceParent(s.SQL)
 	return s, nil
+}
+
+// eventID is the row's EVENT_ID, 0 without the column or a value (row
+// has the header's fields: statement checked that first).
+func (c mysqlCols) eventID(row []string) (uint64, error) {
+	if c.event < 0 || isNull(row[c.event]) {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(row[c.event]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("EVENT_ID: %w", err)
+	}
+	return n, nil
 }
 
 func isNull(s string) bool { s = strings.TrimSpace(s); return s == "" || s == "NULL" || s == `\N` }

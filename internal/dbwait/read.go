@@ -136,9 +136,10 @@ func (a *Analyzer) feedPGLog(name string, r *pglog.Reader) (err error) {
 func (a *Analyzer) ReadMySQLCSV(ctx context.Context, name string, r io.Reader) error {
 	var sk skips
 	opts := ReadOptions{Context: ctx, Skip: sk.add}
-	err := ReadMySQLCSVOptions(name, r, func(s pglog.Statement) {
-		a.history.add(s)
-		a.Statement(s)
+	err := readMySQLCSV(name, r, func(s pglog.Statement, event uint64) {
+		if a.history.add(s, event) {
+			a.Statement(s)
+		}
 	}, opts)
 	return a.note(name, [2]string{"record", "records"}, DefaultMaxRecordBytes, sk, err)
 }
