@@ -201,6 +201,15 @@ type jsonGC struct {
 	BadCPUS   *float64 `json:"bad_cpu_s_per_step"`
 	GoodCPUS  *float64 `json:"good_cpu_s_per_step"`
 	Rose      bool     `json:"rose"`
+	// Elevated counts the steps whose collector CPU was far over the
+	// peers', of Collected with a collection; LeftOut the good ones among
+	// them, left out of the baseline; Throughout: GC-heavy throughout;
+	// PeersBaseline: the baseline is the other instances' share.
+	Elevated      int  `json:"elevated"`
+	Collected     int  `json:"collected"`
+	LeftOut       int  `json:"left_out"`
+	Throughout    bool `json:"throughout"`
+	PeersBaseline bool `json:"peers_baseline"`
 }
 
 // WriteJSON writes r as indented JSON (schema in docs/triage.md).
@@ -239,7 +248,8 @@ func (r *Report) jsonForm() jsonReport {
 		}
 		if len(ir.Bad) > 0 {
 			g := ir.GC
-			ji.GC = &jsonGC{Absent: g.Absent, BadShare: num(g.Bad), GoodShare: num(g.Good), GoodSD: num(g.GoodSD), BadCPUS: num(g.BadCPU), GoodCPUS: num(g.GoodCPU), Rose: g.Rose}
+			ji.GC = &jsonGC{Absent: g.Absent, BadShare: num(g.Bad), GoodShare: num(g.Good), GoodSD: num(g.GoodSD), BadCPUS: num(g.BadCPU), GoodCPUS: num(g.GoodCPU), Rose: g.Rose,
+				Elevated: g.Elevated, Collected: g.Collected, LeftOut: g.LeftOut, Throughout: g.Throughout, PeersBaseline: g.Peers}
 		}
 		j.Instances = append(j.Instances, ji)
 	}

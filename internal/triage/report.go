@@ -221,12 +221,22 @@ type GCEvidence struct {
 	// before issue #35): GC cannot be told apart from other causes.
 	Absent bool
 	// Bad is the share over the bad steps (their GC CPU summed over their
-	// GC and user CPU summed; NaN: no CPU counted); Good is the median
-	// share of the good steps that had a collection (NaN: fewer than 3),
-	// and GoodSD their robust standard deviation (1.4826 × MAD). The
-	// runtime counts the CPU at the end of each collection only: a step
-	// without one has no share.
+	// GC and user CPU summed; NaN: no CPU counted); Good is the baseline,
+	// the pooled share of the good steps not GC-elevated over the peers
+	// (NaN: none), and GoodSD the robust standard deviation (1.4826 × MAD)
+	// of their per-step shares. With fewer than 3 such steps with a
+	// collection, or GC-heavy throughout, Peers is set and both come from
+	// the other instances in the same bad steps. The runtime counts the CPU
+	// at the end of each collection only: a step without one has no share.
 	Bad, Good, GoodSD float64
+	// Elevated counts the steps with a collection in which the collector's
+	// CPU was far over the other instances' (rule 1's peer test) and its
+	// share 10 points over theirs, of Collected steps with a collection;
+	// Throughout is set when that is at least three quarters of them.
+	// LeftOut counts the good steps among the elevated ones: those the
+	// baseline leaves out.
+	Elevated, Collected, LeftOut int
+	Throughout, Peers            bool
 	// BadCPU and GoodCPU are the collector's mean CPU seconds per step.
 	BadCPU, GoodCPU float64
 	// Rose is set when Bad − Good is at least gcShareRise and at least

@@ -65,7 +65,7 @@ func Analyze(in Input, p Params) *Report {
 		}
 		ir.DBPath = dbPath(s, ir, ir.Bad)
 		ir.Host = hostEvidence(s, ir, thr)
-		ir.GC = gcEvidence(s, ir)
+		ir.GC = gcEvidence(in, i, ir)
 		ir.Cause = cause(ir.Host, ir.GC)
 	}
 	r.hiddenStalls(in, minStall, stallBar)
@@ -322,14 +322,7 @@ func (r *Report) peerSteps(in Input, thr float64) {
 					others = append(others, o)
 				}
 			}
-			m := median(others, 1)
-			if v < peerFactor*m {
-				continue
-			}
-			for jj := range others {
-				others[jj] = math.Abs(others[jj] - m)
-			}
-			if v-m <= peerMADs*1.4826*median(others, 1) {
+			if !peerOutlier(v, others) {
 				continue
 			}
 			ir := &r.Instances[who[j]]
@@ -346,6 +339,21 @@ func (r *Report) peerSteps(in Input, thr float64) {
 		sort.Ints(ir.Bad)
 		ir.rebaseline()
 	}
+}
+
+// peerOutlier is rule 1's peer test: v is at least peerFactor times the
+// median of others and over it by more than peerMADs robust standard
+// deviations of them (1.4826 × their MAD). It reorders and overwrites
+// others.
+func peerOutlier(v float64, others []float64) bool {
+	m := median(others, 1)
+	if math.IsNaN(m) || v < peerFactor*m {
+		return false
+	}
+	for i := range others {
+		others[i] = math.Abs(others[i] - m)
+	}
+	return v-m > peerMADs*1.4826*median(others, 1)
 }
 
 // rebaseline sets the baseline again from the steps that are not bad.

@@ -436,3 +436,74 @@ func TestGCCause(t *testing.T) {
 		})
 	}
 }
+
+// gcFleet is a synthetic fleet for rule 5's GC baseline: 3 instances, 60
+// steps, each collecting every 10th step with a share of the process's
+// CPU near 5 %, and instance b bad at step 35 alone (its DB calls over
+// the threshold); fault(i) gives b's GC and user CPU in the steps it
+// changes (ok false: a quiet step).
+func gcFleet(fault func(i int) (gc, user float64, ok bool)) Input {
+	s := synth{instances: 3, steps: 60, bad: func(k, i int) bool { return k == 1 && i == 35 }}
+	in := s.input()
+	for k := range in.Instances {
+		is := &in.Instances[k]
+		is.GCCPU, is.UserCPU = make([]float64, 60), make([]float64, 60)
+		for i := range 60 {
+			if i%10 == 0 {
+				is.GCCPU[i], is.UserCPU[i] = 0.01*(0.8+0.1*float64(i/10%5)), 0.19
+			}
+			if k == 1 {
+				if gc, user, ok := fault(i); ok {
+					is.GCCPU[i], is.UserCPU[i] = gc, user
+				}
+			}
+		}
+	}
+	return in
+}
+
+// TestGCBaselineElevated: instance b allocates for 6 steps (30–35), only
+// the last of them bad, and its quiet steps collect only every 10th step
+// (issue #35, lab run 3 under load: the peer rule left the fault's own
+// allocating steps good, and they made the baseline: "GC 20 % → 21 %",
+// cause unknown). Its collector far over its peers' in those steps leaves
+// them out of the baseline: the pooled share of the quiet good steps, and
+// gc is named. The spin-shaped control (b's own CPU rises, its collector's
+// does not) is elevated nowhere and gives no gc; a b allocating in every
+// step is GC-heavy throughout and is judged against its peers.
+func TestGCBaselineElevated(t *testing.T) {
+	p := Params{Threshold: 30 * time.Millisecond}
+	r := Analyze(gcFleet(func(i int) (float64, float64, bool) {
+		return 0.1, 0.15, i >= 30 && i <= 35 // 40 % of the CPU in the collector
+	}), p)
+	b := r.instance("b")
+	if g := b.GC; r.Verdict.Cause != "gc" || !g.Rose || g.Elevated != 6 || g.LeftOut != 5 || g.Collected != 11 || g.Throughout || g.Peers || !(g.Good < 0.06) {
+		t.Errorf("cause %q, GC %+v: want gc, 6 of 11 steps elevated (5 good), baseline ~5 %% from b's quiet steps", r.Verdict.Cause, g)
+	}
+	if want := "leaving out of the baseline 5 good step(s) far over its peers' collectors"; !strings.Contains(r.Verdict.Line, want) {
+		t.Errorf("line %q: want %q", r.Verdict.Line, want)
+	}
+	var js strings.Builder
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"elevated": 6,`) {
+		t.Errorf("the JSON does not count the elevated steps")
+	}
+
+	// The spin: b's goroutines take the CPU, its collector no more than
+	// its peers' (a share of 1 %, in steps where they collect nothing).
+	r = Analyze(gcFleet(func(i int) (float64, float64, bool) {
+		return 0.01, 1.0, i >= 30 && i <= 35 && i%3 == 0 || i == 35
+	}), p)
+	if g := r.instance("b").GC; r.Verdict.Cause == "gc" || g.Rose || g.Elevated != 0 {
+		t.Errorf("spin: cause %q, GC %+v: want no gc, nothing elevated", r.Verdict.Cause, g)
+	}
+
+	// GC-heavy throughout: allocating in every step, b has no quiet
+	// steps of its own; its peers' share is the baseline, said so.
+	r = Analyze(gcFleet(func(i int) (float64, float64, bool) { return 0.1, 0.15, true }), p)
+	if g := r.instance("b").GC; !g.Throughout || !g.Peers || !g.Rose || r.Verdict.Cause != "gc" || !strings.Contains(r.Verdict.Line, "GC-heavy throughout") {
+		t.Errorf("throughout: cause %q, GC %+v, line %q: want GC-heavy throughout, judged against the peers", r.Verdict.Cause, g, r.Verdict.Line)
+	}
+}

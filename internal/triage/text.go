@@ -142,7 +142,16 @@ func writeGC(p func(string, ...any), e GCEvidence) {
 	if e.Rose {
 		rose = "  rose"
 	}
-	p("     %-11s %8s %8s %7s%s  (share of the process's CPU; gc CPU %s vs %s s/step)\n", "gc-share", pct(e.Bad), pct(e.Good), "±"+pct(e.GoodSD), rose, sec(e.BadCPU), sec(e.GoodCPU))
+	base := ""
+	switch {
+	case e.Throughout:
+		base = fmt.Sprintf("; GC-heavy throughout (%d of %d steps with a collection far over the peers'): baseline the other instances'", e.Elevated, e.Collected)
+	case e.Peers:
+		base = "; baseline the other instances' (too few good steps with a collection)"
+	case e.LeftOut > 0:
+		base = fmt.Sprintf("; %d good step(s) far over the peers' left out of the baseline", e.LeftOut)
+	}
+	p("     %-11s %8s %8s %7s%s  (share of the process's CPU; gc CPU %s vs %s s/step%s)\n", "gc-share", pct(e.Bad), pct(e.Good), "±"+pct(e.GoodSD), rose, sec(e.BadCPU), sec(e.GoodCPU), base)
 }
 
 // writeWhen writes rule 4.
