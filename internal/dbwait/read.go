@@ -132,7 +132,10 @@ func (a *Analyzer) feedPGLog(name string, r *pglog.Reader) (err error) {
 
 // ReadMySQLCSV is ReadMySQLCSVOptions into a, stopped when ctx is done;
 // records over DefaultMaxRecordBytes are skipped and counted (a warning
-// of Finalize).
+// of Finalize). Call it once per export: a row that an earlier export
+// read into a held too (the same traceparent, THREAD_ID, TIMER_WAIT and
+// EVENT_ID) is left out, so exports that overlap count and join each
+// statement once.
 func (a *Analyzer) ReadMySQLCSV(ctx context.Context, name string, r io.Reader) error {
 	var sk skips
 	opts := ReadOptions{Context: ctx, Skip: sk.add}
