@@ -33,13 +33,16 @@ func (d Dependency) String() string {
 // and Rose of them were over the instance's baseline by at least half of
 // the signal's own rise there (rule 3's bar for requests without DB
 // calls). Baseline and Bad are the medians, over the compared pairs, of
-// the baseline and of the value (NaN: none). Thin pairs had a value from
+// the baseline and of the value (NaN: none). Bounded of the compared
+// pairs had no baseline but a value under half the signal's rise, which
+// no baseline (never negative) lets rise by it. Thin pairs had a value from
 // too few observations for the percentile, and NoBaseline pairs one on an
 // instance with fewer than minBaseline good steps that had enough (Good:
 // the most such steps one of those instances had): neither is compared.
 type Rise struct {
 	Compared, Rose   int
 	Baseline, Bad    float64
+	Bounded          int
 	Thin, NoBaseline int
 	Good             int
 }
@@ -199,7 +202,9 @@ type riseAcc struct {
 // median over the good steps: a pair rose when it is over it by at least
 // half of the signal's rise there. Pairs whose signal did not rise (held
 // steps) are not compared; pairs with a value from too few observations,
-// or without a baseline, are counted as not comparable.
+// or without a baseline, are counted as not comparable — but a pair
+// without a baseline whose value is under half the signal's rise is
+// compared (Bounded): it did not rise, whatever the baseline.
 func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []int) {
 	raw := xs
 	xs = mask(xs, counts, a.need)
@@ -213,6 +218,13 @@ func (a *riseAcc) add(ir *InstanceReport, xs, counts []float64, good, pairs []in
 			continue
 		}
 		switch {
+		case math.IsNaN(b) && v < half:
+			// no baseline, but a baseline is not negative: a value under
+			// half the signal's rise cannot have risen by it
+			a.Compared++
+			a.Bounded++
+			a.bad = append(a.bad, v)
+			continue
 		case math.IsNaN(b):
 			a.NoBaseline++
 			a.Good = max(a.Good, len(goodVals))

@@ -223,6 +223,20 @@ func TestUncomparableNotHost(t *testing.T) {
 	if strings.Count(text.String(), "   not compared: the outbound calls of GET /quote") != 1 || !strings.Contains(js.String(), `"no_baseline": 30`) {
 		t.Errorf("the text or the JSON does not say the route was not compared:\n%s", text.String())
 	}
+	// The same late route whose calls stayed at 5 ms: under half the
+	// signal's rise in every bad step, it did not rise whatever its
+	// baseline, and the host is named.
+	in = withOutbound(s.input(), s, "GET /quote", "", 0)
+	for k := range in.Instances {
+		o := &in.Instances[k].Outbound[0]
+		for i := range 8 {
+			o.P[i], o.Count[i] = math.NaN(), 0
+		}
+	}
+	if r := Analyze(in, Params{Threshold: 50 * time.Millisecond, Signal: "request"}); r.Verdict.Dependency != DepHost ||
+		len(r.Dependency.Outbound) != 1 || r.Dependency.Outbound[0].Bounded != 30 || len(r.Dependency.Uncomparable) != 0 {
+		t.Errorf("a late route that did not slow: dependency %s (%s), outbound %+v: want host, 30 pairs bounded", r.Verdict.Dependency, r.Dependency.Reason, r.Dependency.Outbound)
+	}
 	// With a baseline (the route's series from the start) it is named.
 	in = withOutbound(s.input(), s, "GET /quote", "", 0.3)
 	if r := Analyze(in, Params{Threshold: 50 * time.Millisecond, Signal: "request"}); r.Verdict.Dependency != DepOutbound {

@@ -45,8 +45,11 @@ type jsonReport struct {
 }
 
 type jsonRise struct {
-	Compared  int      `json:"compared"`
-	Rose      int      `json:"rose"`
+	Compared int `json:"compared"`
+	Rose     int `json:"rose"`
+	// Bounded counts the compared pairs without a baseline whose value
+	// was under half the signal's rise: they did not rise, whatever it.
+	Bounded   int      `json:"bounded"`
 	BaselineS *float64 `json:"baseline_p95_s"`
 	BadS      *float64 `json:"bad_p95_s"`
 }
@@ -261,7 +264,7 @@ func (r *Report) jsonForm() jsonReport {
 }
 
 func riseJSON(r Rise) jsonRise {
-	return jsonRise{Compared: r.Compared, Rose: r.Rose, BaselineS: num(r.Baseline), BadS: num(r.Bad)}
+	return jsonRise{Compared: r.Compared, Rose: r.Rose, Bounded: r.Bounded, BaselineS: num(r.Baseline), BadS: num(r.Bad)}
 }
 
 func dependencyJSON(e DependencyEvidence) jsonDependency {
