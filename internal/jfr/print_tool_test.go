@@ -16,8 +16,9 @@ func TestPrintFindsTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := fakeTool(t, "cat "+abs)                                                       // prints testdata/print.json, as jfr printed it
-	t.Setenv("PATH", filepath.Dir(tool)+string(filepath.ListSeparator)+os.Getenv("PATH")) // before any real jfr
+	// a jfr that prints testdata/print.json, as jfr printed it, first on PATH
+	tool := fakeTool(t, "cat "+abs)
+	t.Setenv("PATH", filepath.Dir(tool)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	t.Setenv("JAVA_HOME", "")
 	if p, err := FindTool(); err != nil || p != tool {
 		t.Errorf("FindTool() = %q, %v; want %s on PATH", p, err, tool)
