@@ -123,6 +123,16 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 	q := depQuantile(r.Quantile)
 	db := riseAcc{need: voteNeed(q)}
 	outs := map[[2]string]*riseAcc{}
+	// held: every instance with bad steps in the verdict could not run
+	// then (rule 5's throttled, steal or stalled): it delayed every call.
+	held, any := true, false
+	for k := range r.Instances {
+		ir := &r.Instances[k]
+		if len(verdictPairs(ir, steps)) > 0 {
+			any = true
+			held = held && (ir.Cause == "throttled" || ir.Cause == "steal" || ir.Cause == "stalled")
+		}
+	}
 	for k := range r.Instances {
 		ir := &r.Instances[k]
 		if math.IsNaN(ir.Baseline) {
@@ -160,7 +170,7 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 		}
 		return a.name() < b.name()
 	})
-	e.decide(r.DBPath)
+	e.decide(r.DBPath, any && held)
 	return e
 }
 
@@ -248,8 +258,11 @@ func (a *riseAcc) rise() Rise {
 	return r
 }
 
-// decide sets Kind and Reason from the rises and rule 3's DB-path verdict.
-func (e *DependencyEvidence) decide(p DBPathEvidence) {
+// decide sets Kind and Reason from the rises and rule 3's DB-path verdict;
+// held says that every bad instance could not run in its bad steps (rule
+// 5: throttled, steal or stalled), which a route not comparable does not
+// put in doubt.
+func (e *DependencyEvidence) decide(p DBPathEvidence, held bool) {
 	out := len(e.Outbound) > 0 && e.Outbound[0].rose()
 	db := e.DB.rose()
 	pq := pName(e.Quantile)
@@ -270,7 +283,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence) {
 	case out && db:
 		e.Kind = DepHost
 		e.Reason = fmt.Sprintf("the DB calls and the outbound calls of %s slowed together: the process or its host delays both", e.Outbound[0].name())
-	case !db && len(e.Uncomparable) > 0 && p.Held == 0:
+	case !db && len(e.Uncomparable) > 0 && p.Held == 0 && !(held && p.Verdict == "all-requests"):
 		// A route that cannot be compared may be the one that slowed: the
 		// data cannot tell a slow upstream from a slow host.
 		e.Kind = DepUnknown
@@ -287,6 +300,9 @@ func (e *DependencyEvidence) decide(p DBPathEvidence) {
 		e.Reason = "every request slowed, with DB calls or without"
 		if len(e.Outbound) > 0 {
 			e.Reason += ", and no route's outbound calls explain it"
+		}
+		if len(e.Uncomparable) > 0 {
+			e.Reason += fmt.Sprintf(", and the process could not run (throttled, steal or stalled; %s)", e.uncomparablePhrase())
 		}
 	default:
 		e.Kind = DepUnknown

@@ -223,6 +223,22 @@ func TestUncomparableNotHost(t *testing.T) {
 	if strings.Count(text.String(), "   not compared: the outbound calls of GET /quote") != 1 || !strings.Contains(js.String(), `"no_baseline": 30`) {
 		t.Errorf("the text or the JSON does not say the route was not compared:\n%s", text.String())
 	}
+	// The same late route, every bad instance throttled: the process
+	// could not run, which delays every call; the host is named, and the
+	// route not compared is said beside it.
+	th := s
+	th.host = map[HostSignal]float64{Throttled: 2, Stall: 2.5}
+	in = withOutbound(th.input(), th, "GET /quote", "", 0.3)
+	for k := range in.Instances {
+		o := &in.Instances[k].Outbound[0]
+		for i := range 8 {
+			o.P[i], o.Count[i] = math.NaN(), 0
+		}
+	}
+	if r := Analyze(in, Params{Threshold: 50 * time.Millisecond, Signal: "request"}); r.Verdict.Dependency != DepHost ||
+		!strings.Contains(r.Dependency.Reason, "the process could not run") || !strings.Contains(r.Dependency.Reason, "GET /quote could not be compared") {
+		t.Errorf("throttled: dependency %s (%s): want host, the route not compared said", r.Verdict.Dependency, r.Dependency.Reason)
+	}
 	// The same late route whose calls stayed at 5 ms: under half the
 	// signal's rise in every bad step, it did not rise whatever its
 	// baseline, and the host is named.
