@@ -123,14 +123,14 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 	q := depQuantile(r.Quantile)
 	db := riseAcc{need: voteNeed(q)}
 	outs := map[[2]string]*riseAcc{}
-	// held: every instance with bad steps in the verdict could not run
+	// stopped: every instance with bad steps in the verdict could not run
 	// then (rule 5's throttled, steal or stalled): it delayed every call.
-	held, any := true, false
+	stopped, found := true, false
 	for k := range r.Instances {
 		ir := &r.Instances[k]
 		if len(verdictPairs(ir, steps)) > 0 {
-			any = true
-			held = held && (ir.Cause == "throttled" || ir.Cause == "steal" || ir.Cause == "stalled")
+			found = true
+			stopped = stopped && (ir.Cause == "throttled" || ir.Cause == "steal" || ir.Cause == "stalled")
 		}
 	}
 	for k := range r.Instances {
@@ -170,7 +170,7 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 		}
 		return a.name() < b.name()
 	})
-	e.decide(r.DBPath, any && held)
+	e.decide(r.DBPath, found && stopped)
 	return e
 }
 
@@ -259,10 +259,10 @@ func (a *riseAcc) rise() Rise {
 }
 
 // decide sets Kind and Reason from the rises and rule 3's DB-path verdict;
-// held says that every bad instance could not run in its bad steps (rule
-// 5: throttled, steal or stalled), which a route not comparable does not
-// put in doubt.
-func (e *DependencyEvidence) decide(p DBPathEvidence, held bool) {
+// stopped says that every bad instance could not run in its bad steps
+// (rule 5: throttled, steal or stalled), which a route not comparable
+// does not put in doubt.
+func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 	out := len(e.Outbound) > 0 && e.Outbound[0].rose()
 	db := e.DB.rose()
 	pq := pName(e.Quantile)
@@ -283,7 +283,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, held bool) {
 	case out && db:
 		e.Kind = DepHost
 		e.Reason = fmt.Sprintf("the DB calls and the outbound calls of %s slowed together: the process or its host delays both", e.Outbound[0].name())
-	case !db && len(e.Uncomparable) > 0 && p.Held == 0 && !(held && p.Verdict == "all-requests"):
+	case !db && len(e.Uncomparable) > 0 && p.Held == 0 && !(stopped && p.Verdict == "all-requests"):
 		// A route that cannot be compared may be the one that slowed: the
 		// data cannot tell a slow upstream from a slow host.
 		e.Kind = DepUnknown
@@ -301,7 +301,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, held bool) {
 		if len(e.Outbound) > 0 {
 			e.Reason += ", and no route's outbound calls explain it"
 		}
-		if len(e.Uncomparable) > 0 {
+		if len(e.Uncomparable) > 0 && stopped {
 			e.Reason += fmt.Sprintf(", and the process could not run (throttled, steal or stalled; %s)", e.uncomparablePhrase())
 		}
 	default:
