@@ -33,8 +33,10 @@ const gcHeavyShare = 0.75
 // when the instance is elevated in at least gcHeavyShare of its steps with
 // a collection (GC-heavy throughout), the baseline is the peers' pooled
 // share in the same bad steps (in all steps when they collected in none of
-// those), and their per-step shares there give the spread. The bad steps' share is their GC CPU summed over their GC and
-// user CPU summed.
+// those), and their per-step shares there give the spread. The bad
+// steps' share is their GC CPU summed over their GC and user CPU summed;
+// BadCPU and GoodCPU are the instance's own collector CPU per step, in the
+// bad steps and in the good steps the baseline keeps.
 func gcEvidence(in Input, k int, ir *InstanceReport) GCEvidence {
 	s := in.Instances[k]
 	e := GCEvidence{Bad: math.NaN(), Good: math.NaN(), GoodSD: math.NaN(), BadCPU: math.NaN(), GoodCPU: math.NaN()}
