@@ -336,6 +336,29 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 		cum += ct.n
 		add(min(s.Start+tracein.Time(dur*float64(cum)*per), s.End), ct.term)
 	}
+	// The rest no sample saw: time Go counted as running while the kernel
+	// ran another thread (a busy host), or the samples' rounding. It stays
+	// plain running, shared among the sampled terms in proportion to their
+	// samples, each piece going along with its term (critpath.Seg.Along):
+	// under processor sharing a burst of CPU stretches by the same factor
+	// whichever frame runs it, so a what-if that scales a term's CPU scales
+	// its share of the stretch too. The share of samples without a term
+	// goes along with none.
+	rest := float64(s.End - begin)
+	for _, ct := range order {
+		if ct.term == critpath.NoTerm {
+			continue
+		}
+		d := min(tracein.Time(rest*float64(ct.n)/float64(c.n)), s.End-begin)
+		if d <= 0 {
+			continue
+		}
+		p := s
+		p.Start, p.End, p.CPU, p.From = begin, begin+d, critpath.NoTerm, critpath.CPUNone
+		p.SetAlong(ct.term)
+		segs = append(segs, p)
+		begin += d
+	}
 	add(s.End, critpath.NoTerm) // no sample saw it: off CPU, or the rounding
 	return segs
 }

@@ -155,6 +155,7 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 type scratch struct {
 	wait    map[critpath.TermID]int64
 	crit    map[critpath.TermID]int64
+	along   map[critpath.TermID]int64 // critical running time along with each CPU term
 	model   critpath.Model
 	gs      []critpath.G     // the finishing request's timelines
 	cp      critpath.Scratch // Walk and Simulate memory
@@ -168,6 +169,7 @@ type scratch struct {
 func (s *scratch) init() {
 	s.wait = map[critpath.TermID]int64{}
 	s.crit = map[critpath.TermID]int64{}
+	s.along = map[critpath.TermID]int64{}
 	s.removeM = critpath.Model{Scale: func(t critpath.TermID) float64 {
 		if t == s.remove {
 			return 0
@@ -199,8 +201,10 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		simple := committed == 1 && !hasJoin(req)
 		for tid, crit := range a.scratch.crit {
 			// One goroutine and no joins: every wait lasts its recorded
-			// length, so removing a term saves exactly its critical time.
-			gain := crit
+			// length, so removing a term saves exactly its critical time,
+			// and for a frame's CPU the running time that went along with
+			// it (critpath.Seg.Along).
+			gain := crit + a.scratch.along[tid]
 			if !simple {
 				a.scratch.remove = tid
 				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
@@ -264,6 +268,7 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 // critical adds a request's critical path to gs and returns its length.
 func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64) {
 	clear(a.scratch.crit)
+	clear(a.scratch.along)
 	for _, p := range path {
 		d := p.Dur()
 		sum += d
@@ -275,6 +280,9 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			if p.From != critpath.CPUNone { // the CPU of a frame (cpu.go)
 				a.scratch.crit[p.CPU] += d
 				gs.critCPU += d
+			} else if t := p.Along(); t != critpath.NoTerm { // plain, along with a frame's CPU
+				a.scratch.along[t] += d
+				gs.term(t).along += d
 			}
 		case p.Term == critpath.NoTerm:
 			gs.critRunnable += d

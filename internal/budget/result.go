@@ -140,10 +140,15 @@ type Stats struct {
 
 // TermStat is one term's time in a group.
 type TermStat struct {
-	Term       critpath.TermID
-	Wait       int64 // goroutine time (wait sum)
-	Critical   int64 // time on the critical path
-	Fix        int64 // latency saved if the term were gone (Σ over requests)
+	Term     critpath.TermID
+	Wait     int64 // goroutine time (wait sum)
+	Critical int64 // time on the critical path
+	Fix      int64 // latency saved if the term were gone (Σ over requests)
+	// Along, for a CPU term: the plain running time on the critical path
+	// that went along with its CPU (critpath.Seg.Along: Go counted it as
+	// running while no CPU sample saw the thread), Σ over requests; it is
+	// part of Fix, not of Critical.
+	Along      int64
 	Contention int64 // critical time ended by another request (lock or pool held elsewhere)
 	Requests   int   // requests with this wait
 	// Causes splits Critical by what was really happening: the wait itself,
@@ -335,7 +340,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		if t == nil {
 			continue
 		}
-		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix,
+		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix, Along: t.along,
 			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)}
 		if a.terms.list[tid].IsCPU() {
 			g.CPUTerms = append(g.CPUTerms, ts)

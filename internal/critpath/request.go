@@ -50,6 +50,30 @@ type Seg struct {
 	// only the last goroutine's wake-up, but in a simulation the wait also
 	// lasts until the others are done.
 	JoinAll bool
+	// along is the CPU term whose CPU this plain running piece stretched,
+	// plus one (0, the zero value: none); see Along.
+	along int32
+}
+
+// Along returns the CPU term this plain running piece goes along with, or
+// NoTerm: running time Go counted while no CPU sample saw the thread run
+// (time the kernel gave another thread, on a busy host), shared among the
+// terms the same context's samples saw, in proportion to their samples
+// (docs/method.md §3, "CPU by frame"). The budget keeps it plain running;
+// a what-if on the term scales it too, since it stretches with the CPU
+// it waited beside.
+func (s *Seg) Along() TermID { return TermID(s.along - 1) }
+
+// SetAlong sets the term Along returns.
+func (s *Seg) SetAlong(t TermID) { s.along = int32(t) + 1 }
+
+// SimSubject returns the term a what-if's simulation acts on for this
+// segment: Subject, or else the term it goes along with (Along).
+func (s *Seg) SimSubject() TermID {
+	if t := s.Subject(); t != NoTerm {
+		return t
+	}
+	return s.Along()
 }
 
 // Dur returns the segment's length in nanoseconds.

@@ -145,7 +145,7 @@ func (s *sim) ensure(g int32, k int) bool {
 func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	sg := &s.gs[g]
 	seg := &s.r.Gs[g].Segs[i]
-	f := s.m.factor(seg.Subject())
+	f := s.m.factor(seg.SimSubject())
 	var end tracein.Time
 	switch {
 	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:
@@ -160,7 +160,7 @@ func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 		d := tracein.Time(float64(seg.End-seg.Start) * f)
 		for j := range sg.branch {
 			b := &sg.branch[j]
-			if t := seg.Subject(); i >= b.first && i <= b.last && t != NoTerm && b.moved(t) {
+			if t := seg.SimSubject(); i >= b.first && i <= b.last && t != NoTerm && b.moved(t) {
 				b.total += d
 				d = 0
 			}
@@ -207,7 +207,7 @@ func (s *sim) initBranches(g int32) {
 		first, last := -1, -1
 		var firstIsA, sawA, sawB bool
 		for i := range segs {
-			t := segs[i].Subject()
+			t := segs[i].SimSubject()
 			if t == NoTerm || segs[i].IsJoin() {
 				continue
 			}

@@ -40,7 +40,13 @@ type PathSeg struct {
 	// the request's wait).
 	Via  [MaxHops - 1]Hop
 	Hops uint8
+	// along: the timeline segment's (Seg.Along), plus one; 0 for none.
+	along int32
 }
+
+// Along returns the CPU term the running time of this piece went along
+// with (Seg.Along), or NoTerm.
+func (p PathSeg) Along() TermID { return TermID(p.along - 1) }
 
 // Hop is one goroutine in a chain of hand-offs: its id and what it was
 // waiting for.
@@ -153,7 +159,7 @@ func (w *walker) step(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, CPU: s.CPU, From: s.From, Stack: s.Stack, Contention: s.Contention})
+	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, CPU: s.CPU, From: s.From, Stack: s.Stack, Contention: s.Contention, along: s.along})
 }
 
 // gap handles w.now outside g's segments: before a created goroutine's first

@@ -349,7 +349,7 @@ func termJSON(t budget.Term, label string, ts budget.TermStat, n, mean float64) 
 	}
 	tj := Term{Name: label, Frame: t.Frame, AppPath: path, Mechanism: t.Mechanism, Kind: t.Kind.String(), Beneath: t.Beneath,
 		Wait: durOf(float64(ts.Wait) / n), Critical: durOf(float64(ts.Critical) / n),
-		FixPotential: durOf(float64(ts.Fix) / n), Contention: durOf(float64(ts.Contention) / n), Requests: ts.Requests}
+		FixPotential: durOf(float64(ts.Fix) / n), Along: durOf(float64(ts.Along) / n), Contention: durOf(float64(ts.Contention) / n), Requests: ts.Requests}
 	if mean > 0 {
 		tj.SharePct = units.Round3(100 * float64(ts.Wait) / n / mean)
 		tj.CriticalPct = units.Round3(100 * float64(ts.Critical) / n / mean)

@@ -162,17 +162,22 @@ type Term struct {
 	Name  string `json:"name"`
 	Frame string `json:"frame"`
 	// AppPath is the application call path, outermost first, ending at Frame.
-	AppPath      []string            `json:"app_path"`
-	Mechanism    string              `json:"mechanism"`
-	Kind         string              `json:"kind"`
-	Wait         Duration            `json:"wait_ms"`
-	SharePct     float64             `json:"share_pct"`
-	Critical     Duration            `json:"critical_ms"`
-	CriticalPct  float64             `json:"critical_pct"`
-	FixPotential Duration            `json:"fix_potential_ms"`
-	Contention   Duration            `json:"contention_ms"`
-	Requests     int                 `json:"requests"`
-	Causes       map[string]Duration `json:"causes_ms,omitempty"`
+	AppPath      []string `json:"app_path"`
+	Mechanism    string   `json:"mechanism"`
+	Kind         string   `json:"kind"`
+	Wait         Duration `json:"wait_ms"`
+	SharePct     float64  `json:"share_pct"`
+	Critical     Duration `json:"critical_ms"`
+	CriticalPct  float64  `json:"critical_pct"`
+	FixPotential Duration `json:"fix_potential_ms"`
+	// Along, for a frame's CPU: the plain running time on the critical
+	// path that went along with it (Go counted the thread running while no
+	// CPU sample saw it: another thread had the CPU), shared among the
+	// frames by their samples; part of FixPotential, not of Critical.
+	Along      Duration            `json:"along_ms,omitempty"`
+	Contention Duration            `json:"contention_ms"`
+	Requests   int                 `json:"requests"`
+	Causes     map[string]Duration `json:"causes_ms,omitempty"`
 	// RootCauses name the causes of the critical time that goroutines
 	// outside the request explain, followed through hand-offs
 	// (docs/method.md §4): the blocking frame at the end of the chain.

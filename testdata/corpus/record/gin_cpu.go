@@ -27,7 +27,8 @@ import (
 // gin-cpu-loaded is the same with a CPU burner per core (a shell loop at
 // nice 0, as `while :; do :; done`) from before the warm-up to after the
 // window; gin-cpu-half prices with half the rounds (1.5 ms), the change
-// `scale=pricing.Compute:0.5` predicts.
+// `scale=pricing.Compute:0.5` predicts; gin-cpu-half-loaded is that change
+// with a burner per core, as gin-cpu-loaded.
 
 // computeCPU is the CPU time pricing.Compute is calibrated to.
 const computeCPU = 3 * time.Millisecond
@@ -192,4 +193,6 @@ func init() {
 		1, -1)
 	ginCPU("gin-cpu-half", "gin-cpu with pricing.Compute doing half the rounds (1.5 ms of CPU): the change scale=pricing.Compute:0.5 predicts",
 		0.5, 0)
+	ginCPU("gin-cpu-half-loaded", "gin-cpu-half with a CPU burner per core, as gin-cpu-loaded: the change scale=pricing.Compute:0.5 predicts on a busy host",
+		0.5, -1)
 }
