@@ -134,21 +134,23 @@ func decodeAll(d *Decoder, fn func(*Event) error) error {
 	}
 }
 
-// capped keeps the first max bytes written to it.
+// capped keeps the first max bytes written to it. The buffer is a field,
+// not embedded: an embedded bytes.Buffer's ReadFrom would let io.Copy (as
+// os/exec copies a child's standard error) fill it past max.
 type capped struct {
-	bytes.Buffer
+	buf bytes.Buffer
 	max int
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
 func (c *capped) firstLine() string {
-	s := strings.TrimSpace(c.String())
+	s := strings.TrimSpace(c.buf.String())
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
