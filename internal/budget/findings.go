@@ -168,7 +168,7 @@ func groupFindings(g *Group, a *Analyzer) []error {
 	}
 	for _, p := range g.Predictions {
 		if !p.Matched {
-			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Option: "what-if", Text: fmt.Sprintf("prediction %q matches no term%s", p.Spec, closestText(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
+			out = append(out, &Finding{Kind: FindNoMatch, Group: g.Name, Refuse: true, Option: "what-if", Text: goWording.NoMatchText(p.Spec, closest(p.A+" "+p.B, frameNames(a.terms.list, g.Terms)))})
 		}
 	}
 	return out
@@ -197,7 +197,7 @@ func warmup(g *Group, gs *groupState) *Finding {
 	first /= float64(k)
 	rest /= float64(n - k)
 	if rest > 0 && first/rest > WarmupRatio {
-		return &Finding{Kind: FindWarmup, Group: g.Name, Text: fmt.Sprintf("%s: the first %d requests averaged %.1f ms against %.1f ms for the rest: the window seems to include warm-up; start the trace after warm-up", g.Name, k, first/1e6, rest/1e6)}
+		return &Finding{Kind: FindWarmup, Group: g.Name, Text: goWording.WarmupText(g.Name, k, first, rest)}
 	}
 	return nil
 }
@@ -216,15 +216,14 @@ func frameNames(list []Term, in []TermStat) []string {
 	return names
 }
 
-func closestText(name string, candidates []string) string {
+// closest is Closest's three nearest candidates to name, by their short
+// names.
+func closest(name string, candidates []string) []string {
 	c := Closest(name, candidates, 3)
-	if len(c) == 0 {
-		return ""
-	}
 	for i := range c {
 		c[i] = frame.Short(c[i])
 	}
-	return " (closest: " + strings.Join(c, ", ") + ")"
+	return c
 }
 
 // Closest returns up to n candidates nearest to name: substring matches

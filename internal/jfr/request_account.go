@@ -462,7 +462,5 @@ func (d *reqData) warmup(acc *reqAcc) *budget.Finding {
 	if rest <= 0 || first/rest <= budget.WarmupRatio {
 		return nil
 	}
-	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: fmt.Sprintf(
-		"%s: the first %d requests averaged %.1f ms against %.1f ms for the rest: the recording seems to include warm-up (class loading, JIT compilation); start it after warm-up with jcmd PID JFR.start (docs/jfr.md)",
-		acc.name, k, first/1e6, rest/1e6)}
+	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: jvmWording.WarmupText(acc.name, k, first, rest)}
 }

@@ -106,6 +106,16 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	return out
 }
 
+// jvmWording is what the findings budget writes for both runtimes say for
+// a JVM recording.
+var jvmWording = budget.Wording{
+	Input:        "the recording",
+	WarmupCauses: "class loading, JIT compilation",
+	Restart:      "start it after warm-up with jcmd PID JFR.start (docs/jfr.md)",
+	TermsOf:      " of the recording",
+	ClosestLead:  "; closest frames: ",
+}
+
 // noMatch refuses predictions that name no term of the recording (the CLI
 // makes them an error). A prediction that names a term of one route only
 // is simulated on every route: it changes nothing on the others.
@@ -124,11 +134,7 @@ func noMatch(res *budget.Result) []*budget.Finding {
 		if p.Matched {
 			continue
 		}
-		hint := ""
-		if c := budget.Closest(p.A+" "+p.B, names, 3); len(c) > 0 {
-			hint = "; closest frames: " + strings.Join(c, ", ")
-		}
-		out = append(out, &budget.Finding{Kind: budget.FindNoMatch, Refuse: true, Text: fmt.Sprintf("prediction %q matches no term of the recording%s", p.Spec, hint)})
+		out = append(out, &budget.Finding{Kind: budget.FindNoMatch, Refuse: true, Text: jvmWording.NoMatchText(p.Spec, budget.Closest(p.A+" "+p.B, names, 3))})
 	}
 	return out
 }
