@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"time"
 
@@ -24,24 +26,30 @@ examples:
   latscope lab queues --short       1 s windows (about 15 seconds; noisier)
   latscope lab queues --loaded      the same with a CPU burner process on every core
   latscope lab queues --clients 8,24 --window 10s --json
+  latscope lab queues --json -o queues.json    the runs as JSON in queues.json, written once the lab is over
 `
 
 // runLabQueues runs the queueing model's acceptance lab: a service process
 // with a small pool and tight cores (GOMAXPROCS) under closed HTTP load, a fix that saturates the pool
 // in one case and the CPU in the other, predicted from a "before" trace and
 // re-measured with the fix applied. It fails when a prediction misses by
-// more than queues.Tolerance.
+// more than queues.Tolerance. With -o, the report standard output would
+// have shown (the runs' lines, or the JSON) goes to the file once the lab
+// is over, all of it or nothing; the lines still show on standard error
+// as the runs end.
 func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg := queues.DefaultConfig
 	var short, asJSON, loaded bool
 	var clients intList
 	var window time.Duration
+	var out reportFile
 	fs := newFlagSet("lab queues", labQueuesSynopsis, stderr)
 	fs.BoolVar(&short, "short", false, "1 s windows (for tests; noisier)")
 	fs.BoolVar(&asJSON, "json", false, "print the runs as JSON")
 	fs.BoolVar(&loaded, "loaded", false, "run a CPU burner process on every core beside the lab")
 	fs.Var(&clients, "clients", "closed-loop client counts `N,N` (default 6,12)")
 	fs.DurationVar(&window, "window", 0, "measured window per run (default 5s; --short 1s)")
+	out.register(fs)
 	usageWith(fs, stderr, labQueuesSynopsis, labQueuesExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,27 +69,48 @@ func runLabQueues(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	if len(clients) > 0 {
 		cfg.Clients = clients
 	}
+	// The lab's input is latscope itself, which it runs as the service:
+	// -o must not replace it.
+	self, _ := os.Executable()
+	if err := out.check([]string{self}, nil); err != nil {
+		return fmt.Errorf("lab queues: %w", err)
+	}
 	cfg.Command = labCommand
 	if loaded {
 		cfg.Burners = runtime.NumCPU()
 	}
+	var lines bytes.Buffer // the runs' lines, for -o
 	log := stdout
-	if asJSON {
+	switch {
+	case asJSON:
 		log = stderr
+	case out.path != "":
+		log = io.MultiWriter(stderr, &lines)
 	}
 	rep, err := queues.Execute(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("lab queues: %w", err)
 	}
-	if asJSON {
-		e := json.NewEncoder(stdout)
-		e.SetIndent("", "  ")
-		if err := e.Encode(rep); err != nil {
-			return err
-		}
+	if err := writeQueuesReport(&out, stdout, rep, lines.Bytes(), asJSON); err != nil {
+		return fmt.Errorf("lab queues: %w", err)
 	}
 	fmt.Fprintf(stderr, "lab queues: %d of %d predictions within %.0f %% of the re-measured mean and throughput\n", rep.Passed, len(rep.Runs), queues.Tolerance)
 	return queuesVerdict(rep)
+}
+
+// writeQueuesReport writes the queues lab's report through out: the JSON
+// of rep with asJSON, else the runs' lines (which went to stdout as they
+// ended when there is no -o, so lines is empty then).
+func writeQueuesReport(out *reportFile, stdout io.Writer, rep *queues.Report, lines []byte, asJSON bool) error {
+	return out.write(stdout, func(w io.Writer) error {
+		if !asJSON {
+			_, err := w.Write(lines)
+			return err
+		}
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(rep)
+	})
 }
 
 // queuesVerdict is the queues lab's verdict: a failedVerdict (exit status

@@ -13,9 +13,9 @@ import (
 )
 
 // reportFile is the -o flag of a command that prints a report (analyze,
-// compare, predict, dbwait): the text, or the JSON with --json, goes to FILE
-// instead of standard output, byte for byte what standard output would
-// have shown. It is written through atomicfile, as every other output file
+// compare, predict, dbwait, lab queues): the text, or the JSON with
+// --json, goes to FILE instead of standard output, byte for byte what
+// standard output would have shown. It is written through atomicfile, as every other output file
 // is: a temporary file beside FILE, renamed into place once complete, so
 // that a failure (a full disk, an interrupt) leaves no partial file and a
 // previous FILE as it was.
