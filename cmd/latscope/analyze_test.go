@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // fixtureTrace returns a checked-in real trace under testdata/, recording it

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/latscope/latscope/internal/atomicfile"
-	"github.com/latscope/latscope/lab/demotrace"
+	"github.com/latscope/latscope/internal/demotrace"
 )
 
 func init() {

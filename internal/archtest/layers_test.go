@@ -30,7 +30,7 @@ var layers = []struct {
 	{"input", []string{"internal/tracein", "internal/gotable", "internal/pglog", "internal/hostsig", "internal/hostsig/probe", "internal/dbhost", "internal/loadresult", "internal/jfr"}},
 	{"model and analyses", []string{"internal/critpath", "internal/budget", "internal/sched", "internal/queueing",
 		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy",
-		"internal/whatif"}},
+		"internal/whatif", "internal/demotrace"}},
 	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport"}},
 	{"wiring", []string{"internal/pipeline"}},
 	{"commands", []string{"cmd/latscope"}},
@@ -44,12 +44,20 @@ var support = []string{"internal/fixture", "internal/chromiumtest", "internal/pg
 
 // known are imports against the layers that issue #31 (one model for Go and
 // the JVM) is to remove. The test fails when one of them is gone, so that
-// this list shrinks with the code.
+// this list shrinks with the code. Each stays until a move that is not
+// small: the reason is the entry's text.
 var known = map[string]string{
-	"internal/jfr -> internal/budget":   "the JFR reader fills the budget's model (issue #31, one model)",
+	// jfr builds budget.Result, Finding, Term, Group, Prediction (about 40
+	// names): they go to a model package below the input layer with budget's
+	// result.go, a file of its own accumulator (plan WP6, WP7).
+	"internal/jfr -> internal/budget": "the JFR reader fills the budget's model (issue #31, one model)",
+	// jfr builds critpath.Seg, Request, TermID and runs critpath.Model's
+	// what-ifs: the types move with critpath's own files into the model
+	// package, and the simulation leaves the reader with its accumulator.
 	"internal/jfr -> internal/critpath": "the JFR reader computes critical paths (issue #31, one model)",
-	"internal/fixture -> lab/demotrace": "the kept demo traces are recorded by the lab's demo (issue #31, the lab as its own module)",
-	"cmd/latscope -> the lab":           "latscope lab … is in the product binary (issue #31, the lab as its own module and binary)",
+	// cmd/latscope's lab*.go and proxy.go run lab/seed, lab/queues, … and
+	// lab.go links pgx: they leave with the lab's own module and binary.
+	"cmd/latscope -> the lab": "latscope lab … is in the product binary (issue #31, the lab as its own module and binary)",
 }
 
 // key is the entry of known that a violation "a -> b: why" falls under.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // BenchmarkAnalyze measures the loop of `latscope analyze` (tracein.Reader

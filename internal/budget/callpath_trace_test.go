@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/render"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // The call-path workload: every wait goes through one shared helper,

@@ -8,8 +8,8 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/critpath"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // cpuTerm sums a group's CPU terms (from samples) whose call path holds a

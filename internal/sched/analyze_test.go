@@ -21,6 +21,7 @@ import (
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/hostsig"
@@ -28,7 +29,6 @@ import (
 	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/tracein"
 	"github.com/latscope/latscope/lab/burst"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 // recording is a trace with CPU samples and the CPU profile of the same

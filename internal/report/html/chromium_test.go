@@ -13,10 +13,10 @@ import (
 	"github.com/latscope/latscope/internal/tier"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/render"
 	htmlreport "github.com/latscope/latscope/internal/report/html"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 var artifacts = flag.String("artifacts", filepath.Join(os.TempDir(), "latscope-html-report"),

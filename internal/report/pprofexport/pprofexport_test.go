@@ -12,10 +12,10 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/report/pprofexport"
-	"github.com/latscope/latscope/lab/demotrace"
 )
 
 func TestMain(m *testing.M) {
