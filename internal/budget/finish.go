@@ -156,6 +156,7 @@ type scratch struct {
 	wait    map[critpath.TermID]int64
 	crit    map[critpath.TermID]int64
 	along   map[critpath.TermID]int64 // critical running time along with each CPU term
+	tail    map[critpath.TermID]int64 // critpath.TailGains' answer
 	model   critpath.Model
 	gs      []critpath.G     // the finishing request's timelines
 	cp      critpath.Scratch // Walk and Simulate memory
@@ -199,13 +200,23 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	}
 	if a.opts.FixPotential {
 		simple := committed == 1 && !hasJoin(req)
+		var tail map[critpath.TermID]int64
+		if !simple && !a.opts.simulateEveryFix {
+			tail = critpath.TailGains(req, a.scratch.tail)
+			a.scratch.tail = tail
+		}
 		for tid, crit := range a.scratch.crit {
 			// One goroutine and no joins: every wait lasts its recorded
 			// length, so removing a term saves exactly its critical time,
 			// and for a frame's CPU the running time that went along with
-			// it (critpath.Seg.Along).
-			gain := crit + a.scratch.along[tid]
-			if !simple {
+			// it (critpath.Seg.Along). A term only in the tail of the
+			// goroutine that ended the request saves its length there
+			// (critpath.TailGains); others are simulated.
+			gain, ok := crit+a.scratch.along[tid], simple
+			if !ok {
+				gain, ok = tail[tid]
+			}
+			if !ok {
 				a.scratch.remove = tid
 				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
 			}
