@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,8 +96,15 @@ var fleetExpectations = map[string]fleetExpect{
 	// The same with a CPU burner per core: the lock phase's DB calls too
 	// few for a p95 in more than a tenth of the steps (the lock holds them),
 	// the p90 said; no hidden-stall warning without a fault.
-	"fleet-loaded/throttle-db":  {period: -1, rule: "threshold", dep: DepHost, checkDep: true},
-	"fleet-loaded/lock-db":      {period: -1, dep: DepDatabase, checkDep: true},
+	"fleet-loaded/throttle-db": {period: -1, rule: "threshold", dep: DepHost, checkDep: true},
+	// The DB-call series is the signal itself at the p90 (rule 3 compares
+	// at the signal's percentile; it kept the p95 from before the
+	// step-down), and the outbound percentile is asked again at it.
+	"fleet-loaded/lock-db": {period: -1, dep: DepDatabase, checkDep: true, check: func(t *testing.T, r *Report) {
+		if e := r.Dependency; e.Quantile != 0.9 || !strings.Contains(e.Reason, "DB-call p90 ") || !askedOutboundAt(r, "0.9") {
+			t.Errorf("dependency quantile %v, reason %q: want the p90, the outbound asked at it", e.Quantile, e.Reason)
+		}
+	}},
 	"fleet-loaded/stop-request": {period: -1, rule: "held", dep: DepHost, checkDep: true},
 	"fleet-loaded/none-db":      {period: -1, noWarning: "stall probe"},
 	"fleet-loaded/none-request": {period: -1, noWarning: "stall probe"},
@@ -141,6 +149,10 @@ var fleetExpectations = map[string]fleetExpect{
 	"fleet-cases/thin": {period: -1, quantileBelow: true, check: func(t *testing.T, r *Report) {
 		if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "too few requests per step for the p99") {
 			t.Errorf("warnings %q: want the fallback said first", r.Warnings)
+		}
+		// rule 3's dependencies follow the signal down
+		if q := strconv.FormatFloat(r.Quantile, 'g', -1, 64); !askedOutboundAt(r, q) {
+			t.Errorf("the outbound quantile was not asked at the signal's %s: %q", q, r.Queries)
 		}
 	}},
 	// No fault, a CPU burner per core: no hidden-stall warning, and the
@@ -328,6 +340,16 @@ func checkFleetCase(t *testing.T, rec string, c fleetCase, r *Report) {
 	if ex.check != nil {
 		ex.check(t, r)
 	}
+}
+
+// askedOutboundAt says whether r asked the outbound quantile q.
+func askedOutboundAt(r *Report, q string) bool {
+	for _, s := range r.Queries {
+		if strings.HasPrefix(s, "histogram_quantile("+q+", sum by (job, instance, route, peer, le) (") {
+			return true
+		}
+	}
+	return false
 }
 
 func gunzipFile(t *testing.T, path string) []byte {
