@@ -6,16 +6,22 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/latscope/latscope/tracelog"
 )
 
 // chunk is one read from the upstream and when it may be written.
 type chunk struct {
-	data []byte
-	due  time.Time
+	data  []byte
+	due   time.Time
+	read  time.Time     // when it was read
+	delay time.Duration // due − read
+	tp    tracelog.TraceParent
 }
 
-// serve connects client c to the upstream until either side is done.
-func (p *Proxy) serve(c net.Conn) {
+// serve connects client c, the proxy's id-th connection, to the upstream
+// until either side is done.
+func (p *Proxy) serve(c net.Conn, id int64) {
 	defer p.wg.Done()
 	if !p.track(c) {
 		c.Close()
@@ -39,29 +45,44 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	defer p.untrack(up)
+	var lc *connLog
+	if p.opts.Log != nil {
+		lc = &connLog{id: id, log: p.opts.Log, clock: p.clock}
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		copyCounting(up, c, &p.toUpstream)
+		copyCounting(up, c, &p.toUpstream, lc)
 		closeWrite(up)
 	}()
 	go func() {
 		defer wg.Done()
-		p.delayLine(c, up)
+		p.delayLine(c, up, lc)
 		closeWrite(c)
 	}()
 	wg.Wait()
 }
 
-// copyCounting copies src to dst, adding the bytes written to n.
-func copyCounting(dst io.Writer, src io.Reader, n *atomic.Int64) {
+// copyCounting copies src to dst, adding the bytes written to n. With lc,
+// each chunk is scanned for a traceparent before it is written on, and
+// logged.
+func copyCounting(dst io.Writer, src io.Reader, n *atomic.Int64, lc *connLog) {
 	buf := make([]byte, chunkSize)
 	for {
 		k, err := src.Read(buf)
 		if k > 0 {
+			var read time.Time
+			var tp tracelog.TraceParent
+			if lc != nil {
+				read = time.Now()
+				tp = lc.clientChunk(buf[:k])
+			}
 			w, werr := dst.Write(buf[:k])
 			n.Add(int64(w))
+			if lc != nil && w > 0 {
+				lc.emit(ToServer, tp, read, time.Now(), w, 0)
+			}
 			if werr != nil {
 				return
 			}
@@ -74,13 +95,14 @@ func copyCounting(dst io.Writer, src io.Reader, n *atomic.Int64) {
 
 // delayLine reads chunks from src and writes each to dst once its delay has
 // passed: a reader stamps them, a writer waits for each stamp in order. When
-// src ends, the chunks already read are still written.
-func (p *Proxy) delayLine(dst, src net.Conn) {
+// src ends, the chunks already read are still written. With lc, each chunk
+// is stamped when read and logged once written.
+func (p *Proxy) delayLine(dst, src net.Conn, lc *connLog) {
 	queue := make(chan chunk, p.opts.MaxQueued)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.writeDue(dst, queue)
+		p.writeDue(dst, queue, lc)
 		src.Close() // the client is gone: stop reading the upstream
 	}()
 	for {
@@ -88,8 +110,13 @@ func (p *Proxy) delayLine(dst, src net.Conn) {
 		k, err := src.Read(buf)
 		if k > 0 {
 			p.chunks.Add(1)
+			now, d := time.Now(), p.Delay()
+			ch := chunk{data: buf[:k], due: now.Add(d), read: now, delay: d}
+			if lc != nil {
+				ch.tp = lc.current()
+			}
 			select {
-			case queue <- chunk{data: buf[:k], due: time.Now().Add(p.Delay())}:
+			case queue <- ch:
 			case <-done:
 				return
 			}
@@ -103,8 +130,9 @@ func (p *Proxy) delayLine(dst, src net.Conn) {
 }
 
 // writeDue writes queued chunks at their due times until the queue is
-// closed, a write fails or the proxy closes.
-func (p *Proxy) writeDue(dst net.Conn, queue <-chan chunk) {
+// closed, a write fails or the proxy closes. With lc, each chunk written is
+// logged, its Written stamped after the write returned.
+func (p *Proxy) writeDue(dst net.Conn, queue <-chan chunk, lc *connLog) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for ch := range queue {
@@ -118,6 +146,9 @@ func (p *Proxy) writeDue(dst net.Conn, queue <-chan chunk) {
 		}
 		n, err := dst.Write(ch.data)
 		p.toClient.Add(int64(n))
+		if lc != nil && n > 0 {
+			lc.emit(ToClient, ch.tp, ch.read, time.Now(), n, ch.delay)
+		}
 		if err != nil {
 			return
 		}

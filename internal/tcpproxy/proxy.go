@@ -41,6 +41,12 @@ type Options struct {
 	// the upstream (the client's connection is then closed). It is called
 	// from the connection's goroutine, never after Close returns.
 	DialFailed func(error)
+	// Log, if set, is called with every chunk passed on, either way, with
+	// the proxy's own clock readings (Event). It is called from the
+	// connections' goroutines, concurrently, in the data path: it must be
+	// quick, and a reply chunk's call delays the next chunk's write. Never
+	// after Close returns. Nil costs one nil check per chunk.
+	Log func(Event)
 }
 
 // Bounds of Options.
@@ -151,6 +157,7 @@ type Proxy struct {
 	wg    sync.WaitGroup
 	stop  context.CancelFunc
 	ctx   context.Context
+	clock clock // when opts.Log is set
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -175,12 +182,19 @@ func Start(ctx context.Context, opts Options) (*Proxy, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 10 * time.Second
 	}
+	var clk clock
+	if opts.Log != nil {
+		var err error
+		if clk, err = newClock(); err != nil {
+			return nil, err
+		}
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("tcpproxy: listen %s: %w", opts.Listen, err)
 	}
-	p := &Proxy{opts: opts, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{opts: opts, ln: ln, conns: map[net.Conn]struct{}{}, clock: clk}
 	p.ctx, p.stop = context.WithCancel(ctx)
 	p.delay.Store(int64(opts.Delay))
 	p.wg.Add(1)
@@ -240,9 +254,9 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		p.conns64.Add(1)
+		id := p.conns64.Add(1)
 		p.wg.Add(1)
-		go p.serve(c)
+		go p.serve(c, id)
 	}
 }
 
