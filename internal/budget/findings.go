@@ -15,20 +15,21 @@ type FindingKind uint8
 
 // Finding kinds.
 const (
-	FindNoRequests    FindingKind = iota // nothing to analyse: say how to add tasks
-	FindInferred                         // requests inferred from net/http or grpc-go server goroutines
-	FindCutByWindow                      // requests cut by the trace window were excluded
-	FindWarmup                           // the first requests are much slower: warm-up in the window
-	FindCPUSaturated                     // Ps busy nearly all the time: latency contains CPU queueing
-	FindOverfull                         // goroutine time over 100 % of latency in requests that never fork
-	FindUnexplained                      // critical-path time the timelines could not explain
-	FindNoMatch                          // a prediction or filter matched nothing (an error for the CLI)
-	FindCPUMismatch                      // trace running time and the independent CPU counter disagree
-	FindHostBusy                         // Ps busy nearly all the time, but the process's own counter shows it was not
-	FindCoverage                         // critical waits plus independent CPU outside the coverage band
-	FindTransport                        // time outside the requests that the server's transport goroutines show (gRPC)
-	FindUncounted                        // a server framework's requests ran outside every request counted
-	FindBadRequestLog                    // latscope.request logs without a valid traceparent
+	FindNoRequests         FindingKind = iota // nothing to analyse: say how to add tasks
+	FindInferred                              // requests inferred from net/http or grpc-go server goroutines
+	FindCutByWindow                           // requests cut by the trace window were excluded
+	FindWarmup                                // the first requests are much slower: warm-up in the window
+	FindCPUSaturated                          // Ps busy nearly all the time: latency contains CPU queueing
+	FindOverfull                              // goroutine time over 100 % of latency in requests that never fork
+	FindUnexplained                           // critical-path time the timelines could not explain
+	FindNoMatch                               // a prediction or filter matched nothing (an error for the CLI)
+	FindCPUMismatch                           // trace running time and the independent CPU counter disagree
+	FindHostBusy                              // Ps busy nearly all the time, but the process's own counter shows it was not
+	FindCoverage                              // critical waits plus independent CPU outside the coverage band
+	FindTransport                             // time outside the requests that the server's transport goroutines show (gRPC)
+	FindUncounted                             // a server framework's requests ran outside every request counted
+	FindBadRequestLog                         // latscope.request logs without a valid traceparent
+	FindWarmupInconclusive                    // the warm-up ratio's interval contains the bar, or too few requests to judge it
 )
 
 var findingNames = [...]string{
@@ -36,7 +37,7 @@ var findingNames = [...]string{
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
 	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
 	FindHostBusy: "host-busy", FindCoverage: "coverage", FindTransport: "outside-request", FindUncounted: "uncounted-requests",
-	FindBadRequestLog: "bad-request-log",
+	FindBadRequestLog: "bad-request-log", FindWarmupInconclusive: "warm-up-inconclusive",
 }
 
 // String returns the kind's name as used in JSON.
@@ -65,7 +66,8 @@ const (
 	// part of latency.
 	SaturatedBusy = 0.90
 	// WarmupRatio: the first tenth of requests (by start) being this much
-	// slower than the rest means the window includes warm-up.
+	// slower than the rest, the whole 95 % interval of the ratio above it,
+	// means the window includes warm-up (JudgeWarmup).
 	WarmupRatio = 1.5
 )
 
@@ -174,32 +176,18 @@ func groupFindings(g *Group, a *Analyzer) []error {
 	return out
 }
 
-// warmup compares the first tenth of requests (by start time) with the rest.
+// warmup judges the group's requests in start order (JudgeWarmup).
 func warmup(g *Group, gs *groupState) *Finding {
-	n := len(gs.lat)
-	if n < 20 {
-		return nil
-	}
-	idx := make([]int, n)
+	idx := make([]int, len(gs.lat))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(i, j int) bool { return gs.begins[idx[i]] < gs.begins[idx[j]] })
-	k := max(n/10, 5)
-	var first, rest float64
+	sort.SliceStable(idx, func(i, j int) bool { return gs.begins[idx[i]] < gs.begins[idx[j]] })
+	lat := make([]float64, len(idx))
 	for i, j := range idx {
-		if i < k {
-			first += float64(gs.lat[j])
-		} else {
-			rest += float64(gs.lat[j])
-		}
+		lat[i] = float64(gs.lat[j])
 	}
-	first /= float64(k)
-	rest /= float64(n - k)
-	if rest > 0 && first/rest > WarmupRatio {
-		return &Finding{Kind: FindWarmup, Group: g.Name, Text: goWording.WarmupText(g.Name, k, first, rest)}
-	}
-	return nil
+	return goWording.WarmupFinding(g.Name, JudgeWarmup(lat))
 }
 
 // frameNames lists the distinct frames on the call paths of a group's

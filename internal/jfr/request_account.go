@@ -439,28 +439,15 @@ func queueFinding(acc *reqAcc) *budget.Finding {
 	return &budget.Finding{Kind: budget.FindUnexplained, Group: acc.name, Text: text}
 }
 
-// warmup compares the first tenth of a route's requests (by start, at
-// least 5) with the rest, as for Go (budget.WarmupRatio).
+// warmup judges a route's requests in start order as for Go
+// (budget.JudgeWarmup: the first tenth's mean over the rest's, on its
+// 95 % interval).
 func (d *reqData) warmup(acc *reqAcc) *budget.Finding {
-	n := len(acc.idx)
-	if n < 20 {
-		return nil
-	}
 	idx := slices.Clone(acc.idx)
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(d.requests[a].start, d.requests[b].start) })
-	k := max(n/10, 5)
-	var first, rest float64
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(d.requests[a].start, d.requests[b].start) })
+	lat := make([]float64, len(idx))
 	for i, j := range idx {
-		if lat := float64(d.requests[j].end - d.requests[j].start); i < k {
-			first += lat
-		} else {
-			rest += lat
-		}
+		lat[i] = float64(d.requests[j].end - d.requests[j].start)
 	}
-	first /= float64(k)
-	rest /= float64(n - k)
-	if rest <= 0 || first/rest <= budget.WarmupRatio {
-		return nil
-	}
-	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: jvmWording.WarmupText(acc.name, k, first, rest)}
+	return jvmWording.WarmupFinding(acc.name, budget.JudgeWarmup(lat))
 }
