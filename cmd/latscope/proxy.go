@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -16,19 +17,21 @@ func init() {
 	register("proxy", "TCP proxy that delays every response chunk from the server (the lab's network-delay condition)", runProxy)
 }
 
-const proxySynopsis = "proxy --to HOST:PORT [--listen ADDR] [--delay D]"
+const proxySynopsis = "proxy --to HOST:PORT [--listen ADDR] [--delay D] [--log FILE]"
 
 const proxyExamples = `
 examples:
   latscope proxy --to 127.0.0.1:5432 --delay 30ms                 listen on a free loopback port
   latscope proxy --listen 127.0.0.1:6432 --to 127.0.0.1:5432 --delay 30ms
   psql -h 127.0.0.1 -p 6432 -c 'SELECT 1'                         every answer 30 ms late
+  latscope proxy --to 127.0.0.1:5432 --delay 30ms --log proxy.log  one line per chunk, on the proxy's own clock
 `
 
 // proxyOptions are the flags of `latscope proxy`.
 type proxyOptions struct {
 	opts     tcpproxy.Options
 	addrFile string
+	logFile  string
 }
 
 // proxyProbeTimeout bounds the test connection to the server at start.
@@ -45,8 +48,13 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	dials := &dialReporter{w: stderr, to: o.opts.To, every: proxyDialReportEvery}
 	o.opts.DialFailed = dials.failed
+	lf, err := openProxyLog(o)
+	if err != nil {
+		return err
+	}
 	p, err := tcpproxy.Start(ctx, o.opts)
 	if err != nil {
+		lf.discard()
 		return proxyFlagError(err)
 	}
 	defer p.Close()
@@ -58,15 +66,23 @@ func runProxy(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	if o.addrFile != "" {
 		if err := writeAddrFile(o.addrFile, p.Addr()+"\n"); err != nil {
+			p.Close()
+			lf.discard()
 			return fmt.Errorf("proxy: --addr-file: %w", err)
 		}
 	}
 	fmt.Fprintf(stdout, "proxying %s -> %s, delaying every response chunk by %v (Ctrl-C stops)\n", p.Addr(), o.opts.To, o.opts.Delay)
+	if lf != nil {
+		fmt.Fprintf(stdout, "logging every chunk to %s\n", o.logFile)
+	}
 	<-ctx.Done()
 	p.Close()
 	st := p.Stats()
 	fmt.Fprintf(stdout, "proxy: %d connections (%d upstream dials failed), %d chunks delayed, %d bytes to clients, %d to the server\n",
 		st.Conns, st.Failed, st.Chunks, st.ToClient, st.ToUpstream)
+	if err := lf.close(); err != nil {
+		return fmt.Errorf("proxy: --log %s: %w", o.logFile, err)
+	}
 	return nil
 }
 
@@ -142,6 +158,7 @@ func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 	fs.StringVar(&o.opts.To, "to", "", "server `HOST:PORT` to forward to (required; port 1 to 65535)")
 	fs.DurationVar(&o.opts.Delay, "delay", 0, "added to every chunk the server sends (0 to 1h)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the listening address to `FILE` once listening")
+	fs.StringVar(&o.logFile, "log", "", "write one line per chunk, with the proxy's clock, to `FILE` (format: docs/commands.md)")
 	usageWith(fs, stderr, proxySynopsis, proxyExamples)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -158,4 +175,61 @@ func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 		return nil, proxyFlagError(err)
 	}
 	return o, nil
+}
+
+// proxyLog is the --log file while the proxy runs.
+type proxyLog struct {
+	f *os.File
+	w *tcpproxy.LogWriter
+}
+
+// openProxyLog creates the --log file and writes its header, before the
+// proxy listens, and sets o.opts.Log; nil without --log. A failure names
+// the flag and leaves no file.
+func openProxyLog(o *proxyOptions) (*proxyLog, error) {
+	if o.logFile == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: flag --log %q: %w", o.logFile, bareFileError(err))
+	}
+	w, err := tcpproxy.NewLogWriter(f, tcpproxy.LogHeader{To: o.opts.To, Delay: o.opts.Delay})
+	if err != nil {
+		l := &proxyLog{f: f}
+		l.discard()
+		return nil, fmt.Errorf("proxy: flag --log %q: %w", o.logFile, err)
+	}
+	o.opts.Log = w.Log
+	return &proxyLog{f: f, w: w}, nil
+}
+
+// bareFileError drops the "open PATH: " prefix of an error whose path the
+// message already names.
+func bareFileError(err error) error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// discard closes and removes the log of a proxy that did not start.
+func (l *proxyLog) discard() {
+	if l == nil {
+		return
+	}
+	l.f.Close()
+	os.Remove(l.f.Name())
+}
+
+// close flushes and closes the log once the proxy has stopped.
+func (l *proxyLog) close() error {
+	if l == nil {
+		return nil
+	}
+	err := l.w.Flush()
+	if cerr := l.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	return err
 }

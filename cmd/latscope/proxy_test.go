@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/tcpproxy"
 )
 
 // TestProxyCommand runs `latscope proxy` against a real loopback server:
@@ -170,5 +172,115 @@ func waitAddrFile(t *testing.T, path string, done <-chan error) string {
 		if time.Now().After(deadline) {
 			t.Fatal("the proxy wrote no --addr-file within 10 s")
 		}
+	}
+}
+
+// TestProxyLog: --log writes the header before listening and one line per
+// chunk, which tcpproxy.ReadLog reads back, each chunk with the
+// traceparent of the statement it belongs to.
+func TestProxyLog(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	dir := t.TempDir()
+	addrFile, logFile := filepath.Join(dir, "proxy.addr"), filepath.Join(dir, "proxy.log")
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "1ms", "--addr-file", addrFile, "--log", logFile})
+	}()
+	addr := waitAddrFile(t, addrFile, done)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	tps := []string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	for _, tp := range tps {
+		q := "/*traceparent='" + tp + "'*/ SELECT 1\n"
+		io.WriteString(c, q)
+		if line, err := r.ReadString('\n'); err != nil || line != q {
+			t.Fatalf("echo %q, %v; want %q", line, err, q)
+		}
+	}
+	c.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if want := "logging every chunk to " + logFile; !strings.Contains(stdout.String(), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+	}
+	f, err := os.Open(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, events, err := tcpproxy.ReadLog(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.To != ln.Addr().String() || h.Delay != time.Millisecond {
+		t.Errorf("header %+v, want to %s, delay 1ms", h, ln.Addr())
+	}
+	got := map[string]int{}
+	for _, e := range events {
+		got[e.Dir.String()+" "+e.TraceParent.String()] += e.Bytes
+	}
+	for _, tp := range tps {
+		n := len("/*traceparent='" + tp + "'*/ SELECT 1\n")
+		for _, dir := range []string{"to-server", "to-client"} {
+			if got[dir+" "+tp] != n {
+				t.Errorf("%s %s: %d bytes logged, want %d (%v)", dir, tp, got[dir+" "+tp], n, got)
+			}
+		}
+	}
+}
+
+// TestProxyLogRefused: a --log that cannot be created is refused at once,
+// in one line naming the flag, before listening; a proxy that fails to
+// start leaves no log behind.
+func TestProxyLogRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+		gone string // a --log path that must not exist afterwards
+	}{
+		{[]string{"--log", filepath.Join(dir, "no", "such", "dir.log")}, `proxy: flag --log "` + filepath.Join(dir, "no", "such", "dir.log") + `": no such file or directory`, ""},
+		{[]string{"--log", dir}, `proxy: flag --log "` + dir + `": is a directory`, ""},
+		{[]string{"--log", filepath.Join(dir, "a.log"), "--listen", "256.1.1.1:0"}, "proxy: tcpproxy: listen 256.1.1.1:0", filepath.Join(dir, "a.log")},
+		{[]string{"--log", filepath.Join(dir, "b.log"), "--addr-file", filepath.Join(dir, "no", "addr")}, "proxy: --addr-file", filepath.Join(dir, "b.log")},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"proxy", "--to", "127.0.0.1:1"}, tc.args...)
+			err := run(ctx, &stdout, &stderr, args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line with %q", err, tc.want)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("printed %q; want nothing (refused before serving)", stdout.String())
+			}
+			if tc.gone != "" {
+				if _, err := os.Stat(tc.gone); !os.IsNotExist(err) {
+					t.Errorf("%s left behind (%v); want no log from a failed start", tc.gone, err)
+				}
+			}
+		})
 	}
 }
