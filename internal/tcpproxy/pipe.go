@@ -12,10 +12,15 @@ import (
 
 // chunk is one read from the upstream and when it may be written.
 type chunk struct {
-	data  []byte
-	due   time.Time
-	read  time.Time     // when it was read
-	delay time.Duration // due − read
+	data []byte
+	due  time.Time
+	log  *chunkLog // with Options.Log only, so that a queue slot grows by one pointer
+}
+
+// chunkLog is what a logged chunk carries to its write: it was read at
+// due − delay.
+type chunkLog struct {
+	delay time.Duration
 	tp    tracelog.TraceParent
 }
 
@@ -111,9 +116,9 @@ func (p *Proxy) delayLine(dst, src net.Conn, lc *connLog) {
 		if k > 0 {
 			p.chunks.Add(1)
 			now, d := time.Now(), p.Delay()
-			ch := chunk{data: buf[:k], due: now.Add(d), read: now, delay: d}
+			ch := chunk{data: buf[:k], due: now.Add(d)}
 			if lc != nil {
-				ch.tp = lc.current()
+				ch.log = &chunkLog{delay: d, tp: lc.current()}
 			}
 			select {
 			case queue <- ch:
@@ -147,7 +152,7 @@ func (p *Proxy) writeDue(dst net.Conn, queue <-chan chunk, lc *connLog) {
 		n, err := dst.Write(ch.data)
 		p.toClient.Add(int64(n))
 		if lc != nil && n > 0 {
-			lc.emit(ToClient, ch.tp, ch.read, time.Now(), n, ch.delay)
+			lc.emit(ToClient, ch.log.tp, ch.due.Add(-ch.log.delay), time.Now(), n, ch.log.delay)
 		}
 		if err != nil {
 			return

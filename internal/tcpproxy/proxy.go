@@ -8,6 +8,13 @@
 // case's "network delay" condition (docs/method.md §10): the database
 // measures the same statement time, the application measures Delay more
 // (docs/method.md §8). What the client sends is passed on at once.
+//
+// With Options.Log the proxy reports every chunk on its own clock: when it
+// read it and when it had written it on, on CLOCK_MONOTONIC (the clock of
+// Go execution traces), with the traceparent of the statement it belongs to,
+// found in the client's SQL comments. LogWriter writes these events as text
+// (the format of `latscope proxy --log`, docs/commands.md) and ReadLog reads
+// them back.
 package tcpproxy
 
 import (
