@@ -149,3 +149,45 @@ func TestWarmupMinimum(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupMoreRequests: "about f× as many requests would decide it".
+// For 200 seeded inconclusive windows of independent requests (the first
+// tenth 1.7× the rest), the same requests repeated (each part's copies
+// shuffled among themselves, so that the ratio and the spread stay put)
+// fire with 2f copies in most windows and with f/2 in few: f is where the
+// interval's near edge reaches the bar.
+func TestWarmupMoreRequests(t *testing.T) {
+	times := func(lat []float64, head, k int, seed uint64) []float64 {
+		var h, rest []float64
+		for range k {
+			h = append(h, lat[:head]...)
+			rest = append(rest, lat[head:]...)
+		}
+		// copies in a row would be periodic, and batch means over whole
+		// periods would see no spread
+		r := rand.New(rand.NewPCG(41, seed))
+		r.Shuffle(len(h), func(i, j int) { h[i], h[j] = h[j], h[i] })
+		r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+		return append(h, rest...)
+	}
+	var windows, twice, half int
+	for i := uint64(0); windows < 200 && i < 5000; i++ {
+		lat := warmupSeries(rand.New(rand.NewPCG(40, i)), 200, 1.7, 0)
+		j := JudgeWarmup(lat)
+		f := j.moreRequests()
+		if j.Verdict != WarmupInconclusive || j.Ratio.Value <= WarmupRatio || f < 2 || f > 50 {
+			continue
+		}
+		windows++
+		if JudgeWarmup(times(lat, j.Head, int(math.Ceil(2*f)), i)).Verdict == WarmupFires {
+			twice++
+		}
+		if JudgeWarmup(times(lat, j.Head, int(f/2), i)).Verdict == WarmupFires {
+			half++
+		}
+	}
+	t.Logf("%d inconclusive windows: fire with 2f× the requests in %d, with f/2× in %d", windows, twice, half)
+	if windows < 100 || float64(twice) < 0.8*float64(windows) || float64(half) > 0.2*float64(windows) {
+		t.Errorf("%d windows: 2f fires in %d, f/2 in %d; want ≥ 80 %% and ≤ 20 %%", windows, twice, half)
+	}
+}
