@@ -66,12 +66,16 @@ func (a *Agent) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 
 // ownEndpoint reports whether r is for net/http/pprof's or the agent's own
 // endpoints, wherever the service mounts them (/debug/pprof/…,
-// /admin/debug/pprof/…, /debug/latscope/…): a capture's 5 s profile and
-// trace are not the service's requests, and must neither count in its
-// latency, tasks and metrics nor set off the slow-request recorder.
+// /admin/debug/pprof/…, /debug/latscope/…), or is one of `latscope
+// capture`'s (tracelog.CaptureUserAgent: its /metrics reads, which a
+// trace may hold when one ended just before the trace began): a capture's
+// 5 s profile and trace are not the service's requests, and must neither
+// count in its latency, tasks and metrics nor set off the slow-request
+// recorder.
 func ownEndpoint(r *http.Request) bool {
 	p := r.URL.Path
-	return strings.Contains(p, "/debug/pprof/") || strings.HasSuffix(p, "/debug/pprof") || strings.Contains(p, EndpointsPrefix)
+	return strings.Contains(p, "/debug/pprof/") || strings.HasSuffix(p, "/debug/pprof") || strings.Contains(p, EndpointsPrefix) ||
+		strings.HasPrefix(r.Header.Get("User-Agent"), tracelog.CaptureUserAgent)
 }
 
 // NoRoute is the route of a request that no pattern of the router matched.

@@ -5,15 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/agent/internal/agenttest"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // TestOwnEndpointsAreNotRequests: a router the agent wraps that also
 // mounts net/http/pprof (and the agent's own endpoints) serves them, but a
-// capture's profile and trace requests are no task, no metric and no
-// trigger of the recorder: only the service's own requests are.
+// capture's profile and trace requests, and any request that carries its
+// User-Agent, are no task, no metric and no trigger of the recorder: only
+// the service's own requests are.
 func TestOwnEndpointsAreNotRequests(t *testing.T) {
 	m := newFakeMetrics()
 	a, err := New(Options{NoRecorder: true, ProbeEvery: -1, Metrics: m})
@@ -28,10 +31,19 @@ func TestOwnEndpointsAreNotRequests(t *testing.T) {
 	mux.HandleFunc(EndpointsPrefix+"x", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "agent") })
 	srv := httptest.NewServer(a.Handler(mux))
 	defer srv.Close()
-	paths := []string{"/work", "/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/admin/debug/pprof/cmdline", EndpointsPrefix + "x", "/work"}
+	// the last but one: latscope capture's own request (its /metrics read,
+	// here to a route of the service's), by its User-Agent
+	paths := []string{"/work", "/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/admin/debug/pprof/cmdline", EndpointsPrefix + "x", "/work#capture", "/work"}
 	evs := traced(t, func() {
 		for _, p := range paths {
-			resp, err := srv.Client().Get(srv.URL + p)
+			req, err := http.NewRequest(http.MethodGet, srv.URL+strings.TrimSuffix(p, "#capture"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(p, "#capture") {
+				req.Header.Set("User-Agent", tracelog.CaptureUserAgent+"/test")
+			}
+			resp, err := srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/latscope/latscope/tracelog"
 	"io"
 	"net/http"
 	"strings"
@@ -43,6 +44,7 @@ func (f *fetcher) fetch(ctx context.Context, url, what, notFound string, w io.Wr
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
+	req.Header.Set("User-Agent", tracelog.CaptureUserAgent) // the agent leaves it out of the service's requests
 	resp, err := sameOrigin(f.c).Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, f.explain(ctx, req, err))

@@ -59,8 +59,11 @@ func (h *handlerLog) within(from, to time.Time) (n int, mean time.Duration) {
 // the service's route only, with no request as long as the capture's own,
 // and the recorder must stay silent through the capture although its
 // requests last far beyond the trigger; a slow request of the service's
-// afterwards sets it off exactly once (the control). Truth: the handler's
-// own timer.
+// afterwards sets it off exactly once (the control). The capture's own
+// /metrics read, which the service here answers 404, is left out too by
+// its User-Agent (tracelog.CaptureUserAgent): the trace has held it as a
+// "(no route)" request when it ended just before the trace began. Truth:
+// the handler's own timer.
 //
 // The count and the mean are judged against the handler's requests that
 // overlap the capture call, a set that holds every request the trace can
@@ -72,7 +75,10 @@ func (h *handlerLog) within(from, to time.Time) (n int, mean time.Duration) {
 // requests' share of the handler set, not for a 2 s request.
 func TestCaptureAgentPprof(t *testing.T) {
 	tier.Busy(t)
-	const threshold = 100 * time.Millisecond
+	// The trigger: far above what the service's own requests take on a
+	// busy host (up to 166 ms were seen with a burner per core, which a
+	// 100 ms trigger rightly caught), far below the capture's 2 s.
+	const threshold = 500 * time.Millisecond
 	snaps := make(chan string, 4)
 	a, err := agent.New(agent.Options{
 		Dir:         t.TempDir(),
