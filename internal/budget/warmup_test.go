@@ -56,6 +56,19 @@ func TestWarmupCoverage(t *testing.T) {
 	if on[WarmupTooFew] != 0 {
 		t.Errorf("400 requests judged too few %d times", on[WarmupTooFew])
 	}
+	// at the minimum, and with neighbours more strongly correlated: batch
+	// means on 4 batches of 4 underestimate the spread when the series
+	// is correlated over more than a batch, and the rate rises (logged)
+	at := verdicts(42, reps, MinWarmupRequests, WarmupRatio, 0.5)
+	if rate := float64(at[WarmupFires]) / reps; math.Abs(rate-0.025) > bound {
+		t.Errorf("true ratio on the bar, %d requests: fires in %.1f %%, want 2.5 ± %.1f %%", MinWarmupRequests, 100*rate, 100*bound)
+	} else {
+		t.Logf("true ratio 1.5, %d requests, AR(1) 0.5: fires %.1f %%", MinWarmupRequests, 100*rate)
+	}
+	for _, n := range []int{MinWarmupRequests, 400, 1000} {
+		v := verdicts(43, reps, n, WarmupRatio, 0.8)
+		t.Logf("true ratio 1.5, %d requests, AR(1) 0.8: fires %.1f %%", n, 100*float64(v[WarmupFires])/reps)
+	}
 	hi := verdicts(37, reps, 1000, 3, 0.5)
 	if rate := float64(hi[WarmupFires]) / reps; rate < 0.95 {
 		t.Errorf("true ratio 3, 1000 requests: fires in %.1f %%, want ≥ 95 %%", 100*rate)
