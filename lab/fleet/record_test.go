@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,8 +70,10 @@ type Case struct {
 	End       time.Time     `json:"end"`
 	Step      time.Duration `json:"step_ns"`
 	Threshold time.Duration `json:"threshold_ns"`
-	Truth     Truth         `json:"truth"`
-	What      string        `json:"what"`
+	// Route is triage's --route ("" = every route).
+	Route string `json:"route,omitempty"`
+	Truth Truth  `json:"truth"`
+	What  string `json:"what"`
 }
 
 // Recording is a recorded run: its series (OpenMetrics, gzipped, beside
@@ -308,7 +311,7 @@ func TestRecordUpstream(t *testing.T) {
 //   - gc: local to A by the peer rule, cause gc (its collector's share of
 //     its CPU rose; no throttling, steal or stall explains it).
 func TestRecordGC(t *testing.T) {
-	recordLocal(t, "fleet-gc", "gc", "instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not", "gc",
+	recordLocal(t, "fleet-gc", "gc", "instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not", "gc", 0,
 		func(ctx context.Context, addr string, d time.Duration) error { return postAlloc(ctx, addr, d, 2) })
 }
 
@@ -317,8 +320,19 @@ func TestRecordGC(t *testing.T) {
 // that is not its collector — kept as fleet-spin, so that triage's test
 // can check that it is not named gc (about 55 s).
 func TestRecordSpin(t *testing.T) {
-	recordLocal(t, "fleet-spin", "spin", "instance A spinning 2 goroutines (POST /burn) from minute 10 to minute 16; its peers not", "",
+	recordLocal(t, "fleet-spin", "spin", "instance A spinning 2 goroutines (POST /burn) from minute 10 to minute 16; its peers not", "", 0,
 		func(ctx context.Context, addr string, d time.Duration) error { return postBurst(ctx, addr, d, 2) })
+}
+
+// TestRecordGCLoaded is TestRecordGC with a CPU burner per core in this
+// process for the whole run (issue #35's "with a burner per core"; run 3
+// of the default lab fleet named it `unknown` before the GC baseline left
+// out the fault's own steps), kept as fleet-gc-loaded (about 55 s).
+//
+//   - gc-loaded: local to A, cause gc.
+func TestRecordGCLoaded(t *testing.T) {
+	recordLocal(t, "fleet-gc-loaded", "gc-loaded", fmt.Sprintf("instance A allocating in 2 goroutines (POST /alloc, a live heap of 2^18 small objects) from minute 10 to minute 16; its peers not; %d CPU burners (one per core) in the recording process throughout", runtime.NumCPU()), "gc", runtime.NumCPU(),
+		func(ctx context.Context, addr string, d time.Duration) error { return postAlloc(ctx, addr, d, 2) })
 }
 
 // recordLocal runs the fleet (minute 2 s), starts fault on instance A for
@@ -326,8 +340,10 @@ func TestRecordSpin(t *testing.T) {
 // the end of each collection only, so a step without one adds nothing to
 // the GC share: the quiet minutes give the baseline its steps with a
 // collection), and keeps the series and one window, case, as name
-// (LATSCOPE_FLEET_RECORD=DIR; root, PostgreSQL and Prometheus).
-func recordLocal(t *testing.T, name, kase, what, cause string, fault func(ctx context.Context, addr string, d time.Duration) error) {
+// (LATSCOPE_FLEET_RECORD=DIR; root, PostgreSQL and Prometheus). With
+// burners > 0, that many CPU burners run in this process from before the
+// load starts until it stops.
+func recordLocal(t *testing.T, name, kase, what, cause string, burners int, fault func(ctx context.Context, addr string, d time.Duration) error) {
 	tier.Timing(t)
 	dir := os.Getenv(RecordEnv)
 	if dir == "" {
@@ -341,6 +357,9 @@ func recordLocal(t *testing.T, name, kase, what, cause string, fault func(ctx co
 	c.Minute = 2 * time.Second
 	r, stop := startRecordFleet(t, ctx, c, "")
 	defer stop()
+	if burners > 0 {
+		defer startSpinners(burners)()
+	}
 	began := time.Now()
 	ld := startLoad(ctx, r.addrs(), c, time.Hour)
 	lab.Sleep(ctx, c.minutes(2))
@@ -465,4 +484,127 @@ func postStray(ctx context.Context, addr string, d time.Duration) error {
 		return fmt.Errorf("stray on %s: %s", addr, resp.Status)
 	}
 	return nil
+}
+
+// startSpinners starts n goroutines in this process that spin until the
+// returned function is called (a CPU burner per goroutine, as
+// TestRecordCases's busy case); the function stops them.
+func startSpinners(n int) func() {
+	done := make(chan struct{})
+	for range n {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					spin(10 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	return func() { close(done) }
+}
+
+// TestRecordThinUpstream is TestRecordUpstream with 2 clients per
+// instance on RouteQuote (about 19 requests a 2 s step, 8 while slowed),
+// triaged alone (--route 'GET /quote'): a thin route whose slow upstream
+// rule 3 must still name (issue #35, the lab's thin phase). Kept as
+// fleet-thin-upstream (LATSCOPE_FLEET_RECORD=DIR; root, PostgreSQL and
+// Prometheus; about 40 s):
+//
+//   - thin-upstream: shared, the outbound calls of GET /quote.
+func TestRecordThinUpstream(t *testing.T) {
+	recordUpstream(t, "fleet-thin-upstream", "thin-upstream", 2, RouteQuote, false)
+}
+
+// TestRecordUpstreamLate is TestRecordUpstream in the shape of the lab's
+// run 1 (docs/triage.md, "In the fleet lab"): the clients of RouteQuote
+// (20 per instance) start with the window and the upstream slows from
+// minute 2 to minute 6 of 8, so that the route's outbound series has too
+// few good steps for a baseline (its first step has nothing to gain on).
+// Kept as fleet-upstream-late (about 30 s):
+//
+//   - upstream-late: shared, the outbound calls of GET /quote (what the
+//     test set; triage may only say it cannot compare the route).
+func TestRecordUpstreamLate(t *testing.T) {
+	recordUpstream(t, "fleet-upstream-late", "upstream-late", 20, "", true)
+}
+
+// recordUpstream runs the fleet (minute 2 s) with quote clients per
+// instance on RouteQuote beside the usual load on /db and /nodb, slows the
+// upstream of RouteQuote from 5 to 300 ms, and keeps the series and one
+// request-signal window (threshold 200 ms, triage's --route route) as
+// name. Late: the quote clients start with the window and the upstream is
+// slow from minute 2 to minute 6 of 8; else they start with the rest of
+// the load and it is slow from minute 4 to minute 10 of 14.
+func recordUpstream(t *testing.T, name, kase string, quote int, route string, late bool) {
+	tier.Timing(t)
+	dir := os.Getenv(RecordEnv)
+	if dir == "" {
+		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups)")
+	}
+	ctx := context.Background()
+	c := ShortConfig
+	c.Minute = 2 * time.Second
+	up, err := StartUpstream(ctx, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	r, stop := startRecordFleet(t, ctx, c, up.URL)
+	defer stop()
+	from, to, minutes := 4.0, 10.0, 14
+	if late {
+		from, to, minutes = 2, 6, 8
+	}
+	began := time.Now()
+	base := c
+	if !late {
+		base.QuoteClients = quote
+	}
+	ld := startLoad(ctx, r.addrs(), base, time.Hour)
+	lab.Sleep(ctx, c.minutes(2))
+	start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
+	sleepUntil(ctx, start)
+	when := "with the rest of the load"
+	var ql *load
+	if late {
+		q := c
+		q.DBClients, q.NoDBClients, q.QuoteClients = 0, 0, quote
+		ql = startLoad(ctx, r.addrs(), q, time.Hour)
+		when = "with the window"
+	}
+	what := fmt.Sprintf("%d clients per instance on GET /quote, starting %s; its upstream (every instance's) 5 → 300 ms from minute %g to minute %g; no DB call on that route",
+		quote, when, from, to)
+	if route != "" {
+		what += "; triaged with --route '" + route + "'"
+	}
+	t.Logf("%s: %s", kase, what)
+	sleepUntil(ctx, start.Add(c.minutes(from)))
+	up.SetDelay(300 * time.Millisecond)
+	sleepUntil(ctx, start.Add(c.minutes(to)))
+	up.SetDelay(5 * time.Millisecond)
+	end := start.Add(c.minutes(float64(minutes)))
+	sleepUntil(ctx, end)
+	if ql != nil {
+		if err := ql.stop(); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := ld.stop(); err != nil {
+		t.Error(err)
+	}
+	cases := []Case{{Name: kase, Signal: "request", Start: start, End: end, Step: c.Minute, Threshold: 200 * time.Millisecond, Route: route,
+		Truth: Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote}, What: what}}
+	rename := map[string]string{}
+	for _, m := range r.fleet {
+		rename[m.addr] = strings.ToLower(m.name) + ":8080"
+	}
+	if err := writeRecording(ctx, dir, name, r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
+		t.Fatal(err)
+	}
 }
