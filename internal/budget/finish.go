@@ -163,8 +163,16 @@ type scratch struct {
 	segs    []critpath.Seg   // its timelines split by frame (splitRunning)
 	regions []int32          // the innermost region of each of segs
 	regs    [][]int32        // regions by goroutine, parallel to gs[i].Segs
-	remove  critpath.TermID  // the term removeOne removes
-	removeM critpath.Model   // removes scratch.remove (fix potential)
+	remove  critpath.TermID  // the term removeM removes
+	removeM critpath.Model   // removes scratch.remove (Options.simulateEveryFix)
+	rm      critpath.Removals
+
+	// For tests: noTail asks Removals every term TailGains would answer;
+	// whole simulates each term whole instead (as Options.simulateEveryFix
+	// does, after the shortcuts); count counts the whole simulations and
+	// their segments in fixSims and fixSegs (Removals counts its own).
+	noTail, whole, count bool
+	fixSims, fixSegs     int64
 }
 
 func (s *scratch) init() {
@@ -201,24 +209,38 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	if a.opts.FixPotential {
 		simple := committed == 1 && !hasJoin(req)
 		var tail map[critpath.TermID]int64
-		if !simple && !a.opts.simulateEveryFix {
+		if !simple && !a.opts.simulateEveryFix && !a.scratch.noTail {
 			tail = critpath.TailGains(req, a.scratch.tail)
 			a.scratch.tail = tail
 		}
+		begun := false
 		for tid, crit := range a.scratch.crit {
 			// One goroutine and no joins: every wait lasts its recorded
 			// length, so removing a term saves exactly its critical time,
 			// and for a frame's CPU the running time that went along with
 			// it (critpath.Seg.Along). A term only in the tail of the
 			// goroutine that ended the request saves its length there
-			// (critpath.TailGains); others are simulated.
+			// (critpath.TailGains); others are simulated, from the first
+			// segment each removal can change (critpath.Removals).
 			gain, ok := crit+a.scratch.along[tid], simple
 			if !ok {
 				gain, ok = tail[tid]
 			}
-			if !ok {
+			switch {
+			case ok:
+			case a.opts.simulateEveryFix || a.scratch.whole:
 				a.scratch.remove = tid
 				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
+				if a.scratch.count {
+					a.scratch.fixSims++
+					a.scratch.fixSegs += a.scratch.cp.Simulated()
+				}
+			default:
+				if !begun {
+					a.scratch.rm.Begin(req)
+					begun = true
+				}
+				gain = lat - a.scratch.rm.Latency(req, tid)
 			}
 			gs.term(tid).fix += gain
 		}

@@ -9,10 +9,12 @@ import (
 	"github.com/latscope/latscope/internal/tracein"
 )
 
-// TestFixShortcutExact: the fix column computed with critpath.TailGains'
-// shortcut is, term by term, the one every term's simulation gives, on
-// the kept recordings of real services and of the demo service (forks,
-// joins, errgroups, pools, locks, hand-offs, CPU samples).
+// TestFixShortcutExact: the fix column computed with its shortcuts —
+// critpath.TailGains, and critpath.Removals, which simulates only what a
+// removal can change — is, term by term, the one every term's whole
+// simulation gives, on the kept recordings of real services and of the
+// demo service (forks, joins, errgroups, pools, locks, hand-offs, CPU
+// samples); so is the column with Removals asked every term.
 func TestFixShortcutExact(t *testing.T) {
 	t.Parallel()
 	var names []string
@@ -26,17 +28,48 @@ func TestFixShortcutExact(t *testing.T) {
 	for _, name := range names {
 		t.Run(filepath.Base(filepath.Dir(name))+"/"+filepath.Base(name), func(t *testing.T) {
 			t.Parallel()
-			fast := fixes(t, name, false)
-			slow := fixes(t, name, true)
-			if !reflect.DeepEqual(fast, slow) {
-				t.Errorf("fix by shortcut %v, by simulation %v", fast, slow)
-			}
+			fixShortcutsExact(t, name)
 		})
 	}
 }
 
+// TestFixShortcutExactTrace is TestFixShortcutExact on the trace named by
+// LATSCOPE_FIX_TRACE (a large one: bench/gentrace -size 100MB), with the
+// simulations and simulated segments of each way logged.
+func TestFixShortcutExactTrace(t *testing.T) {
+	name := os.Getenv("LATSCOPE_FIX_TRACE")
+	if name == "" {
+		t.Skip("LATSCOPE_FIX_TRACE not set")
+	}
+	fixShortcutsExact(t, name)
+}
+
+// fixShortcutsExact compares the fix columns of the trace at name.
+func fixShortcutsExact(t *testing.T, name string) {
+	slow := fixes(t, name, fixWhole)
+	for _, way := range []fixWay{fixShipped, fixRemovals, fixTailWhole} {
+		if fast := fixes(t, name, way); !reflect.DeepEqual(fast, slow) {
+			t.Errorf("fix %s %v, by whole simulations %v", way, fast, slow)
+		}
+	}
+}
+
+// fixWay is how the fix column is computed.
+type fixWay int
+
+const (
+	fixShipped   fixWay = iota // TailGains, then Removals
+	fixRemovals                // Removals for every term
+	fixTailWhole               // TailGains, then whole simulations (as at 124ea15)
+	fixWhole                   // whole simulations for every term (Options.simulateEveryFix)
+)
+
+func (w fixWay) String() string {
+	return [...]string{"with TailGains and Removals", "with Removals alone", "with TailGains and whole simulations", "by whole simulations"}[w]
+}
+
 // fixes analyses the trace at path and returns every group's fix per term.
-func fixes(t *testing.T, path string, simulateAll bool) map[string][]int64 {
+func fixes(t *testing.T, path string, way fixWay) map[string][]int64 {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -48,8 +81,11 @@ func fixes(t *testing.T, path string, simulateAll bool) map[string][]int64 {
 		t.Fatal(err)
 	}
 	opts := DefaultOptions
-	opts.simulateEveryFix = simulateAll
+	opts.simulateEveryFix = way == fixWhole
 	a := New(opts, r.Stacks())
+	a.scratch.noTail = way == fixRemovals
+	a.scratch.whole = way == fixTailWhole
+	a.scratch.count, a.scratch.rm.Count = true, true
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -58,6 +94,8 @@ func fixes(t *testing.T, path string, simulateAll bool) map[string][]int64 {
 		a.Event(&ev)
 	}
 	res := a.Finalize()
+	sims, segs := a.scratch.rm.Counts()
+	t.Logf("fix %s: %d simulations, %d segments simulated (whole: %d, %d)", way, sims+a.scratch.fixSims, segs+a.scratch.fixSegs, a.scratch.fixSims, a.scratch.fixSegs)
 	out := map[string][]int64{}
 	for _, g := range res.Groups {
 		for _, ts := range append(append([]TermStat(nil), g.Terms...), g.CPUTerms...) {

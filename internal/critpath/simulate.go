@@ -41,17 +41,22 @@ func (sc *Scratch) Simulate(r *Request, m Model) int64 {
 	if len(r.Gs) == 0 {
 		return r.Latency()
 	}
-	gs := sc.gs
-	if cap(gs) < len(r.Gs) {
-		gs = append(gs[:cap(gs)], make([]simG, len(r.Gs)-cap(gs))...)
-	}
-	gs = gs[:len(r.Gs)]
-	for i := range gs {
-		gs[i] = simG{start: gs[i].start[:0], end: gs[i].end[:0], branch: gs[i].branch[:0]}
-	}
+	gs := resetGs(sc.gs, len(r.Gs))
 	sc.gs = gs
 	s := sim{r: r, m: &m, gs: gs}
 	return int64(s.point(r.EndG, r.End) - r.Begin)
+}
+
+// resetGs returns gs resized to n goroutines, emptied, keeping their arrays.
+func resetGs(gs []simG, n int) []simG {
+	if cap(gs) < n {
+		gs = append(gs[:cap(gs)], make([]simG, n-cap(gs))...)
+	}
+	gs = gs[:n]
+	for i := range gs {
+		gs[i] = simG{start: gs[i].start[:0], end: gs[i].end[:0], branch: gs[i].branch[:0]}
+	}
+	return gs
 }
 
 type simG struct {
@@ -61,6 +66,9 @@ type simG struct {
 	branch []branch // overlap branches active in this goroutine
 	inited bool
 	origin tracein.Time
+	// inOrigin is set while origin asks the creator's point: a call back
+	// to origin then gets the provisional start (a cycle, see sim.cyclic).
+	inOrigin bool
 }
 
 // branch is one overlap applied to a goroutine: segments of the later term
@@ -76,6 +84,25 @@ type sim struct {
 	r  *Request
 	m  *Model
 	gs []simG
+	// rm, when removing is set, is the one term removed (factor 0, every
+	// other term 1): m is not consulted (Removals).
+	rm       TermID
+	removing bool
+	// cyclic is set when a wait's answer depended on itself through the
+	// timelines (ties): the real time, or a provisional start, was used,
+	// and the result depends on the order of evaluation.
+	cyclic bool
+}
+
+// factor returns the factor for a segment's term.
+func (s *sim) factor(t TermID) float64 {
+	if s.removing {
+		if t == s.rm && t != NoTerm {
+			return 0
+		}
+		return 1
+	}
+	return s.m.factor(t)
 }
 
 // point returns the simulated time of real instant t on goroutine g.
@@ -103,6 +130,9 @@ func (s *sim) point(g int32, t tracein.Time) tracein.Time {
 func (s *sim) origin(g int32) tracein.Time {
 	sg := &s.gs[g]
 	if sg.inited {
+		if sg.inOrigin {
+			s.cyclic = true
+		}
 		return sg.origin
 	}
 	sg.inited = true
@@ -111,10 +141,16 @@ func (s *sim) origin(g int32) tracein.Time {
 	if len(G.Segs) > 0 {
 		sg.origin = G.Segs[0].Start
 	}
-	if G.Creator >= 0 && !sg.busy {
-		sg.busy = true
-		sg.origin = s.point(G.Creator, G.Start)
-		sg.busy = false
+	if G.Creator >= 0 {
+		if sg.busy {
+			s.cyclic = true
+		} else {
+			sg.busy, sg.inOrigin = true, true
+			o := s.point(G.Creator, G.Start)
+			sg = &s.gs[g]
+			sg.origin = o
+			sg.busy, sg.inOrigin = false, false
+		}
 	}
 	s.initBranches(g)
 	return sg.origin
@@ -127,6 +163,7 @@ func (s *sim) ensure(g int32, k int) bool {
 		return true
 	}
 	if sg.busy {
+		s.cyclic = true
 		return false
 	}
 	t := s.origin(g)
@@ -145,7 +182,7 @@ func (s *sim) ensure(g int32, k int) bool {
 func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	sg := &s.gs[g]
 	seg := &s.r.Gs[g].Segs[i]
-	f := s.m.factor(seg.SimSubject())
+	f := s.factor(seg.SimSubject())
 	var end tracein.Time
 	switch {
 	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:
