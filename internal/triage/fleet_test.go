@@ -19,7 +19,7 @@ import (
 )
 
 // fleetRecording is a real run of the fleet lab (lab/fleet: the lab's
-// phases, or TestRecordCases's cases), kept as testdata/NAME.om.gz (its
+// phases, or the cases of its TestRecord* tests), kept as testdata/NAME.om.gz (its
 // series, for recording again) and NAME.cases.json (its windows and their
 // truth); the answers are replayed from NAME.prom.json.gz.
 type fleetRecording struct {
