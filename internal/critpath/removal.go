@@ -4,45 +4,77 @@ import "github.com/latscope/latscope/internal/tracein"
 
 // Removals answers, for one request, what Simulate gives with a single
 // term removed (its factor 0, every other term's 1, no overlap), for as
-// many terms as asked, simulating only what the removal can change. The
+// many terms as asked, without simulating every segment each time. The
 // fix column asks it of every term on every request's critical path.
 //
-// Begin simulates the request once with nothing changed (the reference).
-// A segment whose causes — its goroutine's earlier segments and start,
-// the point of the goroutine whose action ended its wait (and, for a
-// join, of the others joined), the creator's point where its goroutine
-// started — include no segment of the removed term has the reference's
-// simulated times under the removal too: the simulation of a segment
-// depends on nothing else, and the factors differ only on the term's own
-// segments. Per term, the first such affected segment of each goroutine
-// is found from the term's first segment there and a fixpoint over the
-// waits between goroutines; the simulation starts from the reference's
-// times before it. This is exact when the reference met no cycle (a wait
-// that depends on itself through ties in the timelines, where Simulate
-// keeps the real time and the result depends on the order of
-// evaluation): removing a term only drops dependencies, so the removal's
-// simulation meets none either. After a cycle, each term is simulated
-// whole. TestRemovalsExact compares it with Simulate on every term of
-// random requests; budget's TestFixShortcutExact on kept recordings.
+// Begin simulates the request once with nothing changed: the reference.
+// Under a removal, a segment that is not the term's and whose wait no
+// other request goroutine ended lasts what it lasts in the reference
+// (end = start + its length, in integer nanoseconds), so each goroutine's
+// simulated times are the reference's shifted by an offset that changes
+// only at the term's segments (which take no time) and at waits another
+// goroutine ended (which end at that goroutine's simulated point, as in
+// Simulate). Latency computes those segments alone, each exactly as
+// Simulate does, in the same dependency order, and reads every other
+// point as the reference's plus the offset in force there. It also skips
+// what cannot change: a segment whose causes — its goroutine's earlier
+// segments and start, the points its wait and its goroutine's start read
+// on other goroutines — include no segment of the term keeps the
+// reference's times (per term, each goroutine's first affected segment is
+// found from the term's first segment there and a fixpoint over the waits
+// between goroutines).
+//
+// This is exact when the reference met no cycle (a wait that depends on
+// itself through ties in the timelines, where Simulate keeps the real time
+// and the result depends on the order of evaluation): a removal only
+// drops dependencies, so its simulation meets none either, and each
+// segment's simulated times are a function of its causes'. After a cycle
+// each term is simulated whole. TestRemovalsExact compares Latency with
+// Simulate on every term of random requests, budget's
+// TestFixShortcutExact the fix columns on kept recordings.
 //
 // The zero value is ready to use; reuse one across requests.
 type Removals struct {
 	exact  bool // the reference met no cycle
 	ref    []simG
 	refEnd tracein.Time // the reference's simulated end
+	n      int          // goroutines
 	row    map[TermID]int32
-	first  []int32 // by row, then goroutine: the term's first segment there, or len(Segs)
+	occ    []int32 // every segment of each term, by row, then goroutine
+	occOff []int32 // row*n+g: where the term's segments on g start in occ
+	waits  []int32 // each goroutine's waits another request goroutine ended
+	wOff   []int32 // g: where g's start in waits
 	edges  []edge
-	root   int32 // the end's segment on EndG (-1: its start); rootOK false: no dependency
+	root   int32 // the end's segment on EndG (-1: its start); rootOK false: none
 	rootOK bool
-	aff    []int32 // per term: each goroutine's first affected segment
-	oaff   []bool  // per term: each goroutine's start affected
-	gs     []simG
+
+	// per term
+	term TermID
+	row1 int32   // its row
+	aff  []int32 // each goroutine's first affected segment
+	oaff []bool  // each goroutine's start affected
+	st   []evG
+	bad  bool // a cycle or a point the reference did not simulate: simulate whole
+
+	fallbacks int // times bad was set (tests)
+	gs        []simG
 
 	// Count, when set, makes Counts count the segments simulated (a pass
-	// over the goroutines after each simulation).
+	// over the goroutines after each whole simulation).
 	Count        bool
 	sims, visits int64
+}
+
+// evG is one goroutine's state in Latency.
+type evG struct {
+	upto   int32        // the segments up to here are done
+	cur    tracein.Time // offset from the reference after them
+	d0     tracein.Time // offset of the goroutine's start
+	origin uint8        // 0: not computed, 1: being computed, 2: done
+	busy   bool
+	wc, oc int32   // next wait, next segment of the term (indices into waits, occ)
+	evI    []int32 // segments computed, in order
+	evD    []tracein.Time
 }
 
 // edge: segment i of goroutine g (-1: g's start) depends on the simulated
@@ -57,6 +89,7 @@ var removeNothing Model
 // the next Begin.
 func (x *Removals) Begin(r *Request) {
 	n := len(r.Gs)
+	x.n = n
 	if n == 0 {
 		return
 	}
@@ -72,33 +105,57 @@ func (x *Removals) Begin(r *Request) {
 		x.row = map[TermID]int32{}
 	}
 	clear(x.row)
-	x.first = x.first[:0]
+	// Every term's segments, grouped by term, then goroutine.
+	x.occOff = x.occOff[:0]
+	nseg := 0
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
-		last := NoTerm
+		nseg += len(segs)
+		last, row := NoTerm, int32(0)
 		for i := range segs {
 			t := segs[i].SimSubject()
-			if t == NoTerm || t == last {
-				continue // not a term, or its first segment here is earlier
+			if t == NoTerm {
+				continue
 			}
-			last = t
-			row, ok := x.row[t]
-			if !ok {
-				row = int32(len(x.first) / n)
-				x.row[t] = row
-				for h := range r.Gs {
-					x.first = append(x.first, int32(len(r.Gs[h].Segs)))
+			if t != last {
+				var ok bool
+				if row, ok = x.row[t]; !ok {
+					row = int32(len(x.occOff) / n)
+					x.row[t] = row
+					for range n {
+						x.occOff = append(x.occOff, 0)
+					}
 				}
+				last = t
 			}
-			if p := &x.first[int(row)*n+g]; int32(i) < *p {
-				*p = int32(i)
+			x.occOff[int(row)*n+g]++
+		}
+	}
+	sum := int32(0)
+	for i, c := range x.occOff {
+		x.occOff[i] = sum
+		sum += c
+	}
+	x.occOff = append(x.occOff, sum)
+	x.occ = grow32(x.occ, int(sum))
+	fill := x.aff[:0] // a cursor per row and goroutine, borrowed
+	fill = append(fill, x.occOff...)
+	for g := range r.Gs {
+		segs := r.Gs[g].Segs
+		for i := range segs {
+			if t := segs[i].SimSubject(); t != NoTerm {
+				c := &fill[int(x.row[t])*n+g]
+				x.occ[*c] = int32(i)
+				*c++
 			}
 		}
 	}
+	x.aff = fill[:0]
 	// The waits between goroutines, as sim.origin, sim.segment and
 	// sim.joined ask them.
-	x.edges = x.edges[:0]
+	x.edges, x.waits, x.wOff = x.edges[:0], x.waits[:0], x.wOff[:0]
 	for g := range r.Gs {
+		x.wOff = append(x.wOff, int32(len(x.waits)))
 		G := &r.Gs[g]
 		if G.Creator >= 0 {
 			if k, ok := pointSeg(r, G.Creator, G.Start); ok {
@@ -111,6 +168,7 @@ func (x *Removals) Begin(r *Request) {
 			if w < 0 || w == int32(g) || !r.Gs[w].Committed {
 				continue
 			}
+			x.waits = append(x.waits, int32(i))
 			if k, ok := pointSeg(r, w, seg.End); ok {
 				x.edges = append(x.edges, edge{int32(g), int32(i), w, k})
 			}
@@ -118,11 +176,7 @@ func (x *Removals) Begin(r *Request) {
 				continue
 			}
 			for h := range r.Gs {
-				H := &r.Gs[h]
-				if H.Creator != int32(g) || !H.Committed || H.Start > seg.Start || len(H.Segs) == 0 {
-					continue
-				}
-				if last := H.Segs[len(H.Segs)-1].End; last > seg.Start && last <= seg.End {
+				if last, ok := joinedEnd(r, int32(g), int32(h), seg); ok {
 					if k, ok := pointSeg(r, int32(h), last); ok {
 						x.edges = append(x.edges, edge{int32(g), int32(i), int32(h), k})
 					}
@@ -130,11 +184,36 @@ func (x *Removals) Begin(r *Request) {
 			}
 		}
 	}
+	x.wOff = append(x.wOff, int32(len(x.waits)))
 	x.root, x.rootOK = pointSeg(r, r.EndG, r.End)
 	if cap(x.aff) < n {
-		x.aff, x.oaff = make([]int32, n), make([]bool, n)
+		x.aff = make([]int32, n)
 	}
-	x.aff, x.oaff = x.aff[:n], x.oaff[:n]
+	if cap(x.oaff) < n {
+		x.oaff = make([]bool, n)
+	}
+	if cap(x.st) < n {
+		x.st = append(x.st[:cap(x.st)], make([]evG, n-cap(x.st))...)
+	}
+	x.aff, x.oaff, x.st = x.aff[:n], x.oaff[:n], x.st[:n]
+}
+
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+// joinedEnd returns the end of goroutine h when sim.joined waits for it at
+// g's wait seg.
+func joinedEnd(r *Request, g, h int32, seg *Seg) (tracein.Time, bool) {
+	H := &r.Gs[h]
+	if H.Creator != g || !H.Committed || H.Start > seg.Start || len(H.Segs) == 0 {
+		return 0, false
+	}
+	last := H.Segs[len(H.Segs)-1].End
+	return last, last > seg.Start && last <= seg.End
 }
 
 // pointSeg returns the segment of h whose simulated times sim.point(h, t)
@@ -170,7 +249,12 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		return int64(x.refEnd - r.Begin)
 	}
 	aff, oaff := x.aff, x.oaff
-	copy(aff, x.first[int(row)*n:int(row+1)*n])
+	for g := range aff {
+		aff[g] = int32(len(r.Gs[g].Segs))
+		if o := x.occOff[int(row)*n+g]; o < x.occOff[int(row)*n+g+1] {
+			aff[g] = x.occ[o]
+		}
+	}
 	clear(oaff)
 	affected := func(h, k int32) bool {
 		if k < 0 {
@@ -195,26 +279,153 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	if !x.rootOK || !affected(r.EndG, x.root) {
 		return int64(x.refEnd - r.Begin)
 	}
-	x.gs = resetGs(x.gs, n)
-	for g := range x.gs {
-		ref, sg := &x.ref[g], &x.gs[g]
-		if oaff[g] || !ref.inited {
-			continue
+	x.term, x.bad = t, false
+	for g := range x.st {
+		st := &x.st[g]
+		*st = evG{upto: aff[g] - 1, evI: st.evI[:0], evD: st.evD[:0]}
+		if !oaff[g] {
+			st.origin = 2
 		}
-		sg.inited, sg.origin = true, ref.origin
-		k := min(int(aff[g]), len(ref.end))
-		sg.start, sg.end = append(sg.start, ref.start[:k]...), append(sg.end, ref.end[:k]...)
+		// the first wait and the first segment of the term from aff[g] on
+		st.wc = x.wOff[g]
+		for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff[g] {
+			st.wc++
+		}
+		st.oc = x.occOff[int(row)*n+g]
+		for st.oc < x.occOff[int(row)*n+g+1] && x.occ[st.oc] < aff[g] {
+			st.oc++
+		}
 	}
-	if x.Count {
-		x.visits -= simulated(x.gs)
-	}
-	s := sim{r: r, m: &removeNothing, gs: x.gs, rm: t, removing: true}
-	end := s.point(r.EndG, r.End)
-	x.counted(x.gs)
-	if s.cyclic { // cannot happen after an acyclic reference; kept safe
+	x.row1 = row
+	end := x.point(r, r.EndG, r.End)
+	if x.bad { // cannot happen after an acyclic reference; kept safe
+		x.fallbacks++
 		return x.whole(r, t)
 	}
+	x.sims++
 	return int64(end - r.Begin)
+}
+
+// point is sim.point under the removal.
+func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
+	segs := r.Gs[g].Segs
+	k := segAt(segs, t)
+	if k < 0 {
+		if len(segs) > 0 && t <= segs[0].Start {
+			return x.origin(r, g) - (segs[0].Start - t)
+		}
+		k = len(segs) - 1
+		if k < 0 {
+			return t
+		}
+	}
+	if !x.ensure(r, g, int32(k)) {
+		return t
+	}
+	ref := &x.ref[g]
+	start, end := ref.start[k]+x.offset(g, int32(k), false), ref.end[k]+x.offset(g, int32(k), true)
+	return start + min(t-segs[k].Start, end-start)
+}
+
+// offset returns the offset of goroutine g's simulated times from the
+// reference's at the start (or, with atEnd, the end) of segment k, which
+// ensure has done.
+func (x *Removals) offset(g, k int32, atEnd bool) tracein.Time {
+	st := &x.st[g]
+	for j := len(st.evI) - 1; j >= 0; j-- {
+		if i := st.evI[j]; i < k || atEnd && i == k {
+			return st.evD[j]
+		}
+	}
+	return st.d0
+}
+
+// origin is sim.origin under the removal.
+func (x *Removals) origin(r *Request, g int32) tracein.Time {
+	st, ref := &x.st[g], &x.ref[g]
+	if !ref.inited {
+		x.bad = true // the reference did not need it: a removal cannot
+		return 0
+	}
+	switch st.origin {
+	case 1:
+		x.bad = true
+		return ref.origin
+	case 0:
+		st.origin = 1
+		o := x.point(r, r.Gs[g].Creator, r.Gs[g].Start)
+		st = &x.st[g]
+		st.d0, st.cur, st.origin = o-ref.origin, o-ref.origin, 2
+	}
+	return ref.origin + st.d0
+}
+
+// ensure computes g's segments up to k that the removal can make differ
+// from the reference by other than the offset before them.
+func (x *Removals) ensure(r *Request, g, k int32) bool {
+	st := &x.st[g]
+	if k <= st.upto {
+		return true
+	}
+	if st.busy || int(k) >= len(x.ref[g].end) {
+		x.bad = true
+		return false
+	}
+	if st.origin != 2 {
+		x.origin(r, g)
+		st = &x.st[g]
+	}
+	st.busy = true
+	segs := r.Gs[g].Segs
+	ref := &x.ref[g]
+	wEnd, oEnd := x.wOff[g+1], x.occOff[int(x.row1)*x.n+int(g)+1]
+	for {
+		i := k + 1
+		if st.wc < wEnd {
+			i = x.waits[st.wc]
+		}
+		if st.oc < oEnd {
+			i = min(i, x.occ[st.oc])
+		}
+		if i > k {
+			break
+		}
+		if st.wc < wEnd && x.waits[st.wc] == i {
+			st.wc++
+		}
+		if st.oc < oEnd && x.occ[st.oc] == i {
+			st.oc++
+		}
+		st.upto = i - 1
+		t := ref.start[i] + st.cur
+		seg := &segs[i]
+		var end tracein.Time
+		if seg.Waker >= 0 && seg.Waker != g && r.Gs[seg.Waker].Committed {
+			end = t
+			if seg.SimSubject() != x.term {
+				end = max(t, x.point(r, seg.Waker, seg.End))
+				if seg.JoinAll {
+					var j tracein.Time
+					for h := range r.Gs {
+						if last, ok := joinedEnd(r, g, int32(h), seg); ok {
+							j = max(j, x.point(r, int32(h), last))
+						}
+					}
+					end = max(end, j)
+				}
+			}
+		} else { // a segment of the term: no time (sim.segment's factor 0)
+			end = t + tracein.Time(float64(seg.End-seg.Start)*0)
+		}
+		st = &x.st[g]
+		st.cur = end - ref.end[i]
+		st.evI, st.evD = append(st.evI, i), append(st.evD, st.cur)
+		if x.Count {
+			x.visits++
+		}
+	}
+	st.upto, st.busy = k, false
+	return true
 }
 
 // whole simulates the removal of t from the start.
@@ -244,7 +455,8 @@ func simulated(gs []simG) int64 {
 }
 
 // Counts returns the simulations x has run (the references of Begin
-// included) and, when Count was set, the segments they simulated.
+// included) and, when Count was set, the segments they simulated: in
+// Latency's simulations, the segments it computed.
 func (x *Removals) Counts() (sims, segments int64) { return x.sims, x.visits }
 
 // Simulated returns the segments the last Simulate of sc simulated.

@@ -42,6 +42,9 @@ func TestRemovalsExact(t *testing.T) {
 	sims, visits := x.Counts()
 	pruned = visits
 	t.Logf("%d requests without a cycle, %d with; %d simulations; segments simulated %d, by whole simulations %d", exact, cyclic, sims, pruned, whole)
+	if x.fallbacks != 0 {
+		t.Errorf("%d removals simulated whole after an acyclic reference", x.fallbacks)
+	}
 	if exact == 0 || cyclic == 0 {
 		t.Errorf("want both kinds of request")
 	}
