@@ -42,6 +42,7 @@ type Removals struct {
 	row    map[TermID]int32
 	occ    []int32 // every segment of each term, by row, then goroutine
 	occOff []int32 // row*n+g: where the term's segments on g start in occ
+	segRow []int32 // the row of each segment of a term, in order
 	waits  []int32 // each goroutine's waits another request goroutine ended
 	wOff   []int32 // g: where g's start in waits
 	edges  []edge
@@ -106,11 +107,9 @@ func (x *Removals) Begin(r *Request) {
 	}
 	clear(x.row)
 	// Every term's segments, grouped by term, then goroutine.
-	x.occOff = x.occOff[:0]
-	nseg := 0
+	x.occOff, x.segRow = x.occOff[:0], x.segRow[:0]
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
-		nseg += len(segs)
 		last, row := NoTerm, int32(0)
 		for i := range segs {
 			t := segs[i].SimSubject()
@@ -129,6 +128,7 @@ func (x *Removals) Begin(r *Request) {
 				last = t
 			}
 			x.occOff[int(row)*n+g]++
+			x.segRow = append(x.segRow, row)
 		}
 	}
 	sum := int32(0)
@@ -140,13 +140,15 @@ func (x *Removals) Begin(r *Request) {
 	x.occ = grow32(x.occ, int(sum))
 	fill := x.aff[:0] // a cursor per row and goroutine, borrowed
 	fill = append(fill, x.occOff...)
+	j := 0
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
 		for i := range segs {
-			if t := segs[i].SimSubject(); t != NoTerm {
-				c := &fill[int(x.row[t])*n+g]
+			if segs[i].SimSubject() != NoTerm {
+				c := &fill[int(x.segRow[j])*n+g]
 				x.occ[*c] = int32(i)
 				*c++
+				j++
 			}
 		}
 	}
