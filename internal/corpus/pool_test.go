@@ -1,14 +1,9 @@
 package corpus
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
@@ -55,48 +50,15 @@ func TestPoolPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := corpusDir(t)
-			for _, name := range []string{pair.before, pair.after} {
-				if _, err := os.Stat(filepath.Join(dir, name+".trace")); err != nil && os.Getenv("LATSCOPE_CORPUS_DIR") != "" {
-					t.Skipf("LATSCOPE_CORPUS_DIR holds no %s.trace: record the pair to judge it", name)
-				}
-			}
-			opts := budget.DefaultOptions
-			opts.Predictions = whatif.Predictions([]whatif.Spec{spec})
-			rel, err := filepath.Rel(root, filepath.Join(dir, pair.before+".trace"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
-				Budget: opts,
-				Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := readTruth(t, filepath.Join(dir, pair.after+".truth.json"))
-			relA, err := filepath.Rel(root, filepath.Join(dir, pair.after+".trace"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := analyze(t, relA)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, resA := r.Result, ra.Result
-			i := slices.IndexFunc(res.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
-			j := slices.IndexFunc(resA.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
-			if i < 0 || j < 0 {
-				t.Fatalf("no request type %q in both traces", after.Task)
-			}
-			g := res.Groups[i]
+			p := analyzePair(t, pair.before, pair.after, spec)
+			res, resA, g, after, rel, relA := p.res, p.resA, p.g, p.after, p.rel, p.relA
 			ev, err := whatif.Evaluate(res, g.Name, whatif.Inputs{Pools: pool}, []whatif.Spec{spec})
 			if err != nil {
 				t.Fatal(err)
 			}
 			o := ev.Outcomes[0]
 			pred := float64(o.Mean) / 1e6
-			measured := resA.Groups[j].Latency.Mean / 1e6
+			measured := p.gA.Latency.Mean / 1e6
 			before := g.Latency.Mean / 1e6
 			if ev.Validation != nil {
 				t.Logf("model of %s as recorded: %.2f ms against %.2f measured (%+.1f%%)", pair.before, ev.Validation.ModelMeanMs, ev.Validation.MeasuredMeanMs, ev.Validation.MeanResidual)

@@ -1,15 +1,8 @@
 package corpus
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/pipeline"
-	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/whatif"
 )
 
@@ -42,41 +35,8 @@ func TestPredictionPairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := budget.DefaultOptions
-			opts.Predictions = whatif.Predictions([]whatif.Spec{spec})
-			dir := corpusDir(t)
-			for _, name := range []string{pair.before, pair.after} {
-				if _, err := os.Stat(filepath.Join(dir, name+".trace")); err != nil && os.Getenv("LATSCOPE_CORPUS_DIR") != "" {
-					t.Skipf("LATSCOPE_CORPUS_DIR holds no %s.trace: record the pair to judge it", name)
-				}
-			}
-			rel, err := filepath.Rel(root, filepath.Join(dir, pair.before+".trace"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := pipeline.File(context.Background(), filepath.Join(root, rel), pipeline.Options{
-				Budget: opts,
-				Report: render.Inputs{File: rel, CPUSeconds: -1, MinShare: 0.5},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := readTruth(t, filepath.Join(dir, pair.after+".truth.json"))
-			relA, err := filepath.Rel(root, filepath.Join(dir, pair.after+".trace"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ra, err := analyze(t, relA)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, resA := r.Result, ra.Result
-			i := slices.IndexFunc(res.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
-			j := slices.IndexFunc(resA.Groups, func(g *budget.Group) bool { return g.Name == after.Task })
-			if i < 0 || j < 0 || len(res.Groups[i].Predictions) != 1 {
-				t.Fatalf("no request type %q in both traces, or no prediction", after.Task)
-			}
-			g := res.Groups[i]
+			p := analyzePair(t, pair.before, pair.after, spec)
+			res, g, after := p.res, p.g, p.after
 			// The one engine (issue #36 §3), as analyze, compare and
 			// predict use it: the queueing model where a queue is in play.
 			ev, err := whatif.Evaluate(res, g.Name, whatif.Inputs{}, []whatif.Spec{spec})
@@ -85,7 +45,7 @@ func TestPredictionPairs(t *testing.T) {
 			}
 			o := ev.Outcomes[0]
 			pred := float64(o.Mean) / 1e6
-			measured := resA.Groups[j].Latency.Mean / 1e6
+			measured := p.gA.Latency.Mean / 1e6
 			t.Logf("%s: before %.2f ms, predicted %.2f ms (%.2f–%.2f, %s: %s); after %.2f ms (latscope), %.2f ms (service's timer): %+.1f%%, %+.1f%%",
 				pair.spec, g.Latency.Mean/1e6, pred, float64(o.Low)/1e6, float64(o.High)/1e6, o.Method, o.Why, measured, after.Server.MeanMS, 100*(pred/measured-1), 100*(pred/after.Server.MeanMS-1))
 			for _, m := range []float64{measured, after.Server.MeanMS} {
