@@ -101,13 +101,7 @@ type Recording struct {
 //     (a stray, the process as fast as ever);
 //   - busy: no fault, a CPU burner per core in this process.
 func TestRecordCases(t *testing.T) {
-	dir := os.Getenv(RecordEnv)
-	if dir == "" {
-		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
+	dir := recordDir(t)
 	ctx := context.Background()
 	c := ShortConfig
 	c.Minute = 2 * time.Second
@@ -251,13 +245,7 @@ func TestRecordCases(t *testing.T) {
 //     did not slow: no bad step, and it must say what it did not watch.
 func TestRecordUpstream(t *testing.T) {
 	tier.Timing(t)
-	dir := os.Getenv(RecordEnv)
-	if dir == "" {
-		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
+	dir := recordDir(t)
 	ctx := context.Background()
 	c := ShortConfig
 	c.Minute = 2 * time.Second
@@ -345,13 +333,7 @@ func TestRecordGCLoaded(t *testing.T) {
 // load starts until it stops.
 func recordLocal(t *testing.T, name, kase, what, cause string, burners int, fault func(ctx context.Context, addr string, d time.Duration) error) {
 	tier.Timing(t)
-	dir := os.Getenv(RecordEnv)
-	if dir == "" {
-		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
+	dir := recordDir(t)
 	ctx := context.Background()
 	c := ShortConfig
 	c.Minute = 2 * time.Second
@@ -540,13 +522,7 @@ func TestRecordUpstreamLate(t *testing.T) {
 // the load and it is slow from minute 4 to minute 10 of 14.
 func recordUpstream(t *testing.T, name, kase string, quote int, route string, late bool) {
 	tier.Timing(t)
-	dir := os.Getenv(RecordEnv)
-	if dir == "" {
-		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
+	dir := recordDir(t)
 	ctx := context.Background()
 	c := ShortConfig
 	c.Minute = 2 * time.Second
@@ -607,4 +583,18 @@ func recordUpstream(t *testing.T, name, kase string, quote int, route string, la
 	if err := writeRecording(ctx, dir, name, r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recordDir is the directory a recording test writes to (RecordEnv); it
+// skips the test, saying why, when that is unset or the test is not root.
+func recordDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(RecordEnv)
+	if dir == "" {
+		t.Skip(RecordEnv + "=DIR records the fleet cases of internal/triage")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups)")
+	}
+	return dir
 }
