@@ -19,20 +19,7 @@ import (
 // answers come at least the delay late, and the stats are printed at the
 // end.
 func TestProxyCommand(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
+	ln := echoServer(t)
 	addrFile := filepath.Join(t.TempDir(), "proxy.addr")
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr bytes.Buffer
@@ -179,20 +166,7 @@ func waitAddrFile(t *testing.T, path string, done <-chan error) string {
 // chunk, which tcpproxy.ReadLog reads back, each chunk with the
 // traceparent of the statement it belongs to.
 func TestProxyLog(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
-		}
-	}()
+	ln := echoServer(t)
 	dir := t.TempDir()
 	addrFile, logFile := filepath.Join(dir, "proxy.addr"), filepath.Join(dir, "proxy.log")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -283,4 +257,25 @@ func TestProxyLogRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoServer listens on loopback and echoes every connection until the
+// test ends.
+func echoServer(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	return ln
 }
