@@ -94,8 +94,9 @@ func fixes(t *testing.T, path string, way fixWay) map[string][]int64 {
 		a.Event(&ev)
 	}
 	res := a.Finalize()
-	sims, segs := a.scratch.rm.Counts()
-	t.Logf("fix %s: %d simulations, %d segments simulated (whole: %d, %d)", way, sims+a.scratch.fixSims, segs+a.scratch.fixSegs, a.scratch.fixSims, a.scratch.fixSegs)
+	sims, segs, refs, refSegs := a.scratch.rm.Counts()
+	t.Logf("fix %s: %d simulations, %d segments simulated (references: %d, %d; whole: %d, %d)",
+		way, sims+a.scratch.fixSims, segs+a.scratch.fixSegs, refs, refSegs, a.scratch.fixSims, a.scratch.fixSegs)
 	out := map[string][]int64{}
 	for _, g := range res.Groups {
 		for _, ts := range append(append([]TermStat(nil), g.Terms...), g.CPUTerms...) {

@@ -62,8 +62,9 @@ type Removals struct {
 
 	// Count, when set, makes Counts count the segments simulated (a pass
 	// over the goroutines after each whole simulation).
-	Count        bool
-	sims, visits int64
+	Count              bool
+	sims, visits       int64
+	refSims, refVisits int64 // of which the references
 }
 
 // evG is one goroutine's state in Latency.
@@ -98,6 +99,10 @@ func (x *Removals) Begin(r *Request) {
 	s := sim{r: r, m: &removeNothing, gs: x.ref}
 	x.refEnd = s.point(r.EndG, r.End)
 	x.counted(x.ref)
+	x.refSims++
+	if x.Count {
+		x.refVisits += simulated(x.ref)
+	}
 	x.exact = !s.cyclic
 	if !x.exact {
 		return
@@ -456,10 +461,13 @@ func simulated(gs []simG) int64 {
 	return n
 }
 
-// Counts returns the simulations x has run (the references of Begin
-// included) and, when Count was set, the segments they simulated: in
-// Latency's simulations, the segments it computed.
-func (x *Removals) Counts() (sims, segments int64) { return x.sims, x.visits }
+// Counts returns the simulations x has run and, when Count was set, the
+// segments they simulated (in Latency's, the segments it computed); refs
+// and refSegments are those of the references of Begin, included in sims
+// and segments.
+func (x *Removals) Counts() (sims, segments, refs, refSegments int64) {
+	return x.sims, x.visits, x.refSims, x.refVisits
+}
 
 // Simulated returns the segments the last Simulate of sc simulated.
 func (sc *Scratch) Simulated() int64 { return simulated(sc.gs) }

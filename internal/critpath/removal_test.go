@@ -39,7 +39,7 @@ func TestRemovalsExact(t *testing.T) {
 			}
 		}
 	}
-	sims, visits := x.Counts()
+	sims, visits, _, _ := x.Counts()
 	pruned = visits
 	t.Logf("%d requests without a cycle, %d with; %d simulations; segments simulated %d, by whole simulations %d", exact, cyclic, sims, pruned, whole)
 	if x.fallbacks != 0 {
