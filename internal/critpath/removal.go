@@ -83,6 +83,12 @@ type evG struct {
 // point on goroutine h within its segment k (-1: h's start).
 type edge struct{ g, i, h, k int32 }
 
+// maxSweeps bounds the passes over the edges that find the affected
+// segments; beyond it, every segment is taken as affected (exact, as each
+// is then computed as Simulate does, and it bounds Latency by the
+// request's size).
+var maxSweeps = 8
+
 // removeNothing is the reference's model (and the model of a removal, which
 // sim.factor does not consult).
 var removeNothing Model
@@ -269,7 +275,13 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		}
 		return k >= aff[h]
 	}
-	for changed := true; changed; {
+	for sweep, changed := 0, true; changed; sweep++ {
+		if sweep == maxSweeps { // many chained waits: take every goroutine as affected
+			for g := range aff {
+				aff[g], oaff[g] = 0, r.Gs[g].Creator >= 0
+			}
+			break
+		}
 		changed = false
 		for _, e := range x.edges {
 			if e.i < 0 && oaff[e.g] || e.i >= 0 && e.i >= aff[e.g] || !affected(e.h, e.k) {
@@ -339,12 +351,22 @@ func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
 // ensure has done.
 func (x *Removals) offset(g, k int32, atEnd bool) tracein.Time {
 	st := &x.st[g]
-	for j := len(st.evI) - 1; j >= 0; j-- {
-		if i := st.evI[j]; i < k || atEnd && i == k {
-			return st.evD[j]
+	if atEnd {
+		k++
+	}
+	lo, hi := 0, len(st.evI) // the first computed segment at or after k
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if st.evI[m] < k {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	return st.d0
+	if lo == 0 {
+		return st.d0
+	}
+	return st.evD[lo-1]
 }
 
 // origin is sim.origin under the removal.

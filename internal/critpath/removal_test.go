@@ -50,6 +50,14 @@ func TestRemovalsExact(t *testing.T) {
 	}
 }
 
+// TestRemovalsExactUnpruned: TestRemovalsExact with the search for
+// affected segments cut short at once (every segment taken as affected).
+func TestRemovalsExactUnpruned(t *testing.T) {
+	defer func(n int) { maxSweeps = n }(maxSweeps)
+	maxSweeps = 0
+	TestRemovalsExact(t)
+}
+
 // tangled builds a random request: up to 6 goroutines, each created by an
 // earlier one, with segments that may leave gaps, waits woken by any
 // goroutine (joins among them), CPU terms and running time along with them.
