@@ -393,10 +393,14 @@ func (x *Removals) origin(r *Request, g int32) tracein.Time {
 // from the reference by other than the offset before them.
 func (x *Removals) ensure(r *Request, g, k int32) bool {
 	st := &x.st[g]
+	if int(k) >= len(x.ref[g].end) { // the reference did not need it: a removal cannot
+		x.bad = true
+		return false
+	}
 	if k <= st.upto {
 		return true
 	}
-	if st.busy || int(k) >= len(x.ref[g].end) {
+	if st.busy {
 		x.bad = true
 		return false
 	}
