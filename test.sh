@@ -10,10 +10,11 @@
 #           live recording, the labs, overhead, real PostgreSQL, MariaDB,
 #           Redis, Prometheus, a JVM and Chromium (see internal/tier)
 #
-# Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all: vet, the
-# fast tier and the busy-host timing tests side by side, then the serial
-# timing tier with the fuzz targets beside it at nice 19). Installing needs root and Debian's packages; without root it
-# says what is missing, and the tests that need it skip, saying so.
+# Usage: ./test.sh [all|fast|timing|fuzz|vet]...   (default: all: gofmt,
+# then the fast tier and the busy-host timing tests side by side, then the
+# serial timing tier with go vet and the fuzz targets beside it at nice
+# 19). Installing needs root and Debian's packages; without root it says
+# what is missing, and the tests that need it skip, saying so.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -160,7 +161,8 @@ go_test_pkgs() {
 # busy_start starts, in the background, the timing tests that call
 # tier.Busy: they were judged with a CPU burner per core and measure no
 # time (real servers, a browser, a JDK), so they run beside the fast tier
-# and go vet, in two streams that take their packages from one queue, one
+# (and go vet, unless it runs beside the serial timing tier), in two
+# streams that take their packages from one queue, one
 # package at a time each (each stream claims the next package by renaming
 # its entry, so no package runs twice). busy_wait waits for them and
 # prints their output.
@@ -258,31 +260,42 @@ go version
 # under testdata/.
 mapfile -t all_pkgs < <(go list -e github.com/latscope/latscope/... | grep -v '/testdata/')
 echo "test.sh: ${#all_pkgs[@]} packages in the workspace (go.work)"
+# vet_all runs go vet on every package of the workspace and on each
+# module kept out of it.
+vet_all() {
+  local r=0 d
+  go vet "${all_pkgs[@]}" || r=$?
+  for d in $(outside_modules); do (cd "$d" && GOWORK=off go vet ./...) || r=$?; done
+  echo "test.sh: go vet done at $SECONDS s"
+  return $r
+}
+# In a whole run (one run of the timing tier, no burners of test.sh's
+# own), go vet and the fuzz targets run beside the serial timing tier at
+# the lowest CPU and I/O priority (nice 19, idle I/O class): they take
+# only the time its tests leave idle, and the tier's tests were shown to
+# hold with a CPU burner per core at normal priority (docs/testing.md, the
+# flakiness report), a harder host than that. The busy-host timing tests
+# then start now, beside the fast tier.
+single_run=
+[ "${TIMING_RUNS:-1}" = 1 ] && [ -z "${TIMING_BURNERS:-}" ] && single_run=1
+beside_timing=
+if want timing && [ -n "$single_run" ] && { want vet || want fuzz; }; then beside_timing=1; fi
+fuzz_beside_timing=
+if want fuzz && [ -n "$beside_timing" ]; then fuzz_beside_timing=1; fi
 vet_pid=
 if want vet; then
   unformatted=$(git ls-files '*.go' 2>/dev/null | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then
     echo "test.sh: not gofmt-ed (gofmt -w them):"; echo "$unformatted"; exit 1
   fi
-  # go vet runs in the background beside the rest of the first phase; its
-  # verdict is waited for before the timing tier.
-  echo "test.sh: go vet, in the background"
-  { r=0; go vet "${all_pkgs[@]}" || r=$?
-    for d in $(outside_modules); do (cd "$d" && GOWORK=off go vet ./...) || r=$?; done
-    echo "test.sh: go vet done at $SECONDS s"; exit $r; } >"$scratch/vet.log" 2>&1 &
-  vet_pid=$!
+  if [ -z "$beside_timing" ]; then
+    # go vet runs in the background beside the rest of the first phase;
+    # its verdict is waited for before the timing tier.
+    echo "test.sh: go vet, in the background"
+    { r=0; vet_all || r=$?; exit $r; } >"$scratch/vet.log" 2>&1 &
+    vet_pid=$!
+  fi
 fi
-# In a whole run (one run of the timing tier, no burners of test.sh's
-# own), the fuzz targets run beside the serial timing tier at the lowest
-# CPU and I/O priority (nice 19, idle I/O class): they take only the time
-# its tests leave idle, and the tier's tests were shown to hold with a CPU
-# burner per core at normal priority (docs/testing.md, the flakiness
-# report), a harder host than that. The busy-host timing tests then start
-# now, beside go vet and the fast tier.
-single_run=
-[ "${TIMING_RUNS:-1}" = 1 ] && [ -z "${TIMING_BURNERS:-}" ] && single_run=1
-fuzz_beside_timing=
-if want fuzz && want timing && [ -n "$single_run" ]; then fuzz_beside_timing=1; fi
 busy_ran=
 if want timing && { want fuzz || want fast; } && [ -n "$single_run" ]; then
   busy_start
@@ -318,19 +331,25 @@ if [ -n "$vet_pid" ]; then
   cat "$scratch/vet.log"
 fi
 [ $rc = 0 ] || exit $rc
-if [ -n "$fuzz_beside_timing" ]; then
-  echo "test.sh: fuzz targets, in the background beside the timing tier at nice 19 (idle I/O class)"
+if [ -n "$beside_timing" ]; then
+  echo "test.sh: go vet, then the fuzz targets, in the background beside the timing tier at nice 19 (idle I/O class)"
   { renice -n 19 -p "$BASHPID" >/dev/null
     ionice -c 3 -p "$BASHPID" 2>/dev/null || true
-    fuzz_where=" (it ran at nice 19 beside the timing tier, on the CPU the tier left idle)"
-    r=0; fuzz || r=$?; echo "test.sh: fuzz done at $SECONDS s"; exit $r; } >"$scratch/fuzzbg.log" 2>&1 &
+    r=0
+    if want vet; then vet_all >"$scratch/vet.log" 2>&1 || r=$?; fi
+    if want fuzz; then
+      fuzz_where=" (it ran at nice 19 beside the timing tier, on the CPU the tier left idle)"
+      { fuzz; } >"$scratch/fuzzbg.log" 2>&1 || r=$?
+      echo "test.sh: fuzz done at $SECONDS s" >>"$scratch/fuzzbg.log"
+    fi
+    exit $r; } &
   fuzz_pid=$!
 fi
 if want timing; then timing || rc=$?; took "timing tier"; fi
 if [ -n "$fuzz_pid" ]; then
   wait "$fuzz_pid" || rc=$?
   fuzz_pid=
-  echo "test.sh: fuzz targets:"
-  cat "$scratch/fuzzbg.log"
+  if want vet; then echo "test.sh: go vet:"; cat "$scratch/vet.log"; fi
+  if want fuzz; then echo "test.sh: fuzz targets:"; cat "$scratch/fuzzbg.log"; fi
 fi
 exit $rc
