@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/latscope/latscope/agent"
 	"github.com/latscope/latscope/agent/internal/agenttest"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/capture"
@@ -79,22 +78,7 @@ func TestCaptureAgentPprof(t *testing.T) {
 	// busy host (up to 166 ms were seen with a burner per core, which a
 	// 100 ms trigger rightly caught), far below the capture's 2 s.
 	const threshold = 500 * time.Millisecond
-	snaps := make(chan string, 4)
-	a, err := agent.New(agent.Options{
-		Dir:         t.TempDir(),
-		Trigger:     agent.Trigger{Threshold: threshold},
-		MinInterval: time.Millisecond,
-		OnSnapshot: func(path string, err error) {
-			if err != nil {
-				t.Errorf("snapshot: %v", err)
-			}
-			snaps <- path
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, snaps := recorderAgent(t, threshold, time.Millisecond)
 	var hl handlerLog
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {

@@ -26,22 +26,7 @@ const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01
 // request in the snapshot the flight recorder wrote.
 func TestSlowRequestSnapshot(t *testing.T) {
 	tier.Timing(t)
-	snaps := make(chan string, 4)
-	a, err := agent.New(agent.Options{
-		Dir:         t.TempDir(),
-		Trigger:     agent.Trigger{Threshold: 150 * time.Millisecond},
-		MinInterval: time.Minute,
-		OnSnapshot: func(path string, err error) {
-			if err != nil {
-				t.Errorf("snapshot: %v", err)
-			}
-			snaps <- path
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, snaps := recorderAgent(t, 150*time.Millisecond, time.Minute)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
 		agenttest.Burn(200 * time.Microsecond)
@@ -166,4 +151,29 @@ func group(t *testing.T, res *budget.Result, name string) *budget.Group {
 	}
 	t.Fatalf("no request group %q in %v", name, names)
 	return nil
+}
+
+// recorderAgent starts an agent with the slow-request recorder on (trigger
+// threshold, at least minInterval between snapshots) in a temporary
+// directory, closed when the test ends, and returns it with the channel its
+// snapshots' paths arrive on.
+func recorderAgent(t *testing.T, threshold, minInterval time.Duration) (*agent.Agent, chan string) {
+	t.Helper()
+	snaps := make(chan string, 4)
+	a, err := agent.New(agent.Options{
+		Dir:         t.TempDir(),
+		Trigger:     agent.Trigger{Threshold: threshold},
+		MinInterval: minInterval,
+		OnSnapshot: func(path string, err error) {
+			if err != nil {
+				t.Errorf("snapshot: %v", err)
+			}
+			snaps <- path
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, snaps
 }
