@@ -81,15 +81,8 @@ func TestHistoryRingWarns(t *testing.T) {
 // (UTC_TIMESTAMP(6) against the current statement's TIMER_START) does.
 func TestHistoryExportsOverlap(t *testing.T) {
 	t.Parallel()
-	c := loadCapture(t, "lock")
-	var stmts []pglog.Statement
-	pglog.Statements(pglog.NewReader(bytes.NewReader(c.pglog)), func(s pglog.Statement) { stmts = append(stmts, s) })
-	slices.SortFunc(stmts, func(x, y pglog.Statement) int { return x.End.Compare(y.End) })
+	c, stmts, ids := lockStatements(t)
 	n := len(stmts)
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i + 1
-	}
 	judge := func(t *testing.T, exports ...[]byte) *dbwait.Result {
 		t.Helper()
 		a := dbwait.New(dbwait.Options{})
@@ -158,15 +151,8 @@ func TestHistoryExportsOverlap(t *testing.T) {
 // say that spans have no statement, counting the distinct rows.
 func TestHistoryExportsGap(t *testing.T) {
 	t.Parallel()
-	c := loadCapture(t, "lock")
-	var stmts []pglog.Statement
-	pglog.Statements(pglog.NewReader(bytes.NewReader(c.pglog)), func(s pglog.Statement) { stmts = append(stmts, s) })
-	slices.SortFunc(stmts, func(x, y pglog.Statement) int { return x.End.Compare(y.End) })
+	c, stmts, ids := lockStatements(t)
 	n := len(stmts)
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = i + 1
-	}
 	a := dbwait.New(dbwait.Options{})
 	feedTrace(t, a, "lock", c.trace)
 	for k, cut := range [][2]int{{0, n * 40 / 100}, {n * 30 / 100, n * 55 / 100}, {n * 75 / 100, n}} {
@@ -213,4 +199,19 @@ func historyExport(stmts []pglog.Statement, ids []int, shift time.Duration, with
 	}
 	w.Flush()
 	return b.Bytes()
+}
+
+// lockStatements loads the kept "lock" capture and returns it with its
+// logged statements in the order they ended, and event IDs 1…n for them.
+func lockStatements(t *testing.T) (capture, []pglog.Statement, []int) {
+	t.Helper()
+	c := loadCapture(t, "lock")
+	var stmts []pglog.Statement
+	pglog.Statements(pglog.NewReader(bytes.NewReader(c.pglog)), func(s pglog.Statement) { stmts = append(stmts, s) })
+	slices.SortFunc(stmts, func(x, y pglog.Statement) int { return x.End.Compare(y.End) })
+	ids := make([]int, len(stmts))
+	for i := range ids {
+		ids[i] = i + 1
+	}
+	return c, stmts, ids
 }
