@@ -320,7 +320,9 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 	}
 	dur := float64(s.End - s.Start)
 	begin, cum := s.Start, 0
-	add := func(end tracein.Time, term critpath.TermID) {
+	// add appends the piece from begin to end, the CPU of term (NoTerm:
+	// plain running, going along with the term along, or with none).
+	add := func(end tracein.Time, term, along critpath.TermID) {
 		if end <= begin {
 			return
 		}
@@ -329,12 +331,13 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 		if term != critpath.NoTerm {
 			p.From = critpath.CPUSamples
 		}
+		p.SetAlong(along)
 		segs = append(segs, p)
 		begin = end
 	}
 	for _, ct := range order {
 		cum += ct.n
-		add(min(s.Start+tracein.Time(dur*float64(cum)*per), s.End), ct.term)
+		add(min(s.Start+tracein.Time(dur*float64(cum)*per), s.End), ct.term, critpath.NoTerm)
 	}
 	// The rest no sample saw: time Go counted as running while the kernel
 	// ran another thread (a busy host), or the samples' rounding. It stays
@@ -350,15 +353,8 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 			continue
 		}
 		d := min(tracein.Time(rest*float64(ct.n)/float64(c.n)), s.End-begin)
-		if d <= 0 {
-			continue
-		}
-		p := s
-		p.Start, p.End, p.CPU, p.From = begin, begin+d, critpath.NoTerm, critpath.CPUNone
-		p.SetAlong(ct.term)
-		segs = append(segs, p)
-		begin += d
+		add(begin+d, critpath.NoTerm, ct.term)
 	}
-	add(s.End, critpath.NoTerm) // no sample saw it: off CPU, or the rounding
+	add(s.End, critpath.NoTerm, critpath.NoTerm) // no sample saw it: off CPU, or the rounding
 	return segs
 }

@@ -164,12 +164,12 @@ type scratch struct {
 	regions []int32          // the innermost region of each of segs
 	regs    [][]int32        // regions by goroutine, parallel to gs[i].Segs
 	remove  critpath.TermID  // the term removeM removes
-	removeM critpath.Model   // removes scratch.remove (Options.simulateEveryFix)
+	removeM critpath.Model   // removes scratch.remove (whole)
 	rm      critpath.Removals
 
 	// For tests: noTail asks Removals every term TailGains would answer;
-	// whole simulates each term whole instead (as Options.simulateEveryFix
-	// does, after the shortcuts); count counts the whole simulations and
+	// whole simulates each term whole instead (after TailGains, unless
+	// noTail); count counts the whole simulations and
 	// their segments in fixSims and fixSegs (Removals counts its own).
 	noTail, whole, count bool
 	fixSims, fixSegs     int64
@@ -209,7 +209,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	if a.opts.FixPotential {
 		simple := committed == 1 && !hasJoin(req)
 		var tail map[critpath.TermID]int64
-		if !simple && !a.opts.simulateEveryFix && !a.scratch.noTail {
+		if !simple && !a.scratch.noTail {
 			tail = critpath.TailGains(req, a.scratch.tail)
 			a.scratch.tail = tail
 		}
@@ -228,7 +228,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			}
 			switch {
 			case ok:
-			case a.opts.simulateEveryFix || a.scratch.whole:
+			case a.scratch.whole:
 				a.scratch.remove = tid
 				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
 				if a.scratch.count {

@@ -44,9 +44,6 @@ type Options struct {
 	// as cut by the window. An ID that does not parse, or that no request
 	// carries, gives a refusing finding.
 	TraceID string
-	// simulateEveryFix simulates the fix of every term, with no shortcut
-	// (critpath.TailGains): the tests' reference.
-	simulateEveryFix bool
 }
 
 // DefaultOptions are the options of `latscope analyze` without flags.

@@ -61,7 +61,7 @@ const (
 	fixShipped   fixWay = iota // TailGains, then Removals
 	fixRemovals                // Removals for every term
 	fixTailWhole               // TailGains, then whole simulations (as at 124ea15)
-	fixWhole                   // whole simulations for every term (Options.simulateEveryFix)
+	fixWhole                   // whole simulations for every term
 )
 
 func (w fixWay) String() string {
@@ -80,11 +80,9 @@ func fixes(t *testing.T, path string, way fixWay) map[string][]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := DefaultOptions
-	opts.simulateEveryFix = way == fixWhole
-	a := New(opts, r.Stacks())
-	a.scratch.noTail = way == fixRemovals
-	a.scratch.whole = way == fixTailWhole
+	a := New(DefaultOptions, r.Stacks())
+	a.scratch.noTail = way == fixRemovals || way == fixWhole
+	a.scratch.whole = way == fixTailWhole || way == fixWhole
 	a.scratch.count, a.scratch.rm.Count = true, true
 	for {
 		ev, err := r.Next()

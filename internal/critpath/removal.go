@@ -448,7 +448,7 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 				}
 			}
 		} else { // a segment of the term: no time (sim.segment's factor 0)
-			end = t + tracein.Time(float64(seg.End-seg.Start)*0)
+			end = t
 		}
 		st = &x.st[g]
 		st.cur = end - ref.end[i]
