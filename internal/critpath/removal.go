@@ -59,6 +59,10 @@ type Removals struct {
 
 	fallbacks int // times bad was set (tests)
 	gs        []simG
+	// whole: the term a whole simulation removes, and its model (factor 0
+	// for it, 1 for every other term)
+	wholeTerm  TermID
+	wholeModel Model
 
 	// Count, when set, makes Counts count the segments simulated (a pass
 	// over the goroutines after each whole simulation).
@@ -89,8 +93,7 @@ type edge struct{ g, i, h, k int32 }
 // request's size).
 var maxSweeps = 8
 
-// removeNothing is the reference's model (and the model of a removal, which
-// sim.factor does not consult).
+// removeNothing is the reference's model.
 var removeNothing Model
 
 // Begin prepares the removals of request r, which must not change until
@@ -328,17 +331,14 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 // point is sim.point under the removal.
 func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
 	segs := r.Gs[g].Segs
-	k := segAt(segs, t)
-	if k < 0 {
-		if len(segs) > 0 && t <= segs[0].Start {
-			return x.origin(r, g) - (segs[0].Start - t)
-		}
-		k = len(segs) - 1
-		if k < 0 {
-			return t
-		}
+	k, ok := pointSeg(r, g, t)
+	switch {
+	case !ok:
+		return t
+	case k < 0:
+		return x.origin(r, g) - (segs[0].Start - t)
 	}
-	if !x.ensure(r, g, int32(k)) {
+	if !x.ensure(r, g, k) {
 		return t
 	}
 	ref := &x.ref[g]
@@ -464,7 +464,16 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 // whole simulates the removal of t from the start.
 func (x *Removals) whole(r *Request, t TermID) int64 {
 	x.gs = resetGs(x.gs, len(r.Gs))
-	s := sim{r: r, m: &removeNothing, gs: x.gs, rm: t, removing: true}
+	x.wholeTerm = t
+	if x.wholeModel.Scale == nil { // built once: it reads wholeTerm
+		x.wholeModel.Scale = func(u TermID) float64 {
+			if u == x.wholeTerm {
+				return 0
+			}
+			return 1
+		}
+	}
+	s := sim{r: r, m: &x.wholeModel, gs: x.gs}
 	end := s.point(r.EndG, r.End)
 	x.counted(x.gs)
 	return int64(end - r.Begin)

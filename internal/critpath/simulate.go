@@ -84,40 +84,23 @@ type sim struct {
 	r  *Request
 	m  *Model
 	gs []simG
-	// rm, when removing is set, is the one term removed (factor 0, every
-	// other term 1): m is not consulted (Removals).
-	rm       TermID
-	removing bool
 	// cyclic is set when a wait's answer depended on itself through the
 	// timelines (ties): the real time, or a provisional start, was used,
 	// and the result depends on the order of evaluation.
 	cyclic bool
 }
 
-// factor returns the factor for a segment's term.
-func (s *sim) factor(t TermID) float64 {
-	if s.removing {
-		if t == s.rm && t != NoTerm {
-			return 0
-		}
-		return 1
-	}
-	return s.m.factor(t)
-}
-
 // point returns the simulated time of real instant t on goroutine g.
 func (s *sim) point(g int32, t tracein.Time) tracein.Time {
 	segs := s.r.Gs[g].Segs
-	k := segAt(segs, t)
-	if k < 0 {
-		if len(segs) > 0 && t <= segs[0].Start {
-			return s.origin(g) - (segs[0].Start - t)
-		}
-		k = len(segs) - 1
-		if k < 0 {
-			return t
-		}
+	k32, ok := pointSeg(s.r, g, t)
+	switch {
+	case !ok:
+		return t
+	case k32 < 0:
+		return s.origin(g) - (segs[0].Start - t)
 	}
+	k := int(k32)
 	if !s.ensure(g, k) {
 		return t // a cycle through ties in the timelines: keep the real time
 	}
@@ -182,7 +165,7 @@ func (s *sim) ensure(g int32, k int) bool {
 func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	sg := &s.gs[g]
 	seg := &s.r.Gs[g].Segs[i]
-	f := s.factor(seg.SimSubject())
+	f := s.m.factor(seg.SimSubject())
 	var end tracein.Time
 	switch {
 	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:
@@ -225,11 +208,7 @@ func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 func (s *sim) joined(g int32, seg *Seg) tracein.Time {
 	var end tracein.Time
 	for h := range s.r.Gs {
-		H := &s.r.Gs[h]
-		if H.Creator != g || !H.Committed || H.Start > seg.Start || len(H.Segs) == 0 {
-			continue
-		}
-		if last := H.Segs[len(H.Segs)-1].End; last > seg.Start && last <= seg.End {
+		if last, ok := joinedEnd(s.r, g, int32(h), seg); ok {
 			end = max(end, s.point(int32(h), last))
 		}
 	}
