@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"sync"
@@ -179,8 +180,9 @@ func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 
 // proxyLog is the --log file while the proxy runs.
 type proxyLog struct {
-	f *os.File
-	w *tcpproxy.LogWriter
+	f       *os.File
+	w       *tcpproxy.LogWriter
+	created bool // the proxy created the file (discard may remove it)
 }
 
 // openProxyLog creates the --log file and writes its header, before the
@@ -190,18 +192,20 @@ func openProxyLog(o *proxyOptions) (*proxyLog, error) {
 	if o.logFile == "" {
 		return nil, nil
 	}
+	_, statErr := os.Lstat(o.logFile)
+	created := errors.Is(statErr, fs.ErrNotExist) // discard removes only a file it made (not /dev/stdout)
 	f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: flag --log %q: %w", o.logFile, bareFileError(err))
 	}
 	w, err := tcpproxy.NewLogWriter(f, tcpproxy.LogHeader{To: o.opts.To, Delay: o.opts.Delay})
 	if err != nil {
-		l := &proxyLog{f: f}
+		l := &proxyLog{f: f, created: created}
 		l.discard()
 		return nil, fmt.Errorf("proxy: flag --log %q: %w", o.logFile, err)
 	}
 	o.opts.Log = w.Log
-	return &proxyLog{f: f, w: w}, nil
+	return &proxyLog{f: f, w: w, created: created}, nil
 }
 
 // bareFileError drops the "open PATH: " prefix of an error whose path the
@@ -213,13 +217,16 @@ func bareFileError(err error) error {
 	return err
 }
 
-// discard closes and removes the log of a proxy that did not start.
+// discard closes the log of a proxy that did not start, and removes it
+// when the proxy created it.
 func (l *proxyLog) discard() {
 	if l == nil {
 		return
 	}
 	l.f.Close()
-	os.Remove(l.f.Name())
+	if l.created {
+		os.Remove(l.f.Name())
+	}
 }
 
 // close flushes and closes the log once the proxy has stopped.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/latscope/latscope/tracelog"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/opterr"
+	"github.com/latscope/latscope/tracelog"
 )
 
 // errUnreachable is wrapped by fetch's error when the service could not be

@@ -88,7 +88,7 @@ func (l *LogWriter) Log(e Event) {
 	}
 	b = append(b, ' ')
 	if e.TraceParent.IsValid() {
-		b = append(b, e.TraceParent.String()...)
+		b = tracelog.AppendTraceParent(b, e.TraceParent)
 	} else {
 		b = append(b, noTP...)
 	}
