@@ -140,17 +140,11 @@ func peersGCShare(in Input, k int, idx []int) (share, sd float64) {
 func gcElevated(in Input, k int) map[int]bool {
 	s := in.Instances[k]
 	out := map[int]bool{}
-	var all gcSum
-	for j, o := range in.Instances {
-		if j == k {
-			continue
-		}
-		for i := range in.Steps {
-			if gc, user := at(o.GCCPU, i), at(o.UserCPU, i); !math.IsNaN(gc) && !math.IsNaN(user) {
-				all.add(gc, user)
-			}
-		}
+	every := make([]int, in.Steps)
+	for i := range every {
+		every[i] = i
 	}
+	all, _ := peersGCShare(in, k, every) // the fallback when no peer collected in a step
 	var others []float64
 	for i := range in.Steps {
 		gc, user := at(s.GCCPU, i), at(s.UserCPU, i)
@@ -170,7 +164,7 @@ func gcElevated(in Input, k int) map[int]bool {
 		}
 		ps := step.share()
 		if math.IsNaN(ps) {
-			ps = all.share()
+			ps = all
 		}
 		if share := gc / (gc + user); math.IsNaN(ps) && share >= gcShareRise || share-ps >= gcShareRise {
 			out[i] = true

@@ -232,15 +232,6 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 			s.Counts = s.Requests
 		}
 	}
-	if c.Signal == "request" {
-		// Rule 3's database: the DB-call p95 beside the request signal.
-		if err := fill(q.dbCallAt(0.95), func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
-			return in, nil, err
-		}
-	}
-	if err := f.fillOutbound(ctx, q, 0.95, idx, in.Instances); err != nil {
-		return in, nil, err
-	}
 	if err := fill(q.noDBCount, func(s *InstanceSeries, v []float64) { s.NoDBCount = v }); err != nil {
 		return in, nil, err
 	}
@@ -271,29 +262,21 @@ func fetch(ctx context.Context, c Config) (Input, *fetcher, error) {
 		}
 	}
 	// Rule 3 compares the dependencies at the signal's percentile when it
-	// is under the p95 (depQuantile): the DB-call one beside the request
-	// signal (the signal itself with the DB signal), and each route's
-	// outbound one, asked again.
-	for i := range in.Instances {
-		if c.Signal != "request" {
+	// is under the p95, at the p95 otherwise (depQuantile): the DB-call one
+	// beside the request signal (the signal itself with the DB signal), and
+	// each route's outbound one — each asked once, at that percentile.
+	dq := depQuantile(in.Quantile)
+	if c.Signal == "request" {
+		if err := fill(q.dbCallAt(dq), func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
+			return in, nil, err
+		}
+	} else {
+		for i := range in.Instances {
 			in.Instances[i].DBCall = in.Instances[i].Signal
 		}
 	}
-	if dq := depQuantile(in.Quantile); dq < 0.95 {
-		if c.Signal == "request" {
-			for i := range in.Instances {
-				in.Instances[i].DBCall = nil
-			}
-			if err := fill(q.dbCallAt(dq), func(s *InstanceSeries, v []float64) { s.DBCall = v }); err != nil {
-				return in, nil, err
-			}
-		}
-		for i := range in.Instances {
-			in.Instances[i].Outbound = nil
-		}
-		if err := f.fillOutbound(ctx, q, dq, idx, in.Instances); err != nil {
-			return in, nil, err
-		}
+	if err := f.fillOutbound(ctx, q, dq, idx, in.Instances); err != nil {
+		return in, nil, err
 	}
 	return in, f, nil
 }
