@@ -84,19 +84,7 @@ func runStatements(t *testing.T, addr string, conns, n int) []statement {
 // logged starts a proxy to an answering server with a Log that collects
 // the events; they are complete once the proxy is closed.
 func logged(t *testing.T, delay time.Duration) (*tcpproxy.Proxy, func() []tcpproxy.Event) {
-	var mu sync.Mutex
-	var events []tcpproxy.Event
-	p := start(t, tcpproxy.Options{To: server(t, answer), Delay: delay, Log: func(e tcpproxy.Event) {
-		mu.Lock()
-		events = append(events, e)
-		mu.Unlock()
-	}})
-	return p, func() []tcpproxy.Event {
-		p.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(events)
-	}
+	return loggedTo(t, server(t, answer), delay)
 }
 
 // checkJoins: every chunk either way carries its statement's traceparent,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,15 +84,17 @@ func TestLogPostgres(t *testing.T) {
 // loggedTo is logged for a given upstream.
 func loggedTo(t *testing.T, to string, delay time.Duration) (*tcpproxy.Proxy, func() []tcpproxy.Event) {
 	t.Helper()
-	ch := make(chan tcpproxy.Event, 1<<16)
-	p := start(t, tcpproxy.Options{To: to, Delay: delay, Log: func(e tcpproxy.Event) { ch <- e }})
+	var mu sync.Mutex
+	var events []tcpproxy.Event
+	p := start(t, tcpproxy.Options{To: to, Delay: delay, Log: func(e tcpproxy.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}})
 	return p, func() []tcpproxy.Event {
 		p.Close()
-		close(ch)
-		var ev []tcpproxy.Event
-		for e := range ch {
-			ev = append(ev, e)
-		}
-		return ev
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(events)
 	}
 }
