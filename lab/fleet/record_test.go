@@ -244,48 +244,7 @@ func TestRecordCases(t *testing.T) {
 //   - upstream-db: the same window with the default signal, whose DB calls
 //     did not slow: no bad step, and it must say what it did not watch.
 func TestRecordUpstream(t *testing.T) {
-	tier.Timing(t)
-	dir := recordDir(t)
-	ctx := context.Background()
-	c := ShortConfig
-	c.Minute = 2 * time.Second
-	c.QuoteClients = c.NoDBClients
-	up, err := StartUpstream(ctx, 5*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	r, stop := startRecordFleet(t, ctx, c, up.URL)
-	defer stop()
-	began := time.Now()
-	ld := startLoad(ctx, r.addrs(), c, time.Hour)
-	lab.Sleep(ctx, c.minutes(2))
-	start := time.Now().Add(c.Minute - 1).Truncate(c.Minute)
-	sleepUntil(ctx, start)
-	what := "the upstream of GET /quote (every instance's) 5 → 300 ms from minute 4 to minute 10; no DB call on that route"
-	t.Logf("upstream: %s", what)
-	sleepUntil(ctx, start.Add(c.minutes(4)))
-	up.SetDelay(300 * time.Millisecond)
-	sleepUntil(ctx, start.Add(c.minutes(10)))
-	up.SetDelay(5 * time.Millisecond)
-	end := start.Add(c.minutes(14))
-	sleepUntil(ctx, end)
-	if err := ld.stop(); err != nil {
-		t.Error(err)
-	}
-	cases := []Case{
-		{Name: "upstream-request", Signal: "request", Start: start, End: end, Step: c.Minute, Threshold: 200 * time.Millisecond,
-			Truth: Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote}, What: what},
-		{Name: "upstream-db", Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
-			Truth: Truth{Scope: "none"}, What: what + "; the default signal (DB calls)"},
-	}
-	rename := map[string]string{}
-	for _, m := range r.fleet {
-		rename[m.addr] = strings.ToLower(m.name) + ":8080"
-	}
-	if err := writeRecording(ctx, dir, "fleet-upstream", r.prom.URL, began.Add(-10*time.Second), time.Now(), rename, cases); err != nil {
-		t.Fatal(err)
-	}
+	recordUpstream(t, "fleet-upstream", "upstream", 20, "", false, true)
 }
 
 // TestRecordGC runs the fleet (minute 2 s) and makes instance A allocate
@@ -497,7 +456,7 @@ func startSpinners(n int) func() {
 //
 //   - thin-upstream: shared, the outbound calls of GET /quote.
 func TestRecordThinUpstream(t *testing.T) {
-	recordUpstream(t, "fleet-thin-upstream", "thin-upstream", 2, RouteQuote, false)
+	recordUpstream(t, "fleet-thin-upstream", "thin-upstream", 2, RouteQuote, false, false)
 }
 
 // TestRecordUpstreamLate is TestRecordUpstream in the shape of the lab's
@@ -510,7 +469,7 @@ func TestRecordThinUpstream(t *testing.T) {
 //   - upstream-late: shared, the outbound calls of GET /quote (what the
 //     test set; triage may only say it cannot compare the route).
 func TestRecordUpstreamLate(t *testing.T) {
-	recordUpstream(t, "fleet-upstream-late", "upstream-late", 20, "", true)
+	recordUpstream(t, "fleet-upstream-late", "upstream-late", 20, "", true, false)
 }
 
 // recordUpstream runs the fleet (minute 2 s) with quote clients per
@@ -519,8 +478,10 @@ func TestRecordUpstreamLate(t *testing.T) {
 // request-signal window (threshold 200 ms, triage's --route route) as
 // name. Late: the quote clients start with the window and the upstream is
 // slow from minute 2 to minute 6 of 8; else they start with the rest of
-// the load and it is slow from minute 4 to minute 10 of 14.
-func recordUpstream(t *testing.T, name, kase string, quote int, route string, late bool) {
+// the load and it is slow from minute 4 to minute 10 of 14. withDB keeps
+// the same window with the default signal too, as kase-db (the request
+// one then as kase-request).
+func recordUpstream(t *testing.T, name, kase string, quote int, route string, late, withDB bool) {
 	tier.Timing(t)
 	dir := recordDir(t)
 	ctx := context.Background()
@@ -576,6 +537,11 @@ func recordUpstream(t *testing.T, name, kase string, quote int, route string, la
 	}
 	cases := []Case{{Name: kase, Signal: "request", Start: start, End: end, Step: c.Minute, Threshold: 200 * time.Millisecond, Route: route,
 		Truth: Truth{Scope: "shared", Dependency: "outbound", Route: RouteQuote}, What: what}}
+	if withDB {
+		cases[0].Name = kase + "-request"
+		cases = append(cases, Case{Name: kase + "-db", Signal: "db", Start: start, End: end, Step: c.Minute, Threshold: c.Threshold,
+			Truth: Truth{Scope: "none"}, What: what + "; the default signal (DB calls)"})
+	}
 	rename := map[string]string{}
 	for _, m := range r.fleet {
 		rename[m.addr] = strings.ToLower(m.name) + ":8080"
