@@ -73,7 +73,7 @@ func captured(t *testing.T) []*ConditionResult {
 func joinGz(t *testing.T, cond string) (*dbwait.Result, []hostsig.Sample) {
 	t.Helper()
 	res, samples, err := joinCapture(cond+".trace", bytes.NewReader(gunzip(t, cond+".trace.gz")),
-		cond+".postgresql.json", bytes.NewReader(gunzip(t, cond+".postgresql.json.gz")), nil)
+		cond+".postgresql.json", bytes.NewReader(gunzip(t, cond+".postgresql.json.gz")), nil, dbwait.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,14 @@
 package dbwait
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/dbhost"
@@ -20,8 +22,8 @@ import (
 // names are for errors), and returns dbwait's result together with the host samples
 // the trace carries: those of the process dbwait classified with, in time
 // order, for the report's throttling and pressure tracks.
-func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader, dbh *dbhost.Waits) (*dbwait.Result, []hostsig.Sample, error) {
-	a := dbwait.New(dbwait.Options{})
+func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader, dbh *dbhost.Waits, opts dbwait.Options) (*dbwait.Result, []hostsig.Sample, error) {
+	a := dbwait.New(opts)
 	if dbh != nil {
 		a.DBHost(dbh)
 	}
@@ -39,14 +41,23 @@ func joinCapture(traceName string, trace io.Reader, pgName string, pg io.Reader,
 	return res, oneProcess(samples), nil
 }
 
-// readDBHost reads the database host's recording of a run.
+// readDBHost reads the database host's recording of a run (gzipped when
+// its name ends in .gz, as a kept run's is).
 func readDBHost(name string) (*dbhost.Waits, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return dbhost.Read(name, f)
+	var r io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r = zr
+	}
+	return dbhost.Read(name, r)
 }
 
 // hostLogs collects the host samples a trace carries (the bad ones are

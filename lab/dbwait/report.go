@@ -87,10 +87,10 @@ type OutsideQuery struct {
 }
 
 // fill takes the run's numbers from its dbwait result and keeps the
-// trace's host samples for the timeline.
+// trace's host samples for the timeline. The fault spans are placed
+// before (placeFaults), or kept as placed.
 func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
 	rr.res, rr.samples = res, samples
-	rr.placeFaults(res.TraceStart)
 	s := res.Summary
 	rr.Queries, rr.Over, rr.DBP50Ms, rr.DiffP50Ms = s.Matched, s.Over, units.Ms(s.DBP50), units.Ms(s.OutsideP50)
 	rr.Verdicts = verdictCounts(s)

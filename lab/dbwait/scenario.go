@@ -362,10 +362,12 @@ func relTo(dir, file string) string {
 
 // analyse joins the run's trace with its part of the server log, and
 // writes that part beside the trace (<run>.postgresql.json) so that
-// `latscope dbwait` can re-derive every number. It joins them twice: with
-// the database host's recording, as `latscope dbwait --dbhost` would, and
-// without it (rr.resNoDBHost), as most users run it; the fault suite
-// scores both.
+// `latscope dbwait` can re-derive every number. It joins them twice (judge):
+// with the database host's recording, as `latscope dbwait --dbhost` would,
+// and without it (rr.resNoDBHost), as most users run it; the fault suite
+// scores both. The fault spans are placed on the trace's clock here, from
+// this process's clock: the one step of the analysis a kept run (keep.go)
+// does not repeat, since it keeps the spans as placed.
 func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	pg, err := r.flushedLog(ctx, rr.Run)
 	if err != nil {
@@ -379,31 +381,49 @@ func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	if err != nil {
 		return err
 	}
-	res, samples, err := r.join(rr, pg, dbh)
+	trace, err := os.ReadFile(rr.trace)
 	if err != nil {
 		return err
 	}
-	rr.fill(res, samples)
-	bare, _, err := r.join(rr, pg, nil)
+	j, err := judge(rr.trace, trace, r.logFile, pg, dbh, dbwait.Options{})
 	if err != nil {
-		return fmt.Errorf("without the database host's recording: %w", err)
-	}
-	rr.resNoDBHost, rr.VerdictsNoDBHost = bare, verdictCounts(bare.Summary)
-	if err := writeText(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), res); err != nil {
 		return err
 	}
-	return writeText(filepath.Join(r.env.Out, rr.Run+".nodbhost.dbwait.txt"), bare)
+	rr.placeFaults(j.res.TraceStart)
+	rr.take(j)
+	if err := writeText(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), j.res); err != nil {
+		return err
+	}
+	return writeText(filepath.Join(r.env.Out, rr.Run+".nodbhost.dbwait.txt"), j.bare)
 }
 
-// join joins the run's trace with pg, its part of the server log, and
-// with dbh, the database host's recording, unless nil.
-func (r *runner) join(rr *RunResult, pg []byte, dbh *dbhost.Waits) (*dbwait.Result, []hostsig.Sample, error) {
-	f, err := os.Open(rr.trace)
+// judged is one run's trace and log joined with the database host's
+// recording (res) and without it (bare), and the trace's host samples.
+type judged struct {
+	res, bare *dbwait.Result
+	samples   []hostsig.Sample
+}
+
+// judge joins a run's trace with pg, its part of the server log, twice:
+// with dbh, the database host's recording, and without it. The names are
+// for errors. The live suite and the kept runs (keep.go) both judge a run
+// this way.
+func judge(traceName string, trace []byte, pgName string, pg []byte, dbh *dbhost.Waits, opts dbwait.Options) (judged, error) {
+	res, samples, err := joinCapture(traceName, bytes.NewReader(trace), pgName, bytes.NewReader(pg), dbh, opts)
 	if err != nil {
-		return nil, nil, err
+		return judged{}, err
 	}
-	defer f.Close()
-	return joinCapture(rr.trace, f, r.logFile, bytes.NewReader(pg), dbh)
+	bare, _, err := joinCapture(traceName, bytes.NewReader(trace), pgName, bytes.NewReader(pg), nil, opts)
+	if err != nil {
+		return judged{}, fmt.Errorf("without the database host's recording: %w", err)
+	}
+	return judged{res: res, bare: bare, samples: samples}, nil
+}
+
+// take fills rr from j.
+func (rr *RunResult) take(j judged) {
+	rr.fill(j.res, j.samples)
+	rr.resNoDBHost, rr.VerdictsNoDBHost = j.bare, verdictCounts(j.bare.Summary)
 }
 
 // writeText writes dbwait's text report of res to name.

@@ -20,7 +20,7 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-var update = flag.Bool("update", false, "copy the run's traces and server logs into ../../internal/dbwait/testdata/lab, the dbwait package's real captures")
+var update = flag.Bool("update", false, "TestLab: copy the run's traces and server logs into ../../internal/dbwait/testdata/lab, the dbwait package's real captures; TestKeptFaultRuns: rewrite the kept fault-suite runs' golden files")
 
 // serveEnv makes the test binary act as `latscope lab dbwait-serve`, so
 // the scenario can start its service as a process of its own.
