@@ -101,6 +101,11 @@ func TestKeepFaults(t *testing.T) {
 		t.Skip("runs with -keep DIR (and -loaded): records a kept fault-suite run (testdata/README.md)")
 	}
 	needLab(t)
+	if ents, err := os.ReadDir(*keepDir); err == nil && len(ents) > 0 {
+		if _, err := os.Stat(filepath.Join(*keepDir, KeptFile)); err != nil {
+			t.Fatalf("-keep %s: not empty and not a kept run (no %s): it would be replaced", *keepDir, KeptFile)
+		}
+	}
 	before := loadAvg()
 	out, env := runFaultSuite(t, *keepLoaded)
 	host := fmt.Sprintf("%d CPUs, load average %s before the run, %s after it", runtime.NumCPU(), before, loadAvg())
