@@ -262,18 +262,38 @@ func (a *Analyzer) splitRunning(r *reqState) ([]critpath.G, [][]int32) {
 	off, ri := 0, 0
 	for _, g := range r.gs {
 		start := len(segs)
+		// A preemption inside a frame's CPU (preempted below): the frame
+		// the last running interval was preempted in, and the first of
+		// the runnable segments since, in segs (-1: none).
+		preempted, pend := critpath.NoTerm, -1
 		for j := range g.Segs {
 			k := off + j
+			s := &g.Segs[j]
 			if ri < len(r.runs) && int(r.runs[ri].seg) == k {
 				n := len(segs)
-				segs = a.runningPieces(segs, g.Segs[j], r.runs[ri])
+				segs = a.runningPieces(segs, *s, r.runs[ri])
 				for range len(segs) - n {
 					regions = append(regions, r.regs[k])
 				}
+				if pend >= 0 && segs[n-1].End == s.Start && hasTerm(segs[n:], preempted) {
+					for i := pend; i < n; i++ {
+						segs[i].SetAlong(preempted)
+					}
+				}
+				preempted, pend = a.preempted(segs[n:], r.runs[ri]), -1
 				ri++
 				continue
 			}
-			segs, regions = append(segs, g.Segs[j]), append(regions, r.regs[k])
+			switch {
+			case preempted == critpath.NoTerm:
+			case s.Kind == frame.Runnable && s.Term == critpath.NoTerm && segs[len(segs)-1].End == s.Start:
+				if pend < 0 {
+					pend = len(segs)
+				}
+			default:
+				preempted, pend = critpath.NoTerm, -1
+			}
+			segs, regions = append(segs, *s), append(regions, r.regs[k])
 		}
 		off += len(g.Segs)
 		g.Segs = segs[start:len(segs):len(segs)]
@@ -284,6 +304,51 @@ func (a *Analyzer) splitRunning(r *reqState) ([]critpath.G, [][]int32) {
 	// into the old array, which still holds its segments.)
 	a.scratch.segs, a.scratch.regions = segs, regions
 	return gs, regs
+}
+
+// preempted returns the CPU term of the frame a running interval, split
+// into pieces, was preempted in, when the runnable time after it goes along
+// with that term (docs/method.md §3, "CPU by frame"): the interval ended
+// at a stack whose innermost application frame's CPU term the samples saw
+// in the interval (pieces, as its CPU or going along with it). NoTerm
+// otherwise: no CPU sample in the trace, a frame no sample saw there, or
+// an interval that did not end in running code — a wait or syscall ends
+// in a different state, and the runnable time after a block is a wakeup's
+// wait, never along. splitRunning gives the runnable time that follows
+// the term only when the goroutine runs the term again right after it.
+func (a *Analyzer) preempted(pieces []critpath.Seg, run runRef) critpath.TermID {
+	if a.cpu.samples == 0 || run.stop == tracein.NoStack {
+		return critpath.NoTerm
+	}
+	// The CPU term a sample on the stop stack would get, without interning
+	// one no sample gave.
+	si := a.terms.stack(run.stop)
+	t := si.cpuID
+	if !si.hasCPU {
+		if si.attr.App == "" {
+			return critpath.NoTerm
+		}
+		var ok bool
+		if t, ok = a.terms.index[termKey{path: si.pathKey, kind: frame.Running, fallback: si.attr.Fallback}]; !ok {
+			return critpath.NoTerm
+		}
+	}
+	if t == critpath.NoTerm || !hasTerm(pieces, t) {
+		return critpath.NoTerm
+	}
+	return t
+}
+
+// hasTerm reports whether a running interval's pieces hold CPU term t, as
+// a piece's CPU from samples or as the term a piece goes along with.
+func hasTerm(pieces []critpath.Seg, t critpath.TermID) bool {
+	for i := range pieces {
+		p := &pieces[i]
+		if (p.From == critpath.CPUSamples && p.CPU == t) || p.Along() == t {
+			return true
+		}
+	}
+	return false
 }
 
 // runningPieces appends running segment s, split by frame, to segs: by the

@@ -1,7 +1,15 @@
 package budget_test
 
 import (
+	"cmp"
+	"context"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +18,7 @@ import (
 	"github.com/latscope/latscope/internal/critpath"
 	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
+	"github.com/latscope/latscope/internal/frame"
 )
 
 // cpuTerm sums a group's CPU terms (from samples) whose call path holds a
@@ -147,4 +156,147 @@ func TestCPUByFrameStacks(t *testing.T) {
 		t.Errorf("CPU terms %d ns, from stacks %d, running %d", sum, g.CPUByFrame.FromStacks, g.Running.Wait)
 	}
 	t.Logf("from stacks: %.3f of %.3f ms running per request given a frame", ms(sum, g), ms(g.Running.Wait, g))
+}
+
+// spinYield runs n rounds of arithmetic of about 100 µs each, yielding
+// the processor after each: running time cut by runnable time, in this
+// frame (a CPU-bound function preempted between its slices).
+//
+//go:noinline
+func spinYield(n int) uint64 {
+	var x uint64 = 1
+	for range n {
+		for range 100_000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		runtime.Gosched()
+	}
+	return x
+}
+
+// competitor keeps the one processor busy outside any request, yielding
+// every 100 µs, until stop is closed.
+func competitor(stop <-chan struct{}, sink *uint64) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		var x uint64
+		end := time.Now().Add(100 * time.Microsecond)
+		for time.Now().Before(end) {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		*sink += x
+		runtime.Gosched()
+	}
+}
+
+// TestPreemptionAlong records requests that sleep 1 ms and then run a
+// CPU-bound frame, spinYield, that yields every 100 µs to a goroutine of no
+// request on the one processor (GOMAXPROCS 1): the frame's running is cut
+// by runnable time. That runnable time goes along with the frame's CPU
+// (critpath.Seg.Along, docs/method.md §3): a what-if removes it with the
+// frame, and the frame's fix includes it. The runnable time after the
+// sleep, a wakeup's wait, goes along with nothing.
+// Not parallel: it sets GOMAXPROCS.
+func TestPreemptionAlong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a trace for about a second")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	path := filepath.Join(t.TempDir(), "preempt.trace")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(io.Discard); err != nil {
+		t.Skip("CPU profiler busy:", err)
+	}
+	if err := trace.Start(f); err != nil {
+		pprof.StopCPUProfile()
+		t.Skip("tracer busy:", err)
+	}
+	stop, sink := make(chan struct{}), new(uint64)
+	done := make(chan struct{})
+	go func() { competitor(stop, sink); close(done) }()
+	var x uint64
+	for range 150 {
+		_, task := trace.NewTask(context.Background(), "request")
+		time.Sleep(time.Millisecond)
+		x += spinYield(30)
+		task.End()
+	}
+	close(stop)
+	<-done
+	trace.Stop()
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("(sink %d)", x+*sink)
+
+	opts := budget.DefaultOptions
+	for _, spec := range []string{"remove=spinYield", "scale=spinYield:0.5"} {
+		p, err := budget.ParsePrediction(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Predictions = append(opts.Predictions, p)
+	}
+	var afterSleep, between, betweenAlong, afterSleepAlong int64
+	opts.Each = func(_ string, p *budget.Path) {
+		segs := slices.Clone(p.Segs)
+		slices.SortFunc(segs, func(a, b critpath.PathSeg) int { return cmp.Compare(a.Start, b.Start) })
+		prev := frame.Other
+		for _, s := range segs {
+			if s.Kind == frame.Runnable && s.Term == critpath.NoTerm {
+				switch prev {
+				case frame.Sleep:
+					afterSleep += s.Dur()
+					if s.Along() != critpath.NoTerm {
+						afterSleepAlong += s.Dur()
+					}
+				case frame.Running, frame.Runnable:
+					between += s.Dur()
+					if s.Along() != critpath.NoTerm {
+						betweenAlong += s.Dur()
+					}
+				}
+			}
+			if s.Kind != frame.Runnable {
+				prev = s.Kind
+			}
+		}
+	}
+	res, err := fixture.AnalyzeFile(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invariants(t, res)
+	g := only(t, res)
+	work, crit, along := cpuTermAlong(res, g, "spinYield")
+	mean := g.Latency.Mean / 1e6
+	gain := func(i int) float64 { return mean - g.Predictions[i].Mean/1e6 }
+	n := float64(g.Count) * 1e6
+	t.Logf("%d CPU samples in running time; per request: mean %.3f ms, spinYield %.3f ms (critical %.3f, along %.3f), runnable on the path %.3f ms: %.3f between running (%.3f along), %.3f after the sleep (%.3f along); remove saves %.3f ms, scale 0.5 %.3f ms",
+		res.Info.CPUFrameSamples, mean, work, crit, along, ms(g.Runnable.Critical, g), float64(between)/n, float64(betweenAlong)/n, float64(afterSleep)/n, float64(afterSleepAlong)/n, gain(0), gain(1))
+	if res.Info.CPUFrameSamples < 30 || work <= 0 {
+		t.Skipf("%d CPU samples, spinYield %.3f ms: too few to test", res.Info.CPUFrameSamples, work)
+	}
+	if afterSleepAlong != 0 {
+		t.Errorf("%.3f ms per request of the runnable time after the sleep went along with a frame", float64(afterSleepAlong)/n)
+	}
+	if between == 0 || float64(betweenAlong) < 0.9*float64(between) {
+		t.Errorf("runnable time between running: %.3f ms per request, %.3f of it along with spinYield", float64(between)/n, float64(betweenAlong)/n)
+	}
+	// One goroutine, no joins: removing the frame saves exactly its
+	// critical CPU and what went along with it.
+	if math.Abs(gain(0)-crit-along) > 0.01 {
+		t.Errorf("remove=spinYield saves %.3f ms, its critical CPU is %.3f ms and %.3f ms went along with it", gain(0), crit, along)
+	}
+	if math.Abs(gain(1)-gain(0)/2) > 0.01 {
+		t.Errorf("scale=spinYield:0.5 saves %.3f ms, half of remove's %.3f ms", gain(1), gain(0))
+	}
 }

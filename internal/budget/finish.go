@@ -319,6 +319,10 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			}
 		case p.Term == critpath.NoTerm:
 			gs.critRunnable += d
+			if t := p.Along(); t != critpath.NoTerm { // a preemption inside a frame's CPU (cpu.go)
+				a.scratch.along[t] += d
+				gs.term(t).along += d
+			}
 		default:
 			a.scratch.crit[p.Term] += d
 			gs.stack(p.Stack, p.Kind).crit += d

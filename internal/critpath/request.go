@@ -50,18 +50,20 @@ type Seg struct {
 	// only the last goroutine's wake-up, but in a simulation the wait also
 	// lasts until the others are done.
 	JoinAll bool
-	// along is the CPU term whose CPU this plain running piece stretched,
-	// plus one (0, the zero value: none); see Along.
+	// along is the CPU term whose CPU this plain running or runnable piece
+	// stretched, plus one (0, the zero value: none); see Along.
 	along int32
 }
 
-// Along returns the CPU term this plain running piece goes along with, or
-// NoTerm: running time Go counted while no CPU sample saw the thread run
-// (time the kernel gave another thread, on a busy host), shared among the
-// terms the same context's samples saw, in proportion to their samples
-// (docs/method.md §3, "CPU by frame"). The budget keeps it plain running;
-// a what-if on the term scales it too, since it stretches with the CPU
-// it waited beside.
+// Along returns the CPU term this plain running or runnable piece goes
+// along with, or NoTerm (docs/method.md §3, "CPU by frame"): running time
+// Go counted while no CPU sample saw the thread run (time the kernel gave
+// another thread, on a busy host), shared among the terms the same
+// context's samples saw, in proportion to their samples; and runnable time
+// between two running intervals of the term, after a preemption (or a
+// yield) in its frame. The budget keeps it plain running or runnable; a
+// what-if on the term scales it too, since it stretches with the CPU it
+// waited beside.
 func (s *Seg) Along() TermID { return TermID(s.along - 1) }
 
 // SetAlong sets the term Along returns.

@@ -25,7 +25,8 @@ func (m *Model) factor(t TermID) float64 {
 
 // Simulate re-runs r's goroutine timelines under m and returns the predicted
 // latency in nanoseconds. Runnable time, and running time without a CPU
-// term, is kept; running time with one is scaled as a wait is; a wait ended by
+// term, is kept, unless it goes along with one (Seg.Along); running time
+// with one is scaled as a wait is; a wait ended by
 // another goroutine of the request ends when that goroutine reaches the same
 // point in the simulation, so removing a term on one branch of a fork lets
 // the other branch become critical. Other waits (network, timers, other

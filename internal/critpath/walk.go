@@ -44,8 +44,8 @@ type PathSeg struct {
 	along int32
 }
 
-// Along returns the CPU term the running time of this piece went along
-// with (Seg.Along), or NoTerm.
+// Along returns the CPU term the running or runnable time of this piece
+// went along with (Seg.Along), or NoTerm.
 func (p PathSeg) Along() TermID { return TermID(p.along - 1) }
 
 // Hop is one goroutine in a chain of hand-offs: its id and what it was
