@@ -402,14 +402,17 @@ func (a *Analyzer) anyTermMatches(p Prediction) bool {
 }
 
 // medianPath returns the kept path whose latency is closest to the median.
-func medianPath(paths []*Path, p50 int64) *Path {
-	var best *Path
-	for _, p := range paths {
-		if best == nil || abs(p.Latency-p50) < abs(best.Latency-p50) {
-			best = p
+func medianPath(paths []*keptPath, p50 int64) *Path {
+	var best *keptPath
+	for _, k := range paths {
+		if best == nil || abs(k.meta.Latency-p50) < abs(best.meta.Latency-p50) {
+			best = k
 		}
 	}
-	return best
+	if best == nil {
+		return nil
+	}
+	return best.path()
 }
 
 func abs(x int64) int64 {
