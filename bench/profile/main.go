@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/internal/analysis"
@@ -44,6 +45,7 @@ type Options struct {
 	CPUProfile string // write a CPU profile here
 	MemProfile string // write an allocation profile here (all allocations, every 512 KiB)
 	Fix        bool   // budget.Options.FixPotential (the "fix" column: one simulation per critical term per request)
+	HeapAt     string // comma-separated times into the run: write the live heap (after a GC) to MemProfile.N at each
 }
 
 func main() {
@@ -59,6 +61,7 @@ func run(stdout io.Writer, args []string) error {
 	fs.StringVar(&o.Stage, "stage", "analyze", "what to run: readloop, tracein, budget or analyze")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile to `FILE`")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write an allocation profile to `FILE`")
+	fs.StringVar(&o.HeapAt, "heapat", "", "with -memprofile: also write the live heap (after a collection) to `FILE.N` at these comma-separated times into the run (e.g. 2s,4s)")
 	fs.BoolVar(&o.Fix, "fix", budget.DefaultOptions.FixPotential, "stages budget and analyze: compute the fix column (budget.Options.FixPotential)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -97,8 +100,24 @@ func run(stdout io.Writer, args []string) error {
 			return fmt.Errorf("-cpuprofile: %w", err)
 		}
 	}
+	var snaps []time.Duration
+	if o.HeapAt != "" {
+		if o.MemProfile == "" {
+			return fmt.Errorf("-heapat needs -memprofile")
+		}
+		for _, s := range strings.Split(o.HeapAt, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return fmt.Errorf("-heapat: %w", err)
+			}
+			snaps = append(snaps, d)
+		}
+	}
 	t0 := time.Now()
+	stop := make(chan struct{})
+	go heapSnapshots(o.MemProfile, t0, snaps, stop)
 	events, err := stage(name, f)
+	close(stop)
 	wall := time.Since(t0)
 	if o.CPUProfile != "" {
 		pprof.StopCPUProfile()
@@ -137,6 +156,28 @@ func writeHeap(path string) error {
 		return fmt.Errorf("-memprofile: %w", err)
 	}
 	return nil
+}
+
+// heapSnapshots writes the live heap to path.1, path.2, … at the times
+// into the run in at, until stop is closed.
+func heapSnapshots(path string, t0 time.Time, at []time.Duration, stop chan struct{}) {
+	for i, d := range at {
+		select {
+		case <-time.After(time.Until(t0.Add(d))):
+		case <-stop:
+			return
+		}
+		runtime.GC()
+		f, err := os.Create(path + "." + strconv.Itoa(i+1))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile: -heapat:", err)
+			return
+		}
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "profile: -heapat:", err)
+		}
+		f.Close()
+	}
 }
 
 func readLoop(name string, r io.Reader) (int64, error) {
