@@ -28,6 +28,11 @@ func TestPredictionPairs(t *testing.T) {
 		// issue #36: the CPU of a frame, shrunk: pricing.Compute doing
 		// half its rounds for real.
 		{"gin-cpu", "gin-cpu-half", "scale=pricing.Compute:0.5"},
+		// The same with a CPU burner per core, the pair recorded back to
+		// back: the frame's CPU stretched by the host, and the running
+		// time no sample saw (and its preemptions' runnable time) going
+		// along with it (docs/method.md §3, "CPU by frame").
+		{"gin-cpu-loaded", "gin-cpu-half-loaded", "scale=pricing.Compute:0.5"},
 	} {
 		t.Run(pair.before, func(t *testing.T) {
 			t.Parallel()
