@@ -160,14 +160,20 @@ func TestCPUByFrameStacks(t *testing.T) {
 
 // spinYield runs n rounds of arithmetic of about 100 µs each, yielding
 // the processor after each: running time cut by runnable time, in this
-// frame (a CPU-bound function preempted between its slices).
+// frame (a CPU-bound function preempted between its slices). Every tenth
+// round it blocks on kick instead, which the competitor sends on and then
+// runs on: runnable time after a block, a wakeup's wait, in the same frame.
 //
 //go:noinline
-func spinYield(n int) uint64 {
+func spinYield(n int, kick <-chan struct{}) uint64 {
 	var x uint64 = 1
-	for range n {
+	for i := range n {
 		for range 100_000 {
 			x = x*6364136223846793005 + 1442695040888963407
+		}
+		if i%10 == 9 {
+			<-kick
+			continue
 		}
 		runtime.Gosched()
 	}
@@ -175,12 +181,14 @@ func spinYield(n int) uint64 {
 }
 
 // competitor keeps the one processor busy outside any request, yielding
-// every 100 µs, until stop is closed.
-func competitor(stop <-chan struct{}, sink *uint64) {
+// every 100 µs, until stop is closed; it sends on kick when a receiver
+// waits, and runs on.
+func competitor(stop <-chan struct{}, kick chan<- struct{}, sink *uint64) {
 	for {
 		select {
 		case <-stop:
 			return
+		case kick <- struct{}{}:
 		default:
 		}
 		var x uint64
@@ -218,14 +226,14 @@ func TestPreemptionAlong(t *testing.T) {
 		pprof.StopCPUProfile()
 		t.Skip("tracer busy:", err)
 	}
-	stop, sink := make(chan struct{}), new(uint64)
+	stop, kick, sink := make(chan struct{}), make(chan struct{}), new(uint64)
 	done := make(chan struct{})
-	go func() { competitor(stop, sink); close(done) }()
+	go func() { competitor(stop, kick, sink); close(done) }()
 	var x uint64
 	for range 150 {
 		_, task := trace.NewTask(context.Background(), "request")
 		time.Sleep(time.Millisecond)
-		x += spinYield(30)
+		x += spinYield(30, kick)
 		task.End()
 	}
 	close(stop)
@@ -245,29 +253,24 @@ func TestPreemptionAlong(t *testing.T) {
 		}
 		opts.Predictions = append(opts.Predictions, p)
 	}
-	var afterSleep, between, betweenAlong, afterSleepAlong int64
+	var afterBlock, between, betweenAlong, afterBlockAlong int64
 	opts.Each = func(_ string, p *budget.Path) {
 		segs := slices.Clone(p.Segs)
 		slices.SortFunc(segs, func(a, b critpath.PathSeg) int { return cmp.Compare(a.Start, b.Start) })
-		prev := frame.Other
+		blocked := false // the last piece before runnable time was a wait (a borrowed one has its waker's kind)
 		for _, s := range segs {
 			if s.Kind == frame.Runnable && s.Term == critpath.NoTerm {
-				switch prev {
-				case frame.Sleep:
-					afterSleep += s.Dur()
-					if s.Along() != critpath.NoTerm {
-						afterSleepAlong += s.Dur()
-					}
-				case frame.Running, frame.Runnable:
-					between += s.Dur()
-					if s.Along() != critpath.NoTerm {
-						betweenAlong += s.Dur()
-					}
+				n, along := &between, &betweenAlong
+				if blocked {
+					n, along = &afterBlock, &afterBlockAlong
 				}
+				*n += s.Dur()
+				if s.Along() != critpath.NoTerm {
+					*along += s.Dur()
+				}
+				continue
 			}
-			if s.Kind != frame.Runnable {
-				prev = s.Kind
-			}
+			blocked = s.Term != critpath.NoTerm
 		}
 	}
 	res, err := fixture.AnalyzeFile(path, opts)
@@ -280,13 +283,13 @@ func TestPreemptionAlong(t *testing.T) {
 	mean := g.Latency.Mean / 1e6
 	gain := func(i int) float64 { return mean - g.Predictions[i].Mean/1e6 }
 	n := float64(g.Count) * 1e6
-	t.Logf("%d CPU samples in running time; per request: mean %.3f ms, spinYield %.3f ms (critical %.3f, along %.3f), runnable on the path %.3f ms: %.3f between running (%.3f along), %.3f after the sleep (%.3f along); remove saves %.3f ms, scale 0.5 %.3f ms",
-		res.Info.CPUFrameSamples, mean, work, crit, along, ms(g.Runnable.Critical, g), float64(between)/n, float64(betweenAlong)/n, float64(afterSleep)/n, float64(afterSleepAlong)/n, gain(0), gain(1))
+	t.Logf("%d CPU samples in running time; per request: mean %.3f ms, spinYield %.3f ms (critical %.3f, along %.3f), runnable on the path %.3f ms: %.3f between running (%.3f along), %.3f after a block (%.3f along); remove saves %.3f ms, scale 0.5 %.3f ms",
+		res.Info.CPUFrameSamples, mean, work, crit, along, ms(g.Runnable.Critical, g), float64(between)/n, float64(betweenAlong)/n, float64(afterBlock)/n, float64(afterBlockAlong)/n, gain(0), gain(1))
 	if res.Info.CPUFrameSamples < 30 || work <= 0 {
 		t.Skipf("%d CPU samples, spinYield %.3f ms: too few to test", res.Info.CPUFrameSamples, work)
 	}
-	if afterSleepAlong != 0 {
-		t.Errorf("%.3f ms per request of the runnable time after the sleep went along with a frame", float64(afterSleepAlong)/n)
+	if afterBlock == 0 || afterBlockAlong != 0 {
+		t.Errorf("runnable time after a block: %.3f ms per request, %.3f of it along with a frame, want some and none", float64(afterBlock)/n, float64(afterBlockAlong)/n)
 	}
 	if between == 0 || float64(betweenAlong) < 0.9*float64(between) {
 		t.Errorf("runnable time between running: %.3f ms per request, %.3f of it along with spinYield", float64(between)/n, float64(betweenAlong)/n)

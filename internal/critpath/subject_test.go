@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/tracein"
 )
 
 // TestSubject: a what-if acts on a wait's term, on the CPU term of the
@@ -93,5 +94,63 @@ func TestSimulateAlong(t *testing.T) {
 	}
 	if alongCrit != ms {
 		t.Errorf("critical path along with the CPU: %d ns, want 1 ms", alongCrit)
+	}
+}
+
+// TestSimulateAlongRunnable: a scheduler wait between two running pieces
+// of a frame's CPU (a preemption in the frame) that goes along with it
+// scales and goes with the frame, and keeps its kind on the critical path;
+// the scheduler wait after a block does not. A request of 1 ms sleep, 0.5
+// ms runnable after it (a wakeup's), then 1 ms CPU, 1 ms runnable along
+// with it, 1 ms CPU.
+func TestSimulateAlongRunnable(t *testing.T) {
+	t.Parallel()
+	const cpu, wait TermID = 3, 7
+	const ms = 1_000_000
+	run := func(a, b int64) Seg {
+		return Seg{Start: tracein.Time(a), End: tracein.Time(b), Kind: frame.Running, Term: NoTerm, CPU: cpu, From: CPUSamples, Waker: -1, Borrow: -1}
+	}
+	preempted := Seg{Start: 2500 * 1000, End: 3500 * 1000, Kind: frame.Runnable, Term: NoTerm, CPU: NoTerm, Waker: -1, Borrow: -1}
+	preempted.SetAlong(cpu)
+	r := &Request{Begin: 0, End: 4500 * 1000, Gs: []G{{Creator: -1, Committed: true, Segs: []Seg{
+		{Start: 0, End: ms, Kind: frame.Sleep, Term: wait, CPU: NoTerm, Waker: -1, Borrow: -1},
+		{Start: ms, End: 1500 * 1000, Kind: frame.Runnable, Term: NoTerm, CPU: NoTerm, Waker: -1, Borrow: -1},
+		run(1500*1000, 2500*1000),
+		preempted,
+		run(3500*1000, 4500*1000),
+	}}}}
+	scale := func(f float64) Model {
+		return Model{Scale: func(x TermID) float64 {
+			if x == cpu {
+				return f
+			}
+			return 1
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		f    float64
+		want int64
+	}{
+		{"as recorded", 1, 4500 * 1000},
+		{"the CPU by half: 1.5 ms saved, the preemption's half with it", 0.5, 3 * ms},
+		{"the CPU removed: 3 ms saved, the wakeup's runnable stays", 0, 1500 * 1000},
+	} {
+		if got := Simulate(r, scale(tc.f)); got != tc.want {
+			t.Errorf("%s: %d ns, want %d", tc.name, got, tc.want)
+		}
+	}
+	var sc Scratch
+	var along, runnable int64
+	for _, p := range sc.Walk(r) {
+		if p.Kind == frame.Runnable {
+			runnable += p.Dur()
+			if p.Along() == cpu {
+				along += p.Dur()
+			}
+		}
+	}
+	if runnable != 1500*1000 || along != ms {
+		t.Errorf("critical runnable %d ns, %d of it along with the CPU; want 1.5 ms and 1 ms", runnable, along)
 	}
 }
