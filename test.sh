@@ -46,6 +46,8 @@ install() {
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   # Prometheus: fleet triage is tested against a real server the tests start.
   command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+  # node_exporter: dbwait reads a database host's CPU pressure from it, through Prometheus.
+  command -v prometheus-node-exporter >/dev/null 2>&1 || need_apt+=(prometheus-node-exporter)
   # MariaDB: the DB-wait tests read a real server's slow query log.
   if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
     need_apt+=(mariadb-server)

@@ -11,8 +11,10 @@ import (
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/dbhostmetrics"
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/termsafe"
+	"github.com/latscope/latscope/internal/triage"
 )
 
 func init() {
@@ -26,6 +28,8 @@ examples:
   latscope dbwait --pglog postgresql.json trace.out
   latscope dbwait --pglog postgresql.json --samples host.txt --threshold 5ms trace.out
   latscope dbwait --pglog postgresql.json --dbhost dbhost.txt trace.out   (recorded by latscope dbhost)
+  latscope dbwait --pglog postgresql.json --dbhost-prometheus http://prom:9090 --dbhost-instance db1:9100 trace.out
+                                   (the database host's CPU pressure from its node_exporter, when no recording was taken)
   latscope dbwait --mysql-csv history_long.csv --json -o dbwait.json trace.out
   latscope dbwait --mysql-slowlog /var/log/mysql/slow.log trace.out
   latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
@@ -37,9 +41,15 @@ type dbwaitOptions struct {
 	pglogs, mysqlCSV stringList
 	mysqlSlow        stringList
 	samples, dbhost  string
-	json, all        bool
-	out              reportFile
-	opts             dbwait.Options
+	// prom is the Prometheus that scrapes the database host's
+	// node_exporter (--dbhost-prometheus), promInstance its instance
+	// label, promToken and promPass credential files.
+	prom                triage.Config
+	promInstance        string
+	promToken, promPass string
+	json, all           bool
+	out                 reportFile
+	opts                dbwait.Options
 }
 
 func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -83,6 +93,11 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.Var(&o.mysqlSlow, "mysql-slowlog", "MySQL or MariaDB slow query `FILE` written with long_query_time=0 (repeatable)")
 	fs.StringVar(&o.samples, "samples", "", "host samples `FILE` (hostsig text lines), used instead of the trace's latscope.host logs")
 	fs.StringVar(&o.dbhost, "dbhost", "", "recording `FILE` of the database host's backends' run-queue waits (latscope dbhost), to name the database host's CPU")
+	fs.StringVar(&o.prom.URL, "dbhost-prometheus", "", "Prometheus base `URL` that scrapes the database host's node_exporter: its CPU pressure (PSI) decides, without --dbhost, whether a network verdict may be the database host's CPU")
+	fs.StringVar(&o.promInstance, "dbhost-instance", "", "the database host's node_exporter `INSTANCE` label (e.g. db1:9100); needed when Prometheus scrapes several")
+	fs.StringVar(&o.promToken, "prometheus-bearer-token-file", "", "read a bearer token for --dbhost-prometheus from `FILE`")
+	fs.StringVar(&o.prom.Username, "prometheus-user", "", "basic-auth `USER` for --dbhost-prometheus (with --prometheus-password-file)")
+	fs.StringVar(&o.promPass, "prometheus-password-file", "", "read the basic-auth password for --dbhost-prometheus from `FILE`")
 	fs.DurationVar(&o.opts.Threshold, "threshold", o.opts.Threshold, "difference (app − DB) above which time is outside the DB")
 	fs.DurationVar(&o.opts.MinPause, "min-pause", o.opts.MinPause, "shortest stretch without trace events taken as a paused process")
 	fs.DurationVar(&o.opts.PGClockOffset, "pg-clock-offset", 0, "how far the database host's clock is ahead of the traced host's")
@@ -108,6 +123,12 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 		return nil, errors.New("give the database's statement log: --pglog FILE (PostgreSQL jsonlog), --mysql-slowlog FILE or --mysql-csv FILE")
 	case o.dbhost != "" && (len(o.mysqlCSV) > 0 || len(o.mysqlSlow) > 0):
 		return nil, errors.New("flag --dbhost: a recording of PostgreSQL's backends, which MySQL and MariaDB (one process, a thread per connection) do not have: leave it out with --mysql-csv or --mysql-slowlog")
+	case o.prom.URL == "" && (o.promInstance != "" || o.promToken != "" || o.prom.Username != "" || o.promPass != ""):
+		return nil, errors.New("flags --dbhost-instance and --prometheus-*: they go with --dbhost-prometheus URL")
+	case o.promToken != "" && (o.prom.Username != "" || o.promPass != ""):
+		return nil, errors.New("flag --prometheus-bearer-token-file: a bearer token or basic auth (--prometheus-user, --prometheus-password-file), not both")
+	case o.promPass != "" && o.prom.Username == "":
+		return nil, errors.New("flag --prometheus-password-file: give --prometheus-user too")
 	case o.opts.Threshold <= 0:
 		return nil, fmt.Errorf("flag --threshold %v: want a positive duration", o.opts.Threshold)
 	case o.opts.MinPause <= 0:
@@ -149,6 +170,11 @@ func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error
 			return nil, err
 		}
 	}
+	if o.prom.URL != "" {
+		if err := dbhostPressure(ctx, o, a); err != nil {
+			return nil, interrupted(ctx, fmt.Errorf("--dbhost-prometheus: %w", err))
+		}
+	}
 	for _, name := range o.pglogs {
 		if err := feedFile(ctx, "--pglog", name, func(r io.Reader) error {
 			if err := a.ReadPGLog(ctx, name, r); err != nil {
@@ -177,6 +203,38 @@ func dbwaitAnalyze(ctx context.Context, o *dbwaitOptions) (*dbwait.Result, error
 		return nil, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	return res, nil
+}
+
+// dbhostPressure reads the database host's CPU pressure counter over the
+// trace's time (a minute wider each side) from --dbhost-prometheus and
+// gives it to a.
+func dbhostPressure(ctx context.Context, o *dbwaitOptions, a *dbwait.Analyzer) error {
+	from, to, ok := a.DBHostWindow()
+	if !ok {
+		return errors.New("the trace has no clock snapshot (Go 1.25 or later writes them), so its statements have no wall-clock time to read the database host's samples at")
+	}
+	c := o.prom
+	var err error
+	if o.promToken != "" {
+		if c.BearerToken, err = readCredential("--prometheus-bearer-token-file", o.promToken); err != nil {
+			return err
+		}
+	}
+	if o.promPass != "" {
+		if c.Password, err = readCredential("--prometheus-password-file", o.promPass); err != nil {
+			return err
+		}
+	}
+	cl, err := triage.NewClient(c)
+	if err != nil {
+		return err
+	}
+	p, err := dbhostmetrics.Read(ctx, cl, o.promInstance, from, to)
+	if err != nil {
+		return err
+	}
+	a.DBHostPressure(p)
+	return nil
 }
 
 // feedFile opens name (the argument of flag) and passes it to fn, through

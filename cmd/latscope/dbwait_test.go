@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/dbhost"
+	"github.com/latscope/latscope/internal/tier"
+	"github.com/latscope/latscope/internal/triage/promtest"
 )
 
 // dbwaitCapture unpacks a real capture of `latscope lab dbwait` (package
@@ -124,6 +126,10 @@ func TestDBWaitErrors(t *testing.T) {
 		{"bad dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg}, "--dbhost: " + pg + ":1: "},
 		{"dbhost with mysql", []string{"--trace", tr, "--mysql-slowlog", pg, "--dbhost", pg}, "flag --dbhost: a recording of PostgreSQL's backends"},
 		{"missing dbhost", []string{"--trace", tr, "--pglog", pg, "--dbhost", pg + ".nope"}, "--dbhost: open "},
+		{"instance without prometheus", []string{"--trace", tr, "--pglog", pg, "--dbhost-instance", "db1:9100"}, "flags --dbhost-instance and --prometheus-*: they go with --dbhost-prometheus URL"},
+		{"token and user", []string{"--trace", tr, "--pglog", pg, "--dbhost-prometheus", "http://127.0.0.1:1", "--prometheus-bearer-token-file", pg, "--prometheus-user", "u"}, "a bearer token or basic auth"},
+		{"password without user", []string{"--trace", tr, "--pglog", pg, "--dbhost-prometheus", "http://127.0.0.1:1", "--prometheus-password-file", pg}, "give --prometheus-user too"},
+		{"prometheus down", []string{"--trace", tr, "--pglog", pg, "--dbhost-prometheus", "http://someone:s3cret@127.0.0.1:1"}, "--dbhost-prometheus: Prometheus at http://someone:xxxxx@127.0.0.1:1: node_pressure_cpu_waiting_seconds_total["},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := runCLI(t, append([]string{"dbwait"}, tc.args...)...)
@@ -285,4 +291,23 @@ func (e *endlessReader) Read(p []byte) (int, error) {
 	n := copy(p, e.buf)
 	e.buf = e.buf[n:]
 	return n, nil
+}
+
+// TestDBWaitPrometheusWindow: --dbhost-prometheus asks a real Prometheus
+// (scraping a real node_exporter) for the database host's pressure over
+// the trace's own time on the wall clock, a minute wider each side; for
+// a capture recorded days before the server started (the kept
+// baseline, 2 December), it holds none, and
+// the error says so, naming the window and the series, on one line.
+func TestDBWaitPrometheusWindow(t *testing.T) {
+	tier.Busy(t)
+	tr, pg := dbwaitCapture(t, "baseline")
+	url := promtest.StartScraping(t, promtest.NodeExporter(t))
+	_, _, err := runCLI(t, "dbwait", "--pglog", pg, "--dbhost-prometheus", url, tr)
+	// the capture's trace ran from 17:13:18 to 17:13:21 on 2 December
+	want := "dbwait: --dbhost-prometheus: Prometheus at " + url + " holds no series of node_pressure_cpu_waiting_seconds_total from 2026-12-02T17:12:18Z to 2026-12-02T17:14:21Z: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want it to start %q", err, want)
+	}
+	oneLine(t, err.Error())
 }

@@ -30,7 +30,7 @@ var layers = []struct {
 	{"input", []string{"internal/tracein", "internal/gotable", "internal/pglog", "internal/hostsig", "internal/hostsig/probe", "internal/dbhost", "internal/loadresult", "internal/jfr"}},
 	{"model and analyses", []string{"internal/critpath", "internal/budget", "internal/sched", "internal/queueing",
 		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy",
-		"internal/whatif", "internal/demotrace"}},
+		"internal/whatif", "internal/demotrace", "internal/dbhostmetrics"}},
 	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport"}},
 	{"wiring", []string{"internal/pipeline"}},
 	{"commands", []string{"cmd/latscope"}},

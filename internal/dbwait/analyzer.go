@@ -71,6 +71,8 @@ type Analyzer struct {
 	busy           busyList // when every P ran a goroutine
 	// dbhost is the database host's recording, or nil.
 	dbhost *dbhost.Waits
+	// pressure is the database host's CPU pressure counter, or nil.
+	pressure *Pressure
 }
 
 // openRegion is a region begun on a goroutine and not yet ended.

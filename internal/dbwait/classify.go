@@ -28,6 +28,7 @@ func (a *Analyzer) evidence(q *Query, samples []hostsig.Sample) Evidence {
 		ev.BeforeDB, ev.AfterDB = outside[0].to.Sub(outside[0].from), outside[1].to.Sub(outside[1].from)
 	}
 	ev.DBHostWait, ev.DBHost = a.dbHostWait(q, ev)
+	ev.DBHostPressure = a.dbHostPressure(q)
 	ev.Gap, ev.GapStart = a.gaps.longestIn(outside...)
 	ev.ProbeLate, ev.ProbeUnsure, ev.Probe = a.probe.lateIn(outside...)
 	if ev.Probe {

@@ -96,6 +96,7 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		q.Rule, q.Confidence, q.Alternative = dec.Rule, dec.Confidence, alt
 	}
 	a.dbHostCoverage(r)
+	a.pressureCoverage(r)
 	r.Summary = a.summarize(r)
 	return r, nil
 }

@@ -46,6 +46,13 @@ func (u usualPath) pastUsual(outside time.Duration) bool {
 // are this host's: they speak for the database only if it runs here,
 // which the trace cannot tell; the words say so. A database host's
 // recording (ev.DBHost) measures the backend instead, and dec stands.
+// The database host's own CPU pressure series (ev.DBHostPressure: its
+// metrics, e.g. node_exporter's PSI read from Prometheus) decides in
+// place of this host's, wherever the database runs: under half the
+// scrape interval covering the span, no hedge, and the rule says why; at
+// half or more, the hedge, named after it. It is the host's pressure over
+// seconds, not the backend's wait, so it can only hedge, never decide
+// db-cpu.
 //
 // Only the wait past the trace's usual path (u) is hedged: the statement
 // must have waited past it for half its difference or more. A path's
@@ -61,24 +68,35 @@ func (u usualPath) pastUsual(outside time.Duration) bool {
 // applies it to every verdict after the network floor, which is taken
 // from the network verdicts as the application's side decided them.
 func hedge(dec Decision, ev Evidence, outside time.Duration, u usualPath) (Decision, Verdict) {
-	d := ev.Host
-	if dec.Verdict != Network || ev.DBHost || d == nil {
+	if dec.Verdict != Network || ev.DBHost {
 		return dec, Inside
 	}
-	var what string
-	switch {
-	case d.Has(hostsig.SourceSystemPSI):
-		if 2*d.SystemSome < d.Interval {
+	what, dbHostOwn := "", false
+	if p := ev.DBHostPressure; p != nil {
+		// The database host's own pressure decides, wherever it runs.
+		if !p.busy() {
+			dec.Rule += fmt.Sprintf("; the database host's CPU pressure (%s) was under half the interval: its CPU did not keep the backend waiting that long", p.words())
 			return dec, Inside
 		}
-		what = fmt.Sprintf("this host's CPU pressure (PSI some +%s ms in %s ms sampled: a task waited for a CPU that long)", fmtMs(d.SystemSome), fmtMs(d.Interval))
-	case d.Has(hostsig.SourceSchedstat):
-		if 2*d.Wait < d.Interval {
+		what, dbHostOwn = "the database host's CPU pressure ("+p.words()+")", true
+	} else {
+		d := ev.Host
+		switch {
+		case d == nil:
+			return dec, Inside
+		case d.Has(hostsig.SourceSystemPSI):
+			if 2*d.SystemSome < d.Interval {
+				return dec, Inside
+			}
+			what = fmt.Sprintf("this host's CPU pressure (PSI some +%s ms in %s ms sampled: a task waited for a CPU that long)", fmtMs(d.SystemSome), fmtMs(d.Interval))
+		case d.Has(hostsig.SourceSchedstat):
+			if 2*d.Wait < d.Interval {
+				return dec, Inside
+			}
+			what = fmt.Sprintf("this host's run queue (the process's threads waited +%s ms on it in %s ms sampled; no PSI)", fmtMs(d.Wait), fmtMs(d.Interval))
+		default:
 			return dec, Inside
 		}
-		what = fmt.Sprintf("this host's run queue (the process's threads waited +%s ms on it in %s ms sampled; no PSI)", fmtMs(d.Wait), fmtMs(d.Interval))
-	default:
-		return dec, Inside
 	}
 	if !u.pastUsual(outside) {
 		dec.Rule += fmt.Sprintf("; not hedged for %s: this statement waited %s ms past %s, under half its difference — the path's wait, the same for every statement, where a backend's wait for a CPU varies",
@@ -89,8 +107,11 @@ func hedge(dec Decision, ev Evidence, outside time.Duration, u usualPath) (Decis
 	if u.wait > 0 {
 		past = fmt.Sprintf("it waited %s ms past %s, half its difference or more", fmtMs(outside-u.wait), u.words())
 	}
-	dec.Rule += "; but network or db-cpu: without a recording of the database host, " + what +
-		" says a database on this host may have kept the backend waiting for a CPU before it read the query or after it sent the answer, which looks the same from here (a database on another host it says nothing about), and " + past +
+	where := "a database on this host may have kept the backend waiting for a CPU before it read the query or after it sent the answer, which looks the same from here (a database on another host it says nothing about)"
+	if dbHostOwn {
+		where = "its backends may have waited for a CPU before one read the query or after it sent the answer, which looks the same from here (pressure is the host's, not this backend's, and known per scrape interval)"
+	}
+	dec.Rule += "; but network or db-cpu: without a recording of the database host, " + what + " says " + where + ", and " + past +
 		"; `latscope dbhost` on the database host, then --dbhost, decides"
 	dec.Confidence = Low
 	return dec, DBCPU

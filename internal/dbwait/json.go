@@ -24,10 +24,30 @@ type JSONResult struct {
 	FloorStatements int     `json:"network_floor_statements"`
 	// DBHost: what the database host's recording covered; absent without
 	// one.
-	DBHost    *JSONDBHost `json:"db_host,omitempty"`
-	Queries   []JSONQuery `json:"queries"`
-	Unmatched []JSONQuery `json:"unmatched"`
-	Warnings  []string    `json:"warnings"`
+	DBHost *JSONDBHost `json:"db_host,omitempty"`
+	// DBHostPressure: what the database host's CPU pressure series
+	// covered; absent without one.
+	DBHostPressure *JSONPressure `json:"db_host_pressure,omitempty"`
+	Queries        []JSONQuery   `json:"queries"`
+	Unmatched      []JSONQuery   `json:"unmatched"`
+	Warnings       []string      `json:"warnings"`
+}
+
+// JSONPressure is PressureCoverage.
+type JSONPressure struct {
+	Source     string `json:"source"`
+	From       string `json:"from,omitempty"`
+	To         string `json:"to,omitempty"`
+	Samples    int    `json:"samples"`
+	Covered    int    `json:"covered"`
+	Statements int    `json:"statements"`
+}
+
+// JSONPressureDelta is PressureDelta: some task on the database host
+// waited for a CPU SomeMs of IntervalMs.
+type JSONPressureDelta struct {
+	SomeMs     float64 `json:"some_ms"`
+	IntervalMs float64 `json:"interval_ms"`
 }
 
 // JSONDBHost is DBHostCoverage.
@@ -145,6 +165,10 @@ type JSONEvidence struct {
 	// (Evidence.DBHostWait);
 	// left out without a recording of the database host covering it.
 	DBHostWaitMs *float64 `json:"db_host_wait_ms,omitempty"`
+	// DBHostPressure: the database host's CPU pressure over the scrape
+	// interval covering the span (Evidence.DBHostPressure); left out
+	// without its series.
+	DBHostPressure *JSONPressureDelta `json:"db_host_pressure,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.
 	BusyMs float64    `json:"every_p_busy_ms"`
 	Host   *JSONDelta `json:"host"`
@@ -163,10 +187,11 @@ func (r *Result) JSON() *JSONResult {
 		Host:           JSONHost{Samples: r.Host.Samples, InTrace: r.Host.InTrace, IntervalMs: units.Ms(r.Host.Interval), Delta: jsonDelta(r.Host.Delta)},
 		ClockOffsetMs:  units.Ms(r.ClockOffset),
 		NetworkFloorMs: units.Ms(r.NetworkFloor), FloorStatements: r.FloorStatements,
-		DBHost:    jsonDBHost(r.DBHost),
-		Queries:   []JSONQuery{},
-		Unmatched: []JSONQuery{},
-		Warnings:  []string{},
+		DBHost:         jsonDBHost(r.DBHost),
+		DBHostPressure: jsonPressure(r.DBHostPressure),
+		Queries:        []JSONQuery{},
+		Unmatched:      []JSONQuery{},
+		Warnings:       []string{},
 	}
 	for v, vs := range s.ByVerdict {
 		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: units.Ms(vs.AppP50),
@@ -182,6 +207,13 @@ func (r *Result) JSON() *JSONResult {
 		}
 		jq.Evidence = &JSONEvidence{GapMs: units.Ms(q.Evidence.Gap), RunnableMs: units.Ms(q.Evidence.Runnable), Placed: q.Evidence.Placed, Host: jsonDelta(q.Evidence.Host)}
 		jq.Evidence.BusyMs = units.Ms(q.Evidence.Busy)
+		if q.Evidence.DBHost { // the recording's, with or without the probe
+			dw := units.Ms(q.Evidence.DBHostWait)
+			jq.Evidence.DBHostWaitMs = &dw
+		}
+		if p := q.Evidence.DBHostPressure; p != nil {
+			jq.Evidence.DBHostPressure = &JSONPressureDelta{SomeMs: units.Ms(p.Some), IntervalMs: units.Ms(p.Interval)}
+		}
 		if q.Evidence.Placed {
 			before, after := units.Ms(q.Evidence.BeforeDB), units.Ms(q.Evidence.AfterDB)
 			jq.Evidence.BeforeDBMs, jq.Evidence.AfterDBMs = &before, &after
@@ -189,10 +221,6 @@ func (r *Result) JSON() *JSONResult {
 		if q.Evidence.Probe {
 			late, tail, head := units.Ms(q.Evidence.ProbeLate), units.Ms(q.Evidence.ProbeTail), units.Ms(q.Evidence.ProbeHead)
 			jq.Evidence.ProbeLateMs, jq.Evidence.ProbeTailMs, jq.Evidence.ProbeHeadMs = &late, &tail, &head
-			if q.Evidence.DBHost {
-				dw := units.Ms(q.Evidence.DBHostWait)
-				jq.Evidence.DBHostWaitMs = &dw
-			}
 			if q.Evidence.FloorStall > 0 {
 				fs := units.Ms(q.Evidence.FloorStall)
 				jq.Evidence.FloorStallMs = &fs
@@ -252,6 +280,18 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 			}
 			j.Absent[src.String()] = d.Absent[src]
 		}
+	}
+	return j
+}
+
+// jsonPressure is c's JSON form; nil for nil.
+func jsonPressure(c *PressureCoverage) *JSONPressure {
+	if c == nil {
+		return nil
+	}
+	j := &JSONPressure{Source: c.Source, Samples: c.Samples, Covered: c.Covered, Statements: c.Statements}
+	if c.Samples > 0 {
+		j.From, j.To = c.From.UTC().Format(time.RFC3339Nano), c.To.UTC().Format(time.RFC3339Nano)
 	}
 	return j
 }

@@ -83,6 +83,10 @@ type Evidence struct {
 	// and its backend.
 	DBHostWait time.Duration
 	DBHost     bool
+	// DBHostPressure is the database host's CPU pressure over the scrape
+	// interval covering the span (Analyzer.DBHostPressure: its metrics,
+	// not a recording of its backends); nil without them.
+	DBHostPressure *PressureDelta
 	// ProbeLate is how much of the outside time the agent's CPU-availability
 	// probe woke late (the process could not run); Probe tells whether the
 	// probe ran at all — without it ProbeLate says nothing.
@@ -178,12 +182,27 @@ type Result struct {
 	// DBHost says what the database host's recording covered (nil
 	// without one).
 	DBHost *DBHostCoverage
+	// DBHostPressure says what the database host's CPU pressure series
+	// covered (nil without one).
+	DBHostPressure *PressureCoverage
 	// NetworkFloor is the trace's usual wait outside the database: the
 	// median difference of the FloorStatements called network with high
 	// confidence; 0 with fewer than 5 (docs/dbwait.md, "The network floor").
 	NetworkFloor    time.Duration
 	FloorStatements int
 	Warnings        []error
+}
+
+// PressureCoverage is how much of a trace the database host's CPU
+// pressure series (Analyzer.DBHostPressure) covered.
+type PressureCoverage struct {
+	// Source names the series; From and To are its first and last
+	// samples' times, Samples their number.
+	Source   string
+	From, To time.Time
+	Samples  int
+	// Covered of Statements joined statements fell between two samples.
+	Covered, Statements int
 }
 
 // DBHostCoverage is how much of a trace a recording of the database

@@ -45,6 +45,9 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 		fmt.Fprintf(bw, "database host's recording: %s–%s UTC, %d backends; covers %d of %d statements\n",
 			c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), c.Backends, c.Covered, c.Statements)
 	}
+	if c := r.DBHostPressure; c != nil {
+		fmt.Fprintf(bw, "database host's CPU pressure: %s, %d samples (%s); covers %d of %d statements\n", c.Source, c.Samples, pressureSpan(c), c.Covered, c.Statements)
+	}
 	if r.NetworkFloor > 0 {
 		fmt.Fprintf(bw, "network floor: %s ms (the median difference of %d statements the probe saw on time)\n", ms(r.NetworkFloor), r.FloorStatements)
 	}
@@ -169,6 +172,9 @@ func (e Evidence) String() string {
 	}
 	if e.DBHost {
 		fmt.Fprintf(&b, ", database's backend on its run queue %s ms outside its timer", ms(e.DBHostWait))
+	}
+	if p := e.DBHostPressure; p != nil {
+		fmt.Fprintf(&b, ", database host's CPU pressure %s ms in %s ms", ms(p.Some), ms(p.Interval))
 	}
 	if e.Host == nil {
 		b.WriteString("; no host samples")

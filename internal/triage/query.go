@@ -7,14 +7,12 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/api"
 	"github.com/prometheus/common/model"
 
 	"github.com/latscope/latscope/internal/httpurl"
@@ -340,16 +338,11 @@ func newFetcher(c Config) (*fetcher, error) {
 	if n := int64(end.Sub(start) / c.Step); n > MaxSteps {
 		return nil, fmt.Errorf("%w: %d steps of %v: at most %d (a larger step or a shorter range)", ErrConfig, n, c.Step, MaxSteps)
 	}
-	u, err := url.Parse(c.URL)
+	cl, err := NewClient(c)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
+		return nil, err
 	}
-	rt := &authRoundTripper{base: api.DefaultRoundTripper, c: c, origin: httpurl.Origin(u), max: c.MaxResponseBytes}
-	client, err := api.NewClient(api.Config{Address: c.URL, Client: &http.Client{Transport: rt, Timeout: c.Timeout + 5*time.Second}})
-	if err != nil {
-		return nil, fmt.Errorf("%w: Prometheus URL %q: %w", ErrConfig, httpurl.Redact(c.URL), httpurl.RedactError(err))
-	}
-	return &fetcher{c: c, url: httpurl.Redact(c.URL), api: promAPI{client}, r: promRange{Start: start.Add(c.Step), End: end, Step: c.Step}}, nil
+	return &fetcher{c: c, url: cl.url, api: cl.api, r: promRange{Start: start.Add(c.Step), End: end, Step: c.Step}}, nil
 }
 
 // querySet are the PromQL queries of one analysis.

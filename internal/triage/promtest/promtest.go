@@ -2,17 +2,17 @@
 // [Fleet] writes the agent's metrics for a few instances as OpenMetrics
 // text with the faults it is told, and [Start] backfills such text into a
 // private data directory (promtool tsdb create-blocks-from openmetrics) and
-// starts /usr/bin/prometheus on it, on 127.0.0.1, for the test's life.
+// starts /usr/bin/prometheus on it, on 127.0.0.1, for the test's life;
+// [StartScraping] starts one that scrapes live targets, such as the real
+// node_exporter [NodeExporter] starts.
 package promtest
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,35 +275,9 @@ func Start(t testing.TB, om []byte) string {
 	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+data,
 		"--storage.tsdb.retention.time=100y", "--web.listen-address="+addr)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
 	url := "http://" + addr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/-/ready", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		select {
-		case <-done:
-			t.Fatalf("prometheus exited before it was ready:\n%s", tail(logs.Bytes()))
-		case <-ctx.Done():
-			t.Fatalf("prometheus not ready within 30 s:\n%s", tail(logs.Bytes()))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	waitReady(t, cmd, &logs, url+"/-/ready", "prometheus")
+	return url
 }
 
 // freeAddr returns a 127.0.0.1 address with a port that was free a moment ago.
