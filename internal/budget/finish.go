@@ -153,9 +153,9 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 
 // scratch holds per-request working sets reused across requests.
 type scratch struct {
-	wait    map[critpath.TermID]int64
-	crit    map[critpath.TermID]int64
-	along   map[critpath.TermID]int64 // critical running time along with each CPU term
+	wait    termSums
+	crit    termSums
+	along   termSums                  // critical running time along with each CPU term
 	tail    map[critpath.TermID]int64 // critpath.TailGains' answer
 	model   critpath.Model
 	gs      []critpath.G     // the finishing request's timelines
@@ -175,10 +175,46 @@ type scratch struct {
 	fixSims, fixSegs     int64
 }
 
+// termSums sums nanoseconds by term for one request: a dense array by
+// TermID and the terms added to, in the order first added (a map per sum
+// cost more than the rest of the bookkeeping on a dense trace).
+type termSums struct {
+	ns  []int64 // by TermID
+	in  []bool  // by TermID: in ids
+	ids []critpath.TermID
+}
+
+// add adds d to t's sum, t counting as added even when d is 0.
+func (s *termSums) add(t critpath.TermID, d int64) {
+	if int(t) >= len(s.ns) {
+		n := max(int(t)+1, 2*len(s.ns), 64)
+		s.ns = append(s.ns, make([]int64, n-len(s.ns))...)
+		s.in = append(s.in, make([]bool, n-len(s.in))...)
+	}
+	if !s.in[t] {
+		s.in[t] = true
+		s.ids = append(s.ids, t)
+	}
+	s.ns[t] += d
+}
+
+// get returns t's sum (0 when none was added).
+func (s *termSums) get(t critpath.TermID) int64 {
+	if int(t) < len(s.ns) {
+		return s.ns[t]
+	}
+	return 0
+}
+
+// reset empties the sums.
+func (s *termSums) reset() {
+	for _, t := range s.ids {
+		s.ns[t], s.in[t] = 0, false
+	}
+	s.ids = s.ids[:0]
+}
+
 func (s *scratch) init() {
-	s.wait = map[critpath.TermID]int64{}
-	s.crit = map[critpath.TermID]int64{}
-	s.along = map[critpath.TermID]int64{}
 	s.removeM = critpath.Model{Scale: func(t critpath.TermID) float64 {
 		if t == s.remove {
 			return 0
@@ -214,7 +250,8 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			a.scratch.tail = tail
 		}
 		begun := false
-		for tid, crit := range a.scratch.crit {
+		for _, tid := range a.scratch.crit.ids {
+			crit := a.scratch.crit.ns[tid]
 			// One goroutine and no joins: every wait lasts its recorded
 			// length, so removing a term saves exactly its critical time,
 			// and for a frame's CPU the running time that went along with
@@ -222,7 +259,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			// goroutine that ended the request saves its length there
 			// (critpath.TailGains); others are simulated, from the first
 			// segment each removal can change (critpath.Removals).
-			gain, ok := crit+a.scratch.along[tid], simple
+			gain, ok := crit+a.scratch.along.get(tid), simple
 			if !ok {
 				gain, ok = tail[tid]
 			}
@@ -263,7 +300,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 // waitSums adds the goroutine time of r's committed goroutines to gs and
 // returns its total and the number of committed goroutines.
 func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) (sum int64, committed int) {
-	clear(a.scratch.wait)
+	a.scratch.wait.reset()
 	for i := range req.Gs {
 		g := &req.Gs[i]
 		if !g.Committed {
@@ -279,20 +316,20 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 			case frame.Running:
 				gs.running += d
 				if s.From != critpath.CPUNone { // the CPU of a frame (cpu.go)
-					a.scratch.wait[s.CPU] += d
+					a.scratch.wait.add(s.CPU, d)
 					gs.cpuFrom[s.From] += d
 				}
 			case frame.Runnable:
 				gs.runnable += d
 			default:
-				a.scratch.wait[s.Term] += d
+				a.scratch.wait.add(s.Term, d)
 				gs.stack(s.Stack, s.Kind).wait += d
 			}
 		}
 	}
-	for tid, d := range a.scratch.wait {
+	for _, tid := range a.scratch.wait.ids {
 		ts := gs.term(tid)
-		ts.wait += d
+		ts.wait += a.scratch.wait.ns[tid]
 		ts.requests++
 	}
 	return sum, committed
@@ -300,8 +337,8 @@ func (a *Analyzer) waitSums(gs *groupState, r *reqState, req *critpath.Request) 
 
 // critical adds a request's critical path to gs and returns its length.
 func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64) {
-	clear(a.scratch.crit)
-	clear(a.scratch.along)
+	a.scratch.crit.reset()
+	a.scratch.along.reset()
 	for _, p := range path {
 		d := p.Dur()
 		sum += d
@@ -311,20 +348,20 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 		case p.Term == critpath.NoTerm && p.Kind == frame.Running:
 			gs.critRunning += d
 			if p.From != critpath.CPUNone { // the CPU of a frame (cpu.go)
-				a.scratch.crit[p.CPU] += d
+				a.scratch.crit.add(p.CPU, d)
 				gs.critCPU += d
 			} else if t := p.Along(); t != critpath.NoTerm { // plain, along with a frame's CPU
-				a.scratch.along[t] += d
+				a.scratch.along.add(t, d)
 				gs.term(t).along += d
 			}
 		case p.Term == critpath.NoTerm:
 			gs.critRunnable += d
 			if t := p.Along(); t != critpath.NoTerm { // a preemption inside a frame's CPU (cpu.go)
-				a.scratch.along[t] += d
+				a.scratch.along.add(t, d)
 				gs.term(t).along += d
 			}
 		default:
-			a.scratch.crit[p.Term] += d
+			a.scratch.crit.add(p.Term, d)
 			gs.stack(p.Stack, p.Kind).crit += d
 			ts := gs.term(p.Term)
 			ts.causes[p.Kind] += d
@@ -346,9 +383,9 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			}
 		}
 	}
-	for tid, d := range a.scratch.crit {
+	for _, tid := range a.scratch.crit.ids {
 		ts := gs.term(tid)
-		ts.crit += d
+		ts.crit += a.scratch.crit.ns[tid]
 		ts.critRequests++
 	}
 	return sum
