@@ -497,11 +497,16 @@ func (d *reqData) handOffs() map[string]HandOff {
 }
 
 // recorderStartup finds, per route, when the recorder's own start-up
-// stopped slowing requests: in start order, the first requests whose mean
-// latency is over budget.WarmupRatio times the rest's (the warm-up check),
-// up to the first run of k requests (a twentieth, at least 5) whose mean is
-// back under it. It returns the start of that run, by route; routes whose
-// first tenth is not slow have none.
+// stopped slowing requests: when the warm-up check (budget.JudgeWarmup:
+// the first tenth's mean latency over budget.WarmupRatio times the
+// rest's, judged on the ratio's 95 % interval) fires — or, with fewer than
+// budget.MinWarmupRequests requests, when the point ratio is over it —
+// the first requests in start order up to the first run of k requests (a
+// twentieth, at least 5) whose mean is back under the bar times the
+// rest's. It returns the start of that run, by route; routes whose first
+// tenth is not slow beyond its interval have none (an inconclusive ratio
+// cuts nothing: the window stays whole, and the warm-up finding says it
+// cannot tell).
 func (d *reqData) recorderStartup(recStart int64) map[string]int64 {
 	by := map[string][]reqRec{}
 	for _, r := range d.requests {
@@ -520,20 +525,15 @@ func (d *reqData) recorderStartup(recStart int64) map[string]int64 {
 			continue
 		}
 		slices.SortFunc(rs, func(a, b reqRec) int { return cmp.Compare(a.start, b.start) })
-		head := max(n/10, 5)
-		var first, rest float64
+		lat := make([]float64, n)
 		for i, r := range rs {
-			if i < head {
-				first += float64(r.end - r.start)
-			} else {
-				rest += float64(r.end - r.start)
-			}
+			lat[i] = float64(r.end - r.start)
 		}
-		first /= float64(head)
-		rest /= float64(n - head)
-		if rest <= 0 || first/rest <= budget.WarmupRatio {
+		w := budget.JudgeWarmup(lat)
+		if w.Verdict != budget.WarmupFires && w.Verdict != budget.WarmupTooFew {
 			continue
 		}
+		rest := w.Rest.Value
 		k := max(n/20, 5)
 		for i := 0; i+k <= n/2; i++ {
 			var m float64
