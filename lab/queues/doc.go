@@ -4,8 +4,10 @@
 // (GOMAXPROCS), under closed load, where removing the upstream call
 // saturates the pool in one case and the CPU in the other. For each case
 // and client count it records a "before" trace, predicts the fix from it
-// with queueing.Predict, applies the fix for real, re-measures and checks
-// the prediction's mean and throughput against the measurement.
+// with the one prediction engine behind analyze, compare and predict
+// (whatif.Evaluate: the queueing model's change in queueing, anchored on
+// the trace's simulated timeline), applies the fix for real, re-measures
+// and checks the prediction's mean and throughput against the measurement.
 //
 // Ground truth comes from the clients' own clocks and counts, never from
 // latscope.

@@ -11,6 +11,7 @@ import (
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/queueing"
+	"github.com/latscope/latscope/internal/whatif"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -67,20 +68,31 @@ type Run struct {
 	Before     Load                `json:"before"` // measured by the clients, while tracing
 	After      Load                `json:"after"`  // the fix applied, re-measured
 	Validation queueing.Validation `json:"validation"`
-	Predicted  queueing.State      `json:"predicted"`
-	Moves      string              `json:"moves,omitempty"`
+	// Method is how the one prediction engine (whatif.Evaluate, behind
+	// analyze, compare and predict) predicted the fix, and Why why: the
+	// queueing model where a queue is in play, anchored on the trace's
+	// simulated timeline. Predicted is the model's state after the fix
+	// (the zero State when the engine used the timeline alone).
+	Method    whatif.Method  `json:"method"`
+	Why       string         `json:"why,omitempty"`
+	Predicted queueing.State `json:"predicted"`
+	Moves     string         `json:"moves,omitempty"`
 	// PredictedClientMs is the mean latency the lab's clients should see
 	// after the fix: the model's cycle, clients / throughput, since they
 	// have no think time of their own. It adds to the request's task the
 	// time outside it (the model's think time and the server's CPU outside
 	// any request: the loopback network, reading and writing, the
 	// client's own work).
-	PredictedClientMs float64         `json:"predicted_client_mean_ms"`
-	MeanErr           float64         `json:"mean_error_pct"`
-	RPSErr            float64         `json:"rps_error_pct"`
-	Pass              bool            `json:"pass"`
-	Cause             string          `json:"cause,omitempty"` // why a miss happened, when one did
-	AfterModel        *queueing.Model `json:"after_model,omitempty"`
+	PredictedClientMs float64 `json:"predicted_client_mean_ms"`
+	// PredictedRPS is the engine's throughput after the fix (the closed
+	// model's clients over the anchored cycle); Predicted.RPS is the
+	// queueing model's own, for comparison.
+	PredictedRPS float64         `json:"predicted_rps"`
+	MeanErr      float64         `json:"mean_error_pct"`
+	RPSErr       float64         `json:"rps_error_pct"`
+	Pass         bool            `json:"pass"`
+	Cause        string          `json:"cause,omitempty"` // why a miss happened, when one did
+	AfterModel   *queueing.Model `json:"after_model,omitempty"`
 }
 
 // Report is the lab's outcome.
@@ -124,20 +136,34 @@ func Execute(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 }
 
 func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*Run, error) {
-	in := queueing.Inputs{Task: "request", Clients: float64(n), Cores: float64(c.Cores),
-		Pools: []queueing.PoolSpec{{Name: "withConn", Size: c.Pool}}}
+	pools := []queueing.PoolSpec{{Name: "withConn", Size: c.Pool}}
+	in := queueing.Inputs{Task: "request", Clients: float64(n), Cores: float64(c.Cores), Pools: pools}
+	spec, err := whatif.ParseSpec(c.Fix)
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{Case: c.Name, Clients: n}
 	before := ServeConfig{Cores: c.Cores, CPU: c.CPU, DB: c.DB, Upstream: c.Upstream, Pool: c.Pool, Rounds: rounds}
-	res, load, err := traced(ctx, cfg, before, n, "before")
+	res, load, err := traced(ctx, cfg, before, n, "before", spec)
 	if err != nil {
 		return nil, err
 	}
 	r.Before = load
-	p, err := queueing.Predict(res, in, []string{c.Fix})
+	ev, err := whatif.Evaluate(res, in.Task, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: pools}, []whatif.Spec{spec})
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
-	r.Validation, r.Predicted, r.Moves = p.Validation, p.Outcomes[0].After, p.Outcomes[0].Moves
+	if ev.Validation == nil {
+		return nil, fmt.Errorf("predict: no queueing model of the before trace: %s", ev.Unbuilt)
+	}
+	o := ev.Outcomes[0]
+	if !(o.RPS > 0) {
+		return nil, fmt.Errorf("predict %s: no throughput predicted (%s: %s)", c.Fix, o.Method, o.Why)
+	}
+	r.Validation, r.Method, r.Why, r.Moves = *ev.Validation, o.Method, o.Why, o.Moves
+	if o.After != nil {
+		r.Predicted = *o.After
+	}
 	after := before
 	after.Upstream = 0 // the fix, really applied
 	ares, aload, err := traced(ctx, cfg, after, n, "after")
@@ -145,28 +171,30 @@ func runCase(ctx context.Context, cfg Config, c Case, n int, rounds float64) (*R
 		return nil, err
 	}
 	r.After = aload
-	r.PredictedClientMs = 1000 * float64(n) / r.Predicted.RPS
+	r.PredictedRPS = o.RPS
+	r.PredictedClientMs = 1000 * float64(n) / o.RPS
 	r.MeanErr = errPct(r.PredictedClientMs, aload.MeanMs)
-	r.RPSErr = errPct(r.Predicted.RPS, aload.RPS)
+	r.RPSErr = errPct(o.RPS, aload.RPS)
 	r.Pass = math.Abs(r.MeanErr) <= Tolerance && math.Abs(r.RPSErr) <= Tolerance
 	if am, err := queueing.Build(ares, in); err == nil {
 		r.AfterModel = am
 	}
 	if !r.Pass || math.Abs(r.MeanErr) > Goal || math.Abs(r.RPSErr) > Goal {
-		r.Cause = cause(p, r)
+		r.Cause = cause(r)
 	}
 	return r, nil
 }
 
 // traced runs the service sc under n clients while recording a trace of
-// the window, and analyses it.
-func traced(ctx context.Context, cfg Config, sc ServeConfig, n int, name string) (*budget.Result, Load, error) {
+// the window, and analyses it, simulating the timeline what-ifs specs.
+func traced(ctx context.Context, cfg Config, sc ServeConfig, n int, name string, specs ...whatif.Spec) (*budget.Result, Load, error) {
 	tr, load, err := measure(ctx, cfg.Command, sc, n, cfg.Warm, cfg.Window, name)
 	if err != nil {
 		return nil, load, err
 	}
 	opts := budget.DefaultOptions
 	opts.FixPotential = false
+	opts.Predictions = whatif.Predictions(specs)
 	opts.Rules.App = []string{"github.com/latscope/latscope/lab/queues"}
 	res, err := analysis.Reader(ctx, name, bytes.NewReader(tr), opts, false)
 	if err != nil {
@@ -185,9 +213,9 @@ func errPct(pred, meas float64) float64 {
 // cause explains a miss by the demand that changed between the model's
 // "after" and the one measured after the fix, or by the queueing the model
 // got wrong.
-func cause(p *queueing.Prediction, r *Run) string {
+func cause(r *Run) string {
 	var out string
-	if v := p.Validation.MeanResidual; math.Abs(v) > Goal {
+	if v := r.Validation.MeanResidual; math.Abs(v) > Goal {
 		out = fmt.Sprintf("the model of the trace as recorded is already %+.1f %% off (mean); ", v)
 	}
 	if d := r.After.GapMs - r.Before.GapMs; math.Abs(d) > 0.01*r.After.MeanMs {
@@ -235,7 +263,12 @@ func (r *Run) line() string {
 	}
 	s := fmt.Sprintf("%-4s N=%-3d before %.2f ms %.1f rps (model %+.1f%%/%+.1f%%) | %s: predicted %.2f ms %.1f rps, measured %.2f ms %.1f rps: %+.1f%% / %+.1f%% %s (client gap %.2f/%.2f ms)",
 		r.Case, r.Clients, r.Before.MeanMs, r.Before.RPS, r.Validation.MeanResidual, r.Validation.RPSResidual,
-		"fix", r.PredictedClientMs, r.Predicted.RPS, r.After.MeanMs, r.After.RPS, r.MeanErr, r.RPSErr, status, r.Before.GapMs, r.After.GapMs)
+		"fix", r.PredictedClientMs, r.PredictedRPS, r.After.MeanMs, r.After.RPS, r.MeanErr, r.RPSErr, status, r.Before.GapMs, r.After.GapMs)
+	if r.Predicted.RPS > 0 && r.Method == whatif.Queueing {
+		s += fmt.Sprintf("; the model alone %.1f rps (%+.1f%%)", r.Predicted.RPS, errPct(r.Predicted.RPS, r.After.RPS))
+	} else if r.Method != whatif.Queueing {
+		s += fmt.Sprintf("; by the %s: %s", r.Method, r.Why)
+	}
 	if r.Moves != "" {
 		s += "; " + r.Moves
 	}
