@@ -1,9 +1,12 @@
 package dbwait
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 )
@@ -40,16 +43,33 @@ func TestScoreNetworkOrDBCPU(t *testing.T) {
 // recording only db-cpu is.
 func TestScoreWithoutDBHost(t *testing.T) {
 	host := &hostsig.Delta{}
-	over := 50 * time.Millisecond
-	with := []dbwait.Query{
-		{Verdict: dbwait.DBCPU, Outside: over, Evidence: dbwait.Evidence{Host: host}},
-		{Verdict: dbwait.DBCPU, Outside: over, Evidence: dbwait.Evidence{Host: host}},
-		{Verdict: dbwait.Network, Alternative: dbwait.DBCPU, Outside: over, Evidence: dbwait.Evidence{Host: host}},
+	// the database host's recording: backend 7's run-queue counter rises
+	// 40 ms in the pass at t0+90 ms, before the statement's timer starts
+	// at t0+95 ms, inside its span [t0+50, t0+110] ms: of its 50 ms
+	// difference 40 are the database host's (the truth's share, ≥ ½)
+	t0 := time.Unix(1_800_000_000, 0)
+	var rec strings.Builder
+	rec.WriteString(dbhost.Header + " period_ns=10000000\n")
+	for at := time.Duration(0); at <= 300*time.Millisecond; at += 10 * time.Millisecond {
+		wait := time.Duration(0)
+		if at >= 90*time.Millisecond {
+			wait = 40 * time.Millisecond
+		}
+		fmt.Fprintf(&rec, "%d 7 %d\n", t0.Add(at).UnixNano(), wait)
 	}
-	without := []dbwait.Query{
-		{Verdict: dbwait.Network, Alternative: dbwait.DBCPU, Outside: over, Evidence: dbwait.Evidence{Host: host}},
-		{Verdict: dbwait.Network, Outside: over, Evidence: dbwait.Evidence{Host: host}},
-		{Verdict: dbwait.Network, Alternative: dbwait.DBCPU, Outside: over, Evidence: dbwait.Evidence{Host: host}},
+	dbh, err := dbhost.Read("rec", strings.NewReader(rec.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := func(v, alt dbwait.Verdict) dbwait.Query {
+		return dbwait.Query{Verdict: v, Alternative: alt, PID: 7, StartWall: t0.Add(50 * time.Millisecond), App: 60 * time.Millisecond,
+			DBStart: t0.Add(95 * time.Millisecond), DBEnd: t0.Add(105 * time.Millisecond), DB: 10 * time.Millisecond, Outside: 50 * time.Millisecond,
+			Evidence: dbwait.Evidence{Host: host}}
+	}
+	with := []dbwait.Query{q(dbwait.DBCPU, dbwait.Inside), q(dbwait.DBCPU, dbwait.Inside), q(dbwait.Network, dbwait.DBCPU)}
+	without := []dbwait.Query{q(dbwait.Network, dbwait.DBCPU), q(dbwait.Network, dbwait.Inside), q(dbwait.Network, dbwait.DBCPU)}
+	if b, ok := dbHostShare(dbh, with[0]); !ok || b != 40*time.Millisecond {
+		t.Fatalf("the database host's share = %v, %v; want 40ms, true", b, ok)
 	}
 	var dbQuota Condition
 	for _, c := range FaultConditions {
@@ -58,7 +78,7 @@ func TestScoreWithoutDBHost(t *testing.T) {
 		}
 	}
 	opts := dbwait.Options{Threshold: 10 * time.Millisecond}
-	rr := &RunResult{res: &dbwait.Result{Queries: with, Options: opts}, resNoDBHost: &dbwait.Result{Queries: without, Options: opts}}
+	rr := &RunResult{res: &dbwait.Result{Queries: with, Options: opts}, resNoDBHost: &dbwait.Result{Queries: without, Options: opts}, dbh: dbh}
 	c := &ConditionResult{Name: dbQuota.Name, cond: dbQuota, Runs: []*RunResult{rr}}
 	for _, tc := range []struct {
 		withDBHost bool

@@ -18,8 +18,8 @@ import (
 
 // A kept fault-suite run is everything the suite's analysis and scoring
 // need, without a server: per run of a condition the service's execution
-// trace, its part of the server log and the database host's recording
-// (each gzipped), and in KeptFile the fault spans as the lab placed them on
+// trace, its part of the server log, the database host's recording and,
+// with the proxy, the proxy's own log (each gzipped), and in KeptFile the fault spans as the lab placed them on
 // the trace's clock (the ground truth), the threshold, how many CPU
 // burners ran (whether the lab loaded the host) and the numbers of the lab's
 // own instruments (window, process CPU, pause). rescoreKept judges and
@@ -57,10 +57,13 @@ type keptCondition struct {
 // keptRunMeta is one run: its files (in the kept folder), the lab's own
 // instruments and the fault spans.
 type keptRunMeta struct {
-	Run      string      `json:"run"`
-	Trace    string      `json:"trace"`
-	PGLog    string      `json:"postgresql_log"`
-	DBHost   string      `json:"dbhost"`
+	Run    string `json:"run"`
+	Trace  string `json:"trace"`
+	PGLog  string `json:"postgresql_log"`
+	DBHost string `json:"dbhost"`
+	// ProxyLog is the delaying proxy's own log (latscope proxy --log),
+	// when the condition had the proxy: the truth of the network's share.
+	ProxyLog string      `json:"proxy_log,omitempty"`
 	WindowMs float64     `json:"window_ms"`
 	CPUMs    float64     `json:"process_cpu_ms"`
 	PausedMs float64     `json:"paused_ms,omitempty"`
@@ -85,7 +88,12 @@ func keepFaults(dir, out string, env *lab.Env, res *FaultsResult, host string, a
 			k.ThresholdMs = units.Ms(rr.res.Options.Threshold)
 			m := keptRunMeta{Run: rr.Run, Trace: rr.Run + ".trace.gz", PGLog: rr.Run + ".postgresql.json.gz", DBHost: rr.Run + ".dbhost.txt.gz",
 				WindowMs: rr.WindowMs, CPUMs: rr.CPUMs, PausedMs: rr.PausedMs, Faults: rr.Faults}
-			for from, to := range map[string]string{rr.Trace: m.Trace, rr.PGLog: m.PGLog, rr.DBHost: m.DBHost} {
+			files := map[string]string{rr.Trace: m.Trace, rr.PGLog: m.PGLog, rr.DBHost: m.DBHost}
+			if rr.ProxyLog != "" {
+				m.ProxyLog = rr.ProxyLog + ".gz"
+				files[rr.ProxyLog] = m.ProxyLog
+			}
+			for from, to := range files {
 				if err := gzipTo(filepath.Join(out, from), filepath.Join(dir, to)); err != nil {
 					return err
 				}
@@ -166,6 +174,9 @@ func rescoreKept(dir string) (*lab.Outcome, error) {
 		}
 		cr := &ConditionResult{Name: c.Name, Summary: c.Summary, cond: c}
 		for _, m := range kc.Runs {
+			if c.Delay > 0 && m.ProxyLog == "" {
+				return nil, fmt.Errorf("%s: %s: no proxy log: the truth of the network's share is the proxy's own log since issue 34's third round; record the run again", dir, m.Run)
+			}
 			rr, err := rejudge(dir, m, opts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", dir, m.Run, err)
@@ -202,7 +213,10 @@ func rejudge(dir string, m keptRunMeta, opts dbwait.Options) (*RunResult, error)
 		return nil, err
 	}
 	rr := &RunResult{Run: m.Run, Trace: m.Trace, PGLog: m.PGLog, DBHost: m.DBHost, WindowMs: m.WindowMs, CPUMs: m.CPUMs, PausedMs: m.PausedMs,
-		Faults: m.Faults, trace: filepath.Join(dir, m.Trace)}
+		Faults: m.Faults, trace: filepath.Join(dir, m.Trace), ProxyLog: m.ProxyLog}
 	rr.take(j)
+	if err := rr.truthFiles(filepath.Join(dir, m.ProxyLog), dbh); err != nil {
+		return nil, err
+	}
 	return rr, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/internal/units"
 
+	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/lab"
@@ -43,10 +44,13 @@ type ConditionResult struct {
 
 // RunResult is one window of one condition.
 type RunResult struct {
-	Run         string            `json:"run"`
-	Trace       string            `json:"trace"`
-	PGLog       string            `json:"postgresql_log"`
-	DBHost      string            `json:"dbhost"`
+	Run    string `json:"run"`
+	Trace  string `json:"trace"`
+	PGLog  string `json:"postgresql_log"`
+	DBHost string `json:"dbhost"`
+	// ProxyLog is the delaying proxy's own log of the run (latscope proxy
+	// --log), when the condition had the proxy.
+	ProxyLog    string            `json:"proxy_log,omitempty"`
 	WindowMs    float64           `json:"window_ms"`
 	CPUMs       float64           `json:"process_cpu_ms"`
 	PausedMs    float64           `json:"paused_ms,omitempty"`
@@ -70,6 +74,8 @@ type RunResult struct {
 	res              *dbwait.Result
 	resNoDBHost      *dbwait.Result   // the same, without the database host's recording
 	samples          []hostsig.Sample // the trace's host samples, for the timeline
+	proxy            proxyHolds       // the proxy's log: its holds by traceparent (nil without the proxy)
+	dbh              *dbhost.Waits    // the database host's recording
 	trace            string
 }
 

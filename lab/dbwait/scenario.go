@@ -178,10 +178,11 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	name := fmt.Sprintf("%s-%d", c.Name, n)
 	dbURL := r.cluster.URL()
 	var proxyOn time.Time
+	var px *lab.Process
 	if c.Delay > 0 {
 		proxyOn = time.Now()
-		px, err := r.proxy(ctx, name, c.Delay)
-		if err != nil {
+		var err error
+		if px, err = r.proxy(ctx, name, c.Delay); err != nil {
 			return nil, err
 		}
 		defer px.Stop()
@@ -228,6 +229,12 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 	if err := p.Stop(); err != nil {
 		return nil, err
 	}
+	if px != nil { // after the service, so that it loses no connection; stopping writes out the proxy's log
+		if err := px.Stop(); err != nil {
+			return nil, err
+		}
+		rr.ProxyLog = name + ".proxy.log"
+	}
 	if err := r.cg.SetQuota(0, 0); err != nil {
 		return nil, err
 	}
@@ -266,9 +273,12 @@ func (r *runner) dbQuota(ctx context.Context, cpus float64) (stop func() error, 
 // proxy starts `latscope proxy` delaying the database's answers by delay,
 // as a process of its own in the database's cgroup, at the default weight:
 // on a busy host its timers may fire late and lengthen the delay, as a
-// loaded network hop's would.
+// loaded network hop's would. It logs every chunk on its own clock to
+// <name>.proxy.log (--log), written out when it stops: the truth of the
+// network's share of each statement (delayTruth).
 func (r *runner) proxy(ctx context.Context, name string, delay time.Duration) (*lab.Process, error) {
-	px, err := lab.StartProcess(ctx, r.env, "proxy-"+name, "proxy", "--to", fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), "--delay", delay.String())
+	px, err := lab.StartProcess(ctx, r.env, "proxy-"+name, "proxy", "--to", fmt.Sprintf("127.0.0.1:%d", r.cluster.Port()), "--delay", delay.String(),
+		"--log", filepath.Join(r.env.Out, name+".proxy.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -391,6 +401,9 @@ func (r *runner) analyse(ctx context.Context, rr *RunResult) error {
 	}
 	rr.placeFaults(j.res.TraceStart)
 	rr.take(j)
+	if err := rr.truthFiles(filepath.Join(r.env.Out, rr.ProxyLog), dbh); err != nil {
+		return err
+	}
 	if err := writeText(filepath.Join(r.env.Out, rr.Run+".dbwait.txt"), j.res); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package dbwait
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"runtime"
@@ -13,17 +14,32 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// proxyMain is `latscope proxy --to ADDR --delay D --addr-file F` for the
-// test binary.
-func proxyMain(ctx context.Context, args []string) error {
+// proxyMain is `latscope proxy --to ADDR --delay D --log FILE --addr-file
+// F` for the test binary.
+func proxyMain(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	to := fs.String("to", "", "")
 	delay := fs.Duration("delay", 0, "")
+	logFile := fs.String("log", "", "")
 	addrFile := fs.String("addr-file", "", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p, err := tcpproxy.Start(ctx, tcpproxy.Options{To: *to, Delay: *delay})
+	opts := tcpproxy.Options{To: *to, Delay: *delay}
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
+		if err != nil {
+			return err
+		}
+		w, err := tcpproxy.NewLogWriter(f, tcpproxy.LogHeader{To: *to, Delay: *delay})
+		if err != nil {
+			f.Close()
+			return err
+		}
+		opts.Log = w.Log
+		defer func() { err = errors.Join(err, w.Flush(), f.Close()) }()
+	}
+	p, err := tcpproxy.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -32,6 +48,7 @@ func proxyMain(ctx context.Context, args []string) error {
 		return err
 	}
 	<-ctx.Done()
+	p.Close() // every chunk logged before the log is written out
 	return nil
 }
 
