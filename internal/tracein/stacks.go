@@ -3,6 +3,7 @@ package tracein
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/exp/trace"
 )
@@ -22,6 +23,16 @@ type Stacks struct {
 	byKey  map[string]StackID      // frame-sequence key → id
 	gen    map[trace.Stack]StackID // this generation's trace stacks → id
 	key    strings.Builder
+	// recent caches gen by a slot the trace stack's ID picks (stackHint):
+	// a dense trace looks up a stack for most of its records, and the map
+	// hashes a 16-byte key each time.
+	recent [1 << 12]recentStack
+}
+
+// recentStack is a slot of Stacks.recent.
+type recentStack struct {
+	st trace.Stack
+	id StackID
 }
 
 // NewStacks returns an empty table.
@@ -42,14 +53,31 @@ func (s *Stacks) Len() int { return len(s.frames) }
 
 // newGeneration forgets the per-generation cache: trace stack IDs are only
 // unique within one generation.
-func (s *Stacks) newGeneration() { clear(s.gen) }
+func (s *Stacks) newGeneration() {
+	clear(s.gen)
+	clear(s.recent[:]) // a new generation's table may take an old one's address
+}
+
+// stackHint returns a number that tells trace stacks apart, to pick a slot
+// of Stacks.recent: the last word of the value, which is the stack's ID in
+// this generation in x/exp/trace's Stack{table, id}. A slot is used only
+// when it holds the very stack asked for (==), so the hint can never give
+// a wrong ID, only a slot that misses, whatever the Stack's layout.
+func stackHint(st trace.Stack) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(&st), unsafe.Sizeof(st)-8))
+}
 
 // intern returns the StackID of st, copying its frames the first time.
 func (s *Stacks) intern(st trace.Stack) StackID {
 	if st == trace.NoStack {
 		return NoStack
 	}
+	slot := &s.recent[stackHint(st)&(uint64(len(s.recent))-1)]
+	if slot.st == st {
+		return slot.id
+	}
 	if id, ok := s.gen[st]; ok {
+		*slot = recentStack{st, id}
 		return id
 	}
 	var fr []Frame
@@ -69,6 +97,7 @@ func (s *Stacks) intern(st trace.Stack) StackID {
 		s.byKey[k] = id
 	}
 	s.gen[st] = id
+	*slot = recentStack{st, id}
 	return id
 }
 
