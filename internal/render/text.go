@@ -261,10 +261,11 @@ func nameOr(s, d string) string {
 }
 
 // causes names what was really happening when it differs from the wait's
-// kind, and for a frame's CPU, the running time that went along with it.
+// kind, and for a frame's CPU, the running (and preempted runnable) time
+// that went along with it.
 func causes(t Term) string {
 	if v := t.Along.Ms(); v >= 0.01 {
-		return fmt.Sprintf("and %.2f running that no sample saw (in fix)", v)
+		return fmt.Sprintf("and %.2f running or preempted that no sample saw (in fix)", v)
 	}
 	if len(t.Causes) == 0 || (len(t.Causes) == 1 && t.Causes[t.Kind] > 0) {
 		return strings.TrimPrefix(roots(t), "; ")
