@@ -86,7 +86,7 @@ type bursts struct {
 	cl      *churn.Clusters
 	gap     int64
 	min     int
-	current map[causeKey]int64
+	current causeCounts // the open burst's
 	st      BurstStats
 	causes  map[causeKey]int64 // in large bursts
 
@@ -101,7 +101,7 @@ func newBursts(t Thresholds) *bursts {
 	return &bursts{
 		cl:  churn.NewClusters(t.BurstGap),
 		gap: int64(t.BurstGap), min: t.MinBurst,
-		current: map[causeKey]int64{}, causes: map[causeKey]int64{}, binsByCount: map[int64]int64{},
+		causes: map[causeKey]int64{}, binsByCount: map[int64]int64{},
 		st: BurstStats{Gap: t.BurstGap, MinSize: t.MinBurst},
 	}
 }
@@ -111,7 +111,7 @@ func (b *bursts) add(t tracein.Time, k causeKey) {
 	if n := b.cl.Add(int64(t)); n > 0 {
 		b.closed(n)
 	}
-	b.current[k]++
+	b.current.add(k)
 	b.addBin(int64(t) / b.gap)
 }
 
@@ -156,11 +156,59 @@ func (b *bursts) busiest() float64 {
 // closed counts the causes of a burst of n that has closed, if it is large.
 func (b *bursts) closed(n int) {
 	if n >= b.min {
-		for k, c := range b.current {
-			b.causes[k] += c
+		for _, c := range b.current.few {
+			b.causes[c.k] += c.n
+		}
+		for k, n := range b.current.many {
+			b.causes[k] += n
 		}
 	}
-	clear(b.current)
+	b.current.reset()
+}
+
+// causeCounts counts causes: in a short list while they are few (a burst's
+// wakeups come from a few places in the code, and a list of a few is
+// cheaper to search than a struct key is to hash), in a map beyond.
+type causeCounts struct {
+	few  []causeCount
+	last int // the index in few of the cause counted last
+	many map[causeKey]int64
+}
+
+type causeCount struct {
+	k causeKey
+	n int64
+}
+
+// maxFew is how many causes the list holds before the map takes the rest.
+const maxFew = 32
+
+func (c *causeCounts) add(k causeKey) {
+	if c.last < len(c.few) && c.few[c.last].k == k {
+		c.few[c.last].n++
+		return
+	}
+	for i := range c.few {
+		if c.few[i].k == k {
+			c.few[i].n++
+			c.last = i
+			return
+		}
+	}
+	if len(c.few) < maxFew {
+		c.few = append(c.few, causeCount{k, 1})
+		c.last = len(c.few) - 1
+		return
+	}
+	if c.many == nil {
+		c.many = map[causeKey]int64{}
+	}
+	c.many[k]++
+}
+
+func (c *causeCounts) reset() {
+	c.few, c.last = c.few[:0], 0
+	clear(c.many)
 }
 
 // finish closes the open burst and returns the statistics and the top
