@@ -31,7 +31,7 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 		c.Rows = append(c.Rows, htmlreport.BarRow{Label: r.Segment, Values: []float64{r.WallPct, r.CPUPct}})
 	}
 	p.Add(htmlreport.Section{Title: "Two profiles, two different answers",
-		Intro: fmt.Sprintf("The CPU profile ranks %s first; the wall clock ranks %s first.", top(res.Disagree, true), top(res.Disagree, false)), Body: c.SVG()})
+		Intro: fmt.Sprintf("The CPU profile ranks %s first; the wall clock ranks %s first.", lab.TopSegment(res.Disagree, true), lab.TopSegment(res.Disagree, false)), Body: c.SVG()})
 
 	modes := htmlreport.Table{Columns: []htmlreport.Column{{Name: "mode"}, {Name: "rps", Num: true}, {Name: "mean ms", Num: true}, {Name: "own handler mean ms", Num: true},
 		{Name: "JFR critical waits ms", Num: true}, {Name: "CPU ms / request", Num: true, Tip: "process utime+stime / requests: independent of JFR"}, {Name: "covered", Num: true}}}

@@ -47,12 +47,10 @@ type ConfigJSON struct {
 	LoadAvgAtStart float64 `json:"load_average_at_start"`
 }
 
-// SegmentShare is one segment's share in the two views of the serial run.
-type SegmentShare struct {
-	Segment string  `json:"segment"`
-	WallPct float64 `json:"wall_pct"` // the service's own timings
-	CPUPct  float64 `json:"cpu_pct"`  // JFR execution samples beneath the handler
-}
+// SegmentShare is one segment's share in the two views of the serial
+// run: the service's own timings (wall) and JFR's execution samples
+// beneath the handler (CPU).
+type SegmentShare = lab.SegmentShare
 
 // PredictionCheck is a prediction next to its measurement.
 type PredictionCheck struct {
@@ -129,40 +127,16 @@ func disagreement(b *strings.Builder, s *ModeRun) []SegmentShare {
 		return nil
 	}
 	wall := map[string]float64{"cpu": s.Own.CPU, "upstream": s.Own.Upstream, "db": s.Own.DB, "shared": s.Own.Shared}
-	var out []SegmentShare
-	var wsum, csum float64
+	var raw []SegmentShare
+	var csum float64
 	for _, seg := range segments {
 		c := float64(s.JFR.CPUSamples[seg.frame])
-		out = append(out, SegmentShare{Segment: seg.name, WallPct: wall[seg.name], CPUPct: c})
-		wsum += wall[seg.name]
+		raw = append(raw, SegmentShare{Segment: seg.name, WallPct: wall[seg.name], CPUPct: c})
 		csum += c
 	}
-	for i := range out {
-		out[i].WallPct = lab.Pct(out[i].WallPct, wsum)
-		out[i].CPUPct = lab.Pct(out[i].CPUPct, csum)
-	}
-	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
-	fmt.Fprintf(b, "Share of the four segments: wall clock (the service's own System.nanoTime timings) against a CPU profile (JFR execution samples beneath the handler, %d of them).\n\n", int(csum))
-	fmt.Fprintf(b, "| segment | wall clock | CPU profile |\n|---|---:|---:|\n")
-	for _, r := range out {
-		fmt.Fprintf(b, "| %s | %.1f %% | %.1f %% |\n", r.Segment, r.WallPct, r.CPUPct)
-	}
-	fmt.Fprintf(b, "\nThe CPU profile ranks **%s** first; the wall clock ranks **%s** first.\n\n", top(out, true), top(out, false))
+	out := lab.Shares(raw)
+	lab.WriteDisagreement(b, fmt.Sprintf("Share of the four segments: wall clock (the service's own System.nanoTime timings) against a CPU profile (JFR execution samples beneath the handler, %d of them).", int(csum)), out)
 	return out
-}
-
-func top(rs []SegmentShare, cpu bool) string {
-	best, name := -1.0, ""
-	for _, r := range rs {
-		v := r.WallPct
-		if cpu {
-			v = r.CPUPct
-		}
-		if v > best {
-			best, name = v, r.Segment
-		}
-	}
-	return name
 }
 
 func modesTable(b *strings.Builder, runs []*ModeRun) {
@@ -281,12 +255,12 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s. In brackets, 95 %% intervals (docs/lab.md).\n\n", source)
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, p := range out {
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + lab.Bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
-			p.PredictedGain, bracket(p.PredictedGainInterval), p.MeasuredGain, bracket(p.MeasuredGainInterval))
+			p.PredictedGain, lab.Bracket(p.PredictedGainInterval), p.MeasuredGain, lab.Bracket(p.MeasuredGainInterval))
 	}
 	b.WriteString("\n")
 	return out
@@ -398,14 +372,6 @@ func (pc *PredictionCheck) intervals(pred, meas stats.Estimate, base *ModeRun, b
 	pc.PredictedGainInterval, pc.MeasuredGainInterval = lab.RangeOf(pc.predGainE), lab.RangeOf(pc.measGainE)
 }
 
-// bracket is " (lo–hi)" for an interval, "" without one.
-func bracket(r *lab.Range) string {
-	if r == nil {
-		return ""
-	}
-	return " (" + lab.RangeWords(r.Low, r.High) + ")"
-}
-
 // checks judges each estimate by its 95 % interval against its band
 // (lab.Estimated: pass inside, fail wholly outside, inconclusive across
 // an edge; α 2.5 % per check when the truth sits on an edge); the
@@ -469,7 +435,7 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 		}
 	}
 	if len(res.Disagree) == 4 {
-		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
+		cpuTop, wallTop := lab.TopSegment(res.Disagree, true), lab.TopSegment(res.Disagree, false)
 		cs = append(cs, lab.Exact("CPU profile's #1 differs from the wall clock's #1", "shared vs upstream", cpuTop+" vs "+wallTop, cpuTop != wallTop && wallTop == "upstream"))
 	}
 	if len(bursts) == 2 {

@@ -63,7 +63,7 @@ func disagreeSection(res *Result) htmlreport.Section {
 		c.Rows = append(c.Rows, htmlreport.BarRow{Label: r.Segment, Values: []float64{r.WallPct, r.CPUPct}})
 	}
 	return htmlreport.Section{Title: "Two profiles, two different answers",
-		Intro: fmt.Sprintf("The CPU profile ranks %s first; the wall clock ranks %s first.", top(res.Disagree, true), top(res.Disagree, false)),
+		Intro: fmt.Sprintf("The CPU profile ranks %s first; the wall clock ranks %s first.", lab.TopSegment(res.Disagree, true), lab.TopSegment(res.Disagree, false)),
 		Body:  c.SVG()}
 }
 
@@ -86,12 +86,12 @@ func predictSection(res *Result) (htmlreport.Section, error) {
 		{Name: "measured gain", Num: true}, {Name: "error", Num: true}, {Name: "predicted rps", Num: true}, {Name: "measured rps", Num: true}}}
 	for _, p := range res.Predictions {
 		c.Rows = append(c.Rows, htmlreport.BarRow{Label: p.Spec, Note: "from " + p.From + ", measured in " + p.Against, Values: []float64{p.PredictedMs, p.MeasuredMs}})
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + lab.Bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: p.Spec}, {Text: p.From}, {Text: p.Against}, {Text: fmt.Sprintf("%.1f %%", p.PredictedGain) + bracket(p.PredictedGainInterval)},
-			{Text: fmt.Sprintf("%.1f %%", p.MeasuredGain) + bracket(p.MeasuredGainInterval)}, {Text: e}, {Text: fmt.Sprintf("%.1f", p.PredictedRPS)}, {Text: fmt.Sprintf("%.1f", p.MeasuredRPS)}})
+		t.Rows = append(t.Rows, []htmlreport.Cell{{Text: p.Spec}, {Text: p.From}, {Text: p.Against}, {Text: fmt.Sprintf("%.1f %%", p.PredictedGain) + lab.Bracket(p.PredictedGainInterval)},
+			{Text: fmt.Sprintf("%.1f %%", p.MeasuredGain) + lab.Bracket(p.MeasuredGainInterval)}, {Text: e}, {Text: fmt.Sprintf("%.1f", p.PredictedRPS)}, {Text: fmt.Sprintf("%.1f", p.MeasuredRPS)}})
 	}
 	tab, err := t.HTML()
 	return htmlreport.Section{Title: "Predictions, then measurements",

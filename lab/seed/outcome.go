@@ -25,11 +25,7 @@ type Result struct {
 }
 
 // RegionShare is one segment's share in the wall-clock and the CPU view.
-type RegionShare struct {
-	Segment string  `json:"segment"`
-	WallPct float64 `json:"wall_pct"`
-	CPUPct  float64 `json:"cpu_pct"`
-}
+type RegionShare = lab.SegmentShare
 
 // PredictionCheck is a prediction next to its measurement.
 type PredictionCheck struct {
@@ -117,45 +113,21 @@ func group(r *ModeRun) *render.Group {
 
 func disagreement(b *strings.Builder, serial *ModeRun) []RegionShare {
 	g := group(serial)
-	var out []RegionShare
-	var wall, cpu float64
+	var raw []RegionShare
 	for _, s := range segments {
 		for _, r := range g.Regions {
 			if r.Name == s {
-				out = append(out, RegionShare{Segment: s, WallPct: r.Wall.Ms(), CPUPct: float64(r.CPUSamples)})
-				wall += r.Wall.Ms()
-				cpu += float64(r.CPUSamples)
+				raw = append(raw, RegionShare{Segment: s, WallPct: r.Wall.Ms(), CPUPct: float64(r.CPUSamples)})
 			}
 		}
 	}
-	for i := range out { // shares of in-handler time, over the four segments
-		out[i].WallPct = lab.Pct(out[i].WallPct, wall)
-		out[i].CPUPct = lab.Pct(out[i].CPUPct, cpu)
+	out := lab.Shares(raw) // shares of in-handler time, over the four segments
+	var cpu float64
+	for _, r := range raw {
+		cpu += r.CPUPct
 	}
-	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
-	fmt.Fprintf(b, "Share of in-handler time per segment: wall clock (goroutine time in the trace) against a CPU profile (in-handler CPU samples, %d of them).\n\n", int(cpu))
-	fmt.Fprintf(b, "| segment | wall clock | CPU profile |\n|---|---:|---:|\n")
-	for _, r := range out {
-		fmt.Fprintf(b, "| %s | %.1f %% | %.1f %% |\n", r.Segment, r.WallPct, r.CPUPct)
-	}
-	if len(out) > 0 {
-		fmt.Fprintf(b, "\nThe CPU profile ranks **%s** first; the wall clock ranks **%s** first.\n\n", top(out, true), top(out, false))
-	}
+	lab.WriteDisagreement(b, fmt.Sprintf("Share of in-handler time per segment: wall clock (goroutine time in the trace) against a CPU profile (in-handler CPU samples, %d of them).", int(cpu)), out)
 	return out
-}
-
-func top(rs []RegionShare, cpu bool) string {
-	best, name := -1.0, ""
-	for _, r := range rs {
-		v := r.WallPct
-		if cpu {
-			v = r.CPUPct
-		}
-		if v > best {
-			best, name = v, r.Segment
-		}
-	}
-	return name
 }
 
 func modesTable(b *strings.Builder, med map[string]*ModeRun) {
@@ -280,12 +252,12 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCh
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU). In brackets, 95 %% intervals: the error's and the measured gain's over the two windows, the predicted gain's over the requests it was predicted from.\n\n")
 	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range out {
-		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + bracket(p.ErrorInterval)
+		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + lab.Bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s | %.1f | %.1f |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
-			p.PredictedGain, bracket(p.PredictedGainInterval), p.MeasuredGain, bracket(p.MeasuredGainInterval), p.PredictedRPS, p.MeasuredRPS)
+			p.PredictedGain, lab.Bracket(p.PredictedGainInterval), p.MeasuredGain, lab.Bracket(p.MeasuredGainInterval), p.PredictedRPS, p.MeasuredRPS)
 	}
 	b.WriteString("\nThe CPU profile's first place (the shared section) is worth almost nothing; overlapping the two waits is worth about a third of the latency.\n\n")
 	return out
@@ -299,14 +271,6 @@ func (pc *PredictionCheck) intervals(errE, predGainE, measGainE stats.Estimate) 
 		pc.ErrorInterval = lab.RangeOf(pc.errE)
 	}
 	pc.PredictedGainInterval, pc.MeasuredGainInterval = lab.RangeOf(pc.predGainE), lab.RangeOf(pc.measGainE)
-}
-
-// bracket is " (lo–hi)" for an interval, "" without one.
-func bracket(r *lab.Range) string {
-	if r == nil {
-		return ""
-	}
-	return " (" + lab.RangeWords(r.Low, r.High) + ")"
 }
 
 // errorPct is 100·(predicted / measured − 1) over two independent windows.
@@ -400,7 +364,7 @@ func checks(med map[string]*ModeRun, res *Result) []lab.Check {
 		add(name, "95–103", lab.Between(95, 103), s.ratioPct(x, *c, false), methodCover)
 	}
 	if len(res.Disagree) == 4 {
-		cpuTop, wallTop := top(res.Disagree, true), top(res.Disagree, false)
+		cpuTop, wallTop := lab.TopSegment(res.Disagree, true), lab.TopSegment(res.Disagree, false)
 		cs = append(cs, lab.Exact("CPU profile's #1 differs from the wall clock's #1", "shared vs upstream", cpuTop+" vs "+wallTop, cpuTop != wallTop && wallTop == "upstream"))
 	}
 	return cs

@@ -104,7 +104,7 @@ func TestChecksOnKeptTraces(t *testing.T) {
 	}
 	for _, p := range res.Predictions {
 		t.Logf("%s (%s → %s): error %.1f%s, predicted gain %.1f%s, measured gain %.1f%s", p.Spec, p.From, p.Against,
-			p.ErrorPct, bracket(p.ErrorInterval), p.PredictedGain, bracket(p.PredictedGainInterval), p.MeasuredGain, bracket(p.MeasuredGainInterval))
+			p.ErrorPct, lab.Bracket(p.ErrorInterval), p.PredictedGain, lab.Bracket(p.PredictedGainInterval), p.MeasuredGain, lab.Bracket(p.MeasuredGainInterval))
 		in := func(what string, v float64, r *lab.Range) {
 			if r == nil || r.Low > v+1e-9 || r.High < v-1e-9 {
 				t.Errorf("%s %s: %.3f outside %v", p.Spec, what, v, r)
