@@ -291,7 +291,14 @@ func checkGroup(t *testing.T, tr *truth, res *budget.Result, g *budget.Group, cl
 	t.Logf("requests: latscope %d (%d began before, %d not ended); client %d (%d, %d); service %d (%d, %d)",
 		g.Count, g.ExcludedBefore, g.ExcludedAfter, client.Requests, client.BeganBefore, client.NotEnded,
 		server.Requests, server.BeganBefore, server.NotEnded)
-	if d := math.Abs(float64(g.Count - client.Requests)); d > max(1, countTol*float64(client.Requests)) {
+	if tr.Service["cpu_saturated"] == 1 && server.Requests > 0 {
+		// The clients wait for a CPU after each response (the truth's
+		// note), so their view of the window's edges lags the service's:
+		// the count is the service's timer's.
+		if g.Count != server.Requests {
+			t.Errorf("%d requests, the service's timer counted %d in the window", g.Count, server.Requests)
+		}
+	} else if d := math.Abs(float64(g.Count - client.Requests)); d > max(1, countTol*float64(client.Requests)) {
 		t.Errorf("%d requests, the client completed %d in the window (%+.2f%%)", g.Count, client.Requests, 100*d/float64(client.Requests))
 	}
 	if g.PathMismatch != 0 {
@@ -319,6 +326,12 @@ func checkGroup(t *testing.T, tr *truth, res *budget.Result, g *budget.Group, cl
 		}
 		if server.Requests > 0 && math.Abs(q.got/q.server-1) > pctTol {
 			t.Errorf("%s %.3f ms, the service's timer says %.3f ms (%+.2f%%, tolerance 3%%)", q.name, q.got, q.server, 100*(q.got/q.server-1))
+		}
+		if tr.Service["cpu_saturated"] == 1 {
+			// The clients share the saturated CPUs: their latency holds
+			// their own wait for a CPU (the truth's note).
+			t.Logf("%s against the client not asserted: %s", q.name, tr.Note)
+			continue
 		}
 		if q.name == "p99" && tr.ClientP99Note != "" {
 			t.Logf("p99 against the client not asserted: %s", tr.ClientP99Note)
@@ -385,6 +398,8 @@ func checkGroup(t *testing.T, tr *truth, res *budget.Result, g *budget.Group, cl
 			switch {
 			case got < c-termAbsMS:
 				fails = append(fails, fmt.Sprintf("%.3f ms per request, below its configured %.3f ms", got, c))
+			case got > hi && want.Kind == "sleep" && tr.Service["cpu_saturated"] == 1:
+				t.Logf("%s: configured %.3f ms, %.3f ms per request: at CPU saturation a sleep's timer fires when a P runs it, late; checked from below only", label, c, got)
 			case got > hi && want.MeasuredMS > hi:
 				t.Logf("%s: configured %.3f ms, but the service's timer measured %.3f ms: the recording machine overran it; checked against the timer", label, c, want.MeasuredMS)
 			case got > hi:

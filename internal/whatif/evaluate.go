@@ -244,8 +244,8 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		// Like with like: the demand each side takes off. The timeline's
 		// saving less what it took off the model's queues as recorded, the
 		// model's demand saving less what the timeline cannot re-simulate.
-		queue, unplaced := recorded(res, p.Model, *s.Timeline)
-		qs, ts := saving(po)-unplaced, p.Model.MeasuredMeanMs-base/1e6-queue
+		queue, unplaced, offpath := recorded(res, p.Model, *s.Timeline)
+		qs, ts := saving(po)-unplaced-offpath, p.Model.MeasuredMeanMs-base/1e6-queue
 		if math.Abs(qs-ts) > QueueShare*p.Model.MeasuredMeanMs {
 			besides := ""
 			if queue > 0 {
@@ -301,10 +301,17 @@ func saving(po queueing.Outcome) float64 {
 // the Java library's thread CPU placed after the walk), which the model
 // takes off as demand. An overlap is 0, 0: the model takes the timeline's
 // own saving (queueing.Model.Apply).
-func recorded(res *budget.Result, m *queueing.Model, pr budget.Prediction) (queue, unplaced float64) {
+//
+// A frame's CPU (a CPU term) is demand at the CPU station, which the
+// model takes off whole (queueing.CPUDemand): offpath is the part of it
+// off the critical path, which the timeline's mean does not hold, and
+// queue holds the runnable time of the frame's preemptions, which the
+// timeline scales with the frame (docs/method.md §3) and the model
+// recomputes as the CPU's queue.
+func recorded(res *budget.Result, m *queueing.Model, pr budget.Prediction) (queue, unplaced, offpath float64) {
 	g, err := pickGroup(res, m.Group)
 	if err != nil || g.Count == 0 || pr.Op == budget.OpOverlap {
-		return 0, 0
+		return 0, 0, 0
 	}
 	f := pr.Factor
 	if pr.Op == budget.OpRemove {
@@ -323,7 +330,16 @@ func recorded(res *budget.Result, m *queueing.Model, pr budget.Prediction) (queu
 			unplaced += d
 		}
 	}
-	return queue, unplaced
+	per := (1 - f) / float64(g.Count) / 1e6 // ns summed over requests → ms per request, scaled
+	for _, ts := range g.CPUTerms {
+		if !res.Terms[ts.Term].Matches(pr.A) {
+			continue
+		}
+		run := queueing.AlongRunning(g, ts)
+		queue += max(0, float64(ts.Along)-run) * per
+		offpath += max(0, float64(ts.Wait-ts.Critical)) * per
+	}
+	return queue, unplaced, offpath
 }
 
 // queues returns the station with the largest queue (modelled before or
