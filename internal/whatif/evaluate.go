@@ -270,12 +270,26 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	if r := resource(p.Model, name); r.Kind == queueing.Pool {
 		o.Why += fmt.Sprintf(" (%.3g ms measured)", r.WaitMs)
 	}
+	if b, a := cpuDemand(po.Before), cpuDemand(po.After); !s.Model() && b != a {
+		// A frame's CPU named by the spec (queueing.CPUDemand).
+		o.Why += fmt.Sprintf("; the CPU's demand %.3g → %.3g ms per request", b, a)
+	}
 	if sens, ok := sensitivity(res, p.Model, s.Text); ok {
 		o.interval(series, base, sens)
 	} else {
 		o.Why += fmt.Sprintf("; no interval: the model saturates if its demands are off by %.0f %%", 100*Epsilon)
 	}
 	return o, nil
+}
+
+// cpuDemand is the CPU station's demand in st, ms per request.
+func cpuDemand(st queueing.State) float64 {
+	for _, u := range st.Resources {
+		if u.Kind == queueing.CPU {
+			return u.DemandMs
+		}
+	}
+	return 0
 }
 
 // saving is the demand per request, in ms, that the change took off the

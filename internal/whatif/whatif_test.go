@@ -369,3 +369,45 @@ func TestIntervalWidensWithQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUSpec: a spec on a frame's CPU (a CPU term, docs/method.md §3
+// "CPU by frame") reaches the queueing model as CPU station demand. At
+// CPU saturation (the corpus's gin-cpu-sat: 8 clients on GOMAXPROCS=2,
+// 40 % of the mean runnable) halving pricing.Compute cuts the CPU's
+// demand by half its CPU per request with the running time that went
+// along with it, the engine predicts by the model and says why, the
+// anchor is the timeline's mean with the preemptions' runnable time it
+// scaled given back, plus the model's change in the CPU queue; on the
+// quiet gin-cpu (no CPU queue) the timeline answers, and a remove= of the
+// frame's CPU reaches the model too.
+func TestCPUSpec(t *testing.T) {
+	const ginCPUSat, ginCPU = "../../testdata/corpus/gin-cpu-sat.trace", "../../testdata/corpus/gin-cpu.trace"
+	res, ev := must(t)(evaluate(t, ginCPUSat, nil, whatif.Inputs{Clients: 8}, "scale=pricing.Compute:0.5", "remove=pricing.Compute"))
+	g := res.Groups[0]
+	n := float64(g.Count)
+	var demand, queue float64 // ms per request, the frame's whole CPU and its preemptions' runnable time
+	for _, ts := range g.CPUTerms {
+		if res.Terms[ts.Term].Matches("pricing.Compute") {
+			demand += queueing.CPUDemand(g, ts) / n / 1e6
+			queue += (float64(ts.Along) - queueing.AlongRunning(g, ts)) / n / 1e6
+		}
+	}
+	for i, f := range []float64{0.5, 0} {
+		o := ev.Outcomes[i]
+		if o.Method != whatif.Queueing || !strings.HasPrefix(o.Why, "queue at CPU") || o.After == nil {
+			t.Fatalf("%s: %s (%s), want the queueing model on the CPU queue", o.Spec, o.Method, o.Why)
+		}
+		cut := o.Before.Resources[0].DemandMs - o.After.Resources[0].DemandMs
+		if want := demand * (1 - f); math.Abs(cut-want) > 0.002 {
+			t.Errorf("%s: CPU demand cut %.3f ms, want the frame's %.3f ms", o.Spec, cut, want)
+		}
+		anchor := g.Predictions[i].Mean/1e6 + queue*(1-f)
+		if got := ms(o.Mean); math.Abs(got-(anchor+ms(o.Queue))) > 0.001 || o.Queue >= 0 {
+			t.Errorf("%s: mean %.3f ms, want the anchor %.3f ms plus the CPU queue's change %.3f ms (< 0)", o.Spec, got, anchor, ms(o.Queue))
+		}
+	}
+	_, ev = must(t)(evaluate(t, ginCPU, nil, whatif.Inputs{}, "scale=pricing.Compute:0.5"))
+	if o := ev.Outcomes[0]; o.Method != whatif.Timeline || !strings.HasPrefix(o.Why, "no queue in play") {
+		t.Errorf("gin-cpu %s: %s (%s), want the timeline, no queue in play", o.Spec, o.Method, o.Why)
+	}
+}
