@@ -11,12 +11,15 @@ import (
 
 // satMiss is the kept pair's known miss, or "" once it holds. Recorded
 // once, 2026-12-05 06:26 UTC, at load average 4.0 from other work on the
-// 2 cores: the before recording's Ps ran at a third of their speed
-// (pricing.Compute's 3.28 ms of thread CPU took 13.9 ms of wall time,
-// 11.65 ms counted running per request), the after one's at two fifths
-// (1.54 ms in 3.65 ms); the host lent the after recording more CPU than
-// the before one had, which no model of the before trace sees. The model
-// predicts the change in the CPU queue the recorded demands imply.
+// 2 cores: the before recording ran pricing.Compute at about a quarter of
+// its thread CPU's speed (3.28 ms of thread CPU in 13.9 ms of wall time;
+// the model's CPU demand 12.9 ms per request), the after one at two
+// fifths (1.54 ms in 3.65 ms; demand 3.84 ms, where the spec leaves the
+// before one's at 7.1); the host lent the after recording more CPU than
+// the before one had, which no model of the before trace sees. The sleep's
+// timer, late at saturation, is a delay in the model: 11.4 ms before, 4.1
+// after. The model predicts the change in the CPU queue the recorded
+// demands imply.
 const satMiss = "the host's other work slowed the before recording's CPUs more than the after one's (pricing.Compute's wall time 4.2× its thread CPU before, 2.4× after): the recorded demands overstate what the after run needed"
 
 // TestSaturationPair checks the one engine on a CPU spec at CPU
