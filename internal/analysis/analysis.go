@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -189,9 +188,7 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 				}
 				rules.Module = mod
 				start()
-				for _, recs := range look.held {
-					feed(recs)
-				}
+				look.release(feed)
 				look = lookahead{}
 			}
 		} else {
@@ -247,16 +244,91 @@ const maxHeld = 1 << 18
 
 // lookahead holds the first records of a trace while it looks for the
 // agent's main-module log. It keeps each batch as a copy of its own, not
-// one slice appended to: growing one slice to maxHeld records (176 bytes
-// each) copied it at every doubling, and held the old and the new array
-// at once at the last (about 140 MB of a 200 MB peak RSS on a dense
-// 100 MiB trace).
+// one slice appended to: growing one slice to maxHeld records copied it at
+// every doubling, and held the old and the new array at once at the last
+// (about 140 MB of a 200 MB peak RSS on a dense 100 MiB trace). The copies
+// are compact (heldEvent, 88 bytes, not a record's 176): a trace without
+// the log (any trace not recorded with the agent) has its first maxHeld
+// records held, which made the lookahead most of the peak RSS on a trace
+// of a few MB.
 type lookahead struct {
 	on      bool
-	held    [][]tracein.Event
+	held    [][]heldEvent
 	n       int // records held
 	first   tracein.Time
 	started bool
+	strs    []string          // heldEvent's strings; strs[0] is ""
+	strIDs  map[string]uint32 // index in strs
+	walls   []time.Time       // heldEvent's wall clock readings, from walls[1]
+}
+
+// heldEvent is a record as the lookahead holds it: the fields of a
+// tracein.Event after tracein.Stacks.Resolve (whose stacks from the trace
+// are then gone), its strings and wall clock reading as indexes into the
+// lookahead's tables. TestHeldEventFields keeps it in step with
+// tracein.Event.
+type heldEvent struct {
+	Time                  tracein.Time
+	G, Actor              tracein.GoID
+	Thread, Proc          int64
+	Task, Parent          tracein.TaskID
+	Stack, ActorStack     tracein.StackID
+	name, reason, message uint32 // in lookahead.strs
+	wall                  uint32 // in lookahead.walls; 0: the zero time
+	Kind                  tracein.Kind
+	From, To              tracein.State
+}
+
+// str returns the index of s in l.strs, adding it.
+func (l *lookahead) str(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if id, ok := l.strIDs[s]; ok {
+		return id
+	}
+	if l.strIDs == nil {
+		l.strIDs = map[string]uint32{}
+		l.strs = []string{""}
+	}
+	id := uint32(len(l.strs))
+	l.strs = append(l.strs, s)
+	l.strIDs[s] = id
+	return id
+}
+
+// hold returns ev as the lookahead holds it.
+func (l *lookahead) hold(ev *tracein.Event) heldEvent {
+	h := heldEvent{
+		Time: ev.Time, G: ev.G, Actor: ev.Actor, Thread: ev.Thread, Proc: ev.Proc,
+		Task: ev.Task, Parent: ev.Parent, Stack: ev.Stack, ActorStack: ev.ActorStack,
+		name: l.str(ev.Name), reason: l.str(ev.Reason), message: l.str(ev.Message),
+		Kind: ev.Kind, From: ev.From, To: ev.To,
+	}
+	if !ev.Wall.IsZero() {
+		if len(l.walls) == 0 {
+			l.walls = []time.Time{{}}
+		}
+		h.wall = uint32(len(l.walls))
+		l.walls = append(l.walls, ev.Wall)
+	}
+	return h
+}
+
+// record returns the record h holds.
+func (l *lookahead) record(h *heldEvent) tracein.Event {
+	ev := tracein.Event{
+		Kind: h.Kind, From: h.From, To: h.To, Time: h.Time, G: h.G, Actor: h.Actor,
+		Thread: h.Thread, Proc: h.Proc, Stack: h.Stack, ActorStack: h.ActorStack,
+		Task: h.Task, Parent: h.Parent,
+	}
+	if h.name|h.reason|h.message != 0 {
+		ev.Name, ev.Reason, ev.Message = l.strs[h.name], l.strs[h.reason], l.strs[h.message]
+	}
+	if h.wall != 0 {
+		ev.Wall = l.walls[h.wall]
+	}
+	return ev
 }
 
 // add holds recs (copied: the batch is recycled) and reports whether the
@@ -264,7 +336,11 @@ type lookahead struct {
 // the records span tracein.ModuleLookahead, too many are held, or the
 // trace ended (last).
 func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
-	l.held = append(l.held, slices.Clone(recs))
+	held := make([]heldEvent, len(recs))
+	for i := range recs {
+		held[i] = l.hold(&recs[i])
+	}
+	l.held = append(l.held, held)
 	l.n += len(recs)
 	for i := range recs {
 		ev := &recs[i]
@@ -281,6 +357,25 @@ func (l *lookahead) add(recs []tracein.Event, last bool) (string, bool) {
 		}
 	}
 	return "", last || l.n >= maxHeld
+}
+
+// release passes the held records to feed, in order, a batch's worth at a
+// time, letting each batch go once fed.
+func (l *lookahead) release(feed func([]tracein.Event)) {
+	recs := make([]tracein.Event, 0, batchLen)
+	for i, held := range l.held {
+		for j := range held {
+			recs = append(recs, l.record(&held[j]))
+			if len(recs) == cap(recs) {
+				feed(recs)
+				recs = recs[:0]
+			}
+		}
+		l.held[i] = nil
+	}
+	if len(recs) > 0 {
+		feed(recs)
+	}
 }
 
 // DamagedError is returned when the trace breaks off after records that
