@@ -297,25 +297,41 @@ func minPause(ev Evidence, late bool, o Options) time.Duration {
 	return o.MinPause
 }
 
-// queued tells whether the process's threads' run-queue wait, pro-rated
-// from the sampled interval to the silence, is half the silence or more:
-// then the silence may be a wait for a CPU, not a stop. The counter sums
-// every thread's wait over the whole interval, usually far longer than
-// the silence; a stopped process's threads are not on the run queue, so
-// on a loaded host the interval's wait lies elsewhere in it. Unprorated,
-// a 300 ms stop in a 700 ms sample was called runnable for the wait of
-// the other 400 ms.
+// queued tells whether the process may have waited for a CPU for half
+// the silence or more, pro-rated from the sampled interval to the
+// silence: then the silence may be a wait for a CPU, not a stop. Where
+// the process's cgroup has PSI (cpu.pressure), its "some" total decides:
+// it is wall time in which a task of the cgroup was runnable and not
+// running, and a stopped process's tasks are not runnable, so a stop adds
+// nothing to it while a process starved of CPU for the silence adds the
+// silence. Else the threads' run-queue wait decides, which sums every
+// thread's wait: a process that wakes its threads together after a stop,
+// on a loaded host, adds several times the wall time. Both are counted
+// over the whole interval, usually far longer than the silence; a stopped
+// process's tasks are not on the run queue, so on a loaded host the
+// interval's wait lies elsewhere in it, and the counter is pro-rated.
+// Unprorated, a 300 ms stop in a 700 ms sample was called runnable for
+// the wait of the other 400 ms; pro-rated but summed over threads, a
+// 300 ms stop in a 500 ms sample still was (564 ms of run-queue wait,
+// 340 ms pro-rated, while the cgroup's PSI some was 145 ms, 87 ms
+// pro-rated: issue 34).
 func queued(d *hostsig.Delta, silence time.Duration) bool {
+	if d.Has(hostsig.SourceCgroupPSI) {
+		return 2*prorated(d.CgroupSome, d.Interval, silence) >= silence
+	}
 	return d.Has(hostsig.SourceSchedstat) && 2*prorated(d.Wait, d.Interval, silence) >= silence
 }
 
-// queuedWords gives, for a paused verdict, the run-queue wait it
-// pro-rated ("" without the counter).
+// queuedWords gives, for a paused verdict, the CPU wait it pro-rated ("" without
+// a counter, or with a counter at 0).
 func queuedWords(d *hostsig.Delta, silence time.Duration) string {
-	if !d.Has(hostsig.SourceSchedstat) || d.Wait == 0 {
-		return ""
+	switch {
+	case d.Has(hostsig.SourceCgroupPSI):
+		return fmt.Sprintf(" (the cgroup's CPU pressure %s ms in %s ms sampled, %s ms pro-rated to the silence: a stopped process adds none)", fmtMs(d.CgroupSome), fmtMs(d.Interval), fmtMs(prorated(d.CgroupSome, d.Interval, silence)))
+	case !d.Has(hostsig.SourceCgroupPSI) && d.Has(hostsig.SourceSchedstat) && d.Wait > 0:
+		return fmt.Sprintf(" (run-queue wait %s ms in %s ms sampled, %s ms pro-rated to the silence)", fmtMs(d.Wait), fmtMs(d.Interval), fmtMs(prorated(d.Wait, d.Interval, silence)))
 	}
-	return fmt.Sprintf(" (run-queue wait %s ms in %s ms sampled, %s ms pro-rated to the silence)", fmtMs(d.Wait), fmtMs(d.Interval), fmtMs(prorated(d.Wait, d.Interval, silence)))
+	return ""
 }
 
 // dbHostWords says, for a network verdict, how little the database's

@@ -24,34 +24,49 @@ func keptStop(t *testing.T) (time.Duration, dbwait.Evidence) {
 }
 
 // TestPauseUnderLoad: the kept SIGSTOP's silence, in a sample whose
-// threads waited on the run queue elsewhere in the interval (a loaded
-// host), is still a pause: the counter is pro-rated to the silence. A
-// counter that says a thread waited for the whole interval does place
-// wait in the silence: no pause then.
+// process waited for a CPU elsewhere in the interval (a loaded host), is
+// still a pause: the counter is pro-rated to the silence. A counter that
+// says the process waited for the whole interval does place wait in the
+// silence: no pause then. The cgroup's PSI some decides where the
+// process's cgroup has it (wall time with a task waiting, which a stopped
+// process does not add to), so the threads' summed run-queue wait does
+// not: a process waking its threads together after a stop on a loaded
+// host sums more run-queue wait than the interval (the 300 ms
+// stop with 564 ms of it in 500 ms, cgroup PSI some 145 ms, was called
+// runnable). Without cgroup PSI the run-queue wait decides.
 func TestPauseUnderLoad(t *testing.T) {
 	outside, ev := keptStop(t)
 	host := *ev.Host
 	gap := ev.Gap
+	if !host.Has(hostsig.SourceCgroupPSI) || !host.Has(hostsig.SourceSchedstat) {
+		t.Fatalf("the kept stop's sample lacks cgroup PSI or the run-queue wait: %+v", host.Absent)
+	}
+	noPSI := host
+	noPSI.Absent[hostsig.SourceCgroupPSI] = "not read (the test takes it away)"
 	for _, tc := range []struct {
-		name string
-		wait time.Duration
-		want dbwait.Verdict
+		name       string
+		base       hostsig.Delta
+		wait, some time.Duration
+		want       dbwait.Verdict
 	}{
-		{"as recorded", host.Wait, dbwait.Paused},
-		// half a thread queued for the rest of the interval, a loaded
+		{"as recorded", host, host.Wait, host.CgroupSome, dbwait.Paused},
+		// half a task waiting for the rest of the interval, a loaded
 		// host: over half the silence summed, under half of it pro-rated
 		// (the 150–300 ms stops in 230–700 ms samples were called
 		// runnable so)
-		{"the rest of the interval half queued", (host.Interval - gap) / 2, dbwait.Paused},
-		{"a thread queued the whole interval", host.Interval, dbwait.Runnable},
+		{"the rest of the interval half waiting", host, host.Wait, (host.Interval - gap) / 2, dbwait.Paused},
+		{"a task waiting the whole interval", host, host.Wait, host.Interval, dbwait.Runnable},
+		{"threads' run-queue wait over the interval, the cgroup's pressure as recorded", host, host.Interval * 3 / 2, host.CgroupSome, dbwait.Paused},
+		{"no cgroup PSI: the rest of the interval half queued", noPSI, (host.Interval - gap) / 2, 0, dbwait.Paused},
+		{"no cgroup PSI: a thread queued the whole interval", noPSI, host.Interval, 0, dbwait.Runnable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := host
-			h.Wait = tc.wait
+			h := tc.base
+			h.Wait, h.CgroupSome = tc.wait, tc.some
 			e := ev
 			e.Host = &h
 			if got := dbwait.Explain(outside, e, dbwait.Options{}); got.Verdict != tc.want {
-				t.Errorf("run-queue wait %v in %v sampled, silence %v of %v outside: %v (%s), want %v", tc.wait, h.Interval, gap, outside, got.Verdict, got.Rule, tc.want)
+				t.Errorf("run-queue wait %v, cgroup PSI some %v in %v sampled, silence %v of %v outside: %v (%s), want %v", tc.wait, tc.some, h.Interval, gap, outside, got.Verdict, got.Rule, tc.want)
 			}
 		})
 	}
