@@ -178,19 +178,28 @@ func (k *keptPath) path() *Path {
 // segWords is the size of a critpath.PathSeg in 64-bit words.
 const segWords = int(unsafe.Sizeof(critpath.PathSeg{}) / 8)
 
-// packSegs appends path, reversed (chronological), to dst as words: each
-// 64-bit word of a segment's memory as a varint of its difference from
-// the same word of the segment before. Times grow a little from segment
-// to segment and most other fields repeat or are zero, so a segment takes
-// about a fifth of its 112 bytes. It is exact for any values (the bytes
-// come back as they were), and sound because a PathSeg is plain data
-// (checkPlain).
+// packSegs appends path, reversed (chronological), to dst as words: for
+// each segment, a varint mask of the 64-bit words of its memory that
+// differ from the segment before's, then each of those words' difference
+// as a varint. Times grow a little from segment to segment and most other
+// fields repeat or are zero, so a segment of 112 bytes takes about 12. It
+// is exact for any values (the bytes come back as they were), and sound
+// because a PathSeg is plain data (see init).
 func packSegs(dst []byte, path []critpath.PathSeg) []byte {
 	var prev [segWords]uint64
 	for i := len(path) - 1; i >= 0; i-- {
 		w := (*[segWords]uint64)(unsafe.Pointer(&path[i]))
+		var mask uint64
 		for j, x := range w {
-			dst = binary.AppendVarint(dst, int64(x-prev[j]))
+			if x != prev[j] {
+				mask |= 1 << j
+			}
+		}
+		dst = binary.AppendUvarint(dst, mask)
+		for j, x := range w {
+			if mask&(1<<j) != 0 {
+				dst = binary.AppendVarint(dst, int64(x-prev[j]))
+			}
 		}
 		prev = *w
 	}
@@ -201,15 +210,26 @@ func packSegs(dst []byte, path []critpath.PathSeg) []byte {
 func unpackSegs(b []byte, n int) []critpath.PathSeg {
 	segs := make([]critpath.PathSeg, n)
 	var prev [segWords]uint64
+	next := func() uint64 {
+		d, k := binary.Varint(b)
+		if k <= 0 {
+			panic("budget: a packed path is damaged")
+		}
+		b = b[k:]
+		return uint64(d)
+	}
 	for i := range segs {
+		mask, k := binary.Uvarint(b)
+		if k <= 0 {
+			panic("budget: a packed path is damaged")
+		}
+		b = b[k:]
 		w := (*[segWords]uint64)(unsafe.Pointer(&segs[i]))
 		for j := range w {
-			d, k := binary.Varint(b)
-			if k <= 0 {
-				panic("budget: a packed path is damaged")
+			w[j] = prev[j]
+			if mask&(1<<j) != 0 {
+				w[j] += next()
 			}
-			b = b[k:]
-			w[j] = prev[j] + uint64(d)
 		}
 		prev = *w
 	}
@@ -221,7 +241,7 @@ func unpackSegs(b []byte, n int) []critpath.PathSeg {
 // slice, map, interface, …) for the collector to miss.
 func init() {
 	var s critpath.PathSeg
-	if unsafe.Sizeof(s)%8 != 0 || unsafe.Alignof(s) != 8 || !plain(reflect.TypeOf(s)) {
+	if unsafe.Sizeof(s)%8 != 0 || unsafe.Alignof(s) != 8 || segWords > 64 || !plain(reflect.TypeOf(s)) {
 		panic("budget: critpath.PathSeg is no longer plain words of data; packSegs cannot pack it")
 	}
 }
