@@ -360,6 +360,7 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 			if t := p.Along(); t != critpath.NoTerm { // a preemption inside a frame's CPU (cpu.go)
 				a.scratch.along.add(t, d)
 				gs.term(t).along += d
+				gs.term(t).alongRunnable += d
 			}
 		default:
 			a.scratch.crit.add(p.Term, d)

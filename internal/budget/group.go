@@ -54,6 +54,7 @@ type groupState struct {
 type termAcc struct {
 	wait, crit, fix, contention int64
 	along                       int64 // critical running time along with a CPU term (TermStat.Along)
+	alongRunnable               int64 // its runnable part: preemptions inside the frame (TermStat.AlongRunnable)
 	requests, critRequests      int
 	causes                      [frame.NumKinds]int64
 	roots                       map[rootKey]*rootAcc // by the cause's stack and kind

@@ -144,13 +144,16 @@ type TermStat struct {
 	Wait     int64 // goroutine time (wait sum)
 	Critical int64 // time on the critical path
 	Fix      int64 // latency saved if the term were gone (Σ over requests)
-	// Along, for a CPU term: the plain running time on the critical path
-	// that went along with its CPU (critpath.Seg.Along: Go counted it as
-	// running while no CPU sample saw the thread), Σ over requests; it is
-	// part of Fix, not of Critical.
-	Along      int64
-	Contention int64 // critical time ended by another request (lock or pool held elsewhere)
-	Requests   int   // requests with this wait
+	// Along, for a CPU term: the time on the critical path that went
+	// along with its CPU (critpath.Seg.Along): plain running time (Go
+	// counted the goroutine as running while no CPU sample saw the
+	// thread) and the runnable time of the frame's preemptions, Σ over
+	// requests; it is part of Fix, not of Critical. AlongRunnable is its
+	// runnable part: queueing, not CPU demand.
+	Along         int64
+	AlongRunnable int64
+	Contention    int64 // critical time ended by another request (lock or pool held elsewhere)
+	Requests      int   // requests with this wait
 	// Causes splits Critical by what was really happening: the wait itself,
 	// or for waits explained by a goroutine outside the request (a transport's
 	// readLoop), that goroutine's state (network, running, …).
@@ -340,7 +343,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		if t == nil {
 			continue
 		}
-		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix, Along: t.along,
+		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix, Along: t.along, AlongRunnable: t.alongRunnable,
 			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)}
 		if a.terms.list[tid].IsCPU() {
 			g.CPUTerms = append(g.CPUTerms, ts)

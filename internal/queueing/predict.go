@@ -272,7 +272,7 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 			continue
 		}
 		matched = true
-		d := CPUDemand(g, ts) / n / 1e6 * (1 - f)
+		d := CPUDemand(ts) / n / 1e6 * (1 - f)
 		if cpu := &c.Resources[0]; cpu.Kind == CPU && d != 0 {
 			cpu.DemandMs = max(0, cpu.DemandMs-d)
 			if _, ok := cut[cpu.Name]; !ok {
@@ -290,29 +290,18 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 	return c, strings.Join(parts, ", "), nil
 }
 
-// CPUDemand is the CPU station's demand a CPU term ts of g stands for, in
-// ns summed over the group's requests: its CPU on and off the critical path
+// CPUDemand is the CPU station's demand a CPU term ts stands for, in ns
+// summed over the group's requests: its CPU on and off the critical path
 // (TermStat.Wait) and the running time that went along with it
-// (TermStat.Along, Go counting the goroutine running while no sample saw
-// it). Along also holds the runnable time of the frame's preemptions,
-// which is queueing, not demand, and budget does not split the two: the
-// running part is taken as Along scaled to the running time without a
-// frame on the critical path when the terms' Along exceeds it (all of
-// Along otherwise), so that no more running time goes along than there is.
-func CPUDemand(g *budget.Group, ts budget.TermStat) float64 {
-	return float64(ts.Wait) + AlongRunning(g, ts)
+// (AlongRunning).
+func CPUDemand(ts budget.TermStat) float64 {
+	return float64(ts.Wait) + AlongRunning(ts)
 }
 
-// AlongRunning is the part of ts's Along taken as running time (CPUDemand):
-// the rest is the runnable time of its preemptions.
-func AlongRunning(g *budget.Group, ts budget.TermStat) float64 {
-	var along int64
-	for _, c := range g.CPUTerms {
-		along += c.Along
-	}
-	if along <= 0 || ts.Along <= 0 {
-		return 0
-	}
-	plain := float64(max(0, g.Running.Critical-g.CPUByFrame.Critical))
-	return float64(ts.Along) * min(1, plain/float64(along))
+// AlongRunning is the part of ts's Along that is running time (Go counting
+// the goroutine running while no sample saw it): the rest, AlongRunnable,
+// is the runnable time of the frame's preemptions, which is queueing, not
+// demand.
+func AlongRunning(ts budget.TermStat) float64 {
+	return float64(max(0, ts.Along-ts.AlongRunnable))
 }

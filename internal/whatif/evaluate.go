@@ -349,7 +349,7 @@ func recorded(res *budget.Result, m *queueing.Model, pr budget.Prediction) (queu
 		if !res.Terms[ts.Term].Matches(pr.A) {
 			continue
 		}
-		run := queueing.AlongRunning(g, ts)
+		run := queueing.AlongRunning(ts)
 		queue += max(0, float64(ts.Along)-run) * per
 		offpath += max(0, float64(ts.Wait-ts.Critical)) * per
 	}

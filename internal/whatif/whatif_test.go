@@ -388,8 +388,8 @@ func TestCPUSpec(t *testing.T) {
 	var demand, queue float64 // ms per request, the frame's whole CPU and its preemptions' runnable time
 	for _, ts := range g.CPUTerms {
 		if res.Terms[ts.Term].Matches("pricing.Compute") {
-			demand += queueing.CPUDemand(g, ts) / n / 1e6
-			queue += (float64(ts.Along) - queueing.AlongRunning(g, ts)) / n / 1e6
+			demand += queueing.CPUDemand(ts) / n / 1e6
+			queue += (float64(ts.Along) - queueing.AlongRunning(ts)) / n / 1e6
 		}
 	}
 	for i, f := range []float64{0.5, 0} {
