@@ -60,11 +60,17 @@ func proxyMain(ctx context.Context, args []string) (err error) {
 // of those it did not get a wrong outside verdict. The truth is the lab's
 // record of what it injected and the database's own logged durations,
 // never dbwait's verdicts. The quiet half is judged on a kept run instead,
-// deterministically (TestKeptFaultRuns). The kept loaded run's known miss
-// (knownMisses: loaded db-quota without --dbhost, an open gap of issue
-// 34) is logged when it fails, not failed: a one-sided test at α 0.01 of
-// a rule known to be right about 72–80 % of the time there would fail
-// nearly every run and say nothing new.
+// deterministically (TestKeptFaultRuns). A check in liveKnownMisses is
+// logged when it fails, not failed; every other check fails the test.
+// liveKnownMisses are the live loaded half's checks that an open gap of
+// issue 34 leaves below the bar in expectation, though a run may pass
+// them: loaded db-quota judged without --dbhost scores 57 of 64 (89 %) in
+// the kept loaded run, within sampling error of 95 % at α 0.01 (p = 0.04)
+// but under it, so a one-sided test of a live run of about 70 statements
+// would fail about as often as not, saying nothing new (docs/dbwait.md,
+// "Kept runs"). The kept run asserts its score exactly (golden).
+var liveKnownMisses = []string{"db-quota, without --dbhost: verdicts against the truth"}
+
 func TestFaultSuite(t *testing.T) {
 	tier.Timing(t)
 	needLab(t)
@@ -74,10 +80,7 @@ func TestFaultSuite(t *testing.T) {
 			switch {
 			case c.OK:
 				t.Logf("pass: %s: %s", c.Name, c.Got)
-			case slices.Contains(knownMisses["faults-loaded"], c.Name):
-				// the kept loaded run's known miss, an open gap of
-				// issue 34 (docs/dbwait.md, "Kept runs"): said, not
-				// failed; the kept run asserts it stays a miss
+			case slices.Contains(liveKnownMisses, c.Name):
 				t.Logf("known miss (issue 34): %s: got %s, want %s", c.Name, c.Got, c.Want)
 			default:
 				t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
