@@ -253,12 +253,12 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	case ev.DBHost && 2*ev.DBHostWait >= outside:
 		return Decision{DBCPU, fmt.Sprintf("the database's backend waited %s ms on its host's run queue outside the database's timer (as the database host's recording placed it), of %s ms outside",
 			fmtMs(ev.DBHostWait), fmtMs(outside)), Medium}
-	case outside-cpuWait(ev, d, outside, stall, ran) <= o.Threshold:
+	case outside-cpuWait(ev, d, outside, stall) <= o.Threshold:
 		// what a CPU wait can explain leaves no more outside the process
 		// than the threshold allows inside: not a wait elsewhere
-		w := cpuWait(ev, d, outside, stall, ran)
+		w := cpuWait(ev, d, outside, stall)
 		return Decision{Runnable, fmt.Sprintf("the process waited for a CPU for up to %s of %s ms (%s): the %s ms left is within the threshold",
-			fmtMs(w), fmtMs(outside), cpuWaitWords(ev, d, outside, stall, ran), fmtMs(outside-w)), Low}
+			fmtMs(w), fmtMs(outside), cpuWaitWords(ev, d, outside, stall), fmtMs(outside-w)), Low}
 	case ran && ev.DBHost && 3*ev.DBHostWait >= outside && 3*(outside-ev.DBHostWait) >= outside:
 		return Decision{Mixed, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe), and the database's backend waited %s ms of it on its host's run queue outside its timer: the database host's CPU and a wait outside both hosts together",
 			fmtMs(outside-stall), fmtMs(outside), fmtMs(ev.DBHostWait)), Medium}
@@ -361,68 +361,18 @@ func throttledFor(d *hostsig.Delta, outside time.Duration) time.Duration {
 // largest of the stall as the answer came (probe), the goroutine's own
 // runnable time, the time every P was busy, and the process cgroup's CPU
 // pressure (PSI some: some task of it waited for a CPU) pro-rated over
-// the sampled interval, unless cgroupPressureMoot. The machine's PSI is
-// no evidence: on a busy host it is high whatever the process does.
-func cpuWait(ev Evidence, d *hostsig.Delta, outside, stall time.Duration, ran bool) time.Duration {
+// the sampled interval. The machine's PSI is no evidence: on a busy host
+// it is high whatever the process does.
+func cpuWait(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) time.Duration {
 	w := max(stall, ev.Runnable, ev.Busy)
-	if d != nil && d.Has(hostsig.SourceCgroupPSI) && !cgroupPressureMoot(ev, d, ran) {
+	if d != nil && d.Has(hostsig.SourceCgroupPSI) {
 		w = max(w, min(prorated(d.CgroupSome, d.Interval, outside), outside))
 	}
 	return w
 }
 
-// cgroupPressureMoot tells whether the process cgroup's CPU pressure,
-// pro-rated, is no evidence that the statement waited for a CPU (issue
-// 34): the direct instruments say the application did not — the probe
-// saw the process able to run as the query left and as the answer came
-// (ran), and the goroutine's own runnable time is what cpuWait counts
-// beside it — the cgroup was not throttled in the sampled interval, and
-// no recording of the database host measured the backend while a host
-// was under CPU pressure (hostBusy: hedge's test). On a busy host the
-// cgroup's pressure is high whatever this statement did, as the
-// machine's is: some thread of a multi-threaded process is nearly always
-// waiting among the other programs' tasks, spread over the interval and
-// not placed in this statement. And the wait it would name has another
-// explanation the application's side cannot rule out, the database's
-// backend waiting for a CPU on a busy host before it read the query or
-// after it sent the answer: the statement is left to the network
-// verdict, which hedge qualifies "network or db-cpu" (confidence low)
-// where the wait is past the trace's usual one. On the kept loaded run's
-// db-quota condition without --dbhost, 11 of 64 statements whose backend
-// the recording placed 61–100 % of the difference on had been called
-// runnable by the pressure alone. A throttled cgroup's pressure is the
-// quota's, a cause in the application's own cgroup, and counts; so does
-// the pressure with the database host's recording, which measured the
-// backend's wait and left it under half (the db-cpu and mixed rules
-// come first).
-func cgroupPressureMoot(ev Evidence, d *hostsig.Delta, ran bool) bool {
-	return ran && d.Throttled == 0 && !ev.DBHost && hostBusy(ev, d)
-}
-
-// hostBusy is hedge's test of a host under CPU pressure, for a statement
-// no recording of the database host covers: the database host's own
-// pressure (ev.DBHostPressure) when its metrics were given, else this
-// host's (the machine's PSI some for half the sampled interval or more;
-// without PSI, the process's threads on the run queue that long).
-// TestHostBusyAgreesWithHedge keeps the two in step.
-func hostBusy(ev Evidence, d *hostsig.Delta) bool {
-	switch {
-	case ev.DBHost:
-		return false
-	case ev.DBHostPressure != nil:
-		return ev.DBHostPressure.busy()
-	case d == nil:
-		return false
-	case d.Has(hostsig.SourceSystemPSI):
-		return 2*d.SystemSome >= d.Interval
-	case d.Has(hostsig.SourceSchedstat):
-		return 2*d.Wait >= d.Interval
-	}
-	return false
-}
-
 // cpuWaitWords names the parts of cpuWait.
-func cpuWaitWords(ev Evidence, d *hostsig.Delta, outside, stall time.Duration, ran bool) string {
+func cpuWaitWords(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) string {
 	var parts []string
 	if stall > 0 {
 		parts = append(parts, "probe late "+fmtMs(stall)+" ms")
@@ -433,7 +383,7 @@ func cpuWaitWords(ev Evidence, d *hostsig.Delta, outside, stall time.Duration, r
 	if ev.Busy > 0 {
 		parts = append(parts, "every P busy "+fmtMs(ev.Busy)+" ms")
 	}
-	if d != nil && d.Has(hostsig.SourceCgroupPSI) && d.CgroupSome > 0 && !cgroupPressureMoot(ev, d, ran) {
+	if d != nil && d.Has(hostsig.SourceCgroupPSI) && d.CgroupSome > 0 {
 		parts = append(parts, fmt.Sprintf("cgroup CPU pressure %s ms in %s ms sampled, %s ms pro-rated", fmtMs(d.CgroupSome), fmtMs(d.Interval), fmtMs(prorated(d.CgroupSome, d.Interval, outside))))
 	}
 	return strings.Join(parts, ", ")

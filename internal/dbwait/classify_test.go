@@ -103,22 +103,6 @@ func TestClassify(t *testing.T) {
 		{"cgroup CPU pressure leaves under the threshold", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Runnable},
 		{"cgroup CPU pressure leaves over the threshold", 30 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.CPUs = 70*ms, 2 })}, dbwait.Network},
 		{"machine CPU pressure is no evidence", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.SystemSome, d.CPUs = 200*ms, 2 })}, dbwait.Network},
-		// On a busy host (the machine's PSI some half the interval), without
-		// a recording of the database host, the cgroup's pressure is high
-		// whatever this statement did and the database's backend may have
-		// waited instead: with the probe seeing the process run as the
-		// query left and the answer came, and no throttling, it no longer
-		// counts, and the network verdict is left for the hedge to qualify
-		// "network or db-cpu" (issue 34: 11 of the kept loaded run's
-		// db-quota statements, the backend's wait 61–100 % of the
-		// difference). Throttled, with the recording, or with the probe
-		// silent as the answer came, it counts as above.
-		{"cgroup CPU pressure on a busy host, the probe saw the process run: network", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.SystemSome, d.CPUs = 70*ms, 200*ms, 2 })}, dbwait.Network},
-		{"cgroup CPU pressure on a busy host, the cgroup throttled: runnable", 13 * ms, dbwait.Evidence{Probe: true, Host: delta(func(d *hostsig.Delta) {
-			d.CgroupSome, d.SystemSome, d.Throttled, d.ThrottledTime, d.CPUs = 70*ms, 200*ms, 1, 5*ms, 2
-		})}, dbwait.Runnable},
-		{"cgroup CPU pressure on a busy host, the recording covers it: runnable", 13 * ms, dbwait.Evidence{Probe: true, DBHost: true, DBHostWait: 2 * ms, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.SystemSome, d.CPUs = 70*ms, 200*ms, 2 })}, dbwait.Runnable},
-		{"cgroup CPU pressure on a busy host, the process silent as the answer came: runnable", 13 * ms, dbwait.Evidence{Probe: true, TailGap: 10 * ms, Host: delta(func(d *hostsig.Delta) { d.CgroupSome, d.SystemSome, d.CPUs = 70*ms, 200*ms, 2 })}, dbwait.Runnable},
 		// A stall that ended as the query left delayed the statement's start.
 		{"probe late as the query left: throttled", 39 * ms, dbwait.Evidence{Probe: true, Placed: true, ProbeLate: 38 * ms, ProbeHead: 38 * ms, Gap: 38 * ms, Host: delta(func(d *hostsig.Delta) { d.Throttled, d.ThrottledTime, d.CgroupSome, d.CPUs = 1, 88*ms, 80*ms, 2 })}, dbwait.Throttled},
 		{"probe on time but the goroutine runnable", 30 * ms, dbwait.Evidence{Probe: true, Runnable: 20 * ms, Host: delta(nil)}, dbwait.Runnable},
