@@ -63,12 +63,13 @@ func proxyMain(ctx context.Context, args []string) (err error) {
 // deterministically (TestKeptFaultRuns). A check in liveKnownMisses is
 // logged when it fails, not failed; every other check fails the test.
 // liveKnownMisses are the live loaded half's checks that an open gap of
-// issue 34 leaves below the bar in expectation, though a run may pass
-// them: loaded db-quota judged without --dbhost scores 57 of 64 (89 %) in
-// the kept loaded run, within sampling error of 95 % at α 0.01 (p = 0.04)
-// but under it, so a one-sided test of a live run of about 70 statements
-// would fail about as often as not, saying nothing new (docs/dbwait.md,
-// "Kept runs"). The kept run asserts its score exactly (golden).
+// issue 34 leaves below the bar, though a run may pass them: loaded
+// db-quota judged without --dbhost scores 46 of 64 (72 %) in the kept
+// loaded run (knownMisses there) and passed 31 of 32, 45 of 47 and 38 of
+// 38 in three live runs of the quiet timing tier on 5 December 2026 (the
+// burners give the database host's wait only sometimes), so a live run
+// fails or passes it by the host of the moment, saying nothing new
+// (docs/dbwait.md, "Kept runs"). The kept run asserts its score exactly.
 var liveKnownMisses = []string{"db-quota, without --dbhost: verdicts against the truth"}
 
 func TestFaultSuite(t *testing.T) {
