@@ -866,7 +866,11 @@ func cause(hs []HostEvidence, gc GCEvidence) string {
 		return "throttled"
 	case st >= 0:
 		return "steal"
-	case gc.Rose:
+	case gc.Rose && !(rise(Stall) > gcRise(gc)):
+		// (a process stopped for most of a step does little but collect
+		// when it resumes: its collector's share of a sliver of CPU
+		// rises while the stall lost far more time than the collector
+		// took, and the stall is the cause)
 		return "gc"
 	case rise(Stall) >= 0 && rise(Stall) > max(rise(PSICgroup), rise(PSIHost)):
 		// the process lost more time than CPU pressure shows waiting for a
@@ -879,6 +883,16 @@ func cause(hs []HostEvidence, gc GCEvidence) string {
 		return "stalled"
 	}
 	return "unknown"
+}
+
+// gcRise is the collector's rise in CPU seconds per step, bad steps
+// against good (against none without a baseline).
+func gcRise(gc GCEvidence) float64 {
+	good := gc.GoodCPU
+	if math.IsNaN(good) {
+		good = 0
+	}
+	return gc.BadCPU - good
 }
 
 // when is rule 4 over the bad steps idx (sorted).

@@ -507,3 +507,21 @@ func TestGCBaselineElevated(t *testing.T) {
 		t.Errorf("throughout: cause %q, GC %+v, line %q: want GC-heavy throughout, judged against the peers", r.Verdict.Cause, g, r.Verdict.Line)
 	}
 }
+
+// TestCauseStallOverGC: a process stopped for most of a step collects
+// when it resumes, so its collector's share of that step's sliver of CPU
+// rises (the lab's stop phase: GC 1 % → 14 %, 0.00 → 0.01 s/step) while
+// the stall lost far more time: the cause is the stall. A collector whose
+// CPU rose by more than the stall is GC.
+func TestCauseStallOverGC(t *testing.T) {
+	hs := []HostEvidence{{Signal: Stall, Rose: true, Good: 0.15, Bad: 1.2}}
+	if got := cause(hs, GCEvidence{Rose: true, BadCPU: 0.01, GoodCPU: 0}); got != "stalled" {
+		t.Errorf("stall +1.05 s/step, GC +0.01: cause %q, want stalled", got)
+	}
+	if got := cause(hs, GCEvidence{Rose: true, BadCPU: 1.5, GoodCPU: 0.1}); got != "gc" {
+		t.Errorf("stall +1.05 s/step, GC +1.4: cause %q, want gc", got)
+	}
+	if got := cause(nil, GCEvidence{Rose: true, BadCPU: 0.01, GoodCPU: math.NaN()}); got != "gc" {
+		t.Errorf("no stall, GC rose without a baseline CPU: cause %q, want gc", got)
+	}
+}
