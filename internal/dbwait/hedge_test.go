@@ -50,31 +50,7 @@ func TestNetworkOrDBCPU(t *testing.T) {
 	// 20 ms longer in the database (their spans had room: the proxy's 25
 	// ms), so they are inside and more than a tenth of all waited less
 	// than the floor less the threshold
-	lengthen := map[pglog.TraceParent]bool{}
-	n := 0
-	for _, q := range r.Queries {
-		if q.Verdict == dbwait.Network {
-			if n++; n%3 != 0 {
-				lengthen[q.TraceParent] = true
-			}
-		}
-	}
-	a := dbwait.New(dbwait.Options{})
-	feedTrace(t, a, "quotaproxy.trace", c.trace)
-	pglog.Statements(pglog.NewReader(bytes.NewReader(c.pglog)), func(s pglog.Statement) {
-		if lengthen[s.TraceParent] {
-			s.Duration += 20 * time.Millisecond
-			s.Start = s.End.Add(-s.Duration)
-		}
-		a.Statement(s)
-	})
-	r, err := a.Finalize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.NetworkFloor != 0 {
-		t.Fatalf("network floor %v with a fifth of the statements inside, want none", r.NetworkFloor)
-	}
+	r = lengthened(t, c, r, nil)
 	network, atFloor, hedged = countHedged(t, r, 0)
 	t.Logf("no floor: %d network verdicts, %d network or db-cpu", network, hedged)
 	if hedged == 0 || atFloor != 0 || r.Summary.NetworkOrDBCPU != hedged {
