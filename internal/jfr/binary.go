@@ -161,7 +161,7 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 		return 0, errf(metaPos, "metadata: %w", err)
 	}
 	if br.clock == nil {
-		br.clock = &binClock{startTicks: be(48), startNanos: be(offStartNanos), divisor: float64(be(56)) / 1e9}
+		br.clock = &binClock{startTicks: be(offStartTicks), startNanos: be(offStartNanos), divisor: float64(be(offTicksPerSecond)) / 1e9}
 	}
 	c := &chunkState{binRd: binRd{b: b, compressed: compressed}, br: br, meta: meta, prev: br.prev}
 	if err := c.try(func() { c.indexPools(int(cpPos)) }); err != nil {

@@ -19,11 +19,32 @@ type Chunk struct {
 	// Types maps event type ids to names ("jdk.ThreadPark"). jdk.ActiveSetting
 	// events name the event type they configure by this id only.
 	Types map[int64]string
+
+	// the chunk's clock, from its header: its ticks at Start and the
+	// ticks per second (clockStart)
+	startTicks, ticksPerSecond int64
 }
 
 // Recording is the chunk list of a .jfr file.
 type Recording struct {
 	Chunks []Chunk
+}
+
+// clockStart returns chunk i's start on the first chunk's clock, the one
+// every event's ticks are converted with (as the JDK does: binClock): an
+// event written in chunk i is at or after it. The chunk's own Start (its
+// header's nanoseconds) is on the wall clock, which drifts from the first
+// chunk's ticks: 15 s into a recording the settings a chunk begins with
+// were seen to lie before its Start, in the chunk before, so a threshold
+// lowered while a second recording ran was read as lowered from the
+// start. Without ticks in the headers (a Chunk built by hand), Start.
+func (r *Recording) clockStart(i int) time.Time {
+	c0, c := r.Chunks[0], r.Chunks[i]
+	if i == 0 || c0.ticksPerSecond <= 0 || c.ticksPerSecond <= 0 {
+		return c.Start
+	}
+	clock := binClock{startTicks: c0.startTicks, startNanos: c0.Start.UnixNano(), divisor: float64(c0.ticksPerSecond) / 1e9}
+	return time.Unix(0, clock.stamp(c.startTicks)).UTC()
 }
 
 // Start returns when the recording began: the first chunk's start.
@@ -65,14 +86,16 @@ func ReadRecording(path string) (*Recording, error) {
 
 // Chunk header layout (JDK 11+ file format 2.x; 1.x has the same fields).
 const (
-	headerSize     = 68
-	offChunkSize   = 8
-	offMetadata    = 24
-	offStartNanos  = 32
-	offDuration    = 40
-	offFlags       = 67
-	flagCompressed = 1    // integers are LEB128-compressed
-	stateUpdating  = 0xff // byte 64 while the JVM rewrites the header
+	headerSize        = 68
+	offChunkSize      = 8
+	offMetadata       = 24
+	offStartNanos     = 32
+	offDuration       = 40
+	offStartTicks     = 48
+	offTicksPerSecond = 56
+	offFlags          = 67
+	flagCompressed    = 1    // integers are LEB128-compressed
+	stateUpdating     = 0xff // byte 64 while the JVM rewrites the header
 	// maxMetadata bounds the metadata event read into memory; the JDK's is
 	// about 100 KB.
 	maxMetadata = 64 << 20
@@ -125,7 +148,8 @@ func readChunk(r io.ReaderAt, off, left int64) (Chunk, int64, error) {
 	if meta < headerSize || meta >= size {
 		return Chunk{}, 0, fmt.Errorf("metadata offset %d outside the chunk (size %d)", meta, size)
 	}
-	c := Chunk{Offset: off, Start: time.Unix(0, be(offStartNanos)).UTC(), Duration: time.Duration(be(offDuration))}
+	c := Chunk{Offset: off, Start: time.Unix(0, be(offStartNanos)).UTC(), Duration: time.Duration(be(offDuration)),
+		startTicks: be(offStartTicks), ticksPerSecond: be(offTicksPerSecond)}
 	if c.Duration < 0 {
 		return Chunk{}, 0, fmt.Errorf("negative chunk duration %d ns", c.Duration)
 	}

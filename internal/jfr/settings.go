@@ -36,11 +36,12 @@ func (s *settings) add(ev *Event, rec *Recording) {
 	s.types[typ] = true
 }
 
-// chunkOf returns the index of the chunk that was being written at t.
+// chunkOf returns the index of the chunk that was being written at t, a
+// time on the events' clock (Recording.clockStart).
 func chunkOf(rec *Recording, t time.Time) int {
 	i := 0
-	for j, c := range rec.Chunks {
-		if !c.Start.After(t) {
+	for j := range rec.Chunks {
+		if !rec.clockStart(j).After(t) {
 			i = j
 		}
 	}
