@@ -302,8 +302,21 @@ func checkShop(t *testing.T, res *budget.Result, a *Analyzer, shop map[string][]
 			// JFR's wait lies inside Shop's timer and lasts the configured
 			// delay at least; on busy cores the thread also waits for a CPU
 			// after its wait ends, which Shop's timer counts and the wait
-			// event does not (measured: up to 9 % of a 5 ms park)
-			ok = got <= ref+0.05+noise && got >= c.atLeast
+			// event does not (measured: up to 9 % of a 5 ms park).
+			// A socket read's wait is the exception to "at least": the
+			// upstream's delay begins when it has read the request, the
+			// wait when the client blocks in its read after writing, so a
+			// client preempted between the two on a loaded core waits less
+			// than the delay (19.99 ms per request for 20 ms, once in five
+			// timing runs with a CPU burner per core). That gap is not
+			// timed; a socket read is bounded below by the allowance the
+			// recordings' check gives the call's own work instead, 15 % of
+			// Shop's timer (TestRecordingLive).
+			lo := c.atLeast
+			if c.cpu {
+				lo = min(lo, 0.85*ref-noise)
+			}
+			ok = got <= ref+0.05+noise && got >= lo
 		}
 		if n == 0 || !ok || ref < c.atLeast {
 			t.Errorf("%s: latscope %.2f ms per request in %d terms, Shop timed %.2f ms (configured ≥ %g ms); want within %g%% or %g ms (+ %.2f ms, Z(%g/2) standard errors of Shop's mean)",
