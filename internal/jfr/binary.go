@@ -96,6 +96,12 @@ type binClock struct {
 	divisor                float64
 }
 
+// newBinClock is the clock of a chunk header's start ticks, start
+// nanoseconds and ticks per second.
+func newBinClock(startTicks, startNanos, ticksPerSecond int64) *binClock {
+	return &binClock{startTicks: startTicks, startNanos: startNanos, divisor: float64(ticksPerSecond) / 1e9}
+}
+
 func (t *binClock) stamp(v int64) int64 {
 	return t.startNanos + javaLong(float64(v-t.startTicks)/t.divisor)
 }
@@ -161,7 +167,7 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 		return 0, errf(metaPos, "metadata: %w", err)
 	}
 	if br.clock == nil {
-		br.clock = &binClock{startTicks: be(offStartTicks), startNanos: be(offStartNanos), divisor: float64(be(offTicksPerSecond)) / 1e9}
+		br.clock = newBinClock(be(offStartTicks), be(offStartNanos), be(offTicksPerSecond))
 	}
 	c := &chunkState{binRd: binRd{b: b, compressed: compressed}, br: br, meta: meta, prev: br.prev}
 	if err := c.try(func() { c.indexPools(int(cpPos)) }); err != nil {

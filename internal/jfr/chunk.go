@@ -43,8 +43,7 @@ func (r *Recording) clockStart(i int) time.Time {
 	if i == 0 || c0.ticksPerSecond <= 0 || c.ticksPerSecond <= 0 {
 		return c.Start
 	}
-	clock := binClock{startTicks: c0.startTicks, startNanos: c0.Start.UnixNano(), divisor: float64(c0.ticksPerSecond) / 1e9}
-	return time.Unix(0, clock.stamp(c.startTicks)).UTC()
+	return time.Unix(0, newBinClock(c0.startTicks, c0.Start.UnixNano(), c0.ticksPerSecond).stamp(c.startTicks)).UTC()
 }
 
 // Start returns when the recording began: the first chunk's start.
