@@ -12,7 +12,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sync v0.25.0
-	golang.org/x/sys v0.49.0
+	golang.org/x/sys v0.49.0 // indirect
 )
 
 require (
@@ -21,7 +21,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -30,8 +29,6 @@ require (
 
 require (
 	github.com/latscope/latscope/agent v0.0.0-00010101000000-000000000000
-	github.com/latscope/latscope/agent/agentpgx v0.0.0-00010101000000-000000000000
-	github.com/latscope/latscope/agent/agentprom v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/hostsig v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/quantile v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/tracelog v0.0.0-00010101000000-000000000000
@@ -39,8 +36,6 @@ require (
 
 replace (
 	github.com/latscope/latscope/agent => ./agent
-	github.com/latscope/latscope/agent/agentpgx => ./agent/agentpgx
-	github.com/latscope/latscope/agent/agentprom => ./agent/agentprom
 	github.com/latscope/latscope/internal/hostsig => ./internal/hostsig
 	github.com/latscope/latscope/internal/quantile => ./internal/quantile
 	github.com/latscope/latscope/tracelog => ./tracelog

@@ -9,7 +9,7 @@ import (
 
 // Burners are CPU burners the lab runs beside a scenario, one process per
 // core, each spinning without a pause: a host as busy as the one a user
-// reaches for latscope on. They are processes of their own (latscope lab
+// reaches for latscope on. They are processes of their own (latscope-lab
 // burn), not goroutines of the lab, so that they compete with the service
 // and the load alike, as other programs on the host would.
 type Burners struct {
@@ -17,12 +17,12 @@ type Burners struct {
 	wg   sync.WaitGroup
 }
 
-// StartBurners starts n burners with command (env.Command with "lab",
+// StartBurners starts n burners with command (env.Command with
 // "burn"); the kernel kills them if the lab dies (StartChild).
 func StartBurners(ctx context.Context, n int, command func(ctx context.Context, args ...string) *exec.Cmd) (*Burners, error) {
 	b := &Burners{}
 	for range n {
-		cmd := command(ctx, "lab", "burn")
+		cmd := command(ctx, "burn")
 		if err := StartChild(cmd); err != nil {
 			b.Stop()
 			return nil, fmt.Errorf("start CPU burner: %w", err)

@@ -45,7 +45,7 @@ func ChecksTable(checks []Check) htmlreport.Table {
 // loaded the host), the scenario's own text, and the checks as a table.
 func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Time, burners int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n`latscope lab %s` — %s, took %s. Files in `%s`.\n\n", out.Title, scenario, now.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), dir)
+	fmt.Fprintf(&b, "# %s\n\n`latscope-lab %s` — %s, took %s. Files in `%s`.\n\n", out.Title, scenario, now.UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), dir)
 	if burners > 0 {
 		fmt.Fprintf(&b, "**Loaded host:** %d CPU burner(s), one per core, spun beside the scenario for its whole run (`--loaded`).\n\n", burners)
 	}

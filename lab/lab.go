@@ -5,7 +5,7 @@
 // checks whose tolerances come from the method.
 //
 // Scenarios are data: each registers a Scenario from an init function, and
-// `latscope lab --list` shows them.
+// `latscope-lab --list` shows them.
 package lab
 
 import (
@@ -39,7 +39,7 @@ type Env struct {
 	// DBURL is an existing PostgreSQL to use; "" starts a private cluster.
 	DBURL string
 	// Burners is how many CPU burners ran beside the scenario (Burners,
-	// latscope lab --loaded); 0 on a host left to itself.
+	// latscope-lab --loaded); 0 on a host left to itself.
 	Burners int
 }
 

@@ -20,7 +20,7 @@ func Sleep(ctx context.Context, d time.Duration) {
 }
 
 // Burn spins on one core until ctx is done: a CPU burner (lab --loaded
-// runs one per core, as `latscope lab burn`).
+// runs one per core, as `latscope-lab burn`).
 func Burn(ctx context.Context) {
 	runtime.GOMAXPROCS(1)
 	var x uint64

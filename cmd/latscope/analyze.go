@@ -15,6 +15,7 @@ import (
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
@@ -23,7 +24,7 @@ import (
 )
 
 func init() {
-	register("analyze", "per-request latency budget, critical path and predictions from a Go execution trace", runAnalyze)
+	cli.Register("analyze", "per-request latency budget, critical path and predictions from a Go execution trace", runAnalyze)
 }
 
 // analyzeOptions are the flags of `latscope analyze`.
@@ -46,7 +47,7 @@ type analyzeOptions struct {
 	html     string
 	pprofDir string
 	cpuProf  string
-	out      reportFile
+	out      cli.ReportFile
 }
 
 // jfrOptions are the flags that only apply to JVM recordings (.jfr).
@@ -93,7 +94,7 @@ examples:
 
 func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	var o analyzeOptions
-	fs := newFlagSet("analyze", "analyze [flags] TRACE...|DIR", stderr)
+	fs := cli.NewFlagSet("analyze", "analyze [flags] TRACE...|DIR", stderr)
 	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/json.md)")
 	fs.Var(&o.app, "app", "package-path `PREFIX` of your code (repeatable); default: anything outside the standard library and known infrastructure")
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
@@ -115,8 +116,8 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML report to `FILE`")
 	fs.StringVar(&o.pprofDir, "pprof", "", "also write pprof profiles (wall, off-CPU, critical path) into `DIR`")
 	fs.StringVar(&o.cpuProf, "cpu", "", "a pprof CPU `PROFILE` of the same window, for scheduler-overhead analysis")
-	o.out.register(fs)
-	usageWith(fs, stderr, "analyze [flags] TRACE...|DIR", analyzeExamples)
+	o.out.Register(fs)
+	cli.UsageWith(fs, stderr, "analyze [flags] TRACE...|DIR", analyzeExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := out.set.Check(); err != nil { // before the analysis, which may take long
 		return err
 	}
-	if err := o.out.check([]string{file, o.cpuProf, o.jfr.RequestsFrom}, out.set.Paths()); err != nil {
+	if err := o.out.Check([]string{file, o.cpuProf, o.jfr.RequestsFrom}, out.set.Paths()); err != nil {
 		return err
 	}
 	opts := budget.DefaultOptions
@@ -201,7 +202,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	// The output files fail alone: the text or JSON report is written
 	// whatever became of them, and their error is returned after it.
 	extraErr := out.write(&o, opts, tr.Report, tr.Result)
-	if err := o.out.write(stdout, func(w io.Writer) error { return tr.Write(w, o.json) }); err != nil {
+	if err := o.out.Write(stdout, func(w io.Writer) error { return tr.Write(w, o.json) }); err != nil {
 		return err
 	}
 	if extraErr != nil {
@@ -416,7 +417,7 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 	if err := out.Check(); err != nil { // before the analyses, which may take long
 		return err
 	}
-	if err := o.out.check(files, out.Paths()); err != nil {
+	if err := o.out.Check(files, out.Paths()); err != nil {
 		return err
 	}
 	opts := budget.DefaultOptions
@@ -440,7 +441,7 @@ func analyzeMany(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, o *ana
 			return out.Commit()
 		}()
 	}
-	err = o.out.write(stdout, func(w io.Writer) error {
+	err = o.out.Write(stdout, func(w io.Writer) error {
 		if o.json {
 			return m.WriteJSON(w)
 		}

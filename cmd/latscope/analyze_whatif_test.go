@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/jfr/jfrtest"
 	"github.com/latscope/latscope/internal/queueing"
@@ -70,7 +71,7 @@ func TestWhatIfGrammar(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "flag -what-if") {
 				t.Errorf("%s --what-if %s: %v, want an error naming -what-if with %q", name, tc.spec, err, tc.want)
 			}
-			if got := exitStatus(err); got != 2 {
+			if got := cli.ExitStatus(err); got != 2 {
 				t.Errorf("%s --what-if %s: exit %d, want 2", name, tc.spec, got)
 			}
 		}
@@ -122,7 +123,7 @@ func TestWhatIfRefusals(t *testing.T) {
 		if strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error of more than one line: %q", tc.args, err)
 		}
-		if got := exitStatus(err); got != 2 {
+		if got := cli.ExitStatus(err); got != 2 {
 			t.Errorf("%v: exit %d, want 2", tc.args, got)
 		}
 	}

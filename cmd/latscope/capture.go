@@ -9,12 +9,13 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/render"
 )
 
 func init() {
-	register("capture", "fetch a trace, CPU profile and CPU counter from a live service's net/http/pprof, then analyse it", runCapture)
+	cli.Register("capture", "fetch a trace, CPU profile and CPU counter from a live service's net/http/pprof, then analyse it", runCapture)
 }
 
 const captureSynopsis = "capture [flags] URL"
@@ -99,8 +100,8 @@ func kb(n int64) string { return fmt.Sprintf("%.1f kB", float64(n)/1e3) }
 func parseCaptureFlags(args []string, stderr io.Writer) (captureConfig, error) {
 	cfg := captureConfig{opts: capture.DefaultOptions}
 	o := &cfg.opts
-	fs := newFlagSet("capture", captureSynopsis, stderr)
-	usageWith(fs, stderr, captureSynopsis, captureUsage)
+	fs := cli.NewFlagSet("capture", captureSynopsis, stderr)
+	cli.UsageWith(fs, stderr, captureSynopsis, captureUsage)
 	intVar(fs.FlagSet, &o.Seconds, "seconds", o.Seconds, 1, 3600, "length of the trace and CPU profile in whole `seconds`")
 	fs.StringVar(&cfg.dir, "o", "", "output `DIR` (must not exist; default capture-<time>)")
 	fs.StringVar(&o.Token, "token", "", "bearer `TOKEN` for services that want one")

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/latscope/latscope/internal/capture"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -76,7 +77,7 @@ func TestCapture(t *testing.T) {
 			args = append(args, "--json")
 		}
 		var stdout, stderr bytes.Buffer
-		if err := run(context.Background(), &stdout, &stderr, args); err != nil {
+		if err := cli.Run(context.Background(), &stdout, &stderr, args); err != nil {
 			t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
 		}
 		m, err := capture.ReadMeta(dir)
@@ -114,7 +115,7 @@ func TestCapture(t *testing.T) {
 			t.Errorf("capture.json main_module %q, the analysis's %q; want the same, non-empty", m.MainModule, rep.Trace.Module)
 		}
 		stdout.Reset()
-		if err := run(context.Background(), &stdout, &stderr, []string{"analyze", "--json", filepath.Join(dir, capture.TraceFile)}); err != nil {
+		if err := cli.Run(context.Background(), &stdout, &stderr, []string{"analyze", "--json", filepath.Join(dir, capture.TraceFile)}); err != nil {
 			t.Fatalf("analyze of the capture: %v", err)
 		}
 		var again captureJSON
@@ -157,7 +158,7 @@ func TestCaptureErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "cap")
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), &stdout, &stderr, append(tt.args, "-o", dir))
+			err := cli.Run(context.Background(), &stdout, &stderr, append(tt.args, "-o", dir))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want one saying %q", err, tt.want)
 			}
@@ -170,7 +171,7 @@ func TestCaptureErrors(t *testing.T) {
 
 func TestCaptureHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), &stdout, &stderr, []string{"capture", "-h"}); err != nil {
+	if err := cli.Run(context.Background(), &stdout, &stderr, []string{"capture", "-h"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"usage: latscope capture [flags] URL", "--seconds", "-no-profile", "examples:"} {

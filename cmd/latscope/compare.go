@@ -9,13 +9,14 @@ import (
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
 )
 
 func init() {
-	register("compare", "check predictions from one trace against a second trace where the fix was made", runCompare)
+	cli.Register("compare", "check predictions from one trace against a second trace where the fix was made", runCompare)
 }
 
 const compareExamples = `
@@ -38,9 +39,9 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		clients float64
 		cores   float64
 		pools   []queueing.PoolSpec
-		out     reportFile
+		out     cli.ReportFile
 	)
-	fs := newFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
+	fs := cli.NewFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
 	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict), as in analyze: remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM change the timeline; pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the one engine (the queueing model where a queue is in play, else the timeline simulation) with its method and 95 % interval")
 	fs.Var(whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
@@ -50,8 +51,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service in BEFORE (default: GOMAXPROCS in the trace)")
 	fs.Var(&poolFlag{pools: &pools}, "pool", "a pool of `SIZE` in BEFORE (repeatable), as in analyze: SIZE alone a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput; or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
-	out.register(fs)
-	usageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
+	out.Register(fs)
+	cli.UsageWith(fs, stderr, "compare [flags] BEFORE AFTER", compareExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 			return err
 		}
 	}
-	if err := out.check(fs.Args(), nil); err != nil {
+	if err := out.Check(fs.Args(), nil); err != nil {
 		return err
 	}
 	reports := make([]*render.Report, 2)
@@ -121,7 +122,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	err = out.write(stdout, func(w io.Writer) error {
+	err = out.Write(stdout, func(w io.Writer) error {
 		if asJSON {
 			return c.WriteJSON(w)
 		}
@@ -147,6 +148,6 @@ func missed(c *render.Comparison) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	return verdictFailed("%d of %d predictions missed (the error's 95 %% interval wholly outside ±%g %%): %s",
+	return cli.VerdictFailed("%d of %d predictions missed (the error's 95 %% interval wholly outside ±%g %%): %s",
 		len(specs), len(c.Predictions), c.MissPct, strings.Join(specs, ", "))
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/latscope/latscope/internal/cli"
 )
 
 // corpusTrace is a recording of testdata/corpus (see its README).
@@ -74,7 +76,7 @@ func TestCompareVerdicts(t *testing.T) {
 		if err := ignoreMiss(err); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
-		missed := exitStatus(err) == 1
+		missed := cli.ExitStatus(err) == 1
 		var c struct {
 			Confidence float64 `json:"confidence"`
 			Method     string  `json:"interval_method"`
@@ -88,7 +90,7 @@ func TestCompareVerdicts(t *testing.T) {
 		}
 		anyMiss := slices.ContainsFunc(c.Preds, func(p check) bool { return p.Verdict == "miss" })
 		if missed != anyMiss {
-			t.Errorf("%v: exit status %d (%v) with a miss among the verdicts: %v", args, exitStatus(err), err, anyMiss)
+			t.Errorf("%v: exit status %d (%v) with a miss among the verdicts: %v", args, cli.ExitStatus(err), err, anyMiss)
 		}
 		return c.Preds
 	}
@@ -131,7 +133,7 @@ func mustFloat(t *testing.T, s string) float64 {
 // ignoreMiss returns err, or nil when err is compare's missed prediction
 // (exit status 1), whose report has been written all the same.
 func ignoreMiss(err error) error {
-	if _, ok := errors.AsType[*failedVerdict](err); ok && strings.Contains(err.Error(), "predictions missed") {
+	if _, ok := errors.AsType[*cli.FailedVerdict](err); ok && strings.Contains(err.Error(), "predictions missed") {
 		return nil
 	}
 	return err
@@ -168,8 +170,8 @@ func TestCompareExitStatus(t *testing.T) {
 				stdout, _, err := runCLI(t, args...)
 				_, _, errO := runCLI(t, append([]string{"compare", "-o", out}, tc.args...)...)
 				b, _ := os.ReadFile(out)
-				if exitStatus(err) != 1 || exitStatus(errO) != 1 || !strings.Contains(stdout, "remove=lockedSection") && !strings.Contains(stdout, "overlap=") || string(b) != stdout {
-					t.Errorf("a miss: exit %d and %d (-o), the report %d bytes, -o %d bytes", exitStatus(err), exitStatus(errO), len(stdout), len(b))
+				if cli.ExitStatus(err) != 1 || cli.ExitStatus(errO) != 1 || !strings.Contains(stdout, "remove=lockedSection") && !strings.Contains(stdout, "overlap=") || string(b) != stdout {
+					t.Errorf("a miss: exit %d and %d (-o), the report %d bytes, -o %d bytes", cli.ExitStatus(err), cli.ExitStatus(errO), len(stdout), len(b))
 				}
 			}
 		})

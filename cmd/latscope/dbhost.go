@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/pgcluster"
 )
 
 func init() {
-	register("dbhost", "on the database's host: record each PostgreSQL backend's run-queue wait, for dbwait --dbhost", runDBHost)
+	cli.Register("dbhost", "on the database's host: record each PostgreSQL backend's run-queue wait, for dbwait --dbhost", runDBHost)
 }
 
 const dbhostSynopsis = "dbhost (--pgdata DIR | --pid PID) -o FILE [--period D] [--for D]"
@@ -83,14 +84,14 @@ func runDBHost(ctx context.Context, stdout, stderr io.Writer, args []string) err
 
 func parseDBHost(stderr io.Writer, args []string) (*dbhostOptions, error) {
 	o := &dbhostOptions{rec: dbhost.Recorder{Period: dbhost.DefaultPeriod}}
-	fs := newFlagSet("dbhost", dbhostSynopsis, stderr)
+	fs := cli.NewFlagSet("dbhost", dbhostSynopsis, stderr)
 	fs.StringVar(&o.pgdata, "pgdata", "", "PostgreSQL data `DIR`: its postmaster.pid names the process whose children (the backends) are recorded")
 	fs.IntVar(&o.rec.Parent, "pid", 0, "`PID` whose children are recorded (PostgreSQL's postmaster), instead of --pgdata")
 	fs.StringVar(&o.out, "o", "", "recording `FILE` (written when the recording ends; alias --out)")
 	fs.StringVar(&o.out, "out", "", "same as -o")
 	fs.DurationVar(&o.rec.Period, "period", o.rec.Period, "sampling period: a wait is placed to within one period")
 	fs.DurationVar(&o.dur, "for", 0, "stop after this long (0: at Ctrl-C)")
-	usageWith(fs, stderr, dbhostSynopsis, dbhostExamples)
+	cli.UsageWith(fs, stderr, dbhostSynopsis, dbhostExamples)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

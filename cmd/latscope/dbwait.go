@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/analysis"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/dbhostmetrics"
 	"github.com/latscope/latscope/internal/dbwait"
@@ -18,7 +19,7 @@ import (
 )
 
 func init() {
-	register("dbwait", "join app DB spans of a trace with the database's own statement times; classify time outside the DB (throttled, steal, paused, network)", runDBWait)
+	cli.Register("dbwait", "join app DB spans of a trace with the database's own statement times; classify time outside the DB (throttled, steal, paused, network)", runDBWait)
 }
 
 const dbwaitSynopsis = "dbwait [flags] --pglog postgresql.json TRACE"
@@ -32,7 +33,7 @@ examples:
                                    (the database host's CPU pressure from its node_exporter, when no recording was taken)
   latscope dbwait --mysql-csv history_long.csv --json -o dbwait.json trace.out
   latscope dbwait --mysql-slowlog /var/log/mysql/slow.log trace.out
-  latscope lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
+  latscope-lab dbwait              the lab conditions behind the method (lock, pause, CFS quota, proxy)
 `
 
 // dbwaitOptions are the flags of `latscope dbwait`.
@@ -48,7 +49,7 @@ type dbwaitOptions struct {
 	promInstance        string
 	promToken, promPass string
 	json, all           bool
-	out                 reportFile
+	out                 cli.ReportFile
 	opts                dbwait.Options
 }
 
@@ -57,7 +58,7 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	if err := o.out.check(o.inputs(), nil); err != nil {
+	if err := o.out.Check(o.inputs(), nil); err != nil {
 		return err
 	}
 	res, err := dbwaitAnalyze(ctx, o)
@@ -67,7 +68,7 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "latscope dbwait: warning: %s\n", termsafe.String(w.Error())) // warnings quote the logs and the trace
 	}
-	return o.out.write(stdout, func(w io.Writer) error {
+	return o.out.Write(stdout, func(w io.Writer) error {
 		if o.json {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
@@ -86,7 +87,7 @@ func (o *dbwaitOptions) inputs() []string {
 
 func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	o := &dbwaitOptions{opts: dbwait.DefaultOptions}
-	fs := newFlagSet("dbwait", dbwaitSynopsis, stderr)
+	fs := cli.NewFlagSet("dbwait", dbwaitSynopsis, stderr)
 	fs.StringVar(&o.trace, "trace", "", "the same as the `TRACE` argument (the form of earlier versions)")
 	fs.Var(&o.pglogs, "pglog", "PostgreSQL jsonlog `FILE` (repeatable, e.g. rotated files)")
 	fs.Var(&o.mysqlCSV, "mysql-csv", "`FILE`: CSV or mysql --batch export of performance_schema.events_statements_history_long (repeatable)")
@@ -103,8 +104,8 @@ func parseDBWait(stderr io.Writer, args []string) (*dbwaitOptions, error) {
 	fs.DurationVar(&o.opts.PGClockOffset, "pg-clock-offset", 0, "how far the database host's clock is ahead of the traced host's")
 	fs.BoolVar(&o.all, "all", false, "list every statement, not only those outside the DB")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
-	o.out.register(fs)
-	usageWith(fs, stderr, dbwaitSynopsis, dbwaitExamples)
+	o.out.Register(fs)
+	cli.UsageWith(fs, stderr, dbwaitSynopsis, dbwaitExamples)
 	pos, err := fs.ParseInterleaved(args)
 	if err != nil {
 		return nil, err

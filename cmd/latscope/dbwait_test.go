@@ -21,7 +21,7 @@ import (
 	"github.com/latscope/latscope/internal/triage/promtest"
 )
 
-// dbwaitCapture unpacks a real capture of `latscope lab dbwait` (package
+// dbwaitCapture unpacks a real capture of `latscope-lab dbwait` (package
 // dbwait's testdata) into a temporary directory and returns the trace and
 // server-log paths.
 func dbwaitCapture(t *testing.T, cond string) (trace, pglog string) {

@@ -7,11 +7,12 @@ import (
 	"sort"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/demotrace"
 )
 
 func init() {
-	register("demo-trace", "record a trace of a small demo service on loopback, to try analyze on", runDemoTrace)
+	cli.Register("demo-trace", "record a trace of a small demo service on loopback, to try analyze on", runDemoTrace)
 }
 
 const demoTraceExamples = `
@@ -23,14 +24,14 @@ examples:
 
 func runDemoTrace(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg := demotrace.DefaultConfig
-	fs := newFlagSet("demo-trace", "demo-trace [flags]", stderr)
+	fs := cli.NewFlagSet("demo-trace", "demo-trace [flags]", stderr)
 	out := fs.String("o", "demo.trace", "output `FILE`")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	fs.StringVar(&cfg.Scenario, "scenario", cfg.Scenario, "scenario `NAME` (see --list)")
 	intVar(fs.FlagSet, &cfg.Clients, "clients", cfg.Clients, 1, 10_000, "closed-model clients `N`")
 	intVar(fs.FlagSet, &cfg.Requests, "requests", cfg.Requests, 1, 10_000_000, "requests `N` recorded (after warm-up)")
 	fs.BoolVar(&cfg.CPUProfile, "cpuprofile", true, "run the CPU profiler too, so the trace carries CPU samples")
-	usageWith(fs, stderr, "demo-trace [flags]", demoTraceExamples)
+	cli.UsageWith(fs, stderr, "demo-trace [flags]", demoTraceExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

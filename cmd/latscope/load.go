@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/loadgen"
 )
 
 func init() {
-	register("load", "closed- or open-model HTTP load with exact latency percentiles", runLoad)
+	cli.Register("load", "closed- or open-model HTTP load with exact latency percentiles", runLoad)
 }
 
 const loadSynopsis = "load [flags] URL"
@@ -181,10 +182,10 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadConfig, error) {
 }
 
 // newLoadFlagSet defines the load command's flags over cfg and headers.
-func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *flagSet {
+func newLoadFlagSet(cfg *loadConfig, headers headerFlag, stderr io.Writer) *cli.FlagSet {
 	o := &cfg.opts
-	fs := newFlagSet("load", loadSynopsis, stderr)
-	usageWith(fs, stderr, loadSynopsis, loadUsage)
+	fs := cli.NewFlagSet("load", loadSynopsis, stderr)
+	cli.UsageWith(fs, stderr, loadSynopsis, loadUsage)
 	fs.IntVar(&o.Clients, "c", o.Clients, "closed model: number of concurrent `clients`")
 	fs.IntVar(&o.Clients, "clients", o.Clients, "same as -c")
 	fs.DurationVar(&o.Duration, "d", o.Duration, "length of the measured window after the warm-up")

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -60,7 +61,7 @@ var short = []string{"-c", "3", "-d", "200ms", "--warmup", "50ms"}
 func runLoadArgs(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err = run(ctx, &out, &errb, append([]string{"load"}, args...))
+	err = cli.Run(ctx, &out, &errb, append([]string{"load"}, args...))
 	return out.String(), errb.String(), err
 }
 

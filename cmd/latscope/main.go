@@ -3,6 +3,10 @@
 // application, and what a fix would change. See docs/ for each command.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(mainExit(os.Args[1:])) }
+	"github.com/latscope/latscope/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:])) }

@@ -11,22 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/cli"
 	goldenfile "github.com/latscope/latscope/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/ (and, with LATSCOPE_RETRACE=1, re-record their traces)")
 
 // TestMain lets the test binary act as latscope itself when
-// LATSCOPE_TEST_MAIN=1, so tests can run it as a child process (the lab's
-// service processes, exit codes).
+// LATSCOPE_TEST_MAIN=1, so tests can run it as a child process (exit
+// codes, the whole standard error).
 func TestMain(m *testing.M) {
 	if os.Getenv("LATSCOPE_TEST_MAIN") == "1" {
-		os.Exit(mainExit(os.Args[1:]))
-	}
-	labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
-		return cmd
+		os.Exit(cli.Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -35,7 +31,7 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), &stdout, &stderr, args)
+	err := cli.Run(context.Background(), &stdout, &stderr, args)
 	return stdout.String(), stderr.String(), err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/termsafe"
@@ -17,7 +18,7 @@ import (
 )
 
 func init() {
-	register("predict", "what-ifs solved on the closed queueing network measured from a trace: latency, throughput, utilisation, where the bottleneck moves", runPredict)
+	cli.Register("predict", "what-ifs solved on the closed queueing network measured from a trace: latency, throughput, utilisation, where the bottleneck moves", runPredict)
 }
 
 const predictSynopsis = "predict [flags] TRACE"
@@ -47,9 +48,9 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		pools   []queueing.PoolSpec
 		whatIfs whatIfs
 		jfr     jfrOptions
-		out     reportFile
+		out     cli.ReportFile
 	)
-	fs := newFlagSet("predict", predictSynopsis, stderr)
+	fs := cli.NewFlagSet("predict", predictSynopsis, stderr)
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md, \"predict\")")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
 	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
@@ -62,8 +63,8 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` whose threads' events are request time, as in analyze")
 	intVar(fs.FlagSet, &jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
-	out.register(fs)
-	usageWith(fs, stderr, predictSynopsis, predictExamples)
+	out.Register(fs)
+	cli.UsageWith(fs, stderr, predictSynopsis, predictExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err := checkInput(file, "trace file"); err != nil {
 		return err
 	}
-	if err := out.check([]string{file, jfr.RequestsFrom}, nil); err != nil {
+	if err := out.Check([]string{file, jfr.RequestsFrom}, nil); err != nil {
 		return err
 	}
 	isJFR := strings.HasSuffix(file, ".jfr")
@@ -127,7 +128,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return out.write(stdout, func(w io.Writer) error {
+	return out.Write(stdout, func(w io.Writer) error {
 		if asJSON {
 			e := json.NewEncoder(w)
 			e.SetIndent("", "  ")

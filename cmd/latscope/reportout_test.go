@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/latscope/latscope/internal/cli"
 )
 
 // reportCommands are the commands whose report -o writes, text and JSON:
@@ -105,8 +107,8 @@ func TestReportFileRefused(t *testing.T) {
 // disk) is an error naming the flag and leaves no file, nor a partial one;
 // a previous file stays as it was.
 func TestReportFileWriteError(t *testing.T) {
-	defer func(f func(io.Writer) io.Writer) { reportOutput = f }(reportOutput)
-	reportOutput = func(w io.Writer) io.Writer { return &failingWriter{w: w, left: 100} }
+	defer func(f func(io.Writer) io.Writer) { cli.ReportOutput = f }(cli.ReportOutput)
+	cli.ReportOutput = func(w io.Writer) io.Writer { return &failingWriter{w: w, left: 100} }
 	dir := t.TempDir()
 	for _, args := range reportCommands(t) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

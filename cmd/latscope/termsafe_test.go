@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/latscope/latscope/internal/cli"
 )
 
 // hostile is a task, region and log name a request could bring: it clears
@@ -72,7 +74,7 @@ func TestTextOutputEscapesControls(t *testing.T) {
 		var msg string
 		if err != nil {
 			var b bytes.Buffer
-			printError(&b, err, false)
+			cli.PrintError(&b, err, false)
 			msg = b.String()
 		}
 		for _, out := range []string{stdout, stderr, msg} {

@@ -12,13 +12,14 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/triage"
 )
 
 func init() {
-	register("triage", "fleet triage from Prometheus: which instances were slow in which minutes, shared or local, which dependency (database, an outbound route, the host), when, and which host signal rose", runTriage)
+	cli.Register("triage", "fleet triage from Prometheus: which instances were slow in which minutes, shared or local, which dependency (database, an outbound route, the host), when, and which host signal rose", runTriage)
 }
 
 const triageSynopsis = "triage --prometheus URL [flags]"
@@ -90,7 +91,7 @@ func writeTriage(w io.Writer, rep *triage.Report, json bool) error {
 // parseTriage parses the flags; relative times count back from now.
 func parseTriage(stderr io.Writer, args []string, now time.Time) (*triageOptions, error) {
 	o := &triageOptions{}
-	fs := newFlagSet("triage", triageSynopsis, stderr)
+	fs := cli.NewFlagSet("triage", triageSynopsis, stderr)
 	fs.StringVar(&o.c.URL, "prometheus", "", "Prometheus base `URL` (required), e.g. http://127.0.0.1:9090")
 	fs.StringVar(&o.c.Job, "job", "", "the `JOB` label of the fleet (default: every job with latscope metrics)")
 	fs.StringVar(&o.c.Route, "route", "", "only requests and DB calls of `ROUTE` (the route label)")
@@ -107,7 +108,7 @@ func parseTriage(stderr io.Writer, args []string, now time.Time) (*triageOptions
 	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/triage.md)")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained HTML page (a timeline per instance) to `FILE`")
 	fs.StringVar(&o.out, "o", "", "write the text (or JSON) to `FILE` instead of standard output")
-	usageWith(fs, stderr, triageSynopsis, triageExamples)
+	cli.UsageWith(fs, stderr, triageSynopsis, triageExamples)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func parseTriage(stderr io.Writer, args []string, now time.Time) (*triageOptions
 }
 
 // check validates the flags that need no file or clock.
-func (o *triageOptions) check(fs *flagSet) error {
+func (o *triageOptions) check(fs *cli.FlagSet) error {
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q (the Prometheus URL goes in --prometheus)", httpurl.Redact(fs.Arg(0)))

@@ -19,7 +19,7 @@ import (
 )
 
 // The captures in testdata/lab are real: one run of each condition of
-// `latscope lab dbwait` on this machine (the service's execution trace,
+// `latscope-lab dbwait` on this machine (the service's execution trace,
 // with host samples logged into it every 100 ms, and its part of the
 // PostgreSQL jsonlog). Regenerate them as root with
 //

@@ -18,7 +18,7 @@ import (
 // latscope's lab: a tester's own service (net/http with package agent,
 // pgx in exec mode through agentpgx's tracer and comment, a 10 000-row
 // table, a request every 15–25 ms) under a CFS quota of 12 % with a
-// spinning goroutine, connected through `latscope proxy --delay 25ms`,
+// spinning goroutine, connected through `latscope-lab proxy --delay 25ms`,
 // on a quiet host: the trace of 15 s and the statements of its part of
 // the PostgreSQL jsonlog. The truth is the configuration: every answer
 // waited 25 ms in the proxy, and the quota slowed the rest.

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"runtime/trace"
 	"strings"
 	"sync"
 	"testing"
@@ -20,15 +19,12 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/latscope/latscope/internal/analysis"
-	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/demotrace"
 	"github.com/latscope/latscope/internal/fixture"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/hostsig"
-	"github.com/latscope/latscope/internal/kept"
 	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/tracein"
-	"github.com/latscope/latscope/lab/burst"
 )
 
 // recording is a trace with CPU samples and the CPU profile of the same
@@ -40,20 +36,24 @@ type recording struct {
 
 var (
 	recMu      sync.Mutex
-	recordings = map[burst.Mode]*recording{}
+	recordings = map[string]*recording{}
 )
 
-// burstWindow is how long each burst variant is traced, at recordHz: a
-// few hundred CPU samples and 6 batches, in a trace small enough to keep.
+// The kept burst recordings (testdata/burst-MODE.trace.gz and .pprof) are
+// the lab's burst.Service run in its recorder's process with GOMAXPROCS
+// 32, as `latscope-lab burst-serve` runs it, traced with the CPU profiler
+// on: spawn for burstWindow, fixed (a steady pool makes a small trace)
+// for 4 × burstWindow, batches every burstEvery. The recorder is in the
+// lab module: LATSCOPE_RETRACE=1 go test -run TestRecordSchedTraces
+// ./lab/burst/ records them again.
 const (
 	burstWindow = 600 * time.Millisecond
-	recordHz    = 1000
+	burstEvery  = 100 * time.Millisecond // burst.DefaultConfig.Every
 )
 
-// window is mode's: a steady pool makes a small trace, so it is traced
-// longer, for as many CPU samples as the spawning one.
-func window(mode burst.Mode) time.Duration {
-	if mode == burst.Fixed {
+// window is mode's traced window.
+func window(mode string) time.Duration {
+	if mode == "fixed" {
 		return 4 * burstWindow
 	}
 	return burstWindow
@@ -73,11 +73,9 @@ func gunzip(path string) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// recordBurst returns the kept recording of a burst.Service run in this
-// process with GOMAXPROCS 32 (as `latscope lab burst-serve` does), traced
-// for burstWindow with the CPU profiler on (kept.Trace; LATSCOPE_RETRACE=1
-// records it again).
-func recordBurst(t *testing.T, mode burst.Mode) *recording {
+// recordBurst returns the kept recording of the burst service in mode
+// ("spawn" or "fixed").
+func recordBurst(t *testing.T, mode string) *recording {
 	t.Helper()
 	recMu.Lock()
 	defer recMu.Unlock()
@@ -85,58 +83,15 @@ func recordBurst(t *testing.T, mode burst.Mode) *recording {
 		return r
 	}
 	r := &recording{}
-	name := "burst-" + mode.String()
-	// gzipped: a goroutine per event makes 10 MB of trace a second.
-	path := kept.File(t, name+".trace.gz", func(w io.Writer) error {
-		tr, prof, err := record(mode, window(mode))
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.WriteString(filepath.Join("testdata", name+".pprof"), string(prof)); err != nil {
-			return err
-		}
-		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
-		if _, err := zw.Write(tr); err != nil {
-			return err
-		}
-		return zw.Close()
-	})
-	if r.trace, r.err = gunzip(path); r.err == nil {
-		r.profile, r.err = os.ReadFile(filepath.Join("testdata", name+".pprof"))
+	name := filepath.Join("testdata", "burst-"+mode)
+	if r.trace, r.err = gunzip(name + ".trace.gz"); r.err == nil {
+		r.profile, r.err = os.ReadFile(name + ".pprof")
 	}
 	recordings[mode] = r
 	if r.err != nil {
-		t.Fatal(r.err)
+		t.Fatalf("%v: record it with LATSCOPE_RETRACE=1 go test -run TestRecordSchedTraces ./lab/burst/", r.err)
 	}
 	return r
-}
-
-func record(mode burst.Mode, d time.Duration) (tr, prof []byte, err error) {
-	cfg := burst.DefaultConfig
-	cfg.Mode = mode
-	svc, err := burst.New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Procs))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	defer func() { cancel(); <-done; svc.Close() }()
-	time.Sleep(300 * time.Millisecond) // warm-up: the pools and free lists fill
-	var tb, pb bytes.Buffer
-	runtime.SetCPUProfileRate(recordHz) // StartCPUProfile's own 100 Hz request then fails harmlessly
-	if err := pprof.StartCPUProfile(&pb); err != nil {
-		return nil, nil, err
-	}
-	if err := trace.Start(&tb); err != nil {
-		pprof.StopCPUProfile()
-		return nil, nil, err
-	}
-	time.Sleep(d)
-	trace.Stop()
-	pprof.StopCPUProfile()
-	return tb.Bytes(), pb.Bytes(), nil
 }
 
 // runSched analyses a trace with the scheduler analysis alone, through the
@@ -213,7 +168,7 @@ func findings(rep *sched.Report) map[sched.FindingKind]string {
 // dispatcher.
 func TestBurstSpawnFinding(t *testing.T) {
 	t.Parallel()
-	rec := recordBurst(t, burst.Spawn)
+	rec := recordBurst(t, "spawn")
 	noLimit := hostsig.Limit{}
 	rep := analyze(t, "spawn", rec.trace, sched.Options{Host: sched.Host{GOMAXPROCS: 32, NumCPU: 2, Limit: &noLimit}})
 	if rep.CPU.Samples < sched.DefaultThresholds.MinSamples {
@@ -257,7 +212,7 @@ func TestBurstSpawnFinding(t *testing.T) {
 // TestBurstSpawnProfile: the pprof CPU profile of the same window agrees.
 func TestBurstSpawnProfile(t *testing.T) {
 	t.Parallel()
-	rec := recordBurst(t, burst.Spawn)
+	rec := recordBurst(t, "spawn")
 	p, err := profile.ParseData(rec.profile)
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +236,7 @@ func TestBurstSpawnProfile(t *testing.T) {
 // TestBurstFixedNoFinding: the same batches through two steady workers.
 func TestBurstFixedNoFinding(t *testing.T) {
 	t.Parallel()
-	rec := recordBurst(t, burst.Fixed)
+	rec := recordBurst(t, "fixed")
 	rep := analyze(t, "fixed", rec.trace, sched.Options{})
 	if rep.CPU.Samples < sched.DefaultThresholds.MinSamples {
 		t.Fatalf("only %d CPU samples: the absence of a finding would mean nothing", rep.CPU.Samples)
@@ -293,7 +248,7 @@ func TestBurstFixedNoFinding(t *testing.T) {
 	// per batch, though a scheduling hiccup (two workers handed items in
 	// quick succession) can now and then cluster 16 wake-ups: allow a
 	// quarter of the batches, far below spawn's one per batch.
-	batches := int64(window(burst.Fixed) / burst.DefaultConfig.Every)
+	batches := int64(window("fixed") / burstEvery)
 	if tr := rep.Trace; tr.Creations > 100 || 4*tr.Bursts.Large > batches {
 		t.Errorf("fixed pool: %d creations, %d large bursts in %d batches; want a steady pool", tr.Creations, tr.Bursts.Large, batches)
 	}
@@ -302,8 +257,8 @@ func TestBurstFixedNoFinding(t *testing.T) {
 // TestUseProfile replaces a trace's CPU shares with a profile's.
 func TestUseProfile(t *testing.T) {
 	t.Parallel()
-	rep := analyze(t, "fixed", recordBurst(t, burst.Fixed).trace, sched.Options{})
-	p, err := profile.ParseData(recordBurst(t, burst.Spawn).profile)
+	rep := analyze(t, "fixed", recordBurst(t, "fixed").trace, sched.Options{})
+	p, err := profile.ParseData(recordBurst(t, "spawn").profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +316,7 @@ func TestNoSamples(t *testing.T) {
 
 // TestTruncated: a cut trace is an error naming the input and offset.
 func TestTruncated(t *testing.T) {
-	data := recordBurst(t, burst.Fixed).trace
+	data := recordBurst(t, "fixed").trace
 	_, err := runSched("cut.trace", data[:len(data)/2], sched.Options{})
 	if err == nil || !strings.Contains(err.Error(), "cut.trace: offset") {
 		t.Errorf("error %v, want one naming cut.trace and the offset", err)
@@ -387,7 +342,7 @@ func TestNotCPUProfile(t *testing.T) {
 // histograms and findings read back as the report says.
 func TestReportJSON(t *testing.T) {
 	t.Parallel()
-	rep := analyze(t, "spawn", recordBurst(t, burst.Spawn).trace, sched.Options{})
+	rep := analyze(t, "spawn", recordBurst(t, "spawn").trace, sched.Options{})
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)

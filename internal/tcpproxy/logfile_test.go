@@ -123,7 +123,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 
 // FuzzReadLog: ReadLog never panics, and what it accepts is consistent
 // and written back the same. Seeds: testdata/proxy-v1.log, a log written
-// by `latscope proxy --log` in front of a loopback echo server.
+// by `latscope-lab proxy --log` in front of a loopback echo server.
 func FuzzReadLog(f *testing.F) {
 	real, err := os.ReadFile(filepath.Join("testdata", "proxy-v1.log"))
 	if err != nil {

@@ -13,7 +13,7 @@
 // read it and when it had written it on, on CLOCK_MONOTONIC (the clock of
 // Go execution traces), with the traceparent of the statement it belongs to,
 // found in the client's SQL comments. LogWriter writes these events as text
-// (the format of `latscope proxy --log`, docs/commands.md) and ReadLog reads
+// (the format of `latscope-lab proxy --log`, docs/commands.md) and ReadLog reads
 // them back.
 package tcpproxy
 

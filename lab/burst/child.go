@@ -28,7 +28,7 @@ type child struct {
 	client  *http.Client
 }
 
-// startChild starts `latscope lab burst-serve` with cfg and waits until it
+// startChild starts `latscope-lab burst-serve` with cfg and waits until it
 // listens. Its output goes to logPath.
 func startChild(ctx context.Context, command func(context.Context, ...string) *exec.Cmd, cfg ServeConfig, logPath string) (*child, error) {
 	if err := os.Remove(cfg.AddrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -38,7 +38,7 @@ func startChild(ctx context.Context, command func(context.Context, ...string) *e
 	if err != nil {
 		return nil, fmt.Errorf("burst-serve log: %w", err)
 	}
-	cmd := command(ctx, append([]string{"lab", "burst-serve"}, cfg.Args()...)...)
+	cmd := command(ctx, append([]string{"burst-serve"}, cfg.Args()...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := lab.StartChild(cmd); err != nil { // killed if the lab dies
 		log.Close()

@@ -15,7 +15,7 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// childEnv makes the test binary act as `latscope lab burst-serve`, so the
+// childEnv makes the test binary act as `latscope-lab burst-serve`, so the
 // scenario's tests run the service as a separate OS process without
 // building latscope.
 const childEnv = "LATSCOPE_BURST_TEST_CHILD"
@@ -28,14 +28,14 @@ func TestMain(m *testing.M) {
 }
 
 func childMain(args []string) int {
-	if len(args) < 2 || args[0] != "lab" || args[1] != "burst-serve" {
-		fmt.Fprintf(os.Stderr, "test child: want lab burst-serve FLAGS, got %q\n", args)
+	if len(args) < 1 || args[0] != "burst-serve" {
+		fmt.Fprintf(os.Stderr, "test child: want burst-serve FLAGS, got %q\n", args)
 		return 2
 	}
 	cfg := DefaultServeConfig
 	fs := flag.NewFlagSet("burst-serve", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
-	if err := fs.Parse(args[2:]); err != nil {
+	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -25,7 +25,7 @@ func (r *Result) writeSetup(b *strings.Builder) {
 	if r.Limit != nil && r.Limit.Limited {
 		limit = "CFS quota " + r.Limit.Quota.String()
 	}
-	fmt.Fprintf(b, "Each variant runs as its own process (`latscope lab burst-serve`): a batch of %d events every %v, "+
+	fmt.Fprintf(b, "Each variant runs as its own process (`latscope-lab burst-serve`): a batch of %d events every %v, "+
 		"%d SHA-256 rounds per event. Machine: %d CPUs, %s (GOMAXPROCS that fits: %d). "+
 		"Per variant: %v warm-up, %d × %v measured with the independent counter (utime+stime from /proc/PID/stat), "+
 		"then a %v CPU profile and a %v execution trace with CPU samples, both at %d Hz.\n\n",

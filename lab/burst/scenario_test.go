@@ -11,7 +11,7 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// TestScenario runs `latscope lab burst` on short windows with real
+// TestScenario runs `latscope-lab burst` on short windows with real
 // burst-serve processes (this test binary in child mode), real CPU
 // profiles and traces, and asserts the scenario's checks (docs/method.md §9): the
 // finding fires on the bursty variant and not on the fixed one, and the

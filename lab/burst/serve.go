@@ -23,7 +23,7 @@ import (
 	"time"
 )
 
-// ServeConfig configures `latscope lab burst-serve`.
+// ServeConfig configures `latscope-lab burst-serve`.
 type ServeConfig struct {
 	Config
 	Addr     string // listen address (loopback)

@@ -1,6 +1,6 @@
 // Package dbwait is the lab scenario of docs/method.md §8: was it the
 // database? A small service (Serve, run by the lab as its own process with
-// `latscope lab dbwait-serve`) looks rows up by primary key every 20 ms,
+// `latscope-lab dbwait-serve`) looks rows up by primary key every 20 ms,
 // each statement in a trace region with its traceparent logged inside and
 // sent in a SQL comment, and logs host samples into its execution trace
 // every 100 ms. The scenario runs it under six conditions — baseline, a

@@ -43,10 +43,10 @@ const maxDrawn = 25000
 // and DB duration and their difference, coloured by verdict, over the
 // run's CFS throttling and CPU pressure, with the fault windows shaded.
 func page(env *lab.Env, results []*ConditionResult, checks []lab.Check) ([]byte, error) {
-	p := &htmlreport.Page{Title: "latscope lab dbwait — was it the database?",
+	p := &htmlreport.Page{Title: "latscope-lab dbwait — was it the database?",
 		Subtitle: fmt.Sprintf("profile %q: %d run(s) per condition, %v windows (%v at least with a fault); a lookup every 20 ms, joined by traceparent with PostgreSQL's own duration; host samples every 100 ms inside the service",
 			env.Profile.Name, env.Profile.Runs, env.Profile.Window, MinFaultWindow),
-		Footer: "latscope lab dbwait — app time from the service's execution trace, DB time from PostgreSQL's jsonlog, host counters from the samples logged into the trace (docs/dbwait.md). Hover a dot for its numbers."}
+		Footer: "latscope-lab dbwait — app time from the service's execution trace, DB time from PostgreSQL's jsonlog, host counters from the samples logged into the trace (docs/dbwait.md). Hover a dot for its numbers."}
 	pass, stmts, over, drawn := 0, 0, 0, 0
 	for _, c := range checks {
 		if c.OK {

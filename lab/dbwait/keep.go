@@ -61,7 +61,7 @@ type keptRunMeta struct {
 	Trace  string `json:"trace"`
 	PGLog  string `json:"postgresql_log"`
 	DBHost string `json:"dbhost"`
-	// ProxyLog is the delaying proxy's own log (latscope proxy --log),
+	// ProxyLog is the delaying proxy's own log (latscope-lab proxy --log),
 	// when the condition had the proxy: the truth of the network's share.
 	ProxyLog string      `json:"proxy_log,omitempty"`
 	WindowMs float64     `json:"window_ms"`

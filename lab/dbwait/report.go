@@ -48,7 +48,7 @@ type RunResult struct {
 	Trace  string `json:"trace"`
 	PGLog  string `json:"postgresql_log"`
 	DBHost string `json:"dbhost"`
-	// ProxyLog is the delaying proxy's own log of the run (latscope proxy
+	// ProxyLog is the delaying proxy's own log of the run (latscope-lab proxy
 	// --log), when the condition had the proxy.
 	ProxyLog    string            `json:"proxy_log,omitempty"`
 	WindowMs    float64           `json:"window_ms"`

@@ -188,7 +188,7 @@ func (r *runner) run(ctx context.Context, c Condition, n int) (*RunResult, error
 		defer px.Stop()
 		dbURL = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", px.Addr)
 	}
-	p, err := lab.StartProcess(ctx, r.env, "svc-"+name, "lab", "dbwait-serve", "--db-url", dbURL,
+	p, err := lab.StartProcess(ctx, r.env, "svc-"+name, "dbwait-serve", "--db-url", dbURL,
 		"--cpu-work", c.CPUWork.String(), "--cpu-fanout", strconv.Itoa(HeavyFanout))
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (r *runner) dbQuota(ctx context.Context, cpus float64) (stop func() error, 
 	}), nil
 }
 
-// proxy starts `latscope proxy` delaying the database's answers by delay,
+// proxy starts `latscope-lab proxy` delaying the database's answers by delay,
 // as a process of its own in the database's cgroup, at the default weight:
 // on a busy host its timers may fire late and lengthen the delay, as a
 // loaded network hop's would. It logs every chunk on its own clock to

@@ -22,15 +22,15 @@ import (
 
 var update = flag.Bool("update", false, "TestLab: copy the run's traces and server logs into ../../internal/dbwait/testdata/lab, the dbwait package's real captures; TestKeptFaultRuns: rewrite the kept fault-suite runs' golden files")
 
-// serveEnv makes the test binary act as `latscope lab dbwait-serve`, so
+// serveEnv makes the test binary act as `latscope-lab dbwait-serve`, so
 // the scenario can start its service as a process of its own.
 const serveEnv = "LATSCOPE_DBWAIT_TEST_SERVE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		args := os.Args[1:] // lab dbwait-serve FLAGS..., or lab burn
-		if len(args) == 2 && args[0] == "lab" && args[1] == "burn" {
+		args := os.Args[1:] // dbwait-serve FLAGS..., or burn
+		if len(args) == 1 && args[0] == "burn" {
 			lab.Burn(ctx)
 			os.Exit(0)
 		}
@@ -41,11 +41,11 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(0)
 		}
-		if len(args) < 2 || args[0] != "lab" || args[1] != "dbwait-serve" {
-			fmt.Fprintf(os.Stderr, "want lab dbwait-serve ..., got %q\n", args)
+		if len(args) < 1 || args[0] != "dbwait-serve" {
+			fmt.Fprintf(os.Stderr, "want dbwait-serve ..., got %q\n", args)
 			os.Exit(2)
 		}
-		err := ServeMain(ctx, os.Stdout, os.Stderr, args[2:])
+		err := ServeMain(ctx, os.Stdout, os.Stderr, args[1:])
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -10,10 +10,10 @@ import (
 	"github.com/latscope/latscope/internal/opterr"
 )
 
-// ServeUsage is the synopsis of `latscope lab dbwait-serve`.
-const ServeUsage = "lab dbwait-serve --db-url URL [--interval 20ms] [--sample-interval 100ms] [--cpu-work 8ms --cpu-fanout 2] [--addr ADDR] [--addr-file FILE]"
+// ServeUsage is the synopsis of `latscope-lab dbwait-serve`.
+const ServeUsage = "dbwait-serve --db-url URL [--interval 20ms] [--sample-interval 100ms] [--cpu-work 8ms --cpu-fanout 2] [--addr ADDR] [--addr-file FILE]"
 
-// RegisterFlags defines the flags of `latscope lab dbwait-serve` on fs,
+// RegisterFlags defines the flags of `latscope-lab dbwait-serve` on fs,
 // with c's values as defaults.
 func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DBURL, "db-url", c.DBURL, "PostgreSQL `URL` or DSN (required)")
@@ -42,7 +42,7 @@ func (c ServeConfig) Check() error {
 	return nil
 }
 
-// ServeMain parses the flags of `latscope lab dbwait-serve` and runs
+// ServeMain parses the flags of `latscope-lab dbwait-serve` and runs
 // Serve; cmd/latscope does the same with its own flag set.
 func ServeMain(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := ParseServeFlags(args)

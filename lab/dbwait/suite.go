@@ -390,7 +390,7 @@ func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
 		"Truth never comes from dbwait's verdicts: the lock's waiter is the statement the database's own log timed at half the hold or more; "+
 		"a statement's difference is its span on the service's trace clock less the database's own logged duration; "+
 		"the stops are the lab's record of when it sent SIGSTOP and SIGCONT; the proxy's share is its own log's hold of the statement's chunks "+
-		"(latscope proxy --log, on the trace's clock, joined by traceparent); the database host's share under its quota is its recording's run-queue wait of the statement's backend "+
+		"(latscope-lab proxy --log, on the trace's clock, joined by traceparent); the database host's share under its quota is its recording's run-queue wait of the statement's backend "+
 		"outside the database's timer; the quotas are the lab's configuration.\n\n", host)
 	b.WriteString("| condition | judged | truth | statements |")
 	for v := range dbwait.NumVerdicts {

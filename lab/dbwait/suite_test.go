@@ -15,7 +15,7 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// proxyMain is `latscope proxy --to ADDR --delay D --log FILE --addr-file
+// proxyMain is `latscope-lab proxy --to ADDR --delay D --log FILE --addr-file
 // F` for the test binary.
 func proxyMain(ctx context.Context, args []string) (err error) {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)

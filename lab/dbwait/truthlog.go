@@ -16,7 +16,7 @@ import (
 )
 
 // The truth of the proxy and db-quota conditions is taken from clocks
-// other than dbwait's inputs' rules: the proxy's own log (latscope proxy
+// other than dbwait's inputs' rules: the proxy's own log (latscope-lab proxy
 // --log: when it read each chunk and when it had written it on, on
 // CLOCK_MONOTONIC, the trace's clock, with the statement's traceparent)
 // and the database host's recording, placed against the database's own

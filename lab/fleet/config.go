@@ -68,7 +68,7 @@ type Config struct {
 	Hold time.Duration
 }
 
-// DefaultConfig is `latscope lab fleet`: a 3 s minute, 6 bursts every 5
+// DefaultConfig is `latscope-lab fleet`: a 3 s minute, 6 bursts every 5
 // minutes, the eight phases of AllPhases, about 6 minutes of wall time.
 var DefaultConfig = Config{
 	Minute: 3 * time.Second, Warmup: 3, Period: 5, Bursts: 6, PhaseMinutes: 8, Gap: 2,
@@ -78,7 +78,7 @@ var DefaultConfig = Config{
 	AllocGoroutines: 2,
 }
 
-// ShortConfig is `latscope lab fleet --short`: 6 bursts every 4 minutes,
+// ShortConfig is `latscope-lab fleet --short`: 6 bursts every 4 minutes,
 // shorter phases, about 2 minutes of wall time.
 var ShortConfig = DefaultConfig.Shorter()
 

@@ -1,4 +1,4 @@
-// Package fleet is the lab's fleet scenario (`latscope lab fleet`): three
+// Package fleet is the lab's fleet scenario (`latscope-lab fleet`): three
 // instances of a small service, each its own process in its own cgroup,
 // with the agent's Prometheus metrics on /metrics; one shared private
 // PostgreSQL; a private Prometheus that scrapes them every second;

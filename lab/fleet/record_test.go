@@ -32,14 +32,14 @@ const RecordEnv = "LATSCOPE_FLEET_RECORD"
 const serveChildEnv = "LATSCOPE_FLEET_SERVE_CHILD"
 
 // TestServeChild is the instance process of TestRecordCases: this test
-// binary, run again with serveChildEnv set and `lab fleet-serve` flags
+// binary, run again with serveChildEnv set and `fleet-serve` flags
 // after "--".
 func TestServeChild(t *testing.T) {
 	if os.Getenv(serveChildEnv) != "1" {
 		t.Skip("the instance process of TestRecordCases")
 	}
 	args := flag.Args()
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") { // "lab", "fleet-serve"
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") { // "fleet-serve"
 		args = args[1:]
 	}
 	cfg := DefaultServeConfig

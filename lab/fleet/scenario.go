@@ -164,7 +164,7 @@ func (r *runner) startFleet(ctx context.Context, dbURL string) error {
 		if err := cg.SetWeight(1000); err != nil { // the instances before other work on a busy host; only the quota limits them
 			return err
 		}
-		args := []string{"lab", "fleet-serve", "--db-url", dbURL, "--pool", strconv.Itoa(r.cfg.Pool)}
+		args := []string{"fleet-serve", "--db-url", dbURL, "--pool", strconv.Itoa(r.cfg.Pool)}
 		if r.upstream != "" {
 			args = append(args, "--upstream", r.upstream)
 		}

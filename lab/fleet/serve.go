@@ -39,8 +39,8 @@ const (
 	RouteQuote = "GET /quote"
 )
 
-// ServeUsage is the synopsis of `latscope lab fleet-serve`.
-const ServeUsage = "lab fleet-serve --db-url URL [--pool 8] [--nodb-work 200us] [--nodb-wait 100ms] [--upstream URL] [--addr ADDR] [--addr-file FILE]"
+// ServeUsage is the synopsis of `latscope-lab fleet-serve`.
+const ServeUsage = "fleet-serve --db-url URL [--pool 8] [--nodb-work 200us] [--nodb-wait 100ms] [--upstream URL] [--addr ADDR] [--addr-file FILE]"
 
 // ServeConfig configures one instance of the fleet's service.
 type ServeConfig struct {
@@ -60,7 +60,7 @@ type ServeConfig struct {
 // DefaultServeConfig holds the defaults.
 var DefaultServeConfig = ServeConfig{Addr: "127.0.0.1:0", Pool: 8, NoDBWork: 200 * time.Microsecond, NoDBWait: 100 * time.Millisecond}
 
-// RegisterFlags defines the flags of `latscope lab fleet-serve` on fs,
+// RegisterFlags defines the flags of `latscope-lab fleet-serve` on fs,
 // with c's values as defaults.
 func (c *ServeConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DBURL, "db-url", c.DBURL, "PostgreSQL `URL` or DSN (required)")

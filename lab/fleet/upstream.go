@@ -16,7 +16,7 @@ import (
 // it answers each request after its delay, which the upstream and thin
 // phases raise (and TestRecordUpstream).
 type Upstream struct {
-	// URL is the address the instances call (`lab fleet-serve --upstream`).
+	// URL is the address the instances call (`latscope-lab fleet-serve --upstream`).
 	URL   string
 	srv   *http.Server
 	delay atomic.Int64 // nanoseconds

@@ -12,7 +12,7 @@ import (
 // profile disagreement, the modes, predictions next to measurements, the
 // two instruments, the burst path and the checks.
 func page(res *Result, checks []lab.Check) ([]byte, error) {
-	p := &htmlreport.Page{Title: "latscope lab jvm — the seed experiment on the JVM",
+	p := &htmlreport.Page{Title: "latscope-lab jvm — the seed experiment on the JVM",
 		Subtitle: fmt.Sprintf("profile %q: %d clients, a JDK service with io.latscope, pgjdbc, JFR after warm-up; load average %.1f at the start",
 			res.Profile.Name, res.Profile.Clients, res.Config.LoadAvgAtStart)}
 	for _, r := range res.Runs {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestOutcomeFromARun rebuilds the report of a real default run
-// (testdata/default-run.json: `latscope lab jvm`'s JSON on the 2-core
+// (testdata/default-run.json: `latscope-lab jvm`'s JSON on the 2-core
 // development host at load average 9.4) from its runs: the same checks,
 // each failed now only if it failed then (a check judged by its 95 %
 // interval fails only when the interval lies wholly outside its band),

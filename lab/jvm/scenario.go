@@ -1,4 +1,4 @@
-// Package jvm is the lab scenario `latscope lab jvm` (docs/lab-jvm.md): the
+// Package jvm is the lab scenario `latscope-lab jvm` (docs/lab-jvm.md): the
 // seed experiment (docs/method.md §10) on the JVM, end to end. A JDK service
 // (com.sun.net.httpserver, instrumented with the repository's Java library
 // io.latscope) with one endpoint — CPU work, an upstream HTTP call to a JDK

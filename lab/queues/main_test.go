@@ -14,7 +14,7 @@ import (
 	"github.com/latscope/latscope/lab"
 )
 
-// serveEnv makes the test binary act as `latscope lab queues-serve` (or
+// serveEnv makes the test binary act as `latscope-lab queues-serve` (or
 // `lab burn`), so the lab can start its services as processes of their own.
 const serveEnv = "LATSCOPE_QUEUES_TEST_SERVE"
 
@@ -24,12 +24,12 @@ func TestMain(m *testing.M) {
 		args := os.Args[1:]
 		var err error
 		switch {
-		case len(args) == 2 && args[0] == "lab" && args[1] == "burn":
+		case len(args) == 1 && args[0] == "burn":
 			lab.Burn(ctx)
-		case len(args) >= 2 && args[0] == "lab" && args[1] == "queues-serve":
-			err = ServeMain(ctx, os.Stdout, os.Stderr, args[2:])
+		case len(args) >= 1 && args[0] == "queues-serve":
+			err = ServeMain(ctx, os.Stdout, os.Stderr, args[1:])
 		default:
-			err = fmt.Errorf("want lab queues-serve ... or lab burn, got %q", args)
+			err = fmt.Errorf("want queues-serve ... or burn, got %q", args)
 		}
 		stop()
 		if err != nil {

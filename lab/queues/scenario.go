@@ -41,7 +41,7 @@ type Config struct {
 	Warm    time.Duration // before each window
 	Window  time.Duration // measured window per run
 	Cases   []Case
-	// Command starts latscope's `lab queues-serve` and `lab burn`
+	// Command starts latscope-lab's `queues-serve` and `burn`
 	// processes; required.
 	Command Command
 	// Burners is how many CPU burner processes run beside the lab (0 for
@@ -49,7 +49,7 @@ type Config struct {
 	Burners int
 }
 
-// DefaultConfig is `latscope lab queues`; ShortConfig is its reduced run.
+// DefaultConfig is `latscope-lab queues`; ShortConfig is its reduced run.
 var (
 	DefaultConfig = Config{Clients: []int{6, 12}, Warm: time.Second, Window: 5 * time.Second, Cases: Cases}
 	ShortConfig   = Config{Clients: []int{6, 12}, Warm: 300 * time.Millisecond, Window: time.Second, Cases: Cases}

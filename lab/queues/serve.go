@@ -15,8 +15,8 @@ import (
 	"github.com/latscope/latscope/internal/atomicfile"
 )
 
-// ServeUsage is the synopsis of `latscope lab queues-serve`.
-const ServeUsage = "lab queues-serve --cores N --cpu D --db D --upstream D --pool N --rounds R [--addr HOST:PORT] [--addr-file FILE]"
+// ServeUsage is the synopsis of `latscope-lab queues-serve`.
+const ServeUsage = "queues-serve --cores N --cpu D --db D --upstream D --pool N --rounds R [--addr HOST:PORT] [--addr-file FILE]"
 
 // ServeConfig is one service process of the lab: the shape of a Case,
 // with or without its upstream call.
@@ -95,7 +95,7 @@ func (cfg ServeConfig) Check() error {
 
 // args are the flags that start cfg's process.
 func (cfg ServeConfig) args() []string {
-	return []string{"lab", "queues-serve", "--cores", fmt.Sprint(cfg.Cores), "--cpu", cfg.CPU.String(),
+	return []string{"queues-serve", "--cores", fmt.Sprint(cfg.Cores), "--cpu", cfg.CPU.String(),
 		"--db", cfg.DB.String(), "--upstream", cfg.Upstream.String(), "--pool", fmt.Sprint(cfg.Pool),
 		"--rounds", fmt.Sprint(cfg.Rounds)}
 }

@@ -11,7 +11,7 @@ func TestParseServeFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := parseServeFlags(cfg.args()[2:])
+	again, err := parseServeFlags(cfg.args()[1:])
 	if err != nil || again != cfg {
 		t.Errorf("args() = %q parse back to %+v, %v; want %+v", cfg.args(), again, err, cfg)
 	}

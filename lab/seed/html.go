@@ -13,7 +13,7 @@ import (
 // profile disagreement, the modes, predictions next to measurements, the
 // coverage and the checks, then the serial trace's own analysis.
 func page(res *Result, med map[string]*ModeRun, checks []lab.Check) ([]byte, error) {
-	p := &htmlreport.Page{Title: "latscope lab seed — where did the time go, and which fix helps?",
+	p := &htmlreport.Page{Title: "latscope-lab seed — where did the time go, and which fix helps?",
 		Subtitle: fmt.Sprintf("profile %q: %d clients, warm-up %s excluded, %s traced per run, %d run(s) per mode", res.Profile.Name, res.Profile.Clients, res.Profile.Warmup, res.Profile.Window, res.Profile.Runs)}
 	p.Facts = []htmlreport.Fact{
 		{Name: "serial mean", Value: fmt.Sprintf("%.1f ms", group(med["serial"]).Requests.Mean.Ms())},

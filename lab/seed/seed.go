@@ -124,7 +124,7 @@ var itersRE = regexp.MustCompile(`cpu_iters=(\d+)`)
 // captures the measured window and analyses it.
 func runMode(ctx context.Context, env *lab.Env, mode string, run int, upURL, dbURL string, iters int) (*ModeRun, int, error) {
 	name := fmt.Sprintf("%s-%d", mode, run)
-	p, err := lab.StartProcess(ctx, env, "svc-"+name, "lab", "serve", "--mode", mode, "--upstream", upURL, "--db-url", dbURL, "--cpu-iters", strconv.Itoa(iters))
+	p, err := lab.StartProcess(ctx, env, "svc-"+name, "serve", "--mode", mode, "--upstream", upURL, "--db-url", dbURL, "--cpu-iters", strconv.Itoa(iters))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	"github.com/latscope/latscope/internal/termsafe"
 )
 
-// debugEnv is the environment variable that has the effect of --debug.
-const debugEnv = "LATSCOPE_DEBUG"
+// DebugEnv is the environment variable that has the effect of --debug.
+const DebugEnv = "LATSCOPE_DEBUG"
 
 // detailer is an error that knows more than its one line: where in a trace
 // it happened, what was read around it. --debug prints the details.
@@ -21,7 +21,7 @@ type detailer interface{ Details() string }
 // globalFlags strips the flags that come before the command (--debug) from
 // args. debug is also set by LATSCOPE_DEBUG=1 (or any value but "" and "0").
 func globalFlags(args []string) (debug bool, rest []string) {
-	if v := os.Getenv(debugEnv); v != "" && v != "0" {
+	if v := os.Getenv(DebugEnv); v != "" && v != "0" {
 		debug = true
 	}
 	for len(args) > 0 && (args[0] == "--debug" || args[0] == "-debug") {
@@ -31,25 +31,25 @@ func globalFlags(args []string) (debug bool, rest []string) {
 	return debug, args
 }
 
-// printError prints err as latscope's error message: exactly one line
-// starting "latscope: " unless debug is set. An error whose text runs over
+// PrintError prints err as the program's error message: exactly one line
+// starting with Name and ": " unless debug is set. An error whose text runs over
 // several lines is cut to its first, with a pointer to --debug. With debug,
 // the whole text follows and then the Details of every error in the chain
 // that has them.
-func printError(w io.Writer, err error, debug bool) {
+func PrintError(w io.Writer, err error, debug bool) {
 	msg := err.Error()
 	first, _, multi := strings.Cut(msg, "\n")
 	first = termsafe.String(strings.TrimRight(first, " \r\t:"))
 	ds := details(err)
 	switch {
 	case !debug && (multi || len(ds) > 0):
-		fmt.Fprintf(w, "latscope: %s (--debug for details)\n", first)
+		fmt.Fprintf(w, "%s: %s (--debug for details)\n", Name, first)
 		return
 	case !debug:
-		fmt.Fprintf(w, "latscope: %s\n", first)
+		fmt.Fprintf(w, "%s: %s\n", Name, first)
 		return
 	}
-	fmt.Fprintf(w, "latscope: %s\n", safeLines(strings.TrimRight(msg, "\n")))
+	fmt.Fprintf(w, "%s: %s\n", Name, safeLines(strings.TrimRight(msg, "\n")))
 	for _, d := range ds {
 		fmt.Fprintf(w, "\ndetails:\n%s\n", safeLines(strings.TrimRight(d, "\n")))
 	}
@@ -101,6 +101,9 @@ type commandError struct {
 
 func (e *commandError) Error() string {
 	msg := opterr.Flagged(e.err.Error(), e.err, optionFlag)
+	if e.cmd == "" { // the Default command: the program's name says it
+		return msg
+	}
 	// Commands that still prefix their own errors (load, lab, proxy, and
 	// the capture package) keep working: their prefix is not doubled.
 	if strings.HasPrefix(msg, e.cmd+": ") {
@@ -122,7 +125,7 @@ func optionFlag(option string) string {
 }
 
 // inCommand wraps err (when not nil and not already wrapped) as an error of
-// command cmd.
+// command cmd ("" for Default).
 func inCommand(cmd string, err error) error {
 	var ce *commandError
 	if err == nil || errors.As(err, &ce) {

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/lab/demo"
 )
 
-// labServeOptions are the flags of `latscope lab serve`.
+// labServeOptions are the flags of `latscope-lab serve`.
 type labServeOptions struct {
 	mode     demo.Mode
 	addr     string
@@ -29,17 +30,17 @@ type labServeOptions struct {
 // progress is cut off after it.
 const labServeShutdown = 10 * time.Second
 
-const labServeSynopsis = "lab serve --upstream URL --db-url URL [flags]"
+const labServeSynopsis = "serve --upstream URL --db-url URL [flags]"
 
 const labServeExamples = `
 examples:
-  latscope lab serve --upstream http://127.0.0.1:41234/ --db-url postgres://postgres@127.0.0.1:5432/postgres
-  latscope lab serve --mode concurrent --addr-file /tmp/demo.addr --upstream URL --db-url URL
+  latscope-lab serve --upstream http://127.0.0.1:41234/ --db-url postgres://postgres@127.0.0.1:5432/postgres
+  latscope-lab serve --mode concurrent --addr-file /tmp/demo.addr --upstream URL --db-url URL
   curl http://ADDR/work; curl -o t.trace 'http://ADDR/debug/pprof/trace?seconds=5'
 `
 
 func init() {
-	register("lab serve", "the seed lab's demo service (upstream call, PostgreSQL query, CPU work), as a process of its own", runLabServe)
+	cli.Register("serve", "the seed lab's demo service (upstream call, PostgreSQL query, CPU work), as a process of its own", runLabServe)
 }
 
 // runLabServe runs the demo service as its own process: it listens, prints
@@ -57,19 +58,19 @@ func runLabServe(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		CPUIters:    opts.cpuIters,
 	})
 	if err != nil {
-		return fmt.Errorf("lab serve: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	defer svc.Close()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.addr)
 	if err != nil {
-		return fmt.Errorf("lab serve: --addr %s: %w", opts.addr, err)
+		return fmt.Errorf("serve: --addr %s: %w", opts.addr, err)
 	}
 	addr := ln.Addr().String()
 	if opts.addrFile != "" {
 		if err := writeAddrFile(opts.addrFile, addr+"\n"); err != nil {
 			ln.Close()
-			return fmt.Errorf("lab serve: --addr-file: %w", err)
+			return fmt.Errorf("serve: --addr-file: %w", err)
 		}
 	}
 	fmt.Fprintf(stdout, "listening on http://%s mode=%s cpu_iters=%d\n", addr, opts.mode, svc.CPUIters())
@@ -79,7 +80,7 @@ func runLabServe(ctx context.Context, stdout, stderr io.Writer, args []string) e
 // parseLabServe parses and checks the flags.
 func parseLabServe(stderr io.Writer, args []string) (labServeOptions, error) {
 	opts := labServeOptions{mode: demo.DefaultConfig.Mode, addr: "127.0.0.1:0", pool: demo.DefaultConfig.PoolSize}
-	fs := newFlagSet("lab serve", labServeSynopsis, stderr)
+	fs := cli.NewFlagSet("serve", labServeSynopsis, stderr)
 	fs.Var(&opts.mode, "mode", "`MODE` of a request: serial, concurrent or fixed (default serial)")
 	fs.StringVar(&opts.addr, "addr", opts.addr, "`ADDR` to listen on")
 	fs.StringVar(&opts.upstream, "upstream", "", "`URL` of the upstream, fetched by every request (required)")
@@ -87,23 +88,23 @@ func parseLabServe(stderr io.Writer, args []string) (labServeOptions, error) {
 	fs.IntVar(&opts.pool, "pool", opts.pool, "database connections (`N`), all opened at start")
 	fs.StringVar(&opts.addrFile, "addr-file", "", "write the listening address to `FILE` once listening")
 	fs.IntVar(&opts.cpuIters, "cpu-iters", 0, "SHA-256 iterations (`N`) per millisecond of CPU; 0 = calibrate at start")
-	usageWith(fs, stderr, labServeSynopsis, labServeExamples)
+	cli.UsageWith(fs, stderr, labServeSynopsis, labServeExamples)
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return opts, fmt.Errorf("lab serve: unexpected argument %q", fs.Arg(0))
+		return opts, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	case opts.upstream == "":
-		return opts, errors.New("lab serve: flag --upstream is required")
+		return opts, errors.New("serve: flag --upstream is required")
 	case httpurl.Check(opts.upstream) != nil:
-		return opts, fmt.Errorf("lab serve: flag --upstream %q: %w", opts.upstream, httpurl.Check(opts.upstream))
+		return opts, fmt.Errorf("serve: flag --upstream %q: %w", opts.upstream, httpurl.Check(opts.upstream))
 	case opts.dbURL == "":
-		return opts, errors.New("lab serve: flag --db-url is required")
+		return opts, errors.New("serve: flag --db-url is required")
 	case opts.pool < 1:
-		return opts, fmt.Errorf("lab serve: flag --pool %d: want at least 1", opts.pool)
+		return opts, fmt.Errorf("serve: flag --pool %d: want at least 1", opts.pool)
 	case opts.cpuIters < 0:
-		return opts, fmt.Errorf("lab serve: flag --cpu-iters %d: want 0 (calibrate) or more", opts.cpuIters)
+		return opts, fmt.Errorf("serve: flag --cpu-iters %d: want 0 (calibrate) or more", opts.cpuIters)
 	}
 	return opts, nil
 }
@@ -115,17 +116,17 @@ func serveLabUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) e
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
-		return fmt.Errorf("lab serve: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), labServeShutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
-		return fmt.Errorf("lab serve: shutdown: %w", err)
+		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("lab serve: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
 }

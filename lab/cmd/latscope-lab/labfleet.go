@@ -8,25 +8,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/lab"
 	"github.com/latscope/latscope/lab/fleet"
 )
 
 func init() {
-	register("lab fleet", "three instances with the agent's metrics, a private Prometheus, shared PostgreSQL; faults in phases; checks triage's verdicts", runLabFleet)
-	register("lab fleet-serve", "one instance of the fleet scenario's service (/db, /nodb, /quote with --upstream, /metrics with the agent's metrics), as a process of its own", runLabFleetServe)
+	cli.Register("fleet", "three instances with the agent's metrics, a private Prometheus, shared PostgreSQL; faults in phases; checks triage's verdicts", runLabFleet)
+	cli.Register("fleet-serve", "one instance of the fleet scenario's service (/db, /nodb, /quote with --upstream, /metrics with the agent's metrics), as a process of its own", runLabFleetServe)
 }
 
 const labFleetExamples = `
 examples:
-  sudo latscope lab fleet                  eight phases with a 3 s "minute" (about 6 minutes)
-  sudo latscope lab fleet --short          the CI profile: throttle, lock, stop, none (about 2 minutes)
-  sudo latscope lab fleet --minute 5s      a longer "minute": more scrapes per step
-  sudo latscope lab fleet --json           the phases, truths and verdicts as JSON
-  sudo latscope lab fleet --hold 10m       then run the report's triage commands by hand
+  sudo latscope-lab fleet                  eight phases with a 3 s "minute" (about 6 minutes)
+  sudo latscope-lab fleet --short          the CI profile: throttle, lock, stop, none (about 2 minutes)
+  sudo latscope-lab fleet --minute 5s      a longer "minute": more scrapes per step
+  sudo latscope-lab fleet --json           the phases, truths and verdicts as JSON
+  sudo latscope-lab fleet --hold 10m       then run the report's triage commands by hand
 `
 
-// labFleetOptions are the flags of `latscope lab fleet`.
+// labFleetOptions are the flags of `latscope-lab fleet`.
 type labFleetOptions struct {
 	labOptions
 	cfg fleet.Config
@@ -36,7 +37,7 @@ type labFleetOptions struct {
 // thresholds) over the lab's output folder, report and checks.
 func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	o := labFleetOptions{cfg: fleet.DefaultConfig}
-	fs := newFlagSet("lab fleet", "lab fleet [flags]", stderr)
+	fs := cli.NewFlagSet("fleet", "fleet [flags]", stderr)
 	fs.BoolVar(&o.short, "short", false, "the CI profile: shorter phases, without the upstream, continuous, gc and thin phases (about 2 minutes)")
 	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
 	fs.BoolVar(&o.loaded, "loaded", false, "run a CPU burner on every core beside the scenario")
@@ -45,12 +46,12 @@ func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	fs.DurationVar(&o.cfg.Threshold, "threshold", o.cfg.Threshold, "triage's DB-call p95 threshold")
 	fs.DurationVar(&o.cfg.RequestThreshold, "request-threshold", o.cfg.RequestThreshold, "triage's request p99 threshold: the signal of the stop, upstream and thin phases")
 	fs.DurationVar(&o.cfg.Hold, "hold", 0, "keep Prometheus and the instances up this long after the phases, to run latscope triage by hand (Ctrl-C ends it)")
-	usageWith(fs, stderr, "lab fleet [flags]", labFleetExamples)
+	cli.UsageWith(fs, stderr, "fleet [flags]", labFleetExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("lab fleet: unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("fleet: unexpected argument %q", fs.Arg(0))
 	}
 	if o.short {
 		o.cfg = o.cfg.Shorter()
@@ -59,7 +60,7 @@ func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		return err
 	}
 	if _, err := fleet.FindPrometheus(""); err != nil {
-		return fmt.Errorf("lab fleet needs Prometheus: %w", err)
+		return fmt.Errorf("fleet needs Prometheus: %w", err)
 	}
 	sc := fleet.Scenario(o.cfg, fleet.Triage)
 	if err := checkNeeds(sc, ""); err != nil {
@@ -88,7 +89,7 @@ func runLabFleet(ctx context.Context, stdout, stderr io.Writer, args []string) e
 
 const labFleetServeExamples = `
 examples:
-  latscope lab fleet-serve --db-url postgres://postgres@127.0.0.1:5432/postgres --addr 127.0.0.1:8081
+  latscope-lab fleet-serve --db-url postgres://postgres@127.0.0.1:5432/postgres --addr 127.0.0.1:8081
   curl 127.0.0.1:8081/db; curl 127.0.0.1:8081/metrics | grep latscope_
   curl -X POST '127.0.0.1:8081/burn?for=2s&goroutines=3'     a burst of CPU work
 `
@@ -96,9 +97,9 @@ examples:
 // runLabFleetServe runs one instance of the fleet's service.
 func runLabFleetServe(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg := fleet.DefaultServeConfig
-	fs := newFlagSet("lab fleet-serve", fleet.ServeUsage, stderr)
+	fs := cli.NewFlagSet("fleet-serve", fleet.ServeUsage, stderr)
 	cfg.RegisterFlags(fs.FlagSet)
-	usageWith(fs, stderr, fleet.ServeUsage, labFleetServeExamples)
+	cli.UsageWith(fs, stderr, fleet.ServeUsage, labFleetServeExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

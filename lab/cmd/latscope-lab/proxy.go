@@ -11,24 +11,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/tcpproxy"
 )
 
 func init() {
-	register("proxy", "TCP proxy that delays every response chunk from the server (the lab's network-delay condition)", runProxy)
+	cli.Register("proxy", "TCP proxy that delays every response chunk from the server (the lab's network-delay condition)", runProxy)
 }
 
 const proxySynopsis = "proxy --to HOST:PORT [--listen ADDR] [--delay D] [--log FILE]"
 
 const proxyExamples = `
 examples:
-  latscope proxy --to 127.0.0.1:5432 --delay 30ms                 listen on a free loopback port
-  latscope proxy --listen 127.0.0.1:6432 --to 127.0.0.1:5432 --delay 30ms
+  latscope-lab proxy --to 127.0.0.1:5432 --delay 30ms                 listen on a free loopback port
+  latscope-lab proxy --listen 127.0.0.1:6432 --to 127.0.0.1:5432 --delay 30ms
   psql -h 127.0.0.1 -p 6432 -c 'SELECT 1'                         every answer 30 ms late
-  latscope proxy --to 127.0.0.1:5432 --delay 30ms --log proxy.log  one line per chunk, on the proxy's own clock
+  latscope-lab proxy --to 127.0.0.1:5432 --delay 30ms --log proxy.log  one line per chunk, on the proxy's own clock
 `
 
-// proxyOptions are the flags of `latscope proxy`.
+// proxyOptions are the flags of `latscope-lab proxy`.
 type proxyOptions struct {
 	opts     tcpproxy.Options
 	addrFile string
@@ -154,13 +155,13 @@ func proxyFlagError(err error) error {
 
 func parseProxy(stderr io.Writer, args []string) (*proxyOptions, error) {
 	o := &proxyOptions{opts: tcpproxy.Options{Listen: "127.0.0.1:0"}}
-	fs := newFlagSet("proxy", proxySynopsis, stderr)
+	fs := cli.NewFlagSet("proxy", proxySynopsis, stderr)
 	fs.StringVar(&o.opts.Listen, "listen", o.opts.Listen, "`ADDR` to listen on, [HOST]:PORT (port 0 = any free port)")
 	fs.StringVar(&o.opts.To, "to", "", "server `HOST:PORT` to forward to (required; port 1 to 65535)")
 	fs.DurationVar(&o.opts.Delay, "delay", 0, "added to every chunk the server sends (0 to 1h)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the listening address to `FILE` once listening")
 	fs.StringVar(&o.logFile, "log", "", "write one line per chunk, with the proxy's clock, to `FILE` (format: docs/commands.md)")
-	usageWith(fs, stderr, proxySynopsis, proxyExamples)
+	cli.UsageWith(fs, stderr, proxySynopsis, proxyExamples)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,16 +7,15 @@ import (
 	"runtime/debug"
 )
 
-func init() {
-	register("version", "print latscope's module version, VCS revision and Go version", runVersion)
-}
+// VersionSummary is the version command's line in the usage.
+const VersionSummary = "print the binary's module version, VCS revision and Go version"
 
-// runVersion prints what the binary's build information says of itself:
+// Version is the version command: every binary registers it. It prints what the binary's build information says of itself:
 // the module version ((devel) for a build from a work tree), the VCS
 // revision and time when the go command stamped them, and the Go version.
-func runVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("version", "version", stderr)
-	usageWith(fs, stderr, "version", "\nexamples:\n  latscope version\n")
+func Version(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := NewFlagSet("version", "version", stderr)
+	UsageWith(fs, stderr, "version", "\nexamples:\n  "+Name+" version\n")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,7 +30,7 @@ func runVersion(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	return err
 }
 
-// versionText formats build information as latscope version prints it.
+// versionText formats build information as the version command prints it.
 func versionText(bi *debug.BuildInfo) string {
 	settings := map[string]string{}
 	for _, s := range bi.Settings {
@@ -51,5 +50,5 @@ func versionText(bi *debug.BuildInfo) string {
 			rev += ", with uncommitted changes"
 		}
 	}
-	return fmt.Sprintf("latscope %s\nmodule %s\nrevision %s\n%s\n", version, bi.Main.Path, rev, bi.GoVersion)
+	return fmt.Sprintf("%s %s\nmodule %s\nrevision %s\n%s\n", Name, version, bi.Main.Path, rev, bi.GoVersion)
 }

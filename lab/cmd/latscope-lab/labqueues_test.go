@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/lab/queues"
 )
 
@@ -19,11 +20,11 @@ import (
 func TestQueuesVerdict(t *testing.T) {
 	runs := []queues.Run{{Pass: true}, {Pass: false}}
 	err := queuesVerdict(&queues.Report{Runs: runs, Passed: 1})
-	if exitStatus(err) != 1 || err.Error() != "lab queues: 1 of 2 predictions missed (causes above)" {
-		t.Errorf("a miss: exit %d, %v", exitStatus(err), err)
+	if cli.ExitStatus(err) != 1 || err.Error() != "queues: 1 of 2 predictions missed (causes above)" {
+		t.Errorf("a miss: exit %d, %v", cli.ExitStatus(err), err)
 	}
-	if err := queuesVerdict(&queues.Report{Runs: runs[:1], Passed: 1}); exitStatus(err) != 0 {
-		t.Errorf("all passed: exit %d, %v", exitStatus(err), err)
+	if err := queuesVerdict(&queues.Report{Runs: runs[:1], Passed: 1}); cli.ExitStatus(err) != 0 {
+		t.Errorf("all passed: exit %d, %v", cli.ExitStatus(err), err)
 	}
 }
 
@@ -53,19 +54,19 @@ func TestLabQueuesOutRefused(t *testing.T) {
 	}
 	before := listDir(t, dir)
 	cases := []struct{ o, want string }{
-		{dir, "lab queues: flag -o " + dir + ": is a directory; want a file name"},
-		{filepath.Join(dir, "new") + "/", "lab queues: flag -o " + filepath.Join(dir, "new") + "/: want a file name, not a directory"},
-		{filepath.Join(dir, "no", "r.txt"), "lab queues: flag -o " + filepath.Join(dir, "no", "r.txt") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
-		{filepath.Join(file, "r.txt"), "lab queues: flag -o: cannot write " + filepath.Join(file, "r.txt") + ": " + file + " is not a directory"},
-		{link, "lab queues: flag -o: refusing to replace " + link + ": it is a symbolic link"},
-		{self, "lab queues: flag -o: refusing to write " + self + ": it is the input"},
+		{dir, "queues: flag -o " + dir + ": is a directory; want a file name"},
+		{filepath.Join(dir, "new") + "/", "queues: flag -o " + filepath.Join(dir, "new") + "/: want a file name, not a directory"},
+		{filepath.Join(dir, "no", "r.txt"), "queues: flag -o " + filepath.Join(dir, "no", "r.txt") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+		{filepath.Join(file, "r.txt"), "queues: flag -o: cannot write " + filepath.Join(file, "r.txt") + ": " + file + " is not a directory"},
+		{link, "queues: flag -o: refusing to replace " + link + ": it is a symbolic link"},
+		{self, "queues: flag -o: refusing to write " + self + ": it is the input"},
 	}
 	for _, c := range cases {
-		for _, args := range [][]string{{"lab", "queues", "-o", c.o}, {"lab", "queues", "--short", "--json", "-o", c.o}} {
+		for _, args := range [][]string{{"queues", "-o", c.o}, {"queues", "--short", "--json", "-o", c.o}} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
 				stdout, stderr, err := runCLI(t, args...)
-				if err == nil || exitStatus(err) != 2 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
-					t.Errorf("err = %v (exit %d), want exit 2 and one line with %q", err, exitStatus(err), c.want)
+				if err == nil || cli.ExitStatus(err) != 2 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("err = %v (exit %d), want exit 2 and one line with %q", err, cli.ExitStatus(err), c.want)
 				}
 				if stdout != "" || stderr != "" {
 					t.Errorf("output: stdout %q, stderr %q", stdout, stderr)
@@ -91,12 +92,12 @@ func TestLabQueuesOutWrite(t *testing.T) {
 		if asJSON {
 			want.Reset()
 		}
-		if err := writeQueuesReport(&reportFile{}, want, rep, nil, asJSON); err != nil {
+		if err := writeQueuesReport(&cli.ReportFile{}, want, rep, nil, asJSON); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, fmt.Sprintf("json-%v.txt", asJSON))
 		var stdout bytes.Buffer
-		if err := writeQueuesReport(&reportFile{path: path}, &stdout, rep, lines, asJSON); err != nil {
+		if err := writeQueuesReport(&cli.ReportFile{Path: path}, &stdout, rep, lines, asJSON); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(path)

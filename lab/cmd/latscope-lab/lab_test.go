@@ -61,7 +61,7 @@ func TestLabShort(t *testing.T) {
 	}
 	out := t.TempDir()
 	la0 := lab.LoadAverage()
-	stdout, stderr, err := runCLI(t, "lab", "--short", "-o", out)
+	stdout, stderr, err := runCLI(t, "--short", "-o", out)
 	if err != nil && !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("lab: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
 	}
@@ -135,14 +135,14 @@ func gainReaches(t *testing.T, what string, gain float64, r *lab.Range, bound fl
 }
 
 func TestLabList(t *testing.T) {
-	stdout, _, err := runCLI(t, "lab", "--list")
+	stdout, _, err := runCLI(t, "--list")
 	if err != nil || !strings.Contains(stdout, "seed") {
 		t.Fatalf("lab --list: %v\n%s", err, stdout)
 	}
-	if _, _, err := runCLI(t, "lab", "--short", "-o", t.TempDir(), "nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
+	if _, _, err := runCLI(t, "--short", "-o", t.TempDir(), "nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
 		t.Errorf("unknown scenario: %v", err)
 	}
-	if _, _, err := runCLI(t, "lab", "--full", "--short"); err == nil {
+	if _, _, err := runCLI(t, "--full", "--short"); err == nil {
 		t.Error("--full --short accepted")
 	}
 }
@@ -153,7 +153,7 @@ func TestLabRefusesBeforeCreatingOutput(t *testing.T) {
 	defer func(f func() (string, error)) { findPGBinDir = f }(findPGBinDir)
 	findPGBinDir = func() (string, error) { return "", pgcluster.ErrNoBinaries }
 	out := filepath.Join(t.TempDir(), "out")
-	_, _, err := runCLI(t, "lab", "--short", "-o", out, "seed")
+	_, _, err := runCLI(t, "--short", "-o", out, "seed")
 	if err == nil || !strings.Contains(err.Error(), "needs PostgreSQL") {
 		t.Fatalf("lab without PostgreSQL binaries: %v; want a refusal naming PostgreSQL", err)
 	}
@@ -170,16 +170,16 @@ func TestLabRefusesUsedOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, _, err := runCLI(t, "lab", "--short", "-o", out, "seed")
+	_, _, err := runCLI(t, "--short", "-o", out, "seed")
 	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), out) {
 		t.Fatalf("lab -o at a used folder: %v; want a refusal naming the folder", err)
 	}
 	// The flags may follow the scenario too.
-	_, _, err = runCLI(t, "lab", "seed", "--short", "-o", out)
+	_, _, err = runCLI(t, "seed", "--short", "-o", out)
 	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), out) {
 		t.Fatalf("lab seed -o at a used folder: %v; want a refusal naming the folder", err)
 	}
-	if _, _, err := runCLI(t, "lab", "seed", "--short", "extra"); err == nil || !strings.Contains(err.Error(), `want at most one scenario, got ["seed" "extra"]`) {
+	if _, _, err := runCLI(t, "seed", "--short", "extra"); err == nil || !strings.Contains(err.Error(), `want at most one scenario, got ["seed" "extra"]`) {
 		t.Errorf("lab seed --short extra: %v", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -195,7 +195,7 @@ func TestLabRefusesUsedOutput(t *testing.T) {
 // --db-url is refused before anything is created or connected to.
 func TestLabDBWaitRefusesDBURL(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	_, _, err := runCLI(t, "lab", "--short", "-o", out, "--db-url", "postgres://x@127.0.0.1:1/db", "dbwait")
+	_, _, err := runCLI(t, "--short", "-o", out, "--db-url", "postgres://x@127.0.0.1:1/db", "dbwait")
 	if err == nil || !strings.Contains(err.Error(), "without --db-url") {
 		t.Fatalf("lab dbwait --db-url: %v; want a refusal", err)
 	}
@@ -232,7 +232,7 @@ func TestLabDBURLNotPostgres(t *testing.T) {
 	for _, addr := range []string{ln.Addr().String(), closedAddr} {
 		out := filepath.Join(t.TempDir(), "out")
 		start := time.Now()
-		_, _, err := runCLI(t, "lab", "--short", "-o", out, "--db-url", "postgres://who:s3cretpw@"+addr+"/db", "seed")
+		_, _, err := runCLI(t, "--short", "-o", out, "--db-url", "postgres://who:s3cretpw@"+addr+"/db", "seed")
 		took := time.Since(start)
 		if err == nil {
 			t.Fatalf("--db-url at %s accepted", addr)
@@ -263,11 +263,11 @@ func TestCheckDBURLReal(t *testing.T) {
 	}
 }
 
-// startLabChild runs `latscope lab args...` as a child process (this test
+// startLabChild runs `latscope-lab args...` as a child process (this test
 // binary acting as latscope) with its stderr in the returned buffer.
 func startLabChild(t *testing.T, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"lab"}, args...)...)
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
@@ -445,7 +445,7 @@ func TestLabKilledLeavesNothing(t *testing.T) {
 		t.Logf("another process swept %s first: %v", clusters[0], err) // any pgtest or lab start may
 	}
 	// The next start sweeps, even though it is refused at once.
-	_, errOut, err := runCLI(t, "lab", "--short", "-o", filepath.Join(parent, "next"), "--db-url", "postgres://x@127.0.0.1:1/db", "seed")
+	_, errOut, err := runCLI(t, "--short", "-o", filepath.Join(parent, "next"), "--db-url", "postgres://x@127.0.0.1:1/db", "seed")
 	if err == nil {
 		t.Fatal("lab with --db-url at port 1 succeeded")
 	}

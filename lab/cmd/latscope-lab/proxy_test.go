@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/tcpproxy"
 )
 
-// TestProxyCommand runs `latscope proxy` against a real loopback server:
+// TestProxyCommand runs `latscope-lab proxy` against a real loopback server:
 // answers come at least the delay late, and the stats are printed at the
 // end.
 func TestProxyCommand(t *testing.T) {
@@ -25,7 +26,7 @@ func TestProxyCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "30ms", "--addr-file", addrFile})
+		done <- cli.Run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "30ms", "--addr-file", addrFile})
 	}()
 	addr := waitAddrFile(t, addrFile, done)
 	c, err := net.Dial("tcp", addr)
@@ -80,7 +81,7 @@ func TestProxyFlags(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			var stdout, stderr bytes.Buffer
-			err := run(ctx, &stdout, &stderr, append([]string{"proxy"}, tc.args...))
+			err := cli.Run(ctx, &stdout, &stderr, append([]string{"proxy"}, tc.args...))
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %v, want one line with %q", err, tc.want)
 			}
@@ -107,7 +108,7 @@ func TestProxyServerDown(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", to, "--addr-file", addrFile})
+		done <- cli.Run(ctx, &stdout, &stderr, []string{"proxy", "--to", to, "--addr-file", addrFile})
 	}()
 	addr := waitAddrFile(t, addrFile, done)
 	for range 3 {
@@ -173,7 +174,7 @@ func TestProxyLog(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "1ms", "--addr-file", addrFile, "--log", logFile})
+		done <- cli.Run(ctx, &stdout, &stderr, []string{"proxy", "--to", ln.Addr().String(), "--delay", "1ms", "--addr-file", addrFile, "--log", logFile})
 	}()
 	addr := waitAddrFile(t, addrFile, done)
 	c, err := net.Dial("tcp", addr)
@@ -243,7 +244,7 @@ func TestProxyLogRefused(t *testing.T) {
 			defer cancel()
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"proxy", "--to", "127.0.0.1:1"}, tc.args...)
-			err := run(ctx, &stdout, &stderr, args)
+			err := cli.Run(ctx, &stdout, &stderr, args)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %v, want one line with %q", err, tc.want)
 			}

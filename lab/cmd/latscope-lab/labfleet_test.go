@@ -27,20 +27,20 @@ func TestLabFleetFlags(t *testing.T) {
 		{[]string{"fleet-serve", "--db-url", "x", "--pool", "0"}, "--pool 0: want at least 1 connection"},
 		{[]string{"fleet-serve", "--db-url", "x", "--nodb-wait", "-1ms"}, "--nodb-wait -1ms: want a duration >= 0"},
 	} {
-		_, _, err := runCLI(t, append([]string{"lab"}, tc.args...)...)
+		_, _, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("lab %q: err = %v, want %q", tc.args, err, tc.want)
 		}
 	}
 	for _, sub := range []string{"fleet", "fleet-serve"} {
-		stdout, _, err := runCLI(t, "lab", sub, "-h")
-		if err != nil || !strings.Contains(stdout, "usage: latscope lab "+sub) {
+		stdout, _, err := runCLI(t, sub, "-h")
+		if err != nil || !strings.Contains(stdout, "usage: latscope-lab "+sub) {
 			t.Errorf("lab %s -h: %v\n%s", sub, err, stdout)
 		}
 	}
 }
 
-// TestLabFleetShort runs `latscope lab fleet --short --minute 2s` end to
+// TestLabFleetShort runs `latscope-lab fleet --short --minute 2s` end to
 // end: three instances (this test binary as latscope), a private
 // PostgreSQL and Prometheus, the four phases, and triage over each. The
 // lab's own checks decide: every phase's verdict against the truth it
@@ -66,7 +66,7 @@ func TestLabFleetShort(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	before := promDirs()
-	stdout, stderr, err := runCLI(t, "lab", "fleet", "--short", "--minute", "2s", "-o", out)
+	stdout, stderr, err := runCLI(t, "fleet", "--short", "--minute", "2s", "-o", out)
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	if err != nil {
 		t.Errorf("lab fleet --short --minute 2s: %v", err)

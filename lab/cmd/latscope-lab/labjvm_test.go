@@ -15,7 +15,7 @@ import (
 	"github.com/latscope/latscope/lab/jvm"
 )
 
-// TestLabJVMShort runs `latscope lab --short jvm` end to end on real parts —
+// TestLabJVMShort runs `latscope-lab --short jvm` end to end on real parts —
 // the JDK service and the JDK upstream as JVMs of their own, the io.latscope
 // library built from java/, pgjdbc against a private PostgreSQL, closed-model
 // load, JFR recordings started with jcmd after warm-up — and asserts what
@@ -67,9 +67,9 @@ func TestLabJVMShort(t *testing.T) {
 	}
 	out := t.TempDir()
 	la0 := lab.LoadAverage()
-	stdout, stderr, err := runCLI(t, "lab", "--short", "-o", out, "jvm")
+	stdout, stderr, err := runCLI(t, "--short", "-o", out, "jvm")
 	if err != nil && !strings.Contains(err.Error(), "checks failed") {
-		t.Fatalf("lab jvm: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
+		t.Fatalf("jvm: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
 	}
 	for _, f := range []string{"report.md", "report.html", "jvm.json", "lab.log", "serial/recording.jfr", "serial/results.jsonl", "concurrent/recording.jfr",
 		"fixed/recording.jfr", "burst-fan-out/recording.jfr", "burst-batched/recording.jfr"} {

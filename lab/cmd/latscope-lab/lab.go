@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/latscope/latscope/internal/atomicfile"
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/pgcluster"
 	"github.com/latscope/latscope/lab"
 	_ "github.com/latscope/latscope/lab/burst" // runtime overhead in the scheduler (docs/method.md §9)
@@ -29,14 +30,17 @@ import (
 )
 
 func init() {
-	register("lab burn", "spin on one core until killed: the CPU burners of lab --loaded", runLabBurn)
-	register("lab", "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements", runLab)
+	cli.Register("burn", "spin on one core until killed: the CPU burners of --loaded", runLabBurn)
+	cli.Default = &cli.Command{
+		Summary: "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements",
+		Run:     runLab,
+	}
 }
 
-// runLabBurn spins until it is killed (lab --loaded starts one per core).
+// runLabBurn spins until it is killed (--loaded starts one per core).
 func runLabBurn(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("lab burn", "lab burn", stderr)
-	usageWith(fs, stderr, "lab burn", "\nexamples:\n  latscope lab burn &     one busy core, until killed\n")
+	fs := cli.NewFlagSet("burn", "burn", stderr)
+	cli.UsageWith(fs, stderr, "burn", "\nexamples:\n  latscope-lab burn &     one busy core, until killed\n")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,20 +48,8 @@ func runLabBurn(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	return nil
 }
 
-// labSubNames lists the lab subcommands.
-func labSubNames() []string {
-	var names []string
-	for n := range commands {
-		if sub, ok := strings.CutPrefix(n, "lab "); ok {
-			names = append(names, sub)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// labCommand builds the command that runs latscope itself with args; tests
-// replace it.
+// labCommand builds the command that runs latscope-lab itself with args
+// (a scenario's services, burners and proxy); tests replace it.
 var labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
 	exe, err := os.Executable()
 	if err != nil {
@@ -68,14 +60,14 @@ var labCommand = func(ctx context.Context, args ...string) *exec.Cmd {
 
 const labExamples = `
 examples:
-  latscope lab                     the seed experiment with embedded defaults (about 80 seconds)
-  latscope lab --full              the seed's protocol: 60 s windows, 3 runs per mode, median
-  latscope lab --list              the scenarios
-  latscope lab --loaded dbwait     the dbwait scenario with a CPU burner on every core
-  latscope lab --db-url postgres://user@127.0.0.1:5432/db seed   use an existing PostgreSQL
+  latscope-lab                     the seed experiment with embedded defaults (about 80 seconds)
+  latscope-lab --full              the seed's protocol: 60 s windows, 3 runs per mode, median
+  latscope-lab --list              the scenarios
+  latscope-lab --loaded dbwait     the dbwait scenario with a CPU burner on every core
+  latscope-lab --db-url postgres://user@127.0.0.1:5432/db seed   use an existing PostgreSQL
 `
 
-// labOptions are the flags of `latscope lab`.
+// labOptions are the flags of `latscope-lab`.
 type labOptions struct {
 	list, full, short, json bool
 	loaded                  bool
@@ -84,14 +76,11 @@ type labOptions struct {
 	window                  time.Duration
 }
 
+// runLab is latscope-lab's Default command: it runs a scenario, the seed
+// unless named.
 func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	if len(args) > 0 {
-		if sub, ok := labSubcommand(args[0]); ok {
-			return sub.run(ctx, stdout, stderr, args[1:])
-		}
-	}
 	var o labOptions
-	fs := newFlagSet("lab", "lab [flags] [SCENARIO]", stderr)
+	fs := cli.NewFlagSet("", "[flags] [SCENARIO]", stderr)
 	fs.BoolVar(&o.list, "list", false, "list the scenarios and exit")
 	fs.BoolVar(&o.full, "full", false, "the seed's protocol: 60 s windows, 3 runs, median (about 11 minutes)")
 	fs.BoolVar(&o.short, "short", false, "a quick check: 3 s windows (for tests; noisier)")
@@ -101,11 +90,11 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&o.window, "window", 0, "traced window per run (default 20s; --full 60s)")
 	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
 	fs.BoolVar(&o.loaded, "loaded", false, "run a CPU burner on every core beside the scenario: its checks on a busy host")
-	usageWith(fs, stderr, "lab [flags] [SCENARIO]", labExamples)
+	cli.UsageWith(fs, stderr, "[flags] [SCENARIO]", labExamples)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	// Flags may also follow the scenario (`lab jvm --loaded -o DIR`), as
+	// Flags may also follow the scenario (`latscope-lab jvm --loaded -o DIR`), as
 	// they do the lab's subcommands.
 	if fs.NArg() > 1 {
 		rest := fs.Args()
@@ -123,9 +112,10 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		for _, s := range lab.Scenarios() {
 			fmt.Fprintf(stdout, "%-8s %s\n", s.Name, s.Summary)
 		}
-		fmt.Fprintf(stdout, "\nsubcommands (latscope lab SUB -h):\n")
-		for _, n := range labSubNames() {
-			fmt.Fprintf(stdout, "  %-13s %s\n", n, commands["lab "+n].summary)
+		fmt.Fprintf(stdout, "\nsubcommands (latscope-lab SUB -h):\n")
+		for _, n := range cli.Names() {
+			c, _ := cli.Lookup(n)
+			fmt.Fprintf(stdout, "  %-13s %s\n", n, c.Summary)
 		}
 		return nil
 	}
@@ -143,10 +133,10 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		for _, s := range lab.Scenarios() {
 			names = append(names, s.Name)
 		}
-		if _, sub := commands["lab "+name]; sub {
-			return fmt.Errorf("%q is a lab subcommand with flags of its own, not a scenario: run `latscope lab %s [flags]` (its -h lists them)", name, name)
+		if _, sub := cli.Lookup(name); sub {
+			return fmt.Errorf("%q is a lab subcommand with flags of its own, not a scenario: run `latscope-lab %s [flags]` (its -h lists them)", name, name)
 		}
-		return fmt.Errorf("unknown scenario %q (scenarios: %s; lab subcommands: `latscope lab --list`)", name, strings.Join(names, ", "))
+		return fmt.Errorf("unknown scenario %q (scenarios: %s; lab subcommands: `latscope-lab --list`)", name, strings.Join(names, ", "))
 	}
 	// After the flags, leftovers of killed runs are swept (they belong to
 	// dead processes). Everything that can refuse the run does so before
@@ -424,7 +414,7 @@ func runScenario(ctx context.Context, sc lab.Scenario, env *lab.Env, o *labOptio
 			}
 			names = append(names, fmt.Sprintf("%s: got %s, want %s", c.Name, c.Got, c.Want))
 		}
-		return verdictFailed("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
+		return cli.VerdictFailed("%d of %d checks failed: %s", len(failed), len(out.Checks), strings.Join(names, "; "))
 	}
 	return nil
 }

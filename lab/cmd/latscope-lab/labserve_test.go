@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/pgcluster/pgtest"
 	"github.com/latscope/latscope/internal/tier"
 	"github.com/latscope/latscope/lab/upstream"
@@ -28,7 +29,7 @@ func (b labServeOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestLabServe runs the service in-process as `latscope lab serve` would,
+// TestLabServe runs the service in-process as `latscope-lab serve` would,
 // finds it through --addr-file, exercises its endpoints and cancels it.
 func TestLabServe(t *testing.T) {
 	tier.Timing(t)
@@ -159,7 +160,7 @@ func TestLabServeUsage(t *testing.T) {
 		t.Fatalf("-h returned %v, want flag.ErrHelp", err)
 	}
 	var help strings.Builder
-	if err := run(t.Context(), &help, io.Discard, []string{"lab", "serve", "-h"}); err != nil {
+	if err := cli.Run(t.Context(), &help, io.Discard, []string{"serve", "-h"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"--upstream URL --db-url URL", "-addr-file FILE", "-mode MODE", "examples:"} {
