@@ -198,10 +198,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 	// silent (no event at all, the probe's wake-ups included) for half the
 	// outside time as the answer came, it was idle or stalled and the probe
 	// cannot say which; the counters decide then, pro-rated.
-	stall := min(ev.ProbeTail+ev.ProbeTailUnsure/2+ev.ProbeHead+ev.ProbeHeadUnsure/2, outside)
-	late := ev.Probe && 2*stall >= outside // the probe saw the process unable to run for half
-	silent := ev.Probe && !late && 2*ev.TailGap >= outside
-	ran := ev.Probe && !late && !silent
+	stall, late, ran := probeSays(ev, outside)
 	if ev.Probe {
 		could := outside - stall - max(ev.Runnable, ev.Busy) // waiting while the process could run, with a P free
 		if ev.DBHost {
@@ -263,11 +260,7 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 		return Decision{Mixed, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe), and the database's backend waited %s ms of it on its host's run queue outside its timer: the database host's CPU and a wait outside both hosts together",
 			fmtMs(outside-stall), fmtMs(outside), fmtMs(ev.DBHostWait)), Medium}
 	case ran:
-		c := Medium
-		if quiet(d, outside) {
-			c = High
-		}
-		return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe: a stall that ended earlier overlapped the wait)%s", fmtMs(outside-stall), fmtMs(outside), dbHostWords(ev)), c}
+		return ranNetwork(ev, d, outside, stall)
 	case throttle && d.Throttled == 0 && d.Has(hostsig.SourceSteal):
 		return Decision{Network, "no throttling, steal, pause or run-queue wait explains half of it", Low}
 	case throttle && !throttled && d.Has(hostsig.SourceSteal):
@@ -275,6 +268,30 @@ func Explain(outside time.Duration, ev Evidence, o Options) Decision {
 			fmtMs(d.ThrottledTime), fmtMs(d.Interval)), Low}
 	}
 	return Decision{Unknown, "a cause cannot be ruled out: " + missing(d, throttle), NoConfidence}
+}
+
+// probeSays is what the agent's CPU-availability probe says of outside
+// (all false without it): the stall as the query left and the answer came
+// (its late part and, expected, half its unsure part), whether that stall
+// was half the outside time or more (late), and whether the process could
+// run for more than half of it (ran: not late, and not silent for half of
+// it as the answer came — a silence the probe cannot vouch for).
+func probeSays(ev Evidence, outside time.Duration) (stall time.Duration, late, ran bool) {
+	stall = min(ev.ProbeTail+ev.ProbeTailUnsure/2+ev.ProbeHead+ev.ProbeHeadUnsure/2, outside)
+	late = ev.Probe && 2*stall >= outside // the probe saw the process unable to run for half
+	silent := ev.Probe && !late && 2*ev.TailGap >= outside
+	return stall, late, ev.Probe && !late && !silent
+}
+
+// ranNetwork is the network verdict of a statement the probe saw the
+// process able to run for: High when the host's counters stayed at
+// baseline, else Medium.
+func ranNetwork(ev Evidence, d *hostsig.Delta, outside, stall time.Duration) Decision {
+	c := Medium
+	if quiet(d, outside) {
+		c = High
+	}
+	return Decision{Network, fmt.Sprintf("the process could run for %s of %s ms as the query left and the answer came (probe: a stall that ended earlier overlapped the wait)%s", fmtMs(outside-stall), fmtMs(outside), dbHostWords(ev)), c}
 }
 
 // ProbePauses is how many of the probe's periods a silence must last

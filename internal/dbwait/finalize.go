@@ -61,6 +61,7 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		q.Evidence = a.evidence(q, samples)
 		dec := Explain(q.Outside, q.Evidence, a.opts)
 		q.Verdict, q.Rule, q.Confidence = dec.Verdict, dec.Rule, dec.Confidence
+		q.byPressure = dec.Verdict == Runnable && dec.Confidence == Low && pressureOnly(q.Outside, q.Evidence, a.opts)
 	}
 	r.NetworkFloor, r.FloorStatements = networkFloor(r.Queries)
 	if floor, n, warn := settleFloor(r.Queries, r.NetworkFloor, r.FloorStatements, a.opts.Threshold); warn != nil {
@@ -92,6 +93,12 @@ func (a *Analyzer) Finalize() (*Result, error) {
 		// after the floor: it is taken from the network verdicts as the
 		// application's side of the evidence decided them
 		q := &r.Queries[i]
+		if q.byPressure && q.Verdict == Runnable && q.Confidence == Low { // not reweighed
+			if dec, alt := yieldToProbe(q.Outside, q.Evidence, path); alt == DBCPU {
+				q.Verdict, q.Rule, q.Confidence, q.Alternative = dec.Verdict, dec.Rule, dec.Confidence, alt
+				continue
+			}
+		}
 		dec, alt := hedge(Decision{q.Verdict, q.Rule, q.Confidence}, q.Evidence, q.Outside, path)
 		q.Rule, q.Confidence, q.Alternative = dec.Rule, dec.Confidence, alt
 	}

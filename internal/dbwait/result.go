@@ -18,6 +18,9 @@ type Query struct {
 	StartWall   time.Time     // Start on the wall clock; zero when the trace has no clock
 	App         time.Duration // End − Start
 	runnable    time.Duration
+	// byPressure: Explain's verdict was runnable only by the cgroup's CPU
+	// pressure pro-rated, where the probe saw the process run (pressureOnly)
+	byPressure bool
 
 	Matched  bool
 	DB       time.Duration // the statement's server time (phases summed, lock waits included)

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -60,30 +59,16 @@ func proxyMain(ctx context.Context, args []string) (err error) {
 // of those it did not get a wrong outside verdict. The truth is the lab's
 // record of what it injected and the database's own logged durations,
 // never dbwait's verdicts. The quiet half is judged on a kept run instead,
-// deterministically (TestKeptFaultRuns). A check in liveKnownMisses is
-// logged when it fails, not failed; every other check fails the test.
-// liveKnownMisses are the live loaded half's checks that an open gap of
-// issue 34 leaves below the bar, though a run may pass them: loaded
-// db-quota judged without --dbhost scores 46 of 64 (72 %) in the kept
-// loaded run (knownMisses there) and passed 31 of 32, 45 of 47 and 38 of
-// 38 in three live runs of the quiet timing tier on 5 December 2026 (the
-// burners give the database host's wait only sometimes), so a live run
-// fails or passes it by the host of the moment, saying nothing new
-// (docs/dbwait.md, "Kept runs"). The kept run asserts its score exactly.
-var liveKnownMisses = []string{"db-quota, without --dbhost: verdicts against the truth"}
-
+// deterministically (TestKeptFaultRuns). Every check fails the test.
 func TestFaultSuite(t *testing.T) {
 	tier.Timing(t)
 	needLab(t)
 	t.Run("loaded", func(t *testing.T) {
 		out, _ := runFaultSuite(t, true)
 		for _, c := range out.Checks {
-			switch {
-			case c.OK:
+			if c.OK {
 				t.Logf("pass: %s: %s", c.Name, c.Got)
-			case slices.Contains(liveKnownMisses, c.Name):
-				t.Logf("known miss (issue 34): %s: got %s, want %s", c.Name, c.Got, c.Want)
-			default:
+			} else {
 				t.Errorf("check failed: %s: got %s, want %s", c.Name, c.Got, c.Want)
 			}
 		}
