@@ -73,9 +73,9 @@ func rank(pkg string) int {
 	return -1
 }
 
-// lab reports whether pkg is the lab's or bench's: they may import any layer.
+// lab reports whether pkg is the lab module's (its benchmarks under lab/bench too): it may import any layer.
 func lab(pkg string) bool {
-	return pkg == "lab" || strings.HasPrefix(pkg, "lab/") || strings.HasPrefix(pkg, "bench/")
+	return pkg == "lab" || strings.HasPrefix(pkg, "lab/")
 }
 
 // agent reports whether pkg is the agent's: the agent and its adapters

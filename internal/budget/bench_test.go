@@ -14,8 +14,8 @@ import (
 // BenchmarkAnalyze measures the loop of `latscope analyze` (tracein.Reader
 // feeding budget.Analyzer, then Finalize) over one real trace. By default
 // the trace is a recorded demotrace scenario of a few hundred requests; set
-// LATSCOPE_BENCH_TRACE to a large trace (bash bench/run.sh leaves one in
-// bench/out/) to measure at scale:
+// LATSCOPE_BENCH_TRACE to a large trace (bash lab/bench/run.sh leaves one in
+// lab/bench/out/) to measure at scale:
 //
 //	LATSCOPE_BENCH_TRACE=$PWD/bench/out/trace-100MB.trace go test -run '^$' -bench Analyze -benchtime 1x ./budget
 //

@@ -34,7 +34,7 @@ func TestFixShortcutExact(t *testing.T) {
 }
 
 // TestFixShortcutExactTrace is TestFixShortcutExact on the trace named by
-// LATSCOPE_FIX_TRACE (a large one: bench/gentrace -size 100MB), with the
+// LATSCOPE_FIX_TRACE (a large one: lab/bench/gentrace -size 100MB), with the
 // simulations and simulated segments of each way logged.
 func TestFixShortcutExactTrace(t *testing.T) {
 	name := os.Getenv("LATSCOPE_FIX_TRACE")

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./bench/readloop bench/out/trace-100MB.trace
+//	go run ./lab/bench/readloop lab/bench/out/trace-100MB.trace
 package main
 
 import (

@@ -13,8 +13,8 @@
 //
 // Usage:
 //
-//	go run ./bench/profile -stage analyze -cpuprofile bench/out/cpu.pprof bench/out/trace-100MB.trace
-//	go tool pprof -top bench/out/cpu.pprof
+//	go run ./lab/bench/profile -stage analyze -cpuprofile lab/bench/out/cpu.pprof lab/bench/out/trace-100MB.trace
+//	go tool pprof -top lab/bench/out/cpu.pprof
 package main
 
 import (

@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	compare -trace bench/out/trace-100MB.trace -reps 3 -base readloop \
+//	compare -trace lab/bench/out/trace-100MB.trace -reps 3 -base readloop \
 //	  -tool 'readloop|/tmp/b/readloop {trace}' \
 //	  -tool 'latscope analyze|/tmp/b/latscope analyze {trace}'
 package main

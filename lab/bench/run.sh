@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# bench/run.sh — latscope analyze against `go tool trace -pprof=sync` and a
+# lab/bench/run.sh — latscope analyze against `go tool trace -pprof=sync` and a
 # bare golang.org/x/exp/trace read loop, on one real trace, in one run.
 #
-#   bash bench/run.sh            # ~100 MiB trace, 3 interleaved runs per tool (a few minutes)
-#   bash bench/run.sh --big      # 1 GiB trace, 1 run per tool (go tool trace runs under a memory cap)
-#   bash bench/run.sh --profile  # also CPU- and allocation-profile the analyser and print the top functions
+#   bash lab/bench/run.sh            # ~100 MiB trace, 3 interleaved runs per tool (a few minutes)
+#   bash lab/bench/run.sh --big      # 1 GiB trace, 1 run per tool (go tool trace runs under a memory cap)
+#   bash lab/bench/run.sh --profile  # also CPU- and allocation-profile the analyser and print the top functions
 #
 # Options: --reps N, --size SIZE (e.g. 200MB), --regen (record the trace
-# again even if bench/out has one), --cap BYTES (address-space limit for go
+# again even if lab/bench/out has one), --cap BYTES (address-space limit for go
 # tool trace; default 16 GiB, 12 GiB with --big, because it holds the whole
 # trace in memory: about 100 bytes of RSS per byte of trace here, so on a
 # 1 GiB trace it is expected to fail at the cap).
 #
-# Everything is written under bench/out/ (binaries, traces, profiles). Peak
-# RSS is each child's ru_maxrss from wait4 (bench/compare), so nothing needs
+# Everything is written under lab/bench/out/ (binaries, traces, profiles). Peak
+# RSS is each child's ru_maxrss from wait4 (lab/bench/compare), so nothing needs
 # installing: /usr/bin/time is not used. The memory cap uses prlimit(1) from
 # util-linux (Debian: apt-get install util-linux).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 size=100MB reps=3 regen=0 profile=0 cap=$((16 << 30))
 # The targets (issue #31): on the 100 MiB trace, within 1.4× the bare read
@@ -33,24 +33,24 @@ while [ $# -gt 0 ]; do
 	--profile) profile=1 ;;
 	--cap) cap=$2; shift ;;
 	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-	*) echo "bench/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+	*) echo "lab/bench/run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
-command -v prlimit >/dev/null || { echo "bench/run.sh: prlimit not found (apt-get install util-linux)" >&2; exit 2; }
+command -v prlimit >/dev/null || { echo "lab/bench/run.sh: prlimit not found (apt-get install util-linux)" >&2; exit 2; }
 
-out=bench/out bin=bench/out/bin
+out=lab/bench/out bin=lab/bench/out/bin
 mkdir -p "$bin"
 echo "== building (go $(go env GOVERSION), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "   tree: $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(git status --porcelain -- internal/budget internal/tracein internal/critpath internal/frame 2>/dev/null | wc -l) uncommitted file(s) in internal/budget/ internal/tracein/ internal/critpath/ internal/frame/"
 go build -o "$bin/latscope" ./cmd/latscope
-go build -o "$bin/readloop" ./bench/readloop
-go build -o "$bin/gentrace" ./bench/gentrace
-go build -o "$bin/compare" ./bench/compare
-go build -o "$bin/profile" ./bench/profile
+go build -o "$bin/readloop" ./lab/bench/readloop
+go build -o "$bin/gentrace" ./lab/bench/gentrace
+go build -o "$bin/compare" ./lab/bench/compare
+go build -o "$bin/profile" ./lab/bench/profile
 go tool trace -h >/dev/null 2>&1 || true # builds and caches the tool
 gotrace=$(go tool -n trace)              # the binary `go tool trace` runs
-[ -x "$gotrace" ] || { echo "bench/run.sh: go tool trace binary not found at $gotrace" >&2; exit 2; }
+[ -x "$gotrace" ] || { echo "lab/bench/run.sh: go tool trace binary not found at $gotrace" >&2; exit 2; }
 
 trace=$out/trace-$size.trace
 if [ "$regen" = 1 ] || [ ! -s "$trace" ]; then
@@ -71,7 +71,7 @@ echo "== comparing ($reps run(s) per tool, interleaved; go tool trace after the 
 	-tool "go tool trace -pprof=sync|$gotrace -pprof=sync {trace}" | tee "$out/compare-$size.md"
 
 if [ "$profile" = 1 ]; then
-	echo "== profiling the analyser (bench/profile -stage analyze = the loop of latscope analyze)"
+	echo "== profiling the analyser (lab/bench/profile -stage analyze = the loop of latscope analyze)"
 	"$bin/profile" -stage analyze -cpuprofile "$out/cpu-analyze.pprof" "$trace"
 	"$bin/profile" -stage analyze -memprofile "$out/mem-analyze.pprof" "$trace"
 	echo "-- CPU, by cumulative time (latscope and x/exp/trace frames):"

@@ -7,11 +7,11 @@
 // median wall time, peak RSS and the ratio, plus the size of the JSON that
 // jfr print writes for the events the analysis reads.
 //
-//	go run ./bench/jfrbench                      # record 30 s, 3 runs of each
-//	go run ./bench/jfrbench -rec x.jfr -handler Foo.handle -requests 1000
+//	go run ./lab/bench/jfrbench                      # record 30 s, 3 runs of each
+//	go run ./lab/bench/jfrbench -rec x.jfr -handler Foo.handle -requests 1000
 //
-// Everything goes under -out (bench/out/jfr). Timings on a shared host are
-// noisy: run it on a quiet machine, and compare medians. bench/jfr.sh runs
+// Everything goes under -out (lab/bench/out/jfr). Timings on a shared host are
+// noisy: run it on a quiet machine, and compare medians. lab/bench/jfr.sh runs
 // it from the repository's top.
 package main
 
@@ -52,7 +52,7 @@ type options struct {
 func run(ctx context.Context, w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("jfrbench", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.out, "out", filepath.Join("bench", "out", "jfr"), "directory for the recording and the binaries")
+	fs.StringVar(&o.out, "out", filepath.Join("lab", "bench", "out", "jfr"), "directory for the recording and the binaries")
 	fs.StringVar(&o.rec, "rec", "", "a recording to analyse instead of recording Load.java (then give -handler and -requests)")
 	fs.StringVar(&o.handler, "handler", "Load.handle", "the --handler frame")
 	fs.IntVar(&o.requests, "requests", 0, "the --requests count (default: what Load printed)")

@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./bench/gentrace -size 100MB -o bench/out/trace-100MB.trace
+//	go run ./lab/bench/gentrace -size 100MB -o lab/bench/out/trace-100MB.trace
 package main
 
 import (
