@@ -31,7 +31,8 @@ var layers = []struct {
 	{"model and analyses", []string{"internal/critpath", "internal/budget", "internal/sched", "internal/queueing",
 		"internal/analysis", "internal/dbwait", "internal/triage", "internal/loadgen", "internal/capture", "internal/pgcluster", "internal/pgcluster/proclife", "internal/tcpproxy",
 		"internal/whatif", "internal/demotrace", "internal/dbhostmetrics"}},
-	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport"}},
+	{"report", []string{"internal/render", "internal/report/html", "internal/report/pprofexport",
+		"internal/report/markdown", "internal/report/triagereport", "internal/report/dbwaitreport", "internal/report/loadreport"}},
 	{"wiring", []string{"internal/pipeline", "internal/cli"}},
 	{"commands", []string{"cmd/latscope"}},
 }
