@@ -401,9 +401,7 @@ func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun, loadBef
 	if len(out) == 0 {
 		b.WriteString("None: no warm-up in the windows, no CPU saturation, every prediction matched a term.\n")
 	}
-	for _, f := range out {
-		fmt.Fprintf(b, "- %s\n", f)
-	}
+	b.WriteString(markdown.Bullets(out...))
 	return out
 }
 
