@@ -6,6 +6,7 @@ import (
 	"time"
 
 	htmlreport "github.com/latscope/latscope/internal/report/html"
+	"github.com/latscope/latscope/internal/report/markdown"
 )
 
 // ChecksTable is the checks as an HTML table for a scenario's report: each
@@ -52,36 +53,37 @@ func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Ti
 	b.WriteString(out.Markdown)
 	if !judged(out.Checks) {
 		pass := len(out.Checks) - len(out.Failed())
-		fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n| check | want | got | |\n|---|---|---|---|\n", pass, len(out.Checks))
+		fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n", pass, len(out.Checks))
+		t := markdown.NewTable("check", "want", "got", markdown.Blank)
 		for _, c := range out.Checks {
 			mark := "pass"
 			if !c.OK {
-				mark = "**FAIL**"
+				mark = markdown.Bold("FAIL")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, mark)
+			t.Row(c.Name, c.Want, c.Got, mark)
 		}
+		b.WriteString(t.String())
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\n## Checks (%s)\n\n%s\n\n", headline(out.Checks), VerdictRule)
 	if w := inconclusiveWords(out.Checks); w != "" {
 		fmt.Fprintf(&b, "Inconclusive (the samples allow both): %s.\n\n", w)
 	}
-	b.WriteString("| check | want | got | 95 % interval | verdict |\n|---|---|---|---|---|\n")
+	t := markdown.NewTable("check", "want", "got", "95 % interval", "verdict")
 	for _, c := range out.Checks {
 		mark := c.Status()
 		switch mark {
 		case Fail:
-			mark = "**FAIL**"
+			mark = markdown.Bold("FAIL")
 		case Inconclusive:
 			mark = "*inconclusive*"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Name, c.Want, c.Got, c.Interval(), mark)
+		t.Row(c.Name, c.Want, c.Got, c.Interval(), mark)
 	}
+	b.WriteString(t.String())
 	if m := methods(out.Checks); len(m) > 0 {
 		b.WriteString("\nHow the intervals were computed:\n\n")
-		for _, s := range m {
-			fmt.Fprintf(&b, "- %s\n", s)
-		}
+		b.WriteString(markdown.Bullets(m...))
 	}
 	return b.String()
 }

@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"strings"
+
+	"github.com/latscope/latscope/internal/report/markdown"
 )
 
 // SegmentShare is one segment of the seed experiment's handler (cpu,
@@ -35,12 +37,13 @@ func Shares(raw []SegmentShare) []SegmentShare {
 func WriteDisagreement(b *strings.Builder, intro string, shares []SegmentShare) {
 	fmt.Fprintf(b, "## 1. Two profiles, two different answers (serial mode)\n\n")
 	fmt.Fprintf(b, "%s\n\n", intro)
-	fmt.Fprintf(b, "| segment | wall clock | CPU profile |\n|---|---:|---:|\n")
+	t := markdown.NewTable("segment", "wall clock", "CPU profile").RightFrom(1)
 	for _, r := range shares {
-		fmt.Fprintf(b, "| %s | %.1f %% | %.1f %% |\n", r.Segment, r.WallPct, r.CPUPct)
+		t.Row(r.Segment, fmt.Sprintf("%.1f %%", r.WallPct), fmt.Sprintf("%.1f %%", r.CPUPct))
 	}
+	b.WriteString(t.String())
 	if len(shares) > 0 {
-		fmt.Fprintf(b, "\nThe CPU profile ranks **%s** first; the wall clock ranks **%s** first.\n\n", TopSegment(shares, true), TopSegment(shares, false))
+		fmt.Fprintf(b, "\nThe CPU profile ranks %s first; the wall clock ranks %s first.\n\n", markdown.Bold(TopSegment(shares, true)), markdown.Bold(TopSegment(shares, false)))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/report/markdown"
 	"github.com/latscope/latscope/internal/sched"
 )
 
@@ -35,24 +36,27 @@ func (r *Result) writeSetup(b *strings.Builder) {
 
 func (r *Result) writeVariants(b *strings.Builder) {
 	b.WriteString("**CPU per event** (independent counter) and where the CPU went (CPU profile):\n\n")
-	b.WriteString("| variant | fan-out | GOMAXPROCS | events/s | CPU (cores) | CPU/event | thread switches/event | threads | profile coverage | scheduler | GC | instrumentation |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("variant", "fan-out", "GOMAXPROCS", "events/s", "CPU (cores)", "CPU/event", "thread switches/event", "threads",
+		"profile coverage", "scheduler", "GC", "instrumentation").RightFrom(2)
 	for _, m := range r.Variants {
 		c := &m.Profile.CPU
-		fmt.Fprintf(b, "| %s | %s | %d | %.0f | %.3f | %.2f µs ± %.2f | %.3f | %d | %.0f %% | %.1f %% ± %.1f | %.1f %% | %.1f %% |\n",
-			m.Variant.Name, fanOut(m), m.GOMAXPROCS, m.EventsPerSec, m.Cores, m.CPUPerEvent/1e3, m.Median.Resolution(r.HZ)/1e3,
-			m.SwitchesPerEvent, m.Median.Threads, 100*m.Coverage, 100*c.Share(sched.ClassScheduler), 100*c.Margin(sched.ClassScheduler),
-			100*c.Share(sched.ClassGC), 100*c.Share(sched.ClassInstrument))
+		t.Row(m.Variant.Name, fanOut(m), fmt.Sprintf("%d", m.GOMAXPROCS), fmt.Sprintf("%.0f", m.EventsPerSec), fmt.Sprintf("%.3f", m.Cores),
+			fmt.Sprintf("%.2f µs ± %.2f", m.CPUPerEvent/1e3, m.Median.Resolution(r.HZ)/1e3), fmt.Sprintf("%.3f", m.SwitchesPerEvent),
+			fmt.Sprintf("%d", m.Median.Threads), fmt.Sprintf("%.0f %%", 100*m.Coverage),
+			fmt.Sprintf("%.1f %% ± %.1f", 100*c.Share(sched.ClassScheduler), 100*c.Margin(sched.ClassScheduler)),
+			fmt.Sprintf("%.1f %%", 100*c.Share(sched.ClassGC)), fmt.Sprintf("%.1f %%", 100*c.Share(sched.ClassInstrument)))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\nScheduler CPU by part (profile, share of all CPU):\n\n")
-	b.WriteString("| variant | " + strings.Join(schedGroupNames(), " | ") + " |\n|---|" + strings.Repeat("---:|", len(schedGroups)) + "\n")
+	t = markdown.NewTable(append([]string{"variant"}, schedGroupNames()...)...).RightFrom(1)
 	for _, m := range r.Variants {
-		fmt.Fprintf(b, "| %s |", m.Variant.Name)
+		cells := []string{m.Variant.Name}
 		for _, g := range schedGroups {
-			fmt.Fprintf(b, " %.1f %% |", 100*groupShare(&m.Profile.CPU, g))
+			cells = append(cells, fmt.Sprintf("%.1f %%", 100*groupShare(&m.Profile.CPU, g)))
 		}
-		b.WriteString("\n")
+		t.Row(cells...)
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -88,19 +92,19 @@ func fanOut(m *Measurement) string {
 
 func (r *Result) writeTraces(b *strings.Builder) {
 	b.WriteString("**What the traces show** (`sched.Analyzer`; the tracer's own cost counts as instrumentation):\n\n")
-	b.WriteString("| variant | scheduler (trace) | Ps ran | P starts/s | made runnable/s | in busiest 10 % of time | large bursts/s | median large burst | runnable wait p50 | p99 | finding |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	tb := markdown.NewTable("variant", "scheduler (trace)", "Ps ran", "P starts/s", "made runnable/s", "in busiest 10 % of time", "large bursts/s",
+		"median large burst", "runnable wait p50", "p99", "finding").Right(1, 2, 3, 4, 5, 6, 7, 8, 9)
 	for _, m := range r.Variants {
 		t := m.Trace.Trace
 		finding := "—"
 		if fired(m.Trace) {
 			finding = "scheduler overhead"
 		}
-		fmt.Fprintf(b, "| %s | %.1f %% | %d | %.0f | %.0f | %.0f %% | %.1f | %d | %s | %s | %s |\n",
-			m.Variant.Name, 100*m.Trace.CPU.Share(sched.ClassScheduler), t.PsSeen, t.PerSecond(t.PStarts),
-			t.PerSecond(t.Wakeups+t.Creations), 100*t.Bursts.Busiest, t.PerSecond(t.Bursts.Large), t.Bursts.LargeMedian,
-			short(t.Wait.P50), short(t.Wait.P99), finding)
+		tb.Row(m.Variant.Name, fmt.Sprintf("%.1f %%", 100*m.Trace.CPU.Share(sched.ClassScheduler)), fmt.Sprintf("%d", t.PsSeen), fmt.Sprintf("%.0f", t.PerSecond(t.PStarts)),
+			fmt.Sprintf("%.0f", t.PerSecond(t.Wakeups+t.Creations)), fmt.Sprintf("%.0f %%", 100*t.Bursts.Busiest), fmt.Sprintf("%.1f", t.PerSecond(t.Bursts.Large)),
+			fmt.Sprintf("%d", t.Bursts.LargeMedian), short(t.Wait.P50), short(t.Wait.P99), finding)
 	}
+	b.WriteString(tb.String())
 	b.WriteString("\n")
 }
 
@@ -121,13 +125,15 @@ func (r *Result) writePredictions(b *strings.Builder) {
 	b.WriteString("**Prediction, then measurement.** A fix that removes the scheduler's work saves the scheduler's share of the bursty variant's CPU: ")
 	b.WriteString("predicted CPU/event = before × (1 − share). The profile sampled only part of the CPU the counter saw (coverage), ")
 	b.WriteString("so the saving is predicted between share × coverage (none of the unsampled CPU was the scheduler's) and that plus the unsampled part (all of it was).\n\n")
-	b.WriteString("| fix | share before | coverage | CPU/event before | predicted after | measured after | predicted saving | measured saving | scheduler left |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("fix", "share before", "coverage", "CPU/event before", "predicted after", "measured after", "predicted saving",
+		"measured saving", "scheduler left").RightFrom(1)
 	for _, p := range r.Predictions {
-		fmt.Fprintf(b, "| %s → %s | %.1f %% ± %.1f | %.0f %% | %.2f µs | %.2f µs | %.2f µs | %.0f–%.0f %% | %.0f %% ± %.1f | %.1f %% |\n",
-			p.From, p.To, 100*p.Share, 100*p.Margin, 100*p.Coverage, p.FromCPU/1e3, p.PredictedCPU/1e3, p.MeasuredCPU/1e3,
-			100*p.PredictedLow, 100*p.PredictedHigh, 100*p.MeasuredSaving, 100*p.Resolution, 100*p.ToShare)
+		t.Row(p.From+" → "+p.To, fmt.Sprintf("%.1f %% ± %.1f", 100*p.Share, 100*p.Margin), fmt.Sprintf("%.0f %%", 100*p.Coverage),
+			fmt.Sprintf("%.2f µs", p.FromCPU/1e3), fmt.Sprintf("%.2f µs", p.PredictedCPU/1e3), fmt.Sprintf("%.2f µs", p.MeasuredCPU/1e3),
+			fmt.Sprintf("%.0f–%.0f %%", 100*p.PredictedLow, 100*p.PredictedHigh), fmt.Sprintf("%.0f %% ± %.1f", 100*p.MeasuredSaving, 100*p.Resolution),
+			fmt.Sprintf("%.1f %%", 100*p.ToShare))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -138,9 +144,11 @@ func (r *Result) writeFindings(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, "Findings on the %s trace:\n\n", m.Variant.Name)
-		for _, f := range fs {
-			fmt.Fprintf(b, "- **%s**: %s\n", f.Kind, f.Error())
+		items := make([]string, len(fs))
+		for i, f := range fs {
+			items[i] = markdown.Bold(f.Kind.String()) + ": " + f.Error()
 		}
+		b.WriteString(markdown.Bullets(items...))
 		b.WriteString("\n")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/latscope/latscope/internal/report/markdown"
 	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/lab"
@@ -145,14 +146,16 @@ func modesTable(b *strings.Builder, runs []*ModeRun) {
 		which = "the requests in the recording and their mean (the library's latscope.Request events: server side)"
 	}
 	fmt.Fprintf(b, "## 2. Modes\n\nClient side (loadgen, every measured request); %s; CPU per request from the JVM's utime+stime (/proc, independent of JFR) over the requests the service counted in the same window.\n\n", which)
-	fmt.Fprintf(b, "| mode | rps | client mean ms | p50 ms | p99 ms | requests in recording | their mean ms | CPU ms/request |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("mode", "rps", "client mean ms", "p50 ms", "p99 ms", "requests in recording", "their mean ms", "CPU ms/request").RightFrom(1)
 	for _, r := range runs {
 		n := r.Counted
 		if r.JFR.RequestMode {
 			n = r.JFR.Count
 		}
-		fmt.Fprintf(b, "| %s | %.1f | %.2f | %.2f | %.2f | %d | %.2f | %.2f |\n", r.Mode, r.Load.RPS, r.Load.MeanMs, r.Load.P50Ms, r.Load.P99Ms, n, r.MeanMs, r.CPUPerMs)
+		t.Row(r.Mode, fmt.Sprintf("%.1f", r.Load.RPS), ms(r.Load.MeanMs), ms(r.Load.P50Ms), ms(r.Load.P99Ms),
+			fmt.Sprintf("%d", n), ms(r.MeanMs), ms(r.CPUPerMs))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -194,31 +197,34 @@ func budgetTable(b *strings.Builder, runs []*ModeRun) {
 		}
 		return keys[i].path < keys[j].path
 	})
-	fmt.Fprintf(b, "| term | mechanism | kind |")
+	header := []string{"term", "mechanism", "kind"}
 	for _, r := range runs {
-		fmt.Fprintf(b, " %s |", r.Mode)
+		header = append(header, r.Mode)
 	}
-	fmt.Fprintf(b, "\n|---|---|---|%s\n", strings.Repeat("---:|", len(runs)))
+	t := markdown.NewTable(header...).RightFrom(3)
 	for _, k := range keys {
-		fmt.Fprintf(b, "| %s | %s | %s |", k.path, k.mech, k.kind)
+		cells := []string{k.path, k.mech, k.kind}
 		for _, r := range runs {
 			v := rows[k][r.Mode]
-			fmt.Fprintf(b, " %.2f / %.2f |", v[0], v[1])
+			cells = append(cells, fmt.Sprintf("%.2f / %.2f", v[0], v[1]))
 		}
-		b.WriteString("\n")
+		t.Row(cells...)
 	}
-	fmt.Fprintf(b, "| other waits | | |")
+	cells := []string{"other waits", markdown.Blank, markdown.Blank}
 	for _, r := range runs {
-		fmt.Fprintf(b, " %.2f / %.2f |", other[r.Mode][0], other[r.Mode][1])
+		cells = append(cells, fmt.Sprintf("%.2f / %.2f", other[r.Mode][0], other[r.Mode][1]))
 	}
-	fmt.Fprintf(b, "\n| **waits sum / mean** | | |")
+	t.Row(cells...)
+	cells = []string{markdown.Bold("waits sum / mean"), markdown.Blank, markdown.Blank}
 	for _, r := range runs {
-		fmt.Fprintf(b, " **%.1f %%** / %.1f %% |", lab.Pct(r.JFR.WaitSum, r.MeanMs), lab.Pct(r.JFR.Critical, r.MeanMs))
+		cells = append(cells, markdown.Bold(fmt.Sprintf("%.1f %%", lab.Pct(r.JFR.WaitSum, r.MeanMs)))+fmt.Sprintf(" / %.1f %%", lab.Pct(r.JFR.Critical, r.MeanMs)))
 	}
+	t.Row(cells...)
+	b.WriteString(t.String())
 	if len(runs) > 0 && runs[0].JFR.RequestMode {
-		b.WriteString("\n\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread; the library's TaskSubmit/TaskRun/TaskWait events tie it to its request, so its wait is counted and the critical path follows it.\n\n")
+		b.WriteString("\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread; the library's TaskSubmit/TaskRun/TaskWait events tie it to its request, so its wait is counted and the critical path follows it.\n\n")
 	} else {
-		b.WriteString("\n\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread, outside the handler's stack; the handler waits for it in `Tasks.await`.\n\n")
+		b.WriteString("\nJFR has no per-thread running time: CPU comes from the process counter (section 5). In the concurrent and fixed modes the upstream call runs on an executor thread, outside the handler's stack; the handler waits for it in `Tasks.await`.\n\n")
 	}
 }
 
@@ -253,43 +259,51 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun, source string)
 		ErrorPct: lab.ErrPct(pred, f.MeanMs), PredictedGain: lab.Gain(c.MeanMs, pred), MeasuredGain: lab.Gain(c.MeanMs, f.MeanMs)})
 	out[2].intervals(predictedEst(c, pred), meanEst(f), c, meanEst(c))
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one recording before the change was made; measured by making it (means of the requests inside each recording). Source: %s. In brackets, 95 %% intervals (docs/lab.md).\n\n", source)
-	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("what-if", "from", "measured in", "predicted mean ms", "measured mean ms", "error", "predicted gain", "measured gain").RightFrom(3)
 	for _, p := range out {
 		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + lab.Bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
-			p.PredictedGain, lab.Bracket(p.PredictedGainInterval), p.MeasuredGain, lab.Bracket(p.MeasuredGainInterval))
+		t.Row("`"+p.Spec+"`", p.From, p.Against, ms(p.PredictedMs), ms(p.MeasuredMs), e,
+			fmt.Sprintf("%.1f %%", p.PredictedGain)+lab.Bracket(p.PredictedGainInterval), fmt.Sprintf("%.1f %%", p.MeasuredGain)+lab.Bracket(p.MeasuredGainInterval))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 	return out
 }
 
 func instrumentsTable(b *strings.Builder, runs []*ModeRun) {
 	fmt.Fprintf(b, "## 5. Two instruments must add up\n\nJFR's waits on the critical path (request mode; else the handler thread's waits) plus CPU per request from /proc (independent), against the mean; and the service's own System.nanoTime timings of each segment against JFR's terms for it (all threads). JFR cannot see a thread waiting for a core: on a busy host that time is in neither instrument, and coverage falls below the band.\n\n")
-	fmt.Fprintf(b, "| mode | mean ms | own handler mean ms | JFR critical waits ms | independent CPU ms | covered | own upstream ms | JFR upstream ms | own db ms | JFR db ms (network + pool) | own lock wait ms | JFR lock ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("mode", "mean ms", "own handler mean ms", "JFR critical waits ms", "independent CPU ms", "covered", "own upstream ms", "JFR upstream ms",
+		"own db ms", "JFR db ms (network + pool)", "own lock wait ms", "JFR lock ms").RightFrom(1)
 	for _, r := range runs {
-		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %.2f | %.1f %% | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.Mode, r.MeanMs, r.Own.Total, r.JFR.Critical, r.CPUPerMs,
-			coverage(r), r.Own.Upstream, r.JFR.Upstream, r.Own.DB, r.JFR.DBNetwork+r.JFR.PoolWait, r.Own.Lock, r.JFR.Lock)
+		t.Row(r.Mode, ms(r.MeanMs), ms(r.Own.Total), ms(r.JFR.Critical), ms(r.CPUPerMs), fmt.Sprintf("%.1f %%", coverage(r)),
+			ms(r.Own.Upstream), ms(r.JFR.Upstream), ms(r.Own.DB), ms(r.JFR.DBNetwork+r.JFR.PoolWait), ms(r.Own.Lock), ms(r.JFR.Lock))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\nThe service's own handler mean covers every request it finished in the window; the recording's mean leaves out the requests its edges cut, which are the longer ones (a request is cut with a probability that grows with its length), so it reads a little lower, by more in short windows.\n\n")
 }
 
 func burstTable(b *strings.Builder, cfg Config, bursts []*BurstRun) {
 	fmt.Fprintf(b, "## 6. ForkJoinPool bursts\n\n`/burst` splits %d items of %s of CPU each over a ForkJoinPool of parallelism %d and joins them; %d clients think %s between requests, so each request wakes the pool from idle. Fan-out: one task per item; batched (the fix): %d items per task.\n\n",
 		cfg.BurstTasks, cfg.BurstTaskCPU, cfg.BurstParallelism, cfg.BurstClients, cfg.BurstThink, cfg.BurstBatch)
-	fmt.Fprintf(b, "| variant | tasks/request | rps | mean ms | p99 ms | own handler ms | CPU ms/request | pool machinery (JFR samples) | churn flagged |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	t := markdown.NewTable("variant", "tasks/request", "rps", "mean ms", "p99 ms", "own handler ms", "CPU ms/request", "pool machinery (JFR samples)", "churn flagged").Right(1, 2, 3, 4, 5, 6, 7)
+	var verdicts []string
 	for _, r := range bursts {
-		fmt.Fprintf(b, "| %s | %.0f | %.1f | %.3f | %.3f | %.3f | %.3f | %.1f %% (%.1f–%.1f, %d samples) | %s |\n", r.Variant, r.ForksPerReq, r.Load.RPS, r.MeanMs, r.Load.P99Ms, r.OwnMs, r.CPUPerMs,
-			r.Churn.Share, r.Churn.Low, r.Churn.High, r.Churn.Samples, yesNo(r.Churn.Flagged))
+		t.Row(r.Variant, fmt.Sprintf("%.0f", r.ForksPerReq), fmt.Sprintf("%.1f", r.Load.RPS), fmt.Sprintf("%.3f", r.MeanMs), fmt.Sprintf("%.3f", r.Load.P99Ms),
+			fmt.Sprintf("%.3f", r.OwnMs), fmt.Sprintf("%.3f", r.CPUPerMs), fmt.Sprintf("%.1f %% (%.1f–%.1f, %d samples)", r.Churn.Share, r.Churn.Low, r.Churn.High, r.Churn.Samples),
+			yesNo(r.Churn.Flagged))
+		verdicts = append(verdicts, r.Variant+": "+r.Churn.Verdict)
 	}
+	b.WriteString(t.String())
 	b.WriteString("\nThe churn analysis (package jfr's Churn, docs/method.md §9) of each recording:\n\n")
-	for _, r := range bursts {
-		fmt.Fprintf(b, "- %s: %s\n", r.Variant, r.Churn.Verdict)
-	}
+	b.WriteString(markdown.Bullets(verdicts...))
 	b.WriteString("\n")
 }
+
+// ms is a figure in ms to two decimals.
+func ms(v float64) string { return fmt.Sprintf("%.2f", v) }
 
 // coverage is (JFR critical waits + independent CPU) / mean, in % (in
 // handler mode the critical waits are the handler thread's waits).
@@ -508,9 +522,11 @@ func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefor
 	if len(out) == 0 {
 		b.WriteString("None.\n")
 	}
-	for _, f := range out {
-		fmt.Fprintf(b, "- %s\n", strings.ReplaceAll(f, "\n", " "))
+	items := make([]string, len(out))
+	for i, f := range out {
+		items[i] = strings.ReplaceAll(f, "\n", " ")
 	}
+	b.WriteString(markdown.Bullets(items...))
 	b.WriteString("\nEach recording can be analysed by hand from the output folder:\n\n")
 	for _, r := range runs {
 		fmt.Fprintf(b, "    %s\n", r.Command)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/report/markdown"
 	"github.com/latscope/latscope/internal/stats"
 	"github.com/latscope/latscope/lab"
 )
@@ -132,11 +133,13 @@ func disagreement(b *strings.Builder, serial *ModeRun) []RegionShare {
 
 func modesTable(b *strings.Builder, med map[string]*ModeRun) {
 	fmt.Fprintf(b, "## 2. Modes\n\nClient side (every request of the measured window) and CPU per request from the process's utime+stime (an instrument independent of the tracer).\n\n")
-	fmt.Fprintf(b, "| mode | rps | mean ms | p50 ms | p99 ms | CPU ms/request | requests traced |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("mode", "rps", "mean ms", "p50 ms", "p99 ms", "CPU ms/request", "requests traced").RightFrom(1)
 	for _, m := range Modes {
 		r := med[m]
-		fmt.Fprintf(b, "| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %d |\n", m, r.Load.RPS, r.Load.MeanMs, r.Load.P50Ms, r.Load.P99Ms, r.CPUPerMs, r.Report.Requests.Count)
+		t.Row(m, fmt.Sprintf("%.1f", r.Load.RPS), fmt.Sprintf("%.2f", r.Load.MeanMs), fmt.Sprintf("%.2f", r.Load.P50Ms), fmt.Sprintf("%.2f", r.Load.P99Ms),
+			fmt.Sprintf("%.2f", r.CPUPerMs), fmt.Sprintf("%d", r.Report.Requests.Count))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -182,14 +185,14 @@ func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].max > list[j].max })
 	list = append(list, other)
-	fmt.Fprintf(b, "| term | %s |\n|---|%s\n", strings.Join(Modes, " | "), strings.Repeat("---:|", len(Modes)))
+	t := markdown.NewTable(append([]string{"term"}, Modes...)...).RightFrom(1)
 	for _, r := range list {
-		fmt.Fprintf(b, "| %s |", r.name)
+		cells := []string{r.name}
 		for _, m := range Modes {
 			v := r.vals[m]
-			fmt.Fprintf(b, " %.2f / %.2f |", v[0], v[1])
+			cells = append(cells, fmt.Sprintf("%.2f / %.2f", v[0], v[1]))
 		}
-		b.WriteString("\n")
+		t.Row(cells...)
 	}
 	for _, line := range []struct {
 		name string
@@ -201,16 +204,17 @@ func budgetTable(b *strings.Builder, med map[string]*ModeRun) {
 		{"runnable (scheduler wait)", func(g *render.Group) string {
 			return fmt.Sprintf("%.2f / %.2f", g.CPU.Runnable.Ms(), g.CPU.CriticalRunnable.Ms())
 		}},
-		{"**waits sum / mean**", func(g *render.Group) string {
-			return fmt.Sprintf("**%.1f %%** / %.1f %%", g.Coverage.WaitSumPct, g.Coverage.CriticalPct)
+		{markdown.Bold("waits sum / mean"), func(g *render.Group) string {
+			return markdown.Bold(fmt.Sprintf("%.1f %%", g.Coverage.WaitSumPct)) + fmt.Sprintf(" / %.1f %%", g.Coverage.CriticalPct)
 		}},
 	} {
-		fmt.Fprintf(b, "| %s |", line.name)
+		cells := []string{line.name}
 		for _, m := range Modes {
-			fmt.Fprintf(b, " %s |", line.f(group(med[m])))
+			cells = append(cells, line.f(group(med[m])))
 		}
-		b.WriteString("\n")
+		t.Row(cells...)
 	}
+	b.WriteString(t.String())
 	b.WriteString("\nOnce a request forks (concurrent, fixed), the sum of waits exceeds the mean and stops being a decomposition; the critical path still adds up to 100 %.\n\n")
 }
 
@@ -250,15 +254,17 @@ func predictionTable(b *strings.Builder, med map[string]*ModeRun) []PredictionCh
 		out = append(out, pc)
 	}
 	fmt.Fprintf(b, "## 4. Predictions, then measurements\n\nPredicted from one trace before the change was made; measured by making it (latency from the traces, throughput from the load generator; predicted rps = clients / predicted mean, capped by CPU). In brackets, 95 %% intervals: the error's and the measured gain's over the two windows, the predicted gain's over the requests it was predicted from.\n\n")
-	fmt.Fprintf(b, "| what-if | from | measured in | predicted mean ms | measured mean ms | error | predicted gain | measured gain | predicted rps | measured rps |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("what-if", "from", "measured in", "predicted mean ms", "measured mean ms", "error", "predicted gain", "measured gain", "predicted rps", "measured rps").RightFrom(3)
 	for _, p := range out {
 		e := fmt.Sprintf("%+.1f %%", p.ErrorPct) + lab.Bracket(p.ErrorInterval)
 		if p.Against == "fixed vs concurrent" {
 			e = "—"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %.2f | %s | %.1f %%%s | %.1f %%%s | %.1f | %.1f |\n", p.Spec, p.From, p.Against, p.PredictedMs, p.MeasuredMs, e,
-			p.PredictedGain, lab.Bracket(p.PredictedGainInterval), p.MeasuredGain, lab.Bracket(p.MeasuredGainInterval), p.PredictedRPS, p.MeasuredRPS)
+		t.Row("`"+p.Spec+"`", p.From, p.Against, fmt.Sprintf("%.2f", p.PredictedMs), fmt.Sprintf("%.2f", p.MeasuredMs), e,
+			fmt.Sprintf("%.1f %%", p.PredictedGain)+lab.Bracket(p.PredictedGainInterval), fmt.Sprintf("%.1f %%", p.MeasuredGain)+lab.Bracket(p.MeasuredGainInterval),
+			fmt.Sprintf("%.1f", p.PredictedRPS), fmt.Sprintf("%.1f", p.MeasuredRPS))
 	}
+	b.WriteString(t.String())
 	b.WriteString("\nThe CPU profile's first place (the shared section) is worth almost nothing; overlapping the two waits is worth about a third of the latency.\n\n")
 	return out
 }
@@ -296,7 +302,7 @@ func predGain(r *ModeRun, p render.Prediction) stats.Estimate {
 
 func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
 	fmt.Fprintf(b, "## 5. Two instruments must add up\n\nCritical-path waits and scheduler wait from the trace, plus CPU per request from /proc (independent), against the mean.\n\n")
-	fmt.Fprintf(b, "| mode | mean ms | critical waits ms | runnable ms | independent CPU ms | covered | unexplained ms |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	t := markdown.NewTable("mode", "mean ms", "critical waits ms", "runnable ms", "independent CPU ms", "covered", "unexplained ms").RightFrom(1)
 	for _, m := range Modes {
 		g := group(med[m])
 		var crit float64
@@ -307,8 +313,9 @@ func coverageTable(b *strings.Builder, med map[string]*ModeRun) {
 		if g.Coverage.IndependentPct != nil {
 			cov, un, ind = fmt.Sprintf("%.1f %%", *g.Coverage.IndependentPct), fmt.Sprintf("%.2f", g.Coverage.Unexplained.Ms()), fmt.Sprintf("%.2f", g.CPU.Independent.Ms())
 		}
-		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %s | %s | %s |\n", m, g.Requests.Mean.Ms(), crit, g.CPU.CriticalRunnable.Ms(), ind, cov, un)
+		t.Row(m, fmt.Sprintf("%.2f", g.Requests.Mean.Ms()), fmt.Sprintf("%.2f", crit), fmt.Sprintf("%.2f", g.CPU.CriticalRunnable.Ms()), ind, cov, un)
 	}
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -394,9 +401,7 @@ func findings(b *strings.Builder, env *lab.Env, med map[string]*ModeRun, loadBef
 	if len(out) == 0 {
 		b.WriteString("None: no warm-up in the windows, no CPU saturation, every prediction matched a term.\n")
 	}
-	for _, f := range out {
-		fmt.Fprintf(b, "- %s\n", f)
-	}
+	b.WriteString(markdown.Bullets(out...))
 	return out
 }
 
