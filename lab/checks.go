@@ -54,7 +54,7 @@ func (out *Outcome) Report(scenario, dir string, took time.Duration, now time.Ti
 	if !judged(out.Checks) {
 		pass := len(out.Checks) - len(out.Failed())
 		fmt.Fprintf(&b, "\n## Checks (%d of %d passed)\n\n", pass, len(out.Checks))
-		t := markdown.NewTable("check", "want", "got", markdown.Blank)
+		t := markdown.NewTable("check", "want", "got", "")
 		for _, c := range out.Checks {
 			mark := "pass"
 			if !c.OK {

@@ -210,12 +210,12 @@ func budgetTable(b *strings.Builder, runs []*ModeRun) {
 		}
 		t.Row(cells...)
 	}
-	cells := []string{"other waits", markdown.Blank, markdown.Blank}
+	cells := []string{"other waits", "", ""}
 	for _, r := range runs {
 		cells = append(cells, fmt.Sprintf("%.2f / %.2f", other[r.Mode][0], other[r.Mode][1]))
 	}
 	t.Row(cells...)
-	cells = []string{markdown.Bold("waits sum / mean"), markdown.Blank, markdown.Blank}
+	cells = []string{markdown.Bold("waits sum / mean"), "", ""}
 	for _, r := range runs {
 		cells = append(cells, markdown.Bold(fmt.Sprintf("%.1f %%", lab.Pct(r.JFR.WaitSum, r.MeanMs)))+fmt.Sprintf(" / %.1f %%", lab.Pct(r.JFR.Critical, r.MeanMs)))
 	}

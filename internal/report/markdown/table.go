@@ -12,12 +12,6 @@ const (
 	Right
 )
 
-// Blank is a cell left empty on purpose, written "| |": a header over a
-// column of marks, or a total row's empty label columns. An empty string
-// is a cell whose text is empty, written like any other, "|" then " " +
-// text + " |": "|  |".
-const Blank = "\x00"
-
 // Table is a Markdown table: a header row, the delimiter row with each
 // column's alignment, and the rows, in the order they were added.
 type Table struct {
@@ -75,11 +69,11 @@ func (t *Table) String() string {
 	return b.String()
 }
 
-// writeRow writes "| a | b |\n", a Blank cell as "| |".
+// writeRow writes "| a | b |\n", an empty cell as "| |".
 func writeRow(b *strings.Builder, cells []string) {
 	b.WriteString("|")
 	for _, c := range cells {
-		if c != Blank {
+		if c != "" {
 			b.WriteString(" ")
 			b.WriteString(c)
 		}
