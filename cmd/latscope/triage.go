@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/atomicfile"
 	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
+	"github.com/latscope/latscope/internal/report/triagereport"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/triage"
 )
@@ -58,7 +59,7 @@ func triage1(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		set.Add(o.out, func(w io.Writer) error { return writeTriage(w, rep, o.json) })
 	}
 	if o.html != "" {
-		set.Add(o.html, func(w io.Writer) error { return triage.WriteHTML(w, rep) })
+		set.Add(o.html, func(w io.Writer) error { return triagereport.WriteHTML(w, rep) })
 	}
 	if err := set.Check(); err != nil {
 		return err
@@ -83,9 +84,9 @@ func triage1(ctx context.Context, stdout, stderr io.Writer, args []string) error
 // writeTriage writes rep as JSON or text.
 func writeTriage(w io.Writer, rep *triage.Report, json bool) error {
 	if json {
-		return triage.WriteJSON(w, rep)
+		return triagereport.WriteJSON(w, rep)
 	}
-	return triage.WriteText(w, rep)
+	return triagereport.WriteText(w, rep)
 }
 
 // parseTriage parses the flags; relative times count back from now.

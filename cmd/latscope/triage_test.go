@@ -38,12 +38,12 @@ func TestTriage(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
-		want, err := os.ReadFile(filepath.Join("..", "..", "internal", "triage", "testdata", "local.txt"))
+		want, err := os.ReadFile(filepath.Join("..", "..", "internal", "report", "triagereport", "testdata", "local.txt"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if stdout != string(want) {
-			t.Errorf("stdout differs from internal/triage/testdata/local.txt:\n%s", stdout)
+			t.Errorf("stdout differs from internal/report/triagereport/testdata/local.txt:\n%s", stdout)
 		}
 	})
 	t.Run("json and html files", func(t *testing.T) {

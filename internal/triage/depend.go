@@ -57,8 +57,8 @@ type OutboundRise struct {
 	Rise
 }
 
-// name is "GET /quote", or "GET /quote → peer" with a peer label.
-func (o OutboundRise) name() string {
+// Name is the route as reports name it: "GET /quote", or "GET /quote → peer" with a peer label.
+func (o OutboundRise) Name() string {
 	if o.Peer == "" {
 		return o.Route
 	}
@@ -121,7 +121,7 @@ func (e *DependencyEvidence) named() *OutboundRise {
 func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 	steps := indexSet(idx)
 	q := depQuantile(r.Quantile)
-	db := riseAcc{need: voteNeed(q)}
+	db := riseAcc{need: VoteNeed(q)}
 	outs := map[[2]string]*riseAcc{}
 	// stopped: every instance with bad steps in the verdict could not run
 	// then (rule 5's throttled, steal or stalled): it delayed every call.
@@ -148,7 +148,7 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 		for _, o := range s.Outbound {
 			key := [2]string{o.Route, o.Peer}
 			if outs[key] == nil {
-				outs[key] = &riseAcc{need: voteNeed(q)}
+				outs[key] = &riseAcc{need: VoteNeed(q)}
 			}
 			outs[key].add(ir, o.P, o.Count, good, pairs)
 		}
@@ -168,7 +168,7 @@ func (r *Report) dependency(in Input, idx []int) DependencyEvidence {
 		if na, nb := a.Thin+a.NoBaseline, b.Thin+b.NoBaseline; na != nb {
 			return na > nb
 		}
-		return a.name() < b.name()
+		return a.Name() < b.Name()
 	})
 	e.decide(r.DBPath, found && stopped)
 	return e
@@ -186,7 +186,7 @@ func (o OutboundRise) before(p OutboundRise) bool {
 	if do, dp := o.Bad-o.Baseline, p.Bad-p.Baseline; do != dp {
 		return do > dp
 	}
-	return o.name() < p.name()
+	return o.Name() < p.Name()
 }
 
 // verdictPairs returns ir's bad steps that are among the verdict's steps.
@@ -203,7 +203,7 @@ func verdictPairs(ir *InstanceReport, steps map[int]bool) []int {
 // riseAcc gathers one dependency's Rise over the instances.
 type riseAcc struct {
 	Rise
-	need      float64 // the observations a step needs (voteNeed of the percentile)
+	need      float64 // the observations a step needs (VoteNeed of the percentile)
 	base, bad []float64
 }
 
@@ -282,7 +282,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 		}
 	case out && db:
 		e.Kind = DepHost
-		e.Reason = fmt.Sprintf("the DB calls and the outbound calls of %s slowed together: the process or its host delays both", e.Outbound[0].name())
+		e.Reason = fmt.Sprintf("the DB calls and the outbound calls of %s slowed together: the process or its host delays both", e.Outbound[0].Name())
 	case !db && len(e.Uncomparable) > 0 && p.Held == 0 && !(stopped && p.Verdict == "all-requests"):
 		// A route that cannot be compared may be the one that slowed: the
 		// data cannot tell a slow upstream from a slow host.
@@ -291,7 +291,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 		if p.Verdict == "all-requests" {
 			e.Reason = "requests without DB calls slowed"
 		}
-		e.Reason += ", and " + e.uncomparablePhrase()
+		e.Reason += ", and " + e.UncomparablePhrase()
 	case p.Verdict == "all-requests" && p.Held > 0:
 		e.Kind = DepHost
 		e.Reason = "the process was held: every request waited"
@@ -302,7 +302,7 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 			e.Reason += ", and no route's outbound calls explain it"
 		}
 		if len(e.Uncomparable) > 0 && stopped {
-			e.Reason += fmt.Sprintf(", and the process could not run (throttled, steal or stalled; %s)", e.uncomparablePhrase())
+			e.Reason += fmt.Sprintf(", and the process could not run (throttled, steal or stalled; %s)", e.UncomparablePhrase())
 		}
 	default:
 		e.Kind = DepUnknown
@@ -313,16 +313,16 @@ func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 	}
 }
 
-// uncomparablePhrase says which routes' outbound calls could not be
+// UncomparablePhrase says which routes' outbound calls could not be
 // compared, and why: "the outbound calls of GET /quote could not be
 // compared: 2 (instance, bad step) pairs on instances with 1 good step
 // with ≥ 2 calls (3 needed)".
-func (e *DependencyEvidence) uncomparablePhrase() string {
+func (e *DependencyEvidence) UncomparablePhrase() string {
 	if len(e.Uncomparable) == 0 {
 		return ""
 	}
 	o := e.Uncomparable[0]
-	need := voteNeed(e.Quantile)
+	need := VoteNeed(e.Quantile)
 	var why []string
 	if o.NoBaseline > 0 {
 		why = append(why, fmt.Sprintf("%d (instance, bad step) pair(s) on instances with %d good step(s) with ≥ %.0f calls (%d needed)", o.NoBaseline, o.Good, need, minBaseline))
@@ -330,7 +330,7 @@ func (e *DependencyEvidence) uncomparablePhrase() string {
 	if o.Thin > 0 {
 		why = append(why, fmt.Sprintf("%d pair(s) with fewer than %.0f calls, too few for the outbound %s", o.Thin, need, pName(e.Quantile)))
 	}
-	s := fmt.Sprintf("the outbound calls of %s could not be compared: %s", o.name(), strings.Join(why, "; "))
+	s := fmt.Sprintf("the outbound calls of %s could not be compared: %s", o.Name(), strings.Join(why, "; "))
 	if n := len(e.Uncomparable) - 1; n > 0 {
 		s += fmt.Sprintf(" (and %d more route(s))", n)
 	}
@@ -401,7 +401,7 @@ func (r *Report) unwatched(in Input) *Unwatched {
 				all, noDB = all+a, noDB+n
 			}
 		}
-		if n := slowedSteps(mask(s.NoDB95, s.NoDBCount, voteNeed(0.95)), thr, bad); n > 0 {
+		if n := slowedSteps(mask(s.NoDB95, s.NoDBCount, VoteNeed(0.95)), thr, bad); n > 0 {
 			u.Slowed += n
 			u.Instances = append(u.Instances, s.Name)
 		}
@@ -411,7 +411,7 @@ func (r *Report) unwatched(in Input) *Unwatched {
 				outs[key] = &slowedAcc{OutboundSlowed: OutboundSlowed{Route: o.Route, Peer: o.Peer, Worst: math.Inf(-1)}}
 				keys = append(keys, key)
 			}
-			outs[key].add(mask(o.P, o.Count, voteNeed(depQuantile(r.Quantile))), thr, bad)
+			outs[key].add(mask(o.P, o.Count, VoteNeed(depQuantile(r.Quantile))), thr, bad)
 		}
 	}
 	if all > 0 {
@@ -490,9 +490,9 @@ func allSteps(n int) []int {
 	return out
 }
 
-// unwatchedPhrase says what the DB-call signal did not watch, and whether
+// UnwatchedPhrase says what the DB-call signal did not watch, and whether
 // it slowed meanwhile ("" with --signal request).
-func (r *Report) unwatchedPhrase() string {
+func (r *Report) UnwatchedPhrase() string {
 	u := r.Unwatched
 	if u == nil {
 		return ""
@@ -502,7 +502,7 @@ func (r *Report) unwatchedPhrase() string {
 		share = fmt.Sprintf("requests without DB calls (%.0f %% of the requests)", 100*u.Share)
 	}
 	if u.Slowed == 0 && len(u.Outbound) == 0 {
-		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over their quietest quarter of the steps (--signal request judges every request)", r.signalName(), share, dur(r.Threshold))
+		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over their quietest quarter of the steps (--signal request judges every request)", r.SignalName(), share, dur(r.Threshold))
 	}
 	var parts []string
 	if u.Slowed > 0 {
@@ -514,7 +514,7 @@ func (r *Report) unwatchedPhrase() string {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound %s %s in the quietest quarter of the steps, %s at worst)",
-			OutboundRise{Route: o.Route, Peer: o.Peer}.name(), dur(r.Threshold), o.Steps, pName(depQuantile(r.Quantile)), ms(o.Baseline), ms(o.Worst)))
+			OutboundRise{Route: o.Route, Peer: o.Peer}.Name(), dur(r.Threshold), o.Steps, pName(depQuantile(r.Quantile)), ms(o.Baseline), ms(o.Worst)))
 	}
-	return fmt.Sprintf("not watched by the %s: %s, and they slowed: %s; run again with --signal request to judge every request", r.signalName(), share, strings.Join(parts, "; "))
+	return fmt.Sprintf("not watched by the %s: %s, and they slowed: %s; run again with --signal request to judge every request", r.SignalName(), share, strings.Join(parts, "; "))
 }

@@ -7,8 +7,9 @@
 // The core is pure: [Analyze] takes an [Input] (per-instance series, one
 // value per step) and returns a [Report] holding every number the writers
 // print, with the evidence of each rule. [Run] is the edge: it queries the
-// Prometheus HTTP API  and calls Analyze. The writers
-// ([WriteText], [WriteJSON], [WriteHTML]) only format a Report.
+// Prometheus HTTP API  and calls Analyze. The writers (text, JSON and
+// HTML: package internal/report/triagereport) only format a Report; the
+// exported phrases and rule numbers they print are the analysis's.
 //
 // docs/triage.md describes the rules and the exact PromQL each one uses.
 package triage

@@ -5,10 +5,10 @@ import (
 	"math"
 )
 
-// gcShareRise is the least rise of the collector's share of the process's
+// GCShareRise is the least rise of the collector's share of the process's
 // CPU that rule 5 counts (docs/triage.md): 10 points of the process's
-// CPU, on top of roseSDs standard deviations of its good steps.
-const gcShareRise = 0.10
+// CPU, on top of RoseSDs standard deviations of its good steps.
+const GCShareRise = 0.10
 
 // gcHeavyShare is the share of an instance's steps with a collection
 // that must be GC-elevated over its peers for it to be "GC-heavy
@@ -24,7 +24,7 @@ const gcHeavyShare = 0.75
 //
 // A step is GC-elevated when the instance's collector CPU is far over its
 // peers' in the same step (peerOutlier: rule 1's peer test) and its share
-// is at least gcShareRise over the peers' share there: the fault's own
+// is at least GCShareRise over the peers' share there: the fault's own
 // allocating steps, which the peer rule may leave good under load, and
 // which would otherwise make the baseline. The baseline is the pooled
 // share ΣGC/Σ(GC+user) of the good steps that are not elevated, its spread
@@ -90,7 +90,7 @@ func gcEvidence(in Input, k int, ir *InstanceReport) GCEvidence {
 		}
 	}
 	rise := e.Bad - e.Good
-	e.Rose = rise >= gcShareRise && rise >= roseSDs*e.GoodSD
+	e.Rose = rise >= GCShareRise && rise >= RoseSDs*e.GoodSD
 	return e
 }
 
@@ -134,7 +134,7 @@ func peersGCShare(in Input, k int, idx []int) (share, sd float64) {
 
 // gcElevated marks the steps in which instance k's collector CPU is far
 // over the other instances' (peerOutlier, with at least minPeers of them
-// reporting) and its share at least gcShareRise over their pooled share
+// reporting) and its share at least GCShareRise over their pooled share
 // in the step (over their pooled share in all steps when none of them
 // collected in it).
 func gcElevated(in Input, k int) map[int]bool {
@@ -166,7 +166,7 @@ func gcElevated(in Input, k int) map[int]bool {
 		if math.IsNaN(ps) {
 			ps = all
 		}
-		if share := gc / (gc + user); math.IsNaN(ps) && share >= gcShareRise || share-ps >= gcShareRise {
+		if share := gc / (gc + user); math.IsNaN(ps) && share >= GCShareRise || share-ps >= GCShareRise {
 			out[i] = true
 		}
 	}

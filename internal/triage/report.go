@@ -239,8 +239,8 @@ type GCEvidence struct {
 	Throughout, Peers            bool
 	// BadCPU and GoodCPU are the collector's mean CPU seconds per step.
 	BadCPU, GoodCPU float64
-	// Rose is set when Bad − Good is at least gcShareRise and at least
-	// roseSDs times GoodSD.
+	// Rose is set when Bad − Good is at least GCShareRise and at least
+	// RoseSDs times GoodSD.
 	Rose bool
 }
 
@@ -329,7 +329,7 @@ type HostEvidence struct {
 	Bad, Good, GoodSD float64
 	// Rose is set when Bad − Good is at least the threshold (a call made
 	// late by the threshold needs that much time the process could not
-	// run) and at least roseSDs standard deviations of the good steps (more
+	// run) and at least RoseSDs standard deviations of the good steps (more
 	// than the signal's own spread).
 	Rose bool
 }

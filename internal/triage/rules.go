@@ -143,12 +143,12 @@ func signalQuantile(signal string) float64 {
 // needFor is the observations a step needs for its q quantile.
 func needFor(q float64) float64 { return math.Ceil(minTail/(1-q) - 1e-9) }
 
-// voteNeed is the observations a step needs for the q quantile of the
+// VoteNeed is the observations a step needs for the q quantile of the
 // requests without DB calls in rule 3: one over it (the p99 100, the p95
 // 20), so that the quantile lies within the step's requests and is not
 // their largest stretched by the histogram's interpolation. Rule 3 votes
 // over the bad steps, so one step's noise does not decide it alone.
-func voteNeed(q float64) float64 { return math.Ceil(1/(1-q) - 1e-9) }
+func VoteNeed(q float64) float64 { return math.Ceil(1/(1-q) - 1e-9) }
 
 // chooseQuantile returns the highest percentile of quantileLadder, at
 // most in.Quantile, that at most maxThinShare of the instance-steps with
@@ -199,7 +199,7 @@ func (r *Report) thinSteps(in Input) (Input, []int) {
 	var first []string
 	for k, s := range in.Instances {
 		s.Signal = maskThin(s.Signal, s.Counts, s.Over, need)
-		s.NoDB95, s.NoDB99 = mask(s.NoDB95, s.NoDBCount, voteNeed(0.95)), mask(s.NoDB99, s.NoDBCount, voteNeed(0.99))
+		s.NoDB95, s.NoDB99 = mask(s.NoDB95, s.NoDBCount, VoteNeed(0.95)), mask(s.NoDB99, s.NoDBCount, VoteNeed(0.99))
 		n := 0
 		for i, v := range in.Instances[k].Signal {
 			if !math.IsNaN(v) && math.IsNaN(s.Signal[i]) {
@@ -218,7 +218,7 @@ func (r *Report) thinSteps(in Input) (Input, []int) {
 	}
 	if own := signalQuantile(r.Signal); r.Quantile < own {
 		r.warn("too few %s per step for the %s (it needs %.0f, %d over it) in more than %.0f %% of the instance-steps: the signal is the %s, which needs %.0f",
-			what, pName(own), needFor(own), minTail, 100*maxThinShare, r.signalName(), need)
+			what, pName(own), needFor(own), minTail, 100*maxThinShare, r.SignalName(), need)
 	}
 	if r.Thin > 0 {
 		more := ""
@@ -273,22 +273,22 @@ func mask(xs, counts []float64, need float64) []float64 {
 
 // The peer rule's numbers (docs/triage.md, rule 1).
 const (
-	// peerFactor: an instance is far over its peers in a step when its
-	// signal is at least peerFactor times the median of the others'...
-	peerFactor = 5.0
-	// peerMADs ... and over that median by more than peerMADs robust
+	// PeerFactor: an instance is far over its peers in a step when its
+	// signal is at least PeerFactor times the median of the others'...
+	PeerFactor = 5.0
+	// PeerMADs ... and over that median by more than PeerMADs robust
 	// standard deviations of the others (1.4826 × their MAD)...
-	peerMADs = 5.0
-	// peerShare ... and at least peerShare of the threshold (a minimum
+	PeerMADs = 5.0
+	// PeerShare ... and at least PeerShare of the threshold (a minimum
 	// effect: a few milliseconds' difference is no incident).
-	peerShare = 0.2
+	PeerShare = 0.2
 	// minPeers is the fewest other instances with a value in the step.
 	minPeers = 2
 )
 
 // peerSteps is rule 1's peer rule: in each step with a value for at
 // least minPeers+1 instances, an instance under the threshold whose
-// signal is far over the others' (peerFactor, peerMADs, peerShare) is bad
+// signal is far over the others' (PeerFactor, PeerMADs, PeerShare) is bad
 // there all the same.
 func (r *Report) peerSteps(in Input, thr float64) {
 	vals := make([]float64, 0, len(in.Instances))
@@ -313,7 +313,7 @@ func (r *Report) peerSteps(in Input, thr float64) {
 		// for all but the few instances far over it.
 		floor := sorted[(len(sorted)-2)/2]
 		for j, v := range vals {
-			if v > thr || v < peerShare*thr || v < peerFactor*floor {
+			if v > thr || v < PeerShare*thr || v < PeerFactor*floor {
 				continue
 			}
 			others = others[:0]
@@ -341,19 +341,19 @@ func (r *Report) peerSteps(in Input, thr float64) {
 	}
 }
 
-// peerOutlier is rule 1's peer test: v is at least peerFactor times the
-// median of others and over it by more than peerMADs robust standard
+// peerOutlier is rule 1's peer test: v is at least PeerFactor times the
+// median of others and over it by more than PeerMADs robust standard
 // deviations of them (1.4826 × their MAD). It reorders and overwrites
 // others.
 func peerOutlier(v float64, others []float64) bool {
 	m := median(others, 1)
-	if math.IsNaN(m) || v < peerFactor*m {
+	if math.IsNaN(m) || v < PeerFactor*m {
 		return false
 	}
 	for i := range others {
 		others[i] = math.Abs(others[i] - m)
 	}
-	return v-m > peerMADs*1.4826*median(others, 1)
+	return v-m > PeerMADs*1.4826*median(others, 1)
 }
 
 // rebaseline sets the baseline again from the steps that are not bad.
@@ -708,7 +708,7 @@ func (r *Report) hiddenStalls(in Input, min, bar float64) {
 		parts = append(parts, fmt.Sprintf("%s in %d (most %s s at %s UTC)", h.name, h.n, sec(h.worst), r.Start.Add(time.Duration(h.worstAt)*r.Step).UTC().Format("15:04:05")))
 	}
 	r.warn("the stall probe woke %s or more late in %d step(s) that were not bad, on %d instance(s): %s: the process could not run that long at once, but the %s stayed under the threshold",
-		r.stallText(), total, len(found), strings.Join(parts, "; "), r.signalName())
+		r.stallText(), total, len(found), strings.Join(parts, "; "), r.SignalName())
 }
 
 // dbPath is rule 3 for one instance over the bad steps idx: a bad step
@@ -808,9 +808,9 @@ func (r *Report) fleetDBPath(in Input, idx []int) DBPathEvidence {
 	return sum
 }
 
-// roseSDs is how many standard deviations of its good steps a host
+// RoseSDs is how many standard deviations of its good steps a host
 // signal's mean in the bad steps must rise by (docs/triage.md, rule 5).
-const roseSDs = 3.0
+const RoseSDs = 3.0
 
 // hostEvidence is rule 5 for one instance: each host signal's mean per
 // step in the bad steps against the good steps.
@@ -838,7 +838,7 @@ func hostEvidence(s InstanceSeries, ir *InstanceReport, thr float64) []HostEvide
 		}
 		h.Bad, h.Good, h.GoodSD = mean(bad, 1), mean(good, minBaseline), stddev(good, minBaseline)
 		rise := h.Bad - h.Good
-		h.Rose = rise >= thr && rise >= roseSDs*h.GoodSD
+		h.Rose = rise >= thr && rise >= RoseSDs*h.GoodSD
 		out = append(out, h)
 	}
 	return out

@@ -20,15 +20,15 @@ func (r *Report) verdict() {
 	if o := r.Dependency.named(); o != nil {
 		v.Route, v.Peer = o.Route, o.Peer
 	}
-	what := r.signalName() + " over " + dur(r.Threshold)
+	what := r.SignalName() + " over " + dur(r.Threshold)
 	switch v.Scope {
 	case "none":
 		v.DBPath = "unknown"
 		if len(r.Instances) >= minPeers+1 {
-			what += fmt.Sprintf(" (or at least %g times the other instances')", peerFactor)
+			what += fmt.Sprintf(" (or at least %g times the other instances')", PeerFactor)
 		}
 		v.Line = fmt.Sprintf("no bad step: %s in none of the %d steps on %d instance(s)", what, r.Steps, len(r.Instances))
-		if u := r.unwatchedPhrase(); u != "" {
+		if u := r.UnwatchedPhrase(); u != "" {
 			v.Line += "; " + u
 		}
 		if u := r.Unwatched; u != nil && (u.Slowed > 0 || len(u.Outbound) > 0) {
@@ -43,7 +43,7 @@ func (r *Report) verdict() {
 		ir := r.instance(v.Instance)
 		v.Cause = ir.Cause
 		v.Line = fmt.Sprintf("local to %s: %s in %d step(s)%s%s, %d of them with no other instance bad; %s; %s; %s; host: %s",
-			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
+			v.Instance, what, len(ir.Bad), r.peerPhrase(ir), r.heldPhrase(ir), r.Scope.LocalBy[v.Instance], r.DependencyPhrase(), r.DBPathPhrase(), r.whenPhrase(), r.causePhrase(ir))
 		v.Next = r.retriageNext() + r.snapshotNext([]string{v.Instance}) + r.nextTool()
 		if v.Cause == "gc" {
 			v.Next = r.snapshotNext([]string{v.Instance}) + gcNext(v.Instance)
@@ -51,7 +51,7 @@ func (r *Report) verdict() {
 	case "shared":
 		n := r.Scope.Shared + r.Scope.Partial
 		v.Line = fmt.Sprintf("shared: %s in %d step(s) with several instances bad at once (%d with at least half of them), %d local step(s): %s; %s; %s",
-			what, n, r.Scope.Shared, r.Scope.Local, r.dependencyPhrase(), r.dbPathPhrase(), r.whenPhrase())
+			what, n, r.Scope.Shared, r.Scope.Local, r.DependencyPhrase(), r.DBPathPhrase(), r.whenPhrase())
 		who := r.badInstanceNames()
 		if v.Dependency == DepOutbound && len(who) > 1 {
 			// One instance is enough: the dependency is the same for all.
@@ -59,14 +59,14 @@ func (r *Report) verdict() {
 		}
 		v.Next = r.retriageNext() + r.snapshotNext(who) + r.nextTool()
 	}
-	if u := r.unwatchedPhrase(); u != "" && r.Unwatched.Slowed+len(r.Unwatched.Outbound) > 0 {
+	if u := r.UnwatchedPhrase(); u != "" && r.Unwatched.Slowed+len(r.Unwatched.Outbound) > 0 {
 		v.Line += "; " + u
 	}
 }
 
-// dependencyPhrase is rule 3's dependency in words: which one, and the
+// DependencyPhrase is rule 3's dependency in words: which one, and the
 // numbers that name it.
-func (r *Report) dependencyPhrase() string {
+func (r *Report) DependencyPhrase() string {
 	e := r.Dependency
 	shared := r.Verdict.Scope == "shared"
 	var what string
@@ -77,7 +77,7 @@ func (r *Report) dependencyPhrase() string {
 			what = "a shared dependency, the database or the network to it"
 		}
 	case DepOutbound:
-		what = fmt.Sprintf("the outbound HTTP/gRPC calls of %s", e.named().name())
+		what = fmt.Sprintf("the outbound HTTP/gRPC calls of %s", e.named().Name())
 		if shared {
 			what = "a shared dependency, " + what
 		}
@@ -134,7 +134,7 @@ func (r *Report) retriageNext() string {
 	o := e.Uncomparable[0]
 	since := r.BadSteps[0].Time.Add(-retriageSteps * r.Step).UTC().Format(time.RFC3339)
 	return fmt.Sprintf("run `latscope triage --route %s --signal request --since %s --until %s` (the same step and threshold): from %d steps before the first bad one, its outbound calls get good steps to compare with (%d with %.0f calls or more are needed); if it still cannot tell, ",
-		shellQuote(o.Route), since, r.End.UTC().Format(time.RFC3339), retriageSteps, minBaseline, voteNeed(e.Quantile))
+		shellQuote(o.Route), since, r.End.UTC().Format(time.RFC3339), retriageSteps, minBaseline, VoteNeed(e.Quantile))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -151,11 +151,11 @@ func (r *Report) peerPhrase(ir *InstanceReport) string {
 	if len(ir.Peer) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of them by the peer rule: under the threshold, but at least %g times the other instances' median in the same step)", len(ir.Peer), peerFactor)
+	return fmt.Sprintf(" (%d of them by the peer rule: under the threshold, but at least %g times the other instances' median in the same step)", len(ir.Peer), PeerFactor)
 }
 
-// anyPeer says whether the peer rule made any step bad.
-func (r *Report) anyPeer() bool {
+// AnyPeer says whether the peer rule made any step bad.
+func (r *Report) AnyPeer() bool {
 	for _, ir := range r.Instances {
 		if len(ir.Peer) > 0 {
 			return true
@@ -164,9 +164,9 @@ func (r *Report) anyPeer() bool {
 	return false
 }
 
-// ruleNames names the bad instances of b, each marked "(peer)" or
+// RuleNames names the bad instances of b, each marked "(peer)" or
 // "(held)" when that rule, not the threshold, made it bad there.
-func (r *Report) ruleNames(b BadStep) []string {
+func (r *Report) RuleNames(b BadStep) []string {
 	out := make([]string, len(b.Bad))
 	for k, name := range b.Bad {
 		out[k] = name
@@ -225,12 +225,12 @@ func (r *Report) heldPhrase(ir *InstanceReport) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d of them held: the %s stayed under it, but the stall probe woke %s or more late while requests arrived, and requests read after the process resumed are timed from then)",
-		len(ir.Held), r.signalName(), r.stallText())
+		len(ir.Held), r.SignalName(), r.stallText())
 }
 
-// signalName says what the signal is: "DB-call p95", "request p99", or
+// SignalName says what the signal is: "DB-call p95", "request p99", or
 // the lower percentile used when steps have too few observations.
-func (r *Report) signalName() string {
+func (r *Report) SignalName() string {
 	q := r.Quantile
 	if q == 0 {
 		q = signalQuantile(r.Signal)
@@ -241,8 +241,8 @@ func (r *Report) signalName() string {
 	return "DB-call " + pName(q)
 }
 
-// dbPathPhrase is rule 3 in words.
-func (r *Report) dbPathPhrase() string {
+// DBPathPhrase is rule 3 in words.
+func (r *Report) DBPathPhrase() string {
 	e := r.DBPath
 	unit := "bad steps"
 	if r.Verdict.Scope != "local" {
@@ -256,9 +256,9 @@ func (r *Report) dbPathPhrase() string {
 		}
 		why := " (all requests: the host or the process)"
 		if o := r.Dependency.named(); o != nil {
-			why = fmt.Sprintf(" (by the outbound calls of %s)", o.name())
+			why = fmt.Sprintf(" (by the outbound calls of %s)", o.Name())
 		} else if d := r.Dependency; d.Kind == DepUnknown && len(d.Uncomparable) > 0 {
-			why = fmt.Sprintf(" (all requests: the host, the process, or the outbound calls of %s, which could not be compared)", d.Uncomparable[0].name())
+			why = fmt.Sprintf(" (all requests: the host, the process, or the outbound calls of %s, which could not be compared)", d.Uncomparable[0].Name())
 		}
 		return fmt.Sprintf("requests without DB calls slowed too in %d of %d %s%s%s", e.Rose, e.Compared, unit, held, why)
 	case "db-only":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/latscope/latscope/internal/report/triagereport"
 	"github.com/latscope/latscope/internal/triage"
 )
 
@@ -15,10 +16,10 @@ func Triage(ctx context.Context, q Query) (*VerdictOut, map[string][]byte, error
 		return nil, nil, err
 	}
 	var text, js bytes.Buffer
-	if err := triage.WriteText(&text, rep); err != nil {
+	if err := triagereport.WriteText(&text, rep); err != nil {
 		return nil, nil, err
 	}
-	if err := triage.WriteJSON(&js, rep); err != nil {
+	if err := triagereport.WriteJSON(&js, rep); err != nil {
 		return nil, nil, err
 	}
 	return verdictOf(rep), map[string][]byte{"triage.txt": text.Bytes(), "triage.json": js.Bytes()}, nil

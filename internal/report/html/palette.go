@@ -9,6 +9,8 @@ package htmlreport
 // bad (fail) and inconclusive, coloured in page.css.
 
 import (
+	"regexp"
+
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/frame"
 )
@@ -84,4 +86,42 @@ func DBWaitColor(v dbwait.Verdict) string {
 		return unknownColor
 	}
 	return dbwaitColors[v]
+}
+
+// seriesColors are the series colours by the names SeriesColor takes.
+var seriesColors = map[string]string{
+	"wall": colorWall, "cpu": colorCPU, "latency": colorLatency,
+	"p50": colorMarkP50, "p99": colorMarkP99, "mean": colorMarkMean,
+}
+
+// SeriesColor returns the colour of a series that is not about kinds, by
+// name: "wall", "cpu" (CPU time or a share of it), "latency" (one value a
+// request or a step), and the marks "p50", "p99", "mean"; grey for
+// another name.
+func SeriesColor(name string) string {
+	if c, ok := seriesColors[name]; ok {
+		return c
+	}
+	return unknownColor
+}
+
+// checkColors are the colours of the checks' verdicts, read from page.css
+// (its table classes good, bad and inconclusive), so that a chart and a
+// table give a verdict the same colour.
+var checkColors = func() map[string]string {
+	m := map[string]string{}
+	for _, sub := range regexp.MustCompile(`table\.data \.(good|bad|inconclusive) \{ color: (#[0-9a-f]{6});`).FindAllStringSubmatch(pageCSS, -1) {
+		m[sub[1]] = sub[2]
+	}
+	return m
+}()
+
+// CheckColor returns the colour of a check's verdict by its class:
+// "good" (pass), "bad" (fail) or "inconclusive", as page.css colours the
+// table classes; grey for another class.
+func CheckColor(class string) string {
+	if c, ok := checkColors[class]; ok {
+		return c
+	}
+	return unknownColor
 }

@@ -1,4 +1,4 @@
-package triage
+package triagereport
 
 import (
 	"fmt"
@@ -7,30 +7,47 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	htmlreport "github.com/latscope/latscope/internal/report/html"
+	"github.com/latscope/latscope/internal/triage"
 )
 
 // svgWidth and svgHeight are the size of one instance's timeline.
 const svgWidth, svgHeight = 960.0, 90.0
 
+// The timelines' colours, from the product's palette: the signal a
+// latency series, a bad step a failed check, a step bad by the peer rule
+// (under the threshold) an inconclusive one, the host strip CPU time;
+// the bad steps' background is their bar's colour, faint.
+var (
+	signalColor = htmlreport.SeriesColor("latency")
+	badColor    = htmlreport.CheckColor("bad")
+	peerColor   = htmlreport.CheckColor("inconclusive")
+	hostColor   = htmlreport.SeriesColor("cpu")
+)
+
+// shadeOpacity is the opacity of a bad step's background.
+const shadeOpacity = 0.15
+
 // WriteHTML writes r as a self-contained HTML page: the verdict, one
 // timeline per instance (the signal per step as bars, the threshold as a
 // dashed line, the bad steps marked red) with its host signals and GC
 // share per step under it, and the text report.
-func WriteHTML(w io.Writer, r *Report) error {
+func WriteHTML(w io.Writer, r *triage.Report) error {
 	var text strings.Builder
 	if err := WriteText(&text, r); err != nil {
 		return err
 	}
 	page := struct {
-		R         *Report
+		R         *triage.Report
 		Who       string
 		Timelines []template.HTML
 		Text      string
 		Step, Thr string
 		Signal    string
-	}{R: r, Who: r.who(), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold), Signal: r.signalName()}
-	top := r.scaleTop()
-	tops := r.hostTops()
+	}{R: r, Who: who(r), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold), Signal: r.SignalName()}
+	top := scaleTop(r)
+	tops := hostTops(r)
 	for _, ir := range r.Instances {
 		page.Timelines = append(page.Timelines, timeline(r, ir, top, tops))
 	}
@@ -40,7 +57,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 // hostRow is one row of the host strip: a host signal, or the GC share.
 type hostRow struct {
 	name, unit string
-	values     func(ir InstanceReport) []float64
+	values     func(ir triage.InstanceReport) []float64
 	// floor is the least scale of the row (hostTops: the largest value
 	// of any instance, at least floor), so that a flat row stays flat.
 	floor float64
@@ -48,18 +65,18 @@ type hostRow struct {
 
 // hostRows are the rows under each timeline: the host signals in the
 // writers' order, then the collector's share of the process's CPU.
-func hostRows(r *Report) []hostRow {
+func hostRows(r *triage.Report) []hostRow {
 	var rows []hostRow
-	for sig := HostSignal(0); sig < NumHostSignals; sig++ {
+	for sig := triage.HostSignal(0); sig < triage.NumHostSignals; sig++ {
 		rows = append(rows, hostRow{name: sig.String(), unit: "s/step", floor: r.Threshold.Seconds(),
-			values: func(ir InstanceReport) []float64 { return ir.HostSteps[sig] }})
+			values: func(ir triage.InstanceReport) []float64 { return ir.HostSteps[sig] }})
 	}
-	return append(rows, hostRow{name: "gc-share", unit: "of the CPU", floor: gcShareRise,
-		values: func(ir InstanceReport) []float64 { return ir.GCShare }})
+	return append(rows, hostRow{name: "gc-share", unit: "of the CPU", floor: triage.GCShareRise,
+		values: func(ir triage.InstanceReport) []float64 { return ir.GCShare }})
 }
 
 // hostTops is each host row's scale, common to every instance.
-func (r *Report) hostTops() []float64 {
+func hostTops(r *triage.Report) []float64 {
 	rows := hostRows(r)
 	tops := make([]float64, len(rows))
 	for k, row := range rows {
@@ -85,7 +102,7 @@ const hostRowHeight, hostLabel = 24.0, 11.0
 // hostStrip draws, under an instance's timeline (from y0) and on its
 // steps, the host signals and the GC share per step, one row each, with
 // the instance's bad steps shaded: why beside when.
-func hostStrip(b *strings.Builder, r *Report, ir InstanceReport, tops []float64, y0 float64) {
+func hostStrip(b *strings.Builder, r *triage.Report, ir triage.InstanceReport, tops []float64, y0 float64) {
 	rows := hostRows(r)
 	n := float64(len(ir.Signal))
 	if n == 0 {
@@ -95,11 +112,11 @@ func hostStrip(b *strings.Builder, r *Report, ir InstanceReport, tops []float64,
 	h := hostRowHeight * float64(len(rows))
 	peer := indexSet(ir.Peer)
 	for _, i := range ir.Bad {
-		bg := "#fdd"
+		bg := badColor
 		if peer[i] {
-			bg = "#fec"
+			bg = peerColor
 		}
-		fmt.Fprintf(b, `<rect x="%.2f" y="%.0f" width="%.2f" height="%.0f" fill="%s" opacity="0.6"/>`, float64(i)*bw, y0, math.Max(bw, 1), h, bg)
+		fmt.Fprintf(b, `<rect x="%.2f" y="%.0f" width="%.2f" height="%.0f" fill="%s" fill-opacity="%g"/>`, float64(i)*bw, y0, math.Max(bw, 1), h, bg, shadeOpacity)
 	}
 	for k, row := range rows {
 		y := y0 + float64(k)*hostRowHeight
@@ -116,9 +133,9 @@ func hostStrip(b *strings.Builder, r *Report, ir InstanceReport, tops []float64,
 				continue
 			}
 			bh := math.Max(0.5, math.Min(v/tops[k], 1)*span)
-			fmt.Fprintf(b, `<rect class="hostbar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#586"><title>%s %s %s</title></rect>`,
-				float64(i)*bw, y+hostRowHeight-1-bh, math.Max(bw*0.9, 0.5), bh,
-				r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), row.name, hostValue(row, v))
+			fmt.Fprintf(b, `<rect class="hostbar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s %s</title></rect>`,
+				float64(i)*bw, y+hostRowHeight-1-bh, math.Max(bw*0.9, 0.5), bh, hostColor,
+				r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+clockLayout(r)), row.name, hostValue(row, v))
 		}
 	}
 }
@@ -133,7 +150,7 @@ func hostValue(row hostRow, v float64) string {
 
 // scaleTop is the timelines' common top: twice the threshold, or the
 // worst step.
-func (r *Report) scaleTop() float64 {
+func scaleTop(r *triage.Report) float64 {
 	top := 2 * r.Threshold.Seconds()
 	for _, ir := range r.Instances {
 		if ir.Worst > top {
@@ -148,7 +165,7 @@ func (r *Report) scaleTop() float64 {
 
 // timeline draws one instance's steps as an inline SVG: the signal, and
 // under it the host strip (hostStrip) on the same steps.
-func timeline(r *Report, ir InstanceReport, top float64, tops []float64) template.HTML {
+func timeline(r *triage.Report, ir triage.InstanceReport, top float64, tops []float64) template.HTML {
 	var b strings.Builder
 	n := float64(len(ir.Signal))
 	if n == 0 {
@@ -162,34 +179,34 @@ func timeline(r *Report, ir InstanceReport, top float64, tops []float64) templat
 	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="#f6f6f6"/>`, svgWidth, svgHeight)
 	bad, peer, held := indexSet(ir.Bad), indexSet(ir.Peer), indexSet(ir.Held)
 	for _, i := range ir.Bad {
-		bg := "#fdd"
+		bg := badColor
 		if peer[i] {
-			bg = "#fec"
+			bg = peerColor
 		}
-		fmt.Fprintf(&b, `<rect x="%.2f" y="0" width="%.2f" height="%.0f" fill="%s"/>`, float64(i)*bw, math.Max(bw, 1), svgHeight, bg)
+		fmt.Fprintf(&b, `<rect x="%.2f" y="0" width="%.2f" height="%.0f" fill="%s" fill-opacity="%g"/>`, float64(i)*bw, math.Max(bw, 1), svgHeight, bg, shadeOpacity)
 	}
 	for i, v := range ir.Signal {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		h := math.Max(0, math.Min(v/top, 1)) * svgHeight
-		fill, rule := "#79a", ""
+		fill, rule := signalColor, ""
 		switch {
 		case peer[i]:
-			fill, rule = "#e80", " bad by the peer rule"
+			fill, rule = peerColor, " bad by the peer rule"
 		case held[i]:
-			fill, rule = "#c00", " bad: held"
+			fill, rule = badColor, " bad: held"
 		case bad[i]:
-			fill, rule = "#c00", " bad: over the threshold"
+			fill, rule = badColor, " bad: over the threshold"
 		}
 		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s%s</title></rect>`,
 			float64(i)*bw, svgHeight-h, math.Max(bw*0.9, 0.5), h, fill,
-			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.clockLayout()), ms(v), rule)
+			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+clockLayout(r)), ms(v), rule)
 	}
 	y := svgHeight - r.Threshold.Seconds()/top*svgHeight
 	fmt.Fprintf(&b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#000" stroke-dasharray="4 3"/>`, svgWidth, y, y)
-	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+r.clockLayout()))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+r.clockLayout()))
+	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+clockLayout(r)))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+clockLayout(r)))
 	hostStrip(&b, r, ir, tops, strip)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -209,7 +226,7 @@ pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap;overflow
 <p class="verdict">{{.R.Verdict.Line}}</p>
 {{with .R.Verdict.Next}}<p><b>Next:</b> {{.}}</p>{{end}}
 {{range .R.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
-<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); orange: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule. Under each timeline, on the same steps: the host signals (seconds per step: throttled, stall, steal, CPU pressure of the cgroup and of the host) and the garbage collector's share of the process's CPU (no bar: no collection in the step), each on one scale for every instance.</p>
+<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); amber: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule. Under each timeline, on the same steps: the host signals (seconds per step: throttled, stall, steal, CPU pressure of the cgroup and of the host) and the garbage collector's share of the process's CPU (no bar: no collection in the step), each on one scale for every instance.</p>
 {{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}{{with $ir.Peer}} ({{len .}} by the peer rule){{end}}{{with $ir.Held}} ({{len .}} held){{end}}</h2>
 {{index $.Timelines $i}}
 {{end}}

@@ -1,10 +1,12 @@
-package triage
+package triagereport
 
 import (
 	"encoding/json"
 	"io"
 	"math"
 	"time"
+
+	"github.com/latscope/latscope/internal/triage"
 )
 
 // JSONVersion is the version of the JSON schema (docs/triage.md).
@@ -216,13 +218,14 @@ type jsonGC struct {
 }
 
 // WriteJSON writes r as indented JSON (schema in docs/triage.md).
-func WriteJSON(w io.Writer, r *Report) error {
+func WriteJSON(w io.Writer, r *triage.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r.jsonForm())
+	return enc.Encode(jsonForm(r))
 }
 
-func (r *Report) jsonForm() jsonReport {
+// jsonForm is the JSON form of r.
+func jsonForm(r *triage.Report) jsonReport {
 	j := jsonReport{
 		Version: JSONVersion, Job: r.Job, Route: r.Route, Start: rfc(r.Start), End: rfc(r.End),
 		StepS: r.Step.Seconds(), ThresholdS: r.Threshold.Seconds(), Signal: r.Signal, Steps: r.Steps, Quantile: r.Quantile, Thin: r.Thin, MinStallS: r.MinStall,
@@ -263,22 +266,22 @@ func (r *Report) jsonForm() jsonReport {
 	return j
 }
 
-func riseJSON(r Rise) jsonRise {
+func riseJSON(r triage.Rise) jsonRise {
 	return jsonRise{Compared: r.Compared, Rose: r.Rose, Bounded: r.Bounded, BaselineS: num(r.Baseline), BadS: num(r.Bad)}
 }
 
-func dependencyJSON(e DependencyEvidence) jsonDependency {
+func dependencyJSON(e triage.DependencyEvidence) jsonDependency {
 	j := jsonDependency{Kind: e.Kind.String(), Quantile: e.Quantile, DB: riseJSON(e.DB), Outbound: []jsonOutboundRise{}, Uncomparable: []jsonUncomparable{}, Reason: e.Reason}
 	for _, o := range e.Outbound {
 		j.Outbound = append(j.Outbound, jsonOutboundRise{Route: o.Route, Peer: o.Peer, jsonRise: riseJSON(o.Rise)})
 	}
 	for _, o := range e.Uncomparable {
-		j.Uncomparable = append(j.Uncomparable, jsonUncomparable{Route: o.Route, Peer: o.Peer, Thin: o.Thin, NoBaseline: o.NoBaseline, GoodSteps: o.Good, Need: voteNeed(e.Quantile)})
+		j.Uncomparable = append(j.Uncomparable, jsonUncomparable{Route: o.Route, Peer: o.Peer, Thin: o.Thin, NoBaseline: o.NoBaseline, GoodSteps: o.Good, Need: triage.VoteNeed(e.Quantile)})
 	}
 	return j
 }
 
-func unwatchedJSON(u *Unwatched) *jsonUnwatched {
+func unwatchedJSON(u *triage.Unwatched) *jsonUnwatched {
 	if u == nil {
 		return nil
 	}
@@ -289,13 +292,13 @@ func unwatchedJSON(u *Unwatched) *jsonUnwatched {
 	return j
 }
 
-func dbPathJSON(e DBPathEvidence) jsonDBPath {
+func dbPathJSON(e triage.DBPathEvidence) jsonDBPath {
 	return jsonDBPath{Verdict: e.Verdict, Compared: e.Compared, Rose: e.Rose, Held: e.Held,
 		Baseline95S: num(e.Baseline95), Baseline99S: num(e.Baseline99),
 		BadMedian95S: num(e.BadMedian95), BadMedian99S: num(e.BadMedian99), Reason: e.Reason}
 }
 
-func whenJSON(w WhenEvidence) jsonWhen {
+func whenJSON(w triage.WhenEvidence) jsonWhen {
 	return jsonWhen{ByMinute: w.ByMinute, ByHour: w.ByHour, Clusters: w.Clusters,
 		PeriodS: w.Period.Seconds(), PeriodSteps: w.PeriodSteps, Phase: rfc(w.Phase),
 		OnPhase: w.OnPhase, Hits: w.Hits, Slots: w.Slots,

@@ -1,46 +1,31 @@
-package triage
+package triagereport
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/latscope/latscope/internal/termsafe"
+	"github.com/latscope/latscope/internal/triage"
 )
-
-// maxListed is how many bad steps the text lists one by one.
-const maxListed = 12
-
-// maxNamed is how many instances the text names in one bad step.
-const maxNamed = 10
-
-// names joins the first maxNamed names and counts the rest.
-func names(s []string) string {
-	if len(s) <= maxNamed {
-		return strings.Join(s, ", ")
-	}
-	return fmt.Sprintf("%s, … %d more", strings.Join(s[:maxNamed], ", "), len(s)-maxNamed)
-}
 
 // WriteText writes r as text: the range, the six rules with their
 // evidence, and the verdict. Every string that came from Prometheus
 // (instance and job names, warnings, and the sentences that hold them) is
 // printed through termsafe.String, so a label cannot clear the terminal or
 // forge a line.
-func WriteText(w io.Writer, r *Report) error {
+func WriteText(w io.Writer, r *triage.Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("latscope triage: %s, %s to %s UTC, %d steps of %s; bad = %s over %s\n",
-		r.who(), r.Start.UTC().Format("2006-01-02 "+r.clockLayout()), r.End.UTC().Format("2006-01-02 "+r.clockLayout()), r.Steps, dur(r.Step), r.signalName(), dur(r.Threshold))
+		who(r), r.Start.UTC().Format("2006-01-02 "+clockLayout(r)), r.End.UTC().Format("2006-01-02 "+clockLayout(r)), r.Steps, dur(r.Step), r.SignalName(), dur(r.Threshold))
 	for _, wr := range r.Warnings {
 		p("warning: %s\n", termsafe.String(wr))
 	}
-	p("\n1. bad steps (%s > %s), per instance:\n", r.signalName(), dur(r.Threshold))
-	peers := r.anyPeer()
+	p("\n1. bad steps (%s > %s), per instance:\n", r.SignalName(), dur(r.Threshold))
+	peers := r.AnyPeer()
 	head := fmt.Sprintf("   %-24s %6s %5s", "instance", "data", "bad")
 	if peers {
 		head += fmt.Sprintf(" %5s", "peer")
@@ -61,10 +46,10 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	if peers {
 		p("   peer: under the threshold, but at least %g times the other instances' median in the same step, %g robust standard deviations of theirs above it, and at least %s\n",
-			peerFactor, peerMADs, ms(peerShare*r.Threshold.Seconds()))
+			triage.PeerFactor, triage.PeerMADs, ms(triage.PeerShare*r.Threshold.Seconds()))
 	}
 	if r.Signal == "request" {
-		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", r.stallText())
+		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", stallText(r))
 	}
 	s := r.Scope
 	p("\n2. shared or local: %d bad step(s): %d local, %d shared (at least half the instances), %d partial, %d with one instance reporting\n",
@@ -74,37 +59,37 @@ func WriteText(w io.Writer, r *Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.clockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(names(r.ruleNames(b))))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+clockLayout(r)), b.Class, len(b.Bad), b.WithData, termsafe.String(names(r.RuleNames(b))))
 	}
 	if len(r.BadSteps) == 0 {
 		p("\n3. DB path or not, which dependency: no bad step to compare\n")
 	} else {
 		// the phrases of an unknown verdict begin with their own label,
 		// which the line already gives
-		p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(strings.TrimPrefix(r.dbPathPhrase(), "DB path or not: ")))
+		p("\n3. DB path or not (requests without DB calls, db=\"no\"): %s\n", termsafe.String(strings.TrimPrefix(r.DBPathPhrase(), "DB path or not: ")))
 	}
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
 			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
 	}
 	if len(r.BadSteps) > 0 {
-		p("   which dependency: %s\n", termsafe.String(strings.TrimPrefix(r.dependencyPhrase(), "which dependency: ")))
+		p("   which dependency: %s\n", termsafe.String(strings.TrimPrefix(r.DependencyPhrase(), "which dependency: ")))
 		for k, o := range r.Dependency.Outbound {
-			if k == maxPerKind {
-				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxPerKind)
+			if k == maxOutbound {
+				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxOutbound)
 				break
 			}
-			p("   outbound %s: %s %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.name()), pName(r.Dependency.Quantile), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+			p("   outbound %s: %s %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.Name()), pName(r.Dependency.Quantile), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
 		}
-		if u := r.Dependency.uncomparablePhrase(); u != "" {
+		if u := r.Dependency.UncomparablePhrase(); u != "" {
 			p("   not compared: %s\n", termsafe.String(u))
 		}
 	}
-	if u := r.unwatchedPhrase(); u != "" {
+	if u := r.UnwatchedPhrase(); u != "" {
 		p("   %s\n", termsafe.String(u))
 	}
 	writeWhen(p, r.When)
-	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations; gc-share: by %.0f points and as many standard deviations):\n", roseSDs, 100*gcShareRise)
+	p("\n5. host evidence, seconds per step in the bad steps vs the good steps ± their standard deviation (rose: by at least the threshold and %g standard deviations; gc-share: by %.0f points and as many standard deviations):\n", triage.RoseSDs, 100*triage.GCShareRise)
 	for _, ir := range r.Instances {
 		if len(ir.Bad) == 0 {
 			continue
@@ -133,7 +118,7 @@ func WriteText(w io.Writer, r *Report) error {
 
 // writeGC writes rule 5's GC line of one instance: the collector's
 // share of the process's CPU in the bad steps vs the good steps.
-func writeGC(p func(string, ...any), e GCEvidence) {
+func writeGC(p func(string, ...any), e triage.GCEvidence) {
 	if e.Absent {
 		p("     %-11s absent (GC cannot be told apart)\n", "gc-share")
 		return
@@ -155,7 +140,7 @@ func writeGC(p func(string, ...any), e GCEvidence) {
 }
 
 // writeWhen writes rule 4.
-func writeWhen(p func(string, ...any), w WhenEvidence) {
+func writeWhen(p func(string, ...any), w triage.WhenEvidence) {
 	p("\n4. when (UTC): %d run(s) of bad steps\n", w.Clusters)
 	var mins, hours []string
 	for m, n := range w.ByMinute {
@@ -179,61 +164,4 @@ func writeWhen(p func(string, ...any), w WhenEvidence) {
 		dur(w.Period), phaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
 	p("   test: p = %s (≤ %g) that one continuous fault from %s to %s puts its runs as periodically (%d draws)\n",
 		pText(w.PValue), w.Alpha, w.SpanFrom.UTC().Format(spanLayout(w)), w.SpanTo.UTC().Format(spanLayout(w)), w.Draws)
-}
-
-// spanLayout is the layout of the test's span: the date when it spans days.
-func spanLayout(w WhenEvidence) string {
-	if w.SpanFrom.UTC().YearDay() != w.SpanTo.UTC().YearDay() {
-		return "2006-01-02 15:04:05"
-	}
-	return "15:04:05"
-}
-
-// clockLayout is the time-of-day layout of the report: with seconds when
-// the step is not whole minutes.
-func (r *Report) clockLayout() string {
-	if r.Step%time.Minute == 0 {
-		return "15:04"
-	}
-	return "15:04:05"
-}
-
-// who names the job and route.
-func (r *Report) who() string {
-	s := "all jobs"
-	if r.Job != "" {
-		s = "job=" + strconv.Quote(r.Job)
-	}
-	if r.Route != "" {
-		s += " route=" + strconv.Quote(r.Route)
-	}
-	return s
-}
-
-// maxPlainSeconds is the largest magnitude ms and sec print as a duration
-// or a plain decimal (about 31 years); beyond it, and for a value a
-// time.Duration cannot hold, they print an exponent.
-const maxPlainSeconds = 1e9
-
-// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN or an
-// infinity.
-func ms(s float64) string {
-	switch {
-	case math.IsNaN(s) || math.IsInf(s, 0):
-		return "-"
-	case math.Abs(s) >= maxPlainSeconds:
-		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
-	}
-	return time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond).String()
-}
-
-// sec formats seconds with two decimals, "-" for NaN or an infinity.
-func sec(s float64) string {
-	switch {
-	case math.IsNaN(s) || math.IsInf(s, 0):
-		return "-"
-	case math.Abs(s) >= maxPlainSeconds:
-		return strconv.FormatFloat(s, 'g', 3, 64)
-	}
-	return strconv.FormatFloat(s, 'f', 2, 64)
 }

@@ -1,4 +1,4 @@
-package triage
+package triagereport
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/latscope/latscope/internal/chromiumtest"
 	"github.com/latscope/latscope/internal/tier"
-	"github.com/latscope/latscope/internal/triage/promtest"
+	"github.com/latscope/latscope/internal/triage"
 )
 
 // widthProbe measures, once laid out, the page's width against the
@@ -37,10 +37,9 @@ var widthProbeRe = regexp.MustCompile(`(?s)<pre id="triage-probe">(.*?)</pre>`)
 func TestHTMLInChromium(t *testing.T) {
 	tier.Busy(t)
 	bin := chromiumtest.Bin(t, "triage's HTML page")
-	om := gunzipFile(t, "testdata/fleet-gc.om.gz")
-	base := promtest.Replay(t, "fleet-gc", om)
+	base := replay(t, "fleet-gc")
 	start, end := time.Date(2026, 12, 4, 22, 8, 58, 0, time.UTC), time.Date(2026, 12, 4, 22, 9, 38, 0, time.UTC)
-	r, err := Run(context.Background(), Config{URL: base, Job: "latscope-fleet", Start: start, End: end, Step: 2 * time.Second, Threshold: 30 * time.Millisecond})
+	r, err := triage.Run(context.Background(), triage.Config{URL: base, Job: "latscope-fleet", Start: start, End: end, Step: 2 * time.Second, Threshold: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("%s: content %v px in a box of %v, right edge at %v: it overflows", b.Tag, b.Scroll, b.Client, b.Right)
 		}
 	}
-	a := r.instance("a:8080")
+	a := instance(r, "a:8080")
 	if got.SVGs != len(r.Instances) || got.Hostbars < len(a.Bad) {
 		t.Errorf("%d timelines, %d host bars drawn: want %d timelines, and bars at least in a:8080's %d bad steps", got.SVGs, got.Hostbars, len(r.Instances), len(a.Bad))
 	}

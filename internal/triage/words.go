@@ -1,0 +1,62 @@
+package triage
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The formatting of the analysis's own sentences (the verdict, the
+// reasons, the warnings). The report writers (internal/report/triagereport)
+// keep their own copies of these, which print the same.
+
+// maxNamed is how many instances a sentence names before it counts the
+// rest.
+const maxNamed = 10
+
+// names joins the first maxNamed names and counts the rest.
+func names(s []string) string {
+	if len(s) <= maxNamed {
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%s, … %d more", strings.Join(s[:maxNamed], ", "), len(s)-maxNamed)
+}
+
+// clockLayout is the time-of-day layout of the report: with seconds when
+// the step is not whole minutes.
+func (r *Report) clockLayout() string {
+	if r.Step%time.Minute == 0 {
+		return "15:04"
+	}
+	return "15:04:05"
+}
+
+// maxPlainSeconds is the largest magnitude ms and sec print as a duration
+// or a plain decimal (about 31 years); beyond it, and for a value a
+// time.Duration cannot hold, they print an exponent.
+const maxPlainSeconds = 1e9
+
+// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN or an
+// infinity.
+func ms(s float64) string {
+	switch {
+	case math.IsNaN(s) || math.IsInf(s, 0):
+		return "-"
+	case math.Abs(s) >= maxPlainSeconds:
+		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
+	}
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond).String()
+}
+
+// sec formats seconds with two decimals, "-" for NaN or an infinity.
+func sec(s float64) string {
+	switch {
+	case math.IsNaN(s) || math.IsInf(s, 0):
+		return "-"
+	case math.Abs(s) >= maxPlainSeconds:
+		return strconv.FormatFloat(s, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(s, 'f', 2, 64)
+}
