@@ -1,10 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/sched"
 )
@@ -26,18 +22,4 @@ func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
 		}
 		rep.Findings = append(rep.Findings, render.Finding{Kind: kind, Text: f.Error()})
 	}
-}
-
-// writeSchedText prints the scheduler section when there is CPU data.
-func writeSchedText(w io.Writer, s *sched.Report) error {
-	if s == nil || s.CPU.Samples == 0 {
-		return nil
-	}
-	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
-		return err
-	}
-	text := strings.TrimRight(b.String(), "\n")
-	_, err := fmt.Fprintf(w, "\nscheduler and runtime overhead (from CPU samples):\n%s\n", text)
-	return err
 }
