@@ -90,7 +90,7 @@ func (r *Report) Write(w io.Writer, json bool) error {
 	if err := r.Report.WriteText(w); err != nil {
 		return err
 	}
-	return render.WriteSched(w, r.Sched)
+	return writeSchedText(w, r.Sched)
 }
 
 // Unmatched returns an error, of the option "what-if", for a prediction

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"io"
+
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/sched"
 )
@@ -23,3 +25,7 @@ func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
 		rep.Findings = append(rep.Findings, render.Finding{Kind: kind, Text: f.Error()})
 	}
 }
+
+// writeSchedText prints the scheduler section under the report
+// (render.WriteSched: with its heading, when there is CPU data).
+func writeSchedText(w io.Writer, s *sched.Report) error { return render.WriteSched(w, s) }
