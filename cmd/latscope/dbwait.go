@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/dbhostmetrics"
 	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/triage"
 )
@@ -72,9 +73,9 @@ func runDBWait(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		if o.json {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(res.JSON())
+			return enc.Encode(dbwaitreport.JSON(res))
 		}
-		return dbwait.WriteText(w, res, dbwait.TextOptions{All: o.all})
+		return dbwaitreport.WriteText(w, res, dbwaitreport.TextOptions{All: o.all})
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/httpurl"
 	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/report/loadreport"
 )
 
 func init() {
@@ -157,9 +158,9 @@ func runLoadgen(ctx context.Context, opts loadgen.Options, write func(*loadgen.R
 
 func printReport(w io.Writer, rep *loadgen.Report, asJSON bool) error {
 	if asJSON {
-		return loadgen.NewJSONReporter(rep).Report(w)
+		return loadreport.WriteJSON(w, rep)
 	}
-	return loadgen.NewTextReporter(rep).Report(w)
+	return loadreport.WriteText(w, rep)
 }
 
 // parseLoadFlags parses args into a loadConfig; flags may follow the URL.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/latscope/latscope/internal/cli"
 	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/report/loadreport"
 	"github.com/latscope/latscope/internal/tier"
 )
 
@@ -427,7 +428,7 @@ func TestLoadDocs(t *testing.T) {
 	rep.Add(&loadgen.Result{Intended: time.Unix(1, 0), Latency: time.Millisecond, Code: 200})
 	rep.Close()
 	var buf bytes.Buffer
-	if err := loadgen.NewJSONReporter(rep).Report(&buf); err != nil {
+	if err := loadreport.WriteJSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	var fields map[string]any

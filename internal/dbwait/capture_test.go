@@ -16,6 +16,7 @@ import (
 
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 )
 
 // The captures in testdata/lab are real: one run of each condition of
@@ -170,7 +171,7 @@ func TestLabCaptures(t *testing.T) {
 			checkInvariants(t, r)
 			tc.check(t, r)
 			var b bytes.Buffer
-			if err := dbwait.WriteText(&b, r, dbwait.TextOptions{}); err != nil {
+			if err := dbwaitreport.WriteText(&b, r, dbwaitreport.TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tc.cond+".txt", b.Bytes())

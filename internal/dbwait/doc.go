@@ -55,8 +55,8 @@
 // statements (Statement) and host samples (Sample, or the samples found in
 // the trace's LogCategory logs) in any order of sources, and Finalize joins
 // and classifies. It reads no files and prints nothing; FeedTrace,
-// FeedPGLog, ReadSamples and ReadMySQLCSV are the read loops, WriteText the
-// renderer.
+// FeedPGLog, ReadSamples and ReadMySQLCSV are the read loops; the text and
+// JSON reports are package dbwaitreport's (internal/report/dbwaitreport).
 //
 // Clocks: trace times are CLOCK_MONOTONIC, as are hostsig sample times, so
 // samples line up with spans without conversion. PostgreSQL logs wall-clock

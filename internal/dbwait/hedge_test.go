@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 )
 
 // pressed tells whether a statement's host sample shows this host's CPU
@@ -64,16 +65,16 @@ func TestNetworkOrDBCPU(t *testing.T) {
 	}
 	// text and JSON carry it
 	var text, js bytes.Buffer
-	if err := dbwait.WriteText(&text, r, dbwait.TextOptions{}); err != nil {
+	if err := dbwaitreport.WriteText(&text, r, dbwaitreport.TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "network or db-cpu: ") || !strings.Contains(text.String(), "network? ") {
 		t.Errorf("the text does not say network or db-cpu:\n%s", text.String())
 	}
-	if err := json.NewEncoder(&js).Encode(r.JSON()); err != nil {
+	if err := json.NewEncoder(&js).Encode(dbwaitreport.JSON(r)); err != nil {
 		t.Fatal(err)
 	}
-	var back dbwait.JSONResult
+	var back dbwaitreport.JSONResult
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}

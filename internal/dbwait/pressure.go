@@ -113,12 +113,13 @@ func (a *Analyzer) pressureCoverage(r *Result) {
 	r.DBHostPressure = c
 	if c.Covered < c.Statements {
 		r.Warnings = append(r.Warnings, fmt.Errorf("the database host's CPU pressure (%s, %d samples) covered %d of %d joined statements: the others fall outside its samples (%s), after a counter reset, or have no wall-clock time (the trace has no clock snapshot); their network verdicts are hedged by this host's pressure as without it",
-			p.Source, c.Samples, c.Covered, c.Statements, pressureSpan(c)))
+			p.Source, c.Samples, c.Covered, c.Statements, c.SpanWords()))
 	}
 }
 
-// pressureSpan says when the series' samples were taken.
-func pressureSpan(c *PressureCoverage) string {
+// SpanWords says when the series' samples were taken ("none" without
+// any), in the words of the warning (and of the text report).
+func (c *PressureCoverage) SpanWords() string {
 	if c.Samples == 0 {
 		return "none"
 	}

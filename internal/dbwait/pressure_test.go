@@ -14,6 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 )
 
 // TestDBHostPressureDecides (issue 34, item 1): given the database host's
@@ -77,7 +78,7 @@ func TestDBHostPressureDecides(t *testing.T) {
 		t.Errorf("coverage %+v: want every statement covered by the %d samples", cov, len(real.Samples))
 	}
 	var js bytes.Buffer
-	if err := json.NewEncoder(&js).Encode(r.JSON()); err != nil {
+	if err := json.NewEncoder(&js).Encode(dbwaitreport.JSON(r)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(js.String(), `"db_host_pressure":{"source":"the capture's own host samples"`) || !strings.Contains(js.String(), `"db_host_pressure":{"some_ms":`) {

@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/pglog"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 	"github.com/latscope/latscope/internal/tracein"
 )
 
@@ -154,7 +155,7 @@ func TestStealOnRecordedSamples(t *testing.T) {
 			for i, q := range after.Queries {
 				was := before.Queries[i]
 				if q.Verdict != was.Verdict {
-					t.Errorf("query at %v: %v, want %v as without steal (%s)", q.Start, q.Verdict, was.Verdict, q.Evidence)
+					t.Errorf("query at %v: %v, want %v as without steal (%s)", q.Start, q.Verdict, was.Verdict, dbwaitreport.Evidence(q.Evidence))
 				}
 				if h := q.Evidence.Host; was.Verdict == dbwait.Network && h.Steal >= q.Outside/2 {
 					oldRule++
@@ -218,7 +219,7 @@ func TestStealOnRecordedSamples(t *testing.T) {
 					kept++ // enough steal, but no stall in the trace
 				}
 				if q.Verdict != want {
-					t.Errorf("query at %v: %v, want %v (before: %v; %s)", q.Start, q.Verdict, want, was.Verdict, q.Evidence)
+					t.Errorf("query at %v: %v, want %v (before: %v; %s)", q.Start, q.Verdict, want, was.Verdict, dbwaitreport.Evidence(q.Evidence))
 				}
 				if q.Verdict == dbwait.Steal {
 					stole++

@@ -1,22 +1,15 @@
 package jfr
 
 import (
-	"bytes"
 	"errors"
-	"flag"
-	goldenfile "github.com/latscope/latscope/internal/golden"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
-	"github.com/latscope/latscope/internal/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // printRecording is the recording testdata/print.json was printed from, as
 // far as its events need: the window and the type ids of its settings.
@@ -52,48 +45,6 @@ func run(t *testing.T, o Options, rec *Recording, evs []Event) *budget.Result {
 		t.Fatal(err)
 	}
 	return a.Finalize()
-}
-
-// TestAnalyzeGolden renders the analysis of testdata/print.json as the
-// CLI prints it; -update rewrites testdata/*.golden.
-func TestAnalyzeGolden(t *testing.T) {
-	tests := []struct {
-		name     string
-		opts     func(*Options)
-		minShare float64
-	}{
-		// without latencies every share is 0: --min-share 0 lists the terms
-		{"requests", func(o *Options) { o.Requests = 2 }, 0},
-		{"load", func(o *Options) {
-			o.Load = &Requests{Count: 2, Latencies: []int64{110e6, 125e6}, EdgeCounted: 1, After: 1, Outside: 3}
-		}, 0.5},
-		{"pool", func(o *Options) {
-			o.Load = &Requests{Count: 2, Latencies: []int64{110e6, 125e6}}
-			o.Rules.Pools = append(o.Rules.Pools[:len(o.Rules.Pools):len(o.Rules.Pools)], "Probe$Pool.")
-		}, 0.5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions
-			o.Handler = "Probe.handle"
-			tt.opts(&o)
-			res := run(t, o, printRecording, printEvents(t))
-			rep, err := render.Build(res, render.Inputs{File: "print.jfr", CPUSeconds: -1, MinShare: tt.minShare})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := rep.WriteText(&got); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, filepath.Join("testdata", "analyze-"+tt.name+".golden"), got.Bytes())
-		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	goldenfile.Check(t, path, got, *update)
 }
 
 func ev(typ string, start time.Time, d time.Duration, thread string, stack ...string) Event {

@@ -1,10 +1,8 @@
 package jfr
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -192,7 +190,7 @@ func (r *ChurnReport) Findings() []churn.Finding {
 	case r.Samples < t.MinSamples:
 		return []churn.Finding{{Kind: churn.FindFewSamples, Text: fmt.Sprintf("only %d execution samples%s (fewer than %d): the pool machinery's share, %s, is too uncertain to judge. "+
 			"JFR samples only threads running Java code, so a mostly idle JVM gives few samples at any period. To get more: %s",
-			r.Samples, r.overWords(), t.MinSamples, r.shareWords(), r.moreSamples())}}
+			r.Samples, r.SamplingWords(), t.MinSamples, r.shareWords(), r.moreSamples())}}
 	case r.Share > t.SchedShare:
 		return []churn.Finding{r.overhead()}
 	}
@@ -208,7 +206,10 @@ func (r *ChurnReport) moreSamples() string {
 	return MoreSamples
 }
 
-func (r *ChurnReport) overWords() string {
+// SamplingWords is " in 12.0 s, one every 10ms per thread running Java":
+// the window and the period of the execution samples, in the words the
+// findings use (and the text report repeats); "" for what is unknown.
+func (r *ChurnReport) SamplingWords() string {
 	s := ""
 	if r.Duration > 0 {
 		s = fmt.Sprintf(" in %.1f s", r.Duration.Seconds())
@@ -251,104 +252,29 @@ func (r *ChurnReport) parkWords() string {
 	if p.IdleWakeups == 0 || r.Duration <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("; idle pool workers were woken %.0f times a second (parks of at least %s)", r.perSecond(p.IdleWakeups), thresholdWords(p.Threshold))
+	s := fmt.Sprintf("; idle pool workers were woken %.0f times a second (parks of at least %s)", r.PerSecond(p.IdleWakeups), p.ThresholdWords())
 	if p.Large > 0 {
 		s += fmt.Sprintf(", %.0f %% of them in bursts: %.1f bursts a second woke a median %d at once",
-			100*float64(p.InLarge)/float64(p.IdleWakeups), r.perSecond(p.Large), p.LargeMedian)
+			100*float64(p.InLarge)/float64(p.IdleWakeups), r.PerSecond(p.Large), p.LargeMedian)
 	}
 	return s
 }
 
-func thresholdWords(th string) string {
-	if th == "" {
+// ThresholdWords names the shortest park recorded: jdk.ThreadPark's
+// threshold, or the words for it when unknown.
+func (p ParkStats) ThresholdWords() string {
+	if p.Threshold == "" {
 		return "the recording's jdk.ThreadPark threshold"
 	}
-	return th
+	return p.Threshold
 }
 
-func (r *ChurnReport) perSecond(n int64) float64 {
+// PerSecond is n events over the recording's window (0 without one).
+func (r *ChurnReport) PerSecond(n int64) float64 {
 	if r.Duration <= 0 {
 		return 0
 	}
 	return float64(n) / r.Duration.Seconds()
-}
-
-// WriteText writes the report for people: the verdict, the groups, the
-// frames and payers, the parks and thread starts, and what the samples
-// cannot see.
-func (r *ChurnReport) WriteText(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	termsafe.Fprintf(bw, "%s\n", r.Verdict())
-	if r.Samples > 0 {
-		r.writeSamples(bw)
-	}
-	r.writeParks(bw)
-	r.writeCoverage(bw)
-	if fs := r.Findings(); len(fs) > 0 {
-		fmt.Fprintln(bw, "findings:")
-		for _, f := range fs {
-			termsafe.Fprintf(bw, "  - %s: %s\n", f.Kind, f.Error())
-		}
-	}
-	return bw.Flush()
-}
-
-func (r *ChurnReport) writeSamples(w io.Writer) {
-	termsafe.Fprintf(w, "  execution samples: %d%s; native-method samples (not CPU): %d\n", r.Samples, r.overWords(), r.NativeSamples)
-	for _, g := range r.Groups {
-		termsafe.Fprintf(w, "    %-26s %5.1f %%  (%d)\n", g.Group, 100*g.Share, g.Samples)
-	}
-	if len(r.Top) > 0 {
-		fmt.Fprintln(w, "  machinery frames (innermost listed frame):")
-		for _, f := range r.Top {
-			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, f.Frame)
-		}
-	}
-	if len(r.Payers) > 0 {
-		fmt.Fprintln(w, "  machinery on the stacks of:")
-		for _, f := range r.Payers {
-			name := f.Frame
-			if name == "" {
-				name = "(pool threads, no application frame)"
-			}
-			termsafe.Fprintf(w, "    %5.1f %%  %s\n", 100*f.Share, name)
-		}
-	}
-}
-
-func (r *ChurnReport) writeParks(w io.Writer) {
-	p := r.Parks
-	termsafe.Fprintf(w, "  parks of at least %s: %d", thresholdWords(p.Threshold), p.Total)
-	for _, c := range p.ByCause {
-		name := c.Cause.String()
-		if c.Cause == ChurnOther {
-			name = "outside pools and queues"
-		}
-		termsafe.Fprintf(w, "; %s %d", name, c.Count)
-	}
-	fmt.Fprintln(w)
-	if p.IdleWakeups > 0 {
-		termsafe.Fprintf(w, "  idle pool workers woken: %.0f/s; bursts (gaps ≤ %v): %.1f/s, max %d", r.perSecond(p.IdleWakeups), p.Gap, r.perSecond(p.Bursts), p.Max)
-		if p.Large > 0 {
-			termsafe.Fprintf(w, "; large (≥ %d): %.1f/s, median %d", p.MinSize, r.perSecond(p.Large), p.LargeMedian)
-		}
-		fmt.Fprintln(w)
-	}
-	termsafe.Fprintf(w, "  threads started: %d, ended: %d\n", r.ThreadStarts, r.ThreadEnds)
-}
-
-// writeCoverage says how much of the JVM's CPU the samples can see.
-func (r *ChurnReport) writeCoverage(w io.Writer) {
-	c := r.JVMCPU
-	if c == nil {
-		fmt.Fprintln(w, "  JFR samples only threads running Java code: the JVM's own park/unpark, JIT, GC and the kernel are in no sample")
-		return
-	}
-	termsafe.Fprintf(w, "  the JVM used %.2f CPU-s (jdk.CPULoad, %.0f %% in the kernel)", c.Seconds, 100*c.System)
-	if r.Period > 0 && r.Samples > 0 {
-		termsafe.Fprintf(w, "; the samples see about %.2f CPU-s of Java code", float64(r.Samples)*r.Period.Seconds())
-	}
-	fmt.Fprintln(w, "; the rest (the JVM's own park/unpark, JIT, GC, the kernel) is in no sample")
 }
 
 // Error returns the verdict, so the report can travel as a warning of a

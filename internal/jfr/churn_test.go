@@ -24,8 +24,6 @@ import (
 	"github.com/latscope/latscope/internal/tier"
 )
 
-var _ render.ChurnSection = (*jfr.ChurnReport)(nil)
-
 // stack builds a stack, leaf first, from method names.
 func stack(methods ...string) []jfr.Frame {
 	out := make([]jfr.Frame, len(methods))
@@ -458,7 +456,7 @@ func TestChurnSynthetic(t *testing.T) {
 	}
 	r := c.Result()
 	var got bytes.Buffer
-	if err := r.WriteText(&got); err != nil {
+	if err := render.WriteChurnText(&got, r); err != nil {
 		t.Fatal(err)
 	}
 	js, err := json.MarshalIndent(r, "", "  ")

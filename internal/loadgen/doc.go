@@ -3,8 +3,9 @@
 // It is built like tsenart/vegeta: a [Pacer] decides when requests are due,
 // [Run] streams one [Result] per request as it completes, results are written
 // and read by an [Encoder] and a [Decoder] (the format is sniffed on read), a
-// [Report] consumes results with Add and Close, and rendering is a separate
-// [Reporter]. Unlike vegeta, the closed model is first-class.
+// [Report] consumes results with Add and Close, and printing it is another
+// package's (internal/report/loadreport). Unlike vegeta, the closed model is
+// first-class.
 //
 // # Models
 //

@@ -13,7 +13,7 @@ import (
 )
 
 // ExampleRun runs a short closed-model load, drives a progress count from
-// the result stream, keeps the results as JSON lines, and reports.
+// the result stream, keeps the results as JSON lines, and closes the report.
 func ExampleRun() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(5 * time.Millisecond)
@@ -38,7 +38,7 @@ func ExampleRun() {
 		return
 	}
 	rep.Close()
-	loadgen.NewTextReporter(&rep).Report(io.Discard) // or os.Stdout
+	// internal/report/loadreport prints rep, as `latscope load` does.
 	fmt.Fprintln(os.Stdout, done == rep.Requests+rep.Warmup, rep.Codes[200] == rep.Requests, rep.RPS > 0)
 	// Output: true true true
 }

@@ -1,18 +1,11 @@
 package loadgen
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
-
-	goldenfile "github.com/latscope/latscope/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixtureResults is a small fixed run: two warm-up results, eight measured
 // (one late, two failed the same way, one 500), one dropped.
@@ -102,53 +95,6 @@ func TestReportTopErrorsBounded(t *testing.T) {
 	if len(rp.TopErrors) != TopErrors || rp.DistinctErrors != 2*TopErrors || rp.TopErrors[0].Message != fmt.Sprintf("e%02d", 2*TopErrors-1) {
 		t.Errorf("TopErrors = %v (distinct %d), want the %d most frequent of %d", rp.TopErrors, rp.DistinctErrors, TopErrors, 2*TopErrors)
 	}
-}
-
-func TestReporterGolden(t *testing.T) {
-	empty := &Report{}
-	empty.Close()
-	// wide: latencies too long for the default columns, one error message.
-	wide := &Report{}
-	t0 := time.Date(2026, 12, 2, 16, 12, 0, 0, time.UTC)
-	wide.Add(&Result{Intended: t0, Latency: 847 * time.Microsecond, Code: 200})
-	wide.Add(&Result{Intended: t0, Latency: 30290282 * time.Microsecond, Error: "context deadline exceeded"})
-	wide.Close()
-	// failed: every request refused, fast; the rate of failures is not throughput.
-	failed := &Report{}
-	for i := range 4 {
-		failed.Add(&Result{Intended: t0.Add(time.Duration(i) * time.Millisecond), Latency: time.Millisecond, Error: "dial tcp 127.0.0.1:1: connect: connection refused"})
-	}
-	failed.Close()
-	reporters := []struct {
-		file string
-		rp   *Report
-		rep  func(*Report) Reporter
-	}{
-		{"report.txt", fixtureReport(), NewTextReporter},
-		{"report.json", fixtureReport(), NewJSONReporter},
-		{"report-empty.txt", empty, NewTextReporter},
-		{"report-empty.json", empty, NewJSONReporter},
-		{"report-wide.txt", wide, NewTextReporter},
-		{"report-failed.txt", failed, NewTextReporter},
-		{"report-failed.json", failed, NewJSONReporter},
-	}
-	for _, r := range reporters {
-		t.Run(r.file, func(t *testing.T) {
-			rp := r.rp
-			var buf bytes.Buffer
-			if err := r.rep(rp).Report(&buf); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, filepath.Join("testdata", r.file), buf.Bytes())
-		})
-	}
-}
-
-// golden compares got with the file, rewriting it under -update; on a
-// mismatch it writes got next to it as FILE.got.
-func golden(t *testing.T, file string, got []byte) {
-	t.Helper()
-	goldenfile.Check(t, file, got, *update)
 }
 
 // BenchmarkReport measures Add and Close (sort and percentiles) over 100k

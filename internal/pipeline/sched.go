@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/sched"
@@ -28,16 +26,6 @@ func addSchedFindings(rep *render.Report, s *sched.Report, warns []string) {
 	}
 }
 
-// writeSchedText prints the scheduler section when there is CPU data.
-func writeSchedText(w io.Writer, s *sched.Report) error {
-	if s == nil || s.CPU.Samples == 0 {
-		return nil
-	}
-	var b strings.Builder
-	if err := s.WriteText(&b); err != nil {
-		return err
-	}
-	text := strings.TrimRight(b.String(), "\n")
-	_, err := fmt.Fprintf(w, "\nscheduler and runtime overhead (from CPU samples):\n%s\n", text)
-	return err
-}
+// writeSchedText prints the scheduler section under the report
+// (render.WriteSched: with its heading, when there is CPU data).
+func writeSchedText(w io.Writer, s *sched.Report) error { return render.WriteSched(w, s) }

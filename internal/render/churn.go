@@ -3,30 +3,24 @@ package render
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/sched"
 )
 
-// ChurnSection is a JVM recording's scheduler-churn analysis
-// (jfr.ChurnReport, docs/jfr-churn.md). The JVM analyser adds it to
-// budget.Result.Warnings; Build makes it the report's Sched (JSON "sched",
-// with "kind": "jvm-churn") and lists its findings, and WriteText prints it
-// after the budget, as the scheduler section of a Go trace is printed.
-type ChurnSection interface {
-	error // the verdict, in one line
-	WriteText(w io.Writer) error
-	Findings() []sched.Finding
-}
-
-// churnOf returns the churn analysis among res's warnings, or nil.
-func churnOf(res *budget.Result) ChurnSection {
+// churnOf returns a JVM recording's scheduler-churn analysis
+// (jfr.ChurnReport, docs/jfr-churn.md) among res's warnings, or nil. The
+// JVM analyser adds it there; Build makes it the report's Sched (JSON
+// "sched", with "kind": "jvm-churn") and lists its findings, and WriteText
+// prints it after the budget, as the scheduler section of a Go trace is
+// printed.
+func churnOf(res *budget.Result) *jfr.ChurnReport {
 	for _, w := range res.Warnings {
-		var cs ChurnSection
-		if errors.As(w, &cs) {
-			return cs
+		var cr *jfr.ChurnReport
+		if errors.As(w, &cr) {
+			return cr
 		}
 	}
 	return nil
@@ -50,12 +44,12 @@ func addChurn(res *budget.Result, rep *Report) {
 
 // writeChurn prints the churn section of a JVM recording, when it has one.
 func (r *Report) writeChurn(ew *errWriter) {
-	cs, ok := r.Sched.(ChurnSection)
+	cr, ok := r.Sched.(*jfr.ChurnReport)
 	if !ok {
 		return
 	}
 	var b strings.Builder
-	if err := cs.WriteText(&b); err != nil {
+	if err := WriteChurnText(&b, cr); err != nil {
 		ew.err = err
 		return
 	}

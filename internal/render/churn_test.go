@@ -4,42 +4,34 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/sched"
+	"github.com/latscope/latscope/internal/churn"
+	"github.com/latscope/latscope/internal/jfr"
 )
-
-// fakeChurn stands for jfr.ChurnReport (tested with real recordings in
-// package jfr).
-type fakeChurn struct{ findings []sched.Finding }
-
-func (f *fakeChurn) Error() string { return "scheduler churn: pool machinery took 25 %" }
-func (f *fakeChurn) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "%s\n  details\n", f.Error())
-	return err
-}
-func (f *fakeChurn) Findings() []sched.Finding    { return f.findings }
-func (f *fakeChurn) MarshalJSON() ([]byte, error) { return []byte(`{"kind":"jvm-churn"}`), nil }
 
 // TestChurnSection checks that a JVM recording's churn analysis, carried in
 // the result's warnings, becomes the report's scheduler section: its
-// findings listed, its text after the budget, its JSON under "sched".
+// findings listed, its text after the budget, its JSON under "sched". The
+// analysis is tested with real recordings in package jfr; here its report
+// is made by hand.
 func TestChurnSection(t *testing.T) {
 	tests := []struct {
 		name      string
-		findings  []sched.Finding
+		churn     *jfr.ChurnReport
 		wantKinds []string
 	}{
-		{"churn", []sched.Finding{{Kind: sched.FindSchedOverhead, Text: "pool machinery took 25 %", Options: []string{"batching"}}}, []string{"sched-overhead"}},
-		{"none", nil, nil},
-		{"few samples", []sched.Finding{{Kind: sched.FindFewSamples, Text: "only 12 execution samples"}}, []string{"few-cpu-samples"}},
+		{"churn", &jfr.ChurnReport{Samples: 400, Machinery: 100, Share: 0.25, Low: 0.21, High: 0.29}, []string{"sched-overhead"}},
+		{"none", &jfr.ChurnReport{Samples: 400, Machinery: 20, Share: 0.05, Low: 0.03, High: 0.08}, nil},
+		{"few samples", &jfr.ChurnReport{Samples: 12, Machinery: 3, Share: 0.25, Low: 0.09, High: 0.53}, []string{"few-cpu-samples"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := &budget.Result{Info: budget.TraceInfo{JVM: true, End: 1e9}, Warnings: []error{&fakeChurn{findings: tt.findings}}}
+			cr := tt.churn
+			cr.Thresholds = churn.DefaultThresholds
+			res := &budget.Result{Info: budget.TraceInfo{JVM: true, End: 1e9}, Warnings: []error{cr}}
 			rep, err := Build(res, Inputs{File: "rec.jfr", CPUSeconds: -1})
 			if err != nil {
 				t.Fatal(err)
@@ -51,16 +43,19 @@ func TestChurnSection(t *testing.T) {
 			if fmt.Sprint(kinds) != fmt.Sprint(tt.wantKinds) {
 				t.Errorf("finding kinds %v, want %v", kinds, tt.wantKinds)
 			}
-			var text bytes.Buffer
+			var text, section bytes.Buffer
 			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteChurnText(&section, cr); err != nil {
 				t.Fatal(err)
 			}
 			out := text.String()
 			i := strings.Index(out, "scheduler churn (the JVM's pool threads")
-			if i < 0 || !strings.Contains(out[i:], "scheduler churn: pool machinery took 25 %\n  details") {
+			if i < 0 || !strings.HasPrefix(section.String(), cr.Verdict()+"\n") || !strings.HasSuffix(out, "\n"+section.String()) {
 				t.Errorf("no churn section in:\n%s", out)
 			}
-			if j := strings.Index(out, "findings:"); len(tt.findings) > 0 && (j < 0 || j > i) {
+			if j := strings.Index(out, "findings:"); len(tt.wantKinds) > 0 && (j < 0 || j > i) {
 				t.Errorf("findings should come before the churn section:\n%s", out)
 			}
 			var js struct {

@@ -149,10 +149,6 @@ func checkReport(t *testing.T, rep *sched.Report) {
 			t.Errorf("trace duration %v", tr.Duration)
 		}
 	}
-	var text bytes.Buffer
-	if err := rep.WriteText(&text); err != nil || text.Len() == 0 {
-		t.Errorf("WriteText: %v, %d bytes", err, text.Len())
-	}
 }
 
 func findings(rep *sched.Report) map[sched.FindingKind]string {

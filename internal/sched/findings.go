@@ -68,7 +68,7 @@ func (r *Report) Findings() []Finding {
 	if p.ParentMissed() {
 		out = append(out, Finding{Kind: FindParentLimit, Text: fmt.Sprintf("the tightest CPU quota, %.3g CPUs, is on the cgroup %s and not on the process's own (%s): "+
 			"Go 1.25+ reads only its own cgroup, so its default GOMAXPROCS (%d) misses it (golang/go#81180); set GOMAXPROCS=%d explicitly",
-			p.Quota, p.QuotaPath, quotaWords(p.OwnQuota), p.RuntimeDefault, p.Fit)})
+			p.Quota, p.QuotaPath, QuotaWords(p.OwnQuota), p.RuntimeDefault, p.Fit)})
 	}
 	return out
 }
@@ -129,7 +129,7 @@ func (r *Report) overhead(t Thresholds, iv *ShareInterval) Finding {
 // schedParts lists the scheduler's groups with their shares.
 func schedParts(c *CPU) string {
 	var parts []string
-	for _, g := range sortedGroups(c, ClassScheduler) {
+	for _, g := range c.GroupsOf(ClassScheduler) {
 		if g.Share >= 0.005 {
 			parts = append(parts, fmt.Sprintf("%s %.0f %%", g.Group, 100*g.Share))
 		}
@@ -163,7 +163,7 @@ func burstWords(t *TraceStats) string {
 		if len(names) == 2 || float64(c.Count) < 0.1*float64(bs.InLarge) {
 			break
 		}
-		names = append(names, causeWords(c))
+		names = append(names, CauseWords(c))
 	}
 	if len(names) > 0 {
 		s += ", mostly " + strings.Join(names, " and ")
@@ -171,7 +171,9 @@ func burstWords(t *TraceStats) string {
 	return s
 }
 
-func causeWords(c Cause) string {
+// CauseWords says who made the goroutines of c runnable and where they
+// were, in the words the findings use (and the text report repeats).
+func CauseWords(c Cause) string {
 	actor := "the network poller or a timer"
 	if c.Actor != "" {
 		actor = frame.Short(c.Actor)
@@ -194,7 +196,7 @@ func procsAbove(p Procs) Finding {
 	if p.GOMAXPROCS == 0 {
 		who = fmt.Sprintf("%d Ps ran in the trace (GOMAXPROCS is at least that)", p.PsSeen)
 	}
-	limit := quotaWords(p.Quota)
+	limit := QuotaWords(p.Quota)
 	if p.NumCPU > 0 {
 		limit += fmt.Sprintf(", %d CPUs", p.NumCPU)
 	}
@@ -203,15 +205,17 @@ func procsAbove(p Procs) Finding {
 	return Finding{Kind: FindProcsAbove, Text: text, Options: []string{fmt.Sprintf("GOMAXPROCS=%d", p.Fit), OptionDefaults}}
 }
 
-func quotaWords(cpus float64) string {
+// QuotaWords names a CFS quota of cpus CPUs (0: none), in the words the
+// findings use (and the text report repeats).
+func QuotaWords(cpus float64) string {
 	if cpus == 0 {
 		return "no CFS quota"
 	}
 	return fmt.Sprintf("CFS quota %.3g CPUs", cpus)
 }
 
-// sortedGroups returns the groups of class cl, heaviest first.
-func sortedGroups(c *CPU, cl Class) []GroupShare {
+// GroupsOf returns the groups of class cl, heaviest first.
+func (c *CPU) GroupsOf(cl Class) []GroupShare {
 	var out []GroupShare
 	for _, g := range c.Groups {
 		if g.Class == cl {

@@ -8,6 +8,7 @@ import (
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/internal/dbwait"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -52,7 +53,7 @@ func checkLock(by map[string]*ConditionResult) lab.Check {
 			inside++
 		}
 	}
-	ck.Got = fmt.Sprintf("%d of %d inside (DB up to %s ms, difference up to %s ms)", inside, n, dbwait.Ms(dbMax), dbwait.Ms(diffMax))
+	ck.Got = fmt.Sprintf("%d of %d inside (DB up to %s ms, difference up to %s ms)", inside, n, dbwaitreport.Ms(dbMax), dbwaitreport.Ms(diffMax))
 	ck.OK = n > 0 && inside == n
 	return ck
 }
@@ -76,7 +77,7 @@ func checkPause(by map[string]*ConditionResult) lab.Check {
 			paused++
 		}
 	}
-	ck.Got = fmt.Sprintf("%d of %d paused (difference up to %s ms, no trace events for ≥ %s ms)", paused, n, dbwait.Ms(diffMax), dbwait.Ms(gapMin))
+	ck.Got = fmt.Sprintf("%d of %d paused (difference up to %s ms, no trace events for ≥ %s ms)", paused, n, dbwaitreport.Ms(diffMax), dbwaitreport.Ms(gapMin))
 	ck.OK = n > 0 && paused == n
 	return ck
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/latscope/latscope/internal/dbhost"
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -120,7 +121,7 @@ func (rr *RunResult) fill(res *dbwait.Result, samples []hostsig.Sample) {
 			continue
 		}
 		rr.Outside = append(rr.Outside, OutsideQuery{AtMs: units.Ms(q.Start.Sub(res.TraceStart)), AppMs: units.Ms(q.App), DBMs: units.Ms(q.DB),
-			DiffMs: units.Ms(q.Outside), LockWaitMs: units.Ms(q.LockWait), Verdict: q.Verdict.String(), Confidence: q.Confidence.String(), Rule: q.Rule, Evidence: q.Evidence.String()})
+			DiffMs: units.Ms(q.Outside), LockWaitMs: units.Ms(q.LockWait), Verdict: q.Verdict.String(), Confidence: q.Confidence.String(), Rule: q.Rule, Evidence: dbwaitreport.Evidence(q.Evidence)})
 	}
 	for _, w := range res.Warnings {
 		rr.Warnings = append(rr.Warnings, w.Error())

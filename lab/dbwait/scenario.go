@@ -20,6 +20,7 @@ import (
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 	"github.com/latscope/latscope/internal/pgcluster"
+	"github.com/latscope/latscope/internal/report/dbwaitreport"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -442,7 +443,7 @@ func (rr *RunResult) take(j judged) {
 // writeText writes dbwait's text report of res to name.
 func writeText(name string, res *dbwait.Result) error {
 	var text bytes.Buffer
-	dbwait.WriteText(&text, res, dbwait.TextOptions{})
+	dbwaitreport.WriteText(&text, res, dbwaitreport.TextOptions{})
 	return os.WriteFile(name, text.Bytes(), 0o644)
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/render"
 )
 
 // churnSection is the scheduler-churn analysis of a JVM recording
@@ -34,7 +35,7 @@ func churnSection(c *jfr.ChurnReport) Section {
 		b.p("", text)
 	}
 	var detail strings.Builder
-	if err := c.WriteText(&detail); err == nil {
+	if err := render.WriteChurnText(&detail, c); err == nil {
 		b.details("every number of the churn analysis", preHTML(detail.String()))
 	}
 	return Section{Title: "Scheduler churn", Body: b.html(),

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/sched"
 )
 
@@ -39,7 +40,7 @@ func schedSection(s *sched.Report) (Section, bool) {
 		b.p("", text)
 	}
 	var detail strings.Builder
-	if err := s.WriteText(&detail); err == nil {
+	if err := render.WriteSchedText(&detail, s); err == nil {
 		b.details("every number of the scheduler analysis", preHTML(detail.String()))
 	}
 	return Section{Title: "Scheduler and runtime overhead", Body: b.html(),

@@ -1,24 +1,41 @@
-package sched
+package render
 
 import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/termsafe"
 )
 
-// WriteText writes the report for people: the CPU shares, what the trace
-// shows, GOMAXPROCS against the limit, and the findings.
-func (r *Report) WriteText(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	r.writeCPU(bw)
-	if r.Trace != nil {
-		r.writeTrace(bw)
+// WriteSched prints a Go trace's scheduler section under analyze's report,
+// with its heading, when there is CPU data (nothing otherwise).
+func WriteSched(w io.Writer, s *sched.Report) error {
+	if s == nil || s.CPU.Samples == 0 {
+		return nil
 	}
-	r.writeProcs(bw)
+	var b strings.Builder
+	if err := WriteSchedText(&b, s); err != nil {
+		return err
+	}
+	text := strings.TrimRight(b.String(), "\n")
+	_, err := fmt.Fprintf(w, "\nscheduler and runtime overhead (from CPU samples):\n%s\n", text)
+	return err
+}
+
+// WriteSchedText writes the scheduler report for people: the CPU shares,
+// what the trace shows, GOMAXPROCS against the limit, and the findings.
+func WriteSchedText(w io.Writer, r *sched.Report) error {
+	bw := bufio.NewWriter(w)
+	writeSchedCPU(bw, &r.CPU)
+	if r.Trace != nil {
+		writeSchedTrace(bw, r.Trace)
+	}
+	writeSchedProcs(bw, r.Procs)
 	if fs := r.Findings(); len(fs) > 0 {
 		fmt.Fprintln(bw, "\nfindings:")
 		for _, f := range fs {
@@ -28,8 +45,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	return bw.Flush()
 }
 
-func (r *Report) writeCPU(w io.Writer) {
-	c := &r.CPU
+func writeSchedCPU(w io.Writer, c *sched.CPU) {
 	termsafe.Fprintf(w, "scheduler overhead: CPU samples from the %s (%d samples)\n", c.Source, c.Samples)
 	if c.Samples == 0 {
 		return
@@ -37,20 +53,20 @@ func (r *Report) writeCPU(w io.Writer) {
 	fmt.Fprintln(w, "  class             share")
 	for _, s := range c.Classes {
 		termsafe.Fprintf(w, "  %-16s %5.1f %%", s.Class, 100*s.Share)
-		if s.Class == ClassScheduler {
+		if s.Class == sched.ClassScheduler {
 			if iv := c.Interval; iv != nil {
 				termsafe.Fprintf(w, "  95 %% interval %.1f–%.1f %%", 100*iv.Low, 100*iv.High)
 				if iv.DesignEffect > 1 {
 					termsafe.Fprintf(w, " (%.0f effective samples)", iv.EffectiveSamples)
 				}
 			} else {
-				termsafe.Fprintf(w, "  ±%.1f", 100*c.Margin(ClassScheduler))
+				termsafe.Fprintf(w, "  ±%.1f", 100*c.Margin(sched.ClassScheduler))
 			}
 		}
 		fmt.Fprintln(w)
 	}
-	for _, cl := range []Class{ClassScheduler, ClassGC, ClassInstrument} {
-		for _, g := range sortedGroups(c, cl) {
+	for _, cl := range []sched.Class{sched.ClassScheduler, sched.ClassGC, sched.ClassInstrument} {
+		for _, g := range c.GroupsOf(cl) {
 			termsafe.Fprintf(w, "    %-15s %-22s %5.1f %%\n", cl, g.Group, 100*g.Share)
 		}
 	}
@@ -72,8 +88,7 @@ func (r *Report) writeCPU(w io.Writer) {
 	}
 }
 
-func (r *Report) writeTrace(w io.Writer) {
-	t := r.Trace
+func writeSchedTrace(w io.Writer, t *sched.TraceStats) {
 	termsafe.Fprintf(w, "trace: %s, %d Ps ran, %d OS threads\n", roundDur(t.Duration), t.PsSeen, t.Threads)
 	termsafe.Fprintf(w, "  P starts %.0f/s, stops %.0f/s\n", t.PerSecond(t.PStarts), t.PerSecond(t.PStops))
 	termsafe.Fprintf(w, "  made runnable %.0f/s: created %.0f/s, woken %.0f/s (%.0f/s by the network poller or timers)\n",
@@ -87,7 +102,7 @@ func (r *Report) writeTrace(w io.Writer) {
 	}
 	for _, c := range t.Causes {
 		if float64(c.Count) >= 0.01*float64(b.InLarge) {
-			termsafe.Fprintf(w, "    %7.1f per burst  %s\n", c.PerBurst, causeWords(c))
+			termsafe.Fprintf(w, "    %7.1f per burst  %s\n", c.PerBurst, sched.CauseWords(c))
 		}
 	}
 	ws := t.Wait
@@ -95,8 +110,7 @@ func (r *Report) writeTrace(w io.Writer) {
 		roundDur(ws.Mean), roundDur(ws.P50), roundDur(ws.P90), roundDur(ws.P99), roundDur(ws.Max), ws.Count)
 }
 
-func (r *Report) writeProcs(w io.Writer) {
-	p := r.Procs
+func writeSchedProcs(w io.Writer, p sched.Procs) {
 	fmt.Fprint(w, "GOMAXPROCS: ")
 	switch {
 	case p.GOMAXPROCS > 0:
@@ -110,7 +124,7 @@ func (r *Report) writeProcs(w io.Writer) {
 		termsafe.Fprintf(w, "; %d CPUs", p.NumCPU)
 	}
 	if p.Known {
-		termsafe.Fprintf(w, "; %s", quotaWords(p.Quota))
+		termsafe.Fprintf(w, "; %s", sched.QuotaWords(p.Quota))
 		if p.QuotaPath != "" {
 			termsafe.Fprintf(w, " on %s", p.QuotaPath)
 		}

@@ -1,4 +1,4 @@
-package dbwait
+package dbwaitreport
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
 )
 
@@ -19,7 +20,7 @@ type TextOptions struct {
 // WriteText renders r as the text report of `latscope dbwait`: the counts,
 // the host totals, the summary table by verdict, and the statements with
 // their verdicts and evidence.
-func WriteText(w io.Writer, r *Result, opts TextOptions) error {
+func WriteText(w io.Writer, r *dbwait.Result, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	s := r.Summary
 	fmt.Fprintf(bw, "DB spans: %d, %d joined with their statement by traceparent", s.Spans, s.Matched)
@@ -46,7 +47,7 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 			c.From.UTC().Format("15:04:05.000"), c.To.UTC().Format("15:04:05.000"), c.Backends, c.Covered, c.Statements)
 	}
 	if c := r.DBHostPressure; c != nil {
-		fmt.Fprintf(bw, "database host's CPU pressure: %s, %d samples (%s); covers %d of %d statements\n", c.Source, c.Samples, pressureSpan(c), c.Covered, c.Statements)
+		fmt.Fprintf(bw, "database host's CPU pressure: %s, %d samples (%s); covers %d of %d statements\n", c.Source, c.Samples, c.SpanWords(), c.Covered, c.Statements)
 	}
 	if r.NetworkFloor > 0 {
 		fmt.Fprintf(bw, "network floor: %s ms (the median difference of %d statements the probe saw on time)\n", ms(r.NetworkFloor), r.FloorStatements)
@@ -59,7 +60,7 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 	return bw.Flush()
 }
 
-func writeHost(w io.Writer, h HostTotals) {
+func writeHost(w io.Writer, h dbwait.HostTotals) {
 	if h.Samples == 0 {
 		fmt.Fprintln(w, "host: no samples: outside time cannot be classified (unknown)")
 		return
@@ -75,10 +76,10 @@ func writeHost(w io.Writer, h HostTotals) {
 	fmt.Fprintln(w)
 }
 
-func writeSummary(w io.Writer, s Summary) {
+func writeSummary(w io.Writer, s dbwait.Summary) {
 	fmt.Fprintf(w, "%-10s %8s %10s %10s %12s %14s\n", "verdict", "queries", "app p50", "DB p50", "diff p50", "diff total")
 	var total time.Duration
-	for v := range NumVerdicts {
+	for v := range dbwait.NumVerdicts {
 		vs := s.ByVerdict[v]
 		total += vs.OutsideSum
 		if vs.Count == 0 {
@@ -89,18 +90,18 @@ func writeSummary(w io.Writer, s Summary) {
 	fmt.Fprintf(w, "%-10s %8d %10s %10s %12s %14s   (ms)\n", "all", s.Matched, ms(s.AppP50), ms(s.DBP50), ms(s.OutsideP50), ms(total))
 	if s.NetworkOrDBCPU > 0 {
 		fmt.Fprintf(w, "network or db-cpu: %d of the %d network verdicts (confidence low): this host was under CPU pressure and no recording of the database host says whether its backends waited for a CPU; `latscope dbhost` on the database host, then --dbhost, decides\n",
-			s.NetworkOrDBCPU, s.ByVerdict[Network].Count)
+			s.NetworkOrDBCPU, s.ByVerdict[dbwait.Network].Count)
 	}
 }
 
-func writeQueries(w io.Writer, r *Result, opts TextOptions) {
+func writeQueries(w io.Writer, r *dbwait.Result, opts TextOptions) {
 	title := "statements outside the DB"
 	if opts.All {
 		title = "all statements"
 	}
-	var rows []Query
+	var rows []dbwait.Query
 	for _, q := range r.Queries {
-		if opts.All || q.Verdict != Inside {
+		if opts.All || q.Verdict != dbwait.Inside {
 			rows = append(rows, q)
 		}
 	}
@@ -115,40 +116,40 @@ func writeQueries(w io.Writer, r *Result, opts TextOptions) {
 		if !q.StartWall.IsZero() {
 			wall = q.StartWall.UTC().Format("15:04:05.000")
 		}
-		evidence := q.Evidence.String()
-		if q.Verdict == Inside {
+		evidence := Evidence(q.Evidence)
+		if q.Verdict == dbwait.Inside {
 			evidence = ""
 			if q.LockWait > 0 {
 				evidence = fmt.Sprintf("lock wait %s ms", ms(q.LockWait))
 			}
 		}
 		conf := q.Confidence.String()
-		if q.Verdict == Inside {
+		if q.Verdict == dbwait.Inside {
 			conf = ""
 		} else if evidence != "" {
 			evidence = q.Rule + "; " + evidence
 		}
 		verdict := q.Verdict.String()
-		if q.Alternative != Inside {
+		if q.Alternative != dbwait.Inside {
 			verdict += "?" // "network?": or the alternative the rule names
 		}
 		fmt.Fprintf(w, "%-10s %-12s %9s %9s %9s  %-9s %-6s %s\n", at(r, q), wall, ms(q.App), ms(q.DB), ms(q.Outside), verdict, cmp.Or(conf, "-"), evidence)
 	}
 	if !opts.All {
-		if n := r.Summary.ByVerdict[Inside].Count; n > 0 {
+		if n := r.Summary.ByVerdict[dbwait.Inside].Count; n > 0 {
 			fmt.Fprintf(w, "(%d statements inside the DB not listed; --all lists them)\n", n)
 		}
 	}
 }
 
 // at is a query's start relative to the trace's first event.
-func at(r *Result, q Query) string {
+func at(r *dbwait.Result, q dbwait.Query) string {
 	return fmt.Sprintf("+%.3fs", q.Start.Sub(r.TraceStart).Seconds())
 }
 
-// String is the evidence as one line: the event-free stretch and the host
-// counters over the sampled interval.
-func (e Evidence) String() string {
+// Evidence is a statement's evidence as one line: the event-free stretch
+// and the host counters over the sampled interval.
+func Evidence(e dbwait.Evidence) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "no trace events %s ms", ms(e.Gap))
 	if !e.Placed {

@@ -1,14 +1,14 @@
-package dbwait
+package dbwaitreport
 
 import (
 	"time"
 
-	"github.com/latscope/latscope/internal/units"
-
+	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/hostsig"
+	"github.com/latscope/latscope/internal/units"
 )
 
-// JSONResult is the JSON form of a Result (`latscope dbwait --json`).
+// JSONResult is the JSON form of a dbwait.Result (`latscope dbwait --json`).
 // Times are milliseconds (_ms); a host counter whose source was absent is
 // null, with the reason under "absent".
 type JSONResult struct {
@@ -33,7 +33,7 @@ type JSONResult struct {
 	Warnings       []string      `json:"warnings"`
 }
 
-// JSONPressure is PressureCoverage.
+// JSONPressure is dbwait.PressureCoverage.
 type JSONPressure struct {
 	Source     string `json:"source"`
 	From       string `json:"from,omitempty"`
@@ -43,14 +43,14 @@ type JSONPressure struct {
 	Statements int    `json:"statements"`
 }
 
-// JSONPressureDelta is PressureDelta: some task on the database host
+// JSONPressureDelta is dbwait.PressureDelta: some task on the database host
 // waited for a CPU SomeMs of IntervalMs.
 type JSONPressureDelta struct {
 	SomeMs     float64 `json:"some_ms"`
 	IntervalMs float64 `json:"interval_ms"`
 }
 
-// JSONDBHost is DBHostCoverage.
+// JSONDBHost is dbwait.DBHostCoverage.
 type JSONDBHost struct {
 	From       string `json:"from"`
 	To         string `json:"to"`
@@ -59,7 +59,7 @@ type JSONDBHost struct {
 	Statements int    `json:"statements"`
 }
 
-// JSONSummary is Summary.
+// JSONSummary is dbwait.Summary.
 type JSONSummary struct {
 	Spans         int     `json:"spans"`
 	Matched       int     `json:"matched"`
@@ -80,15 +80,15 @@ type JSONSummary struct {
 
 // JSONVerdict is one row of the summary table.
 type JSONVerdict struct {
-	Verdict     Verdict `json:"verdict"`
-	Count       int     `json:"queries"`
-	AppP50Ms    float64 `json:"app_p50_ms"`
-	DBP50Ms     float64 `json:"db_p50_ms"`
-	DiffP50Ms   float64 `json:"diff_p50_ms"`
-	DiffTotalMs float64 `json:"diff_total_ms"`
+	Verdict     dbwait.Verdict `json:"verdict"`
+	Count       int            `json:"queries"`
+	AppP50Ms    float64        `json:"app_p50_ms"`
+	DBP50Ms     float64        `json:"db_p50_ms"`
+	DiffP50Ms   float64        `json:"diff_p50_ms"`
+	DiffTotalMs float64        `json:"diff_total_ms"`
 }
 
-// JSONHost is HostTotals.
+// JSONHost is dbwait.HostTotals.
 type JSONHost struct {
 	Samples    int        `json:"samples"`
 	InTrace    bool       `json:"in_trace"`
@@ -110,22 +110,22 @@ type JSONDelta struct {
 	Absent         map[string]string `json:"absent,omitempty"`
 }
 
-// JSONQuery is a Query.
+// JSONQuery is a dbwait.Query.
 type JSONQuery struct {
-	AtMs        float64    `json:"at_ms"`
-	Wall        *time.Time `json:"wall,omitempty"`
-	Region      string     `json:"region"`
-	Goroutine   int64      `json:"goroutine"`
-	Task        uint64     `json:"task"`
-	TraceParent string     `json:"traceparent"`
-	AppMs       float64    `json:"app_ms"`
-	DBMs        float64    `json:"db_ms"`
-	DiffMs      float64    `json:"diff_ms"`
-	LockWaitMs  float64    `json:"lock_wait_ms"`
-	PID         int        `json:"backend_pid,omitempty"`
-	SQL         string     `json:"sql,omitempty"`
-	Verdict     *Verdict   `json:"verdict,omitempty"`
-	Rule        string     `json:"rule,omitempty"` // what decided the verdict
+	AtMs        float64         `json:"at_ms"`
+	Wall        *time.Time      `json:"wall,omitempty"`
+	Region      string          `json:"region"`
+	Goroutine   int64           `json:"goroutine"`
+	Task        uint64          `json:"task"`
+	TraceParent string          `json:"traceparent"`
+	AppMs       float64         `json:"app_ms"`
+	DBMs        float64         `json:"db_ms"`
+	DiffMs      float64         `json:"diff_ms"`
+	LockWaitMs  float64         `json:"lock_wait_ms"`
+	PID         int             `json:"backend_pid,omitempty"`
+	SQL         string          `json:"sql,omitempty"`
+	Verdict     *dbwait.Verdict `json:"verdict,omitempty"`
+	Rule        string          `json:"rule,omitempty"` // what decided the verdict
 	// Confidence: "high" (two instruments agree, or the goroutine was
 	// measured directly), "medium" (one decided), "low" (counters over a
 	// longer interval, or causes ruled out); "" for unknown.
@@ -134,17 +134,17 @@ type JSONQuery struct {
 	// the rule: "db-cpu" beside "network" (confidence low) when no
 	// recording of the database host checked it and this host was under
 	// CPU pressure; left out when there is none.
-	Alternative *Verdict      `json:"alternative,omitempty"`
-	Evidence    *JSONEvidence `json:"evidence,omitempty"`
+	Alternative *dbwait.Verdict `json:"alternative,omitempty"`
+	Evidence    *JSONEvidence   `json:"evidence,omitempty"`
 }
 
-// JSONEvidence is Evidence.
+// JSONEvidence is dbwait.Evidence.
 type JSONEvidence struct {
 	GapMs      float64 `json:"no_events_ms"`
 	RunnableMs float64 `json:"runnable_ms"`
 	Placed     bool    `json:"placed"`
 	// BeforeDBMs and AfterDBMs: the outside time before the database's
-	// start and after its end, when placed (Evidence.BeforeDB, AfterDB).
+	// start and after its end, when placed (dbwait.Evidence.BeforeDB, AfterDB).
 	BeforeDBMs *float64 `json:"before_db_ms,omitempty"`
 	AfterDBMs  *float64 `json:"after_db_ms,omitempty"`
 	// ProbeLateMs: how long the agent's CPU-availability probe woke late in
@@ -157,16 +157,16 @@ type JSONEvidence struct {
 	ProbeHeadMs *float64 `json:"probe_late_at_send_ms"`
 	// FloorStallMs: how much of the wait past the trace's network floor
 	// (or the usual statement's difference) the probe's stalls explain
-	// (Evidence.FloorStall); left out when the statement did not wait past
+	// (dbwait.Evidence.FloorStall); left out when the statement did not wait past
 	// it plus the threshold.
 	FloorStallMs *float64 `json:"floor_stall_ms,omitempty"`
 	// DBHostWaitMs: how long the statement's backend waited on the database
 	// host's run queue outside its timer, as the recording placed it
-	// (Evidence.DBHostWait);
+	// (dbwait.Evidence.DBHostWait);
 	// left out without a recording of the database host covering it.
 	DBHostWaitMs *float64 `json:"db_host_wait_ms,omitempty"`
 	// DBHostPressure: the database host's CPU pressure over the scrape
-	// interval covering the span (Evidence.DBHostPressure); left out
+	// interval covering the span (dbwait.Evidence.DBHostPressure); left out
 	// without its series.
 	DBHostPressure *JSONPressureDelta `json:"db_host_pressure,omitempty"`
 	// BusyMs: how long every P of the process ran a goroutine.
@@ -175,7 +175,7 @@ type JSONEvidence struct {
 }
 
 // JSON returns the JSON form of r.
-func (r *Result) JSON() *JSONResult {
+func JSON(r *dbwait.Result) *JSONResult {
 	s := r.Summary
 	j := &JSONResult{
 		ThresholdMs: units.Ms(r.Options.Threshold),
@@ -194,14 +194,14 @@ func (r *Result) JSON() *JSONResult {
 		Warnings:       []string{},
 	}
 	for v, vs := range s.ByVerdict {
-		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: Verdict(v), Count: vs.Count, AppP50Ms: units.Ms(vs.AppP50),
+		j.Verdicts = append(j.Verdicts, JSONVerdict{Verdict: dbwait.Verdict(v), Count: vs.Count, AppP50Ms: units.Ms(vs.AppP50),
 			DBP50Ms: units.Ms(vs.DBP50), DiffP50Ms: units.Ms(vs.OutsideP50), DiffTotalMs: units.Ms(vs.OutsideSum)})
 	}
 	for _, q := range r.Queries {
-		jq := r.jsonQuery(q)
+		jq := jsonQuery(r, q)
 		v := q.Verdict
 		jq.Verdict, jq.Rule, jq.Confidence = &v, q.Rule, q.Confidence.String()
-		if q.Alternative != Inside {
+		if q.Alternative != dbwait.Inside {
 			alt := q.Alternative
 			jq.Alternative = &alt
 		}
@@ -229,7 +229,7 @@ func (r *Result) JSON() *JSONResult {
 		j.Queries = append(j.Queries, jq)
 	}
 	for _, q := range r.Unmatched {
-		j.Unmatched = append(j.Unmatched, r.jsonQuery(q))
+		j.Unmatched = append(j.Unmatched, jsonQuery(r, q))
 	}
 	for _, w := range r.Warnings {
 		j.Warnings = append(j.Warnings, w.Error())
@@ -237,7 +237,7 @@ func (r *Result) JSON() *JSONResult {
 	return j
 }
 
-func (r *Result) jsonQuery(q Query) JSONQuery {
+func jsonQuery(r *dbwait.Result, q dbwait.Query) JSONQuery {
 	jq := JSONQuery{
 		AtMs: units.Ms(q.Start.Sub(r.TraceStart)), Region: q.Region, Goroutine: int64(q.G), Task: uint64(q.Task),
 		TraceParent: q.TraceParent.String(), AppMs: units.Ms(q.App), DBMs: units.Ms(q.DB), DiffMs: units.Ms(q.Outside),
@@ -285,7 +285,7 @@ func jsonDelta(d *hostsig.Delta) *JSONDelta {
 }
 
 // jsonPressure is c's JSON form; nil for nil.
-func jsonPressure(c *PressureCoverage) *JSONPressure {
+func jsonPressure(c *dbwait.PressureCoverage) *JSONPressure {
 	if c == nil {
 		return nil
 	}
@@ -297,7 +297,7 @@ func jsonPressure(c *PressureCoverage) *JSONPressure {
 }
 
 // jsonDBHost is c's JSON form; nil for nil.
-func jsonDBHost(c *DBHostCoverage) *JSONDBHost {
+func jsonDBHost(c *dbwait.DBHostCoverage) *JSONDBHost {
 	if c == nil {
 		return nil
 	}

@@ -1,4 +1,7 @@
-package loadgen
+// Package loadreport prints the report of `latscope load` (a closed
+// loadgen.Report) for people, as an aligned table, and as one JSON object
+// with stable field names (docs/load.md).
+package loadreport
 
 import (
 	"encoding/json"
@@ -10,47 +13,40 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/termsafe"
 	"github.com/latscope/latscope/internal/units"
 )
 
-// A Reporter renders a closed Report to a writer.
-type Reporter func(io.Writer) error
-
-// Report calls rep(w).
-func (rep Reporter) Report(w io.Writer) error { return rep(w) }
-
-// NewTextReporter renders r as an aligned table for people.
-func NewTextReporter(r *Report) Reporter {
-	return func(w io.Writer) error {
-		var b strings.Builder
-		row := func(label, format string, args ...any) {
-			termsafe.Fprintf(&b, "%-10s"+format+"\n", append([]any{label}, args...)...)
-		}
-		row("requests", "%d  (excluded: %d warm-up; late %d, dropped %d)", r.Requests, r.Warmup, r.Late, r.Dropped)
-		row("window", "%.3f s  (%s to %s)", r.Window.Seconds(), stamp(r.Start), stamp(r.End))
-		if r.Errors == 0 {
-			row("rps", "%.2f", r.RPS)
-		} else { // failures are not throughput: a refused connection fails fast
-			row("rps", "%.2f successful, %.2f failed", r.RPS, r.ErrorRPS)
-		}
-		names, values := latencyCells(r.Latency)
-		row("latency", "%s", names)
-		row("  (ms)", "%s", values)
-		row("bytes in", "%d", r.BytesIn)
-		row("codes", "%s", codeList(r.Codes))
-		row("errors", "%s%s", errorCount(r), distinct(r))
-		for _, e := range r.TopErrors {
-			row("", "%6d  %s", e.Count, e.Message)
-		}
-		_, err := io.WriteString(w, b.String())
-		return err
+// WriteText prints r as an aligned table for people.
+func WriteText(w io.Writer, r *loadgen.Report) error {
+	var b strings.Builder
+	row := func(label, format string, args ...any) {
+		termsafe.Fprintf(&b, "%-10s"+format+"\n", append([]any{label}, args...)...)
 	}
+	row("requests", "%d  (excluded: %d warm-up; late %d, dropped %d)", r.Requests, r.Warmup, r.Late, r.Dropped)
+	row("window", "%.3f s  (%s to %s)", r.Window.Seconds(), stamp(r.Start), stamp(r.End))
+	if r.Errors == 0 {
+		row("rps", "%.2f", r.RPS)
+	} else { // failures are not throughput: a refused connection fails fast
+		row("rps", "%.2f successful, %.2f failed", r.RPS, r.ErrorRPS)
+	}
+	names, values := latencyCells(r.Latency)
+	row("latency", "%s", names)
+	row("  (ms)", "%s", values)
+	row("bytes in", "%d", r.BytesIn)
+	row("codes", "%s", codeList(r.Codes))
+	row("errors", "%s%s", errorCount(r), distinct(r))
+	for _, e := range r.TopErrors {
+		row("", "%6d  %s", e.Count, e.Message)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // latencyCells returns the latency table's header and value rows, right
 // aligned in columns wide enough for the largest value.
-func latencyCells(l Latencies) (names, values string) {
+func latencyCells(l loadgen.Latencies) (names, values string) {
 	cells := [][2]string{
 		{"min", fmt.Sprintf("%.3f", units.Ms(l.Min))}, {"mean", fmt.Sprintf("%.3f", units.Ms(l.Mean))},
 		{"p50", fmt.Sprintf("%.3f", units.Ms(l.P50))}, {"p90", fmt.Sprintf("%.3f", units.Ms(l.P90))},
@@ -89,14 +85,14 @@ func codeList(codes map[int]int) string {
 }
 
 // errorCount is "0", or "3 of 8 (37.5%)".
-func errorCount(r *Report) string {
+func errorCount(r *loadgen.Report) string {
 	if r.Errors == 0 {
 		return "0"
 	}
 	return fmt.Sprintf("%d of %d (%.1f%%)", r.Errors, r.Requests, 100*float64(r.Errors)/float64(r.Requests))
 }
 
-func distinct(r *Report) string {
+func distinct(r *loadgen.Report) string {
 	switch {
 	case r.DistinctErrors == 0:
 		return ""
@@ -139,33 +135,31 @@ type jsonError struct {
 	Count   int    `json:"count"`
 }
 
-// NewJSONReporter renders r as one indented JSON object with stable field
-// names (see docs/load.md).
-func NewJSONReporter(r *Report) Reporter {
-	return func(w io.Writer) error {
-		l := r.Latency
-		j := jsonReport{
-			Requests: r.Requests, Errors: r.Errors, Warmup: r.Warmup, Late: r.Late, Dropped: r.Dropped,
-			RPS: r.RPS, ErrorRPS: r.ErrorRPS,
-			MinMS: units.Ms(l.Min), MeanMS: units.Ms(l.Mean), P50MS: units.Ms(l.P50), P90MS: units.Ms(l.P90), P99MS: units.Ms(l.P99), MaxMS: units.Ms(l.Max),
-			WindowS: r.Window.Seconds(),
-			Start:   r.Start.UTC(), End: r.End.UTC(),
-			BytesIn:        r.BytesIn,
-			Codes:          map[string]int{},
-			TopErrors:      []jsonError{},
-			DistinctErrors: r.DistinctErrors,
-		}
-		for c, n := range r.Codes {
-			j.Codes[strconv.Itoa(c)] = n
-		}
-		for _, e := range r.TopErrors {
-			j.TopErrors = append(j.TopErrors, jsonError(e))
-		}
-		b, err := json.MarshalIndent(j, "", "  ")
-		if err != nil {
-			return fmt.Errorf("loadgen: JSON report: %w", err)
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
+// WriteJSON prints r as one indented JSON object with stable field names
+// (see docs/load.md).
+func WriteJSON(w io.Writer, r *loadgen.Report) error {
+	l := r.Latency
+	j := jsonReport{
+		Requests: r.Requests, Errors: r.Errors, Warmup: r.Warmup, Late: r.Late, Dropped: r.Dropped,
+		RPS: r.RPS, ErrorRPS: r.ErrorRPS,
+		MinMS: units.Ms(l.Min), MeanMS: units.Ms(l.Mean), P50MS: units.Ms(l.P50), P90MS: units.Ms(l.P90), P99MS: units.Ms(l.P99), MaxMS: units.Ms(l.Max),
+		WindowS: r.Window.Seconds(),
+		Start:   r.Start.UTC(), End: r.End.UTC(),
+		BytesIn:        r.BytesIn,
+		Codes:          map[string]int{},
+		TopErrors:      []jsonError{},
+		DistinctErrors: r.DistinctErrors,
 	}
+	for c, n := range r.Codes {
+		j.Codes[strconv.Itoa(c)] = n
+	}
+	for _, e := range r.TopErrors {
+		j.TopErrors = append(j.TopErrors, jsonError(e))
+	}
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return fmt.Errorf("loadreport: JSON report: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

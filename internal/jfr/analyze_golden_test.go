@@ -1,0 +1,49 @@
+package jfr_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/latscope/latscope/internal/golden"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/render"
+)
+
+// TestAnalyzeGolden renders the analysis of testdata/print.json as the
+// CLI prints it; -update rewrites testdata/*.golden. It is an external
+// test: package render, which prints it, imports jfr.
+func TestAnalyzeGolden(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     func(*jfr.Options)
+		minShare float64
+	}{
+		// without latencies every share is 0: --min-share 0 lists the terms
+		{"requests", func(o *jfr.Options) { o.Requests = 2 }, 0},
+		{"load", func(o *jfr.Options) {
+			o.Load = &jfr.Requests{Count: 2, Latencies: []int64{110e6, 125e6}, EdgeCounted: 1, After: 1, Outside: 3}
+		}, 0.5},
+		{"pool", func(o *jfr.Options) {
+			o.Load = &jfr.Requests{Count: 2, Latencies: []int64{110e6, 125e6}}
+			o.Rules.Pools = append(o.Rules.Pools[:len(o.Rules.Pools):len(o.Rules.Pools)], "Probe$Pool.")
+		}, 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := jfr.DefaultOptions
+			o.Handler = "Probe.handle"
+			tt.opts(&o)
+			res := jfr.PrintResult(t, o)
+			rep, err := render.Build(res, render.Inputs{File: "print.jfr", CPUSeconds: -1, MinShare: tt.minShare})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := rep.WriteText(&got); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", "analyze-"+tt.name+".golden"), got.Bytes(), updateGolden())
+		})
+	}
+}

@@ -1,0 +1,18 @@
+package jfr
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/latscope/latscope/internal/budget"
+)
+
+// What the external tests (package jfr_test) need of the internal ones.
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// PrintResult analyses testdata/print.json with o (TestAnalyzeGolden).
+func PrintResult(t *testing.T, o Options) *budget.Result {
+	t.Helper()
+	return run(t, o, printRecording, printEvents(t))
+}
