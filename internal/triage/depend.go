@@ -265,20 +265,20 @@ func (a *riseAcc) rise() Rise {
 func (e *DependencyEvidence) decide(p DBPathEvidence, stopped bool) {
 	out := len(e.Outbound) > 0 && e.Outbound[0].rose()
 	db := e.DB.rose()
-	pq := pName(e.Quantile)
+	pq := PName(e.Quantile)
 	switch {
 	case db && !out && p.Verdict != "all-requests":
 		e.Kind = DepDatabase
-		e.Reason = fmt.Sprintf("the DB calls slowed: DB-call %s %s → %s, in %d (instance, bad step) pairs of %d", pq, ms(e.DB.Baseline), ms(e.DB.Bad), e.DB.Rose, e.DB.Compared)
+		e.Reason = fmt.Sprintf("the DB calls slowed: DB-call %s %s → %s, in %d (instance, bad step) pairs of %d", pq, Ms(e.DB.Baseline), Ms(e.DB.Bad), e.DB.Rose, e.DB.Compared)
 		if len(e.Outbound) > 0 {
 			e.Reason += ", the outbound calls did not"
 		}
 	case out && !db:
 		o := e.Outbound[0]
 		e.Kind = DepOutbound
-		e.Reason = fmt.Sprintf("its outbound calls slowed: outbound %s %s → %s, in %d (instance, bad step) pairs of %d", pq, ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+		e.Reason = fmt.Sprintf("its outbound calls slowed: outbound %s %s → %s, in %d (instance, bad step) pairs of %d", pq, Ms(o.Baseline), Ms(o.Bad), o.Rose, o.Compared)
 		if e.DB.Compared > 0 {
-			e.Reason += fmt.Sprintf("; the DB calls did not: DB-call %s %s → %s", pq, ms(e.DB.Baseline), ms(e.DB.Bad))
+			e.Reason += fmt.Sprintf("; the DB calls did not: DB-call %s %s → %s", pq, Ms(e.DB.Baseline), Ms(e.DB.Bad))
 		}
 	case out && db:
 		e.Kind = DepHost
@@ -328,7 +328,7 @@ func (e *DependencyEvidence) UncomparablePhrase() string {
 		why = append(why, fmt.Sprintf("%d (instance, bad step) pair(s) on instances with %d good step(s) with ≥ %.0f calls (%d needed)", o.NoBaseline, o.Good, need, minBaseline))
 	}
 	if o.Thin > 0 {
-		why = append(why, fmt.Sprintf("%d pair(s) with fewer than %.0f calls, too few for the outbound %s", o.Thin, need, pName(e.Quantile)))
+		why = append(why, fmt.Sprintf("%d pair(s) with fewer than %.0f calls, too few for the outbound %s", o.Thin, need, PName(e.Quantile)))
 	}
 	s := fmt.Sprintf("the outbound calls of %s could not be compared: %s", o.Name(), strings.Join(why, "; "))
 	if n := len(e.Uncomparable) - 1; n > 0 {
@@ -502,11 +502,11 @@ func (r *Report) UnwatchedPhrase() string {
 		share = fmt.Sprintf("requests without DB calls (%.0f %% of the requests)", 100*u.Share)
 	}
 	if u.Slowed == 0 && len(u.Outbound) == 0 {
-		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over their quietest quarter of the steps (--signal request judges every request)", r.SignalName(), share, dur(r.Threshold))
+		return fmt.Sprintf("not watched by the %s: %s; none of them slowed by %s over their quietest quarter of the steps (--signal request judges every request)", r.SignalName(), share, Dur(r.Threshold))
 	}
 	var parts []string
 	if u.Slowed > 0 {
-		parts = append(parts, fmt.Sprintf("their p95 rose by %s or more over its quietest quarter in %d instance-step(s) on %s", dur(r.Threshold), u.Slowed, names(u.Instances)))
+		parts = append(parts, fmt.Sprintf("their p95 rose by %s or more over its quietest quarter in %d instance-step(s) on %s", Dur(r.Threshold), u.Slowed, Names(u.Instances)))
 	}
 	for k, o := range u.Outbound {
 		if k == maxPerKind {
@@ -514,7 +514,7 @@ func (r *Report) UnwatchedPhrase() string {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("the outbound calls of %s rose by %s or more in %d instance-step(s) (outbound %s %s in the quietest quarter of the steps, %s at worst)",
-			OutboundRise{Route: o.Route, Peer: o.Peer}.Name(), dur(r.Threshold), o.Steps, pName(depQuantile(r.Quantile)), ms(o.Baseline), ms(o.Worst)))
+			OutboundRise{Route: o.Route, Peer: o.Peer}.Name(), Dur(r.Threshold), o.Steps, PName(depQuantile(r.Quantile)), Ms(o.Baseline), Ms(o.Worst)))
 	}
 	return fmt.Sprintf("not watched by the %s: %s, and they slowed: %s; run again with --signal request to judge every request", r.SignalName(), share, strings.Join(parts, "; "))
 }

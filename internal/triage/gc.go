@@ -209,7 +209,7 @@ func gcPhrase(e GCEvidence) string {
 	if e.Absent {
 		return "GC cannot be told apart: no latscope_go_gc_cpu_seconds_total or latscope_go_user_cpu_seconds_total (an agent from before issue #35)"
 	}
-	s := fmt.Sprintf("GC %s → %s of the process's CPU (%s → %s s/step)", pct(e.Good), pct(e.Bad), sec(e.GoodCPU), sec(e.BadCPU))
+	s := fmt.Sprintf("GC %s → %s of the process's CPU (%s → %s s/step)", Pct(e.Good), Pct(e.Bad), Sec(e.GoodCPU), Sec(e.BadCPU))
 	switch {
 	case e.Throughout:
 		s += fmt.Sprintf(", GC-heavy throughout: far over its peers' collectors in %d of its %d steps with a collection, so the baseline is the other instances' share", e.Elevated, e.Collected)
@@ -229,8 +229,8 @@ func gcPhrase(e GCEvidence) string {
 	return s
 }
 
-// pct formats a share as a whole percentage, "-" for NaN.
-func pct(x float64) string {
+// Pct formats a share as a whole percentage, "-" for NaN.
+func Pct(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "-"
 	}

@@ -314,7 +314,7 @@ func newFetcher(c Config) (*fetcher, error) {
 	case c.Step < time.Second || c.Step%time.Second != 0:
 		return nil, fmt.Errorf("%w: step %v: want whole seconds, at least 1s", ErrConfig, c.Step)
 	case c.Step > MaxStep:
-		return nil, fmt.Errorf("%w: step %v: at most %v", ErrConfig, c.Step, dur(MaxStep))
+		return nil, fmt.Errorf("%w: step %v: at most %v", ErrConfig, c.Step, Dur(MaxStep))
 	case c.Start.Before(MinTime):
 		return nil, fmt.Errorf("%w: the range starts at %s, before 1970", ErrConfig, c.Start.UTC().Format(time.RFC3339))
 	case c.End.After(MaxTime):

@@ -184,8 +184,8 @@ func chooseQuantile(in Input) float64 {
 	return q
 }
 
-// pName names a quantile as a percentile: 0.95 → "p95".
-func pName(q float64) string { return "p" + strconv.FormatFloat(100*q, 'g', -1, 64) }
+// PName names a quantile as a percentile: 0.95 → "p95".
+func PName(q float64) string { return "p" + strconv.FormatFloat(100*q, 'g', -1, 64) }
 
 // thinSteps returns in with the steps that have too few observations for
 // their percentile taken out (no value): the signal's for r.Quantile, and
@@ -204,7 +204,7 @@ func (r *Report) thinSteps(in Input) (Input, []int) {
 		for i, v := range in.Instances[k].Signal {
 			if !math.IsNaN(v) && math.IsNaN(s.Signal[i]) {
 				if n++; n == 1 && len(first) < maxPerKind {
-					first = append(first, fmt.Sprintf("%s at %s", s.Name, r.Start.Add(time.Duration(i)*r.Step).UTC().Format(r.clockLayout())))
+					first = append(first, fmt.Sprintf("%s at %s", s.Name, r.Start.Add(time.Duration(i)*r.Step).UTC().Format(r.ClockLayout())))
 				}
 			}
 		}
@@ -218,7 +218,7 @@ func (r *Report) thinSteps(in Input) (Input, []int) {
 	}
 	if own := signalQuantile(r.Signal); r.Quantile < own {
 		r.warn("too few %s per step for the %s (it needs %.0f, %d over it) in more than %.0f %% of the instance-steps: the signal is the %s, which needs %.0f",
-			what, pName(own), needFor(own), minTail, 100*maxThinShare, r.SignalName(), need)
+			what, PName(own), needFor(own), minTail, 100*maxThinShare, r.SignalName(), need)
 	}
 	if r.Thin > 0 {
 		more := ""
@@ -226,7 +226,7 @@ func (r *Report) thinSteps(in Input) (Input, []int) {
 			more = ", …"
 		}
 		r.warn("%d instance-step(s) had fewer than %.0f %s, too few for the %s (%d over it): no value there, neither bad nor good (%s%s)",
-			r.Thin, need, what, pName(r.Quantile), minTail, strings.Join(first, ", "), more)
+			r.Thin, need, what, PName(r.Quantile), minTail, strings.Join(first, ", "), more)
 	}
 	return out, thin
 }
@@ -483,7 +483,7 @@ func (r *Report) minStall(thr float64) float64 {
 
 // stallText is MinStall as a duration, to the millisecond.
 func (r *Report) stallText() string {
-	return dur(time.Duration(r.MinStall * float64(time.Second)).Round(time.Millisecond))
+	return Dur(time.Duration(r.MinStall * float64(time.Second)).Round(time.Millisecond))
 }
 
 // stallMADs is how many robust standard deviations of the fleet's steps
@@ -705,7 +705,7 @@ func (r *Report) hiddenStalls(in Input, min, bar float64) {
 			parts = append(parts, fmt.Sprintf("… %d more", len(found)-maxPerKind))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s in %d (most %s s at %s UTC)", h.name, h.n, sec(h.worst), r.Start.Add(time.Duration(h.worstAt)*r.Step).UTC().Format("15:04:05")))
+		parts = append(parts, fmt.Sprintf("%s in %d (most %s s at %s UTC)", h.name, h.n, Sec(h.worst), r.Start.Add(time.Duration(h.worstAt)*r.Step).UTC().Format("15:04:05")))
 	}
 	r.warn("the stall probe woke %s or more late in %d step(s) that were not bad, on %d instance(s): %s: the process could not run that long at once, but the %s stayed under the threshold",
 		r.stallText(), total, len(found), strings.Join(parts, "; "), r.SignalName())
@@ -923,9 +923,9 @@ func when(in Input, idx []int) WhenEvidence {
 		if c := res.rejected; c.p != 0 {
 			w.PValue, w.Candidate = c.pValue, time.Duration(c.p)*in.Step
 			w.Reason = fmt.Sprintf("the best candidate, every %s (%d of %d runs on its phase, %d of its %d slots), has p = %s against one continuous fault from %s to %s; a period needs p ≤ %g",
-				dur(w.Candidate), c.onPhase, w.Clusters, c.hits, c.slots, pText(c.pValue), w.SpanFrom.UTC().Format("15:04:05"), w.SpanTo.UTC().Format("15:04:05"), PeriodAlpha)
+				Dur(w.Candidate), c.onPhase, w.Clusters, c.hits, c.slots, PText(c.pValue), w.SpanFrom.UTC().Format("15:04:05"), w.SpanTo.UTC().Format("15:04:05"), PeriodAlpha)
 			if res.alternates {
-				w.Reason += fmt.Sprintf("; every gap between the runs is one step, the only way to place them, as a fault that hovers around the threshold would: a step of at most half of %s can tell them apart", dur(in.Step))
+				w.Reason += fmt.Sprintf("; every gap between the runs is one step, the only way to place them, as a fault that hovers around the threshold would: a step of at most half of %s can tell them apart", Dur(in.Step))
 			}
 		}
 		return w
@@ -938,8 +938,8 @@ func when(in Input, idx []int) WhenEvidence {
 	return w
 }
 
-// pText formats a p-value with two significant digits ("-" for none).
-func pText(p float64) string {
+// PText formats a p-value with two significant digits ("-" for none).
+func PText(p float64) string {
 	if math.IsNaN(p) {
 		return "-"
 	}

@@ -20,7 +20,7 @@ func (r *Report) verdict() {
 	if o := r.Dependency.named(); o != nil {
 		v.Route, v.Peer = o.Route, o.Peer
 	}
-	what := r.SignalName() + " over " + dur(r.Threshold)
+	what := r.SignalName() + " over " + Dur(r.Threshold)
 	switch v.Scope {
 	case "none":
 		v.DBPath = "unknown"
@@ -236,9 +236,9 @@ func (r *Report) SignalName() string {
 		q = signalQuantile(r.Signal)
 	}
 	if r.Signal == "request" {
-		return "request " + pName(q)
+		return "request " + PName(q)
 	}
-	return "DB-call " + pName(q)
+	return "DB-call " + PName(q)
 }
 
 // DBPathPhrase is rule 3 in words.
@@ -272,16 +272,16 @@ func (r *Report) whenPhrase() string {
 	w := r.When
 	if w.Period == 0 {
 		if w.Candidate > 0 {
-			return fmt.Sprintf("no period found (every %s: p = %s, over %g, against one continuous fault)", dur(w.Candidate), pText(w.PValue), w.Alpha)
+			return fmt.Sprintf("no period found (every %s: p = %s, over %g, against one continuous fault)", Dur(w.Candidate), PText(w.PValue), w.Alpha)
 		}
 		return "no period found"
 	}
-	return fmt.Sprintf("repeats every %s (phase %s, %d of %d slots, p = %s against one continuous fault)", dur(w.Period), phaseText(w.Phase, w.Period), w.Hits, w.Slots, pText(w.PValue))
+	return fmt.Sprintf("repeats every %s (phase %s, %d of %d slots, p = %s against one continuous fault)", Dur(w.Period), PhaseText(w.Phase, w.Period), w.Hits, w.Slots, PText(w.PValue))
 }
 
-// phaseText names a phase on the clock: ":MM" for hourly periods, else
+// PhaseText names a phase on the clock: ":MM" for hourly periods, else
 // the first occurrence's time.
-func phaseText(t time.Time, p time.Duration) string {
+func PhaseText(t time.Time, p time.Duration) string {
 	t = t.UTC()
 	switch {
 	case p%time.Hour == 0 && p < 24*time.Hour:
@@ -302,7 +302,7 @@ func (r *Report) causePhrase(ir *InstanceReport) string {
 		case h.Absent:
 			absent = append(absent, h.Signal.String())
 		case h.Rose:
-			rose = append(rose, fmt.Sprintf("%s %s s/step (vs %s)", h.Signal, sec(h.Bad), sec(h.Good)))
+			rose = append(rose, fmt.Sprintf("%s %s s/step (vs %s)", h.Signal, Sec(h.Bad), Sec(h.Good)))
 		}
 	}
 	s := ir.Cause
@@ -372,8 +372,8 @@ func (r *Report) snapshotNext(names []string) string {
 	return s
 }
 
-// dur formats d without zero trailing units ("1h", "1m30s", "50ms").
-func dur(d time.Duration) string {
+// Dur formats d without zero trailing units ("1h", "1m30s", "50ms").
+func Dur(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -9,24 +9,25 @@ import (
 )
 
 // The formatting of the analysis's own sentences (the verdict, the
-// reasons, the warnings). The report writers (internal/report/triagereport)
-// keep their own copies of these, which print the same.
+// reasons, the warnings), exported so that the report writers
+// (internal/report/triagereport) print numbers, names and times in the
+// same words: one copy of each.
 
 // maxNamed is how many instances a sentence names before it counts the
 // rest.
 const maxNamed = 10
 
-// names joins the first maxNamed names and counts the rest.
-func names(s []string) string {
+// Names joins the first maxNamed names and counts the rest.
+func Names(s []string) string {
 	if len(s) <= maxNamed {
 		return strings.Join(s, ", ")
 	}
 	return fmt.Sprintf("%s, … %d more", strings.Join(s[:maxNamed], ", "), len(s)-maxNamed)
 }
 
-// clockLayout is the time-of-day layout of the report: with seconds when
+// ClockLayout is the time-of-day layout of the report: with seconds when
 // the step is not whole minutes.
-func (r *Report) clockLayout() string {
+func (r *Report) ClockLayout() string {
 	if r.Step%time.Minute == 0 {
 		return "15:04"
 	}
@@ -38,9 +39,9 @@ func (r *Report) clockLayout() string {
 // time.Duration cannot hold, they print an exponent.
 const maxPlainSeconds = 1e9
 
-// ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN or an
+// Ms formats seconds as a duration rounded to 0.1 ms, "-" for NaN or an
 // infinity.
-func ms(s float64) string {
+func Ms(s float64) string {
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "-"
@@ -50,8 +51,8 @@ func ms(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond).String()
 }
 
-// sec formats seconds with two decimals, "-" for NaN or an infinity.
-func sec(s float64) string {
+// Sec formats seconds with two decimals, "-" for NaN or an infinity.
+func Sec(s float64) string {
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
 		return "-"

@@ -92,3 +92,22 @@ func distance(a, b string) float64 {
 	y, _ := rgb(b)
 	return math.Sqrt((x[0]-y[0])*(x[0]-y[0]) + (x[1]-y[1])*(x[1]-y[1]) + (x[2]-y[2])*(x[2]-y[2]))
 }
+
+// TestColorAccessors: SeriesColor and CheckColor give the palette's
+// colours by name (CheckColor page.css's, the colours the verdict test
+// above judges), and grey for a name they do not know.
+func TestColorAccessors(t *testing.T) {
+	for name, want := range map[string]string{"wall": colorWall, "cpu": colorCPU, "latency": colorLatency, "p50": colorMarkP50, "p99": colorMarkP99, "mean": colorMarkMean, "nope": unknownColor} {
+		if got := SeriesColor(name); got != want {
+			t.Errorf("SeriesColor(%q) = %s, want %s", name, got, want)
+		}
+	}
+	for class, want := range verdictFamilies(t)["checks"] {
+		if got := CheckColor(class); got != want {
+			t.Errorf("CheckColor(%q) = %s, want page.css's %s", class, got, want)
+		}
+	}
+	if got := CheckColor("nope"); got != unknownColor {
+		t.Errorf("CheckColor(\"nope\") = %s, want grey %s", got, unknownColor)
+	}
+}

@@ -45,7 +45,7 @@ func WriteHTML(w io.Writer, r *triage.Report) error {
 		Text      string
 		Step, Thr string
 		Signal    string
-	}{R: r, Who: who(r), Text: text.String(), Step: dur(r.Step), Thr: dur(r.Threshold), Signal: r.SignalName()}
+	}{R: r, Who: who(r), Text: text.String(), Step: triage.Dur(r.Step), Thr: triage.Dur(r.Threshold), Signal: r.SignalName()}
 	top := scaleTop(r)
 	tops := hostTops(r)
 	for _, ir := range r.Instances {
@@ -135,7 +135,7 @@ func hostStrip(b *strings.Builder, r *triage.Report, ir triage.InstanceReport, t
 			bh := math.Max(0.5, math.Min(v/tops[k], 1)*span)
 			fmt.Fprintf(b, `<rect class="hostbar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s %s</title></rect>`,
 				float64(i)*bw, y+hostRowHeight-1-bh, math.Max(bw*0.9, 0.5), bh, hostColor,
-				r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+clockLayout(r)), row.name, hostValue(row, v))
+				r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.ClockLayout()), row.name, hostValue(row, v))
 		}
 	}
 }
@@ -143,9 +143,9 @@ func hostStrip(b *strings.Builder, r *triage.Report, ir triage.InstanceReport, t
 // hostValue formats a value of a host row: seconds, or a share in %.
 func hostValue(row hostRow, v float64) string {
 	if row.name == "gc-share" {
-		return pct(v)
+		return triage.Pct(v)
 	}
-	return sec(v) + " s"
+	return triage.Sec(v) + " s"
 }
 
 // scaleTop is the timelines' common top: twice the threshold, or the
@@ -201,12 +201,12 @@ func timeline(r *triage.Report, ir triage.InstanceReport, top float64, tops []fl
 		}
 		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>%s %s%s</title></rect>`,
 			float64(i)*bw, svgHeight-h, math.Max(bw*0.9, 0.5), h, fill,
-			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+clockLayout(r)), ms(v), rule)
+			r.Start.Add(r.Step*time.Duration(i)).UTC().Format("01-02 "+r.ClockLayout()), triage.Ms(v), rule)
 	}
 	y := svgHeight - r.Threshold.Seconds()/top*svgHeight
 	fmt.Fprintf(&b, `<line x1="0" x2="%.0f" y1="%.2f" y2="%.2f" stroke="#000" stroke-dasharray="4 3"/>`, svgWidth, y, y)
-	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+clockLayout(r)))
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+clockLayout(r)))
+	fmt.Fprintf(&b, `<text x="0" y="%.0f" font-size="11">%s</text>`, svgHeight+12, r.Start.UTC().Format("2006-01-02 "+r.ClockLayout()))
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11" text-anchor="end">%s UTC</text>`, svgWidth, svgHeight+12, r.End.UTC().Format("2006-01-02 "+r.ClockLayout()))
 	hostStrip(&b, r, ir, tops, strip)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

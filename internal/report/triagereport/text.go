@@ -20,11 +20,11 @@ func WriteText(w io.Writer, r *triage.Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("latscope triage: %s, %s to %s UTC, %d steps of %s; bad = %s over %s\n",
-		who(r), r.Start.UTC().Format("2006-01-02 "+clockLayout(r)), r.End.UTC().Format("2006-01-02 "+clockLayout(r)), r.Steps, dur(r.Step), r.SignalName(), dur(r.Threshold))
+		who(r), r.Start.UTC().Format("2006-01-02 "+r.ClockLayout()), r.End.UTC().Format("2006-01-02 "+r.ClockLayout()), r.Steps, triage.Dur(r.Step), r.SignalName(), triage.Dur(r.Threshold))
 	for _, wr := range r.Warnings {
 		p("warning: %s\n", termsafe.String(wr))
 	}
-	p("\n1. bad steps (%s > %s), per instance:\n", r.SignalName(), dur(r.Threshold))
+	p("\n1. bad steps (%s > %s), per instance:\n", r.SignalName(), triage.Dur(r.Threshold))
 	peers := r.AnyPeer()
 	head := fmt.Sprintf("   %-24s %6s %5s", "instance", "data", "bad")
 	if peers {
@@ -42,11 +42,11 @@ func WriteText(w io.Writer, r *triage.Report) error {
 		if r.Signal == "request" {
 			row += fmt.Sprintf(" %5d", len(ir.Held))
 		}
-		p("%s %10s %10s\n", row, ms(ir.Baseline), ms(ir.Worst))
+		p("%s %10s %10s\n", row, triage.Ms(ir.Baseline), triage.Ms(ir.Worst))
 	}
 	if peers {
 		p("   peer: under the threshold, but at least %g times the other instances' median in the same step, %g robust standard deviations of theirs above it, and at least %s\n",
-			triage.PeerFactor, triage.PeerMADs, ms(triage.PeerShare*r.Threshold.Seconds()))
+			triage.PeerFactor, triage.PeerMADs, triage.Ms(triage.PeerShare*r.Threshold.Seconds()))
 	}
 	if r.Signal == "request" {
 		p("   held: under the threshold, but the stall probe lost %s or more beyond its usual late wake-ups while requests were served (requests that arrived meanwhile waited before their handlers)\n", stallText(r))
@@ -59,7 +59,7 @@ func WriteText(w io.Writer, r *triage.Report) error {
 			p("   … %d more\n", len(r.BadSteps)-maxListed)
 			break
 		}
-		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+clockLayout(r)), b.Class, len(b.Bad), b.WithData, termsafe.String(names(r.RuleNames(b))))
+		p("   %s  %-8s %d of %d: %s\n", b.Time.UTC().Format("01-02 "+r.ClockLayout()), b.Class, len(b.Bad), b.WithData, termsafe.String(triage.Names(r.RuleNames(b))))
 	}
 	if len(r.BadSteps) == 0 {
 		p("\n3. DB path or not, which dependency: no bad step to compare\n")
@@ -70,7 +70,7 @@ func WriteText(w io.Writer, r *triage.Report) error {
 	}
 	if e := r.DBPath; e.Compared > 0 && !math.IsNaN(e.Baseline99) {
 		p("   p95 %s → %s, p99 %s → %s (baseline: median of the good steps → median of the bad steps)\n",
-			ms(e.Baseline95), ms(e.BadMedian95), ms(e.Baseline99), ms(e.BadMedian99))
+			triage.Ms(e.Baseline95), triage.Ms(e.BadMedian95), triage.Ms(e.Baseline99), triage.Ms(e.BadMedian99))
 	}
 	if len(r.BadSteps) > 0 {
 		p("   which dependency: %s\n", termsafe.String(strings.TrimPrefix(r.DependencyPhrase(), "which dependency: ")))
@@ -79,7 +79,7 @@ func WriteText(w io.Writer, r *triage.Report) error {
 				p("   … %d more route(s) with outbound calls\n", len(r.Dependency.Outbound)-maxOutbound)
 				break
 			}
-			p("   outbound %s: %s %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.Name()), pName(r.Dependency.Quantile), ms(o.Baseline), ms(o.Bad), o.Rose, o.Compared)
+			p("   outbound %s: %s %s → %s, rose in %d (instance, bad step) pairs of %d\n", termsafe.String(o.Name()), triage.PName(r.Dependency.Quantile), triage.Ms(o.Baseline), triage.Ms(o.Bad), o.Rose, o.Compared)
 		}
 		if u := r.Dependency.UncomparablePhrase(); u != "" {
 			p("   not compared: %s\n", termsafe.String(u))
@@ -104,7 +104,7 @@ func WriteText(w io.Writer, r *triage.Report) error {
 				if h.Rose {
 					rose = "  rose"
 				}
-				p("     %-11s %8s %8s %7s%s\n", h.Signal, sec(h.Bad), sec(h.Good), "±"+sec(h.GoodSD), rose)
+				p("     %-11s %8s %8s %7s%s\n", h.Signal, triage.Sec(h.Bad), triage.Sec(h.Good), "±"+triage.Sec(h.GoodSD), rose)
 			}
 		}
 		writeGC(p, ir.GC)
@@ -136,7 +136,7 @@ func writeGC(p func(string, ...any), e triage.GCEvidence) {
 	case e.LeftOut > 0:
 		base = fmt.Sprintf("; %d good step(s) far over the peers' left out of the baseline", e.LeftOut)
 	}
-	p("     %-11s %8s %8s %7s%s  (share of the process's CPU; gc CPU %s vs %s s/step%s)\n", "gc-share", pct(e.Bad), pct(e.Good), "±"+pct(e.GoodSD), rose, sec(e.BadCPU), sec(e.GoodCPU), base)
+	p("     %-11s %8s %8s %7s%s  (share of the process's CPU; gc CPU %s vs %s s/step%s)\n", "gc-share", triage.Pct(e.Bad), triage.Pct(e.Good), "±"+triage.Pct(e.GoodSD), rose, triage.Sec(e.BadCPU), triage.Sec(e.GoodCPU), base)
 }
 
 // writeWhen writes rule 4.
@@ -161,7 +161,7 @@ func writeWhen(p func(string, ...any), w triage.WhenEvidence) {
 		return
 	}
 	p("   period: %s, phase %s: %d of %d runs start on it, %d of its %d slots in the range hold one; next %s UTC\n",
-		dur(w.Period), phaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
+		triage.Dur(w.Period), triage.PhaseText(w.Phase, w.Period), w.OnPhase, w.Clusters, w.Hits, w.Slots, w.Next.UTC().Format("2006-01-02 15:04:05"))
 	p("   test: p = %s (≤ %g) that one continuous fault from %s to %s puts its runs as periodically (%d draws)\n",
-		pText(w.PValue), w.Alpha, w.SpanFrom.UTC().Format(spanLayout(w)), w.SpanTo.UTC().Format(spanLayout(w)), w.Draws)
+		triage.PText(w.PValue), w.Alpha, w.SpanFrom.UTC().Format(spanLayout(w)), w.SpanTo.UTC().Format(spanLayout(w)), w.Draws)
 }
