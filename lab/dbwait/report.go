@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	md "github.com/latscope/latscope/internal/report/markdown"
+
 	"github.com/latscope/latscope/internal/units"
 
 	"github.com/latscope/latscope/internal/dbhost"
@@ -193,18 +195,19 @@ func markdown(env *lab.Env, results []*ConditionResult) string {
 		"(`latscope dbwait`, [dbwait.md](../docs/dbwait.md)). %d run(s) per condition, %v windows (4 s at least with a fault). "+
 		"Counts and host deltas are means per run; p50s are over all runs' statements; verdicts are summed over runs and count statements over 10 ms.\n\n",
 		env.Profile.Runs, env.Profile.Window)
-	b.WriteString("| condition | what | statements | diff > 10 ms | DB p50 ms | diff p50 ms | nr_throttled | cgroup PSI some Δ ms | PSI some Δ ms (machine) | steal Δ ms | CPU % | verdicts |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	conds := md.NewTable("condition", "what", "statements", "diff > 10 ms", "DB p50 ms", "diff p50 ms", "nr_throttled", "cgroup PSI some Δ ms", "PSI some Δ ms (machine)", "steal Δ ms", "CPU %", "verdicts")
 	for _, c := range results {
-		fmt.Fprintf(&b, "| %s | %s | %g | %g | %.3f | %.3f | %g | %g | %g | %g | %g | %s |\n", c.Name, c.Summary, c.Queries, c.Over,
-			c.DBP50Ms, c.DiffP50Ms, c.NrThrottled, c.CgroupPSIMs, c.PSIMs, c.StealMs, c.CPUPct, verdictText(c.Verdicts))
+		conds.Row(c.Name, c.Summary, fmt.Sprintf("%g", c.Queries), fmt.Sprintf("%g", c.Over), fmt.Sprintf("%.3f", c.DBP50Ms), fmt.Sprintf("%.3f", c.DiffP50Ms),
+			fmt.Sprintf("%g", c.NrThrottled), fmt.Sprintf("%g", c.CgroupPSIMs), fmt.Sprintf("%g", c.PSIMs), fmt.Sprintf("%g", c.StealMs), fmt.Sprintf("%g", c.CPUPct), verdictText(c.Verdicts))
 	}
-	b.WriteString("\n### Slowest statements outside the DB\n\n| condition | run | at ms | app ms | DB ms | diff ms | verdict | evidence |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString(conds.String())
+	slow := md.NewTable("condition", "run", "at ms", "app ms", "DB ms", "diff ms", "verdict", "evidence")
 	for _, c := range results {
 		for _, row := range slowest(c, 3) {
-			fmt.Fprintf(&b, "| %s | %s | %.0f | %.1f | %.2f | %.1f | %s | %s |\n", c.Name, row.run, row.AtMs, row.AppMs, row.DBMs, row.DiffMs, row.Verdict, row.Evidence)
+			slow.Row(c.Name, row.run, fmt.Sprintf("%.0f", row.AtMs), fmt.Sprintf("%.1f", row.AppMs), fmt.Sprintf("%.2f", row.DBMs), fmt.Sprintf("%.1f", row.DiffMs), row.Verdict, row.Evidence)
 		}
 	}
+	b.WriteString("\n### Slowest statements outside the DB\n\n" + slow.String())
 	fmt.Fprintf(&b, "\nEvery run's trace and its part of the server log are in `%s`; re-derive a run with `latscope dbwait --pglog %s %s`.\n",
 		env.Out, filepath.Join(env.Out, results[0].Runs[0].Trace), filepath.Join(env.Out, results[0].Runs[0].PGLog))
 	b.WriteString("\nSteal cannot be produced on demand on this machine: the VM's steal is an uncontrolled trickle of 10 ms ticks (the steal column), " +

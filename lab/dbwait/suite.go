@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	md "github.com/latscope/latscope/internal/report/markdown"
 
 	"github.com/latscope/latscope/internal/dbwait"
 	"github.com/latscope/latscope/internal/tracein"
@@ -392,12 +395,11 @@ func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
 		"the stops are the lab's record of when it sent SIGSTOP and SIGCONT; the proxy's share is its own log's hold of the statement's chunks "+
 		"(latscope-lab proxy --log, on the trace's clock, joined by traceparent); the database host's share under its quota is its recording's run-queue wait of the statement's backend "+
 		"outside the database's timer; the quotas are the lab's configuration.\n\n", host)
-	b.WriteString("| condition | judged | truth | statements |")
+	head := []string{"condition", "judged", "truth", "statements"}
 	for v := range dbwait.NumVerdicts {
-		b.WriteString(" " + v.String() + " |")
+		head = append(head, v.String())
 	}
-	b.WriteString(" of network: " + orDBCPU + " |")
-	b.WriteString("\n|---|---|---|---|" + strings.Repeat("---|", int(dbwait.NumVerdicts)+1) + "\n")
+	matrix := md.NewTable(append(head, "of network: "+orDBCPU)...)
 	for _, s := range res.Scores {
 		keys := make([]string, 0, len(s.Matrix))
 		for k := range s.Matrix {
@@ -411,17 +413,19 @@ func faultsMarkdown(env *lab.Env, res *FaultsResult) string {
 					n += c
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %d |", s.Condition, s.mode(), k, n)
+			cells := []string{s.Condition, s.mode(), k, strconv.Itoa(n)}
 			for v := range dbwait.NumVerdicts {
-				fmt.Fprintf(&b, " %d |", row[v.String()])
+				cells = append(cells, strconv.Itoa(row[v.String()]))
 			}
-			fmt.Fprintf(&b, " %d |\n", row[orDBCPU])
+			matrix.Row(append(cells, strconv.Itoa(row[orDBCPU]))...)
 		}
 	}
-	b.WriteString("\n| condition | judged | truth rule | affected right | unaffected wrong | unaffected network or db-cpu, the host busy (not wrong) | excluded (partly affected) | unknown at the trace's edge |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString(matrix.String())
+	rules := md.NewTable("condition", "judged", "truth rule", "affected right", "unaffected wrong", "unaffected network or db-cpu, the host busy (not wrong)", "excluded (partly affected)", "unknown at the trace's edge")
 	for _, s := range res.Scores {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %d |\n", s.Condition, s.mode(), s.Truth, ratio(s.Right, s.Affected), ratio(s.Wrong, s.Unaffected), ratio(s.NetworkOrDBCPU, s.Unaffected), s.Excluded, s.Edge)
+		rules.Row(s.Condition, s.mode(), s.Truth, ratio(s.Right, s.Affected), ratio(s.Wrong, s.Unaffected), ratio(s.NetworkOrDBCPU, s.Unaffected), strconv.Itoa(s.Excluded), strconv.Itoa(s.Edge))
 	}
+	b.WriteString("\n" + rules.String())
 	return b.String()
 }
 

@@ -2,8 +2,11 @@ package fleet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	md "github.com/latscope/latscope/internal/report/markdown"
 
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/lab"
@@ -40,18 +43,20 @@ func (r *runner) outcome(phases []*PhaseResult, setup, took time.Duration) *lab.
 	fmt.Fprintf(&b, "A \"minute\" is **%v** here: triage ran with that step over each phase's window, against a private Prometheus scraping every 1 s. "+
 		"Thresholds: DB-call p95 %v, request p99 %v. Set-up (PostgreSQL, instances, Prometheus) took %.1f s, the whole run %.1f s.\n\n",
 		c.Minute, c.Threshold, c.RequestThreshold, setup.Seconds(), took.Seconds())
-	b.WriteString("| instance | address | pid |\n|---|---|---|\n")
+	insts := md.NewTable("instance", "address", "pid")
 	for _, in := range res.Instances {
-		fmt.Fprintf(&b, "| %s | %s | %d |\n", in.Name, in.Address, in.PID)
+		insts.Row(in.Name, in.Address, strconv.Itoa(in.PID))
 	}
+	b.WriteString(insts.String())
 	names := r.names()
 	b.WriteString("\nPer phase below: the load's own view of each instance (requests, client-side p95), what Prometheus holds over the whole phase " +
 		"(stall and throttled seconds from the agent's counters, failed scrapes), and the minutes triage found bad.\n")
-	b.WriteString("\n## Verdicts\n\n| phase | signal | minutes | truth | triage's verdict | checks |\n|---|---|---|---|---|---|\n")
+	verdicts := md.NewTable("phase", "signal", "minutes", "truth", "triage's verdict", "checks")
 	for _, p := range phases {
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s |\n", p.Name, p.Signal, float64(p.End.Sub(p.Start))/float64(c.Minute),
+		verdicts.Row(p.Name, p.Signal, fmt.Sprintf("%.0f", float64(p.End.Sub(p.Start))/float64(c.Minute)),
 			truthText(p.Truth, p.Signal, names, c.Minute), verdictText(p, names, c.Minute), passText(p.Checks))
 	}
+	b.WriteString("\n## Verdicts\n\n" + verdicts.String())
 	for _, p := range phases {
 		r.phaseSection(&b, p, names)
 	}
@@ -92,16 +97,17 @@ func (r *runner) phaseSection(b *strings.Builder, p *PhaseResult, names map[stri
 		fmt.Fprintf(b, "\nTriage failed: %s\n", p.Error)
 	}
 	fmt.Fprintf(b, "\nBy hand (while Prometheus runs: `--hold`): `%s`\n", triageCommand(p, c))
-	b.WriteString("\n| instance | requests | errors | /db p95 ms | /nodb p95 ms | stall s | throttled s | failed scrapes | bad minutes |\n|---|---|---|---|---|---|---|---|---|\n")
+	load := md.NewTable("instance", "requests", "errors", "/db p95 ms", "/nodb p95 ms", "stall s", "throttled s", "failed scrapes", "bad minutes")
 	for _, l := range p.Load {
 		var bad []int
 		if p.Verdict != nil {
 			bad = p.Verdict.BadSteps[l.Instance]
 		}
 		e := p.Prom[l.Instance]
-		fmt.Fprintf(b, "| %s | %d | %d | %.1f | %.1f | %.2f | %.2f | %d | %s |\n", name(names, l.Instance), l.Requests, l.Errors, l.DBP95Ms, l.NoDBP95Ms,
-			e.StallS, e.ThrottledS, e.FailedScrapes, intsText(bad))
+		load.Row(name(names, l.Instance), fmt.Sprint(l.Requests), fmt.Sprint(l.Errors), fmt.Sprintf("%.1f", l.DBP95Ms), fmt.Sprintf("%.1f", l.NoDBP95Ms),
+			fmt.Sprintf("%.2f", e.StallS), fmt.Sprintf("%.2f", e.ThrottledS), fmt.Sprint(e.FailedScrapes), intsText(bad))
 	}
+	b.WriteString("\n" + load.String())
 }
 
 // truthText is the truth in one cell.
