@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/internal/cli"
+	"github.com/latscope/latscope/internal/cli/clitest"
 	goldenfile "github.com/latscope/latscope/internal/golden"
 )
 
@@ -21,38 +17,18 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/ (a
 // LATSCOPE_TEST_MAIN=1, so tests can run it as a child process (exit
 // codes, the whole standard error).
 func TestMain(m *testing.M) {
-	if os.Getenv("LATSCOPE_TEST_MAIN") == "1" {
+	if os.Getenv(clitest.MainEnv) == "1" {
 		os.Exit(cli.Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
 
-// runCLI runs latscope in-process and returns stdout, stderr and the error.
-func runCLI(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := cli.Run(context.Background(), &stdout, &stderr, args)
-	return stdout.String(), stderr.String(), err
-}
+// runCLI runs the binary's command line in-process.
+var runCLI = clitest.Run
 
-// runExit runs latscope as a child process and returns its exit code and stderr.
-func runExit(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "LATSCOPE_TEST_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stderr.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), stderr.String()
-	}
-	t.Fatal(err)
-	return 0, ""
-}
+// runExit runs the binary as a child process: its exit status and
+// standard error.
+var runExit = clitest.RunExit
 
 // golden compares got with testdata/name, rewriting it with -update. A
 // mismatch writes name.got beside it and shows a unified diff.
@@ -61,11 +37,5 @@ func golden(t *testing.T, name, got string) {
 	goldenfile.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }
 
-func oneLine(t *testing.T, stderr string) string {
-	t.Helper()
-	s := strings.TrimSpace(stderr)
-	if strings.Contains(s, "\n") {
-		t.Errorf("error output is not one line:\n%s", s)
-	}
-	return s
-}
+// oneLine checks that an error output is one line.
+var oneLine = clitest.OneLine

@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/cli/clitest"
 	"github.com/latscope/latscope/internal/tier"
 )
 
@@ -33,19 +34,8 @@ func copyFixture(t *testing.T, dir, scenario string) string {
 	return p
 }
 
-// listDir returns the names in dir, sorted.
-func listDir(t *testing.T, dir string) string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return strings.Join(names, " ")
-}
+// listDir lists dir.
+var listDir = clitest.ListDir
 
 // TestOutputPaths: analyze's outputs replace only regular files, never the
 // input, and are written all or nothing.

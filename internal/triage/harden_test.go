@@ -2,7 +2,6 @@ package triage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/latscope/latscope/internal/triage/promtest"
 )
 
 // matrixAnswer is a range query's answer with two instances, a bad at
@@ -20,37 +21,6 @@ import (
 const matrixAnswer = `{"status":"success","data":{"resultType":"matrix","result":[
 	{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"0.09"]]},
 	{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"]]}]}}`
-
-// stubProm answers every range query with body, but the counts of
-// observations (their series are absent, so that every step counts) and
-// label values with none.
-func stubProm(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if strings.HasSuffix(r.URL.Path, "/values") {
-			w.Write([]byte(`{"status":"success","data":[]}`))
-			return
-		}
-		if r.ParseForm() == nil && strings.Contains(r.Form.Get("query"), "_count") {
-			w.Write(noResult(body))
-			return
-		}
-		w.Write([]byte(body))
-	}
-}
-
-// noResult is the answer body with its result emptied (its warnings kept).
-func noResult(body string) []byte {
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		return []byte(body)
-	}
-	if d, ok := doc["data"].(map[string]any); ok {
-		d["result"] = []any{}
-	}
-	b, _ := json.Marshal(doc)
-	return b
-}
 
 // TestRedirectKeepsCredentials checks that a redirect to another host
 // (here another port) does not carry the bearer token or the basic-auth
@@ -66,7 +36,7 @@ func TestRedirectKeepsCredentials(t *testing.T) {
 			methods[r.Method] = true
 		}
 		mu.Unlock()
-		stubProm(matrixAnswer)(w, r)
+		promtest.Stub(matrixAnswer)(w, r)
 	}))
 	defer other.Close()
 	var sameAuth []string // Authorization headers on the same host's redirect target
@@ -205,7 +175,7 @@ func TestResponseCap(t *testing.T) {
 // the writers, triagereport's TestNonFiniteSamples: null in the JSON, no
 // bar in the HTML).
 func TestNonFiniteSamples(t *testing.T) {
-	srv := httptest.NewServer(stubProm(`{"status":"success","data":{"resultType":"matrix","result":[
+	srv := httptest.NewServer(promtest.Stub(`{"status":"success","data":{"resultType":"matrix","result":[
 		{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"+Inf"],[180,"0.09"],[240,"-Inf"],[300,"NaN"],[360,"0.01"],[420,"0.01"]]},
 		{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"],[420,"1e308"]]}]}}`))
 	defer srv.Close()
@@ -282,7 +252,7 @@ func TestPrometheusWarningsBounded(t *testing.T) {
 		ws = append(ws, fmt.Sprintf("%q", fmt.Sprintf("store %d unavailable", i)))
 	}
 	body := strings.Replace(matrixAnswer, `"status":"success",`, `"status":"success","warnings":[`+strings.Join(ws, ",")+`],`, 1)
-	srv := httptest.NewServer(stubProm(body))
+	srv := httptest.NewServer(promtest.Stub(body))
 	defer srv.Close()
 	r, err := Run(context.Background(), Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(120, 0)})
 	if err != nil {

@@ -239,7 +239,7 @@ func TestPrometheusWarnings(t *testing.T) {
 			{"metric":{"job":"j","instance":"a"},"values":[[60,"0.01"],[120,"0.09"]]},
 			{"metric":{"job":"j","instance":"b"},"values":[[60,"0.01"],[120,"0.01"]]}]}}`
 		if r.ParseForm() == nil && strings.Contains(r.Form.Get("query"), "_count") {
-			w.Write(noResult(body)) // no counts: every step counts
+			w.Write(promtest.NoResult(body)) // no counts: every step counts
 			return
 		}
 		w.Write([]byte(body))

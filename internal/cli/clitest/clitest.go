@@ -6,8 +6,10 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -131,4 +133,56 @@ func HelpOneDefault(t *testing.T) {
 			}
 		}
 	}
+}
+
+// MainEnv, set to 1, makes a binary's test binary act as the binary
+// itself (its TestMain calls cli.Main), so that tests can run it as a
+// child process: exit statuses, the whole standard error, the services a
+// command starts as itself.
+const MainEnv = "LATSCOPE_TEST_MAIN"
+
+// RunExit runs the test binary as the binary (MainEnv) with args and
+// returns its exit status and standard error.
+func RunExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), MainEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stderr.String()
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
+// OneLine checks that an error output is one line, and returns it
+// trimmed.
+func OneLine(t *testing.T, stderr string) string {
+	t.Helper()
+	s := strings.TrimSpace(stderr)
+	if strings.Contains(s, "\n") {
+		t.Errorf("error output is not one line:\n%s", s)
+	}
+	return s
+}
+
+// ListDir returns the names in dir, sorted, space-separated: what a
+// failed write must leave as it was.
+func ListDir(t *testing.T, dir string) string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -13,43 +12,13 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/triage"
+	"github.com/latscope/latscope/internal/triage/promtest"
 )
-
-// stubProm answers every range query with body, but the counts of
-// observations (their series are absent, so that every step counts) and
-// label values with none.
-func stubProm(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if strings.HasSuffix(r.URL.Path, "/values") {
-			w.Write([]byte(`{"status":"success","data":[]}`))
-			return
-		}
-		if r.ParseForm() == nil && strings.Contains(r.Form.Get("query"), "_count") {
-			w.Write(noResult(body))
-			return
-		}
-		w.Write([]byte(body))
-	}
-}
-
-// noResult is the answer body with its result emptied (its warnings kept).
-func noResult(body string) []byte {
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		return []byte(body)
-	}
-	if d, ok := doc["data"].(map[string]any); ok {
-		d["result"] = []any{}
-	}
-	b, _ := json.Marshal(doc)
-	return b
-}
 
 // runStub runs triage against a stub answering body.
 func runStub(t *testing.T, body string, end int64) *triage.Report {
 	t.Helper()
-	srv := httptest.NewServer(stubProm(body))
+	srv := httptest.NewServer(promtest.Stub(body))
 	defer srv.Close()
 	r, err := triage.Run(context.Background(), triage.Config{URL: srv.URL, Start: time.Unix(0, 0), End: time.Unix(end, 0)})
 	if err != nil {
@@ -79,7 +48,7 @@ func write(t *testing.T, r *triage.Report) (text, js, page string) {
 // the JSON keeps them as they are (encoding/json escapes them), and so
 // does the HTML page (html/template), but for its copy of the text report.
 func TestTextEscapesControlCharacters(t *testing.T) {
-	srv := httptest.NewServer(stubProm(`{"status":"success","warnings":["store \u001b]0;pwned\u0007 down\r\nverdict: forged"],"data":{"resultType":"matrix","result":[
+	srv := httptest.NewServer(promtest.Stub(`{"status":"success","warnings":["store \u001b]0;pwned\u0007 down\r\nverdict: forged"],"data":{"resultType":"matrix","result":[
 		{"metric":{"job":"j","instance":"a\u001b[2J"},"values":[[60,"0.01"],[120,"0.09"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"]]},
 		{"metric":{"job":"j","instance":"b\r\nverdict: forged"},"values":[[60,"0.01"],[120,"0.01"],[180,"0.01"],[240,"0.01"],[300,"0.01"],[360,"0.01"]]}]}}`))
 	defer srv.Close()
