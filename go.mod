@@ -31,6 +31,7 @@ require (
 	github.com/latscope/latscope/agent v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/hostsig v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/quantile v0.0.0-00010101000000-000000000000
+	github.com/latscope/latscope/java v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/tracelog v0.0.0-00010101000000-000000000000
 )
 
@@ -38,5 +39,6 @@ replace (
 	github.com/latscope/latscope/agent => ./agent
 	github.com/latscope/latscope/internal/hostsig => ./internal/hostsig
 	github.com/latscope/latscope/internal/quantile => ./internal/quantile
+	github.com/latscope/latscope/java => ./java
 	github.com/latscope/latscope/tracelog => ./tracelog
 )

@@ -10,6 +10,7 @@ require (
 	github.com/latscope/latscope/agent/agentpgx v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/agent/agentprom v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/internal/hostsig v0.0.0-00010101000000-000000000000
+	github.com/latscope/latscope/java v0.0.0-00010101000000-000000000000
 	github.com/latscope/latscope/tracelog v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
@@ -40,5 +41,6 @@ replace (
 	github.com/latscope/latscope/agent/agentprom => ../agent/agentprom
 	github.com/latscope/latscope/internal/hostsig => ../internal/hostsig
 	github.com/latscope/latscope/internal/quantile => ../internal/quantile
+	github.com/latscope/latscope/java => ../java
 	github.com/latscope/latscope/tracelog => ../tracelog
 )

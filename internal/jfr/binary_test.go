@@ -272,7 +272,7 @@ var lib struct {
 	err  error
 }
 
-// libRecording records java/testdata/LibDemo.java, which emits the four
+// libRecording records testdata/LibDemo.java, which emits the four
 // latscope.* events, and returns the recording's path.
 func libRecording(t *testing.T) string {
 	t.Helper()
@@ -301,7 +301,7 @@ func recordLib() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	demo := filepath.Join(jfrSource(), "..", "..", "java", "testdata", "LibDemo.java") // internal/jfr → the top
+	demo := filepath.Join(jfrSource(), "testdata", "LibDemo.java")
 	if out, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, demo).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("javac LibDemo.java: %v: %s", err, out)
 	}

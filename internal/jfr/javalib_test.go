@@ -1,4 +1,4 @@
-package java_test
+package jfr_test
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 // libEvents are the library's event types.
 var libEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait"}
 
-// kept returns the kept recording NAME.jfr of a program of testdata
+// keptLib returns the kept recording NAME.jfr of a program of testdata
 // (internal/jfr/testdata/rec, recorded by `go run ./internal/jfr/internal/mkrecordings`) and
 // its truth.
-func kept(t *testing.T, name string) (string, *jfrtest.Truth) {
+func keptLib(t *testing.T, name string) (string, *jfrtest.Truth) {
 	t.Helper()
 	tr, err := jfrtest.ReadTruth(name)
 	if err != nil {
@@ -76,7 +76,7 @@ func recordProgram(t *testing.T, prog string, args ...string) (string, string) {
 // waits for both tasks, a task that throws still has its run and wait.
 func TestEdges(t *testing.T) {
 	t.Parallel()
-	rec, tr := kept(t, "edge")
+	rec, tr := keptLib(t, "edge")
 	var lines []string
 	for _, l := range tr.Own["output"].([]any) {
 		lines = append(lines, l.(string))
@@ -139,7 +139,7 @@ func checkEdges(t *testing.T, rec, out string) {
 // for at least its sleep and waited for on the thread that submitted it.
 func TestRecord(t *testing.T) {
 	t.Parallel()
-	rec, tr := kept(t, "lib")
+	rec, tr := keptLib(t, "lib")
 	n, _ := tr.Config["requests"].(float64)
 	if n < 1 {
 		t.Fatalf("lib.json: requests %v", tr.Config["requests"])

@@ -1,0 +1,3 @@
+module github.com/latscope/latscope/java
+
+go 1.25.0
