@@ -1,7 +1,7 @@
 // Command mkrecordings records the JVM recordings that the fast tier of
 // packages jfr, java and cmd/latscope reads, into internal/jfr/testdata/rec: real
 // recordings of the programs in the repository (internal/jfr/testdata/Probe.java,
-// Shop.java and Burst.java, java/testdata/LibDemo.java and LibEdge.java),
+// Shop.java and Burst.java, internal/jfr/testdata/LibDemo.java and LibEdge.java),
 // each with its ground truth beside it (NAME.json: what the program was
 // configured to do, its own counts and timers, the host's load) and what
 // the JDK's `jfr print --json` gave for it (NAME.*.print.jsonl.gz: the
@@ -365,7 +365,7 @@ func shop(ctx context.Context, dir string) error {
 // LibN is the requests LibDemo makes.
 const LibN = 8
 
-// libProgram builds the library and runs java/testdata/PROG.java against
+// libProgram builds the library and runs internal/jfr/testdata/PROG.java against
 // it under a recording from the JVM's start into out/name.jfr; it returns
 // the program's output.
 func libProgram(ctx context.Context, dir, prog, name string, args ...string) (string, error) {
@@ -377,7 +377,7 @@ func libProgram(ctx context.Context, dir, prog, name string, args ...string) (st
 	if err != nil {
 		return "", err
 	}
-	src := filepath.Join(jfrtest.Source(), "..", "..", "java", "testdata", prog+".java") // internal/jfr → the top
+	src := filepath.Join(jfrtest.Source(), "testdata", prog+".java")
 	if o, err := exec.CommandContext(ctx, javac, "-cp", classes, "-d", classes, src).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("javac %s: %v: %s", src, err, o)
 	}
@@ -395,7 +395,7 @@ func lib(ctx context.Context, dir string) error {
 	if _, err := libProgram(ctx, dir, "LibDemo", "lib", strconv.Itoa(LibN)); err != nil {
 		return err
 	}
-	t := Truth{Recording: "lib.jfr", Program: "java/testdata/LibDemo.java with the Java library (java/)", Host: host(before),
+	t := Truth{Recording: "lib.jfr", Program: "internal/jfr/testdata/LibDemo.java with the Java library (java/)", Host: host(before),
 		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile,filename=lib.jfr LibDemo 8",
 		Config: map[string]any{"requests": LibN, "route": "/demo", "tasks_per_request": 3, "min_request_ms": 60, "min_task_ms": 5,
 			"traceparent": "00-%032x-00f067aa0ba902b7-01 of the request's number, 1 to n", "executor_thread": "demo-executor"}}
@@ -419,7 +419,7 @@ func edge(ctx context.Context, dir string) error {
 			lines = append(lines, l)
 		}
 	}
-	t := Truth{Recording: "edge.jfr", Program: "java/testdata/LibEdge.java with the Java library (java/)", Host: host(before),
+	t := Truth{Recording: "edge.jfr", Program: "internal/jfr/testdata/LibEdge.java with the Java library (java/)", Host: host(before),
 		Command: "java -cp LIB -XX:StartFlightRecording:settings=profile,filename=edge.jfr LibEdge",
 		Config:  map[string]any{"requests": 1, "tasks": 4, "checks": 6},
 		Own:     map[string]any{"output": lines}}
