@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	md "github.com/latscope/latscope/internal/report/markdown"
 )
 
 // summary is what the table shows of one tool's runs.
@@ -63,12 +66,11 @@ func report(w io.Writer, o Options, size int64, sums []summary) {
 		order += "; " + strings.Join(o.After, ", ") + " after the others"
 	}
 	fmt.Fprintf(w, "\ntrace %s: %d bytes (%.1f MiB); %d run(s) per tool, %s; median wall time\n\n", o.Trace, size, float64(size)/(1<<20), o.Reps, order)
-	fmt.Fprintf(w, "| tool | MiB/s | wall s (median / best) | CPU s | peak RSS MiB | × %s (wall) | × %s (CPU) |\n", o.Base, o.Base)
-	fmt.Fprintf(w, "|---|---:|---:|---:|---:|---:|---:|\n")
+	tb := md.NewTable("tool", "MiB/s", "wall s (median / best)", "CPU s", "peak RSS MiB", "× "+o.Base+" (wall)", "× "+o.Base+" (CPU)").RightFrom(1)
 	base := find(sums, o.Base)
 	for _, s := range sums {
 		if s.ok == 0 {
-			fmt.Fprintf(w, "| %s | — | failed after %.1f | — | %d | — | — |\n", s.name, s.failedWall.Seconds(), s.rss>>20)
+			tb.Row(s.name, "—", fmt.Sprintf("failed after %.1f", s.failedWall.Seconds()), "—", strconv.FormatInt(s.rss>>20, 10), "—", "—")
 			continue
 		}
 		ratio, cpuRatio := "—", "—"
@@ -76,8 +78,9 @@ func report(w io.Writer, o Options, size int64, sums []summary) {
 			ratio = fmt.Sprintf("%.2f", s.median.Seconds()/base.median.Seconds())
 			cpuRatio = fmt.Sprintf("%.2f", s.cpu.Seconds()/base.cpu.Seconds())
 		}
-		fmt.Fprintf(w, "| %s | %.1f | %.2f / %.2f | %.2f | %d | %s | %s |\n", s.name, s.mibps, s.median.Seconds(), s.best.Seconds(), s.cpu.Seconds(), s.rss>>20, ratio, cpuRatio)
+		tb.Row(s.name, fmt.Sprintf("%.1f", s.mibps), fmt.Sprintf("%.2f / %.2f", s.median.Seconds(), s.best.Seconds()), fmt.Sprintf("%.2f", s.cpu.Seconds()), strconv.FormatInt(s.rss>>20, 10), ratio, cpuRatio)
 	}
+	io.WriteString(w, tb.String())
 	var notes []string
 	lo, hi, others := 1e9, -1.0, 0.0
 	for _, s := range sums {
