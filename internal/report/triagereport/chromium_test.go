@@ -21,7 +21,7 @@ import (
 // window's, each text block's (the evidence, the verdict) content width
 // against its box and its right edge, and the host bars drawn.
 const widthProbe = `<script>(function(){
-var out={window:window.innerWidth,page:document.documentElement.scrollWidth,blocks:[],hostbars:0,svgs:document.querySelectorAll("svg").length};
+var out={window:window.innerWidth,page:document.documentElement.scrollWidth,blocks:[],hostbars:0,svgs:document.querySelectorAll("svg.timeline").length};
 document.querySelectorAll("pre,p.verdict").forEach(function(e){var r=e.getBoundingClientRect();out.blocks.push({tag:e.tagName,scroll:e.scrollWidth,client:e.clientWidth,right:r.right})});
 document.querySelectorAll("rect.hostbar").forEach(function(e){var b=e.getBoundingClientRect();if(b.width>0&&b.height>0)out.hostbars++});
 var pre=document.createElement("pre");pre.id="triage-probe";pre.textContent=JSON.stringify(out);document.body.appendChild(pre);

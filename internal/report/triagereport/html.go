@@ -29,29 +29,43 @@ var (
 // shadeOpacity is the opacity of a bad step's background.
 const shadeOpacity = 0.15
 
-// WriteHTML writes r as a self-contained HTML page: the verdict, one
-// timeline per instance (the signal per step as bars, the threshold as a
-// dashed line, the bad steps marked red) with its host signals and GC
-// share per step under it, and the text report.
+// WriteHTML writes r as a self-contained HTML page, the product's report
+// page (htmlreport.Page) with its style: the verdict, one timeline per
+// instance (the signal per step as bars, the threshold as a dashed line,
+// the bad steps marked red) with its host signals and GC share per step
+// under it, and the text report.
 func WriteHTML(w io.Writer, r *triage.Report) error {
 	var text strings.Builder
 	if err := WriteText(&text, r); err != nil {
 		return err
 	}
-	page := struct {
-		R         *triage.Report
-		Who       string
-		Timelines []template.HTML
-		Text      string
-		Step, Thr string
-		Signal    string
-	}{R: r, Who: who(r), Text: text.String(), Step: triage.Dur(r.Step), Thr: triage.Dur(r.Threshold), Signal: r.SignalName()}
-	top := scaleTop(r)
-	tops := hostTops(r)
-	for _, ir := range r.Instances {
-		page.Timelines = append(page.Timelines, timeline(r, ir, top, tops))
+	var verdict, timelines strings.Builder
+	if err := verdictHTML.Execute(&verdict, r.Verdict); err != nil {
+		return fmt.Errorf("triage html: %w", err)
 	}
-	return htmlPage.Execute(w, page)
+	top, tops := scaleTop(r), hostTops(r)
+	for _, ir := range r.Instances {
+		if err := instanceHTML.Execute(&timelines, ir); err != nil {
+			return fmt.Errorf("triage html: %w", err)
+		}
+		timelines.WriteString(string(timeline(r, ir, top, tops)))
+	}
+	var warnings strings.Builder
+	for _, wn := range r.Warnings {
+		warnings.WriteString("<p><b>Warning:</b> " + template.HTMLEscapeString(wn) + "</p>")
+	}
+	p := &htmlreport.Page{
+		Title:    "latscope triage: " + who(r),
+		Subtitle: fmt.Sprintf("%s per step of %s, threshold %s, %s to %s UTC", r.SignalName(), triage.Dur(r.Step), triage.Dur(r.Threshold), r.Start.UTC().Format("2006-01-02 "+r.ClockLayout()), r.End.UTC().Format("2006-01-02 "+r.ClockLayout())),
+		Footer:   "latscope triage — which instances were slow, in which steps, shared or local, and why. Values come from Prometheus's answers over the range; hover a bar for its numbers.",
+	}
+	p.Add(
+		htmlreport.Section{Title: "Verdict", Body: template.HTML(verdict.String() + warnings.String())},
+		htmlreport.Section{Title: "Instances", Intro: fmt.Sprintf("One bar per step of %s: the %s; the dashed line is the threshold (%s); red: the instance's bad steps over the threshold (or held); amber: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule. Under each timeline, on the same steps: the host signals (seconds per step: throttled, stall, steal, CPU pressure of the cgroup and of the host) and the garbage collector's share of the process's CPU (no bar: no collection in the step), each on one scale for every instance.", triage.Dur(r.Step), r.SignalName(), triage.Dur(r.Threshold)),
+			Body: template.HTML(timelines.String())},
+		htmlreport.Section{Title: "Evidence", Body: template.HTML(`<pre class="wrap">` + template.HTMLEscapeString(text.String()) + `</pre>`)},
+	)
+	return p.Write(w)
 }
 
 // hostRow is one row of the host strip: a host signal, or the GC share.
@@ -174,7 +188,7 @@ func timeline(r *triage.Report, ir triage.InstanceReport, top float64, tops []fl
 	bw := svgWidth / n
 	strip := svgHeight + 18
 	total := strip + hostRowHeight*float64(len(tops))
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s: the signal, the host signals and the GC share per step">`,
+	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s: the signal, the host signals and the GC share per step">`,
 		svgWidth, total, svgWidth, total, template.HTMLEscapeString(ir.Name))
 	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="#f6f6f6"/>`, svgWidth, svgHeight)
 	bad, peer, held := indexSet(ir.Bad), indexSet(ir.Peer), indexSet(ir.Held)
@@ -212,25 +226,10 @@ func timeline(r *triage.Report, ir triage.InstanceReport, top float64, tops []fl
 	return template.HTML(b.String())
 }
 
-var htmlPage = template.Must(template.New("triage").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>latscope triage: {{.Who}}</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1000px}
-h2{font-size:1em;margin:1.2em 0 .2em}
-svg{display:block;max-width:100%;height:auto}
-.verdict{font-size:1.1em;background:#eef;padding:.6em;border-left:4px solid #447;overflow-wrap:anywhere}
-pre{background:#f6f6f6;padding:.6em;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
-</style></head><body>
-<h1>latscope triage: {{.Who}}</h1>
-<p class="verdict">{{.R.Verdict.Line}}</p>
-{{with .R.Verdict.Next}}<p><b>Next:</b> {{.}}</p>{{end}}
-{{range .R.Warnings}}<p><b>Warning:</b> {{.}}</p>{{end}}
-<p>One bar per step of {{.Step}}: the {{.Signal}}; the dashed line is the threshold ({{.Thr}}); red: the instance's bad steps over the threshold (or held); amber: bad by the peer rule (under the threshold, far over the other instances in the same step). Hover a bar for its time, value and rule. Under each timeline, on the same steps: the host signals (seconds per step: throttled, stall, steal, CPU pressure of the cgroup and of the host) and the garbage collector's share of the process's CPU (no bar: no collection in the step), each on one scale for every instance.</p>
-{{range $i, $ir := .R.Instances}}<h2>{{$ir.Name}}: {{len $ir.Bad}} bad step(s) of {{$ir.DataSteps}}{{with $ir.Peer}} ({{len .}} by the peer rule){{end}}{{with $ir.Held}} ({{len .}} held){{end}}</h2>
-{{index $.Timelines $i}}
-{{end}}
-<h2>Evidence</h2>
-<pre>{{.Text}}</pre>
-</body></html>
+// verdictHTML is the verdict's line, its next step and its warnings.
+var verdictHTML = template.Must(template.New("verdict").Parse(`<p class="lead verdict">{{.Line}}</p>
+{{with .Next}}<p><b>Next:</b> {{.}}</p>{{end}}`))
+
+// instanceHTML heads one instance's timeline.
+var instanceHTML = template.Must(template.New("instance").Parse(`<h3>{{.Name}}: {{len .Bad}} bad step(s) of {{.DataSteps}}{{with .Peer}} ({{len .}} by the peer rule){{end}}{{with .Held}} ({{len .}} held){{end}}</h3>
 `))
