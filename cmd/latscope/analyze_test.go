@@ -153,7 +153,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, cmd := range []string{"analyze", "compare", "demo-trace", "lab"} {
+	for _, cmd := range []string{"analyze", "compare", "demo-trace", "load"} {
 		stdout, _, err := runCLI(t, cmd, "-h")
 		if err != nil {
 			t.Fatalf("%s -h: %v", cmd, err)

@@ -58,8 +58,8 @@ func TestTriage(t *testing.T) {
 			t.Errorf("verdict %+v", v)
 		}
 		h, err := os.ReadFile(page)
-		if err != nil || strings.Count(string(h), "<svg") != 3 {
-			t.Errorf("HTML page: %v, %d timelines", err, strings.Count(string(h), "<svg"))
+		if err != nil || strings.Count(string(h), `<svg class="timeline"`) != 3 {
+			t.Errorf("HTML page: %v, %d timelines", err, strings.Count(string(h), `<svg class="timeline"`))
 		}
 	})
 	t.Run("shared", func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // LATSCOPE_BENCH_TRACE to a large trace (bash lab/bench/run.sh leaves one in
 // lab/bench/out/) to measure at scale:
 //
-//	LATSCOPE_BENCH_TRACE=$PWD/bench/out/trace-100MB.trace go test -run '^$' -bench Analyze -benchtime 1x ./budget
+//	LATSCOPE_BENCH_TRACE=$PWD/lab/bench/out/trace-100MB.trace go test -run '^$' -bench Analyze -benchtime 1x ./internal/budget
 //
 // It reports MB/s from the trace size and the process's peak RSS, which also
 // covers recording the default trace.

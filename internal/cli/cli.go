@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -25,6 +26,9 @@ var Name = "latscope"
 // Examples are printed under the program's command list.
 var Examples string
 
+// topicNoun names the Default command's topics in errors.
+const topicNoun = "scenario"
+
 // Default, when set, is run for arguments that name no command: the lab's
 // scenario runner (latscope-lab [flags] [SCENARIO]). Without it such an
 // argument is an unknown command.
@@ -35,6 +39,10 @@ var Default *Command
 type Command struct {
 	Summary string
 	Run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
+	// Topics, for the Default command, are the arguments it takes that
+	// `help` names too (the lab's scenarios): `help TOPIC` prints the
+	// Default command's help.
+	Topics func() []string
 }
 
 // commands is the command table. Each entry lives in its own file.
@@ -117,11 +125,18 @@ func isHelp(arg string) bool {
 func Run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	_, args = globalFlags(args)
 	if len(args) > 0 && (isHelp(args[0]) || args[0] == "help") {
-		if len(args) > 1 {
-			if _, ok := commands[args[1]]; !ok {
-				return fmt.Errorf("help: unknown command %q (commands: %s)", args[1], strings.Join(Names(), ", "))
+		if len(args) > 1 && args[1] != "help" {
+			if _, ok := commands[args[1]]; ok {
+				return Run(ctx, stdout, stderr, []string{args[1], "-h"})
 			}
-			return Run(ctx, stdout, stderr, []string{args[1], "-h"})
+			if Default != nil && Default.Topics != nil && slices.Contains(Default.Topics(), args[1]) {
+				return finish(stdout, "", Default.Run(ctx, io.Discard, io.Discard, []string{"-h"}))
+			}
+			what, names := "command", Names()
+			if Default != nil && Default.Topics != nil {
+				what, names = "command or "+topicNoun, append(names, Default.Topics()...)
+			}
+			return fmt.Errorf("help: unknown %s %q (%s)", what, args[1], strings.Join(names, ", "))
 		}
 		return usage(ctx, stdout)
 	}

@@ -43,11 +43,11 @@ func (c ServeConfig) Check() error {
 }
 
 // ServeMain parses the flags of `latscope-lab dbwait-serve` and runs
-// Serve; cmd/latscope does the same with its own flag set.
+// Serve; latscope-lab does the same with its own flag set.
 func ServeMain(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := ParseServeFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "usage: latscope %s\n", ServeUsage)
+		fmt.Fprintf(stdout, "usage: latscope-lab %s\n", ServeUsage)
 		return nil
 	}
 	if err != nil {

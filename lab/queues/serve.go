@@ -37,7 +37,7 @@ type ServeConfig struct {
 func ServeMain(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := parseServeFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "usage: latscope %s\n", ServeUsage)
+		fmt.Fprintf(stdout, "usage: latscope-lab %s\n", ServeUsage)
 		return nil
 	}
 	if err != nil {

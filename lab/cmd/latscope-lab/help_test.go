@@ -20,6 +20,9 @@ func TestHelpForms(t *testing.T) {
 		{[]string{"-h"}, []string{"usage: latscope-lab [flags] [SCENARIO]", "\ncommands:\n", "  proxy ", "  serve "}},
 		{[]string{"help"}, []string{"usage: latscope-lab [flags] [SCENARIO]", "  burn "}},
 		{[]string{"--debug", "--help"}, []string{"usage: latscope-lab [flags] [SCENARIO]"}},
+		{[]string{"help", "seed"}, []string{"usage: latscope-lab [flags] [SCENARIO]", "scenarios: ", "seed"}},
+		{[]string{"help", "help"}, []string{"usage: latscope-lab [flags] [SCENARIO]", "\ncommands:\n"}},
+		{[]string{"--list"}, []string{"dbwait-faults  ", "\ncommands (latscope-lab COMMAND -h):\n"}},
 	} {
 		stdout, _, err := runCLI(t, tc.args...)
 		for _, w := range tc.want {
@@ -30,6 +33,19 @@ func TestHelpForms(t *testing.T) {
 	}
 	if code, stderr := runExit(t, "--nope"); code != 2 || stderr != "latscope-lab: flag provided but not defined: -nope\n" {
 		t.Errorf("--nope: exit %d, stderr %q", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "nope"}, `latscope-lab: help: unknown command or scenario "nope" (burn, `},
+		{[]string{"burn", "extra"}, `latscope-lab: burn: unexpected argument "extra"`},
+		{[]string{"--clients", "0", "seed"}, "latscope-lab: --clients 0: want at least 1"},
+		{[]string{"--window", "0", "seed"}, "latscope-lab: --window 0s: want whole seconds, at least 1s"},
+	} {
+		if code, stderr := runExit(t, tc.args...); code != 2 || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line starting %q", tc.args, code, stderr, tc.want)
+		}
 	}
 	if code, stderr := runExit(t, "proxy"); code != 2 || !strings.HasPrefix(stderr, "latscope-lab: proxy: ") {
 		t.Errorf("proxy without --to: exit %d, stderr %q", code, stderr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -34,7 +35,17 @@ func init() {
 	cli.Default = &cli.Command{
 		Summary: "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements",
 		Run:     runLab,
+		Topics:  scenarioNames,
 	}
+}
+
+// scenarioNames lists the scenarios' names.
+func scenarioNames() []string {
+	var names []string
+	for _, s := range lab.Scenarios() {
+		names = append(names, s.Name)
+	}
+	return names
 }
 
 // runLabBurn spins until it is killed (--loaded starts one per core).
@@ -43,6 +54,9 @@ func runLabBurn(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	cli.UsageWith(fs, stderr, "burn", "\nexamples:\n  latscope-lab burn &     one busy core, until killed\n")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	lab.Burn(ctx)
 	return nil
@@ -74,6 +88,7 @@ type labOptions struct {
 	out, dbURL              string
 	clients                 int
 	window                  time.Duration
+	set                     map[string]bool // the flags given, whatever their value
 }
 
 // runLab is latscope-lab's Default command: it runs a scenario, the seed
@@ -90,7 +105,7 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&o.window, "window", 0, "traced window per run (default 20s; --full 60s)")
 	fs.BoolVar(&o.json, "json", false, "print the scenario's JSON instead of the Markdown report")
 	fs.BoolVar(&o.loaded, "loaded", false, "run a CPU burner on every core beside the scenario: its checks on a busy host")
-	cli.UsageWith(fs, stderr, "[flags] [SCENARIO]", labExamples)
+	cli.UsageWith(fs, stderr, "[flags] [SCENARIO]", labExamples+"\nscenarios: "+strings.Join(scenarioNames(), ", ")+" (--list says what each is)\n")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,11 +123,13 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			return err
 		}
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if o.list {
 		for _, s := range lab.Scenarios() {
-			fmt.Fprintf(stdout, "%-8s %s\n", s.Name, s.Summary)
+			fmt.Fprintf(stdout, "%-14s %s\n", s.Name, s.Summary)
 		}
-		fmt.Fprintf(stdout, "\nsubcommands (latscope-lab SUB -h):\n")
+		fmt.Fprintf(stdout, "\ncommands (latscope-lab COMMAND -h):\n")
 		for _, n := range cli.Names() {
 			c, _ := cli.Lookup(n)
 			fmt.Fprintf(stdout, "  %-13s %s\n", n, c.Summary)
@@ -190,13 +207,13 @@ func labProfile(o *labOptions) (lab.Profile, error) {
 	case o.short:
 		prof = lab.Short
 	}
-	if o.clients < 0 {
+	if o.clients < 0 || o.set["clients"] && o.clients == 0 {
 		return prof, fmt.Errorf("--clients %d: want at least 1", o.clients)
 	}
 	if o.clients > 0 {
 		prof.Clients = o.clients
 	}
-	if o.window != 0 {
+	if o.window != 0 || o.set["window"] {
 		if o.window < time.Second || o.window%time.Second != 0 {
 			return prof, fmt.Errorf("--window %s: want whole seconds, at least 1s", o.window)
 		}

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import com.sun.net.httpserver.HttpServer;
 
 /**
- * The JVM side of `latscope lab jvm` (docs/lab-jvm.md): {@code serve} runs the
+ * The JVM side of `latscope-lab jvm` (docs/lab-jvm.md): {@code serve} runs the
  * seed service ({@link JvmService}), {@code upstream} a JDK HttpServer that
  * answers every request after a configured delay.
  */
