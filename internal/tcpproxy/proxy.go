@@ -70,11 +70,15 @@ type OptionError struct {
 	Option string // the field: "Listen", "To", "Delay", "MaxQueued", "DialTimeout"
 	Value  string // the refused value as text; strings are quoted
 	Reason string
+	Err    error // the cause, when the system refused the value (the listen address taken); else nil
 }
 
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("tcpproxy: %s %s: %s", e.Option, e.Value, e.Reason)
 }
+
+// Unwrap returns the system's error behind the refusal, if any.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // Validate checks every field of o and returns an *OptionError naming the
 // first bad one. Addresses are checked for their form only: nothing is
@@ -199,7 +203,11 @@ func Start(ctx context.Context, opts Options) (*Proxy, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("tcpproxy: listen %s: %w", opts.Listen, err)
+		reason := err.Error()
+		if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Err != nil {
+			reason = oe.Err.Error() // "bind: address already in use", without the address again
+		}
+		return nil, &OptionError{Option: "Listen", Value: opts.Listen, Reason: "cannot listen: " + reason, Err: err}
 	}
 	p := &Proxy{opts: opts, ln: ln, conns: map[net.Conn]struct{}{}, clock: clk}
 	p.ctx, p.stop = context.WithCancel(ctx)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,7 +253,7 @@ func TestStartErrors(t *testing.T) {
 		{tcpproxy.Options{To: "127.0.0.1:1", MaxQueued: -1}, "MaxQueued", "MaxQueued -1"},
 		{tcpproxy.Options{To: "127.0.0.1:1", MaxQueued: tcpproxy.MaxMaxQueued + 1}, "MaxQueued", "MaxQueued 65537"},
 		{tcpproxy.Options{To: "127.0.0.1:1", DialTimeout: -1}, "DialTimeout", "DialTimeout -1ns"},
-		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "256.0.0.1:0"}, "", "listen 256.0.0.1:0"},
+		{tcpproxy.Options{To: "127.0.0.1:1", Listen: "256.0.0.1:0"}, "Listen", "Listen 256.0.0.1:0: cannot listen: "},
 	} {
 		p, err := tcpproxy.Start(context.Background(), tc.opts)
 		if err == nil {
@@ -293,5 +294,25 @@ func TestValidAddrs(t *testing.T) {
 		if err := tcpproxy.CheckAddr(tc.addr, tc.listen); err != nil {
 			t.Errorf("CheckAddr(%q, listen %v) = %v, want nil", tc.addr, tc.listen, err)
 		}
+	}
+}
+
+// TestListenTaken: a listen address another socket holds is an
+// *OptionError for Listen that says so once (not the address twice) and
+// still wraps the system's error.
+func TestListenTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p, err := tcpproxy.Start(context.Background(), tcpproxy.Options{To: "127.0.0.1:1", Listen: ln.Addr().String()})
+	if err == nil {
+		p.Close()
+		t.Fatal("two listeners on one address")
+	}
+	want := "tcpproxy: Listen " + ln.Addr().String() + ": cannot listen: bind: address already in use"
+	if oe, ok := errors.AsType[*tcpproxy.OptionError](err); !ok || oe.Option != "Listen" || err.Error() != want || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("err = %v, want %q wrapping EADDRINUSE", err, want)
 	}
 }

@@ -74,7 +74,7 @@ func TestProxyFlags(t *testing.T) {
 		{[]string{"--to", "127.0.0.1:1", "--listen", ""}, `flag --listen "": want [HOST]:PORT`},
 		{[]string{"--to", "127.0.0.1:1", "--listen", "6432"}, `flag --listen "6432": want HOST:PORT: missing port in address`},
 		{[]string{"--to", "127.0.0.1:1", "--listen", "127.0.0.1:99999"}, `flag --listen "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
-		{[]string{"--to", "127.0.0.1:1", "--listen", "256.1.1.1:0"}, "proxy: tcpproxy: listen 256.1.1.1:0"},
+		{[]string{"--to", "127.0.0.1:1", "--listen", "256.1.1.1:0"}, "proxy: flag --listen 256.1.1.1:0: cannot listen: "},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// a timeout, so that a proxy wrongly started ends the test
@@ -236,7 +236,7 @@ func TestProxyLogRefused(t *testing.T) {
 	}{
 		{[]string{"--log", filepath.Join(dir, "no", "such", "dir.log")}, `proxy: flag --log "` + filepath.Join(dir, "no", "such", "dir.log") + `": no such file or directory`, ""},
 		{[]string{"--log", dir}, `proxy: flag --log "` + dir + `": is a directory`, ""},
-		{[]string{"--log", filepath.Join(dir, "a.log"), "--listen", "256.1.1.1:0"}, "proxy: tcpproxy: listen 256.1.1.1:0", filepath.Join(dir, "a.log")},
+		{[]string{"--log", filepath.Join(dir, "a.log"), "--listen", "256.1.1.1:0"}, "proxy: flag --listen 256.1.1.1:0: cannot listen: ", filepath.Join(dir, "a.log")},
 		{[]string{"--log", filepath.Join(dir, "b.log"), "--addr-file", filepath.Join(dir, "no", "addr")}, "proxy: --addr-file", filepath.Join(dir, "b.log")},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
