@@ -32,13 +32,13 @@ func AnalyzeJVM(ctx context.Context, path string, rec *jfr.Recording, o JVMOptio
 	return c.Result(), nil
 }
 
-// JVMOptions configure a churn analysis. A zero field takes
+// JVMOptions configure the JVM's churn analysis. A zero field takes
 // DefaultJVMOptions' value.
 type JVMOptions struct {
 	Frames *JVMFrames // the frame table
 	Rules  *jfr.Rules // decide the application frames that pay for machinery
 	// Thresholds are both runtimes' (churn.DefaultThresholds, as
-	// sched.DefaultThresholds): SchedShare and MinSamples judge the share,
+	// DefaultThresholds for a Go trace): SchedShare and MinSamples judge the share,
 	// BurstGap and MinBurst cluster the wakeups of idle workers.
 	Thresholds churn.Thresholds
 	// Recording resolves the event types of jdk.ActiveSetting events (the
@@ -69,11 +69,14 @@ func (o JVMOptions) withDefaults() JVMOptions {
 // (8 bytes each); past it the bursts describe the first ones only.
 const maxJVMParkEnds = 1 << 22
 
-// Churn measures scheduler churn on the JVM, one event at a time: the
+// JVMChurn measures scheduler churn on the JVM, one event at a time: the
 // share of the execution samples in ForkJoinPool and thread-pool machinery
 // and in park/unpark, the parks of idle pool workers and how they bunch up,
-// and thread starts (docs/jfr-churn.md). Feed it every event of Events and
-// ChurnEvents; it keeps no event.
+// and thread starts (docs/jfr-churn.md). It is the JVM's counterpart of
+// Analyzer, on the rule, interval and words package churn holds for both.
+// Feed it every event of a read of jfr.Events (which holds
+// jfr.ChurnEvents), the read that feeds the budget's jfr.Analyzer too; it
+// keeps no event.
 type JVMChurn struct {
 	opts    JVMOptions
 	samples int64
@@ -103,7 +106,7 @@ type jvmCPULoad struct {
 	span         float64
 }
 
-// NewJVMChurn returns a churn analysis.
+// NewJVMChurn returns the JVM's churn analysis with options o.
 func NewJVMChurn(o JVMOptions) *JVMChurn {
 	return &JVMChurn{opts: o.withDefaults(), top: map[string]int64{}, payers: map[string]int64{}, parkThD: -1}
 }
@@ -203,7 +206,7 @@ func (c *JVMChurn) cpuLoad(ev *jfr.Event) {
 	l.last = ev.Start
 }
 
-// Result returns the analysis. The Churn may take more events afterwards.
+// Result returns the analysis. The JVMChurn may take more events afterwards.
 func (c *JVMChurn) Result() *JVMReport {
 	t := c.opts.Thresholds
 	r := &JVMReport{Samples: c.samples, NativeSamples: c.native, Period: c.period, Thresholds: t,

@@ -11,7 +11,7 @@ import (
 // scheduler-churn analysis (docs/jfr-churn.md).
 type JVMGroup uint8
 
-// Churn groups. JVMOther is every sample the table leaves out: the
+// JVM churn groups. JVMOther is every sample the table leaves out: the
 // application's work, and the JDK's other code.
 const (
 	JVMOther      JVMGroup = iota

@@ -11,7 +11,8 @@ import (
 	"github.com/latscope/latscope/internal/units"
 )
 
-// JVMReport is the outcome of a churn analysis (Churn.Result).
+// JVMReport is the outcome of the JVM's churn analysis (JVMChurn.Result):
+// a JVM recording's scheduler section, as Report is a Go trace's.
 type JVMReport struct {
 	// Duration is the recording's window (JVMOptions.Recording), else
 	// first to last sample or park (JSON: duration_ms).
@@ -277,8 +278,9 @@ func (r *JVMReport) PerSecond(n int64) float64 {
 	return float64(n) / r.Duration.Seconds()
 }
 
-// Error returns the verdict, so the report can travel as a warning of a
-// budget.Result.
+// Error returns the verdict, so that the report can ride among a
+// budget.Result's warnings where its caller's result has no place of its
+// own for it (pipeline.FromResult takes it from there).
 func (r *JVMReport) Error() string { return r.Verdict() }
 
 // jvmTopCounts returns the n heaviest entries of m, ties by name (churn.Top).
