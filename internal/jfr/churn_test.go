@@ -259,4 +259,3 @@ func updateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
-
