@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/tracein"
 )
 
@@ -110,7 +111,10 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 	if err != nil {
 		return nil, nil, err
 	}
+	// one read feeds the budget and the scheduler churn (docs/jfr-churn.md)
+	ch := sched.NewJVMChurn(churnOptions(rec, opts.Rules))
 	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{Tool: opts.Tool, StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
+		ch.Event(ev)
 		a.Event(ev)
 		return nil
 	})
@@ -126,24 +130,40 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 		}
 	}
 	res := a.Finalize()
+	withChurn(res, ch.Result())
 	return &jfrResult{Res: res, Demands: demands(res, a), RequestCPU: a.RequestCPU}, a, nil
+}
+
+// churnOptions are the churn analysis's options for the recording rec,
+// with the budget's rules (their application prefixes decide who pays
+// for the machinery).
+func churnOptions(rec *jfr.Recording, rules jfr.Rules) sched.JVMOptions {
+	o := sched.DefaultJVMOptions
+	o.Recording, o.Rules = rec, &rules
+	return o
+}
+
+// withChurn puts the churn analysis c last among res's warnings, where
+// pipeline.FromResult takes it for the report's scheduler section: the
+// way to the report while jfrResult has no field of its own for it.
+func withChurn(res *budget.Result, c *sched.JVMReport) {
+	res.Warnings = append(res.Warnings, c)
 }
 
 // churnOnly analyses a recording with neither the library's requests nor
 // a handler to count by: its scheduler churn (docs/jfr-churn.md) is all it
 // can judge, and a finding says what the budget needs.
 func churnOnly(ctx context.Context, path string, rec *jfr.Recording, o jfrOptions) (*jfrResult, error) {
-	co := jfr.DefaultChurnOptions
 	rules := jfr.DefaultOptions.Rules
 	rules.App = o.App
-	co.Rules = &rules
-	ch, err := jfr.AnalyzeChurn(ctx, path, rec, co)
+	ch, err := sched.AnalyzeJVM(ctx, path, rec, churnOptions(rec, rules))
 	if err != nil {
 		return nil, err
 	}
 	d := rec.End().Sub(rec.Start())
 	res := &budget.Result{Info: budget.TraceInfo{JVM: true, StartWall: rec.Start(), End: tracein.Time(d), CPUSamples: int(ch.Samples)},
-		Warnings: []error{&budget.Finding{Kind: budget.FindNoRequests, Text: "no request budget: the recording has no latscope.Request events (the Java library in java/ adds them, docs/jfr.md) and no --handler FRAME with --requests N or --requests-from FILE was given, so only the scheduler churn below is judged"}, ch}}
+		Warnings: []error{&budget.Finding{Kind: budget.FindNoRequests, Text: "no request budget: the recording has no latscope.Request events (the Java library in java/ adds them, docs/jfr.md) and no --handler FRAME with --requests N or --requests-from FILE was given, so only the scheduler churn below is judged"}}}
+	withChurn(res, ch)
 	return &jfrResult{Res: res, Demands: res, RequestCPU: -1}, nil
 }
 

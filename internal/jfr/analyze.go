@@ -41,8 +41,17 @@ type Options struct {
 // Handler and Requests or Load.
 var DefaultOptions = Options{Rules: DefaultRules, StackDepth: DefaultStackDepth}
 
-// Events are the event types an analysis reads.
+// Events are the event types an analysis reads, and the ones a caller's
+// scheduler-churn analysis (package sched's JVMChurn) reads beside them
+// (ChurnEvents), so that one read of a recording feeds both.
 var Events = slices.Concat(WaitEvents, []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"}, RequestEvents, ChurnEvents)
+
+// ChurnEvents are the event types the JVM's scheduler-churn analysis
+// (package sched's JVMChurn, docs/jfr-churn.md) reads beyond the budget's:
+// the native samples (counted, never CPU) and thread starts and ends.
+// jdk.ExecutionSample, jdk.ThreadPark, jdk.ActiveSetting, jdk.CPUInformation
+// and jdk.CPULoad are in Events already, and so are these.
+var ChurnEvents = []string{"jdk.NativeMethodSample", "jdk.ThreadStart", "jdk.ThreadEnd"}
 
 // ErrNoCount is returned when neither a request count nor load results are
 // given.
@@ -97,7 +106,6 @@ type Analyzer struct {
 	records int64
 	env     environment
 	req     *reqData
-	churn   *Churn // scheduler churn (docs/jfr-churn.md), fed every event
 	// RequestCPU is set by Finalize in request mode: the CPU time of the
 	// requests' threads while they worked for a request, from execution
 	// samples; negative when unknown.
@@ -140,14 +148,12 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 	}
 	a := &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: newRegionTable(), rstats: map[int32]*budget.RegionStat{},
 		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}
-	a.churn = NewChurn(ChurnOptions{Recording: rec, Rules: &a.opts.Rules})
 	return a, nil
 }
 
 // Event adds one event. ev is not kept.
 func (a *Analyzer) Event(ev *Event) {
 	a.records++
-	a.churn.Event(ev)
 	switch ev.Type {
 	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
 		a.env.event(ev, a.rec)
@@ -303,7 +309,7 @@ func (a *Analyzer) Finalize() *budget.Result {
 	g := a.group()
 	res := &budget.Result{Info: a.info(), Terms: a.terms, Stacks: tracein.NewStacks(), Groups: []*budget.Group{g}}
 	res.Outside.ByKind = a.outside
-	res.Warnings = append(a.findings(g), a.churn.Result())
+	res.Warnings = a.findings(g)
 	return res
 }
 

@@ -8,11 +8,13 @@ import (
 	"github.com/latscope/latscope/internal/golden"
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/sched"
 )
 
 // TestAnalyzeGolden renders the analysis of testdata/print.json as the
-// CLI prints it; -update rewrites testdata/*.golden. It is an external
-// test: package render, which prints it, imports jfr.
+// CLI prints it, with the scheduler churn of the same events; -update
+// rewrites testdata/*.golden. It is an external test: package render,
+// which prints it, and package sched, which judges the churn, import jfr.
 func TestAnalyzeGolden(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -39,6 +41,7 @@ func TestAnalyzeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			render.AddChurn(rep, printChurn(t, o.Rules))
 			var got bytes.Buffer
 			if err := rep.WriteText(&got); err != nil {
 				t.Fatal(err)
@@ -46,4 +49,15 @@ func TestAnalyzeGolden(t *testing.T) {
 			golden.Check(t, filepath.Join("testdata", "analyze-"+tt.name+".golden"), got.Bytes(), updateGolden())
 		})
 	}
+}
+
+// printChurn is the JVM's scheduler-churn analysis of testdata/print.json,
+// with the budget's rules, as `latscope analyze` runs it beside the budget.
+func printChurn(t *testing.T, rules jfr.Rules) *sched.JVMReport {
+	rec, evs := jfr.PrintEvents(t)
+	c := sched.NewJVMChurn(sched.JVMOptions{Recording: rec, Rules: &rules})
+	for i := range evs {
+		c.Event(&evs[i])
+	}
+	return c.Result()
 }

@@ -16,3 +16,10 @@ func PrintResult(t *testing.T, o Options) *budget.Result {
 	t.Helper()
 	return run(t, o, printRecording, printEvents(t))
 }
+
+// PrintEvents are testdata/print.json's recording and events, for the
+// analyses beside the budget's (TestAnalyzeGolden's churn).
+func PrintEvents(t *testing.T) (*Recording, []Event) {
+	t.Helper()
+	return printRecording, printEvents(t)
+}

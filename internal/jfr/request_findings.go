@@ -33,7 +33,7 @@ func (a *Analyzer) finalizeRequests() *budget.Result {
 		a.RequestCPU, a.RequestCPUExact = float64(max(0, o.cpu-o.heldCPU))/1e9, true
 		a.HeldCPU = o.heldByGroup
 	}
-	res.Warnings = append(a.requestFindings(res, o, period), a.churn.Result())
+	res.Warnings = a.requestFindings(res, o, period)
 	return res
 }
 

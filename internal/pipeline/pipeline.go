@@ -60,7 +60,7 @@ func File(ctx context.Context, name string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := FromResult(res, o.Report)
+	r, err := build(res, nil, o.Report)
 	if err != nil {
 		return nil, err
 	}
@@ -70,12 +70,41 @@ func File(ctx context.Context, name string, o Options) (*Report, error) {
 }
 
 // FromResult builds the report of an analysis made elsewhere (a JVM
-// recording's).
+// recording's). A JVM recording's scheduler-churn analysis is the
+// caller's to pass (FromRecording); a caller whose result cannot carry it
+// beside the budget (cmd/latscope's jfrResult, for now) leaves it among
+// res's warnings, and FromResult takes it from there (churnIn).
 func FromResult(res *budget.Result, in render.Inputs) (*Report, error) {
+	return build(res, churnIn(res), in)
+}
+
+// FromRecording builds the report of a JVM recording: its budget res and
+// its scheduler-churn analysis churn (package sched's JVMChurn, run over
+// the same events; nil when it was not run), which becomes the report's
+// scheduler section, as a Go trace's sched.Report does in File.
+func FromRecording(res *budget.Result, churn *sched.JVMReport, in render.Inputs) (*Report, error) {
+	return build(res, churn, in)
+}
+
+// churnIn returns the churn analysis a caller left among res's warnings,
+// or nil.
+func churnIn(res *budget.Result) *sched.JVMReport {
+	for _, w := range res.Warnings {
+		if c, ok := errors.AsType[*sched.JVMReport](w); ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// build builds the report of res, with a JVM recording's churn analysis
+// when there is one.
+func build(res *budget.Result, churn *sched.JVMReport, in render.Inputs) (*Report, error) {
 	rep, err := render.Build(res, in)
 	if err != nil {
 		return nil, err
 	}
+	render.AddChurn(rep, churn)
 	if res.Info.JVM && rep.Sched == nil { // the JVM's churn analysis (docs/jfr-churn.md) fills Sched
 		rep.Findings = append(rep.Findings, render.Finding{Kind: "no-scheduler-analysis", Text: "scheduler overhead (wake-up bursts of a thread pool, docs/method.md §9) is analysed in Go traces only, not yet in JVM recordings: a ForkJoinPool's scanning and parking shows here only as CPU samples in those frames"})
 	}

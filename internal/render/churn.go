@@ -1,40 +1,25 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/sched"
 )
 
-// churnOf returns a JVM recording's scheduler-churn analysis
-// (jfr.ChurnReport, docs/jfr-churn.md) among res's warnings, or nil. The
-// JVM analyser adds it there; Build makes it the report's Sched (JSON
-// "sched", with "kind": "jvm-churn") and lists its findings, and WriteText
-// prints it after the budget, as the scheduler section of a Go trace is
-// printed.
-func churnOf(res *budget.Result) *jfr.ChurnReport {
-	for _, w := range res.Warnings {
-		var cr *jfr.ChurnReport
-		if errors.As(w, &cr) {
-			return cr
-		}
-	}
-	return nil
-}
-
-// addChurn makes a JVM recording's churn analysis the report's scheduler
-// section and adds its findings, with the kinds of package sched.
-func addChurn(res *budget.Result, rep *Report) {
-	cs := churnOf(res)
-	if cs == nil {
+// AddChurn makes a JVM recording's scheduler-churn analysis
+// (sched.JVMReport, docs/jfr-churn.md) the report's scheduler section (JSON
+// "sched", with "kind": "jvm-churn") and adds its findings, with the kinds
+// of package sched, after the budget's: as a Go trace's scheduler report
+// joins its report (package pipeline). WriteText prints it after the
+// budget. A nil c adds nothing.
+func AddChurn(rep *Report, c *sched.JVMReport) {
+	if c == nil {
 		return
 	}
-	rep.Sched = cs
-	for _, f := range cs.Findings() {
+	rep.Sched = c
+	for _, f := range c.Findings() {
 		if f.Kind == sched.FindNoSamples {
 			continue // said once, in the churn section (as for a Go trace)
 		}
@@ -42,9 +27,15 @@ func addChurn(res *budget.Result, rep *Report) {
 	}
 }
 
+// addChurn is Build's former hook, where it took the JVM's churn analysis
+// out of the result's warnings. The analysis does not travel in a
+// budget.Result any more: its caller adds it with AddChurn
+// (pipeline.FromRecording). Build's call to this no-op is to go.
+func addChurn(*budget.Result, *Report) {}
+
 // writeChurn prints the churn section of a JVM recording, when it has one.
 func (r *Report) writeChurn(ew *errWriter) {
-	cr, ok := r.Sched.(*jfr.ChurnReport)
+	cr, ok := r.Sched.(*sched.JVMReport)
 	if !ok {
 		return
 	}

@@ -9,33 +9,34 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/churn"
-	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/sched"
 )
 
-// TestChurnSection checks that a JVM recording's churn analysis, carried in
-// the result's warnings, becomes the report's scheduler section: its
-// findings listed, its text after the budget, its JSON under "sched". The
-// analysis is tested with real recordings in package jfr; here its report
-// is made by hand.
+// TestChurnSection checks that a JVM recording's churn analysis, added by
+// AddChurn, becomes the report's scheduler section: its findings listed,
+// its text after the budget, its JSON under "sched". The analysis is
+// tested in package sched and with real recordings in package jfr; here
+// its report is made by hand.
 func TestChurnSection(t *testing.T) {
 	tests := []struct {
 		name      string
-		churn     *jfr.ChurnReport
+		churn     *sched.JVMReport
 		wantKinds []string
 	}{
-		{"churn", &jfr.ChurnReport{Samples: 400, Machinery: 100, Share: 0.25, Low: 0.21, High: 0.29}, []string{"sched-overhead"}},
-		{"none", &jfr.ChurnReport{Samples: 400, Machinery: 20, Share: 0.05, Low: 0.03, High: 0.08}, nil},
-		{"few samples", &jfr.ChurnReport{Samples: 12, Machinery: 3, Share: 0.25, Low: 0.09, High: 0.53}, []string{"few-cpu-samples"}},
+		{"churn", &sched.JVMReport{Samples: 400, Machinery: 100, Share: 0.25, Low: 0.21, High: 0.29}, []string{"sched-overhead"}},
+		{"none", &sched.JVMReport{Samples: 400, Machinery: 20, Share: 0.05, Low: 0.03, High: 0.08}, nil},
+		{"few samples", &sched.JVMReport{Samples: 12, Machinery: 3, Share: 0.25, Low: 0.09, High: 0.53}, []string{"few-cpu-samples"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cr := tt.churn
 			cr.Thresholds = churn.DefaultThresholds
-			res := &budget.Result{Info: budget.TraceInfo{JVM: true, End: 1e9}, Warnings: []error{cr}}
+			res := &budget.Result{Info: budget.TraceInfo{JVM: true, End: 1e9}}
 			rep, err := Build(res, Inputs{File: "rec.jfr", CPUSeconds: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
+			AddChurn(rep, cr)
 			var kinds []string
 			for _, f := range rep.Findings {
 				kinds = append(kinds, f.Kind)

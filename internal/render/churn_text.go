@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/termsafe"
 )
 
 // WriteChurnText writes a JVM recording's churn analysis for people: the
 // verdict, the groups, the frames and payers, the parks and thread starts,
 // and what the samples cannot see.
-func WriteChurnText(w io.Writer, r *jfr.ChurnReport) error {
+func WriteChurnText(w io.Writer, r *sched.JVMReport) error {
 	bw := bufio.NewWriter(w)
 	termsafe.Fprintf(bw, "%s\n", r.Verdict())
 	if r.Samples > 0 {
@@ -29,7 +29,7 @@ func WriteChurnText(w io.Writer, r *jfr.ChurnReport) error {
 	return bw.Flush()
 }
 
-func writeChurnSamples(w io.Writer, r *jfr.ChurnReport) {
+func writeChurnSamples(w io.Writer, r *sched.JVMReport) {
 	termsafe.Fprintf(w, "  execution samples: %d%s; native-method samples (not CPU): %d\n", r.Samples, r.SamplingWords(), r.NativeSamples)
 	for _, g := range r.Groups {
 		termsafe.Fprintf(w, "    %-26s %5.1f %%  (%d)\n", g.Group, 100*g.Share, g.Samples)
@@ -52,12 +52,12 @@ func writeChurnSamples(w io.Writer, r *jfr.ChurnReport) {
 	}
 }
 
-func writeChurnParks(w io.Writer, r *jfr.ChurnReport) {
+func writeChurnParks(w io.Writer, r *sched.JVMReport) {
 	p := r.Parks
 	termsafe.Fprintf(w, "  parks of at least %s: %d", p.ThresholdWords(), p.Total)
 	for _, c := range p.ByCause {
 		name := c.Cause.String()
-		if c.Cause == jfr.ChurnOther {
+		if c.Cause == sched.JVMOther {
 			name = "outside pools and queues"
 		}
 		termsafe.Fprintf(w, "; %s %d", name, c.Count)
@@ -74,7 +74,7 @@ func writeChurnParks(w io.Writer, r *jfr.ChurnReport) {
 }
 
 // writeChurnCoverage says how much of the JVM's CPU the samples can see.
-func writeChurnCoverage(w io.Writer, r *jfr.ChurnReport) {
+func writeChurnCoverage(w io.Writer, r *sched.JVMReport) {
 	c := r.JVMCPU
 	if c == nil {
 		fmt.Fprintln(w, "  JFR samples only threads running Java code: the JVM's own park/unpark, JIT, GC and the kernel are in no sample")

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,7 +141,8 @@ type BurstRun struct {
 	Command     string      `json:"command"`
 }
 
-// ChurnResult is the scheduler-churn analysis of a recording (jfr.Churn).
+// ChurnResult is the scheduler-churn analysis of a recording
+// (sched.JVMChurn).
 type ChurnResult struct {
 	Flagged bool    `json:"flagged"` // the sched-overhead finding fired
 	Verdict string  `json:"verdict"`
@@ -156,24 +156,11 @@ type ChurnResult struct {
 	Finding string  `json:"finding,omitempty"`
 }
 
-// churn runs the JVM scheduler-churn analysis (jfr.Churn) over the
-// recording: the share of execution samples in ForkJoinPool and thread-pool
-// machinery against the 10 % rule (docs/method.md §9).
-func churn(ctx context.Context, path string) (ChurnResult, error) {
-	rec, err := jfr.ReadRecording(path)
-	if err != nil {
-		return ChurnResult{}, err
-	}
-	c := jfr.NewChurn(jfr.ChurnOptions{Recording: rec})
-	events := append(slices.Clone(jfr.Events), jfr.ChurnEvents...)
-	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: events}, func(ev *jfr.Event) error {
-		c.Event(ev)
-		return nil
-	})
-	if err != nil {
-		return ChurnResult{}, err
-	}
-	rep := c.Result()
+// churnResult is the JVM scheduler-churn analysis of a recording (run by
+// analyse beside the budget): the share of execution samples in
+// ForkJoinPool and thread-pool machinery against the 10 % rule
+// (docs/method.md §9).
+func churnResult(rep *sched.JVMReport) ChurnResult {
 	out := ChurnResult{Verdict: rep.Verdict(), Share: units.Round3(100 * rep.Share), Low: units.Round3(100 * rep.Low), High: units.Round3(100 * rep.High), Samples: rep.Samples,
 		RulePct: units.Round3(100 * rep.Thresholds.SchedShare)}
 	for _, f := range rep.Findings() {
@@ -181,7 +168,7 @@ func churn(ctx context.Context, path string) (ChurnResult, error) {
 			out.Flagged, out.Finding = true, f.Text
 		}
 	}
-	return out, nil
+	return out
 }
 
 // mode runs one mode of the seed endpoint.
@@ -201,7 +188,7 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 		mr.CPUPerMs = units.Round3(mr.CPUMs / float64(w.Own.Requests))
 	}
 	specs := map[string][]string{"serial": SerialPredictions, "concurrent": SerialPredictions[1:]}[mode]
-	q, res, err := analyse(ctx, w, Handler, specs...)
+	q, res, ch, err := analyse(ctx, w, Handler, specs...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +211,7 @@ func (r *runner) mode(ctx context.Context, mode string) (*ModeRun, error) {
 			mr.EdgePct = units.Round3(100 * float64(n) / float64(mr.JFR.Count))
 		}
 	}
-	mr.Findings = findingTexts(res)
+	mr.Findings = findingTexts(res, ch)
 	mr.Command = command(mr.JFR.RequestMode, Handler, mr.Results, mr.Recording, specs)
 	r.env.Logf("%s: %d requests, %.1f/s, mean %.1f ms (%d in the recording); JFR waits %.1f ms/request; CPU %.2f ms/request",
 		mode, mr.Load.Requests, mr.Load.RPS, mr.Load.MeanMs, mr.Counted, mr.JFR.WaitSum, mr.CPUPerMs)
@@ -256,7 +243,7 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 		br.ForksPerReq = units.Round3(float64(w.Own.BurstForks) / float64(n))
 		br.OwnMs = units.Round3(float64(w.Own.BurstNs) / float64(n) / 1e6)
 	}
-	q, res, err := analyse(ctx, w, BurstHandler)
+	q, res, ch, err := analyse(ctx, w, BurstHandler)
 	if err != nil {
 		return nil, err
 	}
@@ -265,10 +252,8 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 	if br.JFR.RequestMode {
 		br.MeanMs = br.JFR.MeanMs
 	}
-	br.Findings = findingTexts(res)
-	if br.Churn, err = churn(ctx, w.Recording); err != nil {
-		return nil, err
-	}
+	br.Findings = findingTexts(res, ch)
+	br.Churn = churnResult(ch)
 	br.Command = command(br.JFR.RequestMode, BurstHandler, rel(r.env.Out, w.Results), br.Recording, nil)
 	r.env.Logf("burst %s: %d requests, %.1f/s, mean %.3f ms; CPU %.3f ms/request", variant, br.Load.Requests, br.Load.RPS, br.Load.MeanMs, br.CPUPerMs)
 	return br, nil
@@ -277,36 +262,50 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 // analyse counts the load's requests inside the recording and runs the
 // JFR analysis (package jfr, as `latscope analyze` does): in request mode
 // when the recording has the library's latscope.Request events, with the
-// predictions specs; else beneath handler.
-func analyse(ctx context.Context, w *window, handler string, specs ...string) (jfr.Requests, *budget.Result, error) {
+// predictions specs; else beneath handler. The same read of the events
+// feeds the scheduler-churn analysis (sched.JVMChurn).
+func analyse(ctx context.Context, w *window, handler string, specs ...string) (jfr.Requests, *budget.Result, *sched.JVMReport, error) {
 	rec, err := jfr.ReadRecording(w.Recording)
 	if err != nil {
-		return jfr.Requests{}, nil, err
+		return jfr.Requests{}, nil, nil, err
 	}
 	w.RecStart = rec.Start()
 	f, err := os.Open(w.Results)
 	if err != nil {
-		return jfr.Requests{}, nil, err
+		return jfr.Requests{}, nil, nil, err
 	}
 	defer f.Close()
 	q, err := jfr.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
 	if err != nil {
-		return q, nil, fmt.Errorf("%s: %w", w.Results, err)
+		return q, nil, nil, fmt.Errorf("%s: %w", w.Results, err)
 	}
 	opts := jfr.DefaultOptions
 	opts.Handler, opts.Load = handler, &q
 	for _, spec := range specs {
 		p, err := budget.ParsePrediction(spec)
 		if err != nil {
-			return q, nil, err
+			return q, nil, nil, err
 		}
 		opts.Predictions = append(opts.Predictions, p)
 	}
-	res, err := jfr.Analyze(ctx, w.Recording, rec, opts)
+	a, err := jfr.New(opts, rec)
 	if err != nil {
-		return q, nil, err
+		return q, nil, nil, err
 	}
-	return q, res, nil
+	rules := opts.Rules
+	ch := sched.NewJVMChurn(sched.JVMOptions{Recording: rec, Rules: &rules})
+	err = jfr.ReadEvents(ctx, w.Recording, jfr.PrintOptions{Tool: opts.Tool, StackDepth: opts.StackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
+		ch.Event(ev)
+		a.Event(ev)
+		return nil
+	})
+	if err != nil {
+		return q, nil, nil, err
+	}
+	if err := a.Matched(); err != nil {
+		return q, nil, nil, fmt.Errorf("%s: %w", w.Recording, err)
+	}
+	return q, a.Finalize(), ch.Result(), nil
 }
 
 // command is the `latscope analyze` command that gives the same analysis of
@@ -463,12 +462,14 @@ func shortFrame(f string) string {
 	return f
 }
 
-func findingTexts(res *budget.Result) []string {
+// findingTexts are the budget's findings and the churn analysis's
+// verdict, last.
+func findingTexts(res *budget.Result, ch *sched.JVMReport) []string {
 	var out []string
 	for _, w := range res.Warnings {
 		out = append(out, w.Error())
 	}
-	return out
+	return append(out, ch.Verdict())
 }
 
 func own(s ownStats) Own {

@@ -2,7 +2,6 @@ package htmlreport
 
 import (
 	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/render"
 	"github.com/latscope/latscope/internal/sched"
 )
@@ -55,7 +54,7 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			out = append(out, s)
 		}
 	}
-	if cr, ok := rep.Sched.(*jfr.ChurnReport); ok {
+	if cr, ok := rep.Sched.(*sched.JVMReport); ok {
 		s := churnSection(cr)
 		s.ID = slug(s.Title)
 		out = append(out, s)

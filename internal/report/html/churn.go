@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/render"
+	"github.com/latscope/latscope/internal/sched"
 )
 
 // churnSection is the scheduler-churn analysis of a JVM recording
 // (docs/jfr-churn.md), the section the text report prints after the
 // budget: the share of the execution samples in pool machinery by group,
 // the verdict against the 10 % rule with its interval, and the findings.
-func churnSection(c *jfr.ChurnReport) Section {
+func churnSection(c *sched.JVMReport) Section {
 	var b body
 	b.lead(c.Verdict() + ".")
 	if c.Samples > 0 {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/render"
 	htmlreport "github.com/latscope/latscope/internal/report/html"
 	"github.com/latscope/latscope/internal/sched"
@@ -16,7 +15,7 @@ import (
 // --handler analysis without the load's latencies: threads, hardware
 // threads, no latencies, running and runnable zero because JFR does not
 // record them, and a churn analysis.
-func jvmReport(churn *jfr.ChurnReport, requests bool) (*render.Report, *budget.Result) {
+func jvmReport(churn *sched.JVMReport, requests bool) (*render.Report, *budget.Result) {
 	ms := func(x float64) render.Duration { return render.Duration(x * 1e6) }
 	g := render.Group{Name: "Probe.handle", Requests: render.Requests{Count: 20, RPS: 5},
 		Terms: []render.Term{{Frame: "Probe.callUpstream", Mechanism: "sun.net.www.protocol.http.HttpURLConnection.getInputStream", Kind: "network", Wait: ms(50), Critical: ms(50), FixPotential: ms(50), Requests: 20},
@@ -42,12 +41,12 @@ func jvmReport(churn *jfr.ChurnReport, requests bool) (*render.Report, *budget.R
 // says what a recording does not measure, instead of Go's goroutines,
 // GOMAXPROCS and rows of zeros; and that its churn analysis is a section.
 func TestJVMWords(t *testing.T) {
-	churn := &jfr.ChurnReport{Samples: 120, Machinery: 30, Share: 0.25, Low: 0.18, High: 0.33,
-		Groups:     []jfr.ChurnShare{{Group: jfr.ChurnFJIdle, Samples: 20, Share: 0.167}, {Group: jfr.ChurnFJSubmit, Samples: 10, Share: 0.083}},
+	churn := &sched.JVMReport{Samples: 120, Machinery: 30, Share: 0.25, Low: 0.18, High: 0.33,
+		Groups:     []sched.JVMShare{{Group: sched.JVMFJIdle, Samples: 20, Share: 0.167}, {Group: sched.JVMFJSubmit, Samples: 10, Share: 0.083}},
 		Thresholds: sched.DefaultThresholds}
 	tests := []struct {
 		name  string
-		churn *jfr.ChurnReport
+		churn *sched.JVMReport
 		want  []string
 	}{
 		{"with churn", churn, []string{"Scheduler churn", "scheduler churn: pool machinery took 25.0 %", "fork-join find work/idle", "batching: hand a task a batch"}},

@@ -1,4 +1,4 @@
-package jfr
+package sched
 
 import (
 	"encoding/json"
@@ -11,24 +11,25 @@ import (
 	"github.com/latscope/latscope/internal/units"
 )
 
-// ChurnReport is the outcome of a churn analysis (Churn.Result).
-type ChurnReport struct {
-	// Duration is the recording's window (ChurnOptions.Recording), else
+// JVMReport is the outcome of the JVM's churn analysis (JVMChurn.Result):
+// a JVM recording's scheduler section, as Report is a Go trace's.
+type JVMReport struct {
+	// Duration is the recording's window (JVMOptions.Recording), else
 	// first to last sample or park (JSON: duration_ms).
 	Duration time.Duration `json:"-"`
 	// Samples are the jdk.ExecutionSample events: threads caught running
-	// Java code. Machinery are those in a ChurnGroup; Share is
+	// Java code. Machinery are those in a JVMGroup; Share is
 	// Machinery/Samples, Low and High its 95 % interval (Wilson score).
-	Samples   int64        `json:"samples"`
-	Machinery int64        `json:"machinery_samples"`
-	Share     float64      `json:"share"`
-	Low       float64      `json:"share_low"`
-	High      float64      `json:"share_high"`
-	Groups    []ChurnShare `json:"groups"` // machinery groups, heaviest first
+	Samples   int64      `json:"samples"`
+	Machinery int64      `json:"machinery_samples"`
+	Share     float64    `json:"share"`
+	Low       float64    `json:"share_low"`
+	High      float64    `json:"share_high"`
+	Groups    []JVMShare `json:"groups"` // machinery groups, heaviest first
 	// Top are the frames that decided machinery samples; Payers the
 	// application frames on their stacks ("": none, a pool thread).
-	Top    []FrameCount `json:"top"`
-	Payers []FrameCount `json:"payers"`
+	Top    []JVMFrameCount `json:"top"`
+	Payers []JVMFrameCount `json:"payers"`
 	// Period is the shortest jdk.ExecutionSample period recorded; 0 when
 	// the recording's settings were not read.
 	Period time.Duration `json:"-"` // JSON: period_ms, absent when unknown
@@ -44,15 +45,15 @@ type ChurnReport struct {
 	Thresholds churn.Thresholds `json:"thresholds"`
 }
 
-// ChurnShare is one machinery group's samples.
-type ChurnShare struct {
-	Group   ChurnGroup `json:"group"`
-	Samples int64      `json:"samples"`
-	Share   float64    `json:"share"` // of all execution samples
+// JVMShare is one machinery group's samples.
+type JVMShare struct {
+	Group   JVMGroup `json:"group"`
+	Samples int64    `json:"samples"`
+	Share   float64  `json:"share"` // of all execution samples
 }
 
-// FrameCount is one frame's machinery samples.
-type FrameCount struct {
+// JVMFrameCount is one frame's machinery samples.
+type JVMFrameCount struct {
 	Frame   string  `json:"frame"`
 	Samples int64   `json:"samples"`
 	Share   float64 `json:"share"` // of all execution samples
@@ -81,8 +82,8 @@ type ParkStats struct {
 
 // ParkCount is the parks of one cause.
 type ParkCount struct {
-	Cause ChurnGroup `json:"cause"` // ChurnOther: not in a pool's or queue's frames
-	Count int64      `json:"count"`
+	Cause JVMGroup `json:"cause"` // JVMOther: not in a pool's or queue's frames
+	Count int64    `json:"count"`
 }
 
 // JVMCPU is the JVM's CPU from jdk.CPULoad.
@@ -113,8 +114,8 @@ func (p ParkStats) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the durations in milliseconds (period_ms absent when
 // unknown), the share and its interval as null without samples, and adds
 // the verdict and the findings.
-func (r *ChurnReport) MarshalJSON() ([]byte, error) {
-	type plain ChurnReport
+func (r *JVMReport) MarshalJSON() ([]byte, error) {
+	type plain JVMReport
 	var period *float64
 	if r.Period > 0 {
 		p := units.Ms(r.Period)
@@ -134,33 +135,33 @@ func (r *ChurnReport) MarshalJSON() ([]byte, error) {
 		Low      *float64        `json:"share_low"`
 		High     *float64        `json:"share_high"`
 		Findings []churn.Finding `json:"findings"`
-	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), share, low, high, nonNilFindings(r.Findings())})
+	}{"jvm-churn", r.Verdict(), units.Ms(r.Duration), period, (*plain)(r), share, low, high, jvmFindings(r.Findings())})
 }
 
-func nonNilFindings(f []churn.Finding) []churn.Finding {
+func jvmFindings(f []churn.Finding) []churn.Finding {
 	if f == nil {
 		return []churn.Finding{}
 	}
 	return f
 }
 
-// Fixes for churn, in JVM terms (docs/jfr-churn.md). ChurnOptionBatch and
-// ChurnOptionSteady are package churn's, in the JVM's nouns.
+// Fixes for churn, in JVM terms (docs/jfr-churn.md). JVMOptionBatch and
+// JVMOptionSteady are package churn's, in the JVM's nouns.
 var (
-	ChurnOptionBatch  = churn.JVMNouns.OptionBatch()
-	ChurnOptionSteady = churn.JVMNouns.OptionSteady()
+	JVMOptionBatch  = churn.JVMNouns.OptionBatch()
+	JVMOptionSteady = churn.JVMNouns.OptionSteady()
 )
 
-// ChurnOptionSmall is the fix of a pool sized to the work.
-const ChurnOptionSmall = "a pool sized to the work and the CPUs (new ForkJoinPool(2), a fixed ThreadPoolExecutor) instead of a wide one whose idle workers all wake for every burst"
+// JVMOptionSmall is the fix of a pool sized to the work.
+const JVMOptionSmall = "a pool sized to the work and the CPUs (new ForkJoinPool(2), a fixed ThreadPoolExecutor) instead of a wide one whose idle workers all wake for every burst"
 
-// MoreSamples says how to get more execution samples.
-const MoreSamples = "sample every millisecond: record with settings=profile and the churn settings (internal/jfr/churntest/churn.jfc, docs/jfr-churn.md) last, " +
+// JVMMoreSamples says how to get more execution samples.
+const JVMMoreSamples = "sample every millisecond: record with settings=profile and the churn settings (internal/jfr/churntest/churn.jfc, docs/jfr-churn.md) last, " +
 	"or add jdk.ExecutionSample#period=1ms after a single settings= (JDK 17+); or record longer"
 
 // Verdict is the analysis in one sentence: the share against the rule, or
 // why there is none.
-func (r *ChurnReport) Verdict() string {
+func (r *JVMReport) Verdict() string {
 	t := r.Thresholds
 	switch {
 	case r.Samples == 0:
@@ -174,14 +175,14 @@ func (r *ChurnReport) Verdict() string {
 }
 
 // shareWords is "27 % (95 % interval 23–31 %, 612 samples)".
-func (r *ChurnReport) shareWords() string {
+func (r *JVMReport) shareWords() string {
 	return fmt.Sprintf("%.1f %% (%s)", 100*r.Share, churn.IntervalWords(r.Low, r.High, r.Samples))
 }
 
 // Findings returns the verdicts that call for action or for a better
 // recording, with the kinds of package sched: sched-overhead,
 // few-cpu-samples, no-cpu-samples.
-func (r *ChurnReport) Findings() []churn.Finding {
+func (r *JVMReport) Findings() []churn.Finding {
 	t := r.Thresholds
 	switch {
 	case r.Samples == 0:
@@ -197,19 +198,19 @@ func (r *ChurnReport) Findings() []churn.Finding {
 	return nil
 }
 
-// moreSamples is MoreSamples, or, when the recording sampled every
+// moreSamples is JVMMoreSamples, or, when the recording sampled every
 // millisecond already, what is left.
-func (r *ChurnReport) moreSamples() string {
+func (r *JVMReport) moreSamples() string {
 	if r.Period > 0 && r.Period <= time.Millisecond {
 		return "record longer, or while the service is busy (the recording samples every millisecond already)"
 	}
-	return MoreSamples
+	return JVMMoreSamples
 }
 
 // SamplingWords is " in 12.0 s, one every 10ms per thread running Java":
 // the window and the period of the execution samples, in the words the
 // findings use (and the text report repeats); "" for what is unknown.
-func (r *ChurnReport) SamplingWords() string {
+func (r *JVMReport) SamplingWords() string {
 	s := ""
 	if r.Duration > 0 {
 		s = fmt.Sprintf(" in %.1f s", r.Duration.Seconds())
@@ -220,7 +221,7 @@ func (r *ChurnReport) SamplingWords() string {
 	return s
 }
 
-func (r *ChurnReport) overhead() churn.Finding {
+func (r *JVMReport) overhead() churn.Finding {
 	var b strings.Builder
 	termsafe.Fprintf(&b, "ForkJoinPool and thread-pool machinery took %s of the JVM's execution samples (a look is due above %.0f %%, %s)",
 		r.shareWords(), 100*r.Thresholds.SchedShare, churn.Method)
@@ -243,11 +244,11 @@ func (r *ChurnReport) overhead() churn.Finding {
 	termsafe.Fprintf(&b, "%s", churn.PaidOn(pay))
 	b.WriteString(r.parkWords())
 	b.WriteString("; JFR samples only threads running Java code, so the JVM's own park/unpark and the kernel's part of waking threads are in no sample: the share is a lower bound")
-	return churn.Finding{Kind: churn.FindSchedOverhead, Text: b.String(), Options: []string{ChurnOptionBatch, ChurnOptionSteady, ChurnOptionSmall}}
+	return churn.Finding{Kind: churn.FindSchedOverhead, Text: b.String(), Options: []string{JVMOptionBatch, JVMOptionSteady, JVMOptionSmall}}
 }
 
 // parkWords describes the wakeups of idle pool workers.
-func (r *ChurnReport) parkWords() string {
+func (r *JVMReport) parkWords() string {
 	p := r.Parks
 	if p.IdleWakeups == 0 || r.Duration <= 0 {
 		return ""
@@ -270,23 +271,24 @@ func (p ParkStats) ThresholdWords() string {
 }
 
 // PerSecond is n events over the recording's window (0 without one).
-func (r *ChurnReport) PerSecond(n int64) float64 {
+func (r *JVMReport) PerSecond(n int64) float64 {
 	if r.Duration <= 0 {
 		return 0
 	}
 	return float64(n) / r.Duration.Seconds()
 }
 
-// Error returns the verdict, so the report can travel as a warning of a
-// budget.Result.
-func (r *ChurnReport) Error() string { return r.Verdict() }
+// Error returns the verdict, so that the report can ride among a
+// budget.Result's warnings where its caller's result has no place of its
+// own for it (pipeline.FromResult takes it from there).
+func (r *JVMReport) Error() string { return r.Verdict() }
 
-// topCounts returns the n heaviest entries of m, ties by name (churn.Top).
-func topCounts(m map[string]int64, total int64, n int) []FrameCount {
+// jvmTopCounts returns the n heaviest entries of m, ties by name (churn.Top).
+func jvmTopCounts(m map[string]int64, total int64, n int) []JVMFrameCount {
 	top := churn.Top(m, total, n)
-	out := make([]FrameCount, len(top))
+	out := make([]JVMFrameCount, len(top))
 	for i, c := range top {
-		out[i] = FrameCount{Frame: c.Frame, Samples: c.Weight, Share: c.Share}
+		out[i] = JVMFrameCount{Frame: c.Frame, Samples: c.Weight, Share: c.Share}
 	}
 	return out
 }

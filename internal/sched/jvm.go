@@ -1,4 +1,4 @@
-package jfr
+package sched
 
 import (
 	"context"
@@ -7,26 +7,22 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/churn"
+	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/stats"
 )
 
-// ChurnEvents are the event types the churn analysis reads beside Events:
-// the native samples (counted, never CPU) and thread starts and ends.
-// jdk.ExecutionSample, jdk.ThreadPark, jdk.ActiveSetting, jdk.CPUInformation
-// and jdk.CPULoad are in Events already.
-var ChurnEvents = []string{"jdk.NativeMethodSample", "jdk.ThreadStart", "jdk.ThreadEnd"}
+// jvmRead are the event types AnalyzeJVM reads: the JFR reader's
+// jfr.ChurnEvents and the ones of jfr.Events the analysis needs.
+var jvmRead = append([]string{"jdk.ExecutionSample", "jdk.ThreadPark", "jdk.ActiveSetting", "jdk.CPUInformation", "jdk.CPULoad"}, jfr.ChurnEvents...)
 
-// churnRead are the event types AnalyzeChurn reads.
-var churnRead = append([]string{"jdk.ExecutionSample", "jdk.ThreadPark", "jdk.ActiveSetting", "jdk.CPUInformation", "jdk.CPULoad"}, ChurnEvents...)
-
-// AnalyzeChurn reads the recording at path (whose headers are rec) for the
-// churn analysis alone: for a recording with no request to budget (no
+// AnalyzeJVM reads the recording at path (whose headers are rec) for the
+// JVM's churn analysis alone: for a recording with no request to budget (no
 // latscope.Request events, no handler), whose pools are the question.
 // o.Recording is set to rec.
-func AnalyzeChurn(ctx context.Context, path string, rec *Recording, o ChurnOptions) (*ChurnReport, error) {
+func AnalyzeJVM(ctx context.Context, path string, rec *jfr.Recording, o JVMOptions) (*JVMReport, error) {
 	o.Recording = rec
-	c := NewChurn(o)
-	err := ReadEvents(ctx, path, PrintOptions{StackDepth: DefaultStackDepth, Events: churnRead}, func(ev *Event) error {
+	c := NewJVMChurn(o)
+	err := jfr.ReadEvents(ctx, path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jvmRead}, func(ev *jfr.Event) error {
 		c.Event(ev)
 		return nil
 	})
@@ -36,26 +32,26 @@ func AnalyzeChurn(ctx context.Context, path string, rec *Recording, o ChurnOptio
 	return c.Result(), nil
 }
 
-// ChurnOptions configure a churn analysis. A zero field takes
-// DefaultChurnOptions' value.
-type ChurnOptions struct {
-	Frames *ChurnFrames // the frame table
-	Rules  *Rules       // decide the application frames that pay for machinery
+// JVMOptions configure the JVM's churn analysis. A zero field takes
+// DefaultJVMOptions' value.
+type JVMOptions struct {
+	Frames *JVMFrames // the frame table
+	Rules  *jfr.Rules // decide the application frames that pay for machinery
 	// Thresholds are both runtimes' (churn.DefaultThresholds, as
-	// sched.DefaultThresholds): SchedShare and MinSamples judge the share,
+	// DefaultThresholds for a Go trace): SchedShare and MinSamples judge the share,
 	// BurstGap and MinBurst cluster the wakeups of idle workers.
 	Thresholds churn.Thresholds
 	// Recording resolves the event types of jdk.ActiveSetting events (the
 	// sampling period, the park threshold); nil leaves them unknown.
-	Recording *Recording
+	Recording *jfr.Recording
 	Top       int // rows in top-N lists
 }
 
-// DefaultChurnOptions are the options of `latscope analyze`.
-var DefaultChurnOptions = ChurnOptions{Frames: DefaultChurnFrames, Rules: &DefaultRules, Thresholds: churn.DefaultThresholds, Top: 6}
+// DefaultJVMOptions are the options of `latscope analyze`.
+var DefaultJVMOptions = JVMOptions{Frames: DefaultJVMFrames, Rules: &jfr.DefaultRules, Thresholds: churn.DefaultThresholds, Top: 6}
 
-func (o ChurnOptions) withDefaults() ChurnOptions {
-	d := DefaultChurnOptions
+func (o JVMOptions) withDefaults() JVMOptions {
+	d := DefaultJVMOptions
 	if o.Frames == nil {
 		o.Frames = d.Frames
 	}
@@ -69,25 +65,28 @@ func (o ChurnOptions) withDefaults() ChurnOptions {
 	return o
 }
 
-// maxParkEnds bounds the idle-worker wakeups kept for the burst statistics
+// maxJVMParkEnds bounds the idle-worker wakeups kept for the burst statistics
 // (8 bytes each); past it the bursts describe the first ones only.
-const maxParkEnds = 1 << 22
+const maxJVMParkEnds = 1 << 22
 
-// Churn measures scheduler churn on the JVM, one event at a time: the
+// JVMChurn measures scheduler churn on the JVM, one event at a time: the
 // share of the execution samples in ForkJoinPool and thread-pool machinery
 // and in park/unpark, the parks of idle pool workers and how they bunch up,
-// and thread starts (docs/jfr-churn.md). Feed it every event of Events and
-// ChurnEvents; it keeps no event.
-type Churn struct {
-	opts    ChurnOptions
+// and thread starts (docs/jfr-churn.md). It is the JVM's counterpart of
+// Analyzer, on the rule, interval and words package churn holds for both.
+// Feed it every event of a read of jfr.Events (which holds
+// jfr.ChurnEvents), the read that feeds the budget's jfr.Analyzer too; it
+// keeps no event.
+type JVMChurn struct {
+	opts    JVMOptions
 	samples int64
-	groups  [NumChurnGroups]int64
+	groups  [NumJVMGroups]int64
 	top     map[string]int64 // deciding frame → machinery samples
 	payers  map[string]int64 // application frame → machinery samples
 	native  int64
-	parks   [NumChurnGroups]int64 // recorded parks by cause
-	ends    []int64               // ends of idle-worker parks (ns since the epoch)
-	endsCut int64                 // idle-worker parks past maxParkEnds
+	parks   [NumJVMGroups]int64 // recorded parks by cause
+	ends    []int64             // ends of idle-worker parks (ns since the epoch)
+	endsCut int64               // idle-worker parks past maxJVMParkEnds
 	starts  int64
 	exits   int64
 	first   time.Time
@@ -96,24 +95,24 @@ type Churn struct {
 	parkTh  string        // shortest jdk.ThreadPark threshold
 	parkThD time.Duration
 	hw      int
-	load    cpuLoad
+	load    jvmCPULoad
 }
 
-// cpuLoad sums jdk.CPULoad: the JVM's CPU, user and system, as shares of
+// jvmCPULoad sums jdk.CPULoad: the JVM's CPU, user and system, as shares of
 // all hardware threads, times the interval they cover (ns).
-type cpuLoad struct {
+type jvmCPULoad struct {
 	last         time.Time
 	user, system float64
 	span         float64
 }
 
-// NewChurn returns a churn analysis.
-func NewChurn(o ChurnOptions) *Churn {
-	return &Churn{opts: o.withDefaults(), top: map[string]int64{}, payers: map[string]int64{}, parkThD: -1}
+// NewJVMChurn returns the JVM's churn analysis with options o.
+func NewJVMChurn(o JVMOptions) *JVMChurn {
+	return &JVMChurn{opts: o.withDefaults(), top: map[string]int64{}, payers: map[string]int64{}, parkThD: -1}
 }
 
 // Event adds one event; types the analysis does not read are ignored.
-func (c *Churn) Event(ev *Event) {
+func (c *JVMChurn) Event(ev *jfr.Event) {
 	switch ev.Type {
 	case "jdk.ExecutionSample":
 		c.seen(ev.Start)
@@ -139,7 +138,7 @@ func (c *Churn) Event(ev *Event) {
 	}
 }
 
-func (c *Churn) seen(t time.Time) {
+func (c *JVMChurn) seen(t time.Time) {
 	if t.IsZero() {
 		return
 	}
@@ -151,7 +150,7 @@ func (c *Churn) seen(t time.Time) {
 	}
 }
 
-func (c *Churn) sample(stack []Frame) {
+func (c *JVMChurn) sample(stack []jfr.Frame) {
 	c.samples++
 	g, fr := c.opts.Frames.Classify(stack)
 	c.groups[g]++
@@ -162,20 +161,20 @@ func (c *Churn) sample(stack []Frame) {
 	c.payers[c.opts.Rules.Decide(stack).App]++
 }
 
-func (c *Churn) park(ev *Event) {
+func (c *JVMChurn) park(ev *jfr.Event) {
 	cause := c.opts.Frames.ParkCause(ev.Stack)
 	c.parks[cause]++
-	if cause != ChurnFJIdle && cause != ChurnExecutor {
+	if cause != JVMFJIdle && cause != JVMExecutor {
 		return
 	}
-	if len(c.ends) >= maxParkEnds {
+	if len(c.ends) >= maxJVMParkEnds {
 		c.endsCut++
 		return
 	}
 	c.ends = append(c.ends, ev.Start.Add(ev.Duration).UnixNano())
 }
 
-func (c *Churn) setting(ev *Event) {
+func (c *JVMChurn) setting(ev *jfr.Event) {
 	rec := c.opts.Recording
 	if rec == nil {
 		return
@@ -183,17 +182,17 @@ func (c *Churn) setting(ev *Event) {
 	typ, s := rec.TypeName(ev.Setting.TypeID), ev.Setting
 	switch {
 	case typ == "jdk.ExecutionSample" && s.Name == "period":
-		if d, ok := thresholdValue(s.Value); ok && d > 0 && (c.period == 0 || d < c.period) {
+		if d, ok := jfr.SettingDuration(s.Value); ok && d > 0 && (c.period == 0 || d < c.period) {
 			c.period = d
 		}
 	case typ == "jdk.ThreadPark" && s.Name == "threshold":
-		if d, ok := thresholdValue(s.Value); ok && (c.parkThD < 0 || d < c.parkThD) {
+		if d, ok := jfr.SettingDuration(s.Value); ok && (c.parkThD < 0 || d < c.parkThD) {
 			c.parkTh, c.parkThD = s.Value, d
 		}
 	}
 }
 
-func (c *Churn) cpuLoad(ev *Event) {
+func (c *JVMChurn) cpuLoad(ev *jfr.Event) {
 	l := &c.load
 	from := l.last
 	if from.IsZero() && c.opts.Recording != nil && len(c.opts.Recording.Chunks) > 0 {
@@ -207,11 +206,11 @@ func (c *Churn) cpuLoad(ev *Event) {
 	l.last = ev.Start
 }
 
-// Result returns the analysis. The Churn may take more events afterwards.
-func (c *Churn) Result() *ChurnReport {
+// Result returns the analysis. The JVMChurn may take more events afterwards.
+func (c *JVMChurn) Result() *JVMReport {
 	t := c.opts.Thresholds
-	r := &ChurnReport{Samples: c.samples, NativeSamples: c.native, Period: c.period, Thresholds: t,
-		ThreadStarts: c.starts, ThreadEnds: c.exits, Groups: []ChurnShare{}}
+	r := &JVMReport{Samples: c.samples, NativeSamples: c.native, Period: c.period, Thresholds: t,
+		ThreadStarts: c.starts, ThreadEnds: c.exits, Groups: []JVMShare{}}
 	switch rec := c.opts.Recording; {
 	case rec != nil && len(rec.Chunks) > 0:
 		r.Duration = rec.End().Sub(rec.Start())
@@ -219,18 +218,18 @@ func (c *Churn) Result() *ChurnReport {
 		r.Duration = c.last.Sub(c.first)
 	}
 	for g, n := range c.groups {
-		if g := ChurnGroup(g); g.Machinery() {
+		if g := JVMGroup(g); g.Machinery() {
 			r.Machinery += n
 			if n > 0 {
-				r.Groups = append(r.Groups, ChurnShare{Group: g, Samples: n, Share: churn.Ratio(n, c.samples)})
+				r.Groups = append(r.Groups, JVMShare{Group: g, Samples: n, Share: churn.Ratio(n, c.samples)})
 			}
 		}
 	}
-	slices.SortStableFunc(r.Groups, func(a, b ChurnShare) int { return int(b.Samples - a.Samples) })
+	slices.SortStableFunc(r.Groups, func(a, b JVMShare) int { return int(b.Samples - a.Samples) })
 	r.Share = churn.Ratio(r.Machinery, c.samples)
 	r.Low, r.High = stats.Wilson(float64(r.Machinery), float64(c.samples))
-	r.Top = topCounts(c.top, c.samples, c.opts.Top)
-	r.Payers = topCounts(c.payers, c.samples, c.opts.Top)
+	r.Top = jvmTopCounts(c.top, c.samples, c.opts.Top)
+	r.Payers = jvmTopCounts(c.payers, c.samples, c.opts.Top)
 	r.Parks = c.parkStats()
 	if l := c.load; l.span > 0 && c.hw > 0 {
 		r.JVMCPU = &JVMCPU{Seconds: (l.user + l.system) * float64(c.hw) / 1e9,
@@ -239,12 +238,12 @@ func (c *Churn) Result() *ChurnReport {
 	return r
 }
 
-func (c *Churn) parkStats() ParkStats {
+func (c *JVMChurn) parkStats() ParkStats {
 	p := ParkStats{Threshold: c.parkTh, Gap: c.opts.Thresholds.BurstGap, MinSize: c.opts.Thresholds.MinBurst, ByCause: []ParkCount{}}
 	for g, n := range c.parks {
 		p.Total += n
 		if n > 0 {
-			p.ByCause = append(p.ByCause, ParkCount{Cause: ChurnGroup(g), Count: n})
+			p.ByCause = append(p.ByCause, ParkCount{Cause: JVMGroup(g), Count: n})
 		}
 	}
 	slices.SortStableFunc(p.ByCause, func(a, b ParkCount) int { return int(b.Count - a.Count) })

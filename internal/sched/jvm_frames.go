@@ -1,63 +1,65 @@
-package jfr
+package sched
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/latscope/latscope/internal/jfr"
 )
 
-// ChurnGroup is what a JDK concurrency frame does: the groups of the
+// JVMGroup is what a JDK concurrency frame does: the groups of the
 // scheduler-churn analysis (docs/jfr-churn.md).
-type ChurnGroup uint8
+type JVMGroup uint8
 
-// Churn groups. ChurnOther is every sample the table leaves out: the
+// JVM churn groups. JVMOther is every sample the table leaves out: the
 // application's work, and the JDK's other code.
 const (
-	ChurnOther      ChurnGroup = iota
-	ChurnFJIdle                // a ForkJoinPool worker finding work or going idle: scan, awaitWork, runWorker
-	ChurnFJRun                 // a ForkJoinPool running a task: topLevelExec, doExec, the task adapters
-	ChurnFJSubmit              // submitting to a ForkJoinPool and waking a worker: execute, externalPush, signalWork
-	ChurnFJJoin                // a thread helping or compensating while it joins: helpJoin, tryCompensate
-	ChurnPark                  // LockSupport and Unsafe park/unpark, Thread.onSpinWait and yield
-	ChurnExecutor              // ThreadPoolExecutor's machinery: getTask, execute, runWorker
-	ChurnQueue                 // blocking queues and AQS locks: take, poll, offer, acquire, signal
-	ChurnThreadLife            // starting and ending threads: Thread.start, FJP createWorker, TPE addWorker
-	NumChurnGroups
+	JVMOther      JVMGroup = iota
+	JVMFJIdle              // a ForkJoinPool worker finding work or going idle: scan, awaitWork, runWorker
+	JVMFJRun               // a ForkJoinPool running a task: topLevelExec, doExec, the task adapters
+	JVMFJSubmit            // submitting to a ForkJoinPool and waking a worker: execute, externalPush, signalWork
+	JVMFJJoin              // a thread helping or compensating while it joins: helpJoin, tryCompensate
+	JVMPark                // LockSupport and Unsafe park/unpark, Thread.onSpinWait and yield
+	JVMExecutor            // ThreadPoolExecutor's machinery: getTask, execute, runWorker
+	JVMQueue               // blocking queues and AQS locks: take, poll, offer, acquire, signal
+	JVMThreadLife          // starting and ending threads: Thread.start, FJP createWorker, TPE addWorker
+	NumJVMGroups
 )
 
-var churnGroupNames = [...]string{
-	ChurnOther: "other", ChurnFJIdle: "fork-join find work/idle", ChurnFJRun: "fork-join run task",
-	ChurnFJSubmit: "fork-join submit/wake", ChurnFJJoin: "fork-join join/compensate", ChurnPark: "park/unpark",
-	ChurnExecutor: "thread-pool executor", ChurnQueue: "blocking queue/lock", ChurnThreadLife: "thread start/exit",
+var jvmGroupNames = [...]string{
+	JVMOther: "other", JVMFJIdle: "fork-join find work/idle", JVMFJRun: "fork-join run task",
+	JVMFJSubmit: "fork-join submit/wake", JVMFJJoin: "fork-join join/compensate", JVMPark: "park/unpark",
+	JVMExecutor: "thread-pool executor", JVMQueue: "blocking queue/lock", JVMThreadLife: "thread start/exit",
 }
 
 // String returns the group's name as used in text and JSON.
-func (g ChurnGroup) String() string {
-	if int(g) < len(churnGroupNames) {
-		return churnGroupNames[g]
+func (g JVMGroup) String() string {
+	if int(g) < len(jvmGroupNames) {
+		return jvmGroupNames[g]
 	}
 	return "unknown"
 }
 
 // MarshalText encodes the group by name.
-func (g ChurnGroup) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+func (g JVMGroup) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
 
 // Machinery reports whether the group is pool machinery (any group but
-// ChurnOther).
-func (g ChurnGroup) Machinery() bool { return g != ChurnOther && g < NumChurnGroups }
+// JVMOther).
+func (g JVMGroup) Machinery() bool { return g != JVMOther && g < NumJVMGroups }
 
-// ChurnPattern is one row of the frame table: a frame matches when its
+// JVMPattern is one row of the frame table: a frame matches when its
 // Method equals Name, or, when Name ends in "*", starts with the rest.
 // A Defer row lets the caller decide: when a frame further from the leaf
 // matches a row too, that row's group is the sample's, else this one's (a
 // work queue's slot access is a push beneath lockedPush, a poll beneath
 // topLevelExec).
-type ChurnPattern struct {
-	Group ChurnGroup
+type JVMPattern struct {
+	Group JVMGroup
 	Name  string
 	Defer bool
 }
 
-func (p ChurnPattern) match(method string) bool {
+func (p JVMPattern) match(method string) bool {
 	if prefix, ok := strings.CutSuffix(p.Name, "*"); ok {
 		return strings.HasPrefix(method, prefix)
 	}
@@ -71,78 +73,78 @@ const (
 	tpe = "java.util.concurrent.ThreadPoolExecutor"
 )
 
-// DefaultChurnPatterns is the frame table of the churn analysis, for JDK
+// DefaultJVMPatterns is the frame table of the churn analysis, for JDK
 // 17 to 21. The first row that matches a frame decides its group; a frame
 // no row matches is not machinery. The table is tested against real
-// recordings (internal/jfr/churn_test.go).
-var DefaultChurnPatterns = slices.Concat(
-	rows(ChurnFJSubmit, fjp+"execute", fjp+"submit", fjp+"invoke", fjp+"externalPush", fjp+"externalSubmit",
+// recordings (internal/sched/jvm_test.go, and internal/jfr/churn_test.go on the kept recordings).
+var DefaultJVMPatterns = slices.Concat(
+	jvmRows(JVMFJSubmit, fjp+"execute", fjp+"submit", fjp+"invoke", fjp+"externalPush", fjp+"externalSubmit",
 		fjp+"externalQueue", fjp+"submissionQueue", fjp+"poolSubmit", fjp+"signalWork", fjp+"tryAddWorker",
 		fjq+"push", fjq+"lockedPush", fjq+"growArray", fjq+"tryLockPhase", fjq+"releasePhaseLock", fjt+".fork"),
-	rows(ChurnThreadLife, fjp+"createWorker", fjp+"registerWorker", fjp+"deregisterWorker",
+	jvmRows(JVMThreadLife, fjp+"createWorker", fjp+"registerWorker", fjp+"deregisterWorker",
 		"java.util.concurrent.ForkJoinPool$DefaultForkJoinWorkerThreadFactory.*",
 		"java.util.concurrent.ForkJoinWorkerThread.<init>", "java.util.concurrent.ForkJoinWorkerThread.onStart",
 		"java.util.concurrent.ForkJoinWorkerThread.onTermination", tpe+".addWorker", tpe+".processWorkerExit",
 		tpe+"$Worker.<init>", "java.lang.Thread.start", "java.lang.Thread.start0", "java.lang.Thread.exit",
 		"java.util.concurrent.Executors$DefaultThreadFactory.newThread"),
-	rows(ChurnFJJoin, fjp+"helpJoin", fjp+"helpComplete", fjp+"tryCompensate", fjp+"compensatedBlock",
+	jvmRows(JVMFJJoin, fjp+"helpJoin", fjp+"helpComplete", fjp+"tryCompensate", fjp+"compensatedBlock",
 		fjp+"helpQuiescePool", fjp+"awaitQuiescence", fjt+".awaitDone",
 		fjt+".join", fjt+".get", fjq+"tryRemoveAndExec", fjq+"helpComplete"),
-	rows(ChurnFJRun, fjq+"topLevelExec", fjq+"execLocalTasks", fjt+".doExec", fjt+".setDone",
+	jvmRows(JVMFJRun, fjq+"topLevelExec", fjq+"execLocalTasks", fjt+".doExec", fjt+".setDone",
 		fjt+".setCompletion", fjt+".signalWaiters", fjt+"$RunnableExecuteAction.*", fjt+"$AdaptedRunnable*",
 		fjt+"$AdaptedCallable.*", fjt+"$AdaptedInterruptible*", "java.util.concurrent.CompletableFuture$AsyncRun.exec",
 		"java.util.concurrent.CompletableFuture$AsyncSupply.exec"),
-	rows(ChurnFJIdle, fjp+"scan", fjp+"awaitWork", fjp+"runWorker", fjp+"canStop", fjp+"tryTerminate",
+	jvmRows(JVMFJIdle, fjp+"scan", fjp+"awaitWork", fjp+"runWorker", fjp+"canStop", fjp+"tryTerminate",
 		fjp+"compareAndExchangeCtl", fjp+"compareAndSetCtl", fjp+"getAndAddCtl"),
-	deferRows(ChurnFJIdle, fjq+"*"),
+	jvmDeferRows(JVMFJIdle, fjq+"*"),
 	// JDK 17's AbstractQueuedSynchronizer.ConditionObject.await blocks
 	// through ForkJoinPool.managedBlock: a queue's caller decides
-	deferRows(ChurnFJJoin, fjp+"managedBlock", fjp+"unmanagedBlock"),
-	rows(ChurnFJIdle, "java.util.concurrent.ForkJoinWorkerThread.run"),
-	rows(ChurnPark, "java.util.concurrent.locks.LockSupport.*", "jdk.internal.misc.Unsafe.park",
+	jvmDeferRows(JVMFJJoin, fjp+"managedBlock", fjp+"unmanagedBlock"),
+	jvmRows(JVMFJIdle, "java.util.concurrent.ForkJoinWorkerThread.run"),
+	jvmRows(JVMPark, "java.util.concurrent.locks.LockSupport.*", "jdk.internal.misc.Unsafe.park",
 		"jdk.internal.misc.Unsafe.unpark", "java.lang.Thread.onSpinWait", "java.lang.Thread.yield"),
-	rows(ChurnExecutor, tpe+".getTask", tpe+".execute", tpe+".runWorker", tpe+".beforeExecute",
+	jvmRows(JVMExecutor, tpe+".getTask", tpe+".execute", tpe+".runWorker", tpe+".beforeExecute",
 		tpe+".afterExecute", tpe+".tryTerminate", tpe+"$Worker.*", "java.util.concurrent.AbstractExecutorService.submit",
 		"java.util.concurrent.FutureTask.run", "java.util.concurrent.FutureTask.set",
 		"java.util.concurrent.FutureTask.finishCompletion", "java.util.concurrent.ScheduledThreadPoolExecutor*"),
-	rows(ChurnQueue, "java.util.concurrent.LinkedBlockingQueue.*", "java.util.concurrent.LinkedBlockingDeque.*",
+	jvmRows(JVMQueue, "java.util.concurrent.LinkedBlockingQueue.*", "java.util.concurrent.LinkedBlockingDeque.*",
 		"java.util.concurrent.ArrayBlockingQueue.*", "java.util.concurrent.SynchronousQueue*",
 		"java.util.concurrent.LinkedTransferQueue*", "java.util.concurrent.DelayQueue.*",
 		"java.util.concurrent.PriorityBlockingQueue.*", "java.util.concurrent.locks.AbstractQueuedSynchronizer*",
 		"java.util.concurrent.locks.ReentrantLock*"),
 )
 
-// churnScope is where the walk from the leaf may go: the JDK's concurrency
+// jvmScope is where the walk from the leaf may go: the JDK's concurrency
 // code and what it inlines (VarHandle guards, Unsafe, Thread). The walk
 // stops at the first frame outside it, so a task's own JDK calls (a
 // HashMap, a String) never make it machinery. The helpers the pool's code calls and the JIT inlines into it (Class.cast
 // beneath a VarHandle, Objects.requireNonNull, System.nanoTime in a timed
 // park) are in it too.
-var churnScope = []string{"java.util.concurrent.", "jdk.internal.misc.Unsafe.", "java.lang.Thread.", "java.lang.invoke.",
+var jvmScope = []string{"java.util.concurrent.", "jdk.internal.misc.Unsafe.", "java.lang.Thread.", "java.lang.invoke.",
 	"java.lang.Class.cast", "java.util.Objects.", "jdk.internal.util.Preconditions.", "java.lang.System.nanoTime",
 	"java.lang.System.currentTimeMillis"}
 
-// ChurnFrames decides the churn group of a stack.
-type ChurnFrames struct {
-	Patterns []ChurnPattern
+// JVMFrames decides the churn group of a stack.
+type JVMFrames struct {
+	Patterns []JVMPattern
 	Scope    []string
 }
 
-// DefaultChurnFrames is the table of `latscope analyze`.
-var DefaultChurnFrames = &ChurnFrames{Patterns: DefaultChurnPatterns, Scope: churnScope}
+// DefaultJVMFrames is the table of `latscope analyze`.
+var DefaultJVMFrames = &JVMFrames{Patterns: DefaultJVMPatterns, Scope: jvmScope}
 
 // rows are the patterns names of group g.
-func rows(g ChurnGroup, names ...string) []ChurnPattern {
-	out := make([]ChurnPattern, len(names))
+func jvmRows(g JVMGroup, names ...string) []JVMPattern {
+	out := make([]JVMPattern, len(names))
 	for i, n := range names {
-		out[i] = ChurnPattern{Group: g, Name: n}
+		out[i] = JVMPattern{Group: g, Name: n}
 	}
 	return out
 }
 
-// deferRows are rows that let the caller decide.
-func deferRows(g ChurnGroup, names ...string) []ChurnPattern {
-	out := rows(g, names...)
+// jvmDeferRows are rows that let the caller decide.
+func jvmDeferRows(g JVMGroup, names ...string) []JVMPattern {
+	out := jvmRows(g, names...)
 	for i := range out {
 		out[i].Defer = true
 	}
@@ -152,12 +154,12 @@ func deferRows(g ChurnGroup, names ...string) []ChurnPattern {
 // Classify returns the group of the stack (leaf first) and the frame that
 // decided it. It walks from the leaf across frames in Scope; the innermost
 // of them that a pattern matches decides. The walk stops at the first
-// frame outside Scope: a sample in a task's own code is ChurnOther even
+// frame outside Scope: a sample in a task's own code is JVMOther even
 // though the pool's frames lie beneath it.
-func (c *ChurnFrames) Classify(stack []Frame) (ChurnGroup, string) {
-	deferred, at := ChurnOther, ""
+func (c *JVMFrames) Classify(stack []jfr.Frame) (JVMGroup, string) {
+	deferred, at := JVMOther, ""
 	for _, f := range stack {
-		if !hasPrefix(f.Method, c.Scope) {
+		if !inJVMScope(f.Method, c.Scope) {
 			break
 		}
 		p, ok := c.row(f.Method)
@@ -165,7 +167,7 @@ func (c *ChurnFrames) Classify(stack []Frame) (ChurnGroup, string) {
 		case !ok:
 		case !p.Defer:
 			return p.Group, f.Method
-		case deferred == ChurnOther:
+		case deferred == JVMOther:
 			deferred, at = p.Group, f.Method
 		}
 	}
@@ -173,30 +175,30 @@ func (c *ChurnFrames) Classify(stack []Frame) (ChurnGroup, string) {
 }
 
 // ParkCause returns what a park waited in: the group of the first frame
-// beneath the park frames that the table matches (ChurnFJIdle for a
-// ForkJoinPool worker in awaitWork, ChurnQueue or ChurnExecutor for a
-// ThreadPoolExecutor worker in getTask), or ChurnOther.
-func (c *ChurnFrames) ParkCause(stack []Frame) ChurnGroup {
+// beneath the park frames that the table matches (JVMFJIdle for a
+// ForkJoinPool worker in awaitWork, JVMQueue or JVMExecutor for a
+// ThreadPoolExecutor worker in getTask), or JVMOther.
+func (c *JVMFrames) ParkCause(stack []jfr.Frame) JVMGroup {
 	for _, f := range stack {
-		if !hasPrefix(f.Method, c.Scope) {
+		if !inJVMScope(f.Method, c.Scope) {
 			break
 		}
 		switch g := c.group(f.Method); g {
-		case ChurnOther, ChurnPark:
+		case JVMOther, JVMPark:
 			continue
-		case ChurnQueue:
+		case JVMQueue:
 			if hasGetTask(stack) {
-				return ChurnExecutor
+				return JVMExecutor
 			}
 			return g
 		default:
 			return g
 		}
 	}
-	return ChurnOther
+	return JVMOther
 }
 
-func hasGetTask(stack []Frame) bool {
+func hasGetTask(stack []jfr.Frame) bool {
 	for _, f := range stack {
 		if f.Method == tpe+".getTask" {
 			return true
@@ -205,17 +207,27 @@ func hasGetTask(stack []Frame) bool {
 	return false
 }
 
-func (c *ChurnFrames) group(method string) ChurnGroup {
+// inJVMScope reports whether method starts with one of scope.
+func inJVMScope(method string, scope []string) bool {
+	for _, p := range scope {
+		if strings.HasPrefix(method, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *JVMFrames) group(method string) JVMGroup {
 	p, _ := c.row(method)
 	return p.Group
 }
 
 // row returns the first row that matches method.
-func (c *ChurnFrames) row(method string) (ChurnPattern, bool) {
+func (c *JVMFrames) row(method string) (JVMPattern, bool) {
 	for _, p := range c.Patterns {
 		if p.match(method) {
 			return p, true
 		}
 	}
-	return ChurnPattern{}, false
+	return JVMPattern{}, false
 }
