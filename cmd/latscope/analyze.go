@@ -21,6 +21,7 @@ import (
 	"github.com/latscope/latscope/internal/render"
 	htmlreport "github.com/latscope/latscope/internal/report/html"
 	"github.com/latscope/latscope/internal/report/pprofexport"
+	"github.com/latscope/latscope/internal/sched"
 )
 
 func init() {
@@ -73,6 +74,10 @@ type jfrResult struct {
 	// worked for a request, from execution samples; negative when unknown
 	// (no latscope.Request events, or no sample period).
 	RequestCPU float64
+	// Churn is the recording's scheduler-churn analysis (package sched's
+	// JVMChurn, fed the same events; docs/jfr-churn.md), the report's
+	// scheduler section; nil for a Go trace, which pipeline analyses itself.
+	Churn *sched.JVMReport
 }
 
 // readJFR reads a JFR recording into the same result as a Go trace, with
@@ -233,7 +238,7 @@ func analyzeRecording(ctx context.Context, file string, o jfrOptions, app []stri
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
-	return pipeline.FromResult(r.Res, in)
+	return pipeline.FromRecording(r.Res, r.Churn, in)
 }
 
 // analyzePools splits --pool: the size of the pool recognised by its

@@ -130,8 +130,7 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 		}
 	}
 	res := a.Finalize()
-	withChurn(res, ch.Result())
-	return &jfrResult{Res: res, Demands: demands(res, a), RequestCPU: a.RequestCPU}, a, nil
+	return &jfrResult{Res: res, Demands: demands(res, a), RequestCPU: a.RequestCPU, Churn: ch.Result()}, a, nil
 }
 
 // churnOptions are the churn analysis's options for the recording rec,
@@ -141,13 +140,6 @@ func churnOptions(rec *jfr.Recording, rules jfr.Rules) sched.JVMOptions {
 	o := sched.DefaultJVMOptions
 	o.Recording, o.Rules = rec, &rules
 	return o
-}
-
-// withChurn puts the churn analysis c last among res's warnings, where
-// pipeline.FromResult takes it for the report's scheduler section: the
-// way to the report while jfrResult has no field of its own for it.
-func withChurn(res *budget.Result, c *sched.JVMReport) {
-	res.Warnings = append(res.Warnings, c)
 }
 
 // churnOnly analyses a recording with neither the library's requests nor
@@ -163,8 +155,7 @@ func churnOnly(ctx context.Context, path string, rec *jfr.Recording, o jfrOption
 	d := rec.End().Sub(rec.Start())
 	res := &budget.Result{Info: budget.TraceInfo{JVM: true, StartWall: rec.Start(), End: tracein.Time(d), CPUSamples: int(ch.Samples)},
 		Warnings: []error{&budget.Finding{Kind: budget.FindNoRequests, Text: "no request budget: the recording has no latscope.Request events (the Java library in java/ adds them, docs/jfr.md) and no --handler FRAME with --requests N or --requests-from FILE was given, so only the scheduler churn below is judged"}}}
-	withChurn(res, ch)
-	return &jfrResult{Res: res, Demands: res, RequestCPU: -1}, nil
+	return &jfrResult{Res: res, Demands: res, RequestCPU: -1, Churn: ch}, nil
 }
 
 // requestOnly refuses the flags that need the latscope.Request events in

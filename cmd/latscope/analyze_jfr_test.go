@@ -348,7 +348,7 @@ func TestCompareResultJFR(t *testing.T) {
 			t.Fatalf("%s: groups %v", name, r.Groups)
 		}
 		res[i] = r
-		rep, err := pipeline.FromResult(r, render.Inputs{File: path, CPUSeconds: -1})
+		rep, err := pipeline.FromRecording(r, jr.Churn, render.Inputs{File: path, CPUSeconds: -1})
 		if err != nil || len(rep.Report.Groups) == 0 {
 			t.Fatalf("%s: report: %v", name, err)
 		}

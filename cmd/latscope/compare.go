@@ -100,7 +100,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 				}
 			}
 		}
-		rep, err := pipeline.FromResult(res, in)
+		rep, err := pipeline.FromRecording(res, r.Churn, in)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,8 @@
 // through the same simulation as Go traces. Without it, JFR has no request
 // boundaries and no wakeup edges: the analysis keeps only events whose stack
 // contains a handler frame, divides by a request count the caller supplies,
-// and states what this cannot know. Both modes feed every event to the
-// scheduler-churn analysis (Churn, docs/jfr-churn.md). docs/jfr.md
-// describes the method and how to record.
+// and states what this cannot know. The scheduler-churn analysis is not
+// the reader's: its caller feeds the same events to package sched's
+// JVMChurn (docs/jfr-churn.md); Events holds ChurnEvents, the event types it
+// needs. docs/jfr.md describes the method and how to record.
 package jfr

@@ -69,13 +69,10 @@ func File(ctx context.Context, name string, o Options) (*Report, error) {
 	return r, nil
 }
 
-// FromResult builds the report of an analysis made elsewhere (a JVM
-// recording's). A JVM recording's scheduler-churn analysis is the
-// caller's to pass (FromRecording); a caller whose result cannot carry it
-// beside the budget (cmd/latscope's jfrResult, for now) leaves it among
-// res's warnings, and FromResult takes it from there (churnIn).
+// FromResult builds the report of a budget result analysed elsewhere,
+// with no scheduler section (a JVM recording's comes with FromRecording).
 func FromResult(res *budget.Result, in render.Inputs) (*Report, error) {
-	return build(res, churnIn(res), in)
+	return build(res, nil, in)
 }
 
 // FromRecording builds the report of a JVM recording: its budget res and
@@ -84,17 +81,6 @@ func FromResult(res *budget.Result, in render.Inputs) (*Report, error) {
 // scheduler section, as a Go trace's sched.Report does in File.
 func FromRecording(res *budget.Result, churn *sched.JVMReport, in render.Inputs) (*Report, error) {
 	return build(res, churn, in)
-}
-
-// churnIn returns the churn analysis a caller left among res's warnings,
-// or nil.
-func churnIn(res *budget.Result) *sched.JVMReport {
-	for _, w := range res.Warnings {
-		if c, ok := errors.AsType[*sched.JVMReport](w); ok {
-			return c
-		}
-	}
-	return nil
 }
 
 // build builds the report of res, with a JVM recording's churn analysis

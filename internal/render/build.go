@@ -65,7 +65,6 @@ func Build(res *budget.Result, in Inputs) (*Report, error) {
 		rep.CPUTerms = []Term{}
 	}
 	rep.Findings = findingsJSON(res, rep, in)
-	addChurn(res, rep)
 	markJVM(rep)
 	return rep, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/sched"
 )
 
@@ -26,12 +25,6 @@ func AddChurn(rep *Report, c *sched.JVMReport) {
 		rep.Findings = append(rep.Findings, Finding{Kind: f.Kind.String(), Text: f.Error()})
 	}
 }
-
-// addChurn is Build's former hook, where it took the JVM's churn analysis
-// out of the result's warnings. The analysis does not travel in a
-// budget.Result any more: its caller adds it with AddChurn
-// (pipeline.FromRecording). Build's call to this no-op is to go.
-func addChurn(*budget.Result, *Report) {}
 
 // writeChurn prints the churn section of a JVM recording, when it has one.
 func (r *Report) writeChurn(ew *errWriter) {

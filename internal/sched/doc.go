@@ -20,6 +20,13 @@
 // application frames that create or wake the goroutines of the bursts, and
 // when GOMAXPROCS is above the CPUs the process may use.
 //
+// The same question for the JVM is JVMChurn's (jvm.go, docs/jfr-churn.md):
+// fed a JFR recording's events — execution samples, thread parks, the
+// recording's settings — by the caller that reads them, it classifies
+// each sample by the pool machinery its frames belong to (JVMFrames) and
+// judges the share against the same rule, with the thresholds, intervals
+// and words of package churn that both runtimes share.
+//
 // BUG: Ps are counted when they run; an idle P never appears in a trace, so
 // Procs.PsSeen is a lower bound of GOMAXPROCS. Give Host.GOMAXPROCS when it
 // is known.

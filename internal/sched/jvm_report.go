@@ -278,11 +278,6 @@ func (r *JVMReport) PerSecond(n int64) float64 {
 	return float64(n) / r.Duration.Seconds()
 }
 
-// Error returns the verdict, so that the report can ride among a
-// budget.Result's warnings where its caller's result has no place of its
-// own for it (pipeline.FromResult takes it from there).
-func (r *JVMReport) Error() string { return r.Verdict() }
-
 // jvmTopCounts returns the n heaviest entries of m, ties by name (churn.Top).
 func jvmTopCounts(m map[string]int64, total int64, n int) []JVMFrameCount {
 	top := churn.Top(m, total, n)

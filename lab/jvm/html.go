@@ -56,7 +56,7 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 		bt.Rows = append(bt.Rows, []htmlreport.Cell{{Text: r.Variant}, {Text: fmt.Sprintf("%.0f", r.ForksPerReq)}, {Text: fmt.Sprintf("%.3f", r.MeanMs)},
 			{Text: fmt.Sprintf("%.3f", r.CPUPerMs)}, {Text: fmt.Sprintf("%.1f %% (%d samples)", r.Churn.Share, r.Churn.Samples)}, {Text: yesNo(r.Churn.Flagged)}})
 	}
-	if err := addTable(p, "ForkJoinPool bursts", "Fan-out (one task per item) against the fix (one task per request); the churn verdict is package jfr's.", bt); err != nil {
+	if err := addTable(p, "ForkJoinPool bursts", "Fan-out (one task per item) against the fix (one task per request); the churn verdict is package sched's (its JVM churn analysis).", bt); err != nil {
 		return nil, err
 	}
 	if err := addTable(p, "Checks", "Tolerances come from the method, not from tuning (docs/lab-jvm.md); each estimate is judged by its 95 % interval (docs/lab.md).", lab.ChecksTable(checks)); err != nil {

@@ -297,7 +297,7 @@ func burstTable(b *strings.Builder, cfg Config, bursts []*BurstRun) {
 		verdicts = append(verdicts, r.Variant+": "+r.Churn.Verdict)
 	}
 	b.WriteString(t.String())
-	b.WriteString("\nThe churn analysis (package jfr's Churn, docs/method.md §9) of each recording:\n\n")
+	b.WriteString("\nThe churn analysis (package sched's JVMChurn, docs/method.md §9) of each recording:\n\n")
 	b.WriteString(markdown.Bullets(verdicts...))
 	b.WriteString("\n")
 }
@@ -323,7 +323,7 @@ const (
 	methodRatio = "a ratio over the same requests: SE ≤ (1 + ratio)·SE(mean)/mean, the latency mean's SE by batch means (a bound: JFR keeps no per-request terms)"
 	methodTwo   = "delta method over two independent recordings, each mean's SE by batch means (a predicted mean taking the SE of the mean it was predicted from)"
 	methodTick  = "the counter's resolution: one 10 ms tick at each end of both windows (a bound, not a 95 % interval)"
-	methodShare = "Wilson score interval of the share of execution samples (package jfr's churn analysis)"
+	methodShare = "Wilson score interval of the share of execution samples (package sched's JVM churn analysis)"
 	methodNaive = " (this run kept no series: s/√n, as if the requests were independent)"
 )
 
