@@ -26,9 +26,6 @@ var Name = "latscope"
 // Examples are printed under the program's command list.
 var Examples string
 
-// topicNoun names the Default command's topics in errors.
-const topicNoun = "scenario"
-
 // Default, when set, is run for arguments that name no command: the lab's
 // scenario runner (latscope-lab [flags] [SCENARIO]). Without it such an
 // argument is an unknown command.
@@ -41,8 +38,9 @@ type Command struct {
 	Run     func(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	// Topics, for the Default command, are the arguments it takes that
 	// `help` names too (the lab's scenarios): `help TOPIC` prints the
-	// Default command's help.
-	Topics func() []string
+	// Default command's help. TopicNoun names one in errors ("scenario").
+	Topics    func() []string
+	TopicNoun string
 }
 
 // commands is the command table. Each entry lives in its own file.
@@ -134,7 +132,7 @@ func Run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 			}
 			what, names := "command", Names()
 			if Default != nil && Default.Topics != nil {
-				what, names = "command or "+topicNoun, append(names, Default.Topics()...)
+				what, names = "command or "+Default.TopicNoun, append(names, Default.Topics()...)
 			}
 			return fmt.Errorf("help: unknown %s %q (%s)", what, args[1], strings.Join(names, ", "))
 		}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -113,5 +115,58 @@ func TestVersionText(t *testing.T) {
 	want := "latscope v0.9.0\nmodule github.com/latscope/latscope\nrevision 88acdfa (2026-12-04T15:00:00Z), with uncommitted changes\ngo1.26.8\n"
 	if got != want {
 		t.Errorf("versionText = %q, want %q", got, want)
+	}
+}
+
+// TestDefaultDispatch: with a Default command, arguments that name no
+// command are its own (a scenario, its flags); a command's name runs the
+// command; `help TOPIC` prints the Default's help, `help NOPE` lists the
+// commands and topics; the Default's errors carry no command's name.
+func TestDefaultDispatch(t *testing.T) {
+	saved, savedName := Default, Name
+	defer func() { Default, Name = saved, savedName; delete(commands, "sub") }()
+	Name = "prog"
+	var ran []string
+	Register("sub", "a command", func(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+		ran = append(ran, "sub "+strings.Join(args, " "))
+		return nil
+	})
+	Default = &Command{Summary: "the default", TopicNoun: "scenario", Topics: func() []string { return []string{"alpha"} },
+		Run: func(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+			fs := NewFlagSet("", "[flags] [SCENARIO]", stderr)
+			fs.Bool("quick", false, "be quick")
+			if err := fs.Parse(args); err != nil {
+				return err
+			}
+			if fs.Arg(0) == "bad" {
+				return errors.New("unknown scenario \"bad\"")
+			}
+			ran = append(ran, "default "+strings.Join(fs.Args(), " "))
+			return nil
+		}}
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := Run(context.Background(), &out, io.Discard, args)
+		return out.String(), err
+	}
+	for _, args := range [][]string{{}, {"alpha"}, {"--quick", "alpha"}, {"sub", "x"}} {
+		if _, err := run(args...); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+	if got := strings.Join(ran, "|"); got != "default |default alpha|default alpha|sub x" {
+		t.Errorf("ran %q", got)
+	}
+	if out, err := run("help", "alpha"); err != nil || !strings.Contains(out, "usage: prog [flags] [SCENARIO]") || !strings.Contains(out, "-quick") {
+		t.Errorf("help alpha: %v\n%s", err, out)
+	}
+	if out, err := run("-h"); err != nil || !strings.Contains(out, "usage: prog [flags] [SCENARIO]") || !strings.Contains(out, "\ncommands:\n  sub ") {
+		t.Errorf("-h: %v\n%s", err, out)
+	}
+	if _, err := run("help", "nope"); err == nil || err.Error() != `help: unknown command or scenario "nope" (sub, alpha)` {
+		t.Errorf("help nope: %v", err)
+	}
+	if _, err := run("bad"); err == nil || err.Error() != `unknown scenario "bad"` {
+		t.Errorf("bad: %v, want the default's error without a command's name", err)
 	}
 }

@@ -33,9 +33,10 @@ import (
 func init() {
 	cli.Register("burn", "spin on one core until killed: the CPU burners of --loaded", runLabBurn)
 	cli.Default = &cli.Command{
-		Summary: "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements",
-		Run:     runLab,
-		Topics:  scenarioNames,
+		Summary:   "run a reproducible experiment on real parts (demo service, upstream, PostgreSQL, load) and check predictions against measurements",
+		Run:       runLab,
+		Topics:    scenarioNames,
+		TopicNoun: "scenario",
 	}
 }
 
