@@ -107,22 +107,11 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 		}
 		opts.Load = &q
 	}
-	a, err := jfr.New(opts, rec)
-	if err != nil {
-		return nil, nil, err
-	}
 	// one read feeds the budget and the scheduler churn (docs/jfr-churn.md)
 	ch := sched.NewJVMChurn(churnOptions(rec, opts.Rules))
-	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{Tool: opts.Tool, StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
-		ch.Event(ev)
-		a.Event(ev)
-		return nil
-	})
+	a, err := jfr.Read(ctx, path, rec, opts, ch.Event)
 	if err != nil {
 		return nil, nil, err
-	}
-	if err := a.Matched(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !a.Requests() {
 		if err := requestOnly(o, path); err != nil {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/latscope/latscope/internal/opterr"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/latscope/latscope/internal/opterr"
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/critpath"
@@ -63,11 +64,27 @@ var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: the recording h
 // Analyze reads the events of the recording at path (whose headers are rec)
 // through ReadEvents and returns its budget.
 func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budget.Result, error) {
+	a, err := Read(ctx, path, rec, o)
+	if err != nil {
+		return nil, err
+	}
+	return a.Finalize(), nil
+}
+
+// Read reads the events of the recording at path (whose headers are rec)
+// once, through ReadEvents, into a new Analyzer and into each of also,
+// first: another analysis of the same events (package sched's JVM churn),
+// so that one read serves both. It returns the Analyzer, not finalized, or
+// the read's error, or Matched's (naming path).
+func Read(ctx context.Context, path string, rec *Recording, o Options, also ...func(*Event)) (*Analyzer, error) {
 	a, err := New(o, rec)
 	if err != nil {
 		return nil, err
 	}
 	err = ReadEvents(ctx, path, PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: Events}, func(ev *Event) error {
+		for _, f := range also {
+			f(ev)
+		}
 		a.Event(ev)
 		return nil
 	})
@@ -77,7 +94,7 @@ func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budg
 	if err := a.Matched(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return a.Finalize(), nil
+	return a, nil
 }
 
 // Analyzer builds a budget from a recording's events, one at a time.

@@ -288,22 +288,11 @@ func analyse(ctx context.Context, w *window, handler string, specs ...string) (j
 		}
 		opts.Predictions = append(opts.Predictions, p)
 	}
-	a, err := jfr.New(opts, rec)
-	if err != nil {
-		return q, nil, nil, err
-	}
 	rules := opts.Rules
 	ch := sched.NewJVMChurn(sched.JVMOptions{Recording: rec, Rules: &rules})
-	err = jfr.ReadEvents(ctx, w.Recording, jfr.PrintOptions{Tool: opts.Tool, StackDepth: opts.StackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
-		ch.Event(ev)
-		a.Event(ev)
-		return nil
-	})
+	a, err := jfr.Read(ctx, w.Recording, rec, opts, ch.Event) // one read for both
 	if err != nil {
 		return q, nil, nil, err
-	}
-	if err := a.Matched(); err != nil {
-		return q, nil, nil, fmt.Errorf("%s: %w", w.Recording, err)
 	}
 	return q, a.Finalize(), ch.Result(), nil
 }
