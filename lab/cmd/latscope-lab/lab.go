@@ -147,14 +147,10 @@ func runLab(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	sc, ok := lab.Lookup(name)
 	if !ok {
-		var names []string
-		for _, s := range lab.Scenarios() {
-			names = append(names, s.Name)
-		}
 		if _, sub := cli.Lookup(name); sub {
 			return fmt.Errorf("%q is a lab subcommand with flags of its own, not a scenario: run `latscope-lab %s [flags]` (its -h lists them)", name, name)
 		}
-		return fmt.Errorf("unknown scenario %q (scenarios: %s; lab subcommands: `latscope-lab --list`)", name, strings.Join(names, ", "))
+		return fmt.Errorf("unknown scenario %q (scenarios: %s; lab subcommands: `latscope-lab --list`)", name, strings.Join(scenarioNames(), ", "))
 	}
 	// After the flags, leftovers of killed runs are swept (they belong to
 	// dead processes). Everything that can refuse the run does so before
