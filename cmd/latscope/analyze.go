@@ -39,6 +39,7 @@ type analyzeOptions struct {
 	cpuSecs  float64
 	clients  float64
 	cores    float64
+	workers  int
 	pools    []queueing.PoolSpec
 	infer    inferFlag
 	minShare float64
@@ -105,12 +106,13 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&o.frame, "frame", "show only terms with a frame on their call path that matches `REGEX`")
 	fs.StringVar(&o.task, "task", "", "show only requests of task type `NAME`")
 	fs.StringVar(&o.traceID, "trace-id", "", "show only the requests of the trace `ID` (32 hex digits, as a tracing UI shows it): the agent's OpenTelemetry bridge, gRPC interceptors and HTTP middleware log it; the report lists the slowest requests' trace IDs")
-	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM change the timeline (TERM is any frame on a call path, GetUser, or a run of them, GetUser>query); pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the queueing model where a queue (a pool, a lock given by --pool NAME:1, the CPUs) is in play, else by the timeline simulation, with its method and a 95 % interval")
+	fs.Var(o.whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable; alias --predict): remove=TERM, scale=TERM:FACTOR or overlap=TERM,TERM change the timeline (TERM is any frame on a call path, GetUser, or a run of them, GetUser>query); pool=SIZE|NAME:SIZE, cores=N, clients=N, workers=N change the queueing model's inputs. Each is predicted by the queueing model where a queue (a pool, a lock given by --pool NAME:1, the CPUs) is in play, else by the timeline simulation, with its method and a 95 % interval")
 	fs.Var(o.whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
 	floatVar(fs.FlagSet, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
 	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
 	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
+	intVar(fs.FlagSet, &o.workers, "workers", 0, 0, queueing.MaxExactPopulation, "the server's worker threads `N` for the queueing model: at most N requests inside at once, the rest wait in its queue, outside the request (default: from a JVM recording whose executor says, io.latscope.ServerQueue; else none)")
 	fs.Var(&poolFlag{pools: &o.pools}, "pool", "a pool of `SIZE` (repeatable): a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput (default: no cap); or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.Var(&o.infer, "infer", "where requests come from: auto (tasks, else inferred from net/http and grpc-go server goroutines), tasks, http (inferred only)")
 	floatVar(fs.FlagSet, &o.minShare, "min-share", 0.5, 0, 100, "fold terms under this share of the mean (`PERCENT`) into one row in text output")
@@ -150,7 +152,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	if isJFR {
 		o.jfr.Predictions = o.whatIfs.predictions()
-		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "cores", "pool")
+		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "cores", "pool", "workers")
 	}
 	pool, pools, err := analyzePools(o.pools, len(o.whatIfs.specs) > 0)
 	if err != nil {
@@ -186,7 +188,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Infer = o.infer.mode
 	opts.TraceID = o.traceID
 	opts.Predictions = o.whatIfs.predictions()
-	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Pool: pool, Pools: pools,
+	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Workers: o.workers, Pool: pool, Pools: pools,
 		Specs: o.whatIfs.engine(), Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
 	var tr *pipeline.Report
 	if isJFR {
@@ -392,7 +394,7 @@ func isMany(args []string) bool {
 
 // perTraceFlags are the flags that need one trace: their findings come
 // from one trace's timelines and counters, which do not add across traces.
-var perTraceFlags = []string{"trace-id", "what-if", "predict", "clients", "cores", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
+var perTraceFlags = []string{"trace-id", "what-if", "predict", "clients", "cores", "workers", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
 
 // analyzeMany analyses several traces, or a directory of snapshots, one at
 // a time and prints their aggregate by request type, with a row per

@@ -38,17 +38,19 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		asJSON  bool
 		clients float64
 		cores   float64
+		workers int
 		pools   []queueing.PoolSpec
 		out     cli.ReportFile
 	)
 	fs := cli.NewFlagSet("compare", "compare [flags] BEFORE AFTER", stderr)
-	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict), as in analyze: remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM change the timeline; pool=SIZE|NAME:SIZE, cores=N, clients=N change the queueing model's inputs. Each is predicted by the one engine (the queueing model where a queue is in play, else the timeline simulation) with its method and 95 % interval")
+	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` evaluated on BEFORE (repeatable; alias --predict), as in analyze: remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM change the timeline; pool=SIZE|NAME:SIZE, cores=N, clients=N, workers=N change the queueing model's inputs. Each is predicted by the one engine (the queueing model where a queue is in play, else the timeline simulation) with its method and 95 % interval")
 	fs.Var(whatIfs.flag("predict"), "predict", "the same as --what-if `SPEC`")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable)")
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
 	positiveFloatVar(fs.FlagSet, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service in BEFORE (default: GOMAXPROCS in the trace)")
+	intVar(fs.FlagSet, &workers, "workers", 0, 0, queueing.MaxExactPopulation, "the server's worker threads `N` for the queueing model: at most N requests inside at once, the rest wait in its queue, outside the request (default: from a JVM recording whose executor says, io.latscope.ServerQueue; else none)")
 	fs.Var(&poolFlag{pools: &pools}, "pool", "a pool of `SIZE` in BEFORE (repeatable), as in analyze: SIZE alone a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput; or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md)")
 	out.Register(fs)
@@ -93,7 +95,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		res := r.Res
 		in := render.Inputs{File: name, CPUSeconds: -1, Task: task, Demands: r.Demands}
 		if i == 0 {
-			in.Clients, in.Cores, in.Pool, in.Pools, in.Specs = clients, cores, pool, modelPools, whatIfs.engine()
+			in.Clients, in.Cores, in.Workers, in.Pool, in.Pools, in.Specs = clients, cores, workers, pool, modelPools, whatIfs.engine()
 			if len(in.Specs) > 0 { // --pool SIZE on a recording: the pool it waits for, as analyze and predict name it
 				if in.Pools, err = jvmPools(res, in.Pools); err != nil {
 					return fmt.Errorf("%s: %w", name, err)

@@ -25,7 +25,7 @@ func TestCompareJFR(t *testing.T) {
 	if err := ignoreMiss(err); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/order: before 738 requests", "scale=Svc.updateCache:0.1", "Svc.updateCache"} {
+	for _, want := range []string{"/order: before 963 requests", "scale=Svc.updateCache:0.1", "Svc.updateCache"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("compare of two recordings lacks %q:\n%s", want, stdout)
 		}

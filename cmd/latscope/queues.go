@@ -26,7 +26,7 @@ const predictSynopsis = "predict [flags] TRACE"
 const predictExamples = `
 what-ifs (--what-if, repeatable):
   remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   as in analyze and compare --what-if
-  pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N  rate=R (open workloads)
+  pool=NAME:SIZE (or pool=SIZE)  cores=N  clients=N  rate=R (open workloads)  workers=N
 
 examples:
   latscope predict --clients 20 --pool withConn:10 --what-if remove=callUpstream demo.trace
@@ -45,6 +45,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		rate    float64
 		open    bool
 		cores   float64
+		workers int
 		pools   []queueing.PoolSpec
 		whatIfs whatIfs
 		jfr     jfrOptions
@@ -58,8 +59,9 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
 	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
+	intVar(fs.FlagSet, &workers, "workers", 0, 0, queueing.MaxExactPopulation, "the server's worker threads `N` for the queueing model: at most N requests inside at once, the rest wait in its queue, outside the request (default: from a JVM recording whose executor says, io.latscope.ServerQueue; else none)")
 	fs.Var(&poolFlag{pools: &pools, min: 1}, "pool", "a pool `NAME:SIZE` or SIZE (repeatable): NAME is the frame that acquires it (a semaphore, a buffered channel, a mutex as NAME:1); SIZE alone sizes a database/sql, pgxpool or puddle pool")
-	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE (or pool=SIZE), cores=N, clients=N, rate=R")
+	fs.Var(whatIfs.flag("what-if"), "what-if", "what-if `SPEC` (repeatable): remove=TERM, scale=TERM:FACTOR, overlap=TERM,TERM, pool=NAME:SIZE (or pool=SIZE), cores=N, clients=N, rate=R, workers=N")
 	fs.StringVar(&jfr.Handler, "handler", "", "JVM recordings: the handler `FRAME` whose threads' events are request time, as in analyze")
 	intVar(fs.FlagSet, &jfr.Requests, "requests", 0, 0, maxRequests, "JVM recordings: the number `N` of requests in the recording")
 	fs.StringVar(&jfr.RequestsFrom, "requests-from", "", "JVM recordings: count requests from a latscope load results `FILE`")
@@ -120,11 +122,11 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if (open || rate > 0) && clients > 0 {
 		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
 	}
-	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs.all())
+	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers}, whatIfs.all())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	engine, err := enginePredictions(res, p, whatif.Inputs{Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate}, whatIfs.engine())
+	engine, err := enginePredictions(res, p, whatif.Inputs{Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers}, whatIfs.engine())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -215,9 +217,18 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
 	}
+	if m.Workers > 0 {
+		fmt.Fprintf(&b, "  %-16s %-5s%-6s (%s): at most %d requests inside, the rest wait outside the request; measured wait %.3f ms\n",
+			"server workers", "", fmt.Sprintf(" ×%d", m.Workers), m.WorkersFrom, m.Workers, m.ServerQueueMs)
+	} else if m.ServerQueueMs > 0 {
+		fmt.Fprintf(&b, "  (the requests waited %.3g ms each in the server's queue before they began, kept in the think time: give --workers N to model the server's workers)\n", m.ServerQueueMs)
+	}
 	v := p.Validation
 	fmt.Fprintf(&b, "as recorded: model %.3f ms %.1f rps, measured %.3f ms %.1f rps (residual %+.1f %% / %+.1f %%)\n",
 		v.ModelMeanMs, v.ModelRPS, v.MeasuredMeanMs, v.MeasuredRPS, v.MeanResidual, v.RPSResidual)
+	if m.Workers > 0 {
+		fmt.Fprintf(&b, "  waiting for a worker, outside the request: model %.3f ms, measured %.3f ms\n", v.ModelServerQueueMs, v.MeasuredServerQueueMs)
+	}
 	for i, o := range p.Outcomes {
 		fmt.Fprintf(&b, "\n%s: %s\n", o.Spec, o.Change)
 		if i < len(engine) {
@@ -234,6 +245,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 				continue
 			}
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs)
+		}
+		if o.After.Workers > 0 {
+			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)
 		}
 		if o.Moves != "" {
 			fmt.Fprintf(&b, "  %s\n", o.Moves)

@@ -123,6 +123,10 @@ type Group struct {
 	// goroutines show (before: the connection's read → the request; after:
 	// the request → the response's write); nil when none did.
 	Transport *TransportEstimate
+	// ServerQueue is the time outside the requests in the server's queue
+	// and the server's workers (a JVM recording with the Java library's
+	// io.latscope.ServerQueue); nil when the input has none.
+	ServerQueue *ServerQueue
 	// SlowTraces are the SlowTraces slowest requests with a trace ID,
 	// slowest first; Traced counts the group's requests with one.
 	SlowTraces []TracedRequest

@@ -375,6 +375,7 @@ const (
 	actHoldName
 	actQueueTime
 	actHoldSite
+	actServerWorkers
 )
 
 // binPlan is how the event reader reads events of a type.
@@ -397,7 +398,7 @@ var binTypedFields = map[string][]struct {
 	"jdk.CPULoad":          {{"jvmUser", actJVMUser, true}, {"jvmSystem", actJVMSystem, true}, {"machineTotal", actMachineTotal, true}},
 	"jdk.JavaMonitorEnter": {{"monitorClass", actMonitorClass, false}},
 	"jdk.JavaMonitorWait":  {{"monitorClass", actMonitorClass, false}},
-	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}, {"queueTime", actQueueTime, false}},
+	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}, {"queueTime", actQueueTime, false}, {"serverWorkers", actServerWorkers, false}},
 	"latscope.TaskSubmit":  {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
 	"latscope.TaskRun":     {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}, {"cpuTime", actCPUTime, false}},
 	"latscope.TaskWait":    {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
@@ -520,6 +521,10 @@ func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
 		case actQueueTime:
 			if v := c.requireInt(f); v >= 0 {
 				ev.Req.Queue, ev.Req.HasQueue = time.Duration(v), true
+			}
+		case actServerWorkers:
+			if v := c.requireInt(f); v > 0 && v <= maxWorkers {
+				ev.Req.Workers = int(v)
 			}
 		case actHoldSite:
 			ev.Req.Site, _ = c.text(f)

@@ -47,6 +47,7 @@ type reqAcc struct {
 	// queue: the requests' server queue (queueTime, io.latscope.ServerQueue),
 	// and their latency with it, of the requests that carry it
 	queue, outer            []int64
+	workers                 int // the largest serverWorkers a request carried
 	regionWall              map[int32]int64
 	regionCPU               map[int32]int
 	pred                    [][]int64

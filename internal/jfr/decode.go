@@ -145,6 +145,7 @@ type rawValues struct {
 	TaskID        json.RawMessage `json:"taskId"`
 	CPUTime       json.RawMessage `json:"cpuTime"`
 	QueueTime     json.RawMessage `json:"queueTime"`
+	ServerWorkers json.RawMessage `json:"serverWorkers"`
 	Site          json.RawMessage `json:"site"`
 }
 
@@ -255,6 +256,15 @@ func (r *rawEvent) typed(ev *Event) error {
 		} else if r.Type != "latscope.Request" {
 			if ev.Req.TaskID, err = intValue("taskId", v.TaskID); err != nil {
 				return err
+			}
+		}
+		if r.Type == "latscope.Request" && len(v.ServerWorkers) > 0 {
+			var n int64
+			if err := json.Unmarshal(v.ServerWorkers, &n); err != nil {
+				return fmt.Errorf("latscope.Request serverWorkers %s: %w", v.ServerWorkers, err)
+			}
+			if n > 0 && n <= maxWorkers {
+				ev.Req.Workers = int(n)
 			}
 		}
 		if r.Type == "latscope.Request" && len(v.QueueTime) > 0 {

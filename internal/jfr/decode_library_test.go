@@ -37,17 +37,24 @@ const edgePrint = `{"recording": {"events": [
 {"type": "latscope.Request", "values": {"startTime": "2026-12-04T16:32:16.616737853Z", "duration": "PT0.069851889S", "eventThread": {"osName": "main", "osThreadId": 19286, "javaName": "main", "javaThreadId": 1}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Request"}, "name": "end"}, "lineNumber": 53}]}, "route": "/edge", "traceparent": null, "requestId": 1, "cpuTime": "PT0.017330617S", "queueTime": "PT-0.000000001S"}}
 ]}}`
 
-// svcHoldPrint is the first two of the 1488 latscope.Hold events jfr printed, the same way,
+// svcHoldPrint is the first two of the 1937 latscope.Hold events jfr printed, the same way,
 // for the kept recording testdata/rec/svc.jfr.gz (unpacked).
 const svcHoldPrint = `{"recording": {"events": [
-{"type": "latscope.Hold", "values": {"startTime": "2026-12-04T16:49:06.769621479Z", "duration": "PT0S", "eventThread": {"osName": "http-worker", "osThreadId": 22895, "javaName": "http-worker", "javaThreadId": 60}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Holds$Hold"}, "name": "end"}, "lineNumber": 46}]}, "name": "cache", "site": "Svc.updateCache", "requestId": 2129, "cpuTime": "PT0.001290156S"}},
-{"type": "latscope.Hold", "values": {"startTime": "2026-12-04T16:49:06.769811374Z", "duration": "PT0.001303687S", "eventThread": {"osName": "http-worker", "osThreadId": 22896, "javaName": "http-worker", "javaThreadId": 61}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Holds$Hold"}, "name": "end"}, "lineNumber": 46}]}, "name": "cache", "site": "Svc.updateCache", "requestId": 2128, "cpuTime": "PT0.001300072S"}}
+{"type": "latscope.Hold", "values": {"startTime": "2026-12-05T14:19:16.003071659Z", "duration": "PT0S", "eventThread": {"osName": "http-worker", "osThreadId": 17523, "javaName": "http-worker", "javaThreadId": 38}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Holds$Hold"}, "name": "end"}, "lineNumber": 46}]}, "name": "ConnPool", "site": "ConnPool.borrow", "requestId": 5445, "cpuTime": "PT0.000118747S"}},
+{"type": "latscope.Hold", "values": {"startTime": "2026-12-05T14:19:16.005118532Z", "duration": "PT0S", "eventThread": {"osName": "http-worker", "osThreadId": 17522, "javaName": "http-worker", "javaThreadId": 37}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Holds$Hold"}, "name": "end"}, "lineNumber": 46}]}, "name": "cache", "site": "Svc.updateCache", "requestId": 5437, "cpuTime": "PT0.001192607S"}}
+]}}`
+
+// svcRequestPrint is the first two of its 971 latscope.Request events, printed the same way:
+// a queueTime and the server's workers (io.latscope.ServerQueue) on each.
+const svcRequestPrint = `{"recording": {"events": [
+{"type": "latscope.Request", "values": {"startTime": "2026-12-05T14:19:16.005280405Z", "duration": "PT0S", "eventThread": {"osName": "http-worker", "osThreadId": 17522, "javaName": "http-worker", "javaThreadId": 37}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Request"}, "name": "end"}, "lineNumber": 54}]}, "route": "/order", "traceparent": null, "requestId": 5437, "cpuTime": "PT0.002046669S", "queueTime": "PT0.002536307S", "serverWorkers": 32}},
+{"type": "latscope.Request", "values": {"startTime": "2026-12-05T14:19:16.008198607Z", "duration": "PT0S", "eventThread": {"osName": "http-worker", "osThreadId": 17601, "javaName": "http-worker", "javaThreadId": 62}, "stackTrace": {"truncated": false, "frames": [{"method": {"type": {"name": "io/latscope/Request"}, "name": "end"}, "lineNumber": 54}]}, "route": "/order", "traceparent": null, "requestId": 5440, "cpuTime": "PT0.001829384S", "queueTime": "PT0.001769116S", "serverWorkers": 32}}
 ]}}`
 
 // TestDecodeLibraryEvents decodes what jfr print wrote for the Java library's events and
 // requires the same events the binary reader reads from the recording: the request's route,
 // id and measured CPU, the tasks' ids and CPU, a hold's name and site, a null traceparent as
-// empty and a negative queueTime (not measured) as absent.
+// empty, a negative queueTime (not measured) as absent, and the server's workers.
 func TestDecodeLibraryEvents(t *testing.T) {
 	t.Parallel()
 	svc, err := jfrtest.Kept("svc", t.TempDir())
@@ -61,6 +68,7 @@ func TestDecodeLibraryEvents(t *testing.T) {
 	}{
 		{"edge", edgePrint, "testdata/rec/edge.jfr", libraryEvents, 13},
 		{"svc", svcHoldPrint, svc, []string{"latscope.Hold"}, 2},
+		{"svc-requests", svcRequestPrint, svc, []string{"latscope.Request"}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			printed, err := decodeAllEvents(t, strings.NewReader(tt.print))
@@ -100,8 +108,12 @@ func TestDecodeLibraryEvents(t *testing.T) {
 		t.Errorf("the first task run: %s %+v", run.Type, run.Req)
 	}
 	holds, _ := decodeAllEvents(t, strings.NewReader(svcHoldPrint))
-	if h := holds[0].Req; h.Name != "cache" || h.Site != "Svc.updateCache" || h.RequestID != 2129 || h.CPU != 1290156*time.Nanosecond {
-		t.Errorf("the first hold: %+v", h)
+	if h := holds[1].Req; h.Name != "cache" || h.Site != "Svc.updateCache" || h.RequestID != 5437 || h.CPU != 1192607*time.Nanosecond {
+		t.Errorf("the second hold: %+v", h)
+	}
+	reqs, _ := decodeAllEvents(t, strings.NewReader(svcRequestPrint))
+	if r := reqs[0].Req; r.Queue != 2536307*time.Nanosecond || !r.HasQueue || r.Workers != 32 {
+		t.Errorf("the first request: %+v; want its queueTime and 32 workers", r)
 	}
 }
 
@@ -119,6 +131,8 @@ func TestDecodeLibraryForms(t *testing.T) {
 	}{
 		{ev("latscope.Request", `"requestId": 7, "cpuTime": 4700000`), ReqInfo{RequestID: 7, CPU: 4700 * time.Microsecond, HasCPU: true}},
 		{ev("latscope.Request", `"requestId": 7, "cpuTime": -1, "queueTime": "PT0.0002S"`), ReqInfo{RequestID: 7, Queue: 200 * time.Microsecond, HasQueue: true}},
+		{ev("latscope.Request", `"requestId": 7, "queueTime": "PT0.0002S", "serverWorkers": 16`), ReqInfo{RequestID: 7, Queue: 200 * time.Microsecond, HasQueue: true, Workers: 16}},
+		{ev("latscope.Request", `"requestId": 7, "serverWorkers": 0`), ReqInfo{RequestID: 7}},
 		{ev("latscope.TaskRun", `"requestId": 7, "taskId": 3, "cpuTime": null`), ReqInfo{RequestID: 7, TaskID: 3}},
 		{ev("latscope.TaskRun", `"requestId": 7, "taskId": 3, "cpuTime": "N/A"`), ReqInfo{RequestID: 7, TaskID: 3}},
 		{ev("latscope.TaskWait", `"requestId": 7, "taskId": 3, "cpuTime": "PT1S"`), ReqInfo{RequestID: 7, TaskID: 3}}, // a wait has no CPU of its own

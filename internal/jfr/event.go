@@ -48,6 +48,10 @@ type ReqInfo struct {
 	// begin; HasQueue is false without one.
 	Queue    time.Duration
 	HasQueue bool
+	// Workers is a latscope.Request's serverWorkers: the threads the
+	// server's executor serves with (io.latscope.ServerQueue); 0 when the
+	// event has none or the executor did not say.
+	Workers int
 }
 
 // Thread identifies a Java thread.

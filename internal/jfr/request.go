@@ -58,6 +58,7 @@ type (
 		route, tp  string
 		cpu        int64 // the library's cpuTime, ns; -1 when the event has none
 		queue      int64 // the library's queueTime, ns; -1 when the event has none
+		workers    int   // the library's serverWorkers; 0 when the event has none
 	}
 	runRec struct {
 		start, end int64
@@ -137,7 +138,7 @@ func (d *reqData) event(ev *Event, r *Rules) {
 	switch ev.Type {
 	case "latscope.Request":
 		s, e := span(ev)
-		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent, cpu: cpuOf(ev), queue: queueOf(ev)})
+		d.requests = append(d.requests, reqRec{start: s, end: e, thread: keyOf(ev.Thread), id: ev.Req.RequestID, route: ev.Req.Route, tp: ev.Req.Traceparent, cpu: cpuOf(ev), queue: queueOf(ev), workers: ev.Req.Workers})
 		d.thread(ev.Thread)
 	case "latscope.TaskRun":
 		s, e := span(ev)
@@ -198,6 +199,10 @@ func cpuOf(ev *Event) int64 {
 	}
 	return int64(ev.Req.CPU)
 }
+
+// maxWorkers bounds a server's workers as an event gives them: a pool
+// larger than this is taken as unbounded.
+const maxWorkers = 1 << 20
 
 // queueOf is a request's queueTime in ns, or -1.
 func queueOf(ev *Event) int64 {

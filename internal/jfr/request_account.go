@@ -21,6 +21,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 		acc.queue = append(acc.queue, r.queue)
 		acc.outer = append(acc.outer, r.queue+lat)
 	}
+	acc.workers = max(acc.workers, r.workers)
 	seen := map[int32]bool{}
 	committed, joins := 0, false
 	for i := range req.Gs {
@@ -299,6 +300,9 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			}
 			return terms[x.Term].Frame+terms[x.Term].Mechanism < terms[y.Term].Frame+terms[y.Term].Mechanism
 		})
+		if len(acc.queue) > 0 {
+			g.ServerQueue = &budget.ServerQueue{Requests: len(acc.queue), Queue: budget.StatsOf(acc.queue), Workers: acc.workers}
+		}
 		g.Regions = d.regionStats(acc, names)
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
@@ -436,6 +440,9 @@ func queueFinding(acc *reqAcc) *budget.Finding {
 	q, o, l := budget.StatsOf(acc.queue), budget.StatsOf(acc.outer), budget.StatsOf(acc.lat)
 	text := fmt.Sprintf("%s: server queue: before they began, %d of %d requests waited in the HTTP server (from the hand-off of the exchange to its executor to the request's begin: the executor's queue and the reading of the headers; io.latscope.ServerQueue) %.2f ms on average (p99 %.2f ms), outside the latency above; with it the mean is %.2f ms (+%.1f%%) and p99 %.2f ms: what the clients saw, less the network",
 		acc.name, len(acc.queue), acc.count, q.Mean/1e6, float64(q.P99)/1e6, o.Mean/1e6, 100*(o.Mean-l.Mean)/max(l.Mean, 1), float64(o.P99)/1e6)
+	if acc.workers > 0 {
+		text += fmt.Sprintf("; its executor serves with %d workers: a station of the queueing model (docs/method.md §7)", acc.workers)
+	}
 	return &budget.Finding{Kind: budget.FindUnexplained, Group: acc.name, Text: text}
 }
 

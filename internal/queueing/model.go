@@ -68,6 +68,11 @@ type Inputs struct {
 	Clients float64    // closed-model clients; 0 estimates them from the trace (Little's law)
 	Cores   float64    // cores available; 0 takes GOMAXPROCS from the trace
 	Pools   []PoolSpec // pools to model
+	// Workers is the server's worker threads: at most Workers requests are
+	// inside at once, the others wait in its queue, outside the request.
+	// 0 takes them from the input where the server's executor gave them
+	// (budget.ServerQueue.Workers), else models no such station.
+	Workers int
 	// Rate, when positive, makes the workload open: requests arrive at
 	// this rate (per second) whatever the latency, as from many
 	// independent users; Open with Rate 0 takes the trace's throughput.
@@ -94,7 +99,17 @@ type Model struct {
 	// not explain (scheduling latency): kept in every what-if, in the pools'
 	// demand for the wake-ups that happen while a connection is held, as a
 	// delay for the others.
-	WakeupMs       float64    `json:"wakeup_ms"`
+	WakeupMs float64 `json:"wakeup_ms"`
+	// Workers is the server's worker threads (docs/method.md §7, "the
+	// server's workers"): 0 when none is modelled; WorkersFrom says where
+	// the number came from: "given" (--workers) or "the server's executor"
+	// (the Java library's io.latscope.ServerQueue).
+	Workers     int    `json:"workers,omitempty"`
+	WorkersFrom string `json:"workers_from,omitempty"`
+	// ServerQueueMs is the measured time per request in the server's
+	// queue before the request began, outside its latency (a JVM recording
+	// with io.latscope.ServerQueue); 0 when none was measured.
+	ServerQueueMs  float64    `json:"measured_server_queue_ms,omitempty"`
 	MeasuredMeanMs float64    `json:"measured_mean_ms"`
 	MeasuredRPS    float64    `json:"measured_rps"`
 	Resources      []Resource `json:"resources"`
@@ -147,11 +162,28 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	case in.Clients > 0:
 		m.Clients = int(math.Round(in.Clients))
 	default:
+		// Little's law over the clients' whole wait: in the request and,
+		// where it was measured, in the server's queue before it
 		var sum float64
 		for _, l := range g.Latencies {
 			sum += float64(l)
 		}
+		if q := g.ServerQueue; q != nil {
+			sum += q.Queue.Mean * float64(q.Requests)
+		}
 		m.Clients, m.ClientsEstimated = max(1, int(math.Round(sum/1e9/dur))), true
+	}
+	if q := g.ServerQueue; q != nil {
+		m.ServerQueueMs = q.Queue.Mean * float64(q.Requests) / n / 1e6
+	}
+	switch {
+	case in.Workers > 0:
+		m.Workers, m.WorkersFrom = in.Workers, "given"
+	case g.ServerQueue != nil && g.ServerQueue.Workers > 0:
+		m.Workers, m.WorkersFrom = g.ServerQueue.Workers, "the server's executor"
+	}
+	if m.Workers > MaxExactPopulation {
+		return nil, fmt.Errorf("%d workers: the model takes at most %d", m.Workers, MaxExactPopulation)
 	}
 	if in.Open || in.Rate > 0 {
 		m.Rate = in.Rate
@@ -272,7 +304,34 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		}
 		delay.DemandMs = base + max(0, rest)
 	}
+	if m.Workers > 0 && m.Rate == 0 {
+		if err := m.thinkBesideWorkers(); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// thinkBesideWorkers takes out of the think time the wait for a worker
+// the model puts before the request, up to the measured server queue: the
+// cycle N/X holds the queue, and the model recomputes it. The rest of the
+// measured queue (the hand-off to the executor and the reading of the
+// headers while a worker was free) stays in the think time, a delay the
+// model does not change.
+func (m *Model) thinkBesideWorkers() error {
+	z := m.ThinkMs
+	for range 16 {
+		st, err := m.solve()
+		if err != nil {
+			return err
+		}
+		next := max(0, z-min(st.ServerQueueMs, m.ServerQueueMs))
+		if math.Abs(next-m.ThinkMs) < 1e-9 {
+			break
+		}
+		m.ThinkMs = next
+	}
+	return nil
 }
 
 // outsideCPU is the CPU, in ns, the process spent outside any request,

@@ -72,6 +72,13 @@ const MaxExactPopulation = 5000
 // Performance, chapter 20), with p(0) computed from the utilisation so the
 // recursion stays stable.
 func MVA(net Network, n int) (Solution, error) {
+	return mva(net, n, nil)
+}
+
+// mva is MVA; visit, when not nil, is called at each population m = 1..n
+// with the throughput and each station's residence time there (the
+// slice is reused: copy what is kept).
+func mva(net Network, n int, visit func(m int, x float64, residence []float64)) (Solution, error) {
 	if err := net.check(); err != nil {
 		return Solution{}, err
 	}
@@ -140,6 +147,9 @@ func MVA(net Network, n int) (Solution, error) {
 			copy(p[k], pn)
 		}
 		sol.Throughput, sol.Response = X, R
+		if visit != nil {
+			visit(m, X, sol.Residence)
+		}
 	}
 	copy(sol.Queue, q)
 	sol.fillUtil(net)

@@ -28,6 +28,12 @@ type State struct {
 	Clients    int     `json:"clients"`
 	Bottleneck string  `json:"bottleneck"` // the most utilised queueing resource
 	Resources  []Usage `json:"resources"`
+	// Workers is the server's worker threads, ServerQueueMs the mean time
+	// a request waits for one, outside MeanMs, and WorkersBusy the mean
+	// share of them busy (0..1); all absent when no workers are modelled.
+	Workers       int     `json:"workers,omitempty"`
+	ServerQueueMs float64 `json:"server_queue_ms,omitempty"`
+	WorkersBusy   float64 `json:"workers_busy,omitempty"`
 	// Unstable, in an open model, says which resource cannot keep up with
 	// the arrivals; the state then has no means.
 	Unstable string `json:"unstable,omitempty"`
@@ -41,6 +47,10 @@ type Validation struct {
 	ModelRPS       float64 `json:"model_rps"`
 	MeasuredRPS    float64 `json:"measured_rps"`
 	RPSResidual    float64 `json:"rps_residual_pct"`
+	// The server's queue before the request, modelled and measured, where
+	// the server's workers are modelled.
+	ModelServerQueueMs    float64 `json:"model_server_queue_ms,omitempty"`
+	MeasuredServerQueueMs float64 `json:"measured_server_queue_ms,omitempty"`
 }
 
 // Outcome is one what-if solved before and after.
@@ -94,6 +104,9 @@ func Predict(res *budget.Result, in Inputs, specs []string) (*Prediction, error)
 	p.Validation = Validation{ModelMeanMs: before.MeanMs, MeasuredMeanMs: round3(m.MeasuredMeanMs),
 		ModelRPS: before.RPS, MeasuredRPS: round3(m.MeasuredRPS),
 		MeanResidual: pct(before.MeanMs, m.MeasuredMeanMs), RPSResidual: pct(before.RPS, m.MeasuredRPS)}
+	if m.Workers > 0 {
+		p.Validation.ModelServerQueueMs, p.Validation.MeasuredServerQueueMs = before.ServerQueueMs, round3(m.ServerQueueMs)
+	}
 	g, _ := pickGroup(res, in.Task)
 	for _, spec := range specs {
 		after, change, err := m.apply(res, g, spec)
@@ -134,10 +147,18 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 func (m *Model) solve() (State, error) {
 	net := m.network()
 	var sol Solution
+	var ws WorkersSolution
 	var err error
-	if m.Rate > 0 {
+	switch {
+	case m.Workers > 0 && m.Rate > 0:
+		ws, err = SolveOpenWorkers(net, m.Rate, m.Workers)
+		sol = ws.Solution
+	case m.Workers > 0:
+		ws, err = SolveWorkers(net, m.Clients, m.Workers)
+		sol = ws.Solution
+	case m.Rate > 0:
 		sol, err = SolveOpen(net, m.Rate)
-	} else {
+	default:
 		sol, err = Solve(net, m.Clients)
 	}
 	if err != nil {
@@ -146,6 +167,9 @@ func (m *Model) solve() (State, error) {
 	// The CPU station's demand includes the process's CPU outside any
 	// request; the request's own latency does not.
 	st := State{MeanMs: round3(max(0, 1000*sol.Response-m.OutsideCPUMs)), RPS: round3(sol.Throughput), Clients: m.Clients}
+	if m.Workers > 0 {
+		st.Workers, st.ServerQueueMs, st.WorkersBusy = m.Workers, round3(1000*ws.QueueWait), round3(ws.Busy)
+	}
 	if b := sol.Bottleneck(); b >= 0 {
 		st.Bottleneck = net.Stations[b].Name
 	}
@@ -189,6 +213,16 @@ func (m *Model) apply(res *budget.Result, g *budget.Group, spec string) (*Model,
 		}
 		c.Clients = v
 		return c, fmt.Sprintf("clients: %d → %d (think time %.3g ms kept)", m.Clients, v, m.ThinkMs), nil
+	case "workers":
+		v, err := strconv.Atoi(arg)
+		if err != nil || v < 1 || v > MaxExactPopulation {
+			return nil, "", fmt.Errorf("what-if %q: want workers=N with N from 1 to %d", spec, MaxExactPopulation)
+		}
+		c.Workers = v
+		if m.Workers == 0 {
+			return c, fmt.Sprintf("the server's workers: not modelled → %d", v), nil
+		}
+		return c, fmt.Sprintf("the server's workers: %d → %d", m.Workers, v), nil
 	case "pool":
 		ps, err := ParsePool(arg)
 		if err != nil {

@@ -238,6 +238,9 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	if e := g.Transport; e != nil {
 		gj.Transport = &Transport{Before: durOf(e.Before), After: durOf(e.After), BeforeN: e.BeforeN, AfterN: e.AfterN}
 	}
+	if q := g.ServerQueue; q != nil {
+		gj.ServerQueue = &ServerQueue{Requests: q.Requests, Mean: durOf(q.Queue.Mean), P99: Duration(q.Queue.P99), Workers: q.Workers}
+	}
 	labels := budget.Labels(res.Terms)
 	gj.Terms, gj.CPUTerms = []Term{}, []Term{}
 	for _, ts := range g.Terms {
@@ -311,7 +314,7 @@ func predictions(res *budget.Result, g *budget.Group, in Inputs, tp budget.Throu
 			eres = in.Demands
 		}
 		var ev *whatif.Evaluation
-		ev, err = whatif.Evaluate(eres, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, CPU: cpu}, in.Specs)
+		ev, err = whatif.Evaluate(eres, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Workers: in.Workers, CPU: cpu}, in.Specs)
 		if err == nil {
 			for _, o := range ev.Outcomes {
 				out = append(out, outcomeJSON(o, g.Latency.Mean))

@@ -21,6 +21,9 @@ type Inputs struct {
 	Clients float64
 	// Cores is the CPU capacity for the CPU cap; 0 uses GOMAXPROCS from the trace.
 	Cores float64
+	// Workers is the server's worker threads for the queueing model; 0
+	// takes them from the input where it has them (whatif.Inputs).
+	Workers int
 	// Pool is a connection-pool size for the pool cap; 0 means no pool cap.
 	Pool int
 	// Pools are the pools the queueing model takes (whatif.Inputs.Pools):
@@ -134,6 +137,18 @@ type Transport struct {
 	After   Duration `json:"after_ms"`
 	BeforeN int      `json:"before_requests"`
 	AfterN  int      `json:"after_requests"`
+}
+
+// ServerQueue is the time a group's requests waited in the server before
+// they began (a JVM HTTP server's executor, io.latscope.ServerQueue),
+// outside their latency, and the server's workers.
+type ServerQueue struct {
+	Requests int      `json:"requests"`
+	Mean     Duration `json:"mean_ms"`
+	P99      Duration `json:"p99_ms"`
+	// Workers is the threads the server's executor serves with; absent
+	// when it did not say or is unbounded.
+	Workers int `json:"workers,omitempty"`
 }
 
 // Requests summarises a group's latencies.
@@ -260,6 +275,10 @@ type Group struct {
 	// Transport is the time outside the requests that grpc-go's transport
 	// goroutines show, per request; absent for other servers.
 	Transport *Transport `json:"transport,omitempty"`
+	// ServerQueue is the time the requests waited in the server before
+	// they began, outside their latency; absent where the input does not
+	// record it.
+	ServerQueue *ServerQueue `json:"server_queue,omitempty"`
 	// SlowTraces are the slowest requests with a trace ID (their
 	// latscope.request log), slowest first; TracedRequests counts the
 	// group's requests with one. Absent when none has.

@@ -40,6 +40,7 @@ type Inputs struct {
 	Clients float64             // closed-model clients; 0 estimates them (Little's law)
 	Cores   float64             // 0: GOMAXPROCS from the trace
 	Pools   []queueing.PoolSpec // pools (and locks, as NAME:1) to model
+	Workers int                 // the server's worker threads; 0 takes them from the input where it has them
 	Open    bool                // an open workload at the trace's rate
 	Rate    float64             // an open workload at this rate (per second)
 	CPU     time.Duration       // CPU per request from an independent counter (analyze --cpu-seconds); closed model's cap only
@@ -129,7 +130,7 @@ func Evaluate(res *budget.Result, group string, in Inputs, specs []Spec) (*Evalu
 		return nil, err
 	}
 	ev := &Evaluation{Group: g.Name}
-	qin := queueing.Inputs{Task: g.Name, Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Open: in.Open, Rate: in.Rate}
+	qin := queueing.Inputs{Task: g.Name, Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Open: in.Open, Rate: in.Rate, Workers: in.Workers}
 	if p, err := queueing.Predict(res, qin, nil); err != nil {
 		ev.Unbuilt = err.Error()
 	} else {
@@ -261,14 +262,18 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	o.Mean = time.Duration(max(0, anchor+dq*1e6))
 	if p.Model.Rate == 0 {
 		// The closed model's throughput at the anchored mean: N / (R + Z),
-		// Z the think time and the CPU outside requests (queueing.Build).
-		if cycle := o.Mean.Seconds() + (p.Model.ThinkMs+p.Model.OutsideCPUMs)/1000; cycle > 0 {
+		// Z the think time and the CPU outside requests (queueing.Build),
+		// and the wait for the server's workers, where they are modelled.
+		if cycle := o.Mean.Seconds() + (p.Model.ThinkMs+p.Model.OutsideCPUMs+po.After.ServerQueueMs)/1000; cycle > 0 {
 			o.RPS = float64(po.After.Clients) / cycle
 		}
 	}
 	o.Why = fmt.Sprintf("queue at %s: %.3g ms per request before, %.3g ms after", name, stationWait(po.Before, name), stationWait(po.After, name))
 	if r := resource(p.Model, name); r.Kind == queueing.Pool {
 		o.Why += fmt.Sprintf(" (%.3g ms measured)", r.WaitMs)
+	}
+	if m := p.Model; po.After.Workers > 0 && po.Before.ServerQueueMs+po.After.ServerQueueMs > 0 {
+		o.Why += fmt.Sprintf("; the server's %d workers (%s): %.3g → %.3g ms per request waiting for one, outside the request", po.After.Workers, m.WorkersFrom, po.Before.ServerQueueMs, po.After.ServerQueueMs)
 	}
 	if b, a := cpuDemand(po.Before), cpuDemand(po.After); !s.Model() && b != a {
 		// A frame's CPU named by the spec (queueing.CPUDemand).

@@ -22,21 +22,21 @@ import (
 // Spec is one what-if as written, parsed.
 //
 //	remove=TERM  scale=TERM:FACTOR  overlap=TERM,TERM   change the request's timeline
-//	pool=SIZE  pool=NAME:SIZE  cores=N  clients=N  rate=R   change the queueing model's inputs
+//	pool=SIZE  pool=NAME:SIZE  cores=N  clients=N  rate=R  workers=N   change the queueing model's inputs
 type Spec struct {
 	Text string // as written
 	// Timeline is the parsed remove=, scale= or overlap=; nil for a model
-	// spec (pool=, cores=, clients=, rate=), whose value the model checks
+	// spec (pool=, cores=, clients=, rate=, workers=), whose value the model checks
 	// where it applies it.
 	Timeline *budget.Prediction
 }
 
 // ModelOps are the operations that change the queueing model's inputs
 // rather than the request's timeline.
-var ModelOps = []string{"pool", "cores", "clients", "rate"}
+var ModelOps = []string{"pool", "cores", "clients", "rate", "workers"}
 
 // Model reports whether s changes the queueing model's inputs (pool=,
-// cores=, clients=, rate=): only the queueing model evaluates it.
+// cores=, clients=, rate=, workers=): only the queueing model evaluates it.
 func (s Spec) Model() bool { return s.Timeline == nil }
 
 // Op returns the spec's operation, the text before "=".
@@ -69,7 +69,7 @@ func ParseSpec(s string) (Spec, error) {
 		}
 		return Spec{Text: s}, nil
 	}
-	return Spec{}, fmt.Errorf("what-if %q: unknown operation %q (remove=, scale=, overlap=, pool=, cores=, clients=, rate=)", s, op)
+	return Spec{}, fmt.Errorf("what-if %q: unknown operation %q (remove=, scale=, overlap=, pool=, cores=, clients=, rate=, workers=)", s, op)
 }
 
 // Predictions returns the timeline specs' predictions, in order: what

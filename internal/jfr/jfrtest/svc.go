@@ -1,9 +1,12 @@
 package jfrtest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,7 +163,7 @@ type SvcRequest struct {
 
 // ReadSvc reads Svc's results.
 func ReadSvc(path string) ([]SvcRequest, error) {
-	b, err := os.ReadFile(path)
+	b, err := readMaybeGzip(path)
 	if err != nil {
 		return nil, err
 	}
@@ -183,4 +186,23 @@ func (s SvcSummary) Throughput(from, to int) float64 {
 		n += s.PerSecond[i]
 	}
 	return float64(n) / float64(max(1, to-from))
+}
+
+// readMaybeGzip reads path, gunzipped when it ends in .gz (the kept
+// results, NAME.jsonl.gz).
+func readMaybeGzip(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasSuffix(path, ".gz") {
+		return b, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer zr.Close()
+	b, err = io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }

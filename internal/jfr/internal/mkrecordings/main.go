@@ -513,7 +513,7 @@ func svcRuns(ctx context.Context, dir string, only ...string) error {
 		// keep the requests within a second of the recording (of the
 		// 40-client run only its summary: the throughput predict must meet)
 		if r.Name == "svc-40" || r.Name == "svc-jcmd" {
-		} else if err := keepWithin(run.Results, r.Name+".jsonl", rec.Start().Add(-time.Second).UnixNano(), rec.End().Add(time.Second).UnixNano()); err != nil {
+		} else if err := keepWithin(run.Results, r.Name+".jsonl.gz", rec.Start().Add(-time.Second).UnixNano(), rec.End().Add(time.Second).UnixNano()); err != nil {
 			return err
 		}
 		reqs, err := jfrtest.ReadSvc(run.Results)
@@ -535,7 +535,7 @@ func svcRuns(ctx context.Context, dir string, only ...string) error {
 		}
 		per := func(x float64) float64 { return round3(x / float64(max(n, 1)) / 1e6) }
 		from, to := int(o.Delay.Seconds()), int((o.Delay + o.Length).Seconds())
-		t := Truth{Recording: r.Name + ".jfr", Program: "internal/jfr/testdata/Svc.java with the Java library (java/)", Results: r.Name + ".jsonl", Host: h,
+		t := Truth{Recording: r.Name + ".jfr", Program: "internal/jfr/testdata/Svc.java with the Java library (java/)", Results: r.Name + ".jsonl.gz", Host: h,
 			Command: run.Command,
 			Config: map[string]any{"clients": r.Clients, "mode": r.Mode, "run_s": o.Run.Seconds(), "recorded_from_s": o.Delay.Seconds(), "recorded_s": o.Length.Seconds(),
 				"etag_kb": 1024, "lock_kb": 2048, "db_ms": 6, "pool": 6, "workers": 32, "nodelay": true},
@@ -575,5 +575,11 @@ func keepWithin(src, name string, from, to int64) error {
 			kept = append(kept, l)
 		}
 	}
-	return os.WriteFile(filepath.Join(out, name), []byte(strings.Join(kept, "\n")+"\n"), 0o644)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte(strings.Join(kept, "\n") + "\n"))
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name), buf.Bytes(), 0o644)
 }

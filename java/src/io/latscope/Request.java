@@ -26,6 +26,7 @@ public final class Request implements AutoCloseable {
         cpu0 = CpuClock.now();
         if (handed >= 0) {
             event.queueTime = Math.max(0, System.nanoTime() - handed);
+            event.serverWorkers = ServerQueue.takenWorkers();
         }
     }
 

@@ -36,4 +36,8 @@ final class RequestEvent extends Event {
     @Description("The time from the hand-off of the request's exchange to the server's executor (io.latscope.ServerQueue) to the request's begin: the executor's queue and the reading of the headers, outside the request; -1 when the executor is not wrapped")
     @Timespan(Timespan.NANOSECONDS)
     long queueTime = -1;
+
+    @Label("Server Workers")
+    @Description("The threads the server's executor runs requests on at most (io.latscope.ServerQueue: a ThreadPoolExecutor's pool size, a ForkJoinPool's parallelism); 0 when unbounded, not known or the executor is not wrapped")
+    int serverWorkers;
 }

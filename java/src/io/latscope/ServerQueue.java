@@ -2,6 +2,8 @@ package io.latscope;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ThreadPoolExecutor;
 
 /**
  * ServerQueue measures the time a request waits in the HTTP server before
@@ -11,10 +13,15 @@ import java.util.concurrent.ExecutorService;
  * thread that runs the exchange ({@link HttpFilter}, {@link Requests#begin})
  * carries the time from that hand-off to its begin in its latscope.Request
  * event ({@code queueTime}): the executor's queue and the reading of the
- * request's headers, which a filter cannot see and a client does.
+ * request's headers, which a filter cannot see and a client does. The
+ * event also carries the executor's workers ({@code serverWorkers}: a
+ * ThreadPoolExecutor's pool size, a ForkJoinPool's parallelism; 0 when
+ * unbounded or not known), so that latscope's queueing model can tell how
+ * many requests the server runs at once.
  */
 public final class ServerQueue {
-    private static final ThreadLocal<long[]> handedOff = ThreadLocal.withInitial(() -> new long[] {-1});
+    // [0] the hand-off's nanoTime or -1, [1] the executor's workers then
+    private static final ThreadLocal<long[]> handedOff = ThreadLocal.withInitial(() -> new long[] {-1, 0});
 
     private ServerQueue() {
     }
@@ -29,7 +36,26 @@ public final class ServerQueue {
         if (ex instanceof ExecutorService) {
             return wrap((ExecutorService) ex);
         }
-        return r -> ex.execute(timed(r));
+        return r -> ex.execute(timed(r, 0));
+    }
+
+    /**
+     * workers returns the number of threads ex runs tasks on at most: a
+     * ThreadPoolExecutor's core size when its queue is unbounded (it never
+     * grows beyond it), else its maximum; a ForkJoinPool's parallelism; 0
+     * when unbounded or not known.
+     */
+    static int workers(Executor ex) {
+        if (ex instanceof ThreadPoolExecutor) {
+            ThreadPoolExecutor t = (ThreadPoolExecutor) ex;
+            long capacity = (long) t.getQueue().remainingCapacity() + t.getQueue().size();
+            int n = capacity >= Integer.MAX_VALUE ? t.getCorePoolSize() : t.getMaximumPoolSize();
+            return n == Integer.MAX_VALUE ? 0 : n;
+        }
+        if (ex instanceof ForkJoinPool) {
+            return ((ForkJoinPool) ex).getParallelism();
+        }
+        return 0;
     }
 
     /**
@@ -44,16 +70,23 @@ public final class ServerQueue {
         return t;
     }
 
-    private static Runnable timed(Runnable r) {
+    /** takenWorkers returns the workers of the executor of the hand-off take last returned. */
+    static int takenWorkers() {
+        return (int) handedOff.get()[1];
+    }
+
+    private static Runnable timed(Runnable r, int workers) {
         long at = System.nanoTime();
         return () -> {
             long[] h = handedOff.get();
-            long prev = h[0];
+            long prev = h[0], prevWorkers = h[1];
             h[0] = at;
+            h[1] = workers;
             try {
                 r.run();
             } finally {
                 h[0] = prev;
+                h[1] = prevWorkers;
             }
         };
     }
@@ -65,7 +98,7 @@ public final class ServerQueue {
 
         @Override
         public void execute(Runnable r) {
-            delegate.execute(timed(r));
+            delegate.execute(timed(r, workers(delegate)));
         }
     }
 }
