@@ -67,10 +67,11 @@ func (n *Network) check() error {
 const MaxExactPopulation = 5000
 
 // MVA solves the network exactly for populations 1..n and returns the
-// solution at n. Multi-server stations use the marginal-probability
-// recursion (Reiser and Lavenberg; Lazowska et al., Quantitative System
-// Performance, chapter 20), with p(0) computed from the utilisation so the
-// recursion stays stable.
+// solution at n: by the MVA recursion for single-server queues and delays
+// (a station with at least n servers never queues: a delay), and by the
+// convolution algorithm (convolution.go) when a station has 1 < c < n
+// servers, where MVA's marginal-probability recursion (Reiser and
+// Lavenberg) loses its precision near saturation.
 func MVA(net Network, n int) (Solution, error) {
 	return mva(net, n, nil)
 }
@@ -85,40 +86,21 @@ func mva(net Network, n int, visit func(m int, x float64, residence []float64)) 
 	if n < 0 || n > MaxExactPopulation {
 		return Solution{}, fmt.Errorf("%w: population %d (0..%d)", ErrBadNetwork, n, MaxExactPopulation)
 	}
+	if multiServer(net, n) {
+		return convolution(net, n, visit), nil
+	}
 	K := len(net.Stations)
 	sol := Solution{N: n, Residence: make([]float64, K), Queue: make([]float64, K), Util: make([]float64, K)}
-	q := make([]float64, K)   // Q_k(n-1)
-	p := make([][]float64, K) // p_k(j | n-1), j = 0..c-1 (multi-server only)
-	// A station with at least n servers never queues: it is a delay that
-	// still reports its utilisation (and needs no probabilities).
-	kind := make([]StationKind, K)
-	for k, s := range net.Stations {
-		kind[k] = s.Kind
-		if s.Kind == Queueing && s.Servers >= n && s.Servers > 1 {
-			kind[k] = Delay
-		}
-		if kind[k] == Queueing && s.Servers > 1 {
-			p[k] = make([]float64, s.Servers)
-			p[k][0] = 1
-		}
-	}
-	pn := make([]float64, 0, 64)
+	q := make([]float64, K) // Q_k(m-1)
 	for m := 1; m <= n; m++ {
 		var R float64
 		for k, s := range net.Stations {
-			switch {
-			case kind[k] == Delay:
+			// every queue here has one server, or at least n: a delay that
+			// still reports its utilisation
+			if s.Kind == Delay || s.Servers > 1 {
 				sol.Residence[k] = s.Demand
-			case s.Servers == 1:
+			} else {
 				sol.Residence[k] = s.Demand * (1 + q[k])
-			default:
-				// R = D/c · (1 + Q(n-1) + Σ_{j<c-1} (c-1-j) p(j|n-1))
-				c := s.Servers
-				sum := 1 + q[k]
-				for j := 0; j < c-1 && j < len(p[k]); j++ {
-					sum += float64(c-1-j) * p[k][j]
-				}
-				sol.Residence[k] = s.Demand / float64(c) * sum
 			}
 			R += sol.Residence[k]
 		}
@@ -126,25 +108,8 @@ func mva(net Network, n int, visit func(m int, x float64, residence []float64)) 
 		if R+net.Think > 0 {
 			X = float64(m) / (R + net.Think)
 		}
-		for k, s := range net.Stations {
+		for k := range q {
 			q[k] = X * sol.Residence[k]
-			if kind[k] != Queueing || s.Servers == 1 {
-				continue
-			}
-			c := s.Servers
-			// p(j|m) = X·D/α(j) · p(j-1|m-1) for j = 1..c-1, α(j) = j.
-			pn = pn[:0]
-			pn = append(pn, 0)
-			for j := 1; j < c; j++ {
-				pn = append(pn, X*s.Demand/float64(j)*p[k][j-1])
-			}
-			// p(0|m) from U = X·D/c = Σ min(j,c)/c p(j).
-			p0 := 1 - X*s.Demand/float64(c)
-			for j := 1; j < c; j++ {
-				p0 -= float64(c-j) / float64(c) * pn[j]
-			}
-			pn[0] = max(p0, 0)
-			copy(p[k], pn)
 		}
 		sol.Throughput, sol.Response = X, R
 		if visit != nil {
