@@ -23,6 +23,12 @@ func TestPredictGolden(t *testing.T) {
 			"--what-if", "overlap=callUpstream,queryDB", "--what-if", "clients=40", "--what-if", "cores=1", serial}},
 		{"predict-serial-open.stdout", []string{"predict", "--open", "--what-if", "rate=100", "--what-if", "rate=10000",
 			"--what-if", "cores=1", serial}},
+		// the server's workers given (a Go server has none of its own): 4
+		// for the 4 clients, then 8 clients on them, then 3 workers
+		{"predict-serial-workers.stdout", []string{"predict", "--clients", "4", "--workers", "4", "--what-if", "clients=8",
+			"--what-if", "workers=3", serial}},
+		{"predict-serial-open-workers.stdout", []string{"predict", "--open", "--workers", "6", "--what-if", "rate=30",
+			"--what-if", "workers=4", serial}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -251,6 +257,41 @@ func TestJVMPoolBySizeEveryCommand(t *testing.T) {
 		}
 		if sized, named := mean("6"), mean("ConnPool.borrow:6"); sized != named || sized == 0 {
 			t.Errorf("%s: --pool 6 predicts %.3f ms, --pool ConnPool.borrow:6 %.3f ms: want the same pool", cmd, sized, named)
+		}
+	}
+}
+
+// TestPredictWorkersJVM: a recording whose executor the Java library read
+// prints the server's workers as a station and the wait for one; a
+// --workers N given overrides it, and workers=N resizes it.
+func TestPredictWorkersJVM(t *testing.T) {
+	rec, err := jfrtest.Kept("svc", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runCLI(t, "predict", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"server workers         ×32   (the server's executor): at most 32 requests inside",
+		"waiting for a worker, outside the request: model", "the server's 32 workers (the server's executor): 0 → ", "server workers   busy"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("predict lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, stderr, err = runCLI(t, "predict", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1", "--workers", "16", "--what-if", "workers=64", rec)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"×16   (given)", "workers=64: the server's workers: 16 → 64"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("predict --workers 16 lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, args := range [][]string{{"--workers", "-1"}, {"--workers", "5001"}, {"--what-if", "workers=0"}, {"--what-if", "workers=x"}} {
+		_, stderr, err := runCLI(t, append(append([]string{"predict", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1"}, args...), rec)...)
+		if err == nil || !strings.Contains(stderr+err.Error(), "workers") {
+			t.Errorf("predict %v: %v %s; want an error naming workers", args, err, stderr)
 		}
 	}
 }

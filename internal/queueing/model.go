@@ -185,6 +185,17 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	if m.Workers > MaxExactPopulation {
 		return nil, fmt.Errorf("%d workers: the model takes at most %d", m.Workers, MaxExactPopulation)
 	}
+	if m.Workers > 0 {
+		// N workers hold at most N requests at once, so on average too
+		// (Little's law over the requests' own latency)
+		var sum float64
+		for _, l := range g.Latencies {
+			sum += float64(l)
+		}
+		if inside := sum / 1e9 / dur; inside > float64(m.Workers) {
+			return nil, fmt.Errorf("%d workers (%s): request type %q had %.3g requests in progress on average (Little's law), more than %d workers can hold; give the server's real number of workers (--workers N)", m.Workers, m.WorkersFrom, g.Name, inside, m.Workers)
+		}
+	}
 	if in.Open || in.Rate > 0 {
 		m.Rate = in.Rate
 		if m.Rate <= 0 {

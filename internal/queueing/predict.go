@@ -97,6 +97,9 @@ func Predict(res *budget.Result, in Inputs, specs []string) (*Prediction, error)
 	if m.Rate > 0 {
 		p.Method, note = "open network, M/M/c per station", openP99Note
 	}
+	if m.Workers > 0 {
+		p.Method += "; the server's workers as a flow-equivalent server"
+	}
 	before, err := m.solve()
 	if err != nil {
 		return nil, err
