@@ -26,6 +26,8 @@ type SvcOptions struct {
 	Name    string // the run's files: NAME.jfr, NAME.jsonl
 	Clients int
 	Mode    string // "locked" or "fixed"
+	// Workers is the HTTP server's threads; 0 keeps Svc's 32.
+	Workers int
 	// Run is how long the clients run; the recording starts Delay into
 	// it (JFR's own delay=, so its start-up lands in a warm service, as a
 	// jcmd JFR.start does) and lasts Length.
@@ -93,6 +95,11 @@ func RecordSvc(ctx context.Context, o SvcOptions) (*SvcRun, error) {
 	rec := fmt.Sprintf("delay=%dms,duration=%dms,settings=profile,settings=%s,filename=%s",
 		o.Delay.Milliseconds(), o.Length.Milliseconds(), jfc, r.Recording)
 	args := []string{"-XX:+UseSerialGC", "-cp", classes, "-XX:StartFlightRecording:" + rec, "Svc", r.Results, strconv.Itoa(o.Clients), strconv.FormatFloat(o.Run.Seconds(), 'f', -1, 64), o.Mode}
+	workers := ""
+	if o.Workers > 0 {
+		workers = " " + strconv.Itoa(o.Workers)
+		args = append(args, strconv.Itoa(o.Workers))
+	}
 	if o.Jcmd {
 		args = slices.Delete(args, 3, 4)
 	}
@@ -142,12 +149,12 @@ func RecordSvc(ctx context.Context, o SvcOptions) (*SvcRun, error) {
 		return nil, fmt.Errorf("java Svc printed no summary: %s", tail(out))
 	}
 	if o.Jcmd {
-		r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB Svc %s.jsonl %d %g %s & sleep %g; jcmd PID JFR.start name=latscope settings=profile settings=internal/jfr/latscope.jfc duration=%dms filename=%s.jfr",
-			o.Name, o.Clients, o.Run.Seconds(), o.Mode, o.Delay.Seconds(), o.Length.Milliseconds(), o.Name)
+		r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB Svc %s.jsonl %d %g %s%s & sleep %g; jcmd PID JFR.start name=latscope settings=profile settings=internal/jfr/latscope.jfc duration=%dms filename=%s.jfr",
+			o.Name, o.Clients, o.Run.Seconds(), o.Mode, workers, o.Delay.Seconds(), o.Length.Milliseconds(), o.Name)
 		return r, nil
 	}
-	r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB -XX:StartFlightRecording:delay=%dms,duration=%dms,settings=profile,settings=internal/jfr/latscope.jfc,filename=%s.jfr Svc %s.jsonl %d %g %s",
-		o.Delay.Milliseconds(), o.Length.Milliseconds(), o.Name, o.Name, o.Clients, o.Run.Seconds(), o.Mode)
+	r.Command = fmt.Sprintf("java -XX:+UseSerialGC -cp LIB -XX:StartFlightRecording:delay=%dms,duration=%dms,settings=profile,settings=internal/jfr/latscope.jfc,filename=%s.jfr Svc %s.jsonl %d %g %s%s",
+		o.Delay.Milliseconds(), o.Length.Milliseconds(), o.Name, o.Name, o.Clients, o.Run.Seconds(), o.Mode, workers)
 	return r, nil
 }
 

@@ -44,7 +44,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 
 public class Svc {
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
-    static final int ETAG_KB = 1024, LOCK_KB = 2048, DB_MS = 6, POOL = 6, WORKERS = 32;
+    static final int ETAG_KB = 1024, LOCK_KB = 2048, DB_MS = 6, POOL = 6;
+    static int workers = 32; // the HTTP server's threads: args[4], 32 without
     static final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     static final ThreadLocal<long[]> own = ThreadLocal.withInitial(() -> new long[4]); // lock cpu, lock ns, db ns
     static final ThreadLocal<Long> clientNs = new ThreadLocal<>();
@@ -57,6 +58,9 @@ public class Svc {
         int clients = Integer.parseInt(args[1]);
         double seconds = Double.parseDouble(args[2]);
         mode = args[3];
+        if (args.length > 4) {
+            workers = Integer.parseInt(args[4]);
+        }
         // as services are deployed: without it the JDK's server writes the
         // headers and the body separately and the body waits for the
         // client's delayed ACK (docs/lab-jvm.md)
@@ -68,7 +72,7 @@ public class Svc {
         var ctx = s.createContext("/order", Svc::order);
         ctx.getFilters().add(new OwnTimer());
         ctx.getFilters().add(new HttpFilter());
-        s.setExecutor(ServerQueue.wrap(Executors.newFixedThreadPool(WORKERS, r -> {
+        s.setExecutor(ServerQueue.wrap(Executors.newFixedThreadPool(workers, r -> {
             Thread t = new Thread(r, "http-worker");
             t.setDaemon(true);
             return t;
