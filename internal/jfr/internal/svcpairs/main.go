@@ -1,0 +1,246 @@
+// Command svcpairs measures latscope on the JVM against a service's own
+// timers (issue #33's bars): it records internal/jfr/testdata/Svc.java
+// fresh — 8 clients, the lock's hashing moved out, 40 clients, 40 clients on
+// 8 of the server's workers — and runs a latscope binary on the recordings
+// as a user would (the request CPU is internal/jfr's TestSvcCPU):
+//
+//   - predict at the saturating concurrency (clients=40 from 8 clients)
+//     against the clients' throughput and Svc's own mean in the request;
+//   - compare on real changes: the server's workers 32 → 8 (workers=8) and
+//     the lock fix (scale=Svc.updateCache:0.1).
+//
+// It prints one Markdown table row per repetition and keeps the
+// recordings in -out. From the repository's top:
+//
+//	go build -o /tmp/latscope ./cmd/latscope
+//	go run ./internal/jfr/internal/svcpairs -latscope /tmp/latscope -out /tmp/pairs -reps 3
+//	go run ./internal/jfr/internal/svcpairs -latscope /tmp/latscope -out /tmp/pairs-busy -reps 3 -burn 2
+//
+// -burn N runs N spinning processes beside the service (a burner per core
+// on a 2-core host); the JVM runs at nice -n -15 when run as root, as the
+// kept recordings were.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jfr/jfrtest"
+)
+
+// runs are the recordings of one repetition, in the order they are made.
+var runs = []struct {
+	name    string
+	clients int
+	mode    string
+	workers int
+}{{"svc", 8, "locked", 0}, {"svc-fixed", 8, "fixed", 0}, {"svc-40", 40, "locked", 0}, {"svc-40-w8", 40, "locked", 8}}
+
+func main() {
+	bin := flag.String("latscope", "", "the latscope `BINARY` to measure (go build -o … ./cmd/latscope)")
+	out := flag.String("out", "", "`DIR` for the recordings and results (created)")
+	reps := flag.Int("reps", 1, "repetitions `N`")
+	burn := flag.Int("burn", 0, "spinning processes `N` beside the service")
+	flag.Parse()
+	if *bin == "" || *out == "" || *reps < 1 || *burn < 0 || flag.NArg() > 0 {
+		log.Fatal("usage: svcpairs -latscope BINARY -out DIR [-reps N] [-burn N]")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	stop := burners(*burn)
+	defer stop()
+	fmt.Println("| rep | load before | clients=40: predicted / measured rps | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for rep := 1; rep <= *reps; rep++ {
+		dir := filepath.Join(*out, fmt.Sprint(rep))
+		load := loadavg()
+		truth := map[string]truthOf{}
+		for _, r := range runs {
+			o := jfrtest.DefaultSvc
+			o.Dir, o.Name, o.Clients, o.Mode, o.Workers, o.Nice = filepath.Join(dir, r.name), r.name, r.clients, r.mode, r.workers, os.Geteuid() == 0
+			if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+				log.Fatal(err)
+			}
+			run, err := jfrtest.RecordSvc(ctx, o)
+			if err != nil {
+				log.Fatalf("%s: %v", r.name, err)
+			}
+			t, err := truthFrom(run, o)
+			if err != nil {
+				log.Fatalf("%s: %v", r.name, err)
+			}
+			truth[r.name] = t
+		}
+		rec := func(name string) string { return filepath.Join(dir, name, name+".jfr") }
+		row, err := measure(*bin, rec, truth)
+		if err != nil {
+			log.Fatalf("rep %d: %v", rep, err)
+		}
+		fmt.Printf("| %d | %s | %s |\n", rep, load, row)
+	}
+}
+
+// truthOf is what Svc measured itself over the recording's window: the
+// clients' completions per second and Svc's own mean time in its handler.
+type truthOf struct {
+	rps, latencyMs float64
+}
+
+func truthFrom(run *jfrtest.SvcRun, o jfrtest.SvcOptions) (truthOf, error) {
+	reqs, err := jfrtest.ReadSvc(run.Results)
+	if err != nil {
+		return truthOf{}, err
+	}
+	rec, err := jfr.ReadRecording(run.Recording)
+	if err != nil {
+		return truthOf{}, err
+	}
+	var n int
+	var lat float64
+	for _, q := range reqs {
+		if q.Start < rec.Start().UnixNano() || q.Start > rec.End().UnixNano() {
+			continue
+		}
+		n++
+		lat += float64(q.Latency)
+	}
+	if n == 0 {
+		return truthOf{}, fmt.Errorf("no request of Svc's own in the recording's window")
+	}
+	from, to := int(o.Delay.Seconds()), int((o.Delay + o.Length).Seconds())
+	return truthOf{rps: run.Summary.Throughput(from, to), latencyMs: lat / float64(n) / 1e6}, nil
+}
+
+// measure runs latscope on one repetition's recordings and returns the
+// table row's cells after the load.
+func measure(bin string, rec func(string) string, truth map[string]truthOf) (string, error) {
+	var pr struct {
+		Outcomes []struct {
+			After struct {
+				RPS   float64 `json:"rps"`
+				Queue float64 `json:"server_queue_ms"`
+			} `json:"after"`
+			Prediction struct {
+				Mean float64 `json:"mean_ms"`
+			} `json:"prediction"`
+		} `json:"outcomes"`
+	}
+	if err := latscope(bin, &pr, "predict", "--json", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec("svc")); err != nil {
+		return "", err
+	}
+	if len(pr.Outcomes) != 1 {
+		return "", fmt.Errorf("predict: %d outcomes", len(pr.Outcomes))
+	}
+	o, t40 := pr.Outcomes[0], truth["svc-40"]
+	var sq struct {
+		Groups []struct {
+			ServerQueue *struct {
+				Mean float64 `json:"mean_ms"`
+			} `json:"server_queue"`
+		} `json:"groups"`
+	}
+	if err := latscope(bin, &sq, "analyze", "--json", rec("svc-40")); err != nil {
+		return "", err
+	}
+	queue := "—"
+	if len(sq.Groups) > 0 && sq.Groups[0].ServerQueue != nil {
+		queue = fmt.Sprintf("%.2f", sq.Groups[0].ServerQueue.Mean)
+	}
+	workers, wrps, err := judged(bin, rec("svc-40"), rec("svc-40-w8"), "workers=8", "--pool", "6", "--pool", "Svc.updateCache:1")
+	if err != nil {
+		return "", err
+	}
+	lock, _, err := judged(bin, rec("svc"), rec("svc-fixed"), "scale=Svc.updateCache:0.1", "--pool", "Svc.updateCache:1")
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{
+		fmt.Sprintf("%.1f / %.1f (%+.1f %%)", o.After.RPS, t40.rps, 100*(o.After.RPS/t40.rps-1)),
+		fmt.Sprintf("%.2f / %.2f (%+.1f %%)", o.Prediction.Mean, t40.latencyMs, 100*(o.Prediction.Mean/t40.latencyMs-1)),
+		fmt.Sprintf("%.2f / %s", o.After.Queue, queue),
+		workers, wrps + fmt.Sprintf(" (Svc's clients %.1f)", truth["svc-40-w8"].rps), lock}, " | "), nil
+}
+
+// judged runs compare with one what-if and returns its cells: predicted /
+// measured mean, error and its interval, verdict; and the throughputs.
+func judged(bin, before, after, spec string, flags ...string) (string, string, error) {
+	var c struct {
+		Predictions []struct {
+			Pred    float64 `json:"predicted_mean_ms"`
+			Meas    float64 `json:"measured_mean_ms"`
+			Err     float64 `json:"error_pct"`
+			Lo      float64 `json:"error_low_pct"`
+			Hi      float64 `json:"error_high_pct"`
+			Verdict string  `json:"verdict"`
+			PredRPS float64 `json:"predicted_rps"`
+			MeasRPS float64 `json:"measured_rps"`
+		} `json:"predictions"`
+	}
+	args := append(append([]string{"compare", "--json"}, flags...), "--what-if", spec, before, after)
+	if err := latscope(bin, &c, args...); err != nil {
+		return "", "", err
+	}
+	if len(c.Predictions) != 1 {
+		return "", "", fmt.Errorf("compare %s: %d predictions", spec, len(c.Predictions))
+	}
+	p := c.Predictions[0]
+	return fmt.Sprintf("%.2f / %.2f, %+.1f %% (%+.1f, %+.1f), %s", p.Pred, p.Meas, p.Err, p.Lo, p.Hi, p.Verdict),
+		fmt.Sprintf("%.1f / %.1f", p.PredRPS, p.MeasRPS), nil
+}
+
+// latscope runs the binary and decodes its JSON into v; exit status 1 (a
+// prediction that missed) is a result, not a failure.
+func latscope(bin string, v any, args ...string) error {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			return fmt.Errorf("latscope %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		}
+	}
+	return json.Unmarshal(stdout.Bytes(), v)
+}
+
+// burners starts n spinning processes (this binary's own loop would share
+// its scheduler; a shell loop is a process of its own) and returns their stop.
+func burners(n int) func() {
+	var cmds []*exec.Cmd
+	for range n {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			log.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	if n > 0 {
+		time.Sleep(time.Second)
+	}
+	return func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
