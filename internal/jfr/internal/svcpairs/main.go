@@ -10,7 +10,8 @@
 //     the lock fix (scale=Svc.updateCache:0.1).
 //
 // It prints one Markdown table row per repetition and keeps the
-// recordings in -out. From the repository's top:
+// recordings in -out. Each recording is 5 s, from 11 s into 16 s of
+// load. From the repository's top:
 //
 //	go build -o /tmp/latscope ./cmd/latscope
 //	go run ./internal/jfr/internal/svcpairs -latscope /tmp/latscope -out /tmp/pairs -reps 3
@@ -68,7 +69,11 @@ func main() {
 		load := loadavg()
 		truth := map[string]truthOf{}
 		for _, r := range runs {
+			// 5 s recorded, not the kept recordings' 2 s: a stall of a few
+			// hundred ms (a collection, the host) moves a 2 s mean by tens of
+			// per cent
 			o := jfrtest.DefaultSvc
+			o.Run, o.Length = 16*time.Second, 5*time.Second
 			o.Dir, o.Name, o.Clients, o.Mode, o.Workers, o.Nice = filepath.Join(dir, r.name), r.name, r.clients, r.mode, r.workers, os.Geteuid() == 0
 			if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 				log.Fatal(err)
