@@ -274,7 +274,15 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	gj.cov = g.Coverage(indep, hasIndep)
 	gj.Coverage = coverageJSON(gj.cov)
 	gj.Regions = regionsJSON(g, n)
-	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: indep})
+	// the CPU cap from all the CPU a request needs: the demand reading's
+	// where the input has one (a JVM recording, whose holds' CPU is in
+	// their terms, not in Running nor in the library's request CPU given
+	// as the independent counter), else an independent counter's
+	cpuPer := indep
+	if d := demandGroup(in.Demands, g.Name); d != nil && d.Count > 0 && d.RunningExact {
+		cpuPer = time.Duration(d.Running.Wait / int64(d.Count))
+	}
+	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: cpuPer})
 	gj.Throughput = throughputJSON(tp)
 	gj.Predictions, gj.whatIfErr = predictions(res, g, in, tp, indep)
 	gj.Slowest, gj.Median = pathJSON(res, labels, g.Slowest), pathJSON(res, labels, g.Median)
@@ -464,4 +472,17 @@ func stddev(xs []int64, mean float64) float64 {
 		ss += d * d
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// demandGroup is the group named name of the demand reading d, or nil.
+func demandGroup(d *budget.Result, name string) *budget.Group {
+	if d == nil {
+		return nil
+	}
+	for _, g := range d.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
 }

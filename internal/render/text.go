@@ -332,6 +332,10 @@ func (r *Report) writePredictions(ew *errWriter, g *Group) {
 	est := ""
 	if tp.ClientsEstimated {
 		est = " (estimated from the trace: Σ latency / window)"
+		if q := g.ServerQueue; q != nil && q.Mean > 0 {
+			// the clients waiting in the server's queue are not in it
+			est = fmt.Sprintf(" (estimated from the trace: Σ latency / window; the %.3g ms each request waited in the server's queue before it began are not counted, and the queueing model counts them)", q.Mean.Ms())
+		}
 	}
 	ew.printf("\npredictions (closed model: %.3g clients%s; CPU cap %.0f/s from %.3g cores)\n", tp.Clients, est, tp.CPUCapRPS, tp.Cores)
 	if g.Predictions[0].Method != "" {
