@@ -157,7 +157,11 @@ type TermStat struct {
 	Along         int64
 	AlongRunnable int64
 	Contention    int64 // critical time ended by another request (lock or pool held elsewhere)
-	Requests      int   // requests with this wait
+	// CPU is the thread CPU measured inside the term, Σ over requests: a
+	// JVM hold's (the Java library's latscope.Hold cpuTime); 0 where the
+	// input does not measure it.
+	CPU      int64
+	Requests int // requests with this wait
 	// Causes splits Critical by what was really happening: the wait itself,
 	// or for waits explained by a goroutine outside the request (a transport's
 	// readLoop), that goroutine's state (network, running, …).

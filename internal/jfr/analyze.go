@@ -407,10 +407,16 @@ func (a *Analyzer) groupName() string {
 
 func (a *Analyzer) info() budget.TraceInfo {
 	start, end := a.rec.Start(), a.rec.End()
+	// the JVM's CPU over the recording: its share in the jdk.CPULoad
+	// samples' intervals, over the whole window
+	var busy int64
+	if e := a.env; e.loadTime > 0 {
+		busy = int64(e.jvmBusy / e.loadTime * float64(end.Sub(start)) * float64(e.hwThreads))
+	}
 	return budget.TraceInfo{
 		Start: tracein.Time(start.UnixNano()), End: tracein.Time(end.UnixNano()), StartWall: start,
 		Records: a.records, Generations: len(a.rec.Chunks), Goroutines: len(a.threads),
-		CPUSamples: a.samples, Procs: a.env.hwThreads, ProcBusy: int64(a.env.jvmBusy * float64(a.env.hwThreads)),
+		CPUSamples: a.samples, Procs: a.env.hwThreads, ProcBusy: busy,
 		JVM: true,
 	}
 }
@@ -446,7 +452,10 @@ func (e *environment) event(ev *Event, rec *Recording) {
 		if from.IsZero() {
 			from = rec.Start()
 		}
-		if d := float64(ev.Start.Sub(from)); d > 0 {
+		// the recording's first sample has no earlier one to measure from:
+		// the JVM writes it as all zeros, a measurement of nothing
+		blank := ev.Load.JVMUser == 0 && ev.Load.JVMSystem == 0 && ev.Load.MachineTotal == 0
+		if d := float64(ev.Start.Sub(from)); d > 0 && !blank {
 			e.jvmBusy += (ev.Load.JVMUser + ev.Load.JVMSystem) * d
 			e.machBusy += ev.Load.MachineTotal * d
 			e.loadTime += d

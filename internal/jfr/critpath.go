@@ -39,6 +39,7 @@ type reqAcc struct {
 	cpu, runCrit      int64
 	cpuReqs           int
 	heldCPU, heldCrit int64
+	holdCPU           map[int32]int64 // heldCPU by hold term
 	// startup counts the requests that began during the recorder's own
 	// start-up (excluded), startupLat sums their latencies
 	startup    int
@@ -480,11 +481,19 @@ func (d *reqData) handOffs() map[string]HandOff {
 				overlaps++ // a pool of several: overlapping holders
 				continue
 			}
+			// contended: the next holder was waiting for this hold — a
+			// monitor enter or a park beneath the hold's own frame that
+			// began before the release and ended right before the hold
+			// (not any wait: a socket read ending just before an
+			// uncontended acquire made its idle time a hand-off)
 			td := d.threads[h.thread]
 			j := sort.Search(len(td.waits), func(j int) bool { return td.waits[j].end >= h.start-int64(50*time.Microsecond) })
-			if j < len(td.waits) && td.waits[j].end <= h.start && td.waits[j].start < p.end {
-				sum += h.start - p.end
-				n++
+			for ; j < len(td.waits) && td.waits[j].end <= h.start; j++ {
+				if w := td.waits[j]; w.start < p.end && w.kind == frame.Sync && d.terms.list[w.term].Frame == h.frame {
+					sum += h.start - p.end
+					n++
+					break
+				}
 			}
 		}
 		switch {

@@ -156,6 +156,10 @@ func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg, 
 			if h.cpu >= 0 {
 				hCPU += h.cpu
 				hCPUCrit += min(h.cpu, crit)
+				if acc.holdCPU == nil {
+					acc.holdCPU = map[int32]int64{}
+				}
+				acc.holdCPU[h.term] += h.cpu
 			}
 		}
 	}
@@ -284,7 +288,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			g.Unknown -= acc.runCrit
 		}
 		for t, w := range acc.wait {
-			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], Requests: int(acc.reqs[t])}
+			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], CPU: acc.holdCPU[t], Requests: int(acc.reqs[t])}
 			if c := acc.causes[t]; c != nil {
 				ts.Causes = *c
 			}

@@ -34,6 +34,11 @@ type Resource struct {
 	// WakeMs is the part of a pool's demand that is runnable time while
 	// the connection is held (after its waits end, before it runs).
 	WakeMs float64 `json:"wake_ms,omitempty"`
+	// HoldCPUMs is the CPU inside a pool's or lock's hold per request,
+	// where the input measures it (a JVM hold's cpuTime): part of the
+	// demand that also waits for a CPU, so that the hold stretches with the
+	// CPU's queue (docs/method.md §7, "A hold's CPU").
+	HoldCPUMs float64 `json:"hold_cpu_ms,omitempty"`
 	// acquire and hold identify a pool's terms.
 	acquire func(budget.Term) bool
 	hold    func(budget.Term) bool
@@ -100,6 +105,9 @@ type Model struct {
 	// demand for the wake-ups that happen while a connection is held, as a
 	// delay for the others.
 	WakeupMs float64 `json:"wakeup_ms"`
+	// cpuStretch is the CPU's residence over its demand in the model of the
+	// trace as recorded: the stretch the holds' measured CPU already had.
+	cpuStretch float64
 	// Workers is the server's worker threads (docs/method.md §7, "the
 	// server's workers"): 0 when none is modelled; WorkersFrom says where
 	// the number came from: "given" (--workers) or "the server's executor"
@@ -283,6 +291,7 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 				held += float64(ts.Requests) / n
 				if r.hold(t) {
 					r.DemandMs += float64(ts.Critical) / n / 1e6
+					r.HoldCPUMs += float64(ts.CPU) / n / 1e6
 				}
 			}
 		}
@@ -320,7 +329,36 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 			return nil, err
 		}
 	}
+	if m.holdsCPU() {
+		st, err := m.solve()
+		if err != nil {
+			return nil, err
+		}
+		m.cpuStretch = stretch(st)
+	}
 	return m, nil
+}
+
+// holdsCPU reports whether a pool's hold has CPU measured inside it.
+func (m *Model) holdsCPU() bool {
+	for _, r := range m.Resources {
+		if r.Kind == Pool && r.HoldCPUMs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stretch is the CPU's residence over its demand in st: how much longer
+// than its CPU a request's CPU work takes for the CPU's queue (1 without a
+// queue or without CPU demand).
+func stretch(st State) float64 {
+	for _, u := range st.Resources {
+		if u.Kind == CPU && u.DemandMs > 0 {
+			return max(1, u.ResidenceMs/u.DemandMs)
+		}
+	}
+	return 1
 }
 
 // thinkBesideWorkers takes out of the think time the wait for a worker
@@ -351,7 +389,11 @@ func (m *Model) thinkBesideWorkers() error {
 // its own running time plus this share (the server's reading and
 // writing, the garbage collector, requests cut by the window's edges).
 // A request type's capacity is bounded by all of it, not only the part
-// inside its task. JVM recordings have no per-P busy time: 0.
+// inside its task. On a JVM recording the process's CPU is the JVM's in
+// jdk.CPULoad (its clients in the same JVM, the server's dispatcher, the
+// collector, the compiler, the recorder), and the requests' own is the
+// Java library's measured thread CPU; without it (samples only) the
+// inside is not known: 0.
 func outsideCPU(res *budget.Result) float64 {
 	var inside int64
 	ended := res.Info.ExcludedUntyped
@@ -360,7 +402,7 @@ func outsideCPU(res *budget.Result) float64 {
 		ended += h.Count + h.ExcludedBefore
 	}
 	outside := res.Info.ProcBusy - inside
-	if outside <= 0 || ended == 0 || res.Info.JVM {
+	if outside <= 0 || ended == 0 || res.Info.JVM && !exactCPU(res) {
 		return 0
 	}
 	return float64(outside) / float64(ended)
@@ -395,4 +437,15 @@ func (m *Model) clone() *Model {
 	c := *m
 	c.Resources = append([]Resource(nil), m.Resources...)
 	return &c
+}
+
+// exactCPU reports whether every request type's running time is measured
+// thread CPU (a JVM recording with the Java library's cpuTime).
+func exactCPU(res *budget.Result) bool {
+	for _, g := range res.Groups {
+		if g.Count > 0 && !g.RunningExact {
+			return false
+		}
+	}
+	return len(res.Groups) > 0
 }

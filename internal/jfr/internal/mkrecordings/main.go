@@ -549,16 +549,18 @@ func svcRuns(ctx context.Context, dir string, only ...string) error {
 		if r.Clients == 40 {
 			t.Results = ""
 		}
-		// the library's events (a full print of a run is over 500 KB); not
-		// of the 8 workers' run, whose events are of the same kinds, to keep
-		// the set under TestKeptRecordings' 4 MB
-		if r.Workers == 0 {
-			pr, err := printed(ctx, r.Name+".jfr", r.Name+".d64.print.jsonl.gz", 64, []string{"latscope.Request", "latscope.TaskRun", "latscope.Hold"})
-			if err != nil {
-				return err
-			}
-			t.Prints = append(t.Prints, pr)
+		// the library's events (a full print of a run is over 500 KB); of
+		// the 8 workers' run, whose events are of the same kinds, only the
+		// requests at depth 1, to keep the set under TestKeptRecordings' 4 MB
+		file, depth, events := r.Name+".d64.print.jsonl.gz", 64, []string{"latscope.Request", "latscope.TaskRun", "latscope.Hold"}
+		if r.Workers > 0 {
+			file, depth, events = r.Name+".d1.print.jsonl.gz", 1, []string{"latscope.Request"}
 		}
+		pr, err := printed(ctx, r.Name+".jfr", file, depth, events)
+		if err != nil {
+			return err
+		}
+		t.Prints = append(t.Prints, pr)
 		if err := writeTruth(r.Name, t); err != nil {
 			return err
 		}
