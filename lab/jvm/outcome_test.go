@@ -28,7 +28,7 @@ func TestOutcomeFromARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &lab.Env{Profile: saved.Profile}
-	o, err := outcome(env, DefaultConfig, saved.Runs, saved.Bursts, saved.Config.LoadAvgAtStart)
+	o, err := outcome(env, DefaultConfig, saved.Runs, saved.Bursts, saved.Saturate, saved.Config.LoadAvgAtStart)
 	if err != nil {
 		t.Fatal(err)
 	}

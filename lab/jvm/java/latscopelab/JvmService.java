@@ -66,7 +66,7 @@ final class JvmService {
     // from the handler's begin to after the exchange is closed), the wait
     // for the monitor, and the hold's wall and thread CPU.
     private final LongAdder lockRequests = new LongAdder(), lockTotalNs = new LongAdder(), lockReqCpuNs = new LongAdder(),
-            lockReqCpuSq = new LongAdder(), lockWaitNs = new LongAdder(), lockHoldNs = new LongAdder(), lockCpuNs = new LongAdder();
+            lockReqCpuSq = new LongAdder(), lockWaitNs = new LongAdder(), lockHoldNs = new LongAdder(), lockCpuNs = new LongAdder(), lockCpuSq = new LongAdder();
 
     private JvmService(Map<String, String> f, int itersPerMs) throws SQLException {
         mode = f.getOrDefault("mode", "serial");
@@ -279,7 +279,9 @@ final class JvmService {
             long c = JvmLab.THREADS.getCurrentThreadCpuTime();
             lockWaitNs.add(h0 - w);
             Work.sink = spin(Work.sink | 1, lockIters);
-            lockCpuNs.add(JvmLab.THREADS.getCurrentThreadCpuTime() - c);
+            long cpu = JvmLab.THREADS.getCurrentThreadCpuTime() - c;
+            lockCpuNs.add(cpu);
+            lockCpuSq.add((cpu / 1000) * (cpu / 1000));
             lockHoldNs.add(System.nanoTime() - h0);
         });
     }
@@ -345,11 +347,11 @@ final class JvmService {
         String body = String.format("{\"requests\":%d,\"total_ns\":%d,\"cpu_ns\":%d,\"upstream_ns\":%d,\"db_ns\":%d,"
                 + "\"pool_ns\":%d,\"shared_ns\":%d,\"lock_ns\":%d,\"await_ns\":%d,\"burst_requests\":%d,\"burst_ns\":%d,\"burst_forks\":%d,"
                 + "\"lock_requests\":%d,\"lock_total_ns\":%d,\"request_cpu_ns\":%d,\"request_cpu_sq_us2\":%d,\"lock_wait_ns\":%d,"
-                + "\"lock_hold_ns\":%d,\"lock_cpu_ns\":%d}\n",
+                + "\"lock_hold_ns\":%d,\"lock_cpu_ns\":%d,\"lock_cpu_sq_us2\":%d}\n",
                 requests.sum(), totalNs.sum(), cpuNs.sum(), upstreamNs.sum(), dbNs.sum(), poolNs.sum(), sharedNs.sum(),
                 lockNs.sum(), awaitNs.sum(), burstRequests.sum(), burstNs.sum(), burstForks.sum(),
                 lockRequests.sum(), lockTotalNs.sum(), lockReqCpuNs.sum(), lockReqCpuSq.sum(), lockWaitNs.sum(),
-                lockHoldNs.sum(), lockCpuNs.sum());
+                lockHoldNs.sum(), lockCpuNs.sum(), lockCpuSq.sum());
         try {
             JvmLab.reply(ex, 200, body);
         } finally {
