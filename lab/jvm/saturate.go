@@ -85,6 +85,10 @@ type LockOwn struct {
 	HoldMs      float64 `json:"lock_hold_ms"`
 	HoldCPUMs   float64 `json:"lock_cpu_ms"`
 	HoldCPUSEMs float64 `json:"lock_cpu_se_ms"`
+	// HandOffs are the acquires that found the lock held, HandOffMs the
+	// mean time from the release to such a next holder's start.
+	HandOffs  int64   `json:"hand_offs"`
+	HandOffMs float64 `json:"hand_off_ms"`
 }
 
 // LockLibrary is the recording's view of /lock through the Java library
@@ -130,6 +134,9 @@ type LockPrediction struct {
 	LockDemandMs float64 `json:"lock_demand_ms"`
 	ModelLowRPS  float64 `json:"model_rps_recorded"`
 	MeasLowRPS   float64 `json:"measured_rps_recorded"`
+	// HoldsAloneRPS is the engine's throughput with the lock charged its
+	// holds alone, without the hand-off (a diagnostic, not checked).
+	HoldsAloneRPS float64 `json:"holds_alone_rps"`
 }
 
 // saturate runs the saturation path on a service of its own.
@@ -185,9 +192,15 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPre
 		return LockPrediction{}, err
 	}
 	in := whatif.Inputs{Clients: float64(cfg.LockClients), Pools: []queueing.PoolSpec{{Name: LockFrame, Size: 1}}}
-	ev, err := whatif.Evaluate(engineDemands(res, a), LockRoute, in, []whatif.Spec{spec})
+	ev, err := whatif.Evaluate(engineDemands(res, a, true), LockRoute, in, []whatif.Spec{spec})
 	if err != nil {
 		return LockPrediction{}, fmt.Errorf("predict: %w", err)
+	}
+	// The same without the hand-off charge: what the holds alone give
+	// (a diagnostic, not checked).
+	alone, err := whatif.Evaluate(engineDemands(res, a, false), LockRoute, in, []whatif.Spec{spec})
+	if err != nil {
+		return LockPrediction{}, fmt.Errorf("predict (holds alone): %w", err)
 	}
 	if ev.Model == nil {
 		return LockPrediction{}, fmt.Errorf("predict: no queueing model of the recording: %s", ev.Unbuilt)
@@ -204,6 +217,9 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPre
 		if !math.IsInf(o.DF, 0) && !math.IsNaN(o.DF) {
 			p.RPSDF = o.DF // 0 in the JSON: a normal quantile
 		}
+	}
+	if len(alone.Outcomes) == 1 {
+		p.HoldsAloneRPS = units.Round3(alone.Outcomes[0].RPS)
 	}
 	for _, u := range o.After.Resources {
 		if u.Name == o.After.Bottleneck {
@@ -228,8 +244,9 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPre
 // time is all its requests' CPU, the CPU they used holding a lock
 // (latscope.Hold) too; a lock's hold (a hold no two threads ever
 // overlapped) is charged, besides the hold, the mean time the lock stayed
-// free at a contended hand-off while its next holder was woken.
-func engineDemands(res *budget.Result, a *jfr.Analyzer) *budget.Result {
+// free at a contended hand-off while its next holder was woken (with
+// handOff; without it, the holds alone, as a diagnostic).
+func engineDemands(res *budget.Result, a *jfr.Analyzer, handOff bool) *budget.Result {
 	if a == nil {
 		return res
 	}
@@ -244,7 +261,7 @@ func engineDemands(res *budget.Result, a *jfr.Analyzer) *budget.Result {
 		for j := range c.Terms {
 			ts := &c.Terms[j]
 			t := res.Terms[ts.Term]
-			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
+			if h := a.HandOffs[t.Frame]; handOff && t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
 				ts.Critical += int64(h.Mean) * int64(ts.Requests)
 			}
 		}
@@ -290,18 +307,21 @@ func lockOwn(s ownStats) LockOwn {
 	per := func(ns int64) float64 { return units.Round3(float64(ns) / float64(n) / 1e6) }
 	o := LockOwn{Requests: n, MeanMs: per(s.LockTotalNs), CPUMs: per(s.ReqCPUNs), WaitMs: per(s.LockWaitNs), HoldMs: per(s.LockHoldNs), HoldCPUMs: per(s.LockCPUNs)}
 	o.CPUSEMs, o.HoldCPUSEMs = seMs(s.ReqCPUNs, s.ReqCPUSq, n), seMs(s.LockCPUNs, s.LockCPUSq, n)
+	if s.HandOffs > 0 {
+		o.HandOffs, o.HandOffMs = s.HandOffs, units.Round3(float64(s.HandOffNs)/float64(s.HandOffs)/1e6)
+	}
 	return o
 }
 
 // seMs is the standard error (ms) of the mean of n values whose sum is
 // sumNs (ns) and sum of squares sqUs2 (µs²): s/√n, the requests taken as
 // independent. 0 (none) with fewer than two.
-func seMs(sumNs, sqUs2, n int64) float64 {
+func seMs(sumNs int64, sqUs2 float64, n int64) float64 {
 	if n < 2 {
 		return 0
 	}
 	m := float64(sumNs) / 1000 / float64(n) // µs
-	v := (float64(sqUs2) - float64(n)*m*m) / float64(n-1)
+	v := (sqUs2 - float64(n)*m*m) / float64(n-1)
 	return units.Round3(math.Sqrt(max(0, v)/float64(n)) / 1000)
 }
 

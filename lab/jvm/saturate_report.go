@@ -86,7 +86,7 @@ func saturateSection(b *strings.Builder, cfg Config, s *SaturateRun) {
 		"Demands: about %.1f ms of CPU a request (%.0f/s on %d cores) and %.1f ms of lock (%.0f/s): the lock is the bottleneck. "+
 		"Recorded with JFR at %d clients; latscope's prediction engine (package whatif, as `latscope predict` runs it) predicts `%s` from that recording; then measured at %d clients in the same JVM (no recording), on %d workers.\n\n",
 		cfg.LockPre, cfg.LockUpstream, cfg.LockCPU, s.LockFrame,
-		msOf(cfg.LockPre+cfg.LockCPU), 2000/msOf(cfg.LockPre+cfg.LockCPU), max(p.Cores, 1), msOf(cfg.LockCPU), 1000/msOf(cfg.LockCPU),
+		msOf(cfg.LockPre+cfg.LockCPU), float64(1000*max(p.Cores, 1))/msOf(cfg.LockPre+cfg.LockCPU), max(p.Cores, 1), msOf(cfg.LockCPU), 1000/msOf(cfg.LockCPU),
 		s.Clients, p.Spec, s.SatClients, serverThreads)
 	t := markdown.NewTable("run", "clients", "rps", "client mean ms", "own mean ms", "own request CPU ms", "own lock wait ms", "own hold ms", "own hold CPU ms", "process CPU ms/request").RightFrom(1)
 	t.Row("recorded (JFR)", fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", s.Low.RPS), ms(s.Low.MeanMs), ms(s.OwnLow.MeanMs), fmt.Sprintf("%.3f", s.OwnLow.CPUMs),
@@ -99,8 +99,9 @@ func saturateSection(b *strings.Builder, cfg Config, s *SaturateRun) {
 	if !l.CPUExact {
 		exact = "execution samples"
 	}
-	fmt.Fprintf(b, "\nThe recording through the Java library (%d requests, mean %.2f ms): request CPU %.3f ms (%s) against the service's %.3f ms; the hold's CPU %.3f ms against %.3f ms; the hold's term %.3f ms against the service's hold %.3f ms; the lock stayed free %.3f ms at each of %d contended hand-offs.\n\n",
-		l.Requests, l.MeanMs, l.CPUMs, exact, s.OwnLow.CPUMs, l.HoldCPUMs, s.OwnLow.HoldCPUMs, l.HoldMs, s.OwnLow.HoldMs, l.HandOffMs, l.Contended)
+	fmt.Fprintf(b, "\nThe recording through the Java library (%d requests, mean %.2f ms): request CPU %.3f ms (%s) against the service's %.3f ms; the hold's CPU %.3f ms against %.3f ms; the hold's term %.3f ms against the service's hold %.3f ms. "+
+		"The analysis counts %d contended hand-offs, the lock free %.3f ms at each; the service counted %d acquires that found it held, %.3f ms from the release to the next holder's start.\n\n",
+		l.Requests, l.MeanMs, l.CPUMs, exact, s.OwnLow.CPUMs, l.HoldCPUMs, s.OwnLow.HoldCPUMs, l.HoldMs, s.OwnLow.HoldMs, l.Contended, l.HandOffMs, s.OwnLow.HandOffs, s.OwnLow.HandOffMs)
 	interval := ""
 	if p.RPSSE > 0 {
 		df := p.RPSDF
@@ -110,8 +111,8 @@ func saturateSection(b *strings.Builder, cfg Config, s *SaturateRun) {
 		lo, hi := stats.Estimate{Value: p.RPS, SE: p.RPSSE, DF: df}.Interval()
 		interval = " [" + lab.RangeWords(lo, hi) + "]"
 	}
-	fmt.Fprintf(b, "The model (%s): CPU %.3f ms a request on %d cores, the lock %.3f ms; at %d clients it gives %.1f/s against %.1f/s recorded. `%s`: %.1f/s%s, mean %.2f ms (the model alone: %.1f/s); bottleneck %s (%.0f %% busy). %s.\n\n",
-		p.Method, p.CPUDemandMs, p.Cores, p.LockDemandMs, s.Clients, p.ModelLowRPS, p.MeasLowRPS, p.Spec, p.RPS, interval, p.MeanMs, p.ModelRPS, p.Bottleneck, 100*p.BottleUtil, capitalize(p.Why))
+	fmt.Fprintf(b, "The model (%s): CPU %.3f ms a request on %d cores, the lock %.3f ms (its hold and the hand-off); at %d clients it gives %.1f/s against %.1f/s recorded. `%s`: %.1f/s%s, mean %.2f ms (the model alone: %.1f/s; the lock charged its holds alone, without the hand-off: %.1f/s); bottleneck %s (%.0f %% busy). %s.\n\n",
+		p.Method, p.CPUDemandMs, p.Cores, p.LockDemandMs, s.Clients, p.ModelLowRPS, p.MeasLowRPS, p.Spec, p.RPS, interval, p.MeanMs, p.ModelRPS, p.HoldsAloneRPS, p.Bottleneck, 100*p.BottleUtil, capitalize(p.Why))
 	fmt.Fprintf(b, "Measured at %d clients: %.1f/s (per-second completions over %d s, SE %.1f): the prediction is off by %+.1f %%.\n\n    %s\n\n",
 		s.SatClients, s.MeasuredRPS, s.Seconds, s.MeasuredSE, lab.ErrPct(p.RPS, s.MeasuredRPS), s.Command)
 }

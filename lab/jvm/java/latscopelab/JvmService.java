@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -64,9 +65,16 @@ final class JvmService {
             burstRequests = new LongAdder(), burstNs = new LongAdder(), burstForks = new LongAdder();
     // /lock's own timings: the request's wall and thread CPU (ThreadMXBean,
     // from the handler's begin to after the exchange is closed), the wait
-    // for the monitor, and the hold's wall and thread CPU.
+    // for the monitor, the hold's wall and thread CPU (the CPU figures with
+    // their sums of squares, µs²), and the contended hand-offs: the time
+    // from one holder's release to the next holder's start when the next
+    // one found the lock held.
     private final LongAdder lockRequests = new LongAdder(), lockTotalNs = new LongAdder(), lockReqCpuNs = new LongAdder(),
-            lockReqCpuSq = new LongAdder(), lockWaitNs = new LongAdder(), lockHoldNs = new LongAdder(), lockCpuNs = new LongAdder(), lockCpuSq = new LongAdder();
+            lockWaitNs = new LongAdder(), lockHoldNs = new LongAdder(), lockCpuNs = new LongAdder(),
+            handOffs = new LongAdder(), handOffNs = new LongAdder();
+    private final DoubleAdder lockReqCpuSq = new DoubleAdder(), lockCpuSq = new DoubleAdder();
+    private volatile boolean lockHeld;
+    private volatile long lockReleased;
 
     private JvmService(Map<String, String> f, int itersPerMs) throws SQLException {
         mode = f.getOrDefault("mode", "serial");
@@ -257,7 +265,7 @@ final class JvmService {
             long cpu = JvmLab.THREADS.getCurrentThreadCpuTime() - c0;
             lockRequests.increment();
             lockReqCpuNs.add(cpu);
-            lockReqCpuSq.add((cpu / 1000) * (cpu / 1000)); // µs², for the mean's spread
+            lockReqCpuSq.add((cpu / 1e3) * (cpu / 1e3)); // µs², for the mean's spread
             lockTotalNs.add(System.nanoTime() - t0);
         }
     }
@@ -274,15 +282,24 @@ final class JvmService {
      */
     void lockedSection() {
         long w = System.nanoTime();
+        boolean contended = lockHeld;
         Holds.locked(lockMonitor, "lockMonitor", () -> {
             long h0 = System.nanoTime();
+            lockHeld = true;
+            if (contended) {
+                handOffs.increment();
+                handOffNs.add(h0 - lockReleased);
+            }
             long c = JvmLab.THREADS.getCurrentThreadCpuTime();
             lockWaitNs.add(h0 - w);
             Work.sink = spin(Work.sink | 1, lockIters);
             long cpu = JvmLab.THREADS.getCurrentThreadCpuTime() - c;
             lockCpuNs.add(cpu);
-            lockCpuSq.add((cpu / 1000) * (cpu / 1000));
-            lockHoldNs.add(System.nanoTime() - h0);
+            lockCpuSq.add((cpu / 1e3) * (cpu / 1e3));
+            long end = System.nanoTime();
+            lockHoldNs.add(end - h0);
+            lockReleased = end;
+            lockHeld = false;
         });
     }
 
@@ -344,14 +361,14 @@ final class JvmService {
 
     /** GET /stats: the cumulative own timings as one JSON object. */
     void stats(HttpExchange ex) throws IOException {
-        String body = String.format("{\"requests\":%d,\"total_ns\":%d,\"cpu_ns\":%d,\"upstream_ns\":%d,\"db_ns\":%d,"
+        String body = String.format(java.util.Locale.ROOT, "{\"requests\":%d,\"total_ns\":%d,\"cpu_ns\":%d,\"upstream_ns\":%d,\"db_ns\":%d,"
                 + "\"pool_ns\":%d,\"shared_ns\":%d,\"lock_ns\":%d,\"await_ns\":%d,\"burst_requests\":%d,\"burst_ns\":%d,\"burst_forks\":%d,"
-                + "\"lock_requests\":%d,\"lock_total_ns\":%d,\"request_cpu_ns\":%d,\"request_cpu_sq_us2\":%d,\"lock_wait_ns\":%d,"
-                + "\"lock_hold_ns\":%d,\"lock_cpu_ns\":%d,\"lock_cpu_sq_us2\":%d}\n",
+                + "\"lock_requests\":%d,\"lock_total_ns\":%d,\"request_cpu_ns\":%d,\"request_cpu_sq_us2\":%.3f,\"lock_wait_ns\":%d,"
+                + "\"lock_hold_ns\":%d,\"lock_cpu_ns\":%d,\"lock_cpu_sq_us2\":%.3f,\"hand_offs\":%d,\"hand_off_ns\":%d}\n",
                 requests.sum(), totalNs.sum(), cpuNs.sum(), upstreamNs.sum(), dbNs.sum(), poolNs.sum(), sharedNs.sum(),
                 lockNs.sum(), awaitNs.sum(), burstRequests.sum(), burstNs.sum(), burstForks.sum(),
                 lockRequests.sum(), lockTotalNs.sum(), lockReqCpuNs.sum(), lockReqCpuSq.sum(), lockWaitNs.sum(),
-                lockHoldNs.sum(), lockCpuNs.sum(), lockCpuSq.sum());
+                lockHoldNs.sum(), lockCpuNs.sum(), lockCpuSq.sum(), handOffs.sum(), handOffNs.sum());
         try {
             JvmLab.reply(ex, 200, body);
         } finally {
