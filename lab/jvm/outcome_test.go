@@ -116,7 +116,7 @@ func syntheticSaturate() *SaturateRun {
 			HandOffMs: 0.7, Contended: 600},
 		Prediction: LockPrediction{Spec: "clients=32", Method: "queueing model", Why: "changes the queueing model's inputs; queue at pool JvmService.lockedSection: 1.4 ms per request before, 66.2 ms after (0.654 ms measured)",
 			RPS: 380, RPSSE: 21, RPSDF: 33, MeanMs: 81.6, ModelRPS: 371, Bottleneck: LockFrame, BottleUtil: 1, CPUDemandMs: 2.22, Cores: 2,
-			LockDemandMs: 2.7, ModelLowRPS: 190, MeasLowRPS: 213, HoldsAloneRPS: 512},
+			LockDemandMs: 2.7, ModelLowRPS: 190, MeasLowRPS: 213, HoldsAloneRPS: 512, OwnHandOffRPS: 470},
 		MeasuredRPS: 465, MeasuredSE: 17, Seconds: 5,
 		Findings: []string{"request CPU is exact: 2.22 ms per request"}}
 }

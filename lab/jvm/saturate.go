@@ -137,6 +137,10 @@ type LockPrediction struct {
 	// HoldsAloneRPS is the engine's throughput with the lock charged its
 	// holds alone, without the hand-off (a diagnostic, not checked).
 	HoldsAloneRPS float64 `json:"holds_alone_rps"`
+	// OwnHandOffRPS is the engine's throughput with the lock charged, at
+	// each hold, the service's own hand-off instead of the analysis's (a
+	// diagnostic, not checked).
+	OwnHandOffRPS float64 `json:"own_hand_off_rps"`
 }
 
 // saturate runs the saturation path on a service of its own.
@@ -161,7 +165,7 @@ func (r *runner) saturate(ctx context.Context) (*SaturateRun, error) {
 	}
 	s.Library = library(res, a)
 	s.Findings = findingTexts(res, ch)
-	if s.Prediction, err = predictSaturation(res, a, c); err != nil {
+	if s.Prediction, err = predictSaturation(res, a, c, s.OwnLow.HandOffMs); err != nil {
 		return nil, err
 	}
 	s.Command = fmt.Sprintf("latscope predict --clients %d --pool %s:1 --what-if %s %s", c.LockClients, LockFrame, s.Prediction.Spec, s.Recording)
@@ -185,22 +189,29 @@ func (r *runner) saturate(ctx context.Context) (*SaturateRun, error) {
 // predictSaturation runs latscope's one prediction engine (whatif.Evaluate,
 // as `latscope predict` and `compare` do) on the recording's analysis: the
 // lock as a pool of one named by its acquiring frame, the recorded
-// concurrency as the clients, and the what-if clients=SatClients.
-func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPrediction, error) {
+// concurrency as the clients, and the what-if clients=SatClients. Beside
+// it, two diagnostics (not checked): the same with the lock charged its
+// holds alone, and with the service's own hand-off (ownHandOffMs) in place
+// of the analysis's.
+func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config, ownHandOffMs float64) (LockPrediction, error) {
 	spec, err := whatif.ParseSpec(fmt.Sprintf("clients=%d", cfg.SatClients))
 	if err != nil {
 		return LockPrediction{}, err
 	}
 	in := whatif.Inputs{Clients: float64(cfg.LockClients), Pools: []queueing.PoolSpec{{Name: LockFrame, Size: 1}}}
-	ev, err := whatif.Evaluate(engineDemands(res, a, true), LockRoute, in, []whatif.Spec{spec})
+	ev, err := whatif.Evaluate(engineDemands(res, a, -1), LockRoute, in, []whatif.Spec{spec})
 	if err != nil {
 		return LockPrediction{}, fmt.Errorf("predict: %w", err)
 	}
-	// The same without the hand-off charge: what the holds alone give
-	// (a diagnostic, not checked).
-	alone, err := whatif.Evaluate(engineDemands(res, a, false), LockRoute, in, []whatif.Spec{spec})
-	if err != nil {
-		return LockPrediction{}, fmt.Errorf("predict (holds alone): %w", err)
+	var diag [2]float64
+	for i, h := range []time.Duration{0, time.Duration(ownHandOffMs * 1e6)} {
+		d, err := whatif.Evaluate(engineDemands(res, a, h), LockRoute, in, []whatif.Spec{spec})
+		if err != nil {
+			return LockPrediction{}, fmt.Errorf("predict (hand-off %s): %w", h, err)
+		}
+		if len(d.Outcomes) == 1 {
+			diag[i] = units.Round3(d.Outcomes[0].RPS)
+		}
 	}
 	if ev.Model == nil {
 		return LockPrediction{}, fmt.Errorf("predict: no queueing model of the recording: %s", ev.Unbuilt)
@@ -218,9 +229,7 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPre
 			p.RPSDF = o.DF // 0 in the JSON: a normal quantile
 		}
 	}
-	if len(alone.Outcomes) == 1 {
-		p.HoldsAloneRPS = units.Round3(alone.Outcomes[0].RPS)
-	}
+	p.HoldsAloneRPS, p.OwnHandOffRPS = diag[0], diag[1]
 	for _, u := range o.After.Resources {
 		if u.Name == o.After.Bottleneck {
 			p.BottleUtil = units.Round3(u.Util)
@@ -244,9 +253,10 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config) (LockPre
 // time is all its requests' CPU, the CPU they used holding a lock
 // (latscope.Hold) too; a lock's hold (a hold no two threads ever
 // overlapped) is charged, besides the hold, the mean time the lock stayed
-// free at a contended hand-off while its next holder was woken (with
-// handOff; without it, the holds alone, as a diagnostic).
-func engineDemands(res *budget.Result, a *jfr.Analyzer, handOff bool) *budget.Result {
+// free at a contended hand-off while its next holder was woken. handOff
+// negative takes that mean from the analysis, as the engine does; zero or
+// more charges it instead (the diagnostics: 0 for the holds alone).
+func engineDemands(res *budget.Result, a *jfr.Analyzer, handOff time.Duration) *budget.Result {
 	if a == nil {
 		return res
 	}
@@ -261,8 +271,12 @@ func engineDemands(res *budget.Result, a *jfr.Analyzer, handOff bool) *budget.Re
 		for j := range c.Terms {
 			ts := &c.Terms[j]
 			t := res.Terms[ts.Term]
-			if h := a.HandOffs[t.Frame]; handOff && t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
-				ts.Critical += int64(h.Mean) * int64(ts.Requests)
+			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
+				charge := h.Mean
+				if handOff >= 0 {
+					charge = handOff
+				}
+				ts.Critical += int64(charge) * int64(ts.Requests)
 			}
 		}
 		d.Groups[i] = &c

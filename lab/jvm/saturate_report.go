@@ -111,8 +111,9 @@ func saturateSection(b *strings.Builder, cfg Config, s *SaturateRun) {
 		lo, hi := stats.Estimate{Value: p.RPS, SE: p.RPSSE, DF: df}.Interval()
 		interval = " [" + lab.RangeWords(lo, hi) + "]"
 	}
-	fmt.Fprintf(b, "The model (%s): CPU %.3f ms a request on %d cores, the lock %.3f ms (its hold and the hand-off); at %d clients it gives %.1f/s against %.1f/s recorded. `%s`: %.1f/s%s, mean %.2f ms (the model alone: %.1f/s; the lock charged its holds alone, without the hand-off: %.1f/s); bottleneck %s (%.0f %% busy). %s.\n\n",
-		p.Method, p.CPUDemandMs, p.Cores, p.LockDemandMs, s.Clients, p.ModelLowRPS, p.MeasLowRPS, p.Spec, p.RPS, interval, p.MeanMs, p.ModelRPS, p.HoldsAloneRPS, p.Bottleneck, 100*p.BottleUtil, capitalize(p.Why))
+	fmt.Fprintf(b, "The model (%s): CPU %.3f ms a request on %d cores, the lock %.3f ms (its hold and the hand-off); at %d clients it gives %.1f/s against %.1f/s recorded. `%s`: %.1f/s%s, mean %.2f ms (the model alone: %.1f/s); bottleneck %s (%.0f %% busy). %s. Diagnostics, not checked: the lock charged its holds alone, %.1f/s; its holds and the service's own hand-off (%.3f ms), %.1f/s.\n\n",
+		p.Method, p.CPUDemandMs, p.Cores, p.LockDemandMs, s.Clients, p.ModelLowRPS, p.MeasLowRPS, p.Spec, p.RPS, interval, p.MeanMs, p.ModelRPS, p.Bottleneck, 100*p.BottleUtil, capitalize(p.Why),
+		p.HoldsAloneRPS, s.OwnLow.HandOffMs, p.OwnHandOffRPS)
 	fmt.Fprintf(b, "Measured at %d clients: %.1f/s (per-second completions over %d s, SE %.1f): the prediction is off by %+.1f %%.\n\n    %s\n\n",
 		s.SatClients, s.MeasuredRPS, s.Seconds, s.MeasuredSE, lab.ErrPct(p.RPS, s.MeasuredRPS), s.Command)
 }
