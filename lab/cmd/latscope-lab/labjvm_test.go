@@ -72,12 +72,12 @@ func TestLabJVMShort(t *testing.T) {
 		t.Fatalf("jvm: %v\nstderr:\n%s\nstdout:\n%s", err, stderr, stdout)
 	}
 	for _, f := range []string{"report.md", "report.html", "jvm.json", "lab.log", "serial/recording.jfr", "serial/results.jsonl", "concurrent/recording.jfr",
-		"fixed/recording.jfr", "burst-fan-out/recording.jfr", "burst-batched/recording.jfr"} {
+		"fixed/recording.jfr", "burst-fan-out/recording.jfr", "burst-batched/recording.jfr", "lock-4/recording.jfr", "lock-4/results.jsonl", "lock-32/results.jsonl"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("lab jvm wrote no %s", f)
 		}
 	}
-	for _, want := range []string{"## 1. Two profiles", "## 4. Predictions", "## 6. ForkJoinPool bursts", "Checks (", "overlap=callUpstream,queryDb"} {
+	for _, want := range []string{"## 1. Two profiles", "## 4. Predictions", "## 6. ForkJoinPool bursts", "## 7. A CPU-bound lock at a saturating concurrency", "Checks (", "overlap=callUpstream,queryDb"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -87,8 +87,20 @@ func TestLabJVMShort(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 3 || len(res.Predictions) != 3 || len(res.Bursts) != 2 {
-		t.Fatalf("jvm.json: %d runs, %d predictions, %d bursts; want 3, 3 and 2", len(res.Runs), len(res.Predictions), len(res.Bursts))
+	if len(res.Runs) != 3 || len(res.Predictions) != 3 || len(res.Bursts) != 2 || res.Saturate == nil {
+		t.Fatalf("jvm.json: %d runs, %d predictions, %d bursts, saturation run %v; want 3, 3, 2 and one", len(res.Runs), len(res.Predictions), len(res.Bursts), res.Saturate != nil)
+	}
+	// The saturation path's four checks (docs/lab-jvm.md): the engine's
+	// throughput at 32 clients, the library's request CPU and the hold's
+	// CPU against the service's ThreadMXBean timers, the bottleneck.
+	sat := 0
+	for _, c := range res.Checks {
+		if strings.HasPrefix(c.Name, "saturate: ") {
+			sat++
+		}
+	}
+	if sat != 4 {
+		t.Errorf("%d saturation checks, want 4", sat)
 	}
 	// Lower bounds from the configuration hold however busy the host is: a
 	// wait lasts at least the sleep behind it (less the edge error of a
