@@ -59,6 +59,9 @@ func page(res *Result, checks []lab.Check) ([]byte, error) {
 	if err := addTable(p, "ForkJoinPool bursts", "Fan-out (one task per item) against the fix (one task per request); the churn verdict is package sched's (its JVM churn analysis).", bt); err != nil {
 		return nil, err
 	}
+	if err := saturateHTML(p, res.Saturate); err != nil {
+		return nil, err
+	}
 	if err := addTable(p, "Checks", "Tolerances come from the method, not from tuning (docs/lab-jvm.md); each estimate is judged by its 95 % interval (docs/lab.md).", lab.ChecksTable(checks)); err != nil {
 		return nil, err
 	}

@@ -15,10 +15,13 @@ import (
 
 // Result is the scenario's JSON output.
 type Result struct {
-	Profile     lab.Profile       `json:"profile"`
-	Config      ConfigJSON        `json:"config"`
-	Runs        []*ModeRun        `json:"runs"`
-	Bursts      []*BurstRun       `json:"bursts"`
+	Profile lab.Profile `json:"profile"`
+	Config  ConfigJSON  `json:"config"`
+	Runs    []*ModeRun  `json:"runs"`
+	Bursts  []*BurstRun `json:"bursts"`
+	// Saturate is the saturation path (/lock); nil in a run saved before
+	// it was kept.
+	Saturate    *SaturateRun      `json:"saturate,omitempty"`
 	Disagree    []SegmentShare    `json:"profile_disagreement"`
 	Predictions []PredictionCheck `json:"predictions"`
 	// PredictionSource says where the predictions come from: the terms of
@@ -86,8 +89,8 @@ var segments = []struct{ name, frame string }{
 // tick is the resolution of the process CPU counter (/proc, USER_HZ 100).
 const tick = 10.0 // ms
 
-func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, loadBefore float64) (*lab.Outcome, error) {
-	res := &Result{Profile: env.Profile, Runs: runs, Bursts: bursts, RequestMode: len(runs) > 0 && runs[0].JFR.RequestMode,
+func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, sat *SaturateRun, loadBefore float64) (*lab.Outcome, error) {
+	res := &Result{Profile: env.Profile, Runs: runs, Bursts: bursts, Saturate: sat, RequestMode: len(runs) > 0 && runs[0].JFR.RequestMode,
 		Config: ConfigJSON{UpstreamMs: units.Ms(cfg.UpstreamDelay), DBMs: units.Ms(cfg.DBDelay), Pool: cfg.Pool, CPUMs: units.Ms(cfg.CPU),
 			SharedMs: units.Ms(cfg.Shared), BurstTasks: cfg.BurstTasks, BurstBatch: cfg.BurstBatch, BurstParallel: cfg.BurstParallelism,
 			BurstTaskNs: float64(cfg.BurstTaskCPU.Nanoseconds()), BurstClients: cfg.BurstClients, BurstThinkMs: units.Ms(cfg.BurstThink), LoadAvgAtStart: loadBefore},
@@ -111,9 +114,10 @@ func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, load
 	res.Predictions = predictionTable(&b, med, res.PredictionSource)
 	instrumentsTable(&b, runs)
 	burstTable(&b, cfg, bursts)
-	o.Checks = checks(cfg, med, bursts, res)
+	saturateSection(&b, cfg, sat)
+	o.Checks = append(checks(cfg, med, bursts, res), saturateChecks(sat)...)
 	res.Checks = o.Checks
-	res.Findings = findings(&b, runs, bursts, loadBefore)
+	res.Findings = findings(&b, runs, bursts, sat, loadBefore)
 	o.Markdown = b.String()
 	html, err := page(res, o.Checks)
 	if err != nil {
@@ -503,7 +507,7 @@ func yesNo(b bool) string {
 	return "not flagged"
 }
 
-func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefore float64) []string {
+func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, sat *SaturateRun, loadBefore float64) []string {
 	var out []string
 	for _, r := range runs {
 		for _, f := range r.Findings {
@@ -515,10 +519,19 @@ func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefor
 			out = append(out, "burst "+r.Variant+": "+f)
 		}
 	}
+	if sat != nil {
+		for _, f := range sat.Findings {
+			out = append(out, fmt.Sprintf("lock, %d clients: %s", sat.Clients, f))
+		}
+	}
 	if la := loadBefore; la > 1.5*float64(runtime.NumCPU()) {
 		out = append(out, fmt.Sprintf("the machine was busy before the lab started (load average %.1f on %d cores): timings are noisier than they should be", la, runtime.NumCPU()))
 	}
-	fmt.Fprintf(b, "## 7. Findings of the JFR analysis\n\n")
+	n := 7
+	if sat != nil {
+		n = 8
+	}
+	fmt.Fprintf(b, "## %d. Findings of the JFR analysis\n\n", n)
 	if len(out) == 0 {
 		b.WriteString("None.\n")
 	}
@@ -533,6 +546,9 @@ func findings(b *strings.Builder, runs []*ModeRun, bursts []*BurstRun, loadBefor
 	}
 	for _, r := range bursts {
 		fmt.Fprintf(b, "    %s\n", r.Command)
+	}
+	if sat != nil {
+		fmt.Fprintf(b, "    latscope analyze %s\n", sat.Recording)
 	}
 	return out
 }

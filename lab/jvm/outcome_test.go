@@ -2,11 +2,13 @@ package jvm
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/latscope/latscope/internal/golden"
 	"github.com/latscope/latscope/lab"
 )
 
@@ -28,7 +30,7 @@ func TestOutcomeFromARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &lab.Env{Profile: saved.Profile}
-	o, err := outcome(env, DefaultConfig, saved.Runs, saved.Bursts, saved.Config.LoadAvgAtStart)
+	o, err := outcome(env, DefaultConfig, saved.Runs, saved.Bursts, saved.Saturate, saved.Config.LoadAvgAtStart)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +93,108 @@ func TestOutcomeFromARun(t *testing.T) {
 		if !strings.Contains(string(o.HTML), want) {
 			t.Errorf("HTML report lacks %q", want)
 		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/saturate.golden.md")
+
+// syntheticSaturate is a saturation run with round numbers near a short
+// run's on the 2-core host: the engine predicts 380/s at 32 clients where
+// 465/s were measured.
+func syntheticSaturate() *SaturateRun {
+	return &SaturateRun{Clients: 4, SatClients: 32, LockFrame: LockFrame, Recording: "lock-4/recording.jfr", Results: "lock-4/results.jsonl",
+		SatResults: "lock-32/results.jsonl",
+		Command:    "latscope predict --clients 4 --pool JvmService.lockedSection:1 --what-if clients=32 lock-4/recording.jfr",
+		Low:        LoadSummary{Requests: 1200, RPS: 200, MeanMs: 19.5, P50Ms: 14.5, P99Ms: 73},
+		High:       LoadSummary{Requests: 2700, RPS: 445, MeanMs: 71, P50Ms: 68, P99Ms: 178},
+		OwnLow: LockOwn{Requests: 1140, MeanMs: 16, CPUMs: 2.2, CPUSEMs: 0.004, WaitMs: 0.7, HoldMs: 1.98, HoldCPUMs: 1.45, HoldCPUSEMs: 0.001,
+			HandOffs: 400, HandOffMs: 0.185},
+		OwnHigh: LockOwn{Requests: 2330, MeanMs: 68, CPUMs: 2.08, CPUSEMs: 0.001, WaitMs: 52, HoldMs: 2.03, HoldCPUMs: 1.45, HoldCPUSEMs: 0.001,
+			HandOffs: 2250, HandOffMs: 0.1},
+		CPULowMs: 2.5, CPUHighMs: 2.2,
+		Library: LockLibrary{RequestMode: true, Requests: 1160, MeanMs: 16.4, CPUExact: true, CPUMs: 2.22, HoldCPUMs: 1.46, HoldMs: 2,
+			HandOffMs: 0.7, Contended: 600},
+		Prediction: LockPrediction{Spec: "clients=32", Method: "queueing model", Why: "changes the queueing model's inputs; queue at pool JvmService.lockedSection: 1.4 ms per request before, 66.2 ms after (0.654 ms measured)",
+			RPS: 380, RPSSE: 21, RPSDF: 33, MeanMs: 81.6, ModelRPS: 371, Bottleneck: LockFrame, BottleUtil: 1, CPUDemandMs: 2.22, Cores: 2,
+			LockDemandMs: 2.7, ModelLowRPS: 190, MeasLowRPS: 213, HoldsAloneRPS: 512, OwnHandOffRPS: 470},
+		MeasuredRPS: 465, MeasuredSE: 17, Seconds: 5,
+		Findings: []string{"request CPU is exact: 2.22 ms per request"}}
+}
+
+// TestSaturate: a synthetic saturation run through the checks and the
+// report's section (testdata/saturate.golden.md; -update rewrites it), and
+// the verdicts its numbers give: the throughput's error (−18 %, interval
+// −29 to −7) across the ±10 % band, wholly outside it once the measured
+// throughput is pinned down; the two CPU ratios inside theirs; the lock
+// named the bottleneck, and a failure when the model names the CPU.
+func TestSaturate(t *testing.T) {
+	s := syntheticSaturate()
+	cs := saturateChecks(s)
+	want := map[string][2]string{
+		"saturate: throughput at 32 clients, predicted vs measured (error %)":  {lab.Inconclusive, "-29.4 to -7.1"},
+		"saturate: the library's request CPU / the service's ThreadMXBean (%)": {lab.Pass, "100.5–101.3"},
+		"saturate: the hold's CPU, library / the service's own timer (%)":      {lab.Pass, "100.6–100.8"},
+		"saturate: the model's bottleneck at 32 clients":                       {lab.Pass, "exact"},
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("%d checks, want %d", len(cs), len(want))
+	}
+	for _, c := range cs {
+		w, ok := want[c.Name]
+		if !ok || c.Status() != w[0] || c.Interval() != w[1] {
+			t.Errorf("%s: %s, interval %s; want %v", c.Name, c.Status(), c.Interval(), w)
+		}
+	}
+	var b strings.Builder
+	saturateSection(&b, DefaultConfig, s)
+	b.WriteString("\n")
+	b.WriteString((&lab.Outcome{Title: "The saturation path", Checks: cs}).Report("jvm", "/tmp/x", 0, time.Unix(0, 0), 0))
+	golden.Check(t, "testdata/saturate.golden.md", []byte(b.String()), *update)
+
+	s.MeasuredSE, s.Prediction.RPSSE = 2, 2
+	if c := saturateChecks(s)[0]; c.Status() != lab.Fail {
+		t.Errorf("throughput −18 %% with tight intervals: %s (%s), want a failure", c.Status(), c.Interval())
+	}
+	s.Prediction.Bottleneck = "CPU"
+	if c := saturateChecks(s)[3]; c.Status() != lab.Fail || c.Got != "CPU" {
+		t.Errorf("bottleneck CPU: %s, got %q; want a failure", c.Status(), c.Got)
+	}
+}
+
+// TestOutcomeWithSaturate: the saturation run joins the report — its
+// section before the findings (now section 8), its findings and command,
+// its four checks after the others, its HTML section — and the JSON.
+func TestOutcomeWithSaturate(t *testing.T) {
+	b, err := os.ReadFile("testdata/default-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved Result
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	o, err := outcome(&lab.Env{Profile: saved.Profile}, DefaultConfig, saved.Runs, saved.Bursts, syntheticSaturate(), saved.Config.LoadAvgAtStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(o.Checks); n != len(saved.Checks)+1+4 || !strings.HasPrefix(o.Checks[n-4].Name, "saturate: ") {
+		t.Errorf("%d checks; want the run's %d, one split in two, and the four of the saturation run last", n, len(saved.Checks))
+	}
+	for _, want := range []string{"## 7. A CPU-bound lock at a saturating concurrency", "## 8. Findings of the JFR analysis",
+		"- lock, 4 clients: request CPU is exact", "    latscope analyze lock-4/recording.jfr"} {
+		if !strings.Contains(o.Markdown, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(o.HTML), "A CPU-bound lock at a saturating concurrency") {
+		t.Error("HTML report lacks the saturation section")
+	}
+	js, err := json.Marshal(o.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Result
+	if err := json.Unmarshal(js, &back); err != nil || back.Saturate == nil || back.Saturate.Prediction.RPS != 380 {
+		t.Errorf("JSON round trip: %v, saturate %+v", err, back.Saturate)
 	}
 }

@@ -171,12 +171,30 @@ type ownStats struct {
 	BurstRequests int64 `json:"burst_requests"`
 	BurstNs       int64 `json:"burst_ns"`
 	BurstForks    int64 `json:"burst_forks"`
+	// /lock: its requests, their wall time and thread CPU (ThreadMXBean,
+	// with the sum of squares in µs² for the mean's spread), the wait for
+	// the monitor, the hold and the hold's thread CPU (sum of squares too),
+	// and the contended hand-offs (count, and the time from the release to
+	// the next holder's start).
+	LockRequests int64   `json:"lock_requests"`
+	LockTotalNs  int64   `json:"lock_total_ns"`
+	ReqCPUNs     int64   `json:"request_cpu_ns"`
+	ReqCPUSq     float64 `json:"request_cpu_sq_us2"`
+	LockWaitNs   int64   `json:"lock_wait_ns"`
+	LockHoldNs   int64   `json:"lock_hold_ns"`
+	LockCPUNs    int64   `json:"lock_cpu_ns"`
+	LockCPUSq    float64 `json:"lock_cpu_sq_us2"`
+	HandOffs     int64   `json:"hand_offs"`
+	HandOffNs    int64   `json:"hand_off_ns"`
 }
 
 func (s ownStats) sub(o ownStats) ownStats {
-	return ownStats{s.Requests - o.Requests, s.TotalNs - o.TotalNs, s.CPUNs - o.CPUNs, s.UpstreamNs - o.UpstreamNs,
-		s.DBNs - o.DBNs, s.PoolNs - o.PoolNs, s.SharedNs - o.SharedNs, s.LockNs - o.LockNs, s.AwaitNs - o.AwaitNs,
-		s.BurstRequests - o.BurstRequests, s.BurstNs - o.BurstNs, s.BurstForks - o.BurstForks}
+	return ownStats{Requests: s.Requests - o.Requests, TotalNs: s.TotalNs - o.TotalNs, CPUNs: s.CPUNs - o.CPUNs, UpstreamNs: s.UpstreamNs - o.UpstreamNs,
+		DBNs: s.DBNs - o.DBNs, PoolNs: s.PoolNs - o.PoolNs, SharedNs: s.SharedNs - o.SharedNs, LockNs: s.LockNs - o.LockNs, AwaitNs: s.AwaitNs - o.AwaitNs,
+		BurstRequests: s.BurstRequests - o.BurstRequests, BurstNs: s.BurstNs - o.BurstNs, BurstForks: s.BurstForks - o.BurstForks,
+		LockRequests: s.LockRequests - o.LockRequests, LockTotalNs: s.LockTotalNs - o.LockTotalNs, ReqCPUNs: s.ReqCPUNs - o.ReqCPUNs,
+		ReqCPUSq: s.ReqCPUSq - o.ReqCPUSq, LockWaitNs: s.LockWaitNs - o.LockWaitNs, LockHoldNs: s.LockHoldNs - o.LockHoldNs,
+		LockCPUNs: s.LockCPUNs - o.LockCPUNs, LockCPUSq: s.LockCPUSq - o.LockCPUSq, HandOffs: s.HandOffs - o.HandOffs, HandOffNs: s.HandOffNs - o.HandOffNs}
 }
 
 func getStats(ctx context.Context, base string) (ownStats, error) {

@@ -265,26 +265,34 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 // predictions specs; else beneath handler. The same read of the events
 // feeds the scheduler-churn analysis (sched.JVMChurn).
 func analyse(ctx context.Context, w *window, handler string, specs ...string) (jfr.Requests, *budget.Result, *sched.JVMReport, error) {
+	q, res, ch, _, err := analyseWith(ctx, w, handler, specs...)
+	return q, res, ch, err
+}
+
+// analyseWith is analyse that also returns the analyzer: its request CPU,
+// the CPU inside holds and the holds' hand-offs, which the prediction
+// engine's demands read (saturate.go).
+func analyseWith(ctx context.Context, w *window, handler string, specs ...string) (jfr.Requests, *budget.Result, *sched.JVMReport, *jfr.Analyzer, error) {
 	rec, err := jfr.ReadRecording(w.Recording)
 	if err != nil {
-		return jfr.Requests{}, nil, nil, err
+		return jfr.Requests{}, nil, nil, nil, err
 	}
 	w.RecStart = rec.Start()
 	f, err := os.Open(w.Results)
 	if err != nil {
-		return jfr.Requests{}, nil, nil, err
+		return jfr.Requests{}, nil, nil, nil, err
 	}
 	defer f.Close()
 	q, err := jfr.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
 	if err != nil {
-		return q, nil, nil, fmt.Errorf("%s: %w", w.Results, err)
+		return q, nil, nil, nil, fmt.Errorf("%s: %w", w.Results, err)
 	}
 	opts := jfr.DefaultOptions
 	opts.Handler, opts.Load = handler, &q
 	for _, spec := range specs {
 		p, err := budget.ParsePrediction(spec)
 		if err != nil {
-			return q, nil, nil, err
+			return q, nil, nil, nil, err
 		}
 		opts.Predictions = append(opts.Predictions, p)
 	}
@@ -292,9 +300,9 @@ func analyse(ctx context.Context, w *window, handler string, specs ...string) (j
 	ch := sched.NewJVMChurn(sched.JVMOptions{Recording: rec, Rules: &rules})
 	a, err := jfr.Read(ctx, w.Recording, rec, opts, ch.Event) // one read for both
 	if err != nil {
-		return q, nil, nil, err
+		return q, nil, nil, nil, err
 	}
-	return q, a.Finalize(), ch.Result(), nil
+	return q, a.Finalize(), ch.Result(), a, nil
 }
 
 // command is the `latscope analyze` command that gives the same analysis of

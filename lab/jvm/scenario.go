@@ -8,7 +8,9 @@
 // package loadgen; each mode is recorded with JFR after warm-up and
 // analysed with package jfr, and the seed's checks are made against the
 // configuration. A second path fans each request out into tiny ForkJoinPool
-// tasks; the fix (batching) is measured.
+// tasks; the fix (batching) is measured. A third, /lock, holds a CPU-bound
+// lock: recorded at a few clients, its throughput at a saturating
+// concurrency is predicted by latscope's engine and then measured.
 package jvm
 
 import (
@@ -51,6 +53,12 @@ type Config struct {
 	// closed-model clients that think BurstThink between requests.
 	BurstTasks, BurstBatch, BurstParallelism, BurstClients int
 	BurstTaskCPU, BurstThink                               time.Duration
+	// The saturation run (/lock): LockPre of CPU, an upstream call that
+	// asks for LockUpstream, then LockCPU of CPU holding a monitor (a lock
+	// of one, the bottleneck); recorded at LockClients, predicted and
+	// measured at SatClients.
+	LockPre, LockCPU, LockUpstream time.Duration
+	LockClients, SatClients        int
 	// Heap is the service JVM's -Xms/-Xmx.
 	Heap string
 }
@@ -61,6 +69,8 @@ var DefaultConfig = Config{
 	CPU: time.Millisecond, Shared: 2 * time.Millisecond,
 	BurstTasks: 1024, BurstBatch: 1024, BurstParallelism: 32, BurstClients: 4,
 	BurstTaskCPU: 250 * time.Nanosecond, BurstThink: 10 * time.Millisecond,
+	LockPre: 500 * time.Microsecond, LockCPU: 1500 * time.Microsecond, LockUpstream: 10 * time.Millisecond,
+	LockClients: 4, SatClients: 32,
 	Heap: "256m",
 }
 
@@ -77,6 +87,10 @@ const (
 	Handler      = "JvmService.handle"
 	BurstHandler = "JvmService.burst"
 )
+
+// serverThreads are the service's HTTP worker threads: more than the
+// saturation path's clients, so that no request queues outside its task.
+const serverThreads = 64
 
 // jvmWarmup is the shortest warm-up a JVM window gets: the JIT compiles the
 // hot paths in the first seconds, whatever the profile says.
@@ -135,7 +149,7 @@ func RunConfig(ctx context.Context, env *lab.Env, cfg Config) (*lab.Outcome, err
 	defer up.stop()
 	env.Logf("JDK upstream on %s (answers after %s)", up.url(), cfg.UpstreamDelay)
 	r := &runner{env: env, cfg: cfg, tools: t, upstream: up.url() + "/", jdbc: jdbcURL}
-	total := float64(len(Modes) + len(BurstVariants))
+	total := float64(len(Modes) + len(BurstVariants) + 1)
 	var runs []*ModeRun
 	for i, mode := range Modes {
 		env.Step(float64(i)/total, mode)
@@ -154,8 +168,13 @@ func RunConfig(ctx context.Context, env *lab.Env, cfg Config) (*lab.Outcome, err
 		}
 		bursts = append(bursts, br)
 	}
+	env.Step(float64(len(Modes)+len(BurstVariants))/total, "saturate")
+	sat, err := r.saturate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("saturate: %w", err)
+	}
 	env.Step(1, "report")
-	return outcome(env, cfg, runs, bursts, loadBefore)
+	return outcome(env, cfg, runs, bursts, sat, loadBefore)
 }
 
 // database returns the JDBC URL of the PostgreSQL to use: env.DBURL, or a
@@ -222,7 +241,9 @@ func (r *runner) service(ctx context.Context, name string, args ...string) (*pro
 		"--cpu-us", strconv.FormatInt(c.CPU.Microseconds(), 10), "--shared-us", strconv.FormatInt(c.Shared.Microseconds(), 10),
 		"--burst-tasks", strconv.Itoa(c.BurstTasks), "--burst-parallelism", strconv.Itoa(c.BurstParallelism),
 		"--burst-task-ns", strconv.FormatInt(c.BurstTaskCPU.Nanoseconds(), 10),
-		"--iters-per-ms", strconv.Itoa(r.itersPerMs)}
+		"--lock-pre-us", strconv.FormatInt(c.LockPre.Microseconds(), 10), "--lock-us", strconv.FormatInt(c.LockCPU.Microseconds(), 10),
+		"--lock-upstream-ms", strconv.FormatInt(c.LockUpstream.Milliseconds(), 10),
+		"--iters-per-ms", strconv.Itoa(r.itersPerMs), "--threads", strconv.Itoa(serverThreads)}
 	jvmArgs := append([]string{"-Xms" + c.Heap, "-Xmx" + c.Heap}, jvmFlags...)
 	p, err := startJVM(ctx, r.tools, r.env.Out, name, jvmArgs, append(all, args...))
 	if err != nil {
@@ -251,13 +272,22 @@ type window struct {
 // profile, then the process CPU counter and the service's own timings at
 // both ends, then JFR.stop.
 func (r *runner) measure(ctx context.Context, p *process, name, path string, clients int, think, warm, length time.Duration, settings ...string) (*window, error) {
+	return r.drive(ctx, p, name, path, clients, think, warm, length, true, settings...)
+}
+
+// drive is measure, with a JFR recording of the window when record is set;
+// without one the window's Recording is "".
+func (r *runner) drive(ctx context.Context, p *process, name, path string, clients int, think, warm, length time.Duration, record bool, settings ...string) (*window, error) {
 	prof := r.env.Profile
 	prof.Window = length
 	dir := filepath.Join(r.env.Out, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	w := &window{Recording: filepath.Join(dir, "recording.jfr"), Results: filepath.Join(dir, "results.jsonl")}
+	w := &window{Results: filepath.Join(dir, "results.jsonl")}
+	if record {
+		w.Recording = filepath.Join(dir, "recording.jfr")
+	}
 	f, err := os.Create(w.Results)
 	if err != nil {
 		return nil, err
@@ -289,13 +319,17 @@ func (r *runner) measure(ctx context.Context, p *process, name, path string, cli
 	case err := <-loadDone:
 		return nil, fmt.Errorf("load ended during warm-up: %v", err)
 	}
-	r.env.Logf("%s: warm-up done, recording %s with JFR…", name, prof.Window)
-	start := []string{"JFR.start", "name=latscope-lab", "settings=profile", "settings=" + r.tools.jfc}
-	for _, s := range settings {
-		start = append(start, "settings="+s)
-	}
-	if err := jcmd(ctx, r.tools, p.pid(), start...); err != nil {
-		return nil, err
+	if record {
+		r.env.Logf("%s: warm-up done, recording %s with JFR…", name, prof.Window)
+		start := []string{"JFR.start", "name=latscope-lab", "settings=profile", "settings=" + r.tools.jfc}
+		for _, s := range settings {
+			start = append(start, "settings="+s)
+		}
+		if err := jcmd(ctx, r.tools, p.pid(), start...); err != nil {
+			return nil, err
+		}
+	} else {
+		r.env.Logf("%s: warm-up done, measuring %s (no recording)…", name, prof.Window)
 	}
 	cpu0, err := lab.ProcessCPU(p.pid())
 	if err != nil {
@@ -319,7 +353,7 @@ func (r *runner) measure(ctx context.Context, p *process, name, path string, cli
 		return nil, err
 	}
 	w.End = time.Now()
-	if served := own1.Requests + own1.BurstRequests - own0.Requests - own0.BurstRequests; served < int64(clients) {
+	if served := own1.Requests + own1.BurstRequests + own1.LockRequests - own0.Requests - own0.BurstRequests - own0.LockRequests; served < int64(clients) {
 		// Hardly a request in a whole window: the service is stuck. Its
 		// threads say where.
 		dump := filepath.Join(dir, "threads.txt")
@@ -328,8 +362,10 @@ func (r *runner) measure(ctx context.Context, p *process, name, path string, cli
 		}
 		return nil, fmt.Errorf("the service served %d requests in %s with %d clients: stuck (its threads: %s)", served, prof.Window, clients, dump)
 	}
-	if err := jcmd(ctx, r.tools, p.pid(), "JFR.stop", "name=latscope-lab", "filename="+w.Recording); err != nil {
-		return nil, err
+	if record {
+		if err := jcmd(ctx, r.tools, p.pid(), "JFR.stop", "name=latscope-lab", "filename="+w.Recording); err != nil {
+			return nil, err
+		}
 	}
 	if err := <-loadDone; err != nil {
 		return nil, fmt.Errorf("load: %w", err)

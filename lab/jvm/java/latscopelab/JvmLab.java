@@ -45,7 +45,7 @@ public final class JvmLab {
 
     static void usage(String why) {
         System.err.println("latscopelab.JvmLab: " + why);
-        System.err.println("usage: JvmLab serve --mode serial|concurrent|fixed --upstream URL --jdbc URL [--pool 10] ... --addr-file F");
+        System.err.println("usage: JvmLab serve --mode serial|concurrent|fixed --upstream URL --jdbc URL [--pool 10] [--lock-pre-us 500] [--lock-us 1500] [--lock-upstream-ms 10] ... --addr-file F");
         System.err.println("       JvmLab upstream --delay-ms 100 --addr-file F");
         System.exit(2);
     }
@@ -110,7 +110,10 @@ public final class JvmLab {
         }
     }
 
-    /** The upstream: sleeps --delay-ms, then answers "ok". */
+    /**
+     * The upstream: sleeps --delay-ms (or the request's {@code ?ms=N}: the
+     * /lock endpoint asks for its own delay), then answers "ok".
+     */
     static void upstream(Map<String, String> f) throws Exception {
         long delay = num(f, "delay-ms", 100);
         String addrFile = need(f, "addr-file");
@@ -123,7 +126,7 @@ public final class JvmLab {
         srv.createContext("/", ex -> {
             try {
                 ex.getRequestBody().readAllBytes();
-                Thread.sleep(delay);
+                Thread.sleep(delayOf(ex.getRequestURI().getRawQuery(), delay));
                 reply(ex, 200, "ok\n");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -136,6 +139,23 @@ public final class JvmLab {
         writeAddr(addrFile, srv.getAddress().getPort());
         System.out.println("upstream ready: delay_ms=" + delay);
         Thread.currentThread().join();
+    }
+
+    /** delayOf is the ms=N parameter of query, or def without one. */
+    static long delayOf(String query, long def) {
+        if (query == null) {
+            return def;
+        }
+        for (String kv : query.split("&")) {
+            if (kv.startsWith("ms=")) {
+                try {
+                    return Long.parseLong(kv.substring(3));
+                } catch (NumberFormatException e) {
+                    return def;
+                }
+            }
+        }
+        return def;
     }
 
     /** Thread CPU time, for calibrating the CPU work. */

@@ -18,12 +18,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
+import io.latscope.Holds;
 import io.latscope.HttpFilter;
+import io.latscope.ServerQueue;
 import io.latscope.Tasks;
 
 /**
@@ -35,8 +38,11 @@ import io.latscope.Tasks;
  * Tasks.wrap, overlapped with the query, joined with Tasks.await); fixed
  * (concurrent, and the shared section's work moved out of the lock).
  * /burst fans a request out into tiny ForkJoinPool tasks (--burst-batch 1)
- * or into a few batches of them (the fix). /stats gives the service's own
- * System.nanoTime timings, cumulative: the second instrument.
+ * or into a few batches of them (the fix). /lock is the saturation
+ * endpoint: CPU work (lockPre), an upstream call with ?ms=, then CPU work
+ * under a monitor marked with Holds.locked (lockedSection): a CPU-bound
+ * lock. /stats gives the service's own System.nanoTime (and, for /lock,
+ * ThreadMXBean) timings, cumulative: the second instrument.
  */
 final class JvmService {
     private final String mode;
@@ -47,7 +53,9 @@ final class JvmService {
     private final ExecutorService branches;
     private final ForkJoinPool fjp;
     private final int burstTasks, burstBatch, burstIters;
-    private final Object lock = new Object();
+    private final int lockPreIters, lockIters;
+    private final String lockUpstream;
+    private final Object lock = new Object(), lockMonitor = new Object();
     private long sharedCounter;
 
     // The service's own timings (ns, cumulative since start).
@@ -55,6 +63,18 @@ final class JvmService {
             upstreamNs = new LongAdder(), dbNs = new LongAdder(), poolNs = new LongAdder(),
             sharedNs = new LongAdder(), lockNs = new LongAdder(), awaitNs = new LongAdder(),
             burstRequests = new LongAdder(), burstNs = new LongAdder(), burstForks = new LongAdder();
+    // /lock's own timings: the request's wall and thread CPU (ThreadMXBean,
+    // from the handler's begin to after the exchange is closed), the wait
+    // for the monitor, the hold's wall and thread CPU (the CPU figures with
+    // their sums of squares, µs²), and the contended hand-offs: the time
+    // from one holder's release to the next holder's start when the next
+    // one found the lock held.
+    private final LongAdder lockRequests = new LongAdder(), lockTotalNs = new LongAdder(), lockReqCpuNs = new LongAdder(),
+            lockWaitNs = new LongAdder(), lockHoldNs = new LongAdder(), lockCpuNs = new LongAdder(),
+            handOffs = new LongAdder(), handOffNs = new LongAdder();
+    private final DoubleAdder lockReqCpuSq = new DoubleAdder(), lockCpuSq = new DoubleAdder();
+    private volatile boolean lockHeld;
+    private volatile long lockReleased;
 
     private JvmService(Map<String, String> f, int itersPerMs) throws SQLException {
         mode = f.getOrDefault("mode", "serial");
@@ -71,6 +91,9 @@ final class JvmService {
         burstTasks = (int) JvmLab.num(f, "burst-tasks", 64);
         burstBatch = (int) Math.max(1, JvmLab.num(f, "burst-batch", 1));
         burstIters = (int) Math.max(1, Math.round(itersPerMs * JvmLab.num(f, "burst-task-ns", 1000) / 1_000_000.0));
+        lockPreIters = (int) Math.max(1, Math.round(itersPerMs * JvmLab.num(f, "lock-pre-us", 500) / 1000.0));
+        lockIters = (int) Math.max(1, Math.round(itersPerMs * JvmLab.num(f, "lock-us", 1500) / 1000.0));
+        lockUpstream = upstream + (upstream.contains("?") ? "&" : "?") + "ms=" + JvmLab.num(f, "lock-upstream-ms", 10);
     }
 
     static void serve(Map<String, String> f) throws Exception {
@@ -86,13 +109,17 @@ final class JvmService {
         }
         JvmService s = new JvmService(f, itersPerMs);
         HttpServer srv = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
-        srv.setExecutor(Executors.newFixedThreadPool((int) JvmLab.num(f, "threads", 64), JvmLab.named("http")));
+        // ServerQueue.wrap times each exchange's wait for a worker: the
+        // request's queueTime (docs/jfr.md).
+        srv.setExecutor(ServerQueue.wrap(Executors.newFixedThreadPool((int) JvmLab.num(f, "threads", 64), JvmLab.named("http"))));
         srv.createContext("/work", s::handle).getFilters().add(new HttpFilter());
         srv.createContext("/burst", s::burst).getFilters().add(new HttpFilter());
+        srv.createContext("/lock", s::lockRoute).getFilters().add(new HttpFilter());
         srv.createContext("/stats", s::stats);
         srv.start();
         System.out.println("ready: mode=" + s.mode + " iters_per_ms=" + itersPerMs + " cpu_iters=" + s.cpuIters
-                + " shared_iters=" + s.sharedIters + " burst_iters=" + s.burstIters + " burst_batch=" + s.burstBatch);
+                + " shared_iters=" + s.sharedIters + " burst_iters=" + s.burstIters + " burst_batch=" + s.burstBatch
+                + " lock_pre_iters=" + s.lockPreIters + " lock_iters=" + s.lockIters);
         System.out.flush();
         JvmLab.writeAddr(JvmLab.need(f, "addr-file"), srv.getAddress().getPort());
         Thread.currentThread().join();
@@ -148,14 +175,19 @@ final class JvmService {
 
     void callUpstream() throws IOException {
         long t = System.nanoTime();
-        HttpURLConnection c = (HttpURLConnection) new URL(upstream).openConnection();
+        get(upstream);
+        upstreamNs.add(System.nanoTime() - t);
+    }
+
+    /** get fetches url with HttpURLConnection (kept alive) and wants 200. */
+    static void get(String url) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) new URL(url).openConnection();
         try (InputStream in = c.getInputStream()) {
             in.readAllBytes();
         }
         if (c.getResponseCode() != 200) {
             throw new IOException("upstream: status " + c.getResponseCode());
         }
-        upstreamNs.add(System.nanoTime() - t);
     }
 
     void queryDb() throws Exception {
@@ -211,6 +243,78 @@ final class JvmService {
     }
 
     /**
+     * The /lock handler: lockPre (--lock-pre-us of CPU), an upstream call
+     * asking for --lock-upstream-ms, then lockedSection (--lock-us of CPU
+     * holding lockMonitor). Its thread CPU, from the handler's begin to
+     * after the exchange is closed, is the service's own ThreadMXBean
+     * figure of the request's CPU.
+     */
+    void lockRoute(HttpExchange ex) throws IOException {
+        long t0 = System.nanoTime();
+        long c0 = JvmLab.THREADS.getCurrentThreadCpuTime();
+        try {
+            ex.getRequestBody().readAllBytes();
+            lockPre();
+            get(lockUpstream);
+            lockedSection();
+            JvmLab.reply(ex, 200, "ok\n");
+        } catch (Exception e) {
+            JvmLab.reply(ex, 500, e.toString() + "\n");
+        } finally {
+            ex.close();
+            long cpu = JvmLab.THREADS.getCurrentThreadCpuTime() - c0;
+            lockRequests.increment();
+            lockReqCpuNs.add(cpu);
+            lockReqCpuSq.add((cpu / 1e3) * (cpu / 1e3)); // µs², for the mean's spread
+            lockTotalNs.add(System.nanoTime() - t0);
+        }
+    }
+
+    void lockPre() {
+        Work.sink = spin(Work.sink | 1, lockPreIters); // Work.hash's loop, in this frame
+    }
+
+    /**
+     * lockedSection holds lockMonitor for --lock-us of CPU, marked with
+     * Holds.locked: the hold (latscope.Hold, named by this frame) and its
+     * CPU are recorded; the service times the wait for the monitor, the
+     * hold and its thread CPU itself.
+     */
+    void lockedSection() {
+        long w = System.nanoTime();
+        boolean contended = lockHeld;
+        Holds.locked(lockMonitor, "lockMonitor", () -> {
+            long h0 = System.nanoTime();
+            lockHeld = true;
+            if (contended) {
+                handOffs.increment();
+                handOffNs.add(h0 - lockReleased);
+            }
+            long c = JvmLab.THREADS.getCurrentThreadCpuTime();
+            lockWaitNs.add(h0 - w);
+            Work.sink = spin(Work.sink | 1, lockIters);
+            long cpu = JvmLab.THREADS.getCurrentThreadCpuTime() - c;
+            lockCpuNs.add(cpu);
+            lockCpuSq.add((cpu / 1e3) * (cpu / 1e3));
+            long end = System.nanoTime();
+            lockHoldNs.add(end - h0);
+            lockReleased = end;
+            lockHeld = false;
+        });
+    }
+
+    /** spin runs Work.hash's loop iters times from x. */
+    static long spin(long x, int iters) {
+        for (int i = 0; i < iters; i++) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+            x += i;
+        }
+        return x;
+    }
+
+    /**
      * The /burst handler: --burst-tasks items of --burst-task-ns CPU each,
      * on the ForkJoinPool, in tasks of --burst-batch items (1: one task per
      * item, the churn case), joined before the answer.
@@ -257,10 +361,14 @@ final class JvmService {
 
     /** GET /stats: the cumulative own timings as one JSON object. */
     void stats(HttpExchange ex) throws IOException {
-        String body = String.format("{\"requests\":%d,\"total_ns\":%d,\"cpu_ns\":%d,\"upstream_ns\":%d,\"db_ns\":%d,"
-                + "\"pool_ns\":%d,\"shared_ns\":%d,\"lock_ns\":%d,\"await_ns\":%d,\"burst_requests\":%d,\"burst_ns\":%d,\"burst_forks\":%d}\n",
+        String body = String.format(java.util.Locale.ROOT, "{\"requests\":%d,\"total_ns\":%d,\"cpu_ns\":%d,\"upstream_ns\":%d,\"db_ns\":%d,"
+                + "\"pool_ns\":%d,\"shared_ns\":%d,\"lock_ns\":%d,\"await_ns\":%d,\"burst_requests\":%d,\"burst_ns\":%d,\"burst_forks\":%d,"
+                + "\"lock_requests\":%d,\"lock_total_ns\":%d,\"request_cpu_ns\":%d,\"request_cpu_sq_us2\":%.3f,\"lock_wait_ns\":%d,"
+                + "\"lock_hold_ns\":%d,\"lock_cpu_ns\":%d,\"lock_cpu_sq_us2\":%.3f,\"hand_offs\":%d,\"hand_off_ns\":%d}\n",
                 requests.sum(), totalNs.sum(), cpuNs.sum(), upstreamNs.sum(), dbNs.sum(), poolNs.sum(), sharedNs.sum(),
-                lockNs.sum(), awaitNs.sum(), burstRequests.sum(), burstNs.sum(), burstForks.sum());
+                lockNs.sum(), awaitNs.sum(), burstRequests.sum(), burstNs.sum(), burstForks.sum(),
+                lockRequests.sum(), lockTotalNs.sum(), lockReqCpuNs.sum(), lockReqCpuSq.sum(), lockWaitNs.sum(),
+                lockHoldNs.sum(), lockCpuNs.sum(), lockCpuSq.sum(), handOffs.sum(), handOffNs.sum());
         try {
             JvmLab.reply(ex, 200, body);
         } finally {
