@@ -216,6 +216,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
+		if r.HoldCPUMs > 0 {
+			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU, which waits for a CPU too: the hold grows with the CPU's queue)\n", "", r.HoldCPUMs)
+		}
 	}
 	if m.Workers > 0 {
 		fmt.Fprintf(&b, "  %-16s %-5s%-6s (%s): at most %d requests inside, the rest wait outside the request; measured wait %.3f ms\n",
@@ -244,7 +247,11 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			if u.Kind == queueing.Delays {
 				continue
 			}
-			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs)
+			hold := ""
+			if u.Kind == queueing.Pool && u.DemandMs != bu.DemandMs {
+				hold = fmt.Sprintf(", hold %.3f → %.3f ms", bu.DemandMs, u.DemandMs)
+			}
+			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)

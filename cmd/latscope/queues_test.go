@@ -129,8 +129,10 @@ func TestPredictJVM(t *testing.T) {
 	}
 	t.Logf("demands: CPU %.3f ms (Svc's own %.3f), pool %.3f ms (Svc's borrow → release %.3f), lock %.3f ms (Svc's own %.3f)",
 		demand["CPU"], mean(own, "cpu"), demand["ConnPool.borrow"], mean(own, "db"), demand["Svc.updateCache"], mean(own, "lock"))
-	if c := demand["CPU"]; math.Abs(c/mean(own, "cpu")-1) > 0.05 {
-		t.Errorf("CPU demand %.3f ms, Svc's own CPU %.3f ms: over 5 %% apart", c, mean(own, "cpu"))
+	// the CPU station's demand is the request's CPU and the JVM's CPU
+	// outside requests (its in-process clients, the collector, jdk.CPULoad)
+	if c := demand["CPU"] - p.Model.OutsideCPUMs; math.Abs(c/mean(own, "cpu")-1) > 0.05 || p.Model.OutsideCPUMs <= 0 {
+		t.Errorf("CPU demand %.3f ms less %.3f outside requests, Svc's own CPU %.3f ms: over 5 %% apart, or no CPU outside", demand["CPU"], p.Model.OutsideCPUMs, mean(own, "cpu"))
 	}
 	// the lock's demand is its hold and the time it stayed free at a
 	// contended hand-off (0.2–0.4 ms on this host)
@@ -176,8 +178,10 @@ func TestPredictJVM(t *testing.T) {
 	if math.Abs(inTask/ownTask-1) > 0.10 {
 		t.Errorf("40 clients: predicted %.2f ms in the request, Svc's own %.2f ms: over 10 %% apart", inTask, ownTask)
 	}
-	if queue <= 0 || inTask+queue > clientMean {
-		t.Errorf("40 clients: %.2f ms waiting for a worker; with the request %.2f ms, over the clients' own %.2f ms", queue, inTask+queue, clientMean)
+	// the clients also wait on the loopback and the server's dispatcher,
+	// before the hand-off the library times
+	if queue <= 0 || math.Abs((inTask+queue)/clientMean-1) > 0.10 {
+		t.Errorf("40 clients: %.2f ms waiting for a worker; with the request %.2f ms, the clients' own %.2f ms: over 10 %% apart", queue, inTask+queue, clientMean)
 	}
 }
 
