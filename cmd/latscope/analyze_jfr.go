@@ -5,57 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
-	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/tracein"
 )
 
 func init() {
 	readJFR = runAnalyzeJFR
-}
-
-// demands is a JVM recording's result as the prediction engine reads its
-// demands, in analyze, compare and predict alike (issue #36 §3, #33 item
-// 2): the report's groups with two demands changed, the report's terms and
-// everything else shared. A route's running time is all its requests'
-// CPU, the CPU they used holding a lock or pooled resource (latscope.Hold)
-// too, since the cores serve that as well (the report keeps that CPU in
-// the holds' terms only, so that the coverage line counts it once); and a
-// lock's hold (a hold no two threads ever overlapped) is charged, besides
-// the hold, the mean time the lock stayed free at a contended hand-off
-// while its next holder was woken (jfr.HandOff): no one can use it then,
-// and at a saturating concurrency, which a prediction asks about, every
-// hand-off is contended (issue #33: at 40 clients 0.41 ms a hand-off on a
-// 2.1 ms hold). res itself when a is nil (no request budget).
-func demands(res *budget.Result, a *jfr.Analyzer) *budget.Result {
-	if a == nil {
-		return res
-	}
-	d := *res
-	d.Groups = make([]*budget.Group, len(res.Groups))
-	for i, g := range res.Groups {
-		c := *g
-		c.Terms = slices.Clone(g.Terms)
-		if a.RequestCPUExact {
-			c.Running.Wait += int64(a.HeldCPU[g.Name])
-		}
-		for j := range c.Terms { // a lock stays unusable while its next holder is woken
-			ts := &c.Terms[j]
-			t := res.Terms[ts.Term]
-			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
-				ts.Critical += int64(h.Mean) * int64(ts.Requests)
-			}
-		}
-		d.Groups[i] = &c
-	}
-	return &d
 }
 
 // runAnalyzeJFR analyses a JVM recording (docs/jfr.md). With the Java
@@ -119,7 +81,7 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 		}
 	}
 	res := a.Finalize()
-	return &jfrResult{Res: res, Demands: demands(res, a), RequestCPU: a.RequestCPU, Churn: ch.Result()}, a, nil
+	return &jfrResult{Res: res, Demands: pipeline.JFRDemands(res, a, -1), RequestCPU: a.RequestCPU, Churn: ch.Result()}, a, nil
 }
 
 // churnOptions are the churn analysis's options for the recording rec,

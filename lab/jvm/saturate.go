@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/loadgen"
+	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/units"
 	"github.com/latscope/latscope/internal/whatif"
@@ -199,13 +199,13 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config, ownHandO
 		return LockPrediction{}, err
 	}
 	in := whatif.Inputs{Clients: float64(cfg.LockClients), Pools: []queueing.PoolSpec{{Name: LockFrame, Size: 1}}}
-	ev, err := whatif.Evaluate(engineDemands(res, a, -1), LockRoute, in, []whatif.Spec{spec})
+	ev, err := whatif.Evaluate(pipeline.JFRDemands(res, a, -1), LockRoute, in, []whatif.Spec{spec})
 	if err != nil {
 		return LockPrediction{}, fmt.Errorf("predict: %w", err)
 	}
 	var diag [2]float64
 	for i, h := range []time.Duration{0, time.Duration(ownHandOffMs * 1e6)} {
-		d, err := whatif.Evaluate(engineDemands(res, a, h), LockRoute, in, []whatif.Spec{spec})
+		d, err := whatif.Evaluate(pipeline.JFRDemands(res, a, h), LockRoute, in, []whatif.Spec{spec})
 		if err != nil {
 			return LockPrediction{}, fmt.Errorf("predict (hand-off %s): %w", h, err)
 		}
@@ -244,44 +244,6 @@ func predictSaturation(res *budget.Result, a *jfr.Analyzer, cfg Config, ownHandO
 		}
 	}
 	return p, nil
-}
-
-// engineDemands is the recording's result as latscope's prediction engine
-// reads its demands in analyze, compare and predict: the function demands
-// of cmd/latscope/analyze_jfr.go, which lives in package main and cannot
-// be imported, restated here (docs/lab-jvm.md says so). A route's running
-// time is all its requests' CPU, the CPU they used holding a lock
-// (latscope.Hold) too; a lock's hold (a hold no two threads ever
-// overlapped) is charged, besides the hold, the mean time the lock stayed
-// free at a contended hand-off while its next holder was woken. handOff
-// negative takes that mean from the analysis, as the engine does; zero or
-// more charges it instead (the diagnostics: 0 for the holds alone).
-func engineDemands(res *budget.Result, a *jfr.Analyzer, handOff time.Duration) *budget.Result {
-	if a == nil {
-		return res
-	}
-	d := *res
-	d.Groups = make([]*budget.Group, len(res.Groups))
-	for i, g := range res.Groups {
-		c := *g
-		c.Terms = slices.Clone(g.Terms)
-		if a.RequestCPUExact {
-			c.Running.Wait += int64(a.HeldCPU[g.Name])
-		}
-		for j := range c.Terms {
-			ts := &c.Terms[j]
-			t := res.Terms[ts.Term]
-			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
-				charge := h.Mean
-				if handOff >= 0 {
-					charge = handOff
-				}
-				ts.Critical += int64(charge) * int64(ts.Requests)
-			}
-		}
-		d.Groups[i] = &c
-	}
-	return &d
 }
 
 // library is /lock in the recording, per request, through the Java
