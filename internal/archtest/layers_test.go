@@ -41,7 +41,7 @@ var layers = []struct {
 // bench imports them.
 var support = []string{"internal/fixture", "internal/chromiumtest", "internal/pgcluster/pgtest", "internal/jfr/jfrtest",
 	"internal/jfr/churntest", "internal/triage/promtest", "agent/internal/agenttest", "agent/internal/routertest", "internal/corpus", "internal/archtest",
-	"internal/jfr/internal/mkrecordings", "internal/tier/timingtests", "internal/cli/clitest", "internal/sched/schedtest"}
+	"internal/jfr/internal/mkrecordings", "internal/jfr/internal/svcpairs", "internal/tier/timingtests", "internal/cli/clitest", "internal/sched/schedtest"}
 
 // known are imports against the layers that issue #31 (one model for Go and
 // the JVM) is to remove. The test fails when one of them is gone, so that
