@@ -39,23 +39,28 @@ type Removals struct {
 	ref    []simG
 	refEnd tracein.Time // the reference's simulated end
 	n      int          // goroutines
-	row    map[TermID]int32
-	occ    []int32 // every segment of each term, by row, then goroutine
-	occOff []int32 // row*n+g: where the term's segments on g start in occ
-	segRow []int32 // the row of each segment of a term, in order
-	waits  []int32 // each goroutine's waits another request goroutine ended
-	wOff   []int32 // g: where g's start in waits
-	edges  []edge
-	root   int32 // the end's segment on EndG (-1: its start); rootOK false: none
-	rootOK bool
+	// rows, by TermID: the row of each term of the request, plus one (0:
+	// not in it); rowTerms are the terms set, to clear at the next Begin
+	// (a map here cost a hash per segment of a term and per removal).
+	rows     []int32
+	rowTerms []TermID
+	occ      []int32 // every segment of each term, by row, then goroutine
+	occOff   []int32 // row*n+g: where the term's segments on g start in occ
+	segRow   []int32 // the row of each segment of a term, in order
+	waits    []int32 // each goroutine's waits another request goroutine ended
+	wOff     []int32 // g: where g's start in waits
+	edges    []edge
+	root     int32 // the end's segment on EndG (-1: its start); rootOK false: none
+	rootOK   bool
 
 	// per term
 	term TermID
 	row1 int32   // its row
 	aff  []int32 // each goroutine's first affected segment
 	oaff []bool  // each goroutine's start affected
-	st   []evG
-	bad  bool // a cycle or a point the reference did not simulate: simulate whole
+	st   []evG   // by goroutine, set up on first use (state) in each Latency
+	gen  uint32  // Latency's call, to tell st set up in this one from older
+	bad  bool    // a cycle or a point the reference did not simulate: simulate whole
 
 	fallbacks int // times bad was set (tests)
 	gs        []simG
@@ -73,6 +78,7 @@ type Removals struct {
 
 // evG is one goroutine's state in Latency.
 type evG struct {
+	gen    uint32       // the Latency call that set it up (Removals.gen)
 	upto   int32        // the segments up to here are done
 	cur    tracein.Time // offset from the reference after them
 	d0     tracein.Time // offset of the goroutine's start
@@ -116,10 +122,10 @@ func (x *Removals) Begin(r *Request) {
 	if !x.exact {
 		return
 	}
-	if x.row == nil {
-		x.row = map[TermID]int32{}
+	for _, t := range x.rowTerms {
+		x.rows[t] = 0
 	}
-	clear(x.row)
+	x.rowTerms = x.rowTerms[:0]
 	// Every term's segments, grouped by term, then goroutine.
 	x.occOff, x.segRow = x.occOff[:0], x.segRow[:0]
 	for g := range r.Gs {
@@ -131,10 +137,9 @@ func (x *Removals) Begin(r *Request) {
 				continue
 			}
 			if t != last {
-				var ok bool
-				if row, ok = x.row[t]; !ok {
+				if row = x.rowOf(t) - 1; row < 0 {
 					row = int32(len(x.occOff) / n)
-					x.row[t] = row
+					x.setRow(t, row)
 					for range n {
 						x.occOff = append(x.occOff, 0)
 					}
@@ -214,6 +219,24 @@ func (x *Removals) Begin(r *Request) {
 	x.aff, x.oaff, x.st = x.aff[:n], x.oaff[:n], x.st[:n]
 }
 
+// rowOf returns term t's row plus one, 0 when the request has no segment
+// of t.
+func (x *Removals) rowOf(t TermID) int32 {
+	if t < 0 || int(t) >= len(x.rows) {
+		return 0
+	}
+	return x.rows[t]
+}
+
+// setRow gives term t (not NoTerm) its row.
+func (x *Removals) setRow(t TermID, row int32) {
+	if int(t) >= len(x.rows) {
+		x.rows = append(x.rows, make([]int32, max(int(t)+1, 2*len(x.rows), 64)-len(x.rows))...)
+	}
+	x.rows[t] = row + 1
+	x.rowTerms = append(x.rowTerms, t)
+}
+
 func grow32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)
@@ -260,8 +283,8 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	if !x.exact {
 		return x.whole(r, t)
 	}
-	row, ok := x.row[t]
-	if !ok { // not in the request: nothing changes
+	row := x.rowOf(t) - 1
+	if row < 0 { // not in the request: nothing changes
 		return int64(x.refEnd - r.Begin)
 	}
 	aff, oaff := x.aff, x.oaff
@@ -302,23 +325,14 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		return int64(x.refEnd - r.Begin)
 	}
 	x.term, x.bad = t, false
-	for g := range x.st {
-		st := &x.st[g]
-		*st = evG{upto: aff[g] - 1, evI: st.evI[:0], evD: st.evD[:0]}
-		if !oaff[g] {
-			st.origin = 2
-		}
-		// the first wait and the first segment of the term from aff[g] on
-		st.wc = x.wOff[g]
-		for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff[g] {
-			st.wc++
-		}
-		st.oc = x.occOff[int(row)*n+g]
-		for st.oc < x.occOff[int(row)*n+g+1] && x.occ[st.oc] < aff[g] {
-			st.oc++
-		}
-	}
 	x.row1 = row
+	x.gen++
+	if x.gen == 0 { // wrapped: no goroutine's state may look current
+		for g := range x.st {
+			x.st[g].gen = 0
+		}
+		x.gen = 1
+	}
 	end := x.point(r, r.EndG, r.End)
 	if x.bad { // cannot happen after an acyclic reference; kept safe
 		x.fallbacks++
@@ -326,6 +340,30 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	}
 	x.sims++
 	return int64(end - r.Begin)
+}
+
+// state returns goroutine g's state in this Latency call, set up on first
+// use: most removals visit few of a request's goroutines.
+func (x *Removals) state(g int32) *evG {
+	st := &x.st[g]
+	if st.gen == x.gen {
+		return st
+	}
+	aff, n, row := x.aff[g], x.n, int(x.row1)
+	*st = evG{gen: x.gen, upto: aff - 1, evI: st.evI[:0], evD: st.evD[:0]}
+	if !x.oaff[g] {
+		st.origin = 2
+	}
+	// the first wait and the first segment of the term from aff on
+	st.wc = x.wOff[g]
+	for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff {
+		st.wc++
+	}
+	st.oc = x.occOff[row*n+int(g)]
+	for st.oc < x.occOff[row*n+int(g)+1] && x.occ[st.oc] < aff {
+		st.oc++
+	}
+	return st
 }
 
 // point is sim.point under the removal.
@@ -371,7 +409,7 @@ func (x *Removals) offset(g, k int32, atEnd bool) tracein.Time {
 
 // origin is sim.origin under the removal.
 func (x *Removals) origin(r *Request, g int32) tracein.Time {
-	st, ref := &x.st[g], &x.ref[g]
+	st, ref := x.state(g), &x.ref[g]
 	if !ref.inited {
 		x.bad = true // the reference did not need it: a removal cannot
 		return 0
@@ -392,7 +430,7 @@ func (x *Removals) origin(r *Request, g int32) tracein.Time {
 // ensure computes g's segments up to k that the removal can make differ
 // from the reference by other than the offset before them.
 func (x *Removals) ensure(r *Request, g, k int32) bool {
-	st := &x.st[g]
+	st := x.state(g)
 	if int(k) >= len(x.ref[g].end) { // the reference did not need it: a removal cannot
 		x.bad = true
 		return false

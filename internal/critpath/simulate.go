@@ -152,13 +152,13 @@ func (s *sim) ensure(g int32, k int) bool {
 	}
 	t := s.origin(g)
 	sg.busy = true
-	defer func() { sg.busy = false }()
 	if n := len(sg.end); n > 0 {
 		t = sg.end[n-1]
 	}
 	for i := len(sg.end); i <= k; i++ {
 		t = s.segment(g, i, t)
 	}
+	sg.busy = false // (not deferred: a defer per call cost more than the loop on short timelines)
 	return true
 }
 
