@@ -49,9 +49,15 @@ type Removals struct {
 	segRow   []int32 // the row of each segment of a term, in order
 	waits    []int32 // each goroutine's waits another request goroutine ended
 	wOff     []int32 // g: where g's start in waits
-	edges    []edge
-	root     int32 // the end's segment on EndG (-1: its start); rootOK false: none
-	rootOK   bool
+	// waitK, parallel to waits: the waker's segment the wait's end reads
+	// (pointSeg; noSeg when none); originK, by goroutine: the creator's
+	// segment its start reads (noSeg: none, or no creator). Found once
+	// here rather than by a search per removal.
+	waitK   []int32
+	originK []int32
+	edges   []edge
+	root    int32 // the end's segment on EndG (-1: its start); rootOK false: none
+	rootOK  bool
 
 	// per term
 	term TermID
@@ -175,14 +181,18 @@ func (x *Removals) Begin(r *Request) {
 	// The waits between goroutines, as sim.origin, sim.segment and
 	// sim.joined ask them.
 	x.edges, x.waits, x.wOff = x.edges[:0], x.waits[:0], x.wOff[:0]
+	x.waitK, x.originK = x.waitK[:0], x.originK[:0]
 	for g := range r.Gs {
 		x.wOff = append(x.wOff, int32(len(x.waits)))
 		G := &r.Gs[g]
+		ck := int32(noSeg)
 		if G.Creator >= 0 {
 			if k, ok := pointSeg(r, G.Creator, G.Start); ok {
 				x.edges = append(x.edges, edge{int32(g), -1, G.Creator, k})
+				ck = k
 			}
 		}
+		x.originK = append(x.originK, ck)
 		for i := range G.Segs {
 			seg := &G.Segs[i]
 			w := seg.Waker
@@ -190,9 +200,12 @@ func (x *Removals) Begin(r *Request) {
 				continue
 			}
 			x.waits = append(x.waits, int32(i))
+			wk := int32(noSeg)
 			if k, ok := pointSeg(r, w, seg.End); ok {
 				x.edges = append(x.edges, edge{int32(g), int32(i), w, k})
+				wk = k
 			}
+			x.waitK = append(x.waitK, wk)
 			if !seg.JoinAll {
 				continue
 			}
@@ -366,12 +379,25 @@ func (x *Removals) state(g int32) *evG {
 	return st
 }
 
+// noSeg marks no segment found (pointSeg's false) in Removals.waitK and
+// originK.
+const noSeg = -1 << 31
+
 // point is sim.point under the removal.
 func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
-	segs := r.Gs[g].Segs
 	k, ok := pointSeg(r, g, t)
+	if !ok {
+		k = noSeg
+	}
+	return x.pointAt(r, g, t, k)
+}
+
+// pointAt is point with the segment pointSeg finds for t on g, k (noSeg:
+// none).
+func (x *Removals) pointAt(r *Request, g int32, t tracein.Time, k int32) tracein.Time {
+	segs := r.Gs[g].Segs
 	switch {
-	case !ok:
+	case k == noSeg:
 		return t
 	case k < 0:
 		return x.origin(r, g) - (segs[0].Start - t)
@@ -420,7 +446,7 @@ func (x *Removals) origin(r *Request, g int32) tracein.Time {
 		return ref.origin
 	case 0:
 		st.origin = 1
-		o := x.point(r, r.Gs[g].Creator, r.Gs[g].Start)
+		o := x.pointAt(r, r.Gs[g].Creator, r.Gs[g].Start, x.originK[g])
 		st = &x.st[g]
 		st.d0, st.cur, st.origin = o-ref.origin, o-ref.origin, 2
 	}
@@ -461,7 +487,9 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 		if i > k {
 			break
 		}
+		wi := int32(-1) // i's index in waits, when a wait
 		if st.wc < wEnd && x.waits[st.wc] == i {
+			wi = st.wc
 			st.wc++
 		}
 		if st.oc < oEnd && x.occ[st.oc] == i {
@@ -474,7 +502,13 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 		if seg.Waker >= 0 && seg.Waker != g && r.Gs[seg.Waker].Committed {
 			end = t
 			if seg.SimSubject() != x.term {
-				end = max(t, x.point(r, seg.Waker, seg.End))
+				var p tracein.Time
+				if wi >= 0 { // always: waits holds every such segment
+					p = x.pointAt(r, seg.Waker, seg.End, x.waitK[wi])
+				} else {
+					p = x.point(r, seg.Waker, seg.End)
+				}
+				end = max(t, p)
 				if seg.JoinAll {
 					var j tracein.Time
 					for h := range r.Gs {
