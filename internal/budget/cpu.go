@@ -79,6 +79,11 @@ type cpuFrames struct {
 	recent  [1 << 10]recentCtx // a cache of ctx (lookup), by a slot the key picks
 	samples int                // CPU samples that fell in a goroutine's running time
 	order   []ctxTerm
+	// sites, by StackID: each stack's site (terms.site) once asked, in a
+	// small array of its own: two per running interval ended and two per
+	// running segment booked, each a pass through the stack's whole
+	// stackInfo before.
+	sites []knownSite
 	// missedAt, by StackID: the number of terms, plus one, when the stack's
 	// CPU term was last looked up and not interned (preempted); 0: never.
 	missedAt []int32
@@ -109,6 +114,25 @@ func (f *cpuFrames) lookup(k ctxKey) *cpuCtx {
 		*r = recentCtx{k, c}
 	}
 	return c
+}
+
+// knownSite is a stack's site, valid when known.
+type knownSite struct {
+	site  int32
+	known bool
+}
+
+// site is terms.site, remembered in cpuFrames.sites.
+func (a *Analyzer) site(id tracein.StackID) int32 {
+	if int(id) < len(a.cpu.sites) && a.cpu.sites[id].known {
+		return a.cpu.sites[id].site
+	}
+	s := a.terms.site(id)
+	if int(id) >= len(a.cpu.sites) {
+		a.cpu.sites = append(a.cpu.sites, make([]knownSite, max(int(id)+1, 2*len(a.cpu.sites))-len(a.cpu.sites))...)
+	}
+	a.cpu.sites[id] = knownSite{s, true}
+	return s
 }
 
 // site returns the place in the code that a stack stands for: its
@@ -247,7 +271,7 @@ func (a *Analyzer) foldCPU(g *gstate, start, end tracein.Time, stop tracein.Stac
 	if len(g.cpu) == 0 && a.cpu.samples == 0 {
 		return // no sample in the trace so far
 	}
-	k := ctxKey{a.terms.site(g.resume), a.terms.site(stop)}
+	k := ctxKey{a.site(g.resume), a.site(stop)}
 	c := a.cpu.lookup(k)
 	if c == nil {
 		if a.cpu.ctx == nil {
@@ -411,7 +435,7 @@ func hasTerm(pieces []critpath.Seg, t critpath.TermID) bool {
 func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef) []critpath.Seg {
 	var c *cpuCtx
 	if a.cpu.samples > 0 {
-		c = a.cpu.lookup(ctxKey{a.terms.site(run.resume), a.terms.site(run.stop)})
+		c = a.cpu.lookup(ctxKey{a.site(run.resume), a.site(run.stop)})
 	}
 	if c == nil || c.n == 0 || c.run <= 0 {
 		if s.CPU = a.terms.spanTerm(run.resume, run.stop); s.CPU != critpath.NoTerm {
