@@ -81,6 +81,8 @@ type walkFrame struct {
 	// hand-offs (PathSeg.Via).
 	via  [MaxHops - 1]Hop
 	hops uint8
+	// at is the segment the last step found (segAtFrom's hint), 0 at first.
+	at int32
 }
 
 // Walk returns the critical path of r, latest piece first. The pieces tile
@@ -138,7 +140,7 @@ func (w *walker) add(p PathSeg) {
 // step explains time just before w.now on a request goroutine.
 func (w *walker) step(top *walkFrame) {
 	g := &w.r.Gs[top.g]
-	i := segAt(g.Segs, w.now)
+	i := segAtFrom(g.Segs, w.now, &top.at)
 	if i < 0 {
 		w.gap(top, g)
 		return
@@ -188,7 +190,7 @@ func (w *walker) gap(top *walkFrame, g *G) {
 // stepBorrowed explains time just before w.now from a borrowed timeline: a
 // goroutine outside the request whose time is charged to the request-side term.
 func (w *walker) stepBorrowed(top *walkFrame) {
-	i := segAt(top.segs, w.now)
+	i := segAtFrom(top.segs, w.now, &top.at)
 	if i < 0 { // history ran out: the rest of the wait is the waiting goroutine's own
 		p := PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Stack: top.stack, Borrowed: true}
 		if top.hops > 0 { // the goroutine below in the chain waited: its wait, on it
