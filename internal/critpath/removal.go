@@ -91,8 +91,14 @@ type evG struct {
 	origin uint8        // 0: not computed, 1: being computed, 2: done
 	busy   bool
 	wc, oc int32   // next wait, next segment of the term (indices into waits, occ)
-	evI    []int32 // segments computed, in order
-	evD    []tracein.Time
+	ev     []evSeg // the segments computed, in order
+}
+
+// evSeg is a segment Latency computed: its index and the offset from the
+// reference after it.
+type evSeg struct {
+	i int32
+	d tracein.Time
 }
 
 // edge: segment i of goroutine g (-1: g's start) depends on the simulated
@@ -363,7 +369,7 @@ func (x *Removals) state(g int32) *evG {
 		return st
 	}
 	aff, n, row := x.aff[g], x.n, int(x.row1)
-	*st = evG{gen: x.gen, upto: aff - 1, evI: st.evI[:0], evD: st.evD[:0]}
+	*st = evG{gen: x.gen, upto: aff - 1, ev: st.ev[:0]}
 	if !x.oaff[g] {
 		st.origin = 2
 	}
@@ -406,31 +412,33 @@ func (x *Removals) pointAt(r *Request, g int32, t tracein.Time, k int32) tracein
 		return t
 	}
 	ref := &x.ref[g]
-	start, end := ref.start[k]+x.offset(g, int32(k), false), ref.end[k]+x.offset(g, int32(k), true)
+	d0, d1 := x.offsets(g, k)
+	start, end := ref.start[k]+d0, ref.end[k]+d1
 	return start + min(t-segs[k].Start, end-start)
 }
 
-// offset returns the offset of goroutine g's simulated times from the
-// reference's at the start (or, with atEnd, the end) of segment k, which
-// ensure has done.
-func (x *Removals) offset(g, k int32, atEnd bool) tracein.Time {
+// offsets returns the offsets of goroutine g's simulated times from the
+// reference's at the start and at the end of segment k, which ensure has
+// done.
+func (x *Removals) offsets(g, k int32) (atStart, atEnd tracein.Time) {
 	st := &x.st[g]
-	if atEnd {
-		k++
-	}
-	lo, hi := 0, len(st.evI) // the first computed segment at or after k
+	lo, hi := 0, len(st.ev) // the first computed segment at or after k
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if st.evI[m] < k {
+		if st.ev[m].i < k {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == 0 {
-		return st.d0
+	atStart = st.d0
+	if lo > 0 {
+		atStart = st.ev[lo-1].d
 	}
-	return st.evD[lo-1]
+	if lo < len(st.ev) && st.ev[lo].i == k { // computed: the offset after it
+		return atStart, st.ev[lo].d
+	}
+	return atStart, atStart
 }
 
 // origin is sim.origin under the removal.
@@ -524,7 +532,7 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 		}
 		st = &x.st[g]
 		st.cur = end - ref.end[i]
-		st.evI, st.evD = append(st.evI, i), append(st.evD, st.cur)
+		st.ev = append(st.ev, evSeg{i, st.cur})
 		if x.Count {
 			x.visits++
 		}
