@@ -170,14 +170,14 @@ func firstEnd(segs []Seg, t tracein.Time) int {
 func segAtFrom(segs []Seg, t tracein.Time, at *int32) int {
 	// lo is firstEnd's answer: a candidate j is it when segs[j].End >= t
 	// and segs[j-1].End < t (the segments' ends grow).
-	lo := -1
-	for j := min(int(*at), len(segs)-1); j >= 0 && j >= int(*at)-1; j-- {
-		if segs[j].End >= t && (j == 0 || segs[j-1].End < t) {
-			lo = j
-			break
-		}
-	}
-	if lo < 0 {
+	j, n := int(*at), len(segs)
+	var lo int
+	switch {
+	case j < n && segs[j].End >= t && (j == 0 || segs[j-1].End < t):
+		lo = j
+	case j >= 1 && j <= n && segs[j-1].End >= t && (j == 1 || segs[j-2].End < t):
+		lo = j - 1
+	default:
 		lo = firstEnd(segs, t)
 	}
 	*at = int32(lo)
@@ -194,5 +194,6 @@ func segAtFrom(segs []Seg, t tracein.Time, at *int32) int {
 type Scratch struct {
 	path  []PathSeg
 	stack []walkFrame
+	at    []int32 // Walk's hints by request goroutine (segAtFrom)
 	gs    []simG
 }

@@ -81,7 +81,9 @@ type walkFrame struct {
 	// hand-offs (PathSeg.Via).
 	via  [MaxHops - 1]Hop
 	hops uint8
-	// at is the segment the last step found (segAtFrom's hint), 0 at first.
+	// at is the segment the last step on a borrowed timeline found
+	// (segAtFrom's hint), 0 at first; a request goroutine's is the
+	// walker's (walker.at), shared by its frames.
 	at int32
 }
 
@@ -95,8 +97,11 @@ func Walk(r *Request) []PathSeg {
 // Walk is the package's Walk with sc's working memory: the returned path is
 // valid until sc is used again.
 func (sc *Scratch) Walk(r *Request) []PathSeg {
-	w := walker{r: r, now: r.End, path: sc.path[:0], stack: sc.stack[:0]}
-	defer func() { sc.path, sc.stack = w.path, w.stack }()
+	w := walker{r: r, now: r.End, path: sc.path[:0], stack: sc.stack[:0], at: sc.at[:0]}
+	defer func() { sc.path, sc.stack, sc.at = w.path, w.stack, w.at }()
+	for i := range r.Gs { // the walk begins at the end
+		w.at = append(w.at, int32(len(r.Gs[i].Segs)-1))
+	}
 	w.stack = append(w.stack, walkFrame{g: r.EndG, lb: r.Begin})
 	limit := 1000
 	for i := range r.Gs {
@@ -128,6 +133,7 @@ type walker struct {
 	now   tracein.Time
 	stack []walkFrame
 	path  []PathSeg
+	at    []int32 // by request goroutine: the segment its last step found
 }
 
 func (w *walker) add(p PathSeg) {
@@ -140,7 +146,7 @@ func (w *walker) add(p PathSeg) {
 // step explains time just before w.now on a request goroutine.
 func (w *walker) step(top *walkFrame) {
 	g := &w.r.Gs[top.g]
-	i := segAtFrom(g.Segs, w.now, &top.at)
+	i := segAtFrom(g.Segs, w.now, &w.at[top.g])
 	if i < 0 {
 		w.gap(top, g)
 		return
