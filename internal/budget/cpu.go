@@ -63,6 +63,11 @@ type cpuCtx struct {
 	n     int
 	run   int64     // running time of the context's intervals, ns
 	terms []ctxTerm // by first appearance; few per context
+	// order is terms in the order runningPieces lays them out, valid
+	// when ordered: sorted again only after foldCPU added samples, not for
+	// every running segment booked.
+	order   []ctxTerm
+	ordered bool
 }
 
 // ctxTerm is one frame's samples in a context, with the sum of their
@@ -78,7 +83,6 @@ type cpuFrames struct {
 	ctx     map[ctxKey]*cpuCtx
 	recent  [1 << 10]recentCtx // a cache of ctx (lookup), by a slot the key picks
 	samples int                // CPU samples that fell in a goroutine's running time
-	order   []ctxTerm
 	// sites, by StackID: each stack's site (terms.site) once asked, in a
 	// small array of its own: two per running interval ended and two per
 	// running segment booked, each a pass through the stack's whole
@@ -296,6 +300,7 @@ func (a *Analyzer) foldCPU(g *gstate, start, end tracein.Time, stop tracein.Stac
 		c.terms[i].n++
 		c.terms[i].pos += pos
 		c.n++
+		c.ordered = false
 		a.cpu.samples++
 	}
 	g.cpu = g.cpu[:0]
@@ -443,18 +448,21 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 		}
 		return append(segs, s)
 	}
-	order := append(a.cpu.order[:0], c.terms...)
-	slices.SortStableFunc(order, func(x, y ctxTerm) int {
-		px, py := x.pos/float64(x.n), y.pos/float64(y.n)
-		switch {
-		case px < py:
-			return -1
-		case px > py:
-			return 1
-		}
-		return 0
-	})
-	a.cpu.order = order
+	if !c.ordered {
+		c.order = append(c.order[:0], c.terms...)
+		slices.SortStableFunc(c.order, func(x, y ctxTerm) int {
+			px, py := x.pos/float64(x.n), y.pos/float64(y.n)
+			switch {
+			case px < py:
+				return -1
+			case px > py:
+				return 1
+			}
+			return 0
+		})
+		c.ordered = true
+	}
+	order := c.order
 	// The share of the interval each sample stands for; all of it when
 	// the samples stand for more CPU than the context ran.
 	per := float64(CPUSamplePeriod) / float64(c.run)
