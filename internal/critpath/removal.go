@@ -495,40 +495,34 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 		if i > k {
 			break
 		}
-		wi := int32(-1) // i's index in waits, when a wait
+		// i is a wait another request goroutine ended (sim.segment's
+		// case for one) when it is in waits, and the term's (SimSubject)
+		// when it is in the term's row of occ: Begin built both with
+		// those tests.
+		wi, ofTerm := int32(-1), false // i's index in waits, when a wait
 		if st.wc < wEnd && x.waits[st.wc] == i {
 			wi = st.wc
 			st.wc++
 		}
 		if st.oc < oEnd && x.occ[st.oc] == i {
+			ofTerm = true
 			st.oc++
 		}
 		st.upto = i - 1
 		t := ref.start[i] + st.cur
-		seg := &segs[i]
-		var end tracein.Time
-		if seg.Waker >= 0 && seg.Waker != g && r.Gs[seg.Waker].Committed {
-			end = t
-			if seg.SimSubject() != x.term {
-				var p tracein.Time
-				if wi >= 0 { // always: waits holds every such segment
-					p = x.pointAt(r, seg.Waker, seg.End, x.waitK[wi])
-				} else {
-					p = x.point(r, seg.Waker, seg.End)
-				}
-				end = max(t, p)
-				if seg.JoinAll {
-					var j tracein.Time
-					for h := range r.Gs {
-						if last, ok := joinedEnd(r, g, int32(h), seg); ok {
-							j = max(j, x.point(r, int32(h), last))
-						}
+		end := t // a segment of the term: no time (sim.segment's factor 0)
+		if wi >= 0 && !ofTerm {
+			seg := &segs[i]
+			end = max(t, x.pointAt(r, seg.Waker, seg.End, x.waitK[wi]))
+			if seg.JoinAll {
+				var j tracein.Time
+				for h := range r.Gs {
+					if last, ok := joinedEnd(r, g, int32(h), seg); ok {
+						j = max(j, x.point(r, int32(h), last))
 					}
-					end = max(end, j)
 				}
+				end = max(end, j)
 			}
-		} else { // a segment of the term: no time (sim.segment's factor 0)
-			end = t
 		}
 		st = &x.st[g]
 		st.cur = end - ref.end[i]
