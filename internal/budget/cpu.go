@@ -88,9 +88,8 @@ type cpuFrames struct {
 	// running segment booked, each a pass through the stack's whole
 	// stackInfo before.
 	sites []knownSite
-	// missedAt, by StackID: the number of terms, plus one, when the stack's
-	// CPU term was last looked up and not interned (preempted); 0: never.
-	missedAt []int32
+	// stops, by StackID: what preempted found of the stack's CPU term.
+	stops []stopCPU
 }
 
 // recentCtx is a slot of cpuFrames.recent: a context and its pool.
@@ -383,20 +382,24 @@ func (a *Analyzer) preempted(pieces []critpath.Seg, run runRef) critpath.TermID 
 	}
 	// The CPU term a sample on the stop stack would get, without interning
 	// one no sample gave.
-	si := a.terms.stack(run.stop)
-	t := si.cpuID
-	if !si.hasCPU {
-		if si.attr.App == "" || a.cpu.notInterned(run.stop, len(a.terms.list)) {
-			return critpath.NoTerm
+	t, ok := a.cpu.stopTerm(run.stop, len(a.terms.list))
+	if !ok {
+		si := a.terms.stack(run.stop)
+		t = si.cpuID
+		if !si.hasCPU {
+			if si.attr.App == "" { // no application frame, for good
+				a.cpu.setStop(run.stop, stopCPU{t: critpath.NoTerm, known: true})
+				return critpath.NoTerm
+			}
+			if t, ok = a.terms.index[termKey{path: si.pathKey, kind: frame.Running, fallback: si.attr.Fallback}]; !ok {
+				a.cpu.setStop(run.stop, stopCPU{missedAt: int32(len(a.terms.list)) + 1})
+				return critpath.NoTerm
+			}
+			// Interned: cpuTerm would intern the same key and find it,
+			// so the stack's CPU term is known from now on.
+			si.hasCPU, si.cpuID = true, t
 		}
-		var ok bool
-		if t, ok = a.terms.index[termKey{path: si.pathKey, kind: frame.Running, fallback: si.attr.Fallback}]; !ok {
-			a.cpu.missed(run.stop, len(a.terms.list))
-			return critpath.NoTerm
-		}
-		// Interned: cpuTerm would intern the same key and find it, so
-		// the stack's CPU term is known from now on.
-		si.hasCPU, si.cpuID = true, t
+		a.cpu.setStop(run.stop, stopCPU{t: t, known: true})
 	}
 	if t == critpath.NoTerm || !hasTerm(pieces, t) {
 		return critpath.NoTerm
@@ -404,22 +407,42 @@ func (a *Analyzer) preempted(pieces []critpath.Seg, run runRef) critpath.TermID 
 	return t
 }
 
-// notInterned reports whether the CPU term of stack id was found not to be
-// interned when the term table had n terms: a term once interned stays, so
-// with no term added since, it still is not. A map lookup of the term's key
-// per running interval booked (preempted) was a third of splitRunning's
-// time on a dense trace.
-func (f *cpuFrames) notInterned(id tracein.StackID, n int) bool {
-	return int(id) < len(f.missedAt) && f.missedAt[id] == int32(n)+1
+// stopCPU is what preempted found of a stop stack's CPU term: the term
+// (NoTerm: the stack has no application frame), when known; else, when
+// missedAt is not 0, that it was not interned when the term table had
+// missedAt-1 terms.
+type stopCPU struct {
+	t        critpath.TermID
+	known    bool
+	missedAt int32
 }
 
-// missed remembers that the CPU term of stack id was not interned when the
-// term table had n terms (notInterned).
-func (f *cpuFrames) missed(id tracein.StackID, n int) {
-	if int(id) >= len(f.missedAt) {
-		f.missedAt = append(f.missedAt, make([]int32, int(id)+1-len(f.missedAt))...)
+// stopTerm returns the CPU term of stop stack id and true when preempted
+// found it before, or NoTerm and true when it found it not interned and
+// the term table still has the n terms it had then (a term once interned
+// stays, so it still is not); false when it must look. A map lookup of
+// the term's key per running interval booked was a third of
+// splitRunning's time on a dense trace, and the stack's whole stackInfo
+// a read per interval.
+func (f *cpuFrames) stopTerm(id tracein.StackID, n int) (critpath.TermID, bool) {
+	if int(id) >= len(f.stops) {
+		return critpath.NoTerm, false
 	}
-	f.missedAt[id] = int32(n) + 1
+	switch s := f.stops[id]; {
+	case s.known:
+		return s.t, true
+	case s.missedAt == int32(n)+1:
+		return critpath.NoTerm, true
+	}
+	return critpath.NoTerm, false
+}
+
+// setStop remembers what preempted found of stop stack id (stopTerm).
+func (f *cpuFrames) setStop(id tracein.StackID, s stopCPU) {
+	if int(id) >= len(f.stops) {
+		f.stops = append(f.stops, make([]stopCPU, max(int(id)+1, 2*len(f.stops))-len(f.stops))...)
+	}
+	f.stops[id] = s
 }
 
 // hasTerm reports whether a running interval's pieces hold CPU term t, as
