@@ -44,11 +44,12 @@ type Removals struct {
 	// (a map here cost a hash per segment of a term and per removal).
 	rows     []int32
 	rowTerms []TermID
-	occ      []int32 // every segment of each term, by row, then goroutine
-	occOff   []int32 // row*n+g: where the term's segments on g start in occ
-	segRow   []int32 // the row of each segment of a term, in order
-	waits    []int32 // each goroutine's waits another request goroutine ended
-	wOff     []int32 // g: where g's start in waits
+	occ      []int32  // every segment of each term, by row, then goroutine
+	occOff   []int32  // row*n+g: where the term's segments on g start in occ
+	segRow   []int32  // the row of each segment of a term, in order
+	segPos   []segPos // and where it is
+	waits    []int32  // each goroutine's waits another request goroutine ended
+	wOff     []int32  // g: where g's start in waits
 	// waitK, parallel to waits: the waker's segment the wait's end reads
 	// (pointSeg; noSeg when none); originK, by goroutine: the creator's
 	// segment its start reads (noSeg: none, or no creator). Found once
@@ -93,6 +94,9 @@ type evG struct {
 	wc, oc int32   // next wait, next segment of the term (indices into waits, occ)
 	ev     []evSeg // the segments computed, in order
 }
+
+// segPos is a segment's place: goroutine g's segment i.
+type segPos struct{ g, i int32 }
 
 // evSeg is a segment Latency computed: its index and the offset from the
 // reference after it.
@@ -139,7 +143,7 @@ func (x *Removals) Begin(r *Request) {
 	}
 	x.rowTerms = x.rowTerms[:0]
 	// Every term's segments, grouped by term, then goroutine.
-	x.occOff, x.segRow = x.occOff[:0], x.segRow[:0]
+	x.occOff, x.segRow, x.segPos = x.occOff[:0], x.segRow[:0], x.segPos[:0]
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
 		last, row := NoTerm, int32(0)
@@ -160,6 +164,7 @@ func (x *Removals) Begin(r *Request) {
 			}
 			x.occOff[int(row)*n+g]++
 			x.segRow = append(x.segRow, row)
+			x.segPos = append(x.segPos, segPos{int32(g), int32(i)})
 		}
 	}
 	sum := int32(0)
@@ -171,17 +176,10 @@ func (x *Removals) Begin(r *Request) {
 	x.occ = grow32(x.occ, int(sum))
 	fill := x.aff[:0] // a cursor per row and goroutine, borrowed
 	fill = append(fill, x.occOff...)
-	j := 0
-	for g := range r.Gs {
-		segs := r.Gs[g].Segs
-		for i := range segs {
-			if segs[i].SimSubject() != NoTerm {
-				c := &fill[int(x.segRow[j])*n+g]
-				x.occ[*c] = int32(i)
-				*c++
-				j++
-			}
-		}
+	for j, p := range x.segPos {
+		c := &fill[int(x.segRow[j])*n+int(p.g)]
+		x.occ[*c] = p.i
+		*c++
 	}
 	x.aff = fill[:0]
 	// The waits between goroutines, as sim.origin, sim.segment and
