@@ -62,12 +62,14 @@ type Removals struct {
 
 	// per term
 	term TermID
-	row1 int32   // its row
-	aff  []int32 // each goroutine's first affected segment
-	oaff []bool  // each goroutine's start affected
-	st   []evG   // by goroutine, set up on first use (state) in each Latency
-	gen  uint32  // Latency's call, to tell st set up in this one from older
-	bad  bool    // a cycle or a point the reference did not simulate: simulate whole
+	// occRow is occOff's part for the term's row: the term's segments on
+	// goroutine g are occ[occRow[g]:occRow[g+1]].
+	occRow []int32
+	aff    []int32 // each goroutine's first affected segment
+	oaff   []bool  // each goroutine's start affected
+	st     []evG   // by goroutine, set up on first use (state) in each Latency
+	gen    uint32  // Latency's call, to tell st set up in this one from older
+	bad    bool    // a cycle or a point the reference did not simulate: simulate whole
 
 	fallbacks int // times bad was set (tests)
 	gs        []simG
@@ -305,9 +307,10 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		return int64(x.refEnd - r.Begin)
 	}
 	aff, oaff := x.aff, x.oaff
+	x.occRow = x.occOff[int(row)*n : int(row)*n+n+1]
 	for g := range aff {
 		aff[g] = int32(len(r.Gs[g].Segs))
-		if o := x.occOff[int(row)*n+g]; o < x.occOff[int(row)*n+g+1] {
+		if o := x.occRow[g]; o < x.occRow[g+1] {
 			aff[g] = x.occ[o]
 		}
 	}
@@ -342,7 +345,6 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		return int64(x.refEnd - r.Begin)
 	}
 	x.term, x.bad = t, false
-	x.row1 = row
 	x.gen++
 	if x.gen == 0 { // wrapped: no goroutine's state may look current
 		for g := range x.st {
@@ -350,8 +352,8 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		}
 		x.gen = 1
 	}
-	end := x.point(r, r.EndG, r.End)
-	if x.bad { // cannot happen after an acyclic reference; kept safe
+	end := x.pointAt(r, r.EndG, r.End, x.root) // (pointSeg's answer for it, found in Begin)
+	if x.bad {                                 // cannot happen after an acyclic reference; kept safe
 		x.fallbacks++
 		return x.whole(r, t)
 	}
@@ -366,7 +368,7 @@ func (x *Removals) state(g int32) *evG {
 	if st.gen == x.gen {
 		return st
 	}
-	aff, n, row := x.aff[g], x.n, int(x.row1)
+	aff := x.aff[g]
 	*st = evG{gen: x.gen, upto: aff - 1, ev: st.ev[:0]}
 	if !x.oaff[g] {
 		st.origin = 2
@@ -376,8 +378,8 @@ func (x *Removals) state(g int32) *evG {
 	for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff {
 		st.wc++
 	}
-	st.oc = x.occOff[row*n+int(g)]
-	for st.oc < x.occOff[row*n+int(g)+1] && x.occ[st.oc] < aff {
+	st.oc = x.occRow[g]
+	for st.oc < x.occRow[g+1] && x.occ[st.oc] < aff {
 		st.oc++
 	}
 	return st
@@ -481,7 +483,7 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 	st.busy = true
 	segs := r.Gs[g].Segs
 	ref := &x.ref[g]
-	wEnd, oEnd := x.wOff[g+1], x.occOff[int(x.row1)*x.n+int(g)+1]
+	wEnd, oEnd := x.wOff[g+1], x.occRow[g+1]
 	for {
 		i := k + 1
 		if st.wc < wEnd {
