@@ -146,6 +146,7 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 	if err != nil {
 		return nil, err
 	}
+	defer lowerGC()()     // (gc.go)
 	stacks := tr.Stacks() // only this goroutine touches it (see pipe.go)
 	rules := opts.Rules
 	var run []Consumer

@@ -63,6 +63,11 @@ type cpuCtx struct {
 	n     int
 	run   int64     // running time of the context's intervals, ns
 	terms []ctxTerm // by first appearance; few per context
+	// order is terms in the order runningPieces lays them out, valid
+	// when ordered: sorted again only after foldCPU added samples, not for
+	// every running segment booked.
+	order   []ctxTerm
+	ordered bool
 }
 
 // ctxTerm is one frame's samples in a context, with the sum of their
@@ -78,7 +83,13 @@ type cpuFrames struct {
 	ctx     map[ctxKey]*cpuCtx
 	recent  [1 << 10]recentCtx // a cache of ctx (lookup), by a slot the key picks
 	samples int                // CPU samples that fell in a goroutine's running time
-	order   []ctxTerm
+	// sites, by StackID: each stack's site (terms.site) once asked, in a
+	// small array of its own: two per running interval ended and two per
+	// running segment booked, each a pass through the stack's whole
+	// stackInfo before.
+	sites []knownSite
+	// stops, by StackID: what preempted found of the stack's CPU term.
+	stops []stopCPU
 }
 
 // recentCtx is a slot of cpuFrames.recent: a context and its pool.
@@ -106,6 +117,25 @@ func (f *cpuFrames) lookup(k ctxKey) *cpuCtx {
 		*r = recentCtx{k, c}
 	}
 	return c
+}
+
+// knownSite is a stack's site, valid when known.
+type knownSite struct {
+	site  int32
+	known bool
+}
+
+// site is terms.site, remembered in cpuFrames.sites.
+func (a *Analyzer) site(id tracein.StackID) int32 {
+	if int(id) < len(a.cpu.sites) && a.cpu.sites[id].known {
+		return a.cpu.sites[id].site
+	}
+	s := a.terms.site(id)
+	if int(id) >= len(a.cpu.sites) {
+		a.cpu.sites = append(a.cpu.sites, make([]knownSite, max(int(id)+1, 2*len(a.cpu.sites))-len(a.cpu.sites))...)
+	}
+	a.cpu.sites[id] = knownSite{s, true}
+	return s
 }
 
 // site returns the place in the code that a stack stands for: its
@@ -244,7 +274,7 @@ func (a *Analyzer) foldCPU(g *gstate, start, end tracein.Time, stop tracein.Stac
 	if len(g.cpu) == 0 && a.cpu.samples == 0 {
 		return // no sample in the trace so far
 	}
-	k := ctxKey{a.terms.site(g.resume), a.terms.site(stop)}
+	k := ctxKey{a.site(g.resume), a.site(stop)}
 	c := a.cpu.lookup(k)
 	if c == nil {
 		if a.cpu.ctx == nil {
@@ -269,6 +299,7 @@ func (a *Analyzer) foldCPU(g *gstate, start, end tracein.Time, stop tracein.Stac
 		c.terms[i].n++
 		c.terms[i].pos += pos
 		c.n++
+		c.ordered = false
 		a.cpu.samples++
 	}
 	g.cpu = g.cpu[:0]
@@ -351,21 +382,67 @@ func (a *Analyzer) preempted(pieces []critpath.Seg, run runRef) critpath.TermID 
 	}
 	// The CPU term a sample on the stop stack would get, without interning
 	// one no sample gave.
-	si := a.terms.stack(run.stop)
-	t := si.cpuID
-	if !si.hasCPU {
-		if si.attr.App == "" {
-			return critpath.NoTerm
+	t, ok := a.cpu.stopTerm(run.stop, len(a.terms.list))
+	if !ok {
+		si := a.terms.stack(run.stop)
+		t = si.cpuID
+		if !si.hasCPU {
+			if si.attr.App == "" { // no application frame, for good
+				a.cpu.setStop(run.stop, stopCPU{t: critpath.NoTerm, known: true})
+				return critpath.NoTerm
+			}
+			if t, ok = a.terms.index[termKey{path: si.pathKey, kind: frame.Running, fallback: si.attr.Fallback}]; !ok {
+				a.cpu.setStop(run.stop, stopCPU{missedAt: int32(len(a.terms.list)) + 1})
+				return critpath.NoTerm
+			}
+			// Interned: cpuTerm would intern the same key and find it,
+			// so the stack's CPU term is known from now on.
+			si.hasCPU, si.cpuID = true, t
 		}
-		var ok bool
-		if t, ok = a.terms.index[termKey{path: si.pathKey, kind: frame.Running, fallback: si.attr.Fallback}]; !ok {
-			return critpath.NoTerm
-		}
+		a.cpu.setStop(run.stop, stopCPU{t: t, known: true})
 	}
 	if t == critpath.NoTerm || !hasTerm(pieces, t) {
 		return critpath.NoTerm
 	}
 	return t
+}
+
+// stopCPU is what preempted found of a stop stack's CPU term: the term
+// (NoTerm: the stack has no application frame), when known; else, when
+// missedAt is not 0, that it was not interned when the term table had
+// missedAt-1 terms.
+type stopCPU struct {
+	t        critpath.TermID
+	known    bool
+	missedAt int32
+}
+
+// stopTerm returns the CPU term of stop stack id and true when preempted
+// found it before, or NoTerm and true when it found it not interned and
+// the term table still has the n terms it had then (a term once interned
+// stays, so it still is not); false when it must look. A map lookup of
+// the term's key per running interval booked was a third of
+// splitRunning's time on a dense trace, and the stack's whole stackInfo
+// a read per interval.
+func (f *cpuFrames) stopTerm(id tracein.StackID, n int) (critpath.TermID, bool) {
+	if int(id) >= len(f.stops) {
+		return critpath.NoTerm, false
+	}
+	switch s := f.stops[id]; {
+	case s.known:
+		return s.t, true
+	case s.missedAt == int32(n)+1:
+		return critpath.NoTerm, true
+	}
+	return critpath.NoTerm, false
+}
+
+// setStop remembers what preempted found of stop stack id (stopTerm).
+func (f *cpuFrames) setStop(id tracein.StackID, s stopCPU) {
+	if int(id) >= len(f.stops) {
+		f.stops = append(f.stops, make([]stopCPU, max(int(id)+1, 2*len(f.stops))-len(f.stops))...)
+	}
+	f.stops[id] = s
 }
 
 // hasTerm reports whether a running interval's pieces hold CPU term t, as
@@ -386,7 +463,7 @@ func hasTerm(pieces []critpath.Seg, t critpath.TermID) bool {
 func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef) []critpath.Seg {
 	var c *cpuCtx
 	if a.cpu.samples > 0 {
-		c = a.cpu.lookup(ctxKey{a.terms.site(run.resume), a.terms.site(run.stop)})
+		c = a.cpu.lookup(ctxKey{a.site(run.resume), a.site(run.stop)})
 	}
 	if c == nil || c.n == 0 || c.run <= 0 {
 		if s.CPU = a.terms.spanTerm(run.resume, run.stop); s.CPU != critpath.NoTerm {
@@ -394,18 +471,21 @@ func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef
 		}
 		return append(segs, s)
 	}
-	order := append(a.cpu.order[:0], c.terms...)
-	slices.SortStableFunc(order, func(x, y ctxTerm) int {
-		px, py := x.pos/float64(x.n), y.pos/float64(y.n)
-		switch {
-		case px < py:
-			return -1
-		case px > py:
-			return 1
-		}
-		return 0
-	})
-	a.cpu.order = order
+	if !c.ordered {
+		c.order = append(c.order[:0], c.terms...)
+		slices.SortStableFunc(c.order, func(x, y ctxTerm) int {
+			px, py := x.pos/float64(x.n), y.pos/float64(y.n)
+			switch {
+			case px < py:
+				return -1
+			case px > py:
+				return 1
+			}
+			return 0
+		})
+		c.ordered = true
+	}
+	order := c.order
 	// The share of the interval each sample stands for; all of it when
 	// the samples stand for more CPU than the context ran.
 	per := float64(CPUSamplePeriod) / float64(c.run)

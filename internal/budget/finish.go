@@ -155,8 +155,8 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 type scratch struct {
 	wait    termSums
 	crit    termSums
-	along   termSums                  // critical running time along with each CPU term
-	tail    map[critpath.TermID]int64 // critpath.TailGains' answer
+	along   termSums      // critical running time along with each CPU term
+	tail    critpath.Tail // critpath.TailGains' answer
 	model   critpath.Model
 	gs      []critpath.G     // the finishing request's timelines
 	cp      critpath.Scratch // Walk and Simulate memory
@@ -244,10 +244,9 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	}
 	if a.opts.FixPotential {
 		simple := committed == 1 && !hasJoin(req)
-		var tail map[critpath.TermID]int64
-		if !simple && !a.scratch.noTail {
-			tail = critpath.TailGains(req, a.scratch.tail)
-			a.scratch.tail = tail
+		tail := !simple && !a.scratch.noTail
+		if tail {
+			a.scratch.tail.Find(req)
 		}
 		begun := false
 		for _, tid := range a.scratch.crit.ids {
@@ -260,8 +259,8 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			// (critpath.TailGains); others are simulated, from the first
 			// segment each removal can change (critpath.Removals).
 			gain, ok := crit+a.scratch.along.get(tid), simple
-			if !ok {
-				gain, ok = tail[tid]
+			if !ok && tail {
+				gain, ok = a.scratch.tail.Gain(tid)
 			}
 			switch {
 			case ok:

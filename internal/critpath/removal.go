@@ -39,23 +39,37 @@ type Removals struct {
 	ref    []simG
 	refEnd tracein.Time // the reference's simulated end
 	n      int          // goroutines
-	row    map[TermID]int32
-	occ    []int32 // every segment of each term, by row, then goroutine
-	occOff []int32 // row*n+g: where the term's segments on g start in occ
-	segRow []int32 // the row of each segment of a term, in order
-	waits  []int32 // each goroutine's waits another request goroutine ended
-	wOff   []int32 // g: where g's start in waits
-	edges  []edge
-	root   int32 // the end's segment on EndG (-1: its start); rootOK false: none
-	rootOK bool
+	// rows, by TermID: the row of each term of the request, plus one (0:
+	// not in it); rowTerms are the terms set, to clear at the next Begin
+	// (a map here cost a hash per segment of a term and per removal).
+	rows     []int32
+	rowTerms []TermID
+	occ      []int32  // every segment of each term, by row, then goroutine
+	occOff   []int32  // row*n+g: where the term's segments on g start in occ
+	segRow   []int32  // the row of each segment of a term, in order
+	segPos   []segPos // and where it is
+	waits    []int32  // each goroutine's waits another request goroutine ended
+	wOff     []int32  // g: where g's start in waits
+	// waitK, parallel to waits: the waker's segment the wait's end reads
+	// (pointSeg; noSeg when none); originK, by goroutine: the creator's
+	// segment its start reads (noSeg: none, or no creator). Found once
+	// here rather than by a search per removal.
+	waitK   []int32
+	originK []int32
+	edges   []edge
+	root    int32 // the end's segment on EndG (-1: its start); rootOK false: none
+	rootOK  bool
 
 	// per term
 	term TermID
-	row1 int32   // its row
-	aff  []int32 // each goroutine's first affected segment
-	oaff []bool  // each goroutine's start affected
-	st   []evG
-	bad  bool // a cycle or a point the reference did not simulate: simulate whole
+	// occRow is occOff's part for the term's row: the term's segments on
+	// goroutine g are occ[occRow[g]:occRow[g+1]].
+	occRow []int32
+	aff    []int32 // each goroutine's first affected segment
+	oaff   []bool  // each goroutine's start affected
+	st     []evG   // by goroutine, set up on first use (state) in each Latency
+	gen    uint32  // Latency's call, to tell st set up in this one from older
+	bad    bool    // a cycle or a point the reference did not simulate: simulate whole
 
 	fallbacks int // times bad was set (tests)
 	gs        []simG
@@ -73,14 +87,24 @@ type Removals struct {
 
 // evG is one goroutine's state in Latency.
 type evG struct {
+	gen    uint32       // the Latency call that set it up (Removals.gen)
 	upto   int32        // the segments up to here are done
 	cur    tracein.Time // offset from the reference after them
 	d0     tracein.Time // offset of the goroutine's start
 	origin uint8        // 0: not computed, 1: being computed, 2: done
 	busy   bool
 	wc, oc int32   // next wait, next segment of the term (indices into waits, occ)
-	evI    []int32 // segments computed, in order
-	evD    []tracein.Time
+	ev     []evSeg // the segments computed, in order
+}
+
+// segPos is a segment's place: goroutine g's segment i.
+type segPos struct{ g, i int32 }
+
+// evSeg is a segment Latency computed: its index and the offset from the
+// reference after it.
+type evSeg struct {
+	i int32
+	d tracein.Time
 }
 
 // edge: segment i of goroutine g (-1: g's start) depends on the simulated
@@ -116,12 +140,12 @@ func (x *Removals) Begin(r *Request) {
 	if !x.exact {
 		return
 	}
-	if x.row == nil {
-		x.row = map[TermID]int32{}
+	for _, t := range x.rowTerms {
+		x.rows[t] = 0
 	}
-	clear(x.row)
+	x.rowTerms = x.rowTerms[:0]
 	// Every term's segments, grouped by term, then goroutine.
-	x.occOff, x.segRow = x.occOff[:0], x.segRow[:0]
+	x.occOff, x.segRow, x.segPos = x.occOff[:0], x.segRow[:0], x.segPos[:0]
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
 		last, row := NoTerm, int32(0)
@@ -131,10 +155,9 @@ func (x *Removals) Begin(r *Request) {
 				continue
 			}
 			if t != last {
-				var ok bool
-				if row, ok = x.row[t]; !ok {
+				if row = x.rowOf(t) - 1; row < 0 {
 					row = int32(len(x.occOff) / n)
-					x.row[t] = row
+					x.setRow(t, row)
 					for range n {
 						x.occOff = append(x.occOff, 0)
 					}
@@ -143,6 +166,7 @@ func (x *Removals) Begin(r *Request) {
 			}
 			x.occOff[int(row)*n+g]++
 			x.segRow = append(x.segRow, row)
+			x.segPos = append(x.segPos, segPos{int32(g), int32(i)})
 		}
 	}
 	sum := int32(0)
@@ -154,30 +178,27 @@ func (x *Removals) Begin(r *Request) {
 	x.occ = grow32(x.occ, int(sum))
 	fill := x.aff[:0] // a cursor per row and goroutine, borrowed
 	fill = append(fill, x.occOff...)
-	j := 0
-	for g := range r.Gs {
-		segs := r.Gs[g].Segs
-		for i := range segs {
-			if segs[i].SimSubject() != NoTerm {
-				c := &fill[int(x.segRow[j])*n+g]
-				x.occ[*c] = int32(i)
-				*c++
-				j++
-			}
-		}
+	for j, p := range x.segPos {
+		c := &fill[int(x.segRow[j])*n+int(p.g)]
+		x.occ[*c] = p.i
+		*c++
 	}
 	x.aff = fill[:0]
 	// The waits between goroutines, as sim.origin, sim.segment and
 	// sim.joined ask them.
 	x.edges, x.waits, x.wOff = x.edges[:0], x.waits[:0], x.wOff[:0]
+	x.waitK, x.originK = x.waitK[:0], x.originK[:0]
 	for g := range r.Gs {
 		x.wOff = append(x.wOff, int32(len(x.waits)))
 		G := &r.Gs[g]
+		ck := int32(noSeg)
 		if G.Creator >= 0 {
 			if k, ok := pointSeg(r, G.Creator, G.Start); ok {
 				x.edges = append(x.edges, edge{int32(g), -1, G.Creator, k})
+				ck = k
 			}
 		}
+		x.originK = append(x.originK, ck)
 		for i := range G.Segs {
 			seg := &G.Segs[i]
 			w := seg.Waker
@@ -185,9 +206,12 @@ func (x *Removals) Begin(r *Request) {
 				continue
 			}
 			x.waits = append(x.waits, int32(i))
+			wk := int32(noSeg)
 			if k, ok := pointSeg(r, w, seg.End); ok {
 				x.edges = append(x.edges, edge{int32(g), int32(i), w, k})
+				wk = k
 			}
+			x.waitK = append(x.waitK, wk)
 			if !seg.JoinAll {
 				continue
 			}
@@ -212,6 +236,24 @@ func (x *Removals) Begin(r *Request) {
 		x.st = append(x.st[:cap(x.st)], make([]evG, n-cap(x.st))...)
 	}
 	x.aff, x.oaff, x.st = x.aff[:n], x.oaff[:n], x.st[:n]
+}
+
+// rowOf returns term t's row plus one, 0 when the request has no segment
+// of t.
+func (x *Removals) rowOf(t TermID) int32 {
+	if t < 0 || int(t) >= len(x.rows) {
+		return 0
+	}
+	return x.rows[t]
+}
+
+// setRow gives term t (not NoTerm) its row.
+func (x *Removals) setRow(t TermID, row int32) {
+	if int(t) >= len(x.rows) {
+		x.rows = append(x.rows, make([]int32, max(int(t)+1, 2*len(x.rows), 64)-len(x.rows))...)
+	}
+	x.rows[t] = row + 1
+	x.rowTerms = append(x.rowTerms, t)
 }
 
 func grow32(s []int32, n int) []int32 {
@@ -260,14 +302,15 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	if !x.exact {
 		return x.whole(r, t)
 	}
-	row, ok := x.row[t]
-	if !ok { // not in the request: nothing changes
+	row := x.rowOf(t) - 1
+	if row < 0 { // not in the request: nothing changes
 		return int64(x.refEnd - r.Begin)
 	}
 	aff, oaff := x.aff, x.oaff
+	x.occRow = x.occOff[int(row)*n : int(row)*n+n+1]
 	for g := range aff {
 		aff[g] = int32(len(r.Gs[g].Segs))
-		if o := x.occOff[int(row)*n+g]; o < x.occOff[int(row)*n+g+1] {
+		if o := x.occRow[g]; o < x.occRow[g+1] {
 			aff[g] = x.occ[o]
 		}
 	}
@@ -302,25 +345,15 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 		return int64(x.refEnd - r.Begin)
 	}
 	x.term, x.bad = t, false
-	for g := range x.st {
-		st := &x.st[g]
-		*st = evG{upto: aff[g] - 1, evI: st.evI[:0], evD: st.evD[:0]}
-		if !oaff[g] {
-			st.origin = 2
+	x.gen++
+	if x.gen == 0 { // wrapped: no goroutine's state may look current
+		for g := range x.st {
+			x.st[g].gen = 0
 		}
-		// the first wait and the first segment of the term from aff[g] on
-		st.wc = x.wOff[g]
-		for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff[g] {
-			st.wc++
-		}
-		st.oc = x.occOff[int(row)*n+g]
-		for st.oc < x.occOff[int(row)*n+g+1] && x.occ[st.oc] < aff[g] {
-			st.oc++
-		}
+		x.gen = 1
 	}
-	x.row1 = row
-	end := x.point(r, r.EndG, r.End)
-	if x.bad { // cannot happen after an acyclic reference; kept safe
+	end := x.pointAt(r, r.EndG, r.End, x.root) // (pointSeg's answer for it, found in Begin)
+	if x.bad {                                 // cannot happen after an acyclic reference; kept safe
 		x.fallbacks++
 		return x.whole(r, t)
 	}
@@ -328,12 +361,49 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	return int64(end - r.Begin)
 }
 
+// state returns goroutine g's state in this Latency call, set up on first
+// use: most removals visit few of a request's goroutines.
+func (x *Removals) state(g int32) *evG {
+	st := &x.st[g]
+	if st.gen == x.gen {
+		return st
+	}
+	aff := x.aff[g]
+	*st = evG{gen: x.gen, upto: aff - 1, ev: st.ev[:0]}
+	if !x.oaff[g] {
+		st.origin = 2
+	}
+	// the first wait and the first segment of the term from aff on
+	st.wc = x.wOff[g]
+	for st.wc < x.wOff[g+1] && x.waits[st.wc] < aff {
+		st.wc++
+	}
+	st.oc = x.occRow[g]
+	for st.oc < x.occRow[g+1] && x.occ[st.oc] < aff {
+		st.oc++
+	}
+	return st
+}
+
+// noSeg marks no segment found (pointSeg's false) in Removals.waitK and
+// originK.
+const noSeg = -1 << 31
+
 // point is sim.point under the removal.
 func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
-	segs := r.Gs[g].Segs
 	k, ok := pointSeg(r, g, t)
+	if !ok {
+		k = noSeg
+	}
+	return x.pointAt(r, g, t, k)
+}
+
+// pointAt is point with the segment pointSeg finds for t on g, k (noSeg:
+// none).
+func (x *Removals) pointAt(r *Request, g int32, t tracein.Time, k int32) tracein.Time {
+	segs := r.Gs[g].Segs
 	switch {
-	case !ok:
+	case k == noSeg:
 		return t
 	case k < 0:
 		return x.origin(r, g) - (segs[0].Start - t)
@@ -342,36 +412,38 @@ func (x *Removals) point(r *Request, g int32, t tracein.Time) tracein.Time {
 		return t
 	}
 	ref := &x.ref[g]
-	start, end := ref.start[k]+x.offset(g, int32(k), false), ref.end[k]+x.offset(g, int32(k), true)
+	d0, d1 := x.offsets(g, k)
+	start, end := ref.start[k]+d0, ref.end[k]+d1
 	return start + min(t-segs[k].Start, end-start)
 }
 
-// offset returns the offset of goroutine g's simulated times from the
-// reference's at the start (or, with atEnd, the end) of segment k, which
-// ensure has done.
-func (x *Removals) offset(g, k int32, atEnd bool) tracein.Time {
+// offsets returns the offsets of goroutine g's simulated times from the
+// reference's at the start and at the end of segment k, which ensure has
+// done.
+func (x *Removals) offsets(g, k int32) (atStart, atEnd tracein.Time) {
 	st := &x.st[g]
-	if atEnd {
-		k++
-	}
-	lo, hi := 0, len(st.evI) // the first computed segment at or after k
+	lo, hi := 0, len(st.ev) // the first computed segment at or after k
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if st.evI[m] < k {
+		if st.ev[m].i < k {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == 0 {
-		return st.d0
+	atStart = st.d0
+	if lo > 0 {
+		atStart = st.ev[lo-1].d
 	}
-	return st.evD[lo-1]
+	if lo < len(st.ev) && st.ev[lo].i == k { // computed: the offset after it
+		return atStart, st.ev[lo].d
+	}
+	return atStart, atStart
 }
 
 // origin is sim.origin under the removal.
 func (x *Removals) origin(r *Request, g int32) tracein.Time {
-	st, ref := &x.st[g], &x.ref[g]
+	st, ref := x.state(g), &x.ref[g]
 	if !ref.inited {
 		x.bad = true // the reference did not need it: a removal cannot
 		return 0
@@ -382,7 +454,7 @@ func (x *Removals) origin(r *Request, g int32) tracein.Time {
 		return ref.origin
 	case 0:
 		st.origin = 1
-		o := x.point(r, r.Gs[g].Creator, r.Gs[g].Start)
+		o := x.pointAt(r, r.Gs[g].Creator, r.Gs[g].Start, x.originK[g])
 		st = &x.st[g]
 		st.d0, st.cur, st.origin = o-ref.origin, o-ref.origin, 2
 	}
@@ -392,7 +464,7 @@ func (x *Removals) origin(r *Request, g int32) tracein.Time {
 // ensure computes g's segments up to k that the removal can make differ
 // from the reference by other than the offset before them.
 func (x *Removals) ensure(r *Request, g, k int32) bool {
-	st := &x.st[g]
+	st := x.state(g)
 	if int(k) >= len(x.ref[g].end) { // the reference did not need it: a removal cannot
 		x.bad = true
 		return false
@@ -411,7 +483,7 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 	st.busy = true
 	segs := r.Gs[g].Segs
 	ref := &x.ref[g]
-	wEnd, oEnd := x.wOff[g+1], x.occOff[int(x.row1)*x.n+int(g)+1]
+	wEnd, oEnd := x.wOff[g+1], x.occRow[g+1]
 	for {
 		i := k + 1
 		if st.wc < wEnd {
@@ -423,36 +495,38 @@ func (x *Removals) ensure(r *Request, g, k int32) bool {
 		if i > k {
 			break
 		}
+		// i is a wait another request goroutine ended (sim.segment's
+		// case for one) when it is in waits, and the term's (SimSubject)
+		// when it is in the term's row of occ: Begin built both with
+		// those tests.
+		wi, ofTerm := int32(-1), false // i's index in waits, when a wait
 		if st.wc < wEnd && x.waits[st.wc] == i {
+			wi = st.wc
 			st.wc++
 		}
 		if st.oc < oEnd && x.occ[st.oc] == i {
+			ofTerm = true
 			st.oc++
 		}
 		st.upto = i - 1
 		t := ref.start[i] + st.cur
-		seg := &segs[i]
-		var end tracein.Time
-		if seg.Waker >= 0 && seg.Waker != g && r.Gs[seg.Waker].Committed {
-			end = t
-			if seg.SimSubject() != x.term {
-				end = max(t, x.point(r, seg.Waker, seg.End))
-				if seg.JoinAll {
-					var j tracein.Time
-					for h := range r.Gs {
-						if last, ok := joinedEnd(r, g, int32(h), seg); ok {
-							j = max(j, x.point(r, int32(h), last))
-						}
+		end := t // a segment of the term: no time (sim.segment's factor 0)
+		if wi >= 0 && !ofTerm {
+			seg := &segs[i]
+			end = max(t, x.pointAt(r, seg.Waker, seg.End, x.waitK[wi]))
+			if seg.JoinAll {
+				var j tracein.Time
+				for h := range r.Gs {
+					if last, ok := joinedEnd(r, g, int32(h), seg); ok {
+						j = max(j, x.point(r, int32(h), last))
 					}
-					end = max(end, j)
 				}
+				end = max(end, j)
 			}
-		} else { // a segment of the term: no time (sim.segment's factor 0)
-			end = t
 		}
 		st = &x.st[g]
 		st.cur = end - ref.end[i]
-		st.evI, st.evD = append(st.evI, i), append(st.evD, st.cur)
+		st.ev = append(st.ev, evSeg{i, st.cur})
 		if x.Count {
 			x.visits++
 		}

@@ -142,8 +142,17 @@ func (r *Request) Latency() int64 { return int64(r.End - r.Begin) }
 
 // segAt returns the index of the segment of segs with Start < t ≤ End, or -1.
 func segAt(segs []Seg, t tracein.Time) int {
+	if lo := firstEnd(segs, t); lo < len(segs) && segs[lo].Start < t {
+		return lo
+	}
+	return -1
+}
+
+// firstEnd returns the index of the first segment of segs with End >= t
+// (len(segs) when none).
+func firstEnd(segs []Seg, t tracein.Time) int {
 	lo, hi := 0, len(segs)
-	for lo < hi { // first segment with End >= t
+	for lo < hi {
 		m := (lo + hi) / 2
 		if segs[m].End < t {
 			lo = m + 1
@@ -151,6 +160,27 @@ func segAt(segs []Seg, t tracein.Time) int {
 			hi = m
 		}
 	}
+	return lo
+}
+
+// segAtFrom is segAt for a walk that moves back in time along segs: *at
+// is the index the previous call found (or any index), and the answer is
+// looked for there and just before it first, without a binary search
+// when it is one of them; *at is set to the answer.
+func segAtFrom(segs []Seg, t tracein.Time, at *int32) int {
+	// lo is firstEnd's answer: a candidate j is it when segs[j].End >= t
+	// and segs[j-1].End < t (the segments' ends grow).
+	j, n := int(*at), len(segs)
+	var lo int
+	switch {
+	case j < n && segs[j].End >= t && (j == 0 || segs[j-1].End < t):
+		lo = j
+	case j >= 1 && j <= n && segs[j-1].End >= t && (j == 1 || segs[j-2].End < t):
+		lo = j - 1
+	default:
+		lo = firstEnd(segs, t)
+	}
+	*at = int32(lo)
 	if lo < len(segs) && segs[lo].Start < t {
 		return lo
 	}
@@ -164,5 +194,6 @@ func segAt(segs []Seg, t tracein.Time) int {
 type Scratch struct {
 	path  []PathSeg
 	stack []walkFrame
+	at    []int32 // Walk's hints by request goroutine (segAtFrom)
 	gs    []simG
 }

@@ -152,13 +152,13 @@ func (s *sim) ensure(g int32, k int) bool {
 	}
 	t := s.origin(g)
 	sg.busy = true
-	defer func() { sg.busy = false }()
 	if n := len(sg.end); n > 0 {
 		t = sg.end[n-1]
 	}
 	for i := len(sg.end); i <= k; i++ {
 		t = s.segment(g, i, t)
 	}
+	sg.busy = false // (not deferred: a defer per call cost more than the loop on short timelines)
 	return true
 }
 
@@ -166,7 +166,10 @@ func (s *sim) ensure(g int32, k int) bool {
 func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	sg := &s.gs[g]
 	seg := &s.r.Gs[g].Segs[i]
-	f := s.m.factor(seg.SimSubject())
+	f := 1.0 // factor's answer with no Scale (Removals' reference), without finding the subject
+	if s.m.Scale != nil {
+		f = s.m.factor(seg.SimSubject())
+	}
 	var end tracein.Time
 	switch {
 	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:

@@ -10,14 +10,48 @@ package critpath
 // removing the term shortens the request by exactly their length —
 // what Simulate with the term's factor 0 gives, without its pass over
 // every goroutine. The fix column asks this of every term on every
-// request's critical path.
+// request's critical path (through a Tail, which keeps its answer in
+// arrays rather than a map).
 func TailGains(r *Request, gains map[TermID]int64) map[TermID]int64 {
 	if gains == nil {
 		gains = map[TermID]int64{}
 	}
 	clear(gains)
+	var x Tail
+	x.Find(r)
+	for _, t := range x.terms {
+		if g, ok := x.Gain(t); ok {
+			gains[t] = g
+		}
+	}
+	return gains
+}
+
+// Tail is TailGains' answer for one request, by TermID. The zero value is
+// ready to use; reuse one across requests.
+type Tail struct {
+	gain  []int64     // by TermID: the term's length in the tail
+	state []tailState // by TermID
+	terms []TermID    // the terms whose state is set, to reset
+}
+
+type tailState uint8
+
+const (
+	tailNone  tailState = iota // not in the tail
+	tailOnly                   // in the tail alone: Gain knows it
+	tailOther                  // in the tail and elsewhere: to simulate
+)
+
+// Find finds the terms TailGains answers for r, replacing the answer for
+// the request before.
+func (x *Tail) Find(r *Request) {
+	for _, t := range x.terms {
+		x.gain[t], x.state[t] = 0, tailNone
+	}
+	x.terms = x.terms[:0]
 	if r.EndG < 0 || int(r.EndG) >= len(r.Gs) {
-		return gains
+		return
 	}
 	segs := r.Gs[r.EndG].Segs
 	last := -1 // the last wait another request goroutine ended
@@ -26,10 +60,23 @@ func TailGains(r *Request, gains map[TermID]int64) map[TermID]int64 {
 			last = i
 		}
 	}
+	only := 0 // terms in state tailOnly
 	for i := last + 1; i < len(segs); i++ {
-		if t := segs[i].SimSubject(); t != NoTerm {
-			gains[t] += segs[i].Dur()
+		t := segs[i].SimSubject()
+		if t == NoTerm {
+			continue
 		}
+		if int(t) >= len(x.state) {
+			n := max(int(t)+1, 2*len(x.state), 64)
+			x.gain = append(x.gain, make([]int64, n-len(x.gain))...)
+			x.state = append(x.state, make([]tailState, n-len(x.state))...)
+		}
+		if x.state[t] == tailNone {
+			x.state[t] = tailOnly
+			x.terms = append(x.terms, t)
+			only++
+		}
+		x.gain[t] += segs[i].Dur()
 	}
 	// A term with a segment anywhere else needs the simulation.
 	for g := range r.Gs {
@@ -38,11 +85,19 @@ func TailGains(r *Request, gains map[TermID]int64) map[TermID]int64 {
 		if int32(g) == r.EndG {
 			n = last + 1
 		}
-		for i := 0; i < n && len(gains) > 0; i++ {
-			if t := gsegs[i].SimSubject(); t != NoTerm {
-				delete(gains, t)
+		for i := 0; i < n && only > 0; i++ {
+			if t := gsegs[i].SimSubject(); t != NoTerm && int(t) < len(x.state) && x.state[t] == tailOnly {
+				x.state[t] = tailOther
+				only--
 			}
 		}
 	}
-	return gains
+}
+
+// Gain returns what removing term t saves, when Find could tell.
+func (x *Tail) Gain(t TermID) (int64, bool) {
+	if t < 0 || int(t) >= len(x.state) || x.state[t] != tailOnly {
+		return 0, false
+	}
+	return x.gain[t], true
 }

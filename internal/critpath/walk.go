@@ -81,6 +81,10 @@ type walkFrame struct {
 	// hand-offs (PathSeg.Via).
 	via  [MaxHops - 1]Hop
 	hops uint8
+	// at is the segment the last step on a borrowed timeline found
+	// (segAtFrom's hint), 0 at first; a request goroutine's is the
+	// walker's (walker.at), shared by its frames.
+	at int32
 }
 
 // Walk returns the critical path of r, latest piece first. The pieces tile
@@ -93,8 +97,11 @@ func Walk(r *Request) []PathSeg {
 // Walk is the package's Walk with sc's working memory: the returned path is
 // valid until sc is used again.
 func (sc *Scratch) Walk(r *Request) []PathSeg {
-	w := walker{r: r, now: r.End, path: sc.path[:0], stack: sc.stack[:0]}
-	defer func() { sc.path, sc.stack = w.path, w.stack }()
+	w := walker{r: r, now: r.End, path: sc.path[:0], stack: sc.stack[:0], at: sc.at[:0]}
+	defer func() { sc.path, sc.stack, sc.at = w.path, w.stack, w.at }()
+	for i := range r.Gs { // the walk begins at the end
+		w.at = append(w.at, int32(len(r.Gs[i].Segs)-1))
+	}
 	w.stack = append(w.stack, walkFrame{g: r.EndG, lb: r.Begin})
 	limit := 1000
 	for i := range r.Gs {
@@ -126,6 +133,7 @@ type walker struct {
 	now   tracein.Time
 	stack []walkFrame
 	path  []PathSeg
+	at    []int32 // by request goroutine: the segment its last step found
 }
 
 func (w *walker) add(p PathSeg) {
@@ -138,7 +146,7 @@ func (w *walker) add(p PathSeg) {
 // step explains time just before w.now on a request goroutine.
 func (w *walker) step(top *walkFrame) {
 	g := &w.r.Gs[top.g]
-	i := segAt(g.Segs, w.now)
+	i := segAtFrom(g.Segs, w.now, &w.at[top.g])
 	if i < 0 {
 		w.gap(top, g)
 		return
@@ -188,7 +196,7 @@ func (w *walker) gap(top *walkFrame, g *G) {
 // stepBorrowed explains time just before w.now from a borrowed timeline: a
 // goroutine outside the request whose time is charged to the request-side term.
 func (w *walker) stepBorrowed(top *walkFrame) {
-	i := segAt(top.segs, w.now)
+	i := segAtFrom(top.segs, w.now, &top.at)
 	if i < 0 { // history ran out: the rest of the wait is the waiting goroutine's own
 		p := PathSeg{Start: top.lb, End: w.now, G: top.id, Kind: top.kind, Term: top.term, Stack: top.stack, Borrowed: true}
 		if top.hops > 0 { // the goroutine below in the chain waited: its wait, on it

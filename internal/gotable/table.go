@@ -89,8 +89,22 @@ func (t *Table[T]) grow(k int64) {
 	}
 }
 
-// Get returns the value of id, or nil.
+// Get returns the value of id, or nil. The dense window is looked at
+// here, small enough to be inlined into the callers' per-event loops; the
+// map of old pages in getOld.
 func (t *Table[T]) Get(id tracein.GoID) *T {
+	// (base ≥ 0, so a negative ID's page is out of the window)
+	if i := uint64(int64(id)>>pageBits - t.base); i < uint64(len(t.dense)) {
+		if p := t.dense[i]; p != nil {
+			return p.vals[id&(pageLen-1)]
+		}
+		return nil
+	}
+	return t.getOld(id)
+}
+
+// getOld is Get for an ID outside the dense window.
+func (t *Table[T]) getOld(id tracein.GoID) *T {
 	if id < 0 {
 		return nil
 	}
