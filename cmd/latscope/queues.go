@@ -216,8 +216,8 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
-		if r.HoldCPUMs > 0 {
-			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU, which waits for a CPU too: the hold grows with the CPU's queue)\n", "", r.HoldCPUMs)
+		if r.HoldCPUMs > 0 && r.HoldCPUMs >= r.DemandMs/10 { // a hold that is largely CPU
+			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU: with the CPU busier the hold may grow, which the model does not predict; docs/method.md §7)\n", "", r.HoldCPUMs)
 		}
 	}
 	if m.Workers > 0 {

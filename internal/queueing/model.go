@@ -36,8 +36,8 @@ type Resource struct {
 	WakeMs float64 `json:"wake_ms,omitempty"`
 	// HoldCPUMs is the CPU inside a pool's or lock's hold per request,
 	// where the input measures it (a JVM hold's cpuTime): part of the
-	// demand that also waits for a CPU, so that the hold stretches with the
-	// CPU's queue (docs/method.md §7, "A hold's CPU").
+	// demand that also waits for a CPU. The model keeps the hold as
+	// measured (docs/method.md §7, "A hold's CPU").
 	HoldCPUMs float64 `json:"hold_cpu_ms,omitempty"`
 	// acquire and hold identify a pool's terms.
 	acquire func(budget.Term) bool
@@ -105,9 +105,6 @@ type Model struct {
 	// demand for the wake-ups that happen while a connection is held, as a
 	// delay for the others.
 	WakeupMs float64 `json:"wakeup_ms"`
-	// cpuStretch is the CPU's residence over its demand in the model of the
-	// trace as recorded: the stretch the holds' measured CPU already had.
-	cpuStretch float64
 	// Workers is the server's worker threads (docs/method.md §7, "the
 	// server's workers"): 0 when none is modelled; WorkersFrom says where
 	// the number came from: "given" (--workers) or "the server's executor"
@@ -329,36 +326,7 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 			return nil, err
 		}
 	}
-	if m.holdsCPU() {
-		st, err := m.solve()
-		if err != nil {
-			return nil, err
-		}
-		m.cpuStretch = stretch(st)
-	}
 	return m, nil
-}
-
-// holdsCPU reports whether a pool's hold has CPU measured inside it.
-func (m *Model) holdsCPU() bool {
-	for _, r := range m.Resources {
-		if r.Kind == Pool && r.HoldCPUMs > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// stretch is the CPU's residence over its demand in st: how much longer
-// than its CPU a request's CPU work takes for the CPU's queue (1 without a
-// queue or without CPU demand).
-func stretch(st State) float64 {
-	for _, u := range st.Resources {
-		if u.Kind == CPU && u.DemandMs > 0 {
-			return max(1, u.ResidenceMs/u.DemandMs)
-		}
-	}
-	return 1
 }
 
 // thinkBesideWorkers takes out of the think time the wait for a worker

@@ -146,42 +146,8 @@ func pct(model, measured float64) float64 {
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// solve solves m at its client count. A hold whose CPU the input measured
-// (Resource.HoldCPUMs) waits for a CPU as the request's other CPU does: its
-// demand is the measured hold plus its CPU times the change in the CPU's
-// stretch from the trace as recorded, found by fixed-point iteration (the
-// method of layers, for a lock held across CPU work).
+// solve solves m at its client count.
 func (m *Model) solve() (State, error) {
-	if m.cpuStretch == 0 || !m.holdsCPU() {
-		return m.solveOnce()
-	}
-	c := m.clone()
-	var st State
-	for range 100 {
-		var err error
-		if st, err = c.solveOnce(); err != nil {
-			return st, err
-		}
-		s := stretch(st)
-		var moved float64
-		for k, r := range m.Resources {
-			if r.Kind != Pool || r.HoldCPUMs <= 0 {
-				continue
-			}
-			want := max(0, r.DemandMs+r.HoldCPUMs*(s-m.cpuStretch))
-			next := (c.Resources[k].DemandMs + want) / 2 // damped
-			moved = max(moved, math.Abs(next-c.Resources[k].DemandMs))
-			c.Resources[k].DemandMs = next
-		}
-		if moved < 1e-7 {
-			break
-		}
-	}
-	return st, nil
-}
-
-// solveOnce solves m at its client count with its demands as they are.
-func (m *Model) solveOnce() (State, error) {
 	net := m.network()
 	var sol Solution
 	var ws WorkersSolution
