@@ -134,13 +134,12 @@ func TestLabJVMShort(t *testing.T) {
 			t.Logf("churn on the fan-out pool not shown on this host (load average %.1f → %.1f): %s: got %s, 95 %% interval %s (want %s)", la0, la1, c.Name, c.Got, c.Interval(), c.Want)
 			continue
 		}
-		// The saturation path's throughput is the model's, whose hold
-		// stretch is an upper bound (docs/lab-jvm.md, "After the
-		// corrections": −8.4 % on a 20 s window, −15.5 % on --short's 3 s,
-		// whose interval then reached −23 %): the lab reports it; the short
-		// test logs a miss instead of failing on it (issue #33).
+		// The saturation path's throughput: the model keeps the lock's hold
+		// measured at 4 clients, which grows at 32 (docs/lab-jvm.md, "After
+		// the corrections": +24 % on a quiet host): the lab reports the
+		// miss; the short test logs it instead of failing (issue #33).
 		if strings.HasPrefix(c.Name, "saturate: throughput") && c.Status() == lab.Fail {
-			t.Logf("known gap (issue #33), the model's stretched hold (load average %.1f → %.1f): %s: got %s, 95 %% interval %s (want %s)", la0, la1, c.Name, c.Got, c.Interval(), c.Want)
+			t.Logf("known gap (issue #33), the lock's hold grows at saturation (load average %.1f → %.1f): %s: got %s, 95 %% interval %s (want %s)", la0, la1, c.Name, c.Got, c.Interval(), c.Want)
 			continue
 		}
 		switch c.Status() {
