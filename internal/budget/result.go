@@ -133,6 +133,19 @@ type Group struct {
 	Traced     int
 }
 
+// Group returns the group named name, or nil (also for a nil r).
+func (r *Result) Group(name string) *Group {
+	if r == nil {
+		return nil
+	}
+	for _, g := range r.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
 // Excluded returns the number of requests cut by the trace window.
 func (g *Group) Excluded() int { return g.ExcludedBefore + g.ExcludedAfter }
 

@@ -279,7 +279,7 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	// their terms, not in Running nor in the library's request CPU given
 	// as the independent counter), else an independent counter's
 	cpuPer := indep
-	if d := demandGroup(in.Demands, g.Name); d != nil && d.Count > 0 && d.RunningExact {
+	if d := in.Demands.Group(g.Name); d != nil && d.Count > 0 && d.RunningExact {
 		cpuPer = time.Duration(d.Running.Wait / int64(d.Count))
 	}
 	tp := g.Closed(res, budget.Capacity{Clients: in.Clients, Cores: in.Cores, Pool: in.Pool, CPUPerRequest: cpuPer})
@@ -472,17 +472,4 @@ func stddev(xs []int64, mean float64) float64 {
 		ss += d * d
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
-}
-
-// demandGroup is the group named name of the demand reading d, or nil.
-func demandGroup(d *budget.Result, name string) *budget.Group {
-	if d == nil {
-		return nil
-	}
-	for _, g := range d.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
 }

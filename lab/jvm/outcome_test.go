@@ -21,14 +21,7 @@ import (
 // sections and the HTML page. The run predates the kept batch-means SE:
 // its means take s/√n.
 func TestOutcomeFromARun(t *testing.T) {
-	b, err := os.ReadFile("testdata/default-run.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved Result
-	if err := json.Unmarshal(b, &saved); err != nil {
-		t.Fatal(err)
-	}
+	saved := savedRun(t)
 	env := &lab.Env{Profile: saved.Profile}
 	o, err := outcome(env, DefaultConfig, saved.Runs, saved.Bursts, saved.Saturate, saved.Config.LoadAvgAtStart)
 	if err != nil {
@@ -165,14 +158,7 @@ func TestSaturate(t *testing.T) {
 // section before the findings (now section 8), its findings and command,
 // its four checks after the others, its HTML section — and the JSON.
 func TestOutcomeWithSaturate(t *testing.T) {
-	b, err := os.ReadFile("testdata/default-run.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved Result
-	if err := json.Unmarshal(b, &saved); err != nil {
-		t.Fatal(err)
-	}
+	saved := savedRun(t)
 	o, err := outcome(&lab.Env{Profile: saved.Profile}, DefaultConfig, saved.Runs, saved.Bursts, syntheticSaturate(), saved.Config.LoadAvgAtStart)
 	if err != nil {
 		t.Fatal(err)
@@ -197,4 +183,18 @@ func TestOutcomeWithSaturate(t *testing.T) {
 	if err := json.Unmarshal(js, &back); err != nil || back.Saturate == nil || back.Saturate.Prediction.RPS != 380 {
 		t.Errorf("JSON round trip: %v, saturate %+v", err, back.Saturate)
 	}
+}
+
+// savedRun is testdata/default-run.json: a real run's result, kept.
+func savedRun(t *testing.T) Result {
+	t.Helper()
+	b, err := os.ReadFile("testdata/default-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved Result
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	return saved
 }

@@ -24,7 +24,7 @@ func Analysis(rep *render.Report, res *budget.Result, opts Options) ([]Section, 
 			out = append(out, Section{Title: prefix + "no requests", Intro: "No request of this type began and ended inside the trace."})
 			continue
 		}
-		secs := []Section{budgetSection(g, opts), latencySection(g, resultGroup(res, g.Name), opts)}
+		secs := []Section{budgetSection(g, opts), latencySection(g, res.Group(g.Name), opts)}
 		switch {
 		case !opts.jvm:
 			secs = append(secs, pathSection(g, opts), predictionSection(g))
@@ -74,17 +74,4 @@ func withDefaults(o Options) Options {
 		o.Bins = d.Bins
 	}
 	return o
-}
-
-// resultGroup finds a report group's analysis group by name.
-func resultGroup(res *budget.Result, name string) *budget.Group {
-	if res == nil {
-		return nil
-	}
-	for _, g := range res.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
 }
