@@ -299,6 +299,19 @@ func TestPredictWorkersJVM(t *testing.T) {
 			t.Errorf("predict --workers 16 lacks %q:\n%s", want, stdout)
 		}
 	}
+	// the 40-client recording's model misses its own mean by 10.7 %: a
+	// prediction from it says so beside its interval
+	at40, err := jfrtest.Kept("svc-40", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err = runCLI(t, "predict", "--pool", "6", "--pool", "Svc.updateCache:1", "--what-if", "workers=8", at40)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if want := "; the model of the trace as recorded is off by -10.7 % (52 ms against 58.2 measured)"; !strings.Contains(stdout, want) {
+		t.Errorf("predict from svc-40 lacks %q:\n%s", want, stdout)
+	}
 	for _, args := range [][]string{{"--workers", "-1"}, {"--workers", "5001"}, {"--what-if", "workers=0"}, {"--what-if", "workers=x"}} {
 		_, stderr, err := runCLI(t, append(append([]string{"predict", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1"}, args...), rec)...)
 		if err == nil || !strings.Contains(stderr+err.Error(), "workers") {

@@ -122,7 +122,8 @@ type Evaluation struct {
 // queues most, and is the series' own where no queue is. It is the
 // sampling error of the requests the trace holds; the model's structural
 // error is not in it (queueing.Validation reports the model against the
-// trace). No interval (Interval false) with fewer than
+// trace, and Why says so where the model misses the trace's own mean by
+// more than ModelFit per cent). No interval (Interval false) with fewer than
 // stats.MinSeries requests or without a series (a reader that keeps none).
 func Evaluate(res *budget.Result, group string, in Inputs, specs []Spec) (*Evaluation, error) {
 	g, err := pickGroup(res, group)
@@ -278,6 +279,11 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	if b, a := cpuDemand(po.Before), cpuDemand(po.After); !s.Model() && b != a {
 		// A frame's CPU named by the spec (queueing.CPUDemand).
 		o.Why += fmt.Sprintf("; the CPU's demand %.3g → %.3g ms per request", b, a)
+	}
+	if v := p.Validation; math.Abs(v.MeanResidual) > ModelFit {
+		// the interval is the requests' sampling error only: say when the
+		// model does not reproduce the trace it was built from
+		o.Why += fmt.Sprintf("; the model of the trace as recorded is off by %+.1f %% (%.3g ms against %.3g measured): the queues it changes may be off by as much", v.MeanResidual, v.ModelMeanMs, v.MeasuredMeanMs)
 	}
 	if sens, ok := sensitivity(res, p.Model, s.Text); ok {
 		o.interval(series, base, sens)
@@ -520,6 +526,11 @@ func (o *Outcome) interval(series []float64, base, sens float64) {
 	h := stats.TQuantile(0.975, o.DF) * se
 	o.Low, o.High = time.Duration(math.Max(0, float64(o.Mean)-h)), time.Duration(float64(o.Mean)+h)
 }
+
+// ModelFit is the percentage by which the queueing model of the trace as
+// recorded may miss the trace's mean (queueing.Validation) before a
+// prediction by it says so: the bar of compare's verdicts.
+const ModelFit = 5
 
 // Epsilon is the relative error of every measured demand at which
 // sensitivity differentiates the change in queueing.
