@@ -70,12 +70,7 @@ func TestLongStringsTraced(t *testing.T) {
 		MinInterval: time.Hour,
 		Module:      strings.Repeat("€", 40_000),
 		ProbeEvery:  -1,
-		OnSnapshot: func(path string, err error) {
-			if err != nil {
-				t.Errorf("snapshot: %v", err)
-			}
-			snaps <- path
-		},
+		OnSnapshot:  sendSnapshot(t, snaps),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -179,5 +174,16 @@ func TestSlowTextBound(t *testing.T) {
 		if len(route) < 100 && uq != route || len(route) >= 100 && !strings.HasSuffix(uq, tracelog.CutMark) {
 			t.Errorf("route of %d bytes logged as %.40q", len(route), uq)
 		}
+	}
+}
+
+// sendSnapshot is an Options.OnSnapshot that sends each snapshot's path to
+// snaps and fails t on a snapshot's error.
+func sendSnapshot(t *testing.T, snaps chan<- string) func(string, error) {
+	return func(path string, err error) {
+		if err != nil {
+			t.Errorf("snapshot: %v", err)
+		}
+		snaps <- path
 	}
 }

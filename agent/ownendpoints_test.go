@@ -88,12 +88,7 @@ func TestOwnEndpointsDoNotTrigger(t *testing.T) {
 		Trigger:     Trigger{Threshold: 20 * time.Millisecond},
 		MinInterval: time.Millisecond,
 		ProbeEvery:  -1,
-		OnSnapshot: func(path string, err error) {
-			if err != nil {
-				t.Errorf("snapshot: %v", err)
-			}
-			snaps <- path
-		},
+		OnSnapshot:  sendSnapshot(t, snaps),
 	})
 	if err != nil {
 		t.Fatal(err)
