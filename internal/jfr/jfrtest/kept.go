@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -85,4 +86,16 @@ func Kept(name, dir string) (string, error) {
 		return "", fmt.Errorf("%s.jfr.gz: %w", name, err)
 	}
 	return out, w.Close()
+}
+
+// LoadAvg is the host's load average over 1, 5 and 15 minutes, as
+// /proc/loadavg gives them ("" where it cannot be read): what a recording's
+// Host keeps.
+func LoadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -83,7 +83,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		log.Printf("%s: recording (load %s)", n, loadavg())
+		log.Printf("%s: recording (load %s)", n, jfrtest.LoadAvg())
 		err = f(ctx, dir)
 		os.RemoveAll(dir)
 		if err != nil {
@@ -128,15 +128,6 @@ func pack() error {
 	return nil
 }
 
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func jdk() string {
 	o, _ := exec.Command("java", "-version").CombinedOutput()
 	l, _, _ := strings.Cut(string(o), "\n")
@@ -144,7 +135,7 @@ func jdk() string {
 }
 
 func host(before string) Host {
-	return Host{Recorded: time.Now().UTC().Truncate(time.Second), CPUs: runtime.NumCPU(), LoadBefore: before, LoadAfter: loadavg(), JDK: jdk()}
+	return Host{Recorded: time.Now().UTC().Truncate(time.Second), CPUs: runtime.NumCPU(), LoadBefore: before, LoadAfter: jfrtest.LoadAvg(), JDK: jdk()}
 }
 
 // keep copies src to out/name.
@@ -217,7 +208,7 @@ var probeSlim = func() []string {
 
 func probe(ctx context.Context, dir string) error {
 	for _, pr := range probeRuns {
-		before := loadavg()
+		before := jfrtest.LoadAvg()
 		d := filepath.Join(dir, pr.name)
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return err
@@ -311,7 +302,7 @@ func round3(x float64) float64 {
 const ShopN = 15
 
 func shop(ctx context.Context, dir string) error {
-	before := loadavg()
+	before := jfrtest.LoadAvg()
 	run, err := jfrtest.RecordShop(ctx, jfrtest.ShopOptions{Dir: dir, N: ShopN, Overrides: jfrtest.DefaultOverrides})
 	if err != nil {
 		return err
@@ -393,7 +384,7 @@ func libProgram(ctx context.Context, dir, prog, name string, args ...string) (st
 }
 
 func lib(ctx context.Context, dir string) error {
-	before := loadavg()
+	before := jfrtest.LoadAvg()
 	if _, err := libProgram(ctx, dir, "LibDemo", "lib", strconv.Itoa(LibN)); err != nil {
 		return err
 	}
@@ -410,7 +401,7 @@ func lib(ctx context.Context, dir string) error {
 }
 
 func edge(ctx context.Context, dir string) error {
-	before := loadavg()
+	before := jfrtest.LoadAvg()
 	o, err := libProgram(ctx, dir, "LibEdge", "edge")
 	if err != nil {
 		return err
@@ -442,7 +433,7 @@ func churn(ctx context.Context, dir string) error {
 		return err
 	}
 	for _, mode := range []string{"burst", "batch"} {
-		before := loadavg()
+		before := jfrtest.LoadAvg()
 		o := churntest.Options{Mode: mode, Length: ChurnLength}
 		run, err := churntest.Record(ctx, classes, dir, mode, o)
 		if err != nil {
@@ -493,7 +484,7 @@ func svcRuns(ctx context.Context, dir string, only ...string) error {
 		if len(only) > 0 && !slices.Contains(only, r.Name) || len(only) == 0 && r.Name == "svc-jcmd" {
 			continue // svc-jcmd only by name: whether JFR.start's stall lands in it depends on the host
 		}
-		before := loadavg()
+		before := jfrtest.LoadAvg()
 		o := jfrtest.DefaultSvc
 		o.Dir, o.Name, o.Clients, o.Mode, o.Workers, o.Nice = filepath.Join(dir, r.Name), r.Name, r.Clients, r.Mode, r.Workers, os.Geteuid() == 0
 		if r.Name == "svc-jcmd" { // started as an operator does, into a loaded service

@@ -66,7 +66,7 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for rep := 1; rep <= *reps; rep++ {
 		dir := filepath.Join(*out, fmt.Sprint(rep))
-		load := loadavg()
+		load := jfrtest.LoadAvg()
 		truth := map[string]truthOf{}
 		for _, r := range runs {
 			// 5 s recorded, not the kept recordings' 2 s: a stall of a few
@@ -239,13 +239,4 @@ func burners(n int) func() {
 			c.Wait()
 		}
 	}
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
