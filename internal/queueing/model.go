@@ -163,23 +163,22 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	}
 	ended := float64(g.Count+g.ExcludedBefore) + float64(res.Info.ExcludedUntyped)*n/float64(max(all, 1))
 	m := &Model{Group: g.Name, Requests: g.Count, MeasuredMeanMs: g.Latency.Mean / 1e6, MeasuredRPS: ended / dur}
+	// requests in progress on average, by Little's law: in the request, and
+	// waiting in the server's queue before it where that was measured
+	var inside, queued float64
+	for _, l := range g.Latencies {
+		inside += float64(l)
+	}
+	inside /= 1e9 * dur
+	if q := g.ServerQueue; q != nil {
+		queued = q.Queue.Mean * float64(q.Requests) / 1e9 / dur
+		m.ServerQueueMs = q.Queue.Mean * float64(q.Requests) / n / 1e6
+	}
 	switch {
 	case in.Clients > 0:
 		m.Clients = int(math.Round(in.Clients))
 	default:
-		// Little's law over the clients' whole wait: in the request and,
-		// where it was measured, in the server's queue before it
-		var sum float64
-		for _, l := range g.Latencies {
-			sum += float64(l)
-		}
-		if q := g.ServerQueue; q != nil {
-			sum += q.Queue.Mean * float64(q.Requests)
-		}
-		m.Clients, m.ClientsEstimated = max(1, int(math.Round(sum/1e9/dur))), true
-	}
-	if q := g.ServerQueue; q != nil {
-		m.ServerQueueMs = q.Queue.Mean * float64(q.Requests) / n / 1e6
+		m.Clients, m.ClientsEstimated = max(1, int(math.Round(inside+queued))), true
 	}
 	switch {
 	case in.Workers > 0:
@@ -190,16 +189,9 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	if m.Workers > MaxExactPopulation {
 		return nil, fmt.Errorf("%d workers: the model takes at most %d", m.Workers, MaxExactPopulation)
 	}
-	if m.Workers > 0 {
+	if m.Workers > 0 && inside > float64(m.Workers) {
 		// N workers hold at most N requests at once, so on average too
-		// (Little's law over the requests' own latency)
-		var sum float64
-		for _, l := range g.Latencies {
-			sum += float64(l)
-		}
-		if inside := sum / 1e9 / dur; inside > float64(m.Workers) {
-			return nil, fmt.Errorf("%d workers (%s): request type %q had %.3g requests in progress on average (Little's law), more than %d workers can hold; give the server's real number of workers (--workers N)", m.Workers, m.WorkersFrom, g.Name, inside, m.Workers)
-		}
+		return nil, fmt.Errorf("%d workers (%s): request type %q had %.3g requests in progress on average (Little's law), more than %d workers can hold; give the server's real number of workers (--workers N)", m.Workers, m.WorkersFrom, g.Name, inside, m.Workers)
 	}
 	if in.Open || in.Rate > 0 {
 		m.Rate = in.Rate
