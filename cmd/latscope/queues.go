@@ -216,6 +216,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
+		if r.Kind == queueing.CPU && m.BeforeMs > 0 {
+			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request waiting for a CPU before the request began: in the CPU's queue, outside the request)\n", "", m.BeforeMs)
+		}
 		if r.HoldCPUMs > 0 && r.HoldCPUMs >= r.DemandMs/10 { // a hold that is largely CPU
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU: with the CPU busier the hold may grow, which the model does not predict; docs/method.md §7)\n", "", r.HoldCPUMs)
 		}
@@ -252,6 +255,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 				hold = fmt.Sprintf(", hold %.3f → %.3f ms", bu.DemandMs, u.DemandMs)
 			}
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
+		}
+		if o.Before.BeforeMs+o.After.BeforeMs > 0 {
+			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms of the CPU's queue before the request began (outside the request)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)

@@ -114,6 +114,9 @@ func findings(res *Result, a *Analyzer) []error {
 		if g.Transport != nil && g.Count > 0 {
 			out = append(out, &Finding{Kind: FindTransport, Group: g.Name, Text: transportText(g)})
 		}
+		if b := g.RunnableBefore; b != nil && g.Count > 0 && b.Mean >= beforeShare*g.Latency.Mean {
+			out = append(out, &Finding{Kind: FindTransport, Group: g.Name, Text: beforeText(g)})
+		}
 	}
 	return out
 }

@@ -281,6 +281,10 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 			gs.term(tid).fix += gain
 		}
 	}
+	if r.measured {
+		gs.before += r.before
+		gs.beforeN++
+	}
 	gs.samples += r.samples
 	for id, n := range r.regionCPU {
 		gs.region(id).cpu += n

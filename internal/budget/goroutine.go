@@ -40,7 +40,9 @@ type gstate struct {
 	req    *reqState
 	mi     int32        // index in req.members
 	joined tracein.Time // when it joined req
-	saved  []membership // memberships suspended by a region of another request
+	// lastEnd is when it last left a request (runnableBefore's bound).
+	lastEnd tracein.Time
+	saved   []membership // memberships suspended by a region of another request
 	// regions is the stack of open regions (innermost last).
 	regions []region
 

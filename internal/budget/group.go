@@ -45,6 +45,10 @@ type groupState struct {
 	// and the requests each sum is over.
 	rpcBefore, rpcAfter   int64
 	rpcBeforeN, rpcAfterN int
+	// before sums the requests' runnable time before they began, over the
+	// beforeN requests a task began (RunnableBefore).
+	before  int64
+	beforeN int
 	// slowTraces: the slowest requests with a trace ID (keepSlow); traced
 	// counts the requests with one.
 	slowTraces []TracedRequest

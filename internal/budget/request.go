@@ -17,8 +17,12 @@ type reqState struct {
 	call bool
 	// traceID is the trace ID of the first latscope.request log in the
 	// request's own task (traced: there was one).
-	traceID   TraceID
-	traced    bool
+	traceID TraceID
+	traced  bool
+	// before is the runnable time of the goroutine that began the request
+	// since its last wait, before the task began (measured: a task began it).
+	before    int64
+	measured  bool
 	members   []*member
 	borrows   []critpath.Borrowed
 	samples   int
@@ -69,6 +73,7 @@ func (a *Analyzer) leave(g *gstate, t tracein.Time, ended bool) {
 		return
 	}
 	a.split(g, t)
+	g.lastEnd = t
 	m := g.req.members[g.mi]
 	m.alive = false
 	if ended && m.tentative {

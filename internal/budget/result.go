@@ -127,6 +127,9 @@ type Group struct {
 	// and the server's workers (a JVM recording with the Java library's
 	// io.latscope.ServerQueue); nil when the input has none.
 	ServerQueue *ServerQueue
+	// RunnableBefore is the time the requests waited for a CPU before they
+	// began (a Go trace's task requests); nil when none did.
+	RunnableBefore *RunnableBefore
 	// SlowTraces are the SlowTraces slowest requests with a trace ID,
 	// slowest first; Traced counts the group's requests with one.
 	SlowTraces []TracedRequest
@@ -356,7 +359,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
 		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
-		Transport:  gs.transport(),
+		Transport: gs.transport(), RunnableBefore: gs.runnableBefore(),
 		SlowTraces: gs.slowTraces, Traced: gs.traced,
 		CPUByFrame: CPUByFrame{FromSamples: gs.cpuFrom[critpath.CPUSamples], FromStacks: gs.cpuFrom[critpath.CPUStacks], Critical: gs.critCPU},
 	}

@@ -29,9 +29,10 @@ func (a *Analyzer) taskBegin(ev *tracein.Event) {
 		return
 	}
 	a.begun[ev.Task] = struct{}{}
-	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time}
+	g := a.g(ev.G)
+	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time, before: a.runnableBefore(g), measured: true}
 	a.open[ev.Task] = r
-	a.join(a.g(ev.G), r, ev.Time, -1, false)
+	a.join(g, r, ev.Time, -1, false)
 }
 
 func (a *Analyzer) taskEnd(ev *tracein.Event) {

@@ -215,6 +215,23 @@ func checkTruth(t *testing.T, tr *truth, res *budget.Result) {
 		t.Fatalf("no request type %q; groups %q", tr.Task, names)
 	}
 	checkGroup(t, tr, res, res.Groups[i], tr.Client, tr.Server, tr.Terms)
+	checkBefore(t, tr, res.Groups[i])
+}
+
+// checkBefore: the wait for a CPU before each request began is outside
+// the service's timer and inside the client's, so it is at most the
+// client's mean less the service's (their windows are the same; the rest
+// is the network, the response's write and the client's own CPU).
+func checkBefore(t *testing.T, tr *truth, g *budget.Group) {
+	b := g.RunnableBefore
+	if b == nil || tr.Client.MeanMS == 0 || tr.Server.MeanMS == 0 {
+		return
+	}
+	gap := tr.Client.MeanMS - tr.Server.MeanMS
+	t.Logf("before the request: %.3f ms per request runnable (%d requests); the client's mean less the service's: %.3f ms", b.Mean/1e6, b.Requests, gap)
+	if b.Mean/1e6 > gap {
+		t.Errorf("runnable before the request %.3f ms per request, more than the client's mean less the service's (%.3f ms)", b.Mean/1e6, gap)
+	}
 }
 
 // checkUncounted: RPCs that no task covers are said, with their number

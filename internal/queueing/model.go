@@ -100,6 +100,13 @@ type Model struct {
 	// collector): part of the CPU station's demand, outside the request's
 	// latency (docs/method.md §7).
 	OutsideCPUMs float64 `json:"outside_cpu_ms"`
+	// BeforeMs is the measured time per request its goroutine waited for a
+	// CPU before the request began (budget.RunnableBefore): part of the CPU
+	// station's queue, not of the think time; beforeShare is its share of
+	// all the CPU wait measured, the part of the model's CPU wait that falls
+	// before the request (docs/method.md §7, "Before the request").
+	BeforeMs    float64 `json:"runnable_before_ms,omitempty"`
+	beforeShare float64
 	// WakeupMs is runnable time per request that the model's CPU queue does
 	// not explain (scheduling latency): kept in every what-if, in the pools'
 	// demand for the wake-ups that happen while a connection is held, as a
@@ -203,7 +210,10 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		return nil, fmt.Errorf("%d clients: the model takes at most %d", m.Clients, MaxExactPopulation)
 	}
 	m.OutsideCPUMs = outsideCPU(res) / 1e6
-	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs)
+	if b := g.RunnableBefore; b != nil && m.Workers == 0 {
+		m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
+	}
+	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs-m.BeforeMs)
 	cores := in.Cores
 	if cores <= 0 {
 		cores = float64(res.Info.Procs)
@@ -221,6 +231,9 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		}
 	}
 	runnable := float64(g.Runnable.Critical) / n / 1e6
+	if m.BeforeMs > 0 {
+		m.beforeShare = m.BeforeMs / (runnable + m.BeforeMs)
+	}
 	accounted := float64(g.Running.Critical) / n / 1e6
 	pools := in.Pools
 	if len(pools) == 0 {
@@ -298,7 +311,7 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 			return nil, err
 		}
 		modelWait := max(0, st.Resources[0].ResidenceMs-m.Resources[0].DemandMs)
-		m.WakeupMs = max(0, runnable-modelWait)
+		m.WakeupMs = max(0, runnable+m.BeforeMs-modelWait)
 		perWake := 0.0
 		if wakes > 0 {
 			perWake = m.WakeupMs / wakes

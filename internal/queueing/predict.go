@@ -34,6 +34,9 @@ type State struct {
 	Workers       int     `json:"workers,omitempty"`
 	ServerQueueMs float64 `json:"server_queue_ms,omitempty"`
 	WorkersBusy   float64 `json:"workers_busy,omitempty"`
+	// BeforeMs is the mean time a request waits for a CPU before it
+	// begins, outside MeanMs (Model.BeforeMs); absent when none was measured.
+	BeforeMs float64 `json:"runnable_before_ms,omitempty"`
 	// Unstable, in an open model, says which resource cannot keep up with
 	// the arrivals; the state then has no means.
 	Unstable string `json:"unstable,omitempty"`
@@ -168,8 +171,13 @@ func (m *Model) solve() (State, error) {
 		return State{}, err
 	}
 	// The CPU station's demand includes the process's CPU outside any
-	// request; the request's own latency does not.
-	st := State{MeanMs: round3(max(0, 1000*sol.Response-m.OutsideCPUMs)), RPS: round3(sol.Throughput), Clients: m.Clients}
+	// request, and its queue the wait before the request began; the
+	// request's own latency holds neither.
+	before := m.beforeShare * (1000*max(0, sol.Residence[0]-m.Resources[0].DemandMs/1000) + m.WakeupMs)
+	st := State{MeanMs: round3(max(0, 1000*sol.Response-m.OutsideCPUMs-before)), RPS: round3(sol.Throughput), Clients: m.Clients}
+	if m.BeforeMs > 0 {
+		st.BeforeMs = round3(before)
+	}
 	if m.Workers > 0 {
 		st.Workers, st.ServerQueueMs, st.WorkersBusy = m.Workers, round3(1000*ws.QueueWait), round3(ws.Busy)
 	}

@@ -238,6 +238,9 @@ func buildGroup(res *budget.Result, g *budget.Group, in Inputs, total int) Group
 	if e := g.Transport; e != nil {
 		gj.Transport = &Transport{Before: durOf(e.Before), After: durOf(e.After), BeforeN: e.BeforeN, AfterN: e.AfterN}
 	}
+	if b := g.RunnableBefore; b != nil {
+		gj.RunnableBefore = &RunnableBefore{Requests: b.Requests, Mean: durOf(b.Mean)}
+	}
 	if q := g.ServerQueue; q != nil {
 		gj.ServerQueue = &ServerQueue{Requests: q.Requests, Mean: durOf(q.Queue.Mean), P99: Duration(q.Queue.P99), Workers: q.Workers}
 	}

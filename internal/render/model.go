@@ -139,6 +139,14 @@ type Transport struct {
 	AfterN  int      `json:"after_requests"`
 }
 
+// RunnableBefore is the time a group's requests waited for a CPU before
+// they began (docs/method.md §7, "Before the request"): the runnable time
+// of the goroutine that began each request, since the request arrived.
+type RunnableBefore struct {
+	Requests int      `json:"requests"`
+	Mean     Duration `json:"mean_ms"`
+}
+
 // ServerQueue is the time a group's requests waited in the server before
 // they began (a JVM HTTP server's executor, io.latscope.ServerQueue),
 // outside their latency, and the server's workers.
@@ -279,6 +287,10 @@ type Group struct {
 	// they began, outside their latency; absent where the input does not
 	// record it.
 	ServerQueue *ServerQueue `json:"server_queue,omitempty"`
+	// RunnableBefore is the time the requests waited for a CPU before they
+	// began, outside their latency (a Go trace's task requests); absent
+	// when none did.
+	RunnableBefore *RunnableBefore `json:"runnable_before,omitempty"`
 	// SlowTraces are the slowest requests with a trace ID (their
 	// latscope.request log), slowest first; TracedRequests counts the
 	// group's requests with one. Absent when none has.

@@ -221,6 +221,9 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		o.Simulated = time.Duration(base)
 	}
 	name, largest, dq := queues(p.Model, po)
+	// The part of the CPU's queue before the request began is outside its
+	// latency (queueing.Model.BeforeMs); it stays in the clients' cycle.
+	dq -= po.After.BeforeMs - po.Before.BeforeMs
 	if o.Unstable != "" {
 		o.Why = o.Unstable
 		return o, nil
@@ -264,8 +267,9 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	if p.Model.Rate == 0 {
 		// The closed model's throughput at the anchored mean: N / (R + Z),
 		// Z the think time and the CPU outside requests (queueing.Build),
-		// and the wait for the server's workers, where they are modelled.
-		if cycle := o.Mean.Seconds() + (p.Model.ThinkMs+p.Model.OutsideCPUMs+po.After.ServerQueueMs)/1000; cycle > 0 {
+		// the wait for a CPU before the request, and the wait for the
+		// server's workers, where they are modelled.
+		if cycle := o.Mean.Seconds() + (p.Model.ThinkMs+p.Model.OutsideCPUMs+po.After.ServerQueueMs+po.After.BeforeMs)/1000; cycle > 0 {
 			o.RPS = float64(po.After.Clients) / cycle
 		}
 	}
