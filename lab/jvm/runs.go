@@ -261,7 +261,7 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 }
 
 // analyse counts the load's requests inside the recording and runs the
-// JFR analysis (package jfr, as `latscope analyze` does): in request mode
+// JFR analysis (package jvm, as `latscope analyze` does): in request mode
 // when the recording has the library's latscope.Request events, with the
 // predictions specs; else beneath handler. The same read of the events
 // feeds the scheduler-churn analysis (sched.JVMChurn).
