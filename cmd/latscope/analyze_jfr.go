@@ -10,6 +10,7 @@ import (
 	"github.com/latscope/latscope/internal/analysis"
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jvm"
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/sched"
@@ -31,14 +32,14 @@ func runAnalyzeJFR(ctx context.Context, path string, o jfrOptions) (*jfrResult, 
 
 // analyzeJFRWith is runAnalyzeJFR that also returns the analyzer (nil for
 // a churn-only recording).
-func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult, *jfr.Analyzer, error) {
+func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult, *jvm.Analyzer, error) {
 	if o.Requests < 0 {
 		return nil, nil, fmt.Errorf("--requests %d: want a positive count", o.Requests)
 	}
 	if o.Requests > 0 && o.RequestsFrom != "" {
 		return nil, nil, errors.New("--requests and --requests-from both count the requests: give one")
 	}
-	opts := jfr.DefaultOptions
+	opts := jvm.DefaultOptions
 	opts.Handler, opts.Requests = o.Handler, o.Requests
 	opts.Rules.App = o.App
 	opts.Predictions = o.Predictions
@@ -53,10 +54,10 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 	}
 	if !marked { // handler mode: refuse before the long read
 		if strings.TrimSpace(o.Handler) == "" {
-			return nil, nil, fmt.Errorf("%s: %w", path, jfr.ErrNoHandler)
+			return nil, nil, fmt.Errorf("%s: %w", path, jvm.ErrNoHandler)
 		}
 		if o.Requests == 0 && o.RequestsFrom == "" {
-			return nil, nil, fmt.Errorf("%s: %w", path, jfr.ErrNoCount)
+			return nil, nil, fmt.Errorf("%s: %w", path, jvm.ErrNoCount)
 		}
 		if err := requestOnly(o, path); err != nil {
 			return nil, nil, err
@@ -71,7 +72,7 @@ func analyzeJFRWith(ctx context.Context, path string, o jfrOptions) (*jfrResult,
 	}
 	// one read feeds the budget and the scheduler churn (docs/jfr-churn.md)
 	ch := sched.NewJVMChurn(churnOptions(rec, opts.Rules))
-	a, err := jfr.Read(ctx, path, rec, opts, ch.Event)
+	a, err := jvm.Read(ctx, path, rec, opts, ch.Event)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +98,7 @@ func churnOptions(rec *jfr.Recording, rules jfr.Rules) sched.JVMOptions {
 // a handler to count by: its scheduler churn (docs/jfr-churn.md) is all it
 // can judge, and a finding says what the budget needs.
 func churnOnly(ctx context.Context, path string, rec *jfr.Recording, o jfrOptions) (*jfrResult, error) {
-	rules := jfr.DefaultOptions.Rules
+	rules := jvm.DefaultOptions.Rules
 	rules.App = o.App
 	ch, err := sched.AnalyzeJVM(ctx, path, rec, churnOptions(rec, rules))
 	if err != nil {
@@ -136,15 +137,15 @@ func hasType(rec *jfr.Recording, name string) bool {
 }
 
 // requestsFrom counts the load results in file that fall inside rec.
-func requestsFrom(file string, rec *jfr.Recording) (jfr.Requests, error) {
+func requestsFrom(file string, rec *jfr.Recording) (jvm.Requests, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return jfr.Requests{}, fmt.Errorf("--requests-from: %w", err)
+		return jvm.Requests{}, fmt.Errorf("--requests-from: %w", err)
 	}
 	defer f.Close()
-	q, err := jfr.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
+	q, err := jvm.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
 	if err != nil {
-		return jfr.Requests{}, fmt.Errorf("--requests-from %s: %w", file, err)
+		return jvm.Requests{}, fmt.Errorf("--requests-from %s: %w", file, err)
 	}
 	return q, nil
 }

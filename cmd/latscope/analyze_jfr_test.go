@@ -289,7 +289,7 @@ func TestAnalyzeJFRRequests(t *testing.T) {
 			// shorter of its two branches, so the mean saves something, at
 			// most the shorter of Shop's own means of a() and b() (the
 			// prediction overlaps the whole branch, its CPU too, so the
-			// wait alone is no bound; package jfr's TestRequestMode)
+			// wait alone is no bound; package jvm's TestRequestMode)
 			var a, b float64
 			for _, tm := range g.Terms {
 				switch {

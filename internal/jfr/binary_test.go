@@ -117,7 +117,7 @@ func TestKeptRecordings(t *testing.T) {
 func TestBinaryMatchesPrintLive(t *testing.T) {
 	tier.Busy(t)
 	start, after := liveProbe(t)
-	recs := map[string]string{"probe-start": start.path, "probe-after": after.path, "lib": libRecording(t)}
+	recs := map[string]string{"probe-start": start.Path, "probe-after": after.Path, "lib": libRecording(t)}
 	for name, path := range recs {
 		type variant struct {
 			depth int
@@ -287,7 +287,7 @@ func libRecording(t *testing.T) string {
 }
 
 func recordLib() (string, error) {
-	dir, err := os.MkdirTemp(probe.dir, "lib-") // removed with the live recordings of Probe
+	dir, err := os.MkdirTemp(recs.ProbeDir(), "lib-") // removed with the live recordings of Probe
 	if err != nil {
 		return "", err
 	}

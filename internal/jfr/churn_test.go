@@ -3,7 +3,6 @@ package jfr_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"runtime"
 	"slices"
 	"strings"
@@ -251,11 +250,4 @@ func checkRendered(t *testing.T, r *sched.JVMReport) {
 	if !strings.Contains(js.String(), `"kind": "jvm-churn"`) {
 		t.Errorf("the JSON report has no churn section:\n%s", js.String())
 	}
-}
-
-// updateGolden reports whether -update was given (the flag is package
-// jfr's own tests').
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
 }

@@ -54,6 +54,10 @@ type ReqInfo struct {
 	Workers int
 }
 
+// maxWorkers bounds a server's workers as an event gives them: a pool
+// larger than this is taken as unbounded.
+const maxWorkers = 1 << 20
+
 // Thread identifies a Java thread.
 type Thread struct {
 	Name   string // javaName, or osName for threads without one

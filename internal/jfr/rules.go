@@ -154,6 +154,13 @@ var waitKinds = map[string]frame.Kind{
 	"jdk.FileWrite":        frame.Syscall,
 }
 
+// WaitKind returns the kind of the waits of event type typ (jdk.SocketRead:
+// network); ok is false for a type not in WaitEvents.
+func WaitKind(typ string) (kind frame.Kind, ok bool) {
+	kind, ok = waitKinds[typ]
+	return kind, ok
+}
+
 // WaitEvents are the event types whose durations are waits, in the order
 // findings list them.
 var WaitEvents = []string{

@@ -1,10 +1,8 @@
 package jfr
 
 import (
-	"slices"
 	"testing"
 
-	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 )
 
@@ -91,27 +89,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestMatchFrame(t *testing.T) {
-	tests := []struct {
-		method, name string
-		want         bool
-	}{
-		{"com.acme.DemoController.handle", "DemoController.handle", true},
-		{"com.acme.DemoController.handle", "com.acme.DemoController.handle", true},
-		{"com.acme.DemoController.handle", "handle", true},
-		{"Outer$Inner.handle", "Inner.handle", true},
-		{"com.acme.MyDemoController.handle", "DemoController.handle", false},
-		{"com.acme.DemoController.handleAll", "DemoController.handle", false},
-		{"com.acme.DemoController.lambda$handle$0", "DemoController.handle", false},
-		{"Probe.handle", "Probe.handle", true},
-	}
-	for _, tt := range tests {
-		if got := MatchFrame(tt.method, tt.name); got != tt.want {
-			t.Errorf("MatchFrame(%q, %q) = %v, want %v", tt.method, tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestSettingsCombine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -129,19 +106,6 @@ func TestSettingsCombine(t *testing.T) {
 		if got := combine(tt.name, tt.vs); got != tt.want {
 			t.Errorf("combine(%q, %q) = %q, want %q", tt.name, tt.vs, got, tt.want)
 		}
-	}
-	for s, want := range map[string]bool{"20 ms": true, "1 ms": false, "999 us": false, "1 s": true, "0 ns": false, "garbage": true} {
-		if got := longer(s, WantThreshold); got != want {
-			t.Errorf("longer(%q, 1 ms) = %v, want %v", s, got, want)
-		}
-	}
-}
-
-// TestPoolSuffixIsBudgetPool: budget's pool cap (--pool) must see the
-// JVM's pool waits, whose mechanisms end in PoolSuffix.
-func TestPoolSuffixIsBudgetPool(t *testing.T) {
-	if !slices.Contains(budget.PoolMechanisms, PoolSuffix) {
-		t.Errorf("budget.PoolMechanisms %q lacks jfr.PoolSuffix %q", budget.PoolMechanisms, PoolSuffix)
 	}
 }
 

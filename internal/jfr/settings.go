@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// settings collects jdk.ActiveSetting events by chunk. At a chunk's start
+// Settings collects jdk.ActiveSetting events by chunk. At a chunk's start
 // the JVM writes the settings of every running recording, and what it
 // records is their combination: the lowest threshold, enabled if any
 // recording enables the event.
-type settings struct {
+type Settings struct {
 	values  map[settingKey][]string
 	types   map[string]bool
 	unnamed int // settings whose event type id no chunk names
@@ -21,11 +21,13 @@ type settingKey struct {
 	typ, name string
 }
 
-func newSettings() settings {
-	return settings{values: map[settingKey][]string{}, types: map[string]bool{}}
+// NewSettings returns an empty collection.
+func NewSettings() Settings {
+	return Settings{values: map[settingKey][]string{}, types: map[string]bool{}}
 }
 
-func (s *settings) add(ev *Event, rec *Recording) {
+// Add adds a jdk.ActiveSetting event of the recording rec.
+func (s *Settings) Add(ev *Event, rec *Recording) {
 	typ := rec.TypeName(ev.Setting.TypeID)
 	if typ == "" {
 		s.unnamed++
@@ -48,10 +50,10 @@ func chunkOf(rec *Recording, t time.Time) int {
 	return i
 }
 
-// effective returns the combined value of setting name of event type typ in
+// Effective returns the combined value of setting name of event type typ in
 // each chunk that has it, dropping repeats: one value unless it changed
 // while recording.
-func (s *settings) effective(rec *Recording, typ, name string) []string {
+func (s *Settings) Effective(rec *Recording, typ, name string) []string {
 	var out []string
 	for i := range rec.Chunks {
 		vs := s.values[settingKey{chunk: i, typ: typ, name: name}]
@@ -64,6 +66,31 @@ func (s *settings) effective(rec *Recording, typ, name string) []string {
 		}
 	}
 	return out
+}
+
+// Has reports whether a chunk has a setting of event type typ.
+func (s *Settings) Has(typ string) bool { return s.types[typ] }
+
+// Empty reports whether no setting of a named event type was added: the
+// recording had no jdk.ActiveSetting events.
+func (s *Settings) Empty() bool { return len(s.types) == 0 }
+
+// Shortest returns the shortest positive timespan any recording set for
+// setting name of event type typ in any chunk ("period" of
+// jdk.ExecutionSample: the sampling period), or 0 when none is set.
+func (s *Settings) Shortest(typ, name string) time.Duration {
+	var best time.Duration
+	for k, vs := range s.values {
+		if k.typ != typ || k.name != name {
+			continue
+		}
+		for _, v := range vs {
+			if d, ok := thresholdValue(v); ok && d > 0 && (best == 0 || d < best) {
+				best = d
+			}
+		}
+	}
+	return best
 }
 
 // combine merges the values of several recordings the way JFR does for the
@@ -110,12 +137,4 @@ func thresholdValue(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n) * u, true
-}
-
-// longer reports whether JFR threshold a ("20 ms") is longer than b; a
-// value it cannot read counts as longer.
-func longer(a, b string) bool {
-	da, ok := thresholdValue(a)
-	db, _ := thresholdValue(b)
-	return !ok || da > db
 }

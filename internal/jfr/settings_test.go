@@ -25,19 +25,19 @@ func TestSettingsChunkOnEventsClock(t *testing.T) {
 			startTicks: int64(wall - time.Duration(i)*5*time.Millisecond), ticksPerSecond: tps}
 	}
 	rec := &Recording{Chunks: []Chunk{chunk(0), chunk(1), chunk(2)}}
-	s := newSettings()
+	s := NewSettings()
 	for i, v := range []string{"10 ms", "1 ms", "10 ms"} {
 		// 1 ms after the chunk began, on the first chunk's clock
 		at := t0.Add(time.Duration(rec.Chunks[i].startTicks) + time.Millisecond)
 		if i > 0 && !at.Before(rec.Chunks[i].Start) {
 			t.Fatalf("chunk %d's setting at %v is not before its Start %v: the case is not built", i, at, rec.Chunks[i].Start)
 		}
-		s.add(&Event{Type: "jdk.ActiveSetting", Start: at, Setting: Setting{TypeID: 7, Name: "threshold", Value: v}}, rec)
+		s.Add(&Event{Type: "jdk.ActiveSetting", Start: at, Setting: Setting{TypeID: 7, Name: "threshold", Value: v}}, rec)
 		if i == 1 { // the first recording's setting, written with the second's
-			s.add(&Event{Type: "jdk.ActiveSetting", Start: at, Setting: Setting{TypeID: 7, Name: "threshold", Value: "10 ms"}}, rec)
+			s.Add(&Event{Type: "jdk.ActiveSetting", Start: at, Setting: Setting{TypeID: 7, Name: "threshold", Value: "10 ms"}}, rec)
 		}
 	}
-	got := s.effective(rec, "jdk.SocketWrite", "threshold")
+	got := s.Effective(rec, "jdk.SocketWrite", "threshold")
 	if want := []string{"10 ms", "1 ms", "10 ms"}; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("threshold history %q, want %q", got, want)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
-	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jvm"
 )
 
 // JFRDemands is a JVM recording's result as the prediction engine reads
@@ -20,12 +20,12 @@ import (
 // counts it once); and a lock's hold (a hold no two threads ever
 // overlapped) is charged, besides the hold, the mean time the lock stayed
 // free at a contended hand-off while its next holder was woken
-// (jfr.HandOff): no one can use it then, and at a saturating concurrency,
+// (jvm.HandOff): no one can use it then, and at a saturating concurrency,
 // which a prediction asks about, every hand-off is contended. handOff
 // negative takes that mean from the analysis; zero or more charges it
 // instead (the lab's diagnostics: 0 for the holds alone, the service's own
 // timer). res itself when a is nil (no request budget).
-func JFRDemands(res *budget.Result, a *jfr.Analyzer, handOff time.Duration) *budget.Result {
+func JFRDemands(res *budget.Result, a *jvm.Analyzer, handOff time.Duration) *budget.Result {
 	if a == nil {
 		return res
 	}
@@ -40,7 +40,7 @@ func JFRDemands(res *budget.Result, a *jfr.Analyzer, handOff time.Duration) *bud
 		for j := range c.Terms {
 			ts := &c.Terms[j]
 			t := res.Terms[ts.Term]
-			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jfr.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
+			if h := a.HandOffs[t.Frame]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jvm.HoldMechanism) && h.Overlaps == 0 && h.Contended > 0 {
 				charge := h.Mean
 				if handOff >= 0 {
 					charge = handOff

@@ -75,7 +75,7 @@ const maxJVMParkEnds = 1 << 22
 // and thread starts (docs/jfr-churn.md). It is the JVM's counterpart of
 // Analyzer, on the rule, interval and words package churn holds for both.
 // Feed it every event of a read of jfr.Events (which holds
-// jfr.ChurnEvents), the read that feeds the budget's jfr.Analyzer too; it
+// jfr.ChurnEvents), the read that feeds the budget's jvm.Analyzer too; it
 // keeps no event.
 type JVMChurn struct {
 	opts    JVMOptions

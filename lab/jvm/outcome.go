@@ -420,7 +420,7 @@ func checks(cfg Config, med map[string]*ModeRun, bursts []*BurstRun, res *Result
 		// The service's own timing of a segment encloses JFR's wait in it:
 		// at most 100 % (+2 %: the two instruments' windows hold slightly
 		// different requests), at least 85 % (the call's own CPU and waits
-		// under JFR's 1 ms threshold, as in package jfr's recording test).
+		// under JFR's 1 ms threshold, as in package jvm's recording test).
 		// Two instruments on the same requests: no sampling error between
 		// them beyond the edge error already in the band, so exact.
 		for _, seg := range []struct {

@@ -6,7 +6,7 @@
 // pgjdbc behind a semaphore pool, CPU work under a shared monitor — runs in
 // three modes (serial, concurrent, fixed) under closed-model load from
 // package loadgen; each mode is recorded with JFR after warm-up and
-// analysed with package jfr, and the seed's checks are made against the
+// analysed with package jvm, and the seed's checks are made against the
 // configuration. A second path fans each request out into tiny ForkJoinPool
 // tasks; the fix (batching) is measured. A third, /lock, holds a CPU-bound
 // lock: recorded at a few clients, its throughput at a saturating

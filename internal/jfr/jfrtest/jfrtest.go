@@ -1,4 +1,4 @@
-// Package jfrtest records the JVM workload of package jfr's tests,
+// Package jfrtest records the JVM workload of packages jfr's and jvm's tests,
 // internal/jfr/testdata/Probe.java, under JDK Flight Recorder: it compiles the
 // program, runs it with a recording from the JVM's start, and optionally
 // starts a second recording after warm-up with jcmd, the way docs/jfr.md

@@ -28,7 +28,7 @@ import (
 // interval wholly on the wrong side fails); and the saturation path's four
 // checks present (docs/lab-jvm.md). Inconclusive checks are logged with
 // their intervals. The saturation path's throughput check has failed on a
-// quiet host (−16 to −28 %) until package jfr's lock hand-off counts only
+// quiet host (−16 to −28 %) until package jvm's lock hand-off counts only
 // waits for the lock: docs/lab-jvm.md gives the numbers.
 //
 // The chance of a false failure: each estimated check fails by chance with

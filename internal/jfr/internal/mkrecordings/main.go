@@ -178,7 +178,7 @@ func writeTruth(name string, t Truth) error {
 // Probe runs twice. The run kept from the JVM's start is short (a 2 s
 // warm-up, then a 1.5 s jcmd recording that rotates its chunks and lowers
 // its thresholds for a while); the run kept after warm-up starts its jcmd
-// recording past jfr.WarmupGap after the JVM's start (so it has no warm-up
+// recording past jvm.WarmupGap after the JVM's start (so it has no warm-up
 // finding) and lasts 3 s. Of each run one recording is kept: a recording
 // from the start of the second run would be over 700 KB (three chunks of
 // ~100 KB of metadata each, and 10 s of events).

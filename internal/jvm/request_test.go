@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/jfr/jfrtest"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -29,7 +30,7 @@ const shopPredict = "overlap=Shop.a,Shop.b"
 func recordShop(t *testing.T) (*budget.Result, *Analyzer, map[string][]jfrtest.ShopRequest) {
 	t.Helper()
 	tier.Require(t, "recording Shop under JFR")
-	if _, err := FindTool(); err != nil {
+	if _, err := jfr.FindTool(); err != nil {
 		t.Skip("LOUD SKIP: no JDK, so no recording of a real JVM service: ", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -76,7 +77,7 @@ func analyseShop(t *testing.T, path, results string) (*budget.Result, *Analyzer,
 	for _, r := range reqs {
 		byRoute[r.Route] = append(byRoute[r.Route], r)
 	}
-	rec, err := ReadRecording(path)
+	rec, err := jfr.ReadRecording(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func analyseShop(t *testing.T, path, results string) (*budget.Result, *Analyzer,
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ReadEvents(context.Background(), path, PrintOptions{StackDepth: DefaultStackDepth, Events: Events}, func(ev *Event) error {
+	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		a.Event(ev)
 		return nil
 	})
@@ -284,7 +285,7 @@ func checkShop(t *testing.T, res *budget.Result, a *Analyzer, shop map[string][]
 		{"fanout upstream critical", "/fanout", and(onPath("Shop.get"), kindIs(frame.Network)), "upstream_critical", true, 20, 0.05, 1, true},
 		{"helper a", "/helper", and(onPath("Shop.a"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "a", false, 10, 0.05, 1, true},
 		{"helper b", "/helper", and(onPath("Shop.b"), onPath("Shop$Remote.exec"), kindIs(frame.Network)), "b", false, 20, 0.05, 1, true},
-		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire"+PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
+		{"pool acquire", "/pool", and(onPath("Shop.pool"), mechIs("java.util.concurrent.Semaphore.acquire"+jfr.PoolSuffix)), "acquire", false, 0, 0.05, 1, false},
 		{"pool sleep", "/pool", and(onPath("Shop.pool"), kindIs(frame.Sleep)), "sleep", false, 10, 0.03, 0.5, false},
 	}
 	for _, c := range checks {

@@ -1,7 +1,8 @@
-package jfr
+package jvm
 
 import (
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -9,30 +10,51 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
 )
 
-// printRecording is the recording testdata/print.json was printed from, as
+// printRecording is the recording ../jfr/testdata/print.json was printed from, as
 // far as its events need: the window and the type ids of its settings.
-var printRecording = &Recording{Chunks: []Chunk{{
+var printRecording = &jfr.Recording{Chunks: []jfr.Chunk{{
 	Start: time.Date(2026, 12, 2, 16, 55, 8, 573363529, time.UTC), Duration: 4008055317,
 	Types: map[int64]string{5: "jdk.ThreadPark", 1337: "jdk.SocketRead"},
 }}}
 
-func printEvents(t *testing.T) []Event {
+func printEvents(t *testing.T) []jfr.Event {
 	t.Helper()
-	f, err := os.Open("testdata/print.json")
+	f, err := os.Open("../jfr/testdata/print.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	evs, err := decodeAllEvents(t, f)
-	if err != nil {
-		t.Fatal(err)
+	d := jfr.NewDecoder(f)
+	var evs []jfr.Event
+	for {
+		var ev jfr.Event
+		err := d.Next(&ev)
+		if err == io.EOF {
+			return evs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
 	}
-	return evs
 }
 
-func run(t *testing.T, o Options, rec *Recording, evs []Event) *budget.Result {
+// t0 is the start of the hand-made recordings.
+var t0 = time.Date(2026, 12, 2, 14, 9, 40, 123456789, time.UTC)
+
+// stackOf is a stack of methods, leaf first.
+func stackOf(methods ...string) []jfr.Frame {
+	fs := make([]jfr.Frame, len(methods))
+	for i, m := range methods {
+		fs[i] = jfr.Frame{Method: m}
+	}
+	return fs
+}
+
+func run(t *testing.T, o Options, rec *jfr.Recording, evs []jfr.Event) *budget.Result {
 	t.Helper()
 	a, err := New(o, rec)
 	if err != nil {
@@ -47,15 +69,15 @@ func run(t *testing.T, o Options, rec *Recording, evs []Event) *budget.Result {
 	return a.Finalize()
 }
 
-func ev(typ string, start time.Time, d time.Duration, thread string, stack ...string) Event {
+func ev(typ string, start time.Time, d time.Duration, thread string, stack ...string) jfr.Event {
 	var id int64
 	for _, c := range thread {
 		id = id*131 + int64(c)
 	}
-	return Event{Type: typ, Start: start, Duration: d, Thread: Thread{Name: thread, JavaID: id}, Stack: stackOf(stack...)}
+	return jfr.Event{Type: typ, Start: start, Duration: d, Thread: jfr.Thread{Name: thread, JavaID: id}, Stack: stackOf(stack...)}
 }
 
-func cut(e Event) Event {
+func cut(e jfr.Event) jfr.Event {
 	e.Truncated = true
 	return e
 }
@@ -63,18 +85,18 @@ func cut(e Event) Event {
 // TestAnalyzer checks the accounting on hand-made events.
 func TestAnalyzer(t *testing.T) {
 	start := t0
-	rec := &Recording{Chunks: []Chunk{{Start: start, Duration: 10 * time.Second, Types: map[int64]string{1: "jdk.SocketRead", 2: "jdk.ThreadSleep"}}}}
+	rec := &jfr.Recording{Chunks: []jfr.Chunk{{Start: start, Duration: 10 * time.Second, Types: map[int64]string{1: "jdk.SocketRead", 2: "jdk.ThreadSleep"}}}}
 	deep := make([]string, 64)
 	for i := range deep {
 		deep[i] = "com.acme.Deep.f"
 	}
 	at := func(s float64) time.Time { return start.Add(time.Duration(s * 1e9)) }
-	evs := []Event{
+	evs := []jfr.Event{
 		{Type: "jdk.JVMInformation", Start: at(0), JVMStart: start.Add(-time.Second)},
 		{Type: "jdk.CPUInformation", Start: at(0), HWThreads: 4},
-		{Type: "jdk.ActiveSetting", Start: at(0), Setting: Setting{TypeID: 1, Name: "threshold", Value: "20 ms"}},
-		{Type: "jdk.ActiveSetting", Start: at(0), Setting: Setting{TypeID: 2, Name: "enabled", Value: "false"}},
-		{Type: "jdk.ActiveSetting", Start: at(0), Setting: Setting{TypeID: 99, Name: "threshold", Value: "1 ms"}},
+		{Type: "jdk.ActiveSetting", Start: at(0), Setting: jfr.Setting{TypeID: 1, Name: "threshold", Value: "20 ms"}},
+		{Type: "jdk.ActiveSetting", Start: at(0), Setting: jfr.Setting{TypeID: 2, Name: "enabled", Value: "false"}},
+		{Type: "jdk.ActiveSetting", Start: at(0), Setting: jfr.Setting{TypeID: 99, Name: "threshold", Value: "1 ms"}},
 		ev("jdk.SocketRead", at(1), 50*time.Millisecond, "w1", "java.net.Socket$SocketInputStream.read", "com.acme.Api.call", "com.acme.Ctl.handle", "java.lang.Thread.run"),
 		ev("jdk.SocketRead", at(2), 60*time.Millisecond, "w2", "java.net.Socket$SocketInputStream.read", "com.acme.Api.call", "com.acme.Ctl.handle", "java.lang.Thread.run"),
 		ev("jdk.SocketRead", at(2), 60*time.Millisecond, "w2", "java.net.Socket$SocketInputStream.read", "com.acme.Api.call", "com.acme.Ctl.handle", "java.lang.Thread.run"),
@@ -83,8 +105,8 @@ func TestAnalyzer(t *testing.T) {
 		cut(ev("jdk.ThreadPark", at(5), time.Second, "deep", append([]string{"jdk.internal.misc.Unsafe.park"}, deep...)...)),
 		ev("jdk.ExecutionSample", at(6), 0, "w1", "com.acme.Json.encode", "com.acme.Ctl.handle"),
 		ev("jdk.ExecutionSample", at(6), 0, "gc", "com.acme.Other.run"),
-		{Type: "jdk.CPULoad", Start: at(5), Load: CPULoad{JVMUser: 0.5, JVMSystem: 0.1, MachineTotal: 0.95}},
-		{Type: "jdk.CPULoad", Start: at(10), Load: CPULoad{JVMUser: 0.2, JVMSystem: 0, MachineTotal: 0.93}},
+		{Type: "jdk.CPULoad", Start: at(5), Load: jfr.CPULoad{JVMUser: 0.5, JVMSystem: 0.1, MachineTotal: 0.95}},
+		{Type: "jdk.CPULoad", Start: at(10), Load: jfr.CPULoad{JVMUser: 0.2, JVMSystem: 0, MachineTotal: 0.93}},
 	}
 	o := DefaultOptions
 	o.Handler, o.Requests = "Ctl.handle", 2

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/jfr"
 )
 
 // WarmupGap: a recording that begins less than this after the JVM started
@@ -16,6 +17,14 @@ const WarmupGap = 10 * time.Second
 // WantThreshold is the threshold above which a finding suggests recording
 // again: waits shorter than it are missing from every row.
 const WantThreshold = "1 ms"
+
+// longer reports whether JFR threshold a ("20 ms") is longer than b; a
+// value it cannot read counts as longer.
+func longer(a, b string) bool {
+	da, ok := jfr.SettingDuration(a)
+	db, _ := jfr.SettingDuration(b)
+	return !ok || da > db
+}
 
 func (a *Analyzer) findings(g *budget.Group) []error {
 	var out []error
@@ -65,15 +74,15 @@ func (a *Analyzer) thresholdFinding() *budget.Finding {
 	var set, off []string
 	high := false
 	st := &a.env.settings
-	for _, typ := range WaitEvents {
-		if !st.types[typ] {
+	for _, typ := range jfr.WaitEvents {
+		if !st.Has(typ) {
 			continue
 		}
-		if en := st.effective(a.rec, typ, "enabled"); len(en) > 0 && !slices.Contains(en, "true") {
+		if en := st.Effective(a.rec, typ, "enabled"); len(en) > 0 && !slices.Contains(en, "true") {
 			off = append(off, typ)
 			continue
 		}
-		th := st.effective(a.rec, typ, "threshold")
+		th := st.Effective(a.rec, typ, "threshold")
 		if len(th) == 0 {
 			continue
 		}
@@ -88,7 +97,7 @@ func (a *Analyzer) thresholdFinding() *budget.Finding {
 	}
 	var b strings.Builder
 	switch {
-	case len(st.types) == 0:
+	case st.Empty():
 		b.WriteString("the recording has no jdk.ActiveSetting events: the JFR thresholds are unknown, and waits shorter than them are in no row")
 	default:
 		b.WriteString("JFR records a wait only if it lasts at least its event's threshold; shorter waits are in no row: ")

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"fmt"
@@ -48,19 +48,7 @@ func (o *reqOutcome) samplesIn(gs []*budget.Group) int {
 // samplePeriod is jdk.ExecutionSample's period in the recording (the
 // shortest, if several recordings ran), or 0 when unknown.
 func (a *Analyzer) samplePeriod() time.Duration {
-	var best time.Duration
-	st := &a.env.settings
-	for k, vs := range st.values {
-		if k.typ != "jdk.ExecutionSample" || k.name != "period" {
-			continue
-		}
-		for _, v := range vs {
-			if d, ok := thresholdValue(v); ok && d > 0 && (best == 0 || d < best) {
-				best = d
-			}
-		}
-	}
-	return best
+	return a.env.settings.Shortest("jdk.ExecutionSample", "period")
 }
 
 func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period time.Duration) []error {
@@ -243,7 +231,7 @@ func (a *Analyzer) hiddenFinding(res *budget.Result, o *reqOutcome) *budget.Find
 		return nil
 	}
 	th := "unknown"
-	if v := a.env.settings.effective(a.rec, "jdk.JavaMonitorEnter", "threshold"); len(v) > 0 {
+	if v := a.env.settings.Effective(a.rec, "jdk.JavaMonitorEnter", "threshold"); len(v) > 0 {
 		th = strings.Join(v, " → ")
 	}
 	return &budget.Finding{Kind: budget.FindUnexplained, Text: fmt.Sprintf(

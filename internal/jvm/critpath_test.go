@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
 )
 
 // TestRequestTimelines checks request mode's timelines and critical path
@@ -15,14 +16,14 @@ import (
 // and the task's read is on the critical path only from the moment w1
 // began to wait.
 func TestRequestTimelines(t *testing.T) {
-	rec := &Recording{Chunks: []Chunk{{Start: t0, Duration: 10 * time.Second}}}
+	rec := &jfr.Recording{Chunks: []jfr.Chunk{{Start: t0, Duration: 10 * time.Second}}}
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
 	at := func(x float64) time.Time { return t0.Add(time.Second + ms(x)) }
-	with := func(e Event, route string, rid, task int64) Event {
-		e.Req = ReqInfo{Route: route, RequestID: rid, TaskID: task}
+	with := func(e jfr.Event, route string, rid, task int64) jfr.Event {
+		e.Req = jfr.ReqInfo{Route: route, RequestID: rid, TaskID: task}
 		return e
 	}
-	evs := []Event{
+	evs := []jfr.Event{
 		ev("jdk.ThreadSleep", at(10), ms(10), "w1", "java.lang.Thread.sleep", "com.acme.Ctl.handle"),
 		with(ev("latscope.TaskSubmit", at(20), 0, "w1", "io.latscope.Tasks.submitted", "com.acme.Ctl.handle"), "", 1, 7),
 		ev("jdk.SocketRead", at(30), ms(40), "e1", "java.net.Socket$SocketInputStream.read", "com.acme.Up.call", "com.acme.Ctl.lambda$handle$0"),

@@ -1,4 +1,4 @@
-package jfr_test
+package jvm_test
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/jfr/jfrtest"
+	"github.com/latscope/latscope/internal/jvm"
 	"github.com/latscope/latscope/internal/tier"
 )
 
@@ -79,12 +80,12 @@ const termsAlpha = 0.001
 
 // TestRecordingTerms checks the budget of the kept recordings of Probe
 // against Probe's own timings and against its design
-// (testdata/Probe.java).
+// (internal/jfr/testdata/Probe.java).
 func TestRecordingTerms(t *testing.T) {
 	t.Parallel()
 	start, after := keptProbe(t)
 	for _, p := range []probeRec{after, start} {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			checkTerms(t, p)
 		})
@@ -97,7 +98,7 @@ func TestRecordingLive(t *testing.T) {
 	tier.Timing(t)
 	start, after := liveProbe(t)
 	for _, p := range []probeRec{after, start} {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.Name, func(t *testing.T) {
 			checkTerms(t, p)
 			checkFindings(t, p)
 		})
@@ -118,14 +119,14 @@ func TestRecordingLive(t *testing.T) {
 // loaded the machine is: the servers sleep 50 and 20 ms before answering,
 // the request sleeps and parks 5 ms.
 func checkTerms(t *testing.T, p probeRec) {
-	rec, err := jfr.ReadRecording(p.path)
+	rec, err := jfr.ReadRecording(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	load := loadOf(t, p)
-	res := analyse(t, p.path, probeOptions(load))
+	res := analyse(t, p.Path, probeOptions(load))
 	g := res.Groups[0]
-	parts, se, n := probeParts(t, p.results, rec.Start(), rec.End())
+	parts, se, n := probeParts(t, p.Results, rec.Start(), rec.End())
 	if g.Name != "Probe.handle" || g.Count != load.Count || n != g.Count {
 		t.Fatalf("group %q with %d requests; want Probe.handle with %d (load) = %d (Probe's results)", g.Name, g.Count, load.Count, n)
 	}
@@ -224,7 +225,7 @@ func TestRecordingFindings(t *testing.T) {
 	t.Parallel()
 	start, after := keptProbe(t)
 	for _, p := range []probeRec{after, start} {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			checkFindings(t, p)
 		})
@@ -234,13 +235,13 @@ func TestRecordingFindings(t *testing.T) {
 func checkFindings(t *testing.T, p probeRec) {
 	want := []string{"jdk.SocketRead 1 ms", "jdk.SocketWrite 1 ms", "jdk.JavaMonitorEnter 0 ms", "jdk.ThreadPark 1 ms", "jdk.ThreadSleep 1 ms"}
 	not := []string{"record with", "changed"}
-	if p.fromStart {
+	if p.FromStart {
 		// profile's 10 ms for the events without an override, down to 1 ms
 		// while the jcmd recording ran: JFR records the lowest threshold
 		want = []string{"jdk.SocketRead 1 ms,", "jdk.SocketWrite 10 ms → 1 ms → 10 ms (changed while recording)", "record with 1 ms thresholds"}
 		not = nil
 	}
-	res := analyse(t, p.path, probeOptions(loadOf(t, p)))
+	res := analyse(t, p.Path, probeOptions(loadOf(t, p)))
 	th := finding(res, budget.FindUnexplained, "threshold")
 	for _, w := range want {
 		if !strings.Contains(th, w) {
@@ -252,8 +253,8 @@ func checkFindings(t *testing.T, p probeRec) {
 			t.Errorf("threshold finding %q has %q", th, w)
 		}
 	}
-	if w := finding(res, budget.FindWarmup, ""); (w != "") != p.fromStart {
-		t.Errorf("warm-up finding %q, want one: %v", w, p.fromStart)
+	if w := finding(res, budget.FindWarmup, ""); (w != "") != p.FromStart {
+		t.Errorf("warm-up finding %q, want one: %v", w, p.FromStart)
 	}
 	if c := finding(res, budget.FindInferred, "critical = wait"); c == "" {
 		t.Error("no finding says critical = wait")
@@ -278,23 +279,23 @@ func TestRecordingRules(t *testing.T) {
 	load := loadOf(t, after)
 	for _, tc := range []struct {
 		name string
-		opts func(o *jfr.Options)
+		opts func(o *jvm.Options)
 		want budget.Term
 	}{
 		// Probe$Pool is not a known pool: by default it is application code,
 		// and its LinkedBlockingQueue.take is a pool wait
-		{"default rules", func(o *jfr.Options) { o.Rules = jfr.DefaultRules },
+		{"default rules", func(o *jvm.Options) { o.Rules = jfr.DefaultRules },
 			budget.Term{Frame: "Probe$Pool.borrow", Mechanism: "java.util.concurrent.LinkedBlockingQueue.take" + jfr.PoolSuffix, Kind: frame.Sync}},
 		// --app Probe. leaves Probe$Pool out: it becomes the mechanism
-		{"--app Probe.", func(o *jfr.Options) { o.Rules = jfr.DefaultRules; o.Rules.App = []string{"Probe."} },
+		{"--app Probe.", func(o *jvm.Options) { o.Rules = jfr.DefaultRules; o.Rules.App = []string{"Probe."} },
 			budget.Term{Frame: "Probe.queryDb", Mechanism: "Probe$Pool.borrow", Kind: frame.Sync}},
-		{"Probe$Pool as a pool", func(o *jfr.Options) {},
+		{"Probe$Pool as a pool", func(o *jvm.Options) {},
 			budget.Term{Frame: "Probe.queryDb", Mechanism: "Probe$Pool.borrow" + jfr.PoolSuffix, Kind: frame.Sync}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := probeOptions(load)
 			tc.opts(&o)
-			res := analyse(t, after.path, o)
+			res := analyse(t, after.Path, o)
 			var names []string
 			for _, ts := range res.Groups[0].Terms {
 				tm := res.Terms[ts.Term]
@@ -311,17 +312,17 @@ func TestRecordingRules(t *testing.T) {
 func TestRecordingHandlerMissing(t *testing.T) {
 	t.Parallel()
 	_, after := keptProbe(t)
-	rec, err := jfr.ReadRecording(after.path)
+	rec, err := jfr.ReadRecording(after.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := probeOptions(nil)
 	o.Handler, o.Requests = "Probe.handel", 10
-	a, err := jfr.New(o, rec)
+	a, err := jvm.New(o, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range events(t, after.path) {
+	for _, ev := range events(t, after.Path) {
 		a.Event(&ev)
 	}
 	err = a.Matched()

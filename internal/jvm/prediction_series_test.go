@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/jfr/jfrtest"
 	"github.com/latscope/latscope/internal/queueing"
 	"github.com/latscope/latscope/internal/whatif"
@@ -31,7 +32,7 @@ func TestPredictionSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadRecording(path)
+	rec, err := jfr.ReadRecording(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestPredictionSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ReadEvents(context.Background(), path, PrintOptions{StackDepth: DefaultStackDepth, Events: Events}, func(ev *Event) error {
+	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		a.Event(ev)
 		return nil
 	})

@@ -1,4 +1,4 @@
-package jfr_test
+package jvm_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/jvm"
 	"github.com/latscope/latscope/internal/render"
 )
 
@@ -37,7 +38,7 @@ func reportText(t *testing.T, res *budget.Result) string {
 	return b.String()
 }
 
-// TestAnalyzeEntry: Analyze, which reads the recording itself through ReadEvents, gives
+// TestAnalyzeEntry: Analyze, which reads the recording itself through jfr.ReadEvents, gives
 // the report the analyser gives for the same events fed one at a time, in handler mode
 // (Probe, after warm-up) and in request mode (the Java library's demo, lib.jfr).
 func TestAnalyzeEntry(t *testing.T) {
@@ -46,13 +47,13 @@ func TestAnalyzeEntry(t *testing.T) {
 	lib := keptPath(t, "lib")
 	for _, tt := range []struct {
 		name, path string
-		o          jfr.Options
+		o          jvm.Options
 	}{
-		{"handler mode", after.path, probeOptions(loadOf(t, after))},
-		{"request mode", lib, jfr.DefaultOptions},
+		{"handler mode", after.Path, probeOptions(loadOf(t, after))},
+		{"request mode", lib, jvm.DefaultOptions},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := jfr.Analyze(context.Background(), tt.path, readRecording(t, tt.path), tt.o)
+			got, err := jvm.Analyze(context.Background(), tt.path, readRecording(t, tt.path), tt.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,19 +69,19 @@ func TestAnalyzeErrors(t *testing.T) {
 	t.Setenv(jfr.ReaderEnv, "binary")
 	_, after := keptProbe(t)
 	ctx := context.Background()
-	if _, err := jfr.Analyze(ctx, after.path, nil, jfr.DefaultOptions); err == nil || err.Error() != "no recording headers" {
+	if _, err := jvm.Analyze(ctx, after.Path, nil, jvm.DefaultOptions); err == nil || err.Error() != "no recording headers" {
 		t.Errorf("without the headers: %v", err)
 	}
-	rec := readRecording(t, after.path)
+	rec := readRecording(t, after.Path)
 	o := probeOptions(nil)
 	o.Handler, o.Requests = "Probe.handel", 84
-	_, err := jfr.Analyze(ctx, after.path, rec, o)
-	if err == nil || !strings.HasPrefix(err.Error(), after.path+": ") || !strings.Contains(err.Error(), `"Probe.handel": no wait or sample among`) ||
+	_, err := jvm.Analyze(ctx, after.Path, rec, o)
+	if err == nil || !strings.HasPrefix(err.Error(), after.Path+": ") || !strings.Contains(err.Error(), `"Probe.handel": no wait or sample among`) ||
 		!strings.Contains(err.Error(), "closest application frames: Probe.handle") {
 		t.Errorf("a misspelt handler: %v; want it refused, naming the file and the closest frame", err)
 	}
 	// a recording cut short: the reader's error as it is
-	b, err := os.ReadFile(after.path)
+	b, err := os.ReadFile(after.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +90,11 @@ func TestAnalyzeErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Handler = "Probe.handle"
-	if _, err := jfr.Analyze(ctx, cut, rec, o); err == nil || !strings.HasPrefix(err.Error(), cut+": byte 8: chunk at 0: chunk size") {
+	if _, err := jvm.Analyze(ctx, cut, rec, o); err == nil || !strings.HasPrefix(err.Error(), cut+": byte 8: chunk at 0: chunk size") {
 		t.Errorf("a recording cut in half: %v", err)
 	}
 	t.Setenv(jfr.ReaderEnv, "jdk")
-	if _, err := jfr.Analyze(ctx, after.path, rec, o); err == nil || err.Error() != `$LATSCOPE_JFR_READER="jdk": want binary or print` {
+	if _, err := jvm.Analyze(ctx, after.Path, rec, o); err == nil || err.Error() != `$LATSCOPE_JFR_READER="jdk": want binary or print` {
 		t.Errorf("an unknown reader: %v", err)
 	}
 }
@@ -114,7 +115,7 @@ func findingText(res *budget.Result, k budget.FindingKind, s string) string {
 func TestRequestModeOptions(t *testing.T) {
 	t.Parallel()
 	lib := keptPath(t, "lib")
-	res := analyse(t, lib, jfr.DefaultOptions)
+	res := analyse(t, lib, jvm.DefaultOptions)
 	n := 0
 	for _, g := range res.Groups {
 		n += g.Count
@@ -124,15 +125,15 @@ func TestRequestModeOptions(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		set  func(o *jfr.Options)
+		set  func(o *jvm.Options)
 		kind budget.FindingKind
 		want string
 	}{
-		{"handler and a count", func(o *jfr.Options) { o.Handler, o.Requests = "LibDemo.handle", 10 }, budget.FindInferred,
+		{"handler and a count", func(o *jvm.Options) { o.Handler, o.Requests = "LibDemo.handle", 10 }, budget.FindInferred,
 			"--handler LibDemo.handle is not used: the latscope.Request events mark the requests; --requests counts 10 requests but the recording has 8 latscope.Request events inside it"},
-		{"load results", func(o *jfr.Options) { o.Load = &jfr.Requests{Count: 8} }, budget.FindInferred,
+		{"load results", func(o *jvm.Options) { o.Load = &jvm.Requests{Count: 8} }, budget.FindInferred,
 			"--requests-from counts 8 requests, as many as the recording's latscope.Request events"},
-		{"a prediction of no term", func(o *jfr.Options) {
+		{"a prediction of no term", func(o *jvm.Options) {
 			p, err := budget.ParsePrediction("remove=LibDemo.nosuch")
 			if err != nil {
 				t.Fatal(err)
@@ -142,7 +143,7 @@ func TestRequestModeOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := jfr.DefaultOptions
+			o := jvm.DefaultOptions
 			tt.set(&o)
 			if got := findingText(analyse(t, lib, o), tt.kind, tt.want); got == "" {
 				t.Errorf("no %v finding saying %q", tt.kind, tt.want)
@@ -162,14 +163,14 @@ func TestCPULoad(t *testing.T) {
 	_, after := keptProbe(t)
 	for _, tt := range []struct {
 		path string
-		o    jfr.Options
+		o    jvm.Options
 		ok   bool
 	}{
-		{after.path, probeOptions(loadOf(t, after)), true},
-		{keptPath(t, "edge"), jfr.DefaultOptions, false},
+		{after.Path, probeOptions(loadOf(t, after)), true},
+		{keptPath(t, "edge"), jvm.DefaultOptions, false},
 	} {
 		rec := readRecording(t, tt.path)
-		a, err := jfr.New(tt.o, rec)
+		a, err := jvm.New(tt.o, rec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,19 +1,18 @@
-package jfr
+package jvm
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/latscope/latscope/internal/opterr"
-
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/critpath"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
+	"github.com/latscope/latscope/internal/opterr"
 	"github.com/latscope/latscope/internal/tracein"
 )
 
@@ -29,9 +28,9 @@ type Options struct {
 	// Load, when set, holds the requests counted from load results
 	// (CountRequests), with their latencies.
 	Load       *Requests
-	Rules      Rules
+	Rules      jfr.Rules
 	StackDepth int    // --stack-depth for jfr print
-	Tool       string // the jfr command; "" finds it (FindTool)
+	Tool       string // the jfr command; "" finds it (jfr.FindTool)
 	// Predictions are what-if changes simulated over each request's
 	// timelines; only a recording with latscope.Request events has them.
 	Predictions []budget.Prediction
@@ -40,19 +39,7 @@ type Options struct {
 // DefaultOptions are the defaults. A recording with latscope.Request
 // events (the Java library, java/) needs nothing more; without them, set
 // Handler and Requests or Load.
-var DefaultOptions = Options{Rules: DefaultRules, StackDepth: DefaultStackDepth}
-
-// Events are the event types an analysis reads, and the ones a caller's
-// scheduler-churn analysis (package sched's JVMChurn) reads beside them
-// (ChurnEvents), so that one read of a recording feeds both.
-var Events = slices.Concat(WaitEvents, []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"}, RequestEvents, ChurnEvents)
-
-// ChurnEvents are the event types the JVM's scheduler-churn analysis
-// (package sched's JVMChurn, docs/jfr-churn.md) reads beyond the budget's:
-// the native samples (counted, never CPU) and thread starts and ends.
-// jdk.ExecutionSample, jdk.ThreadPark, jdk.ActiveSetting, jdk.CPUInformation
-// and jdk.CPULoad are in Events already, and so are these.
-var ChurnEvents = []string{"jdk.NativeMethodSample", "jdk.ThreadStart", "jdk.ThreadEnd"}
+var DefaultOptions = Options{Rules: jfr.DefaultRules, StackDepth: jfr.DefaultStackDepth}
 
 // ErrNoCount is returned when neither a request count nor load results are
 // given.
@@ -62,8 +49,8 @@ var ErrNoCount = opterr.Wrap("requests", errors.New("not given: the recording ha
 var ErrNoHandler = opterr.Wrap("handler", errors.New("not given: the recording has no latscope.Request events (the Java library in java/, docs/jfr.md, adds them): name the frame that handles a request (e.g. DemoController.handle); only waits beneath it are request time"))
 
 // Analyze reads the events of the recording at path (whose headers are rec)
-// through ReadEvents and returns its budget.
-func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budget.Result, error) {
+// through jfr.ReadEvents and returns its budget.
+func Analyze(ctx context.Context, path string, rec *jfr.Recording, o Options) (*budget.Result, error) {
 	a, err := Read(ctx, path, rec, o)
 	if err != nil {
 		return nil, err
@@ -72,16 +59,16 @@ func Analyze(ctx context.Context, path string, rec *Recording, o Options) (*budg
 }
 
 // Read reads the events of the recording at path (whose headers are rec)
-// once, through ReadEvents, into a new Analyzer and into each of also,
+// once, through jfr.ReadEvents, into a new Analyzer and into each of also,
 // first: another analysis of the same events (package sched's JVM churn),
 // so that one read serves both. It returns the Analyzer, not finalized, or
 // the read's error, or Matched's (naming path).
-func Read(ctx context.Context, path string, rec *Recording, o Options, also ...func(*Event)) (*Analyzer, error) {
+func Read(ctx context.Context, path string, rec *jfr.Recording, o Options, also ...func(*jfr.Event)) (*Analyzer, error) {
 	a, err := New(o, rec)
 	if err != nil {
 		return nil, err
 	}
-	err = ReadEvents(ctx, path, PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: Events}, func(ev *Event) error {
+	err = jfr.ReadEvents(ctx, path, jfr.PrintOptions{Tool: o.Tool, StackDepth: a.opts.StackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		for _, f := range also {
 			f(ev)
 		}
@@ -100,7 +87,7 @@ func Read(ctx context.Context, path string, rec *Recording, o Options, also ...f
 // Analyzer builds a budget from a recording's events, one at a time.
 type Analyzer struct {
 	opts  Options
-	rec   *Recording
+	rec   *jfr.Recording
 	count int
 
 	terms []budget.Term
@@ -149,7 +136,7 @@ type termStat struct {
 const maxSuggest = 5000
 
 // New returns an analyzer for the recording rec.
-func New(o Options, rec *Recording) (*Analyzer, error) {
+func New(o Options, rec *jfr.Recording) (*Analyzer, error) {
 	count := o.Requests
 	if o.Load != nil {
 		count = o.Load.Count
@@ -161,7 +148,7 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 		return nil, errors.New("no recording headers")
 	}
 	if o.StackDepth <= 0 {
-		o.StackDepth = DefaultStackDepth
+		o.StackDepth = jfr.DefaultStackDepth
 	}
 	a := &Analyzer{opts: o, rec: rec, count: count, index: map[termKey]int{}, regions: newRegionTable(), rstats: map[int32]*budget.RegionStat{},
 		threads: map[int64]bool{}, handlers: map[string]bool{}, seen: map[string]bool{}, env: newEnvironment(), req: newReqData(), RequestCPU: -1}
@@ -169,7 +156,7 @@ func New(o Options, rec *Recording) (*Analyzer, error) {
 }
 
 // Event adds one event. ev is not kept.
-func (a *Analyzer) Event(ev *Event) {
+func (a *Analyzer) Event(ev *jfr.Event) {
 	a.records++
 	switch ev.Type {
 	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
@@ -189,7 +176,7 @@ func (a *Analyzer) Event(ev *Event) {
 		a.sample(ev)
 		return
 	}
-	kind, ok := waitKinds[ev.Type]
+	kind, ok := jfr.WaitKind(ev.Type)
 	if !ok {
 		return
 	}
@@ -221,7 +208,7 @@ func (a *Analyzer) Event(ev *Event) {
 	a.region(path).Wall += int64(ev.Duration)
 }
 
-func (a *Analyzer) sample(ev *Event) {
+func (a *Analyzer) sample(ev *jfr.Event) {
 	a.samples++
 	a.thread(ev.Thread)
 	h := a.handler(ev.Stack)
@@ -233,7 +220,7 @@ func (a *Analyzer) sample(ev *Event) {
 	a.region(a.appPath(ev.Stack[:h+1], attr.AppIndex, attr.App)).CPUSamples++
 }
 
-func (a *Analyzer) thread(t Thread) {
+func (a *Analyzer) thread(t jfr.Thread) {
 	id := t.JavaID
 	if id == 0 {
 		id = -t.OSID
@@ -243,7 +230,7 @@ func (a *Analyzer) thread(t Thread) {
 
 // handler returns the index of the outermost frame matching the handler,
 // or -1.
-func (a *Analyzer) handler(stack []Frame) int {
+func (a *Analyzer) handler(stack []jfr.Frame) int {
 	for i := len(stack) - 1; i >= 0; i-- {
 		if MatchFrame(stack[i].Method, a.opts.Handler) {
 			a.handlers[stack[i].Method] = true
@@ -275,7 +262,7 @@ func (a *Analyzer) region(path []string) *budget.RegionStat {
 	return r
 }
 
-func (a *Analyzer) suggest(stack []Frame) {
+func (a *Analyzer) suggest(stack []jfr.Frame) {
 	if a.matched > 0 || len(a.seen) >= maxSuggest {
 		return
 	}
@@ -379,7 +366,7 @@ type termKey struct {
 // frames from the handler (stack's last frame) down to the application
 // frame at appIndex, outermost first, direct recursion folded. A term whose
 // frame is not an application frame (a pool, say) has the path [app].
-func (a *Analyzer) appPath(stack []Frame, appIndex int, app string) []string {
+func (a *Analyzer) appPath(stack []jfr.Frame, appIndex int, app string) []string {
 	if app == "" {
 		return nil
 	}
@@ -423,7 +410,7 @@ func (a *Analyzer) info() budget.TraceInfo {
 
 // environment is what the recording says about its settings and machine.
 type environment struct {
-	settings  settings
+	settings  jfr.Settings
 	jvmStart  time.Time
 	hwThreads int
 	lastLoad  time.Time
@@ -434,13 +421,13 @@ type environment struct {
 }
 
 func newEnvironment() environment {
-	return environment{settings: newSettings()}
+	return environment{settings: jfr.NewSettings()}
 }
 
-func (e *environment) event(ev *Event, rec *Recording) {
+func (e *environment) event(ev *jfr.Event, rec *jfr.Recording) {
 	switch ev.Type {
 	case "jdk.ActiveSetting":
-		e.settings.add(ev, rec)
+		e.settings.Add(ev, rec)
 	case "jdk.JVMInformation":
 		if !ev.JVMStart.IsZero() && (e.jvmStart.IsZero() || ev.JVMStart.Before(e.jvmStart)) {
 			e.jvmStart = ev.JVMStart

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"strings"
@@ -6,16 +6,13 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
 )
-
-// RequestEvents are the event types of the Java library (java/, docs/jfr.md)
-// an analysis reads.
-var RequestEvents = []string{"latscope.Request", "latscope.TaskSubmit", "latscope.TaskRun", "latscope.TaskWait", "latscope.Hold"}
 
 // threadKey identifies a thread: its Java id, or minus its OS id.
 type threadKey int64
 
-func keyOf(t Thread) threadKey {
+func keyOf(t jfr.Thread) threadKey {
 	if t.JavaID != 0 {
 		return threadKey(t.JavaID)
 	}
@@ -118,7 +115,7 @@ func (t *termTable) id(term budget.Term) int32 {
 	return int32(len(t.list) - 1)
 }
 
-func (d *reqData) thread(t Thread) *threadData {
+func (d *reqData) thread(t jfr.Thread) *threadData {
 	k := keyOf(t)
 	td, ok := d.threads[k]
 	if !ok {
@@ -128,13 +125,13 @@ func (d *reqData) thread(t Thread) *threadData {
 	return td
 }
 
-func span(ev *Event) (int64, int64) {
+func span(ev *jfr.Event) (int64, int64) {
 	s := ev.Start.UnixNano()
 	return s, s + int64(ev.Duration)
 }
 
 // event keeps what the request analysis needs of ev.
-func (d *reqData) event(ev *Event, r *Rules) {
+func (d *reqData) event(ev *jfr.Event, r *jfr.Rules) {
 	switch ev.Type {
 	case "latscope.Request":
 		s, e := span(ev)
@@ -180,7 +177,7 @@ func (d *reqData) event(ev *Event, r *Rules) {
 		attr := r.Decide(ev.Stack)
 		td.samples = append(td.samples, sampleRec{t: ev.Start.UnixNano(), region: d.regions.id(pathOf(r, ev.Stack, attr.AppIndex, attr.App))})
 	default:
-		if _, ok := waitKinds[ev.Type]; !ok {
+		if _, ok := jfr.WaitKind(ev.Type); !ok {
 			return
 		}
 		attr := r.Decide(ev.Stack)
@@ -193,19 +190,15 @@ func (d *reqData) event(ev *Event, r *Rules) {
 }
 
 // cpuOf is the library's cpuTime of a request or task run in ns, or -1.
-func cpuOf(ev *Event) int64 {
+func cpuOf(ev *jfr.Event) int64 {
 	if !ev.Req.HasCPU {
 		return -1
 	}
 	return int64(ev.Req.CPU)
 }
 
-// maxWorkers bounds a server's workers as an event gives them: a pool
-// larger than this is taken as unbounded.
-const maxWorkers = 1 << 20
-
 // queueOf is a request's queueTime in ns, or -1.
-func queueOf(ev *Event) int64 {
+func queueOf(ev *jfr.Event) int64 {
 	if !ev.Req.HasQueue {
 		return -1
 	}
@@ -215,7 +208,7 @@ func queueOf(ev *Event) int64 {
 // libraryCall returns the library method the application frame at
 // appIndex called (io.latscope.Tasks.await, io.latscope.Tasks$Task.get):
 // the outermost io.latscope frame beneath it.
-func libraryCall(stack []Frame, appIndex int) string {
+func libraryCall(stack []jfr.Frame, appIndex int) string {
 	if appIndex < 0 {
 		appIndex = len(stack)
 	}
@@ -240,7 +233,7 @@ const QueueMechanism = "executor queue (submit → run)"
 // application frames from the outermost down to the one at appIndex,
 // outermost first, direct recursion folded; [app] when app is not an
 // application frame of the stack.
-func pathOf(r *Rules, stack []Frame, appIndex int, app string) []string {
+func pathOf(r *jfr.Rules, stack []jfr.Frame, appIndex int, app string) []string {
 	if app == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"slices"
@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/latscope/latscope/internal/budget"
+	"github.com/latscope/latscope/internal/jfr"
 )
 
 // TestCallPathTerms: a shared helper beneath two callers is two terms on
 // the JVM too, and direct recursion folds.
 func TestCallPathTerms(t *testing.T) {
-	rec := &Recording{Chunks: []Chunk{{Start: t0, Duration: 10 * time.Second}}}
+	rec := &jfr.Recording{Chunks: []jfr.Chunk{{Start: t0, Duration: 10 * time.Second}}}
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * 1e9)) }
 	read := "java.net.Socket$SocketInputStream.read"
-	evs := []Event{
+	evs := []jfr.Event{
 		ev("jdk.SocketRead", at(1), 4*time.Millisecond, "w1", read, "com.acme.Remote.exec", "com.acme.Users.get", "com.acme.Ctl.handle"),
 		ev("jdk.SocketRead", at(2), 45*time.Millisecond, "w1", read, "com.acme.Remote.exec", "com.acme.Orders.list", "com.acme.Ctl.handle"),
 		ev("jdk.SocketRead", at(3), 45*time.Millisecond, "w2", read, "com.acme.Remote.exec", "com.acme.Orders.list", "com.acme.Ctl.handle"),
@@ -56,10 +57,10 @@ func TestCallPathTerms(t *testing.T) {
 // split by caller in the regions line, not all given to the helper, in
 // both the handler mode and the request mode.
 func TestCallPathRegions(t *testing.T) {
-	rec := &Recording{Chunks: []Chunk{{Start: t0, Duration: 10 * time.Second}}}
+	rec := &jfr.Recording{Chunks: []jfr.Chunk{{Start: t0, Duration: 10 * time.Second}}}
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * 1e9)) }
 	sha := "com.acme.Burn.sha"
-	var evs []Event
+	var evs []jfr.Event
 	for i := range 6 { // three samples in sha under lockedSection, one under etag, two in handle itself
 		caller := "com.acme.Ctl.lockedSection"
 		switch {
@@ -93,7 +94,7 @@ func TestCallPathRegions(t *testing.T) {
 	})
 	t.Run("requests", func(t *testing.T) {
 		req := ev("latscope.Request", at(0.5), time.Second, "w1", "io.latscope.Request.end", "com.acme.Ctl.serve")
-		req.Req = ReqInfo{Route: "/ctl", RequestID: 1}
+		req.Req = jfr.ReqInfo{Route: "/ctl", RequestID: 1}
 		check(t, run(t, DefaultOptions, rec, append(slices.Clone(evs), req)))
 	})
 }

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
+	"github.com/latscope/latscope/internal/jfr"
 	"github.com/latscope/latscope/internal/jfr/jfrtest"
 	"github.com/latscope/latscope/internal/tier"
 )
@@ -29,7 +30,7 @@ func analyseSvc(t *testing.T, name string) (*budget.Result, *Analyzer, *jfrtest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadRecording(path)
+	rec, err := jfr.ReadRecording(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func analyseSvc(t *testing.T, name string) (*budget.Result, *Analyzer, *jfrtest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ReadEvents(context.Background(), path, PrintOptions{StackDepth: DefaultStackDepth, Events: Events}, func(ev *Event) error {
+	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		a.Event(ev)
 		return nil
 	})
@@ -203,7 +204,7 @@ func checkSvcLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadRecording(run.Recording)
+	rec, err := jfr.ReadRecording(run.Recording)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func checkSvcLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ReadEvents(context.Background(), run.Recording, PrintOptions{StackDepth: DefaultStackDepth, Events: Events}, func(ev *Event) error {
+	if err := jfr.ReadEvents(context.Background(), run.Recording, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
 		a.Event(ev)
 		return nil
 	}); err != nil {

@@ -1,10 +1,11 @@
-package jfr
+package jvm
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/critpath"
@@ -189,7 +190,9 @@ var futureWaits = []string{"java.util.concurrent.FutureTask.get", "java.util.con
 	"java.util.concurrent.CompletableFuture.get", "java.util.concurrent.ForkJoinTask.join", "java.util.concurrent.ForkJoinTask.get",
 	"java.util.concurrent.ExecutorCompletionService.take", "java.util.concurrent.CountDownLatch.await"}
 
-func isFutureWait(mech string) bool { return hasPrefix(mech, futureWaits) }
+func isFutureWait(mech string) bool {
+	return slices.ContainsFunc(futureWaits, func(p string) bool { return strings.HasPrefix(mech, p) })
+}
 
 func b2f(b bool) float64 {
 	if b {

@@ -1,4 +1,4 @@
-package jfr
+package jvm
 
 import (
 	"cmp"
