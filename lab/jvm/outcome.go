@@ -96,7 +96,7 @@ func outcome(env *lab.Env, cfg Config, runs []*ModeRun, bursts []*BurstRun, sat 
 			BurstTaskNs: float64(cfg.BurstTaskCPU.Nanoseconds()), BurstClients: cfg.BurstClients, BurstThinkMs: units.Ms(cfg.BurstThink), LoadAvgAtStart: loadBefore},
 		PredictionSource: "computed by the lab from the serial recording's terms by the rule of docs/method.md §5 (overlap: mean − A − B + max(A, B); remove: mean − term); the JVM analysis does not predict yet"}
 	if len(runs) > 0 && len(runs[0].JFR.Predictions) > 0 {
-		res.PredictionSource = "the JVM analysis's own predictions (package jfr, request mode: each request's threads re-simulated across the marked hand-offs)"
+		res.PredictionSource = "the JVM analysis's own predictions (package jvm, request mode: each request's threads re-simulated across the marked hand-offs)"
 	}
 	med := map[string]*ModeRun{}
 	for _, r := range runs {
