@@ -14,7 +14,7 @@ import (
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/jfr"
-	"github.com/latscope/latscope/internal/jvm"
+	jvma "github.com/latscope/latscope/internal/jvm" // the JVM request analysis (this package is the lab scenario)
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/sched"
 	"github.com/latscope/latscope/internal/stats"
@@ -265,7 +265,7 @@ func (r *runner) burst(ctx context.Context, variant string) (*BurstRun, error) {
 // when the recording has the library's latscope.Request events, with the
 // predictions specs; else beneath handler. The same read of the events
 // feeds the scheduler-churn analysis (sched.JVMChurn).
-func analyse(ctx context.Context, w *window, handler string, specs ...string) (jvm.Requests, *budget.Result, *sched.JVMReport, error) {
+func analyse(ctx context.Context, w *window, handler string, specs ...string) (jvma.Requests, *budget.Result, *sched.JVMReport, error) {
 	q, res, ch, _, err := analyseWith(ctx, w, handler, specs...)
 	return q, res, ch, err
 }
@@ -273,22 +273,22 @@ func analyse(ctx context.Context, w *window, handler string, specs ...string) (j
 // analyseWith is analyse that also returns the analyzer: its request CPU,
 // the CPU inside holds and the holds' hand-offs, which the prediction
 // engine's demands read (saturate.go).
-func analyseWith(ctx context.Context, w *window, handler string, specs ...string) (jvm.Requests, *budget.Result, *sched.JVMReport, *jvm.Analyzer, error) {
+func analyseWith(ctx context.Context, w *window, handler string, specs ...string) (jvma.Requests, *budget.Result, *sched.JVMReport, *jvma.Analyzer, error) {
 	rec, err := jfr.ReadRecording(w.Recording)
 	if err != nil {
-		return jvm.Requests{}, nil, nil, nil, err
+		return jvma.Requests{}, nil, nil, nil, err
 	}
 	w.RecStart = rec.Start()
 	f, err := os.Open(w.Results)
 	if err != nil {
-		return jvm.Requests{}, nil, nil, nil, err
+		return jvma.Requests{}, nil, nil, nil, err
 	}
 	defer f.Close()
-	q, err := jvm.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
+	q, err := jvma.CountRequests(loadgen.NewDecoder(f), rec.Start(), rec.End())
 	if err != nil {
 		return q, nil, nil, nil, fmt.Errorf("%s: %w", w.Results, err)
 	}
-	opts := jvm.DefaultOptions
+	opts := jvma.DefaultOptions
 	opts.Handler, opts.Load = handler, &q
 	for _, spec := range specs {
 		p, err := budget.ParsePrediction(spec)
@@ -299,7 +299,7 @@ func analyseWith(ctx context.Context, w *window, handler string, specs ...string
 	}
 	rules := opts.Rules
 	ch := sched.NewJVMChurn(sched.JVMOptions{Recording: rec, Rules: &rules})
-	a, err := jvm.Read(ctx, w.Recording, rec, opts, ch.Event) // one read for both
+	a, err := jvma.Read(ctx, w.Recording, rec, opts, ch.Event) // one read for both
 	if err != nil {
 		return q, nil, nil, nil, err
 	}
@@ -357,7 +357,7 @@ func inFlightAt(results string, t time.Time) (int, error) {
 
 // edgePct is half the requests cut by the recording's edges over the
 // counted, in %: the error of per-request figures docs/jfr.md states.
-func edgePct(q jvm.Requests) float64 {
+func edgePct(q jvma.Requests) float64 {
 	if q.Count == 0 {
 		return 0
 	}
@@ -424,11 +424,11 @@ func budgetOf(res *budget.Result, route string) Budget {
 // onPath reports whether the term's call path has a frame named name.
 func onPath(t budget.Term, name string) bool {
 	for _, f := range t.Path {
-		if jvm.MatchFrame(f, name) || jvm.MatchFrame(f, name+"$") {
+		if jvma.MatchFrame(f, name) || jvma.MatchFrame(f, name+"$") {
 			return true
 		}
 	}
-	return t.Frame != "" && jvm.MatchFrame(t.Frame, name)
+	return t.Frame != "" && jvma.MatchFrame(t.Frame, name)
 }
 
 // pathString is the term's call path without the lambda proxies the JVM

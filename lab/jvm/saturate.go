@@ -11,7 +11,7 @@ import (
 
 	"github.com/latscope/latscope/internal/budget"
 	"github.com/latscope/latscope/internal/frame"
-	"github.com/latscope/latscope/internal/jvm"
+	jvma "github.com/latscope/latscope/internal/jvm" // the JVM request analysis (this package is the lab scenario)
 	"github.com/latscope/latscope/internal/loadgen"
 	"github.com/latscope/latscope/internal/pipeline"
 	"github.com/latscope/latscope/internal/queueing"
@@ -106,7 +106,7 @@ type LockLibrary struct {
 	HoldCPUMs float64 `json:"hold_cpu_ms"`
 	HoldMs    float64 `json:"hold_ms"`
 	// HandOffMs is the mean time the lock stayed free at a contended
-	// hand-off (jvm.HandOff), Contended how many there were.
+	// hand-off (jvma.HandOff), Contended how many there were.
 	HandOffMs float64 `json:"hand_off_ms"`
 	Contended int     `json:"contended_hand_offs"`
 }
@@ -193,7 +193,7 @@ func (r *runner) saturate(ctx context.Context) (*SaturateRun, error) {
 // it, two diagnostics (not checked): the same with the lock charged its
 // holds alone, and with the service's own hand-off (ownHandOffMs) in place
 // of the analysis's.
-func predictSaturation(res *budget.Result, a *jvm.Analyzer, cfg Config, ownHandOffMs float64) (LockPrediction, error) {
+func predictSaturation(res *budget.Result, a *jvma.Analyzer, cfg Config, ownHandOffMs float64) (LockPrediction, error) {
 	spec, err := whatif.ParseSpec(fmt.Sprintf("clients=%d", cfg.SatClients))
 	if err != nil {
 		return LockPrediction{}, err
@@ -248,7 +248,7 @@ func predictSaturation(res *budget.Result, a *jvm.Analyzer, cfg Config, ownHandO
 
 // library is /lock in the recording, per request, through the Java
 // library's events.
-func library(res *budget.Result, a *jvm.Analyzer) LockLibrary {
+func library(res *budget.Result, a *jvma.Analyzer) LockLibrary {
 	g := groupOf(res, LockRoute)
 	if g == nil || g.Count == 0 {
 		return LockLibrary{}
@@ -261,13 +261,13 @@ func library(res *budget.Result, a *jvm.Analyzer) LockLibrary {
 	}
 	l.HoldCPUMs = units.Round3(float64(held) / n / 1e6)
 	for _, ts := range g.Terms {
-		if t := res.Terms[ts.Term]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jvm.HoldMechanism) && jvm.MatchFrame(t.Frame, LockFrame) {
+		if t := res.Terms[ts.Term]; t.Kind == frame.Running && strings.HasPrefix(t.Mechanism, jvma.HoldMechanism) && jvma.MatchFrame(t.Frame, LockFrame) {
 			l.HoldMs += float64(ts.Wait) / n / 1e6
 		}
 	}
 	l.HoldMs = units.Round3(l.HoldMs)
 	for f, h := range a.HandOffs {
-		if jvm.MatchFrame(f, LockFrame) {
+		if jvma.MatchFrame(f, LockFrame) {
 			l.HandOffMs, l.Contended = units.Ms(h.Mean), h.Contended
 		}
 	}
