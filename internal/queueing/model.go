@@ -107,6 +107,11 @@ type Model struct {
 	// before the request (docs/method.md §7, "Before the request").
 	BeforeMs    float64 `json:"runnable_before_ms,omitempty"`
 	beforeShare float64
+	// ThinkRunnableMs is the runnable time per request of the process's
+	// goroutines outside any request, less BeforeMs: on a Go trace whose
+	// clients run in the same process, their wait for a CPU, inside the
+	// think time the model keeps (docs/method.md §7, "Before the request").
+	ThinkRunnableMs float64 `json:"think_runnable_ms,omitempty"`
 	// WakeupMs is runnable time per request that the model's CPU queue does
 	// not explain (scheduling latency): kept in every what-if, in the pools'
 	// demand for the wake-ups that happen while a connection is held, as a
@@ -214,6 +219,9 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
 	}
 	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs-m.BeforeMs)
+	if !res.Info.JVM && ended > 0 {
+		m.ThinkRunnableMs = min(m.ThinkMs, max(0, float64(res.Outside.ByKind[frame.Runnable])/ended/1e6-m.BeforeMs))
+	}
 	cores := in.Cores
 	if cores <= 0 {
 		cores = float64(res.Info.Procs)

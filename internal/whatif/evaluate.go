@@ -284,6 +284,11 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		// A frame's CPU named by the spec (queueing.CPUDemand).
 		o.Why += fmt.Sprintf("; the CPU's demand %.3g → %.3g ms per request", b, a)
 	}
+	if m := p.Model; !s.Model() || s.Op() == "cores" || s.Op() == "clients" {
+		if note := thinkNote(m, po, base); note != "" {
+			o.Why += "; " + note
+		}
+	}
 	if v := p.Validation; math.Abs(v.MeanResidual) > ModelFit {
 		// the interval is the requests' sampling error only: say when the
 		// model does not reproduce the trace it was built from
@@ -295,6 +300,22 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		o.Why += fmt.Sprintf("; no interval: the model saturates if its demands are off by %.0f %%", 100*Epsilon)
 	}
 	return o, nil
+}
+
+// thinkNote says when the think time the model keeps holds a wait for a
+// CPU as large as compare's bar (ModelFit % of the mean) and the change
+// moves the CPU's queue: the clients run in the process (a benchmark's
+// load, an httptest server), their cycle shortens or lengthens with the
+// CPU's queue, and the model puts that change inside the request.
+func thinkNote(m *queueing.Model, po queueing.Outcome, base float64) string {
+	if m.ThinkRunnableMs < ModelFit/100*base/1e6 {
+		return ""
+	}
+	b, a := stationWait(po.Before, "CPU"), stationWait(po.After, "CPU")
+	if math.Abs(a-b) < QueueShare*base/1e6 {
+		return ""
+	}
+	return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process): the model keeps the think time, so the CPU's queue there does not change with it, and the mean may be off by up to as much", m.ThinkRunnableMs, m.ThinkMs)
 }
 
 // cpuDemand is the CPU station's demand in st, ms per request.
