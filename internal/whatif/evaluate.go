@@ -284,10 +284,8 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 		// A frame's CPU named by the spec (queueing.CPUDemand).
 		o.Why += fmt.Sprintf("; the CPU's demand %.3g → %.3g ms per request", b, a)
 	}
-	if m := p.Model; !s.Model() || s.Op() == "cores" || s.Op() == "clients" {
-		if note := thinkNote(m, po, base); note != "" {
-			o.Why += "; " + note
-		}
+	if note := thinkNote(p.Model, po, base); note != "" {
+		o.Why += "; " + note
 	}
 	if v := p.Validation; math.Abs(v.MeanResidual) > ModelFit {
 		// the interval is the requests' sampling error only: say when the
