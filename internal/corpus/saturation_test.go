@@ -74,6 +74,12 @@ func TestSaturationPair(t *testing.T) {
 	if o.Method != whatif.Queueing || !strings.HasPrefix(o.Why, "queue at CPU") {
 		t.Errorf("%s: %s (%s), want the queueing model on the CPU queue", spec.Text, o.Method, o.Why)
 	}
+	// The clients run in the service's process: their time between
+	// requests is mostly a wait for a P, which the model keeps as think
+	// time and the reason says (docs/method.md §7, "Before the request").
+	if !strings.Contains(o.Why, "think time is the process's goroutines outside the requests waiting for a CPU") {
+		t.Errorf("%s: the reason does not say the think time's wait for a CPU: %s", spec.Text, o.Why)
+	}
 	if !strings.Contains(o.Change, "CPU −") {
 		t.Errorf("%s: change %q, want the CPU station's demand cut", spec.Text, o.Change)
 	}
