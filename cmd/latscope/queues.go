@@ -216,7 +216,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
-		if r.Kind == queueing.CPU && m.BeforeMs > 0 {
+		if r.Kind == queueing.CPU && m.BeforeMs >= whatif.QueueShare*m.MeasuredMeanMs {
 			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request waiting for a CPU before the request began: in the CPU's queue, outside the request)\n", "", m.BeforeMs)
 		}
 		if r.HoldCPUMs > 0 && r.HoldCPUMs >= r.DemandMs/10 { // a hold that is largely CPU
@@ -235,6 +235,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 	if m.Workers > 0 {
 		fmt.Fprintf(&b, "  waiting for a worker, outside the request: model %.3f ms, measured %.3f ms\n", v.ModelServerQueueMs, v.MeasuredServerQueueMs)
 	}
+	// the wait before the request is printed where it reaches the share of
+	// the mean at which a queue is in play (whatif.QueueShare); JSON has it
+	// always
 	for i, o := range p.Outcomes {
 		fmt.Fprintf(&b, "\n%s: %s\n", o.Spec, o.Change)
 		if i < len(engine) {
@@ -256,7 +259,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			}
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
-		if o.Before.BeforeMs+o.After.BeforeMs > 0 {
+		if max(o.Before.BeforeMs, o.After.BeforeMs) >= whatif.QueueShare*m.MeasuredMeanMs {
 			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms of the CPU's queue before the request began (outside the request)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
 		}
 		if o.After.Workers > 0 {
