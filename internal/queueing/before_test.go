@@ -19,8 +19,8 @@ import (
 func TestClientsCountTheWaitBefore(t *testing.T) {
 	const n, lat, before = 100, 10e6, 5e6
 	g := &budget.Group{Name: "GET /q", Count: n, Latency: budget.Stats{Mean: lat},
-		Latencies: slices.Repeat([]int64{lat}, n),
-		Running:   budget.TimeStat{Wait: n * 2e6, Critical: n * 2e6},
+		Latencies:      slices.Repeat([]int64{lat}, n),
+		Running:        budget.TimeStat{Wait: n * 2e6, Critical: n * 2e6},
 		RunnableBefore: &budget.RunnableBefore{Requests: n, Mean: before}}
 	res := &budget.Result{Info: budget.TraceInfo{Start: 0, End: 1e9, Procs: 1, ProcBusy: n * 2e6}, Groups: []*budget.Group{g}}
 	m, err := queueing.Build(res, queueing.Inputs{})
