@@ -257,7 +257,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
 		if o.Before.BeforeMs+o.After.BeforeMs > 0 {
-			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms of the CPU's queue before the request began (outside the request)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
+			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU before the request began (outside the request; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)
