@@ -88,6 +88,6 @@ const beforeShare = 0.05
 // they began.
 func beforeText(g *Group) string {
 	b := g.RunnableBefore
-	return fmt.Sprintf("%s: before each request began, its goroutine waited %.3f ms for a CPU (runnable since the request arrived; %d requests, %.0f%% of the mean latency): outside the latency above, inside what the clients see",
+	return fmt.Sprintf("%s: before each request began, its goroutine waited %.3f ms on average for a CPU (runnable since the request arrived; %d requests, %.0f%% of the mean latency): outside the latency above, inside what the clients see",
 		g.Name, b.Mean/1e6, b.Requests, 100*b.Mean/g.Latency.Mean)
 }

@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/latscope/latscope/internal/budget"
@@ -38,6 +39,16 @@ func TestRunnableBeforeInsideRequest(t *testing.T) {
 				t.Errorf("inner: RunnableBefore %+v, want none (begun inside outer)", *g.RunnableBefore)
 			}
 		}
+	}
+	var said []string
+	for _, w := range res.Warnings {
+		if f, ok := w.(*budget.Finding); ok && f.Kind == budget.FindTransport {
+			said = append(said, f.Text)
+		}
+	}
+	// outer: 1 ms of a 7 ms mean, a mean over its requests
+	if len(said) != 1 || !strings.HasPrefix(said[0], "outer: before each request began, its goroutine waited 1.000 ms on average for a CPU") {
+		t.Errorf("outside-request findings %q, want outer's alone, its wait said as a mean", said)
 	}
 	if len(res.Groups) != 2 {
 		t.Errorf("%d groups, want outer and inner", len(res.Groups))
