@@ -28,7 +28,8 @@ const beforeHops = 2
 // another goroutine ended that wait by a hand-off (net/http's connection
 // reader wakes its connection's goroutine through a sync.Cond), that
 // goroutine's runnable intervals before it did, at most beforeHops
-// hand-offs back; never before the end of g's previous request. Called
+// hand-offs back; never before the end of g's previous request, nor
+// inside a request of the waker's. Called
 // as g begins a request, so its current interval is running.
 func (a *Analyzer) runnableBefore(g *gstate) int64 {
 	lb := g.lastEnd
@@ -57,6 +58,13 @@ func (a *Analyzer) runnableBefore(g *gstate) int64 {
 			break
 		}
 		g = a.gs.Get(next)
+		if g == nil || g.req != nil && g.joined <= ub {
+			break // the waker was inside a request of its own as it handed over
+		}
+		// The waker's time in a request of its own that ended (a limiter's
+		// slot released as it ends) is that request's, not a wait before
+		// this one.
+		lb = max(lb, g.lastEnd)
 	}
 	return sum
 }
