@@ -31,12 +31,13 @@ func TestClientsCountTheWaitBefore(t *testing.T) {
 		t.Errorf("clients %d (estimated %v), think %.6g ms, before %.6g ms; want 2 (estimated), 5, 5", m.Clients, m.ClientsEstimated, m.ThinkMs, m.BeforeMs)
 	}
 	// With the server's workers modelled the wait before is not taken
-	// apart (the model has no CPU queue before the workers' station).
+	// apart (the model has no CPU queue before the workers' station): it
+	// stays in the think time, and in the clients.
 	m, err = queueing.Build(res, queueing.Inputs{Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Clients != 1 || m.BeforeMs != 0 {
-		t.Errorf("with workers: clients %d, before %.6g ms; want 1, 0", m.Clients, m.BeforeMs)
+	if m.Clients != 2 || m.BeforeMs != 0 || math.Abs(m.ThinkMs-10) > 1e-9 {
+		t.Errorf("with workers: clients %d, before %.6g ms, think %.6g ms; want 2, 0, 10", m.Clients, m.BeforeMs, m.ThinkMs)
 	}
 }

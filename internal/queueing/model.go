@@ -188,9 +188,13 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	case g.ServerQueue != nil && g.ServerQueue.Workers > 0:
 		m.Workers, m.WorkersFrom = g.ServerQueue.Workers, "the server's executor"
 	}
-	if b := g.RunnableBefore; b != nil && m.Workers == 0 {
-		m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
+	if b := g.RunnableBefore; b != nil {
+		// in the clients' cycle whether or not the model takes it apart
+		// (with the server's workers it stays in the think time)
 		queued += b.Mean * float64(b.Requests) / 1e9 / dur
+		if m.Workers == 0 {
+			m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
+		}
 	}
 	switch {
 	case in.Clients > 0:
