@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	cli.Register("analyze", "per-request latency budget, critical path and predictions from a Go execution trace", runAnalyze)
+	cli.Register("analyze", "per-request latency budget, critical path and predictions from a Go execution trace or a JVM recording (.jfr)", runAnalyze)
 }
 
 // analyzeOptions are the flags of `latscope analyze`.

@@ -167,6 +167,20 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestHelpNamesJFR: analyze and predict read a JVM recording as well as a
+// Go trace (docs/jfr.md); their help, and the command list, say so.
+func TestHelpNamesJFR(t *testing.T) {
+	for _, args := range [][]string{{"analyze", "-h"}, {"predict", "-h"}, {"--help"}} {
+		stdout, _, err := runCLI(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if strings.Count(stdout, "JVM recording (.jfr)") != map[bool]int{true: 2, false: 1}[args[0] == "--help"] {
+			t.Errorf("%v does not name JVM recordings where it names the input:\n%s", args, stdout)
+		}
+	}
+}
+
 func TestDemoTraceThenAnalyze(t *testing.T) {
 	tier.Timing(t)
 	out := filepath.Join(t.TempDir(), "demo.trace")

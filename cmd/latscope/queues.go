@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	cli.Register("predict", "what-ifs solved on the closed queueing network measured from a trace: latency, throughput, utilisation, where the bottleneck moves", runPredict)
+	cli.Register("predict", "what-ifs solved on the closed queueing network measured from a trace or a JVM recording (.jfr): latency, throughput, utilisation, where the bottleneck moves", runPredict)
 }
 
 const predictSynopsis = "predict [flags] TRACE"
@@ -55,7 +55,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema: docs/json.md, \"predict\")")
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
 	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
-	floatVar(fs.FlagSet, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law)")
+	floatVar(fs.FlagSet, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law, counting the requests that waited before they began where measured: the server's queue, a CPU)")
 	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
 	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
@@ -260,7 +260,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
 		if max(o.Before.BeforeMs, o.After.BeforeMs) >= whatif.QueueShare*m.MeasuredMeanMs {
-			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms of the CPU's queue before the request began (outside the request)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
+			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU before the request began (outside the request; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)

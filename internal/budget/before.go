@@ -28,7 +28,8 @@ const beforeHops = 2
 // another goroutine ended that wait by a hand-off (net/http's connection
 // reader wakes its connection's goroutine through a sync.Cond), that
 // goroutine's runnable intervals before it did, at most beforeHops
-// hand-offs back; never before the end of g's previous request. Called
+// hand-offs back; never before the end of g's previous request, nor
+// inside a request of the waker's. Called
 // as g begins a request, so its current interval is running.
 func (a *Analyzer) runnableBefore(g *gstate) int64 {
 	lb := g.lastEnd
@@ -57,6 +58,13 @@ func (a *Analyzer) runnableBefore(g *gstate) int64 {
 			break
 		}
 		g = a.gs.Get(next)
+		if g == nil || g.req != nil && g.joined <= ub {
+			break // the waker was inside a request of its own as it handed over
+		}
+		// The waker's time in a request of its own that ended (a limiter's
+		// slot released as it ends) is that request's, not a wait before
+		// this one.
+		lb = max(lb, g.lastEnd)
 	}
 	return sum
 }
@@ -88,6 +96,6 @@ const beforeShare = 0.05
 // they began.
 func beforeText(g *Group) string {
 	b := g.RunnableBefore
-	return fmt.Sprintf("%s: before each request began, its goroutine waited %.3f ms for a CPU (runnable since the request arrived; %d requests, %.0f%% of the mean latency): outside the latency above, inside what the clients see",
+	return fmt.Sprintf("%s: before each request began, its goroutine waited %.3f ms on average for a CPU (runnable since the request arrived; %d requests, %.0f%% of the mean latency): outside the latency above, inside what the clients see",
 		g.Name, b.Mean/1e6, b.Requests, 100*b.Mean/g.Latency.Mean)
 }

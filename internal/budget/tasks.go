@@ -30,7 +30,12 @@ func (a *Analyzer) taskBegin(ev *tracein.Event) {
 	}
 	a.begun[ev.Task] = struct{}{}
 	g := a.g(ev.G)
-	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time, before: a.runnableBefore(g), measured: true}
+	r := &reqState{task: ev.Task, name: ev.Name, begin: ev.Time}
+	if g.req == nil {
+		// A task begun inside another request (an outbound call's, a
+		// batch's) did not arrive: the time before it is that request's.
+		r.before, r.measured = a.runnableBefore(g), true
+	}
 	a.open[ev.Task] = r
 	a.join(g, r, ev.Time, -1, false)
 }

@@ -4,8 +4,9 @@
 // maths (stats.Wilson), the top frames, the burst clustering, and the
 // words of the findings, with each runtime's nouns as a parameter.
 //
-// Package sched analyses a Go trace with it, and package jfr a JDK Flight
-// Recorder recording, so the JVM reader needs nothing of package sched.
+// Package sched analyses a Go trace with it and, in sched.AnalyzeJVM, a
+// JDK Flight Recorder recording whose events package jfr reads; the JFR
+// reader imports nothing of the analyses.
 // Each runtime keeps its own judgement: Go judges the share's interval
 // (its lower bound above the threshold, with an inconclusive case), the
 // JVM its point share (docs/jfr-churn.md).

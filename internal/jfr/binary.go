@@ -129,7 +129,7 @@ func (br *binReader) chunk(ctx context.Context, r io.ReaderAt, off, left int64, 
 		return fmt.Errorf("%s: byte %d: chunk at %d: "+format, append([]any{br.name, off + at, off}, args...)...)
 	}
 	if left < headerSize {
-		return 0, errf(0, "%d bytes left, a chunk header is %d: %w", left, headerSize, io.ErrUnexpectedEOF)
+		return 0, errf(0, "%w", shortHeader(r, off, left))
 	}
 	if _, err := r.ReadAt(h[:], off); err != nil {
 		return 0, fmt.Errorf("%s: %w", br.name, err)

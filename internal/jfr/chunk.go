@@ -121,11 +121,23 @@ func ReadChunks(r io.ReaderAt, size int64) ([]Chunk, error) {
 	return out, nil
 }
 
+// shortHeader is the error for a chunk header cut short, left bytes at
+// off: bytes that do not begin as a header's magic are not a recording
+// cut, but no JFR recording at all (a short text file, say).
+func shortHeader(r io.ReaderAt, off, left int64) error {
+	const magic = "FLR\x00"
+	b := make([]byte, min(left, int64(len(magic))))
+	if n, _ := r.ReadAt(b, off); n == len(b) && string(b) != magic[:n] {
+		return ErrNotJFR
+	}
+	return fmt.Errorf("%d bytes left, a chunk header is %d: %w", left, headerSize, io.ErrUnexpectedEOF)
+}
+
 // readChunk reads the chunk at off and returns it and its size.
 func readChunk(r io.ReaderAt, off, left int64) (Chunk, int64, error) {
 	var h [headerSize]byte
 	if left < headerSize {
-		return Chunk{}, 0, fmt.Errorf("%d bytes left, a chunk header is %d: %w", left, headerSize, io.ErrUnexpectedEOF)
+		return Chunk{}, 0, shortHeader(r, off, left)
 	}
 	if _, err := r.ReadAt(h[:], off); err != nil {
 		return Chunk{}, 0, err

@@ -198,6 +198,8 @@ func TestReadChunksErrors(t *testing.T) {
 		{"empty", nil, "empty file"},
 		{"not jfr", []byte(strings.Repeat("hello, world! ", 10)), "no FLR magic"},
 		{"short header", good[:40], "a chunk header is 68"},
+		{"short, not jfr", []byte("hello world\n"), "not a JFR recording (no FLR magic)"},
+		{"three bytes of magic", good[:3], "3 bytes left, a chunk header is 68"},
 		{"version 3", mod(func(b []byte) []byte { b[5] = 3; return b }), "file format 3.1"},
 		{"being written", mod(func(b []byte) []byte { b[64] = 0xff; return b }), "still writing"},
 		{"truncated", good[:len(good)-10], "truncated or still being written"},

@@ -428,7 +428,7 @@ func (d *reqData) startupFinding(acc *reqAcc) *budget.Finding {
 	}
 	rest := budget.StatsOf(acc.lat).Mean
 	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: fmt.Sprintf(
-		"%s: the recorder's own start-up, not warm-up: the first %d requests of the recording (in its first %.1f s) averaged %.1f ms against %.1f ms for the rest, but the recording began %.1f s after the JVM started, past its class loading and JIT warm-up (jfr.WarmupGap %v): "+
+		"%s: the recorder's own start-up, not warm-up: the first %d requests of the recording (in its first %.1f s) averaged %.1f ms against %.1f ms for the rest, but the recording began %.1f s after the JVM started, past its class loading and JIT warm-up (jvm.WarmupGap %v): "+
 			"starting a recording (jcmd JFR.start) sets up JFR's buffers and threads and re-instruments the event classes, which deoptimizes and recompiles the code that uses them, and stalls the service meanwhile. "+
 			"Those %d requests are excluded from the budget and counted with the requests cut by the window; nothing is left to warm up",
 		acc.name, acc.startup, float64(acc.startupEnd)/1e9, float64(acc.startupLat)/float64(acc.startup)/1e6, rest/1e6, d.startupGap.Seconds(), WarmupGap, acc.startup)}

@@ -261,7 +261,7 @@ func checkSvcLive(t *testing.T) {
 // the second the recording began against about 400 in the others (issue
 // #33: JFR.start stalled services 0.9–16.9 s). Want: the slow first requests
 // are put down to the recorder's start-up, excluded, and no warm-up advice
-// (which the recording, past jfr.WarmupGap, does not need).
+// (which the recording, past jvm.WarmupGap, does not need).
 func TestSvcRecorderStartup(t *testing.T) {
 	t.Parallel()
 	res, a, tr := analyseSvc(t, "svc-jcmd")
@@ -278,6 +278,9 @@ func TestSvcRecorderStartup(t *testing.T) {
 	t.Log(startup)
 	if startup == "" || warmup != "" {
 		t.Errorf("start-up finding %q, warm-up finding %q: want the first, not the second", startup, warmup)
+	}
+	if !strings.Contains(startup, "(jvm.WarmupGap 10s)") {
+		t.Errorf("start-up finding %q does not name jvm.WarmupGap, the constant's package since the move", startup)
 	}
 	ps, _ := tr.Own["per_second"].([]any)
 	gap := a.rec.Start().Sub(a.env.jvmStart).Seconds()

@@ -3,7 +3,7 @@
 // recording's window covers.
 //
 // It sits below both its writer (package loadgen, which runs the load and
-// encodes and decodes results) and its readers (package jfr takes the
+// encodes and decodes results) and its readers (package jvm takes the
 // count as a plain value), so that an input reader does not import the load
 // generator.
 package loadresult

@@ -176,7 +176,8 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	ended := float64(g.Count+g.ExcludedBefore) + float64(res.Info.ExcludedUntyped)*n/float64(max(all, 1))
 	m := &Model{Group: g.Name, Requests: g.Count, MeasuredMeanMs: g.Latency.Mean / 1e6, MeasuredRPS: ended / dur}
 	// requests in progress on average, by Little's law: in the request, and
-	// waiting in the server's queue before it where that was measured
+	// waiting before it where that was measured — in the server's queue, or
+	// for a CPU (the clients below)
 	var inside, queued float64
 	for _, l := range g.Latencies {
 		inside += float64(l)
@@ -187,16 +188,24 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		m.ServerQueueMs = q.Queue.Mean * float64(q.Requests) / n / 1e6
 	}
 	switch {
-	case in.Clients > 0:
-		m.Clients = int(math.Round(in.Clients))
-	default:
-		m.Clients, m.ClientsEstimated = max(1, int(math.Round(inside+queued))), true
-	}
-	switch {
 	case in.Workers > 0:
 		m.Workers, m.WorkersFrom = in.Workers, "given"
 	case g.ServerQueue != nil && g.ServerQueue.Workers > 0:
 		m.Workers, m.WorkersFrom = g.ServerQueue.Workers, "the server's executor"
+	}
+	if b := g.RunnableBefore; b != nil {
+		// in the clients' cycle whether or not the model takes it apart
+		// (with the server's workers it stays in the think time)
+		queued += b.Mean * float64(b.Requests) / 1e9 / dur
+		if m.Workers == 0 {
+			m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
+		}
+	}
+	switch {
+	case in.Clients > 0:
+		m.Clients = int(math.Round(in.Clients))
+	default:
+		m.Clients, m.ClientsEstimated = max(1, int(math.Round(inside+queued))), true
 	}
 	if m.Workers > MaxExactPopulation {
 		return nil, fmt.Errorf("%d workers: the model takes at most %d", m.Workers, MaxExactPopulation)
@@ -215,9 +224,6 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		return nil, fmt.Errorf("%d clients: the model takes at most %d", m.Clients, MaxExactPopulation)
 	}
 	m.OutsideCPUMs = outsideCPU(res) / 1e6
-	if b := g.RunnableBefore; b != nil && m.Workers == 0 {
-		m.BeforeMs = b.Mean * float64(b.Requests) / n / 1e6
-	}
 	m.ThinkMs = max(0, 1000*float64(m.Clients)/m.MeasuredRPS-m.MeasuredMeanMs-m.OutsideCPUMs-m.BeforeMs)
 	if !res.Info.JVM && ended > 0 {
 		m.ThinkRunnableMs = min(m.ThinkMs, max(0, float64(res.Outside.ByKind[frame.Runnable])/ended/1e6-m.BeforeMs))

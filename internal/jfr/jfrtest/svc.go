@@ -40,7 +40,7 @@ type SvcOptions struct {
 }
 
 // DefaultSvc is the kept recordings' timing: 13 s of load, recorded from
-// 11 to 13 s, past jfr.WarmupGap after the JVM's start.
+// 11 to 13 s, past jvm.WarmupGap after the JVM's start.
 var DefaultSvc = SvcOptions{Run: 13 * time.Second, Delay: 11 * time.Second, Length: 2 * time.Second}
 
 // SvcRun is a finished run of Svc.

@@ -2,7 +2,7 @@
 // timers (issue #33's bars): it records internal/jfr/testdata/Svc.java
 // fresh — 8 clients, the lock's hashing moved out, 40 clients, 40 clients on
 // 8 of the server's workers — and runs a latscope binary on the recordings
-// as a user would (the request CPU is internal/jfr's TestSvcCPU):
+// as a user would (the request CPU is internal/jvm's TestSvcCPU):
 //
 //   - predict at the saturating concurrency (clients=40 from 8 clients)
 //     against the clients' throughput and Svc's own mean in the request;
