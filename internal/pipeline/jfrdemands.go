@@ -12,7 +12,7 @@ import (
 
 // JFRDemands is a JVM recording's result as the prediction engine reads
 // its demands, in analyze, compare, predict and the JVM lab alike (issue
-// #36 §3, #33 item 2): the report's groups with two demands changed, the
+// #36 §3, #33 item 2): the report's groups with three demands changed, the
 // report's terms and everything else shared. A route's running time is all
 // its requests' CPU, the CPU they used holding a lock or pooled resource
 // (latscope.Hold) too, since the cores serve that as well (the report
@@ -24,9 +24,9 @@ import (
 // which a prediction asks about, every hand-off is contended. handOff
 // negative takes that mean from the analysis; zero or more charges it
 // instead (the lab's diagnostics: 0 for the holds alone, the service's own
-// timer). Each CPU demand is charged at the rate the JVM got the cores
-// beside the machine's other processes (OthersShare). res itself when a
-// is nil (no request budget).
+// timer); and each CPU demand is charged at the rate the JVM got the
+// cores beside the machine's other processes (OthersShare). res itself
+// when a is nil (no request budget).
 func JFRDemands(res *budget.Result, a *jvm.Analyzer, handOff time.Duration) *budget.Result {
 	if a == nil {
 		return res
