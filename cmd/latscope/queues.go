@@ -216,6 +216,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.OutsideCPUMs > 0 {
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of it is the process's CPU outside any request, per request: the server's reading and writing, GC)\n", "", m.OutsideCPUMs)
 		}
+		if r.Kind == queueing.CPU && m.OthersShare > 0 {
+			fmt.Fprintf(&b, "  %-16s (charged by 1 / (1 − %.2f): the machine's other processes used %.0f %% of its cores, and the requests waited %.3g ms for a CPU where the service's own load explains %.3g ms; docs/method.md §7)\n", "", m.OthersShare, 100*m.OthersGiven, r.WaitMs, m.OwnWaitMs)
+		}
 		if r.Kind == queueing.CPU && m.BeforeMs >= whatif.QueueShare*m.MeasuredMeanMs {
 			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request waiting for a CPU before the request began: in the CPU's queue, outside the request)\n", "", m.BeforeMs)
 		}

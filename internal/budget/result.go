@@ -45,6 +45,10 @@ type TraceInfo struct {
 	ProcBusy        int64 // Σ time Ps were running
 	Inferred        bool  // requests were inferred from net/http or grpc-go server goroutines
 	JVM             bool  // a JVM recording (package jfr), not a Go trace
+	// OtherCPU is the share of the machine's hardware threads (0–1) that
+	// its other processes used over a JVM recording (jdk.CPULoad's
+	// machineTotal less the JVM's; pipeline.JFRDemands); 0 when unknown.
+	OtherCPU float64
 	// Module is the main module whose code was taken as the application
 	// (frame.Rules.Module: from the agent's log in the trace, or given);
 	// "" when the default rules chose.

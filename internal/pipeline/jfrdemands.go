@@ -24,19 +24,16 @@ import (
 // which a prediction asks about, every hand-off is contended. handOff
 // negative takes that mean from the analysis; zero or more charges it
 // instead (the lab's diagnostics: 0 for the holds alone, the service's own
-// timer); and each CPU demand is charged at the rate the JVM got the
-// cores beside the machine's other processes (OthersShare). res itself
-// when a is nil (no request budget).
+// timer). The result's Info.OtherCPU is the share of the cores the
+// machine's other processes used (OthersShare), which the queueing model
+// charges where the requests' wait for a CPU shows the JVM lost it. res
+// itself when a is nil (no request budget).
 func JFRDemands(res *budget.Result, a *jvm.Analyzer, handOff time.Duration) *budget.Result {
 	if a == nil {
 		return res
 	}
 	d := *res
-	stretch := 1.0
-	if others := OthersShare(a); others > 0 && others < 1 {
-		stretch = 1 / (1 - others)
-		d.Info.ProcBusy = int64(float64(res.Info.ProcBusy) * stretch)
-	}
+	d.Info.OtherCPU = OthersShare(a)
 	d.Groups = make([]*budget.Group, len(res.Groups))
 	for i, g := range res.Groups {
 		c := *g
@@ -44,7 +41,6 @@ func JFRDemands(res *budget.Result, a *jvm.Analyzer, handOff time.Duration) *bud
 		if a.RequestCPUExact {
 			c.Running.Wait += int64(a.HeldCPU[g.Name])
 		}
-		c.Running.Wait = int64(float64(c.Running.Wait) * stretch)
 		for j := range c.Terms {
 			ts := &c.Terms[j]
 			t := res.Terms[ts.Term]
@@ -64,17 +60,11 @@ func JFRDemands(res *budget.Result, a *jvm.Analyzer, handOff time.Duration) *bud
 // OthersShare is the share of the machine's hardware threads (0–1) its
 // other processes used over the recording: jdk.CPULoad's machineTotal
 // less the JVM's user and system time. The queueing model's CPU station
-// has all the cores; the JVM had them less this. JFRDemands therefore
-// charges each CPU demand (the requests', the CPU they used holding a
-// lock, the JVM's outside any request) by 1 / (1 − share), as a
-// background utilisation U is taken into a station's demand, D / (1 − U):
-// the station's capacity is then cores × (1 − share) / D, the throughput
-// the JVM's part of the cores sustains, and it stays that at any
-// concurrency. It takes the others' use as recorded: others that would
-// take more of an idle core (a spinning process), or yield cores to a
-// busier JVM (a lower priority, or above their share of a fairly shared
-// machine), or whose load changes after the recording make it a bound,
-// not a measure. 0 without jdk.CPULoad.
+// has all the cores; where the JVM had them less this (its requests
+// waited for a CPU longer than its own load explains), the model charges
+// each CPU demand by 1 / (1 − share), as a background utilisation U is
+// taken into a station's demand (queueing's chargeOthers). 0 without
+// jdk.CPULoad.
 func OthersShare(a *jvm.Analyzer) float64 {
 	_, jvmShare, machineShare, ok := a.CPULoad()
 	if !ok {

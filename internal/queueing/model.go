@@ -1,6 +1,7 @@
 package queueing
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -112,6 +113,17 @@ type Model struct {
 	// clients run in the same process, their wait for a CPU, inside the
 	// think time the model keeps (docs/method.md §7, "Before the request").
 	ThinkRunnableMs float64 `json:"think_runnable_ms,omitempty"`
+	// OthersShare is the share of the cores the model takes the machine's
+	// other processes to hold from the service (chargeOthers): the CPU's
+	// demand is charged by 1 / (1 − OthersShare); 0 where the service's
+	// wait shows it lost none. OthersGiven is what they used over the
+	// recording (budget.TraceInfo.OtherCPU).
+	OthersShare float64 `json:"others_share,omitempty"`
+	OthersGiven float64 `json:"others_used,omitempty"`
+	// OwnWaitMs is the wait for a CPU the model of the service's own load
+	// puts in a request as recorded, against which chargeOthers judges the
+	// measured one; set where the others' share is known.
+	OwnWaitMs float64 `json:"own_cpu_wait_ms,omitempty"`
 	// WakeupMs is runnable time per request that the model's CPU queue does
 	// not explain (scheduling latency): kept in every what-if, in the pools'
 	// demand for the wake-ups that happen while a connection is held, as a
@@ -245,6 +257,15 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		}
 	}
 	runnable := float64(g.Runnable.Critical) / n / 1e6
+	if res.Info.JVM && g.RunningExact {
+		// A JVM recording has no runnable state: the critical time in no
+		// recorded wait and not the requests' measured CPU (Group.Unknown)
+		// is their wait for a CPU, with waits under JFR's thresholds.
+		runnable = max(0, float64(g.Unknown)/n/1e6)
+		// A hold the Java library times begins once its thread runs, and
+		// holds its own waits for a CPU: no share of that wait is hold time.
+		wakes = 0
+	}
 	if m.BeforeMs > 0 {
 		m.beforeShare = m.BeforeMs / (runnable + m.BeforeMs)
 	}
@@ -319,6 +340,9 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	m.Resources[0].WaitMs = runnable
 	delay := &m.Resources[len(m.Resources)-1]
 	base := delay.DemandMs
+	if err := m.chargeOthers(res.Info.OtherCPU, runnable+m.BeforeMs); err != nil {
+		return nil, err
+	}
 	for range 8 {
 		st, err := m.solve()
 		if err != nil {
@@ -346,6 +370,52 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// maxOthers bounds the share of the cores the model lets other processes
+// take (chargeOthers): the CPU's demand is charged at most 20-fold.
+const maxOthers = 0.95
+
+// othersEvidence is the share of the measured mean by which the service's
+// wait for a CPU must exceed what its own load explains before the model
+// takes the machine's other processes to have held cores from it
+// (chargeOthers): compare's bar, so that noise in that wait cannot charge
+// the CPU.
+const othersEvidence = 0.05
+
+// chargeOthers charges the CPU station's demand at the part of the cores
+// the service had beside the machine's other processes, D / (1 − share),
+// as a background utilisation enters a station's demand, the others'
+// share being what they used over the recording (given: jdk.CPULoad's
+// machine less the JVM). Others below the service's priority, or
+// spinning on cores it leaves idle, use that share without taking it from
+// the service; so the charge is made only where the service's own wait
+// for a CPU (measured: the requests' runnable time, before them too) is
+// longer than the model of its own load explains (the model solved as
+// recorded, without others) by more than othersEvidence of the mean. It
+// is kept in every what-if: the others are taken to go on using what they
+// used (docs/method.md §7, "Other processes").
+func (m *Model) chargeOthers(given, measured float64) error {
+	if given <= 0 || measured <= 0 {
+		return nil
+	}
+	st, err := m.solve()
+	var unstable *UnstableError
+	if errors.As(err, &unstable) {
+		return nil // an open model the service cannot keep up with: nothing to fit
+	}
+	if err != nil {
+		return err
+	}
+	cpu := &m.Resources[0]
+	own := max(0, st.Resources[0].ResidenceMs-cpu.DemandMs)
+	m.OthersGiven, m.OwnWaitMs = given, own
+	if measured-own < othersEvidence*m.MeasuredMeanMs {
+		return nil
+	}
+	m.OthersShare = min(given, maxOthers)
+	cpu.DemandMs /= 1 - m.OthersShare
+	return nil
 }
 
 // thinkBesideWorkers takes out of the think time the wait for a worker
