@@ -287,6 +287,9 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	if note := thinkNote(p.Model, po, base); note != "" {
 		o.Why += "; " + note
 	}
+	if m := p.Model; m.OthersShare > 0 {
+		o.Why += fmt.Sprintf("; the CPU's demand charged by 1 / (1 − %.2f): the machine's other processes used %.0f %% of its cores while recording, and are taken to go on so", m.OthersShare, 100*m.OthersGiven)
+	}
 	if v := p.Validation; math.Abs(v.MeanResidual) > ModelFit {
 		// the interval is the requests' sampling error only: say when the
 		// model does not reproduce the trace it was built from
@@ -306,7 +309,7 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 // load, an httptest server), their cycle shortens or lengthens with the
 // CPU's queue, and the model puts that change inside the request.
 func thinkNote(m *queueing.Model, po queueing.Outcome, base float64) string {
-	if m.ThinkRunnableMs < ModelFit/100*base/1e6 {
+	if m.ThinkRunnableMs <= 0 || m.ThinkRunnableMs < ModelFit/100.0*max(base/1e6, m.MeasuredMeanMs) {
 		return ""
 	}
 	b, a := stationWait(po.Before, "CPU"), stationWait(po.After, "CPU")
