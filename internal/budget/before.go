@@ -28,8 +28,9 @@ const beforeHops = 2
 // another goroutine ended that wait by a hand-off (net/http's connection
 // reader wakes its connection's goroutine through a sync.Cond), that
 // goroutine's runnable intervals before it did, at most beforeHops
-// hand-offs back; never before the end of g's previous request, nor
-// inside a request of the waker's. Called
+// hand-offs back — and, back at g's creation in the trace, its creator's
+// (net/http's accept loop for a new connection); never before the end of
+// g's previous request, nor inside a request of the waker's. Called
 // as g begins a request, so its current interval is running.
 func (a *Analyzer) runnableBefore(g *gstate) int64 {
 	lb := g.lastEnd
@@ -37,21 +38,31 @@ func (a *Analyzer) runnableBefore(g *gstate) int64 {
 	var sum int64
 	for hop := 0; g != nil; hop++ {
 		next := tracein.NoGoroutine
+		born := g.rn <= histLen // the ring holds g's whole life in the trace
 	walk:
 		for i := g.rn - 1; i >= max(0, g.rn-histLen); i-- {
 			h := g.ring[i%histLen]
 			switch {
 			case h.end > ub: // the waker's time after it woke the one before
 			case h.end <= lb:
+				born = false
 				break walk
 			case h.kind == frame.Runnable:
 				sum += int64(h.end - max(h.start, lb))
 			case h.kind == frame.Running || h.kind == frame.Syscall:
 			case handOff(h.kind) && h.waker != tracein.NoGoroutine && h.waker != g.id && hop < beforeHops:
 				next, ub = h.waker, h.end
+				born = false
 				break walk
 			default:
+				born = false
 				break walk
+			}
+			if i == 0 && born && g.creator != tracein.NoGoroutine && g.creator != g.id && hop < beforeHops {
+				// back to g's creation: the goroutine that created it for
+				// the request (net/http's accept loop, woken by the
+				// network for a new connection) waited before it did
+				next, ub = g.creator, h.start
 			}
 		}
 		if next == tracein.NoGoroutine {

@@ -19,6 +19,7 @@ func TestRunnableBefore(t *testing.T) {
 	cases := []struct {
 		name    string
 		lastEnd tracein.Time
+		creator tracein.GoID // conn's creator (the accept loop), or none
 		conn    []hseg
 		reader  []hseg
 		third   []hseg
@@ -41,6 +42,16 @@ func TestRunnableBefore(t *testing.T) {
 		{name: "a wait no one handed over ends the walk",
 			conn: []hseg{{0, 50, frame.Runnable, none, 0}, {50, 100, frame.Sleep, none, 0}, {100, 110, frame.Runnable, none, 0}},
 			want: 10},
+		{name: "back to the creation, into the creator (a new connection's accept loop)",
+			creator: reader, // the accept loop here
+			conn:    []hseg{{100, 130, frame.Runnable, none, 0}, {130, 140, frame.Running, none, 0}},
+			reader:  []hseg{{0, 80, frame.Network, none, 0}, {80, 95, frame.Runnable, none, 0}, {95, 150, frame.Running, none, 0}},
+			want:    30 + 15},
+		{name: "a goroutine from before the trace has no creator to follow",
+			creator: none,
+			conn:    []hseg{{100, 130, frame.Runnable, none, 0}, {130, 140, frame.Running, none, 0}},
+			reader:  []hseg{{0, 80, frame.Network, none, 0}, {80, 95, frame.Runnable, none, 0}},
+			want:    30},
 		{name: "at most beforeHops hand-offs",
 			conn:   []hseg{{0, 300, frame.ChanRecv, reader, 0}, {300, 301, frame.Runnable, none, 0}},
 			reader: []hseg{{0, 200, frame.Sync, third, 0}, {200, 210, frame.Runnable, none, 0}, {210, 300, frame.Running, none, 0}},
@@ -57,7 +68,10 @@ func TestRunnableBefore(t *testing.T) {
 				}
 			}
 			g := a.g(conn)
-			g.lastEnd = c.lastEnd
+			g.lastEnd, g.creator = c.lastEnd, c.creator
+			if c.creator == 0 { // not given: a goroutine from before the trace
+				g.creator = none
+			}
 			if got := a.runnableBefore(g); got != c.want {
 				t.Errorf("runnableBefore = %d, want %d", got, c.want)
 			}

@@ -40,8 +40,11 @@ type gstate struct {
 	req    *reqState
 	mi     int32        // index in req.members
 	joined tracein.Time // when it joined req
-	// lastEnd is when it last left a request (runnableBefore's bound).
+	// lastEnd is when it last left a request (runnableBefore's bound);
+	// creator is the goroutine that created it in the trace, else
+	// NoGoroutine.
 	lastEnd tracein.Time
+	creator tracein.GoID
 	saved   []membership // memberships suspended by a region of another request
 	// regions is the stack of open regions (innermost last).
 	regions []region
