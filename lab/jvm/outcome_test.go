@@ -152,6 +152,12 @@ func TestSaturate(t *testing.T) {
 	if c := saturateChecks(s)[3]; c.Status() != lab.Fail || c.Got != "CPU" {
 		t.Errorf("bottleneck CPU: %s, got %q; want a failure", c.Status(), c.Got)
 	}
+	// on a host whose other processes held cores from the service (the
+	// model charged their share) the CPU bounds it first: no failure
+	s.Prediction.OthersShare = 0.45
+	if c := saturateChecks(s)[3]; c.Status() != lab.Pass || !strings.Contains(c.Want, "45 % of its cores") {
+		t.Errorf("bottleneck CPU with the others' share charged: %s (want %q); want a pass naming the share", c.Status(), c.Want)
+	}
 }
 
 // TestOutcomeWithSaturate: the saturation run joins the report — its

@@ -141,6 +141,10 @@ type LockPrediction struct {
 	// each hold, the service's own hand-off instead of the analysis's (a
 	// diagnostic, not checked).
 	OwnHandOffRPS float64 `json:"own_hand_off_rps"`
+	// OthersShare is the share of the cores the model took the machine's
+	// other processes to hold from the service (queueing.Model's
+	// OthersShare; 0 when its waits showed it had the cores).
+	OthersShare float64 `json:"others_share,omitempty"`
 }
 
 // saturate runs the saturation path on a service of its own.
@@ -239,6 +243,7 @@ func predictSaturation(res *budget.Result, a *jvma.Analyzer, cfg Config, ownHand
 		switch {
 		case r.Kind == queueing.CPU:
 			p.CPUDemandMs, p.Cores = units.Round3(r.DemandMs), r.Servers
+			p.OthersShare = units.Round3(ev.Model.OthersShare)
 		case r.Kind == queueing.Pool && r.Name == LockFrame:
 			p.LockDemandMs = units.Round3(r.DemandMs)
 		}

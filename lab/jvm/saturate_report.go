@@ -56,7 +56,16 @@ func saturateChecks(s *SaturateRun) []lab.Check {
 	if got == "" {
 		got = "none"
 	}
-	cs = append(cs, lab.Exact(fmt.Sprintf("saturate: the model's bottleneck at %d clients", s.SatClients), "the lock, "+s.LockFrame, got, got == s.LockFrame))
+	// /lock is built so that the lock bounds it on cores of its own; where
+	// the machine's other processes held cores from the service (the model
+	// charged their share), the CPU bounds it first, as measured (issue #33:
+	// a shared host gave the JVM about one core of two).
+	want, ok := "the lock, "+s.LockFrame, got == s.LockFrame
+	if o := s.Prediction.OthersShare; o > 0 {
+		want = fmt.Sprintf("the lock, %s, or the CPU: the host's other processes held %.0f %% of its cores", s.LockFrame, 100*o)
+		ok = ok || got == "CPU"
+	}
+	cs = append(cs, lab.Exact(fmt.Sprintf("saturate: the model's bottleneck at %d clients", s.SatClients), want, got, ok))
 	return cs
 }
 
