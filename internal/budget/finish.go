@@ -155,24 +155,16 @@ func (a *Analyzer) closeMembers(r *reqState, t tracein.Time) {
 type scratch struct {
 	wait    termSums
 	crit    termSums
-	along   termSums      // critical running time along with each CPU term
-	tail    critpath.Tail // critpath.TailGains' answer
+	along   termSums // critical running time along with each CPU term
 	model   critpath.Model
 	gs      []critpath.G     // the finishing request's timelines
 	cp      critpath.Scratch // Walk and Simulate memory
 	segs    []critpath.Seg   // its timelines split by frame (splitRunning)
 	regions []int32          // the innermost region of each of segs
 	regs    [][]int32        // regions by goroutine, parallel to gs[i].Segs
-	remove  critpath.TermID  // the term removeM removes
-	removeM critpath.Model   // removes scratch.remove (whole)
-	rm      critpath.Removals
-
-	// For tests: noTail asks Removals every term TailGains would answer;
-	// whole simulates each term whole instead (after TailGains, unless
-	// noTail); count counts the whole simulations and
-	// their segments in fixSims and fixSegs (Removals counts its own).
-	noTail, whole, count bool
-	fixSims, fixSegs     int64
+	// Fix is the fix column (its test flags, noTail, whole and count, set
+	// by tests on the scratch).
+	Fix
 }
 
 // termSums sums nanoseconds by term for one request: a dense array by
@@ -215,12 +207,7 @@ func (s *termSums) reset() {
 }
 
 func (s *scratch) init() {
-	s.removeM = critpath.Model{Scale: func(t critpath.TermID) float64 {
-		if t == s.remove {
-			return 0
-		}
-		return 1
-	}}
+	s.Fix.cp = &s.cp
 }
 
 // account books one finished request.
@@ -243,42 +230,10 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.pred[i] = append(gs.pred[i], a.scratch.cp.Simulate(req, a.model(p)))
 	}
 	if a.opts.FixPotential {
-		simple := committed == 1 && !hasJoin(req)
-		tail := !simple && !a.scratch.noTail
-		if tail {
-			a.scratch.tail.Find(req)
-		}
-		begun := false
+		fx := &a.scratch.Fix
+		fx.Begin(req, committed)
 		for _, tid := range a.scratch.crit.ids {
-			crit := a.scratch.crit.ns[tid]
-			// One goroutine and no joins: every wait lasts its recorded
-			// length, so removing a term saves exactly its critical time,
-			// and for a frame's CPU the running time that went along with
-			// it (critpath.Seg.Along). A term only in the tail of the
-			// goroutine that ended the request saves its length there
-			// (critpath.TailGains); others are simulated, from the first
-			// segment each removal can change (critpath.Removals).
-			gain, ok := crit+a.scratch.along.get(tid), simple
-			if !ok && tail {
-				gain, ok = a.scratch.tail.Gain(tid)
-			}
-			switch {
-			case ok:
-			case a.scratch.whole:
-				a.scratch.remove = tid
-				gain = lat - a.scratch.cp.Simulate(req, a.scratch.removeM)
-				if a.scratch.count {
-					a.scratch.fixSims++
-					a.scratch.fixSegs += a.scratch.cp.Simulated()
-				}
-			default:
-				if !begun {
-					a.scratch.rm.Begin(req)
-					begun = true
-				}
-				gain = lat - a.scratch.rm.Latency(req, tid)
-			}
-			gs.term(tid).fix += gain
+			gs.term(tid).fix += fx.Gain(tid, a.scratch.crit.ns[tid]+a.scratch.along.get(tid))
 		}
 	}
 	if r.measured {

@@ -82,6 +82,7 @@ type threadData struct {
 
 // reqData collects the events the request analysis needs.
 type reqData struct {
+	fix      budget.Fix // the fix column, shared with the Go analysis
 	threads  map[threadKey]*threadData
 	requests []reqRec
 	runs     []runRec

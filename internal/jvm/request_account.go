@@ -86,13 +86,12 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 		acc.mismatch++
 	}
 	d.accountCPU(acc, ms, path, seen, used)
+	// the fix column as the Go analysis computes it (budget.Fix): exact,
+	// by a shortcut where one applies, else simulating each removal
+	d.fix.Begin(req, committed)
 	for t, c := range crit {
 		acc.crit[t] += c
-		gain := c
-		if committed > 1 || joins { // another branch may take over: re-simulate
-			gain = lat - sc.Simulate(req, critpath.Model{Scale: func(x critpath.TermID) float64 { return b2f(x != critpath.TermID(t)) }})
-		}
-		acc.fix[t] += gain
+		acc.fix[t] += d.fix.Gain(critpath.TermID(t), c)
 	}
 	for i, p := range preds {
 		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, d.model(p)))
