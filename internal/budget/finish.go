@@ -227,7 +227,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 		gs.pathMismatch++
 	}
 	for i, p := range a.opts.Predictions {
-		gs.pred[i] = append(gs.pred[i], a.scratch.cp.Simulate(req, a.model(p)))
+		gs.pred[i] = append(gs.pred[i], a.scratch.cp.Simulate(req, p.Model(a.terms.list)))
 	}
 	if a.opts.FixPotential {
 		fx := &a.scratch.Fix
@@ -367,38 +367,9 @@ func hasJoin(req *critpath.Request) bool {
 	return false
 }
 
-// model turns a prediction into a simulation model over the current terms.
-func (a *Analyzer) model(p Prediction) critpath.Model {
-	ma := a.matcher(p.A)
-	switch p.Op {
-	case OpRemove:
-		return critpath.Model{Scale: func(t critpath.TermID) float64 { return b2f(!ma(t)) }}
-	case OpScale:
-		f := p.Factor
-		return critpath.Model{Scale: func(t critpath.TermID) float64 {
-			if ma(t) {
-				return f
-			}
-			return 1
-		}}
-	default:
-		return critpath.Model{Overlap: []critpath.Pair{{A: ma, B: a.matcher(p.B)}}}
-	}
-}
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-// matcher returns a predicate over TermIDs for a term name.
-func (a *Analyzer) matcher(name string) func(critpath.TermID) bool {
-	return func(t critpath.TermID) bool {
-		if t < 0 || int(t) >= len(a.terms.list) {
-			return false
-		}
-		return a.terms.list[t].Matches(name)
-	}
 }

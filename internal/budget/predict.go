@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"github.com/latscope/latscope/internal/critpath"
 	"math"
 	"strconv"
 	"strings"
@@ -95,4 +96,45 @@ func matchSuffix(fn, name string) bool {
 	}
 	c := fn[len(fn)-len(name)-1]
 	return c == '.' || c == '/'
+}
+
+// Model is the timeline simulation's model of p over a term table (by
+// TermID): the one both runtimes' analyses simulate each request with.
+func (p Prediction) Model(terms []Term) critpath.Model {
+	ma := matcher(terms, p.A)
+	switch p.Op {
+	case OpRemove:
+		return critpath.Model{Scale: func(t critpath.TermID) float64 { return b2f(!ma(t)) }}
+	case OpScale:
+		f := p.Factor
+		return critpath.Model{Scale: func(t critpath.TermID) float64 {
+			if ma(t) {
+				return f
+			}
+			return 1
+		}}
+	default:
+		return critpath.Model{Overlap: []critpath.Pair{{A: ma, B: matcher(terms, p.B)}}}
+	}
+}
+
+// MatchesAny reports whether p names a term of terms (both of an
+// overlap's terms).
+func (p Prediction) MatchesAny(terms []Term) bool {
+	has := func(name string) bool {
+		for _, t := range terms {
+			if t.Matches(name) {
+				return true
+			}
+		}
+		return false
+	}
+	return has(p.A) && (p.Op != OpOverlap || has(p.B))
+}
+
+// matcher returns a predicate over the TermIDs of terms for a term name.
+func matcher(terms []Term, name string) func(critpath.TermID) bool {
+	return func(t critpath.TermID) bool {
+		return t >= 0 && int(t) < len(terms) && terms[t].Matches(name)
+	}
 }

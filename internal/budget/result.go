@@ -398,7 +398,7 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 	sort.SliceStable(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
 	for i, p := range a.opts.Predictions {
 		s := stats(gs.pred[i])
-		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: a.anyTermMatches(p), Latencies: gs.pred[i]})
+		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: p.MatchesAny(a.terms.list), Latencies: gs.pred[i]})
 	}
 	g.Median = medianPath(gs.reservoir, g.Latency.P50)
 	for st, kinds := range gs.stacks {
@@ -420,16 +420,6 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 	})
 	g.CPUStacks = gs.cpuStacks
 	return g
-}
-
-func (a *Analyzer) anyTermMatches(p Prediction) bool {
-	ma, mb := a.matcher(p.A), a.matcher(p.B)
-	okA, okB := false, p.Op != OpOverlap
-	for t := range a.terms.list {
-		okA = okA || ma(critpath.TermID(t))
-		okB = okB || (p.Op == OpOverlap && mb(critpath.TermID(t)))
-	}
-	return okA && okB
 }
 
 // medianPath returns the kept path whose latency is closest to the median.

@@ -94,7 +94,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 		acc.fix[t] += d.fix.Gain(critpath.TermID(t), c)
 	}
 	for i, p := range preds {
-		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, d.model(p)))
+		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, p.Model(d.terms.list)))
 	}
 	if acc.slowest == nil || lat > acc.slowest.Latency {
 		acc.slowest = pathOfRequest(r.id, req, path, committed)
@@ -193,13 +193,6 @@ func isFutureWait(mech string) bool {
 	return slices.ContainsFunc(futureWaits, func(p string) bool { return strings.HasPrefix(mech, p) })
 }
 
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // pathOfRequest copies a walk's path (latest first) in time order. The
 // path's Task is the request's id. Time in no recorded wait (the timelines'
 // running segments) is unknown on the JVM: on CPU, waiting for one, or in
@@ -213,31 +206,6 @@ func pathOfRequest(id int64, req *critpath.Request, path []critpath.PathSeg, com
 		p.Segs[len(path)-1-i] = s
 	}
 	return p
-}
-
-// model turns a prediction into a simulation model over the request terms.
-func (d *reqData) model(p budget.Prediction) critpath.Model {
-	ma := d.matcher(p.A)
-	switch p.Op {
-	case budget.OpRemove:
-		return critpath.Model{Scale: func(t critpath.TermID) float64 { return b2f(!ma(t)) }}
-	case budget.OpScale:
-		f := p.Factor
-		return critpath.Model{Scale: func(t critpath.TermID) float64 {
-			if ma(t) {
-				return f
-			}
-			return 1
-		}}
-	default:
-		return critpath.Model{Overlap: []critpath.Pair{{A: ma, B: d.matcher(p.B)}}}
-	}
-}
-
-func (d *reqData) matcher(name string) func(critpath.TermID) bool {
-	return func(t critpath.TermID) bool {
-		return t >= 0 && int(t) < len(d.terms.list) && d.terms.list[t].Matches(name)
-	}
 }
 
 // outsideWaits sums, by kind, the wait time of threads while they worked
@@ -312,7 +280,7 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		g.Regions = d.regionStats(acc, names)
 		for i, p := range preds {
 			s := budget.StatsOf(acc.pred[i])
-			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: d.anyMatches(p, terms), Latencies: acc.pred[i]})
+			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: p.MatchesAny(terms), Latencies: acc.pred[i]})
 		}
 		if f := d.startupFinding(acc); f != nil {
 			d.findings = append(d.findings, f)
@@ -348,20 +316,6 @@ func remapSeg(p *critpath.PathSeg, remap map[int32]critpath.TermID) {
 	if p.Term != critpath.NoTerm {
 		p.Term = remap[int32(p.Term)]
 	}
-}
-
-// anyMatches reports whether p names a term of the recording (both of an
-// overlap's terms).
-func (d *reqData) anyMatches(p budget.Prediction, terms []budget.Term) bool {
-	has := func(name string) bool {
-		for _, t := range terms {
-			if t.Matches(name) {
-				return true
-			}
-		}
-		return false
-	}
-	return has(p.A) && (p.Op != budget.OpOverlap || has(p.B))
 }
 
 // medianPath walks again the request whose latency is closest to p50.
