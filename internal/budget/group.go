@@ -19,7 +19,7 @@ type groupState struct {
 	excludedAfter  int // began in the trace, still open at its end
 	lat            []int64
 	begins         []tracein.Time
-	terms          []*termAcc // by TermID; nil where the term never occurred
+	TermBook       // the terms
 	running        int64
 	runnable       int64
 	critRunning    int64
@@ -57,6 +57,7 @@ type groupState struct {
 
 type termAcc struct {
 	wait, crit, fix, contention int64
+	cpu                         int64 // measured inside the term (TermStat.CPU)
 	along                       int64 // critical running time along with a CPU term (TermStat.Along)
 	alongRunnable               int64 // its runnable part: preemptions inside the frame (TermStat.AlongRunnable)
 	requests, critRequests      int
@@ -100,16 +101,6 @@ func (a *Analyzer) group(name string, inferred bool) *groupState {
 		a.groups[name] = gs
 	}
 	return gs
-}
-
-func (gs *groupState) term(t critpath.TermID) *termAcc {
-	for int(t) >= len(gs.terms) {
-		gs.terms = append(gs.terms, nil)
-	}
-	if gs.terms[t] == nil {
-		gs.terms[t] = &termAcc{}
-	}
-	return gs.terms[t]
 }
 
 func (gs *groupState) region(id int32) *regionAcc {

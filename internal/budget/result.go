@@ -367,18 +367,14 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		SlowTraces: gs.slowTraces, Traced: gs.traced,
 		CPUByFrame: CPUByFrame{FromSamples: gs.cpuFrom[critpath.CPUSamples], FromStacks: gs.cpuFrom[critpath.CPUStacks], Critical: gs.critCPU},
 	}
-	for tid, t := range gs.terms {
-		if t == nil {
-			continue
-		}
-		ts := TermStat{Term: critpath.TermID(tid), Wait: t.wait, Critical: t.crit, Fix: t.fix, Along: t.along, AlongRunnable: t.alongRunnable,
-			Contention: t.contention, Requests: t.requests, Causes: t.causes, Roots: a.roots(t)}
-		if a.terms.list[tid].IsCPU() {
+	gs.Each(func(ts TermStat) {
+		ts.Roots = a.roots(gs.terms[ts.Term])
+		if a.terms.list[ts.Term].IsCPU() {
 			g.CPUTerms = append(g.CPUTerms, ts)
 		} else {
 			g.Terms = append(g.Terms, ts)
 		}
-	}
+	})
 	for _, ts := range [][]TermStat{g.Terms, g.CPUTerms} {
 		sort.SliceStable(ts, func(i, j int) bool {
 			if ts[i].Critical != ts[j].Critical {

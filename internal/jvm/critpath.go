@@ -28,8 +28,7 @@ type reqAcc struct {
 	name                  string
 	count, before, forked int
 	lat                   []int64
-	wait, crit, fix, reqs map[int32]int64
-	causes                map[int32]*[frame.NumKinds]int64
+	terms                 budget.TermBook // the terms' wait, critical time and causes, fix, CPU, requests
 	unknown               int64
 	samples               int
 	// cpu and runCrit: the library's exact thread CPU of the requests
@@ -39,7 +38,6 @@ type reqAcc struct {
 	cpu, runCrit      int64
 	cpuReqs           int
 	heldCPU, heldCrit int64
-	holdCPU           map[int32]int64 // heldCPU by hold term
 	// startup counts the requests that began during the recorder's own
 	// start-up (excluded), startupLat sums their latencies
 	startup    int
@@ -60,8 +58,7 @@ type reqAcc struct {
 }
 
 func newReqAcc(name string, npred int) *reqAcc {
-	return &reqAcc{name: name, wait: map[int32]int64{}, crit: map[int32]int64{}, fix: map[int32]int64{}, reqs: map[int32]int64{},
-		causes: map[int32]*[frame.NumKinds]int64{}, regionWall: map[int32]int64{}, regionCPU: map[int32]int{}, pred: make([][]int64, npred)}
+	return &reqAcc{name: name, regionWall: map[int32]int64{}, regionCPU: map[int32]int{}, pred: make([][]int64, npred)}
 }
 
 // reqOutcome is what the request analysis found.

@@ -36,7 +36,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 				continue
 			}
 			t := int32(s.Term)
-			acc.wait[t] += s.Dur()
+			acc.terms.Wait(s.Term, s.Dur())
 			acc.regionWall[d.regions.id(d.terms.list[t].Path)] += s.Dur()
 			seen[t], used[t] = true, true
 			joins = joins || s.Waker >= 0
@@ -58,7 +58,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	}
 	defer func() { // after accountHolds
 		for t := range seen {
-			acc.reqs[t]++
+			acc.terms.Met(critpath.TermID(t))
 		}
 	}()
 	if committed > 1 {
@@ -73,14 +73,8 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 			acc.unknown += p.Dur()
 			continue
 		}
-		t := int32(p.Term)
-		crit[t] += p.Dur()
-		c := acc.causes[t]
-		if c == nil {
-			c = &[frame.NumKinds]int64{}
-			acc.causes[t] = c
-		}
-		c[p.Kind] += p.Dur()
+		crit[int32(p.Term)] += p.Dur()
+		acc.terms.Critical(p.Term, p.Kind, p.Dur())
 	}
 	if sum != lat {
 		acc.mismatch++
@@ -90,8 +84,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	// by a shortcut where one applies, else simulating each removal
 	d.fix.Begin(req, committed)
 	for t, c := range crit {
-		acc.crit[t] += c
-		acc.fix[t] += d.fix.Gain(critpath.TermID(t), c)
+		acc.terms.Fix(critpath.TermID(t), d.fix.Gain(critpath.TermID(t), c))
 	}
 	for i, p := range preds {
 		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, p.Model(d.terms.list)))
@@ -141,25 +134,17 @@ func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg, 
 			for ; j < len(td.waits) && td.waits[j].start < h.end; j++ {
 				in += max(0, min(td.waits[j].end, h.end)-max(td.waits[j].start, h.start))
 			}
-			acc.wait[h.term] += max(0, h.end-h.start-in)
-			acc.crit[h.term] += crit
-			acc.fix[h.term] += crit
+			ht := critpath.TermID(h.term)
+			acc.terms.Wait(ht, max(0, h.end-h.start-in))
+			acc.terms.Critical(ht, frame.Running, crit)
+			acc.terms.Fix(ht, crit)
 			acc.regionWall[d.regions.id(d.terms.list[h.term].Path)] += max(0, h.end-h.start-in)
-			c := acc.causes[h.term]
-			if c == nil {
-				c = &[frame.NumKinds]int64{}
-				acc.causes[h.term] = c
-			}
-			c[frame.Running] += crit
 			seen[h.term], used[h.term] = true, true
 			hCrit += crit
 			if h.cpu >= 0 {
 				hCPU += h.cpu
 				hCPUCrit += min(h.cpu, crit)
-				if acc.holdCPU == nil {
-					acc.holdCPU = map[int32]int64{}
-				}
-				acc.holdCPU[h.term] += h.cpu
+				acc.terms.CPU(ht, h.cpu)
 			}
 		}
 	}
@@ -257,13 +242,11 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			g.RunningExact = true
 			g.Unknown -= acc.runCrit
 		}
-		for t, w := range acc.wait {
-			ts := budget.TermStat{Term: remap[t], Wait: w, Critical: acc.crit[t], Fix: acc.fix[t], CPU: acc.holdCPU[t], Requests: int(acc.reqs[t])}
-			if c := acc.causes[t]; c != nil {
-				ts.Causes = *c
-			}
+		acc.terms.Each(func(ts budget.TermStat) {
+			ts.Term = remap[int32(ts.Term)]
 			g.Terms = append(g.Terms, ts)
-		}
+		})
+
 		sort.SliceStable(g.Terms, func(i, j int) bool {
 			x, y := g.Terms[i], g.Terms[j]
 			if x.Critical != y.Critical {
