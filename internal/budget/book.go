@@ -5,6 +5,62 @@ import (
 	"github.com/latscope/latscope/internal/frame"
 )
 
+// Book is a request type's accumulator, the one the Go and the JVM
+// analyses book each request into: its latencies, how many forked, whose
+// critical path did not add up, the critical time no timeline explained,
+// each prediction's simulated latency, and its terms. Each analysis keeps
+// its own besides (Go: CPU by frame, stacks, root causes, regions; the
+// JVM: holds, exact CPU, the server's queue).
+type Book struct {
+	TermBook
+	Count    int       // requests booked
+	Lat      []int64   // their latencies, in the order booked
+	Forked   int       // requests that ran on more than one goroutine or thread
+	Mismatch int       // requests whose critical path did not sum to their latency (a bug)
+	Unknown  int64     // critical time no timeline explained
+	Pred     [][]int64 // by prediction, each request's simulated latency
+}
+
+// Request books one request: its latency, its committed goroutines (or
+// threads) and the sum of its critical path.
+func (b *Book) Request(lat int64, committed int, pathSum int64) {
+	b.Count++
+	b.Lat = append(b.Lat, lat)
+	if committed > 1 {
+		b.Forked++
+	}
+	if pathSum != lat {
+		b.Mismatch++
+	}
+}
+
+// Predict books req's simulated latency under each of preds, over the
+// term table terms.
+func (b *Book) Predict(sc *critpath.Scratch, req *critpath.Request, preds []Prediction, terms []Term) {
+	if len(b.Pred) < len(preds) {
+		b.Pred = append(b.Pred, make([][]int64, len(preds)-len(b.Pred))...)
+	}
+	for i, p := range preds {
+		b.Pred[i] = append(b.Pred[i], sc.Simulate(req, p.Model(terms)))
+	}
+}
+
+// Fill sets g's statistics that the book holds (not its terms, which each
+// analysis orders and completes): the count, latencies, forks, mismatches,
+// the unexplained critical time and the predictions over terms.
+func (b *Book) Fill(g *Group, preds []Prediction, terms []Term) {
+	g.Count, g.Latencies, g.Latency = b.Count, b.Lat, stats(b.Lat)
+	g.Forked, g.PathMismatch, g.Unknown = b.Forked, b.Mismatch, b.Unknown
+	for i, p := range preds {
+		var series []int64
+		if i < len(b.Pred) {
+			series = b.Pred[i]
+		}
+		s := stats(series)
+		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: p.MatchesAny(terms), Latencies: series})
+	}
+}
+
 // TermBook accumulates a request type's terms over its requests, by
 // TermID — the time in each term's waits (goroutine time), its time on
 // the critical path by the kind of wait beneath it, what removing it would

@@ -181,14 +181,14 @@ func groupFindings(g *Group, a *Analyzer) []error {
 
 // warmup judges the group's requests in start order (JudgeWarmup).
 func warmup(g *Group, gs *groupState) *Finding {
-	idx := make([]int, len(gs.lat))
+	idx := make([]int, len(gs.Lat))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(i, j int) bool { return gs.begins[idx[i]] < gs.begins[idx[j]] })
 	lat := make([]float64, len(idx))
 	for i, j := range idx {
-		lat[i] = float64(gs.lat[j])
+		lat[i] = float64(gs.Lat[j])
 	}
 	return goWording.WarmupFinding(g.Name, JudgeWarmup(lat))
 }

@@ -213,22 +213,14 @@ func (s *scratch) init() {
 // account books one finished request.
 func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	lat := req.Latency()
-	gs.count++
-	gs.lat = append(gs.lat, lat)
 	gs.begins = append(gs.begins, req.Begin)
 	sum, committed := a.waitSums(gs, r, req)
-	if committed > 1 {
-		gs.forked++
-	} else if sum > lat+lat/50 {
+	if committed == 1 && sum > lat+lat/50 {
 		gs.overfull++
 	}
 	path := a.scratch.cp.Walk(req)
-	if a.critical(gs, path) != lat {
-		gs.pathMismatch++
-	}
-	for i, p := range a.opts.Predictions {
-		gs.pred[i] = append(gs.pred[i], a.scratch.cp.Simulate(req, p.Model(a.terms.list)))
-	}
+	gs.Request(lat, committed, a.critical(gs, path))
+	gs.Predict(&a.scratch.cp, req, a.opts.Predictions, a.terms.list)
 	if a.opts.FixPotential {
 		fx := &a.scratch.Fix
 		fx.Begin(req, committed)
@@ -303,7 +295,7 @@ func (a *Analyzer) critical(gs *groupState, path []critpath.PathSeg) (sum int64)
 		sum += d
 		switch {
 		case p.Unknown:
-			gs.critUnknown += d
+			gs.Unknown += d
 		case p.Term == critpath.NoTerm && p.Kind == frame.Running:
 			gs.critRunning += d
 			if p.From != critpath.CPUNone { // the CPU of a frame (cpu.go)

@@ -14,33 +14,27 @@ import (
 type groupState struct {
 	name           string
 	inferred       bool
-	count          int
 	excludedBefore int // ended in the trace, began before it
 	excludedAfter  int // began in the trace, still open at its end
-	lat            []int64
 	begins         []tracein.Time
-	TermBook       // the terms
+	Book           // what the Go and JVM analyses book alike
 	running        int64
 	runnable       int64
 	critRunning    int64
 	critRunnable   int64
-	critUnknown    int64
 	// cpuFrom is running time with a CPU term, by how its frame was found
 	// (critpath.CPUFrom); critCPU the part of critRunning with one.
-	cpuFrom      [3]int64
-	critCPU      int64
-	forked       int
-	overfull     int
-	pathMismatch int
-	samples      int
-	regions      []regionAcc                 // by region id
-	stacks       []*[frame.NumKinds]stackAcc // by StackID
-	cpuStacks    map[tracein.StackID]int
-	pred         [][]int64
-	slowest      *Path
-	reservoir    []*keptPath
-	seen         int
-	rng          uint64
+	cpuFrom   [3]int64
+	critCPU   int64
+	overfull  int
+	samples   int
+	regions   []regionAcc                 // by region id
+	stacks    []*[frame.NumKinds]stackAcc // by StackID
+	cpuStacks map[tracein.StackID]int
+	slowest   *Path
+	reservoir []*keptPath
+	seen      int
+	rng       uint64
 	// grpc-go's transport outside the requests (transport.go): ns summed
 	// and the requests each sum is over.
 	rpcBefore, rpcAfter   int64
@@ -97,7 +91,7 @@ func (a *Analyzer) group(name string, inferred bool) *groupState {
 	gs := a.groups[name]
 	if gs == nil {
 		gs = &groupState{name: name, inferred: inferred, cpuStacks: map[tracein.StackID]int{}, rng: 0x9E3779B97F4A7C15}
-		gs.pred = make([][]int64, len(a.opts.Predictions))
+		gs.Pred = make([][]int64, len(a.opts.Predictions))
 		a.groups[name] = gs
 	}
 	return gs

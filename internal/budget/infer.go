@@ -430,7 +430,7 @@ func (a *Analyzer) inferFinalize() {
 	largest := func(prefix string) string {
 		main := ""
 		for _, gs := range a.groups {
-			if gs.inferred && strings.HasPrefix(gs.name, prefix) && (main == "" || gs.count > a.groups[main].count || gs.count == a.groups[main].count && gs.name < main) {
+			if gs.inferred && strings.HasPrefix(gs.name, prefix) && (main == "" || gs.Count > a.groups[main].Count || gs.Count == a.groups[main].Count && gs.name < main) {
 				main = gs.name
 			}
 		}

@@ -358,15 +358,15 @@ func (a *Analyzer) roots(t *termAcc) []RootCause {
 
 func (a *Analyzer) finalGroup(gs *groupState) *Group {
 	g := &Group{
-		Name: gs.name, Inferred: gs.inferred, Count: gs.count,
-		ExcludedBefore: gs.excludedBefore, ExcludedAfter: gs.excludedAfter,
-		Latency: stats(gs.lat), Forked: gs.forked, CPUSamples: gs.samples,
+		Name: gs.name, Inferred: gs.inferred,
+		ExcludedBefore: gs.excludedBefore, ExcludedAfter: gs.excludedAfter, CPUSamples: gs.samples,
 		Running: TimeStat{gs.running, gs.critRunning}, Runnable: TimeStat{gs.runnable, gs.critRunnable},
-		Unknown: gs.critUnknown, Latencies: gs.lat, Slowest: gs.slowest, PathMismatch: gs.pathMismatch,
+		Slowest:   gs.slowest,
 		Transport: gs.transport(), RunnableBefore: gs.runnableBefore(),
 		SlowTraces: gs.slowTraces, Traced: gs.traced,
 		CPUByFrame: CPUByFrame{FromSamples: gs.cpuFrom[critpath.CPUSamples], FromStacks: gs.cpuFrom[critpath.CPUStacks], Critical: gs.critCPU},
 	}
+	gs.Fill(g, a.opts.Predictions, a.terms.list)
 	gs.Each(func(ts TermStat) {
 		ts.Roots = a.roots(gs.terms[ts.Term])
 		if a.terms.list[ts.Term].IsCPU() {
@@ -392,10 +392,6 @@ func (a *Analyzer) finalGroup(gs *groupState) *Group {
 		}
 	}
 	sort.SliceStable(g.Regions, func(i, j int) bool { return g.Regions[i].Wall > g.Regions[j].Wall })
-	for i, p := range a.opts.Predictions {
-		s := stats(gs.pred[i])
-		g.Predictions = append(g.Predictions, PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: p.MatchesAny(a.terms.list), Latencies: gs.pred[i]})
-	}
 	g.Median = medianPath(gs.reservoir, g.Latency.P50)
 	for st, kinds := range gs.stacks {
 		if kinds == nil {

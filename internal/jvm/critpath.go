@@ -25,12 +25,10 @@ import (
 
 // reqAcc accumulates one route's requests.
 type reqAcc struct {
-	name                  string
-	count, before, forked int
-	lat                   []int64
-	terms                 budget.TermBook // the terms' wait, critical time and causes, fix, CPU, requests
-	unknown               int64
-	samples               int
+	budget.Book // what the Go and JVM analyses book alike
+	name        string
+	before      int
+	samples     int
 	// cpu and runCrit: the library's exact thread CPU of the requests
 	// (all their threads) and the part of it on the critical path outside
 	// holds; cpuReqs counts the requests that carry it; heldCPU is the CPU
@@ -49,16 +47,14 @@ type reqAcc struct {
 	workers                 int // the largest serverWorkers a request carried
 	regionWall              map[int32]int64
 	regionCPU               map[int32]int
-	pred                    [][]int64
 	slowest                 *budget.Path
 	medianReq               int // index in reqData.requests of a request of median latency
 	idx                     []int
-	mismatch                int
 	taskWaits, taskWaitsHit int
 }
 
 func newReqAcc(name string, npred int) *reqAcc {
-	return &reqAcc{name: name, regionWall: map[int32]int64{}, regionCPU: map[int32]int{}, pred: make([][]int64, npred)}
+	return &reqAcc{name: name, regionWall: map[int32]int64{}, regionCPU: map[int32]int{}, Book: budget.Book{Pred: make([][]int64, npred)}}
 }
 
 // reqOutcome is what the request analysis found.
@@ -189,7 +185,7 @@ func (d *reqData) finalize(preds []budget.Prediction, recStart int64, pastWarmup
 	for _, acc := range accs {
 		out.heldByGroup[acc.name] = time.Duration(acc.heldCPU)
 		out.startup += acc.startup
-		out.cpuExact = out.cpuExact && acc.cpuReqs == acc.count
+		out.cpuExact = out.cpuExact && acc.cpuReqs == acc.Count
 		out.cpu += acc.cpu
 		out.heldCPU += acc.heldCPU
 	}

@@ -16,8 +16,6 @@ import (
 // account books one request.
 func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Request, sc *critpath.Scratch, preds []budget.Prediction, used map[int32]bool, out *reqOutcome) {
 	lat := r.end - r.start
-	acc.count++
-	acc.lat = append(acc.lat, lat)
 	if r.queue >= 0 {
 		acc.queue = append(acc.queue, r.queue)
 		acc.outer = append(acc.outer, r.queue+lat)
@@ -36,7 +34,7 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 				continue
 			}
 			t := int32(s.Term)
-			acc.terms.Wait(s.Term, s.Dur())
+			acc.Wait(s.Term, s.Dur())
 			acc.regionWall[d.regions.id(d.terms.list[t].Path)] += s.Dur()
 			seen[t], used[t] = true, true
 			joins = joins || s.Waker >= 0
@@ -58,37 +56,30 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	}
 	defer func() { // after accountHolds
 		for t := range seen {
-			acc.terms.Met(critpath.TermID(t))
+			acc.Met(critpath.TermID(t))
 		}
 	}()
-	if committed > 1 {
-		acc.forked++
-	}
 	path := sc.Walk(req)
 	var sum int64
 	crit := map[int32]int64{}
 	for _, p := range path {
 		sum += p.Dur()
 		if p.Unknown || p.Term == critpath.NoTerm {
-			acc.unknown += p.Dur()
+			acc.Unknown += p.Dur()
 			continue
 		}
 		crit[int32(p.Term)] += p.Dur()
-		acc.terms.Critical(p.Term, p.Kind, p.Dur())
+		acc.Critical(p.Term, p.Kind, p.Dur())
 	}
-	if sum != lat {
-		acc.mismatch++
-	}
+	acc.Request(lat, committed, sum)
 	d.accountCPU(acc, ms, path, seen, used)
 	// the fix column as the Go analysis computes it (budget.Fix): exact,
 	// by a shortcut where one applies, else simulating each removal
 	d.fix.Begin(req, committed)
 	for t, c := range crit {
-		acc.terms.Fix(critpath.TermID(t), d.fix.Gain(critpath.TermID(t), c))
+		acc.Fix(critpath.TermID(t), d.fix.Gain(critpath.TermID(t), c))
 	}
-	for i, p := range preds {
-		acc.pred[i] = append(acc.pred[i], sc.Simulate(req, p.Model(d.terms.list)))
-	}
+	acc.Predict(sc, req, preds, d.terms.list)
 	if acc.slowest == nil || lat > acc.slowest.Latency {
 		acc.slowest = pathOfRequest(r.id, req, path, committed)
 	}
@@ -135,16 +126,16 @@ func (d *reqData) accountCPU(acc *reqAcc, ms []member, path []critpath.PathSeg, 
 				in += max(0, min(td.waits[j].end, h.end)-max(td.waits[j].start, h.start))
 			}
 			ht := critpath.TermID(h.term)
-			acc.terms.Wait(ht, max(0, h.end-h.start-in))
-			acc.terms.Critical(ht, frame.Running, crit)
-			acc.terms.Fix(ht, crit)
+			acc.Wait(ht, max(0, h.end-h.start-in))
+			acc.Critical(ht, frame.Running, crit)
+			acc.Fix(ht, crit)
 			acc.regionWall[d.regions.id(d.terms.list[h.term].Path)] += max(0, h.end-h.start-in)
 			seen[h.term], used[h.term] = true, true
 			hCrit += crit
 			if h.cpu >= 0 {
 				hCPU += h.cpu
 				hCPUCrit += min(h.cpu, crit)
-				acc.terms.CPU(ht, h.cpu)
+				acc.CPU(ht, h.cpu)
 			}
 		}
 	}
@@ -233,20 +224,19 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 		acc := accs[name]
 		// requests excluded for the recorder's start-up ended in the window:
 		// counted with those cut by it (throughput counts them)
-		g := &budget.Group{Name: name, Count: acc.count, ExcludedBefore: acc.before + acc.startup, Latencies: acc.lat, Latency: budget.StatsOf(acc.lat),
-			Unknown: acc.unknown, Forked: acc.forked, PathMismatch: acc.mismatch, CPUSamples: acc.samples}
+		g := &budget.Group{Name: name, ExcludedBefore: acc.before + acc.startup, CPUSamples: acc.samples}
+		acc.Fill(g, preds, terms)
 		g.Unknown -= acc.heldCrit
-		if acc.cpuReqs == acc.count && acc.count > 0 { // the library measured every request's CPU
+		if acc.cpuReqs == acc.Count && acc.Count > 0 { // the library measured every request's CPU
 			// a hold's CPU is in its own term
 			g.Running = budget.TimeStat{Wait: max(0, acc.cpu-acc.heldCPU), Critical: acc.runCrit}
 			g.RunningExact = true
 			g.Unknown -= acc.runCrit
 		}
-		acc.terms.Each(func(ts budget.TermStat) {
+		acc.Each(func(ts budget.TermStat) {
 			ts.Term = remap[int32(ts.Term)]
 			g.Terms = append(g.Terms, ts)
 		})
-
 		sort.SliceStable(g.Terms, func(i, j int) bool {
 			x, y := g.Terms[i], g.Terms[j]
 			if x.Critical != y.Critical {
@@ -261,10 +251,6 @@ func (d *reqData) groups(accs map[string]*reqAcc, order []string, used map[int32
 			g.ServerQueue = &budget.ServerQueue{Requests: len(acc.queue), Queue: budget.StatsOf(acc.queue), Workers: acc.workers}
 		}
 		g.Regions = d.regionStats(acc, names)
-		for i, p := range preds {
-			s := budget.StatsOf(acc.pred[i])
-			g.Predictions = append(g.Predictions, budget.PredictionResult{Prediction: p, Mean: s.Mean, P99: s.P99, Matched: p.MatchesAny(terms), Latencies: acc.pred[i]})
-		}
 		if f := d.startupFinding(acc); f != nil {
 			d.findings = append(d.findings, f)
 		}
@@ -362,7 +348,7 @@ func (d *reqData) startupFinding(acc *reqAcc) *budget.Finding {
 	if acc.startup == 0 {
 		return nil
 	}
-	rest := budget.StatsOf(acc.lat).Mean
+	rest := budget.StatsOf(acc.Lat).Mean
 	return &budget.Finding{Kind: budget.FindWarmup, Group: acc.name, Text: fmt.Sprintf(
 		"%s: the recorder's own start-up, not warm-up: the first %d requests of the recording (in its first %.1f s) averaged %.1f ms against %.1f ms for the rest, but the recording began %.1f s after the JVM started, past its class loading and JIT warm-up (jvm.WarmupGap %v): "+
 			"starting a recording (jcmd JFR.start) sets up JFR's buffers and threads and re-instruments the event classes, which deoptimizes and recompiles the code that uses them, and stalls the service meanwhile. "+
@@ -374,15 +360,15 @@ func (d *reqData) startupFinding(acc *reqAcc) *budget.Finding {
 // server before they began (queueTime, io.latscope.ServerQueue): outside
 // their latency, inside the client's.
 func queueFinding(acc *reqAcc) *budget.Finding {
-	if acc.count == 0 {
+	if acc.Count == 0 {
 		return nil
 	}
 	if len(acc.queue) == 0 {
 		return nil
 	}
-	q, o, l := budget.StatsOf(acc.queue), budget.StatsOf(acc.outer), budget.StatsOf(acc.lat)
+	q, o, l := budget.StatsOf(acc.queue), budget.StatsOf(acc.outer), budget.StatsOf(acc.Lat)
 	text := fmt.Sprintf("%s: server queue: before they began, %d of %d requests waited in the HTTP server (from the hand-off of the exchange to its executor to the request's begin: the executor's queue and the reading of the headers; io.latscope.ServerQueue) %.2f ms on average (p99 %.2f ms), outside the latency above; with it the mean is %.2f ms (+%.1f%%) and p99 %.2f ms: what the clients saw, less the network",
-		acc.name, len(acc.queue), acc.count, q.Mean/1e6, float64(q.P99)/1e6, o.Mean/1e6, 100*(o.Mean-l.Mean)/max(l.Mean, 1), float64(o.P99)/1e6)
+		acc.name, len(acc.queue), acc.Count, q.Mean/1e6, float64(q.P99)/1e6, o.Mean/1e6, 100*(o.Mean-l.Mean)/max(l.Mean, 1), float64(o.P99)/1e6)
 	if acc.workers > 0 {
 		text += fmt.Sprintf("; its executor serves with %d workers: a station of the queueing model (docs/method.md §7)", acc.workers)
 	}
