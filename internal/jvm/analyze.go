@@ -341,16 +341,7 @@ func (a *Analyzer) group() *budget.Group {
 		r.Name = names[id]
 		g.Regions = append(g.Regions, *r)
 	}
-	sort.Slice(g.Regions, func(i, j int) bool {
-		x, y := g.Regions[i], g.Regions[j]
-		if x.Wall != y.Wall {
-			return x.Wall > y.Wall
-		}
-		if x.CPUSamples != y.CPUSamples {
-			return x.CPUSamples > y.CPUSamples
-		}
-		return x.Name < y.Name
-	})
+	sortRegions(g.Regions)
 	return g
 }
 

@@ -329,6 +329,13 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 	for id := range ids {
 		rs = append(rs, budget.RegionStat{Name: names[id], Wall: acc.regionWall[id], CPUSamples: acc.regionCPU[id]})
 	}
+	sortRegions(rs)
+	return rs
+}
+
+// sortRegions orders call paths by thread time, then CPU samples, then
+// name.
+func sortRegions(rs []budget.RegionStat) {
 	sort.Slice(rs, func(i, j int) bool {
 		x, y := rs[i], rs[j]
 		if x.Wall != y.Wall {
@@ -339,7 +346,6 @@ func (d *reqData) regionStats(acc *reqAcc, names []string) []budget.RegionStat {
 		}
 		return x.Name < y.Name
 	})
-	return rs
 }
 
 // startupFinding says which requests the recorder's own start-up slowed,
