@@ -106,12 +106,13 @@ func (r *Reader) Fill(recs []Event) (n int, err error) {
 // fill is Fill without interning the records' stacks.
 func (r *Reader) fill(recs []Event) (n int, err error) {
 	defer r.recovered(&err)
+	var kinds kindCache
 	for n < len(recs) {
 		ev, err := r.read()
 		if err != nil {
 			return n, err
 		}
-		if convert(&ev, &recs[n]) {
+		if convert(&ev, &recs[n], &kinds) {
 			n++
 		}
 	}
@@ -177,8 +178,9 @@ func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 			err = panicError(name, -1, p)
 		}
 	}()
+	var kinds kindCache
 	for i := range evs {
-		if convert(&evs[i], &recs[n]) {
+		if convert(&evs[i], &recs[n], &kinds) {
 			n++
 		}
 	}
@@ -196,21 +198,23 @@ func (r *Reader) wrap(err error) error {
 	return newError(r.name, r.cr.n, "bad trace data", err)
 }
 
-// convert copies out the fields of ev that analyses use.
-func convert(ev *trace.Event, out *Event) bool {
-	*out = Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
-	switch ev.Kind() {
+// convert copies out the fields of ev that analyses use; kinds is the
+// caller's, for head.
+func convert(ev *trace.Event, out *Event, kinds *kindCache) bool {
+	t, g, m, p, kind := head(ev, kinds)
+	*out = Event{Time: Time(t), G: GoID(g), Thread: int64(m), Proc: int64(p)}
+	switch kind {
 	case trace.EventSync:
 		out.Kind = KindSync
 		if cs := ev.Sync().ClockSnapshot; cs != nil {
-			out.Wall = cs.Wall.Add(ev.Time().Sub(cs.Trace))
+			out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
 		}
 	case trace.EventStateTransition:
 		return convertTransition(ev, out)
 	case trace.EventTaskBegin, trace.EventTaskEnd:
 		t := ev.Task()
 		out.Kind = KindTaskBegin
-		if ev.Kind() == trace.EventTaskEnd {
+		if kind == trace.EventTaskEnd {
 			out.Kind = KindTaskEnd
 		}
 		out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
@@ -218,7 +222,7 @@ func convert(ev *trace.Event, out *Event) bool {
 	case trace.EventRegionBegin, trace.EventRegionEnd:
 		rg := ev.Region()
 		out.Kind = KindRegionBegin
-		if ev.Kind() == trace.EventRegionEnd {
+		if kind == trace.EventRegionEnd {
 			out.Kind = KindRegionEnd
 		}
 		out.Task, out.Name = TaskID(rg.Task), rg.Type
