@@ -148,9 +148,9 @@ func (a *Analyzer) g(id tracein.GoID) *gstate {
 	if g == nil {
 		if n := len(a.freeG); n > 0 {
 			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]
-			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], cpu: g.cpu[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
+			g.gvars = gvars{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], cpu: g.cpu[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
 		} else {
-			g = &gstate{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}
+			g = &gstate{gvars: gvars{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine}}
 		}
 		a.gs.Set(id, g)
 		a.info.Goroutines++
@@ -219,7 +219,7 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 // created handles NotExist→Runnable: the creator's open request adopts the
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
-	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine,
+	g.gvars = gvars{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine,
 		resume: ev.Stack, cpu: g.cpu[:0]}
 	a.rpcTransport(g, ev)
 	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&(flagNoAdopt|flagTransport) == 0 {
