@@ -21,6 +21,7 @@ type Analyzer struct {
 	procs     map[int64]tracein.Time // P → time it started running
 	procBusy  int64
 	inferring bool
+	reasons   reasonKinds // kindOf's
 	seenTask  bool
 	spans     int // open inferred requests
 	inf       inferState
@@ -209,7 +210,7 @@ func (a *Analyzer) resumeAt(g *gstate, st tracein.StackID) {
 // setState starts g's next interval.
 func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 	g.state, g.since = ev.To, t
-	g.kind = kindOf(ev.To, ev.Reason)
+	g.kind = kindOf(ev.To, ev.Reason, &a.reasons)
 	g.term, g.stack = critpath.NoTerm, tracein.NoStack
 	if g.kind.IsWait() {
 		g.term, g.stack = a.terms.term(ev.Stack, g.kind), ev.Stack

@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"unsafe"
+
 	"github.com/latscope/latscope/internal/critpath"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/tracein"
@@ -104,8 +106,9 @@ func (g *gstate) regionID() int32 {
 	return g.regions[len(g.regions)-1].id
 }
 
-// kindOf maps a goroutine state (and wait reason) to a kind.
-func kindOf(s tracein.State, reason string) frame.Kind {
+// kindOf maps a goroutine state (and wait reason) to a kind; reasons
+// remembers the kinds of wait reasons.
+func kindOf(s tracein.State, reason string, reasons *reasonKinds) frame.Kind {
 	switch s {
 	case tracein.Running:
 		return frame.Running
@@ -114,7 +117,30 @@ func kindOf(s tracein.State, reason string) frame.Kind {
 	case tracein.Syscall:
 		return frame.Syscall
 	case tracein.Waiting:
-		return frame.KindOfReason(reason)
+		return reasons.kind(reason)
 	}
 	return frame.Other
+}
+
+// reasonKinds remembers frame.KindOfReason's answers by the string itself:
+// a trace's reason strings are the parser's string table's, so the same
+// reason comes back as the same bytes at the same address, and comparing
+// the address and length costs less than hashing the string for the map
+// lookup of KindOfReason (one per wait). Each slot holds its string, so
+// the bytes it points to stay alive and cannot become another string's.
+type reasonKinds [8]struct {
+	s    string
+	kind frame.Kind
+	ok   bool
+}
+
+func (c *reasonKinds) kind(reason string) frame.Kind {
+	p := unsafe.StringData(reason)
+	e := &c[uintptr(unsafe.Pointer(p))>>3%uintptr(len(c))]
+	if e.ok && unsafe.StringData(e.s) == p && len(e.s) == len(reason) {
+		return e.kind
+	}
+	k := frame.KindOfReason(reason)
+	e.s, e.kind, e.ok = reason, k, true
+	return k
 }
