@@ -20,8 +20,8 @@ type Analyzer struct {
 
 	start, end tracein.Time
 	seen       bool
-	procs      map[int64]struct{}
-	threads    map[int64]struct{}
+	procs      idSet
+	threads    idSet
 	gs         gotable.Table[gstate]
 	lastThread int64 // the thread of the previous record, already in threads
 	bursts     *bursts
@@ -46,8 +46,8 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		byCPU:      map[tracein.StackID]sampleClass{},
 		names:      []string{""},
 		nameID:     map[string]int32{"": 0},
-		procs:      map[int64]struct{}{},
-		threads:    map[int64]struct{}{},
+		procs:      newIDSet(),
+		threads:    newIDSet(),
 		lastThread: -1,
 		bursts:     newBursts(opts.Thresholds),
 	}
@@ -61,7 +61,7 @@ func (a *Analyzer) Event(ev *tracein.Event) {
 	a.seen = true
 	a.end = max(a.end, ev.Time)
 	if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
-		a.threads[ev.Thread] = struct{}{}
+		a.threads.add(ev.Thread)
 		a.lastThread = ev.Thread
 	}
 	switch ev.Kind {
@@ -75,7 +75,7 @@ func (a *Analyzer) Event(ev *tracein.Event) {
 }
 
 func (a *Analyzer) procState(ev *tracein.Event) {
-	a.procs[ev.Proc] = struct{}{}
+	a.procs.add(ev.Proc)
 	switch ev.To {
 	case tracein.Running:
 		a.st.PStarts++
@@ -176,7 +176,7 @@ func (a *Analyzer) sample(ev *tracein.Event) {
 func (a *Analyzer) Finalize() *Report {
 	st := a.st
 	st.Duration = a.end.Sub(a.start)
-	st.PsSeen, st.Threads = len(a.procs), len(a.threads)
+	st.PsSeen, st.Threads = a.procs.len(), a.threads.len()
 	st.Bursts, st.Causes = a.bursts.finish(a.opts.Top, a.names)
 	st.Wait = a.waits.stats()
 	r := &Report{
