@@ -46,7 +46,7 @@ type PathSeg struct {
 
 // Along returns the CPU term the running or runnable time of this piece
 // went along with (Seg.Along), or NoTerm.
-func (p PathSeg) Along() TermID { return TermID(p.along - 1) }
+func (p *PathSeg) Along() TermID { return TermID(p.along - 1) }
 
 // Hop is one goroutine in a chain of hand-offs: its id and what it was
 // waiting for.
@@ -56,11 +56,11 @@ type Hop struct {
 }
 
 // Dur returns the piece's length in nanoseconds.
-func (p PathSeg) Dur() int64 { return int64(p.End - p.Start) }
+func (p *PathSeg) Dur() int64 { return int64(p.End - p.Start) }
 
 // Subject returns the term a what-if acts on for this piece: Term, or for
 // running time given a frame its CPU term; NoTerm for neither.
-func (p PathSeg) Subject() TermID {
+func (p *PathSeg) Subject() TermID {
 	if p.Term == NoTerm && p.From != CPUNone {
 		return p.CPU
 	}
