@@ -167,7 +167,15 @@ func (w *walker) step(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, CPU: s.CPU, From: s.From, Stack: s.Stack, Contention: s.Contention, along: s.along})
+	// As add does, but built in place: a PathSeg is 112 bytes, and a
+	// literal passed to add was copied twice.
+	if w.now > from {
+		w.path = append(w.path, PathSeg{})
+		p := &w.path[len(w.path)-1]
+		p.Start, p.End, p.G, p.Kind, p.Term, p.CPU, p.From = from, w.now, g.ID, s.Kind, s.Term, s.CPU, s.From
+		p.Stack, p.Contention, p.along = s.Stack, s.Contention, s.along
+	}
+	w.now = from
 }
 
 // gap handles w.now outside g's segments: before a created goroutine's first
