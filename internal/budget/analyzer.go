@@ -271,7 +271,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 	if end <= start {
 		return
 	}
-	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker, stack: g.stack})
+	g.push(start, end, waker)
 	if g.kind == frame.Running {
 		a.foldCPU(g, start, end, stop)
 	}

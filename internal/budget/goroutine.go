@@ -81,9 +81,11 @@ type region struct {
 	joined *reqState // the request this region made the goroutine join, if any
 }
 
-// push remembers a closed interval.
-func (g *gstate) push(h hseg) {
-	g.ring[g.rn%histLen] = h
+// push remembers the closed interval [start, end) of g's current kind,
+// written in place.
+func (g *gstate) push(start, end tracein.Time, waker tracein.GoID) {
+	h := &g.ring[uint(g.rn)%histLen]
+	h.start, h.end, h.kind, h.waker, h.stack = start, end, g.kind, waker, g.stack
 	g.rn++
 }
 
@@ -91,7 +93,7 @@ func (g *gstate) push(h hseg) {
 func (g *gstate) history(lb tracein.Time, out []hseg) []hseg {
 	n := min(g.rn, histLen)
 	for i := g.rn - n; i < g.rn; i++ {
-		if h := g.ring[i%histLen]; h.end > lb {
+		if h := g.ring[uint(i)%histLen]; h.end > lb {
 			out = append(out, h)
 		}
 	}
