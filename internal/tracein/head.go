@@ -67,16 +67,34 @@ func headMatches(t reflect.Type) bool {
 // copy of the event: 0 is unknown, else the Kind plus one.
 type kindCache [256]uint16
 
+// of returns the Kind of ev, whose type is typ (small enough to be
+// inlined).
+func (c *kindCache) of(typ uint8, ev *trace.Event) trace.EventKind {
+	if k := c[typ]; k != 0 {
+		return trace.EventKind(k - 1)
+	}
+	return c.learn(typ, ev)
+}
+
+// learn is of for a type not met before.
+func (c *kindCache) learn(typ uint8, ev *trace.Event) trace.EventKind {
+	k := ev.Kind()
+	c[typ] = uint16(k) + 1
+	return k
+}
+
 // head returns ev's time, goroutine, thread, proc and kind, as its methods
-// would.
-func head(ev *trace.Event, kinds *kindCache) (t trace.Time, g trace.GoID, m trace.ThreadID, p trace.ProcID, k trace.EventKind) {
+// would. (convert has it written out, so that the common case costs no
+// call.)
+func head(ev *trace.Event, kinds *kindCache) (trace.Time, trace.GoID, trace.ThreadID, trace.ProcID, trace.EventKind) {
 	if !headOK {
-		return ev.Time(), ev.Goroutine(), ev.Thread(), ev.Proc(), ev.Kind()
+		return headByMethods(ev)
 	}
 	h := (*eventHead)(unsafe.Pointer(ev))
-	c := &kinds[h.typ]
-	if *c == 0 {
-		*c = uint16(ev.Kind()) + 1
-	}
-	return trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), trace.EventKind(*c - 1)
+	return trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
+}
+
+// headByMethods is head through the methods.
+func headByMethods(ev *trace.Event) (trace.Time, trace.GoID, trace.ThreadID, trace.ProcID, trace.EventKind) {
+	return ev.Time(), ev.Goroutine(), ev.Thread(), ev.Proc(), ev.Kind()
 }

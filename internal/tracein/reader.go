@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/exp/trace"
 )
@@ -201,7 +202,19 @@ func (r *Reader) wrap(err error) error {
 // convert copies out the fields of ev that analyses use; kinds is the
 // caller's, for head.
 func convert(ev *trace.Event, out *Event, kinds *kindCache) bool {
-	t, g, m, p, kind := head(ev, kinds)
+	var (
+		t    trace.Time
+		g    trace.GoID
+		m    trace.ThreadID
+		p    trace.ProcID
+		kind trace.EventKind
+	)
+	if headOK { // head, written out
+		h := (*eventHead)(unsafe.Pointer(ev))
+		t, g, m, p, kind = trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
+	} else {
+		t, g, m, p, kind = headByMethods(ev)
+	}
 	*out = Event{Time: Time(t), G: GoID(g), Thread: int64(m), Proc: int64(p)}
 	switch kind {
 	case trace.EventSync:
