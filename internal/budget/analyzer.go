@@ -103,6 +103,13 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	return a
 }
 
+// Events consumes records, in order.
+func (a *Analyzer) Events(recs []tracein.Event) {
+	for i := range recs {
+		a.Event(&recs[i])
+	}
+}
+
 // Event consumes one record.
 func (a *Analyzer) Event(ev *tracein.Event) {
 	a.clock(ev)

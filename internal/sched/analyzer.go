@@ -53,6 +53,13 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	}
 }
 
+// Events consumes records, in order.
+func (a *Analyzer) Events(recs []tracein.Event) {
+	for i := range recs {
+		a.Event(&recs[i])
+	}
+}
+
 // Event consumes one record.
 func (a *Analyzer) Event(ev *tracein.Event) {
 	if !a.seen || ev.Time < a.start {
