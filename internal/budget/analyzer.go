@@ -152,7 +152,10 @@ func (a *Analyzer) clock(ev *tracein.Event) {
 
 // g returns the state of goroutine id, creating it.
 func (a *Analyzer) g(id tracein.GoID) *gstate {
-	g := a.gs.Get(id)
+	g, ok := a.gs.Lookup(id)
+	if !ok {
+		g = a.gs.Get(id)
+	}
 	if g == nil {
 		if n := len(a.freeG); n > 0 {
 			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]

@@ -92,7 +92,10 @@ func (a *Analyzer) procState(ev *tracein.Event) {
 }
 
 func (a *Analyzer) goState(ev *tracein.Event) {
-	g := a.gs.Get(ev.G)
+	g, ok := a.gs.Lookup(ev.G)
+	if !ok {
+		g = a.gs.Get(ev.G)
+	}
 	if g == nil {
 		if ev.To == tracein.NotExist {
 			return
