@@ -174,7 +174,10 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		return // a status restated at a generation boundary
 	}
 	t := ev.Time
-	g := a.g(ev.G)
+	g, ok := a.gs.Lookup(ev.G) // a.g's answer without its call, for a goroutine known
+	if !ok || g == nil {
+		g = a.g(ev.G)
+	}
 	switch {
 	case ev.From == tracein.NotExist && ev.To == tracein.Runnable:
 		a.created(g, ev)
