@@ -194,7 +194,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		a.inferInitial(g, ev)
 		return
 	}
-	a.rpcTransport(g, ev)
+	if rpcTransports(ev) {
+		a.rpcTransport(g, ev)
+	}
 	if g.state != tracein.Undetermined {
 		waker := tracein.NoGoroutine
 		if ev.From == tracein.Waiting && ev.To == tracein.Runnable {
@@ -204,7 +206,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		g.since = t
 	}
 	a.resumeAt(g, ev.Stack)
-	a.inferTransition(g, ev)
+	if a.inferring { // (inferTransition's first test, without the call)
+		a.inferTransition(g, ev)
+	}
 	if ev.To == tracein.NotExist {
 		a.ended(g, t)
 		return
