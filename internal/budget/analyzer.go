@@ -230,7 +230,13 @@ func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 	g.kind = kindOf(ev.To, ev.Reason, &a.reasons)
 	g.term, g.stack = critpath.NoTerm, tracein.NoStack
 	if g.kind.IsWait() {
-		g.term, g.stack = a.terms.term(ev.Stack, g.kind), ev.Stack
+		// terms.term's answer for a stack that has it, without the call
+		if si := a.terms.stack(ev.Stack); si.hasTerm && si.termKind == g.kind {
+			g.term = si.termID
+		} else {
+			g.term = a.terms.term(ev.Stack, g.kind)
+		}
+		g.stack = ev.Stack
 	}
 }
 
