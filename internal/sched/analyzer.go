@@ -53,11 +53,33 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	}
 }
 
-// Events consumes records, in order.
+// Events consumes records, in order: as Event, written out, with the
+// trace's extent kept in registers over the batch.
 func (a *Analyzer) Events(recs []tracein.Event) {
-	for i := range recs {
-		a.Event(&recs[i])
+	if len(recs) == 0 {
+		return
 	}
+	if !a.seen {
+		a.start, a.seen = recs[0].Time, true
+	}
+	start, end := a.start, a.end
+	for i := range recs {
+		ev := &recs[i]
+		start, end = min(start, ev.Time), max(end, ev.Time)
+		if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
+			a.threads.add(ev.Thread)
+			a.lastThread = ev.Thread
+		}
+		switch ev.Kind {
+		case tracein.KindProcState:
+			a.procState(ev)
+		case tracein.KindGoState:
+			a.goState(ev)
+		case tracein.KindSample:
+			a.sample(ev)
+		}
+	}
+	a.start, a.end = start, end
 }
 
 // Event consumes one record.
