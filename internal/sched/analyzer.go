@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"unsafe"
+
 	"github.com/latscope/latscope/internal/gotable"
 
 	"github.com/latscope/latscope/internal/tracein"
@@ -53,8 +55,8 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	}
 }
 
-// Events consumes records, in order: as Event, written out, with the
-// trace's extent kept in registers over the batch.
+// Events consumes records, in order, with the trace's extent kept in
+// locals over the batch.
 func (a *Analyzer) Events(recs []tracein.Event) {
 	if len(recs) == 0 {
 		return
@@ -83,25 +85,7 @@ func (a *Analyzer) Events(recs []tracein.Event) {
 }
 
 // Event consumes one record.
-func (a *Analyzer) Event(ev *tracein.Event) {
-	if !a.seen || ev.Time < a.start {
-		a.start = ev.Time
-	}
-	a.seen = true
-	a.end = max(a.end, ev.Time)
-	if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
-		a.threads.add(ev.Thread)
-		a.lastThread = ev.Thread
-	}
-	switch ev.Kind {
-	case tracein.KindProcState:
-		a.procState(ev)
-	case tracein.KindGoState:
-		a.goState(ev)
-	case tracein.KindSample:
-		a.sample(ev)
-	}
-}
+func (a *Analyzer) Event(ev *tracein.Event) { a.Events(unsafe.Slice(ev, 1)) }
 
 func (a *Analyzer) procState(ev *tracein.Event) {
 	a.procs.add(ev.Proc)
