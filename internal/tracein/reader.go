@@ -113,9 +113,7 @@ func (r *Reader) fill(recs []Event) (n int, err error) {
 		if err != nil {
 			return n, err
 		}
-		if convert(&ev, &recs[n], &kinds) {
-			n++
-		}
+		n += convert(unsafe.Slice(&ev, 1), recs[n:n+1], &kinds)
 	}
 	return n, nil
 }
@@ -180,12 +178,7 @@ func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 		}
 	}()
 	var kinds kindCache
-	for i := range evs {
-		if convert(&evs[i], &recs[n], &kinds) {
-			n++
-		}
-	}
-	return n, nil
+	return convert(evs, recs[:len(evs)], &kinds), nil
 }
 
 // wrap turns an error of the trace parser into an *Error.
@@ -199,57 +192,67 @@ func (r *Reader) wrap(err error) error {
 	return newError(r.name, r.cr.n, "bad trace data", err)
 }
 
-// convert copies out the fields of ev that analyses use; kinds is the
-// caller's, for head.
-func convert(ev *trace.Event, out *Event, kinds *kindCache) bool {
-	var (
-		t    trace.Time
-		g    trace.GoID
-		m    trace.ThreadID
-		p    trace.ProcID
-		kind trace.EventKind
-	)
-	if headOK { // head, written out
-		h := (*eventHead)(unsafe.Pointer(ev))
-		t, g, m, p, kind = trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
-	} else {
-		t, g, m, p, kind = headByMethods(ev)
+// convert copies out the fields of the events that analyses use into
+// recs, skipping those no analysis needs, and returns how many it wrote
+// (recs must be as long as evs); kinds is the caller's, for head. The work
+// per event is in the loop: a call per event cost more than the rest of
+// the loop for most events.
+func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
+	for i := range evs {
+		ev, out := &evs[i], &recs[n]
+		var (
+			t    trace.Time
+			g    trace.GoID
+			m    trace.ThreadID
+			p    trace.ProcID
+			kind trace.EventKind
+		)
+		if headOK { // head, written out
+			h := (*eventHead)(unsafe.Pointer(ev))
+			t, g, m, p, kind = trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
+		} else {
+			t, g, m, p, kind = headByMethods(ev)
+		}
+		*out = Event{Time: Time(t), G: GoID(g), Thread: int64(m), Proc: int64(p)}
+		switch kind {
+		case trace.EventSync:
+			out.Kind = KindSync
+			if cs := ev.Sync().ClockSnapshot; cs != nil {
+				out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
+			}
+		case trace.EventStateTransition:
+			if convertTransition(ev, out) {
+				n++
+			}
+			continue
+		case trace.EventTaskBegin, trace.EventTaskEnd:
+			t := ev.Task()
+			out.Kind = KindTaskBegin
+			if kind == trace.EventTaskEnd {
+				out.Kind = KindTaskEnd
+			}
+			out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
+			out.raw = ev.Stack()
+		case trace.EventRegionBegin, trace.EventRegionEnd:
+			rg := ev.Region()
+			out.Kind = KindRegionBegin
+			if kind == trace.EventRegionEnd {
+				out.Kind = KindRegionEnd
+			}
+			out.Task, out.Name = TaskID(rg.Task), rg.Type
+			out.raw = ev.Stack()
+		case trace.EventLog:
+			lg := ev.Log()
+			out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
+			out.raw = ev.Stack()
+		case trace.EventStackSample:
+			out.Kind, out.raw = KindSample, ev.Stack()
+		default:
+			continue
+		}
+		n++
 	}
-	*out = Event{Time: Time(t), G: GoID(g), Thread: int64(m), Proc: int64(p)}
-	switch kind {
-	case trace.EventSync:
-		out.Kind = KindSync
-		if cs := ev.Sync().ClockSnapshot; cs != nil {
-			out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
-		}
-	case trace.EventStateTransition:
-		return convertTransition(ev, out)
-	case trace.EventTaskBegin, trace.EventTaskEnd:
-		t := ev.Task()
-		out.Kind = KindTaskBegin
-		if kind == trace.EventTaskEnd {
-			out.Kind = KindTaskEnd
-		}
-		out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
-		out.raw = ev.Stack()
-	case trace.EventRegionBegin, trace.EventRegionEnd:
-		rg := ev.Region()
-		out.Kind = KindRegionBegin
-		if kind == trace.EventRegionEnd {
-			out.Kind = KindRegionEnd
-		}
-		out.Task, out.Name = TaskID(rg.Task), rg.Type
-		out.raw = ev.Stack()
-	case trace.EventLog:
-		lg := ev.Log()
-		out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
-		out.raw = ev.Stack()
-	case trace.EventStackSample:
-		out.Kind, out.raw = KindSample, ev.Stack()
-	default:
-		return false
-	}
-	return true
+	return n
 }
 
 func convertTransition(ev *trace.Event, out *Event) bool {
