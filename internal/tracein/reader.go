@@ -220,11 +220,31 @@ func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
 			if cs := ev.Sync().ClockSnapshot; cs != nil {
 				out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
 			}
-		case trace.EventStateTransition:
-			if convertTransition(ev, out) {
-				n++
+		case trace.EventStateTransition: // most events
+			st := ev.StateTransition()
+			switch st.Resource.Kind {
+			case trace.ResourceGoroutine:
+				from, to := st.Goroutine()
+				out.Kind = KindGoState
+				out.Actor = out.G
+				out.G = GoID(st.Resource.Goroutine())
+				out.From, out.To = State(from), State(to)
+				out.Reason = st.Reason
+				out.raw = st.Stack
+				if out.Actor != NoGoroutine && out.Actor != out.G {
+					out.rawActor = ev.Stack()
+				}
+			case trace.ResourceProc:
+				from, to := st.Proc()
+				if from == to {
+					continue
+				}
+				out.Kind = KindProcState
+				out.Proc = int64(st.Resource.Proc())
+				out.From, out.To = procState(from), procState(to)
+			default:
+				continue
 			}
-			continue
 		case trace.EventTaskBegin, trace.EventTaskEnd:
 			t := ev.Task()
 			out.Kind = KindTaskBegin
@@ -253,31 +273,6 @@ func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
 		n++
 	}
 	return n
-}
-
-func convertTransition(ev *trace.Event, out *Event) bool {
-	st := ev.StateTransition()
-	switch st.Resource.Kind {
-	case trace.ResourceGoroutine:
-		from, to := st.Goroutine()
-		out.Kind = KindGoState
-		out.Actor = out.G
-		out.G = GoID(st.Resource.Goroutine())
-		out.From, out.To = State(from), State(to)
-		out.Reason = st.Reason
-		out.raw = st.Stack
-		if out.Actor != NoGoroutine && out.Actor != out.G {
-			out.rawActor = ev.Stack()
-		}
-		return true
-	case trace.ResourceProc:
-		from, to := st.Proc()
-		out.Kind = KindProcState
-		out.Proc = int64(st.Resource.Proc())
-		out.From, out.To = procState(from), procState(to)
-		return from != to
-	}
-	return false
 }
 
 func procState(s trace.ProcState) State {
