@@ -23,7 +23,17 @@ import (
 
 // Consumer is another streaming analysis fed by the same read loop (the
 // scheduler analysis, say). It is created once the stack table exists.
+// Consumers are independent: Run gives each a batch of records before the
+// next consumer gets the same batch.
 type Consumer interface{ Event(ev *tracein.Event) }
+
+// BatchConsumer is a Consumer that takes a batch of records at once, as
+// many calls of Event in order: one dynamic call per batch instead of one
+// per record.
+type BatchConsumer interface {
+	Consumer
+	Events(recs []tracein.Event)
+}
 
 // NewConsumer creates a Consumer for a trace's stack table, with the rules
 // that decide application frames (the caller's, or with the main module
@@ -160,10 +170,13 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 		start()
 	}
 	feed := func(recs []tracein.Event) {
-		for i := range recs {
-			ev := &recs[i]
-			for _, c := range run {
-				c.Event(ev)
+		for _, c := range run {
+			if bc, ok := c.(BatchConsumer); ok {
+				bc.Events(recs)
+				continue
+			}
+			for i := range recs {
+				c.Event(&recs[i])
 			}
 		}
 	}

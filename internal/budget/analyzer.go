@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"unsafe"
+
 	"github.com/latscope/latscope/internal/critpath"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/gotable"
@@ -21,6 +23,7 @@ type Analyzer struct {
 	procs     map[int64]tracein.Time // P → time it started running
 	procBusy  int64
 	inferring bool
+	reasons   reasonKinds // kindOf's
 	seenTask  bool
 	spans     int // open inferred requests
 	inf       inferState
@@ -102,35 +105,42 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 	return a
 }
 
-// Event consumes one record.
-func (a *Analyzer) Event(ev *tracein.Event) {
-	a.clock(ev)
-	a.cur = ev
-	switch ev.Kind {
-	case tracein.KindGoState:
-		a.goState(ev)
-	case tracein.KindTaskBegin:
-		a.taskBegin(ev)
-	case tracein.KindTaskEnd:
-		a.taskEnd(ev)
-	case tracein.KindRegionBegin:
-		a.regionBegin(ev)
-	case tracein.KindRegionEnd:
-		a.regionEnd(ev)
-	case tracein.KindLog:
-		a.log(ev)
-	case tracein.KindSample:
-		a.sample(ev)
-	case tracein.KindProcState:
-		a.procState(ev)
-	case tracein.KindSync:
-		a.info.Generations++
-		if a.info.StartWall.IsZero() && !ev.Wall.IsZero() {
-			a.info.StartWall = ev.Wall.Add(-ev.Time.Sub(a.info.Start))
+// Events consumes records, in order (Event's work, in the loop: a call
+// per record less).
+func (a *Analyzer) Events(recs []tracein.Event) {
+	for i := range recs {
+		ev := &recs[i]
+		a.clock(ev)
+		a.cur = ev
+		switch ev.Kind {
+		case tracein.KindGoState:
+			a.goState(ev)
+		case tracein.KindTaskBegin:
+			a.taskBegin(ev)
+		case tracein.KindTaskEnd:
+			a.taskEnd(ev)
+		case tracein.KindRegionBegin:
+			a.regionBegin(ev)
+		case tracein.KindRegionEnd:
+			a.regionEnd(ev)
+		case tracein.KindLog:
+			a.log(ev)
+		case tracein.KindSample:
+			a.sample(ev)
+		case tracein.KindProcState:
+			a.procState(ev)
+		case tracein.KindSync:
+			a.info.Generations++
+			if a.info.StartWall.IsZero() && !ev.Wall.IsZero() {
+				a.info.StartWall = ev.Wall.Add(-ev.Time.Sub(a.info.Start))
+			}
 		}
+		a.cur = nil
 	}
-	a.cur = nil
 }
+
+// Event consumes one record.
+func (a *Analyzer) Event(ev *tracein.Event) { a.Events(unsafe.Slice(ev, 1)) }
 
 func (a *Analyzer) clock(ev *tracein.Event) {
 	if a.info.Records == 0 {
@@ -144,13 +154,16 @@ func (a *Analyzer) clock(ev *tracein.Event) {
 
 // g returns the state of goroutine id, creating it.
 func (a *Analyzer) g(id tracein.GoID) *gstate {
-	g := a.gs.Get(id)
+	g, ok := a.gs.Lookup(id)
+	if !ok {
+		g = a.gs.Get(id)
+	}
 	if g == nil {
 		if n := len(a.freeG); n > 0 {
 			g, a.freeG = a.freeG[n-1], a.freeG[:n-1]
-			*g = gstate{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], cpu: g.cpu[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine, creator: tracein.NoGoroutine}
+			g.gvars = gvars{id: id, term: critpath.NoTerm, saved: g.saved[:0], regions: g.regions[:0], cpu: g.cpu[:0], conn: tracein.NoGoroutine, writer: tracein.NoGoroutine, creator: tracein.NoGoroutine}
 		} else {
-			g = &gstate{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine, creator: tracein.NoGoroutine}
+			g = &gstate{gvars: gvars{id: id, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine, creator: tracein.NoGoroutine}}
 		}
 		a.gs.Set(id, g)
 		a.info.Goroutines++
@@ -163,7 +176,10 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		return // a status restated at a generation boundary
 	}
 	t := ev.Time
-	g := a.g(ev.G)
+	g, ok := a.gs.Lookup(ev.G) // a.g's answer without its call, for a goroutine known
+	if !ok || g == nil {
+		g = a.g(ev.G)
+	}
 	switch {
 	case ev.From == tracein.NotExist && ev.To == tracein.Runnable:
 		a.created(g, ev)
@@ -180,7 +196,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		a.inferInitial(g, ev)
 		return
 	}
-	a.rpcTransport(g, ev)
+	if rpcTransports(ev) {
+		a.rpcTransport(g, ev)
+	}
 	if g.state != tracein.Undetermined {
 		waker := tracein.NoGoroutine
 		if ev.From == tracein.Waiting && ev.To == tracein.Runnable {
@@ -190,7 +208,9 @@ func (a *Analyzer) goState(ev *tracein.Event) {
 		g.since = t
 	}
 	a.resumeAt(g, ev.Stack)
-	a.inferTransition(g, ev)
+	if a.inferring { // (inferTransition's first test, without the call)
+		a.inferTransition(g, ev)
+	}
 	if ev.To == tracein.NotExist {
 		a.ended(g, t)
 		return
@@ -209,17 +229,23 @@ func (a *Analyzer) resumeAt(g *gstate, st tracein.StackID) {
 // setState starts g's next interval.
 func (a *Analyzer) setState(g *gstate, ev *tracein.Event, t tracein.Time) {
 	g.state, g.since = ev.To, t
-	g.kind = kindOf(ev.To, ev.Reason)
+	g.kind = kindOf(ev.To, ev.Reason, &a.reasons)
 	g.term, g.stack = critpath.NoTerm, tracein.NoStack
 	if g.kind.IsWait() {
-		g.term, g.stack = a.terms.term(ev.Stack, g.kind), ev.Stack
+		// terms.term's answer for a stack that has it, without the call
+		if si := a.terms.stack(ev.Stack); si.hasTerm && si.termKind == g.kind {
+			g.term = si.termID
+		} else {
+			g.term = a.terms.term(ev.Stack, g.kind)
+		}
+		g.stack = ev.Stack
 	}
 }
 
 // created handles NotExist→Runnable: the creator's open request adopts the
 // child tentatively (its time counts only if it ends inside the request).
 func (a *Analyzer) created(g *gstate, ev *tracein.Event) {
-	*g = gstate{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine,
+	g.gvars = gvars{id: g.id, state: tracein.Runnable, since: ev.Time, kind: frame.Runnable, term: critpath.NoTerm, conn: tracein.NoGoroutine, writer: tracein.NoGoroutine,
 		resume: ev.Stack, cpu: g.cpu[:0], creator: ev.Actor}
 	a.rpcTransport(g, ev)
 	if c := a.gs.Get(ev.Actor); c != nil && c.req != nil && ev.Actor != g.id && a.terms.stack(ev.Stack).flags&(flagNoAdopt|flagTransport) == 0 {
@@ -270,7 +296,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 	if end <= start {
 		return
 	}
-	g.push(hseg{start: start, end: end, kind: g.kind, waker: waker, stack: g.stack})
+	g.push(start, end, waker)
 	if g.kind == frame.Running {
 		a.foldCPU(g, start, end, stop)
 	}

@@ -64,7 +64,7 @@ func TestRunnableBefore(t *testing.T) {
 			for id, segs := range map[tracein.GoID][]hseg{conn: c.conn, reader: c.reader, third: c.third} {
 				g := a.g(id)
 				for _, h := range segs {
-					g.push(h)
+					pushSeg(g, h)
 				}
 			}
 			g := a.g(conn)
@@ -105,12 +105,12 @@ func TestRunnableBeforeNotTheWakersRequest(t *testing.T) {
 			a := New(Options{}, nil)
 			g := a.g(conn)
 			for _, h := range []hseg{{0, 200, frame.ChanSend, other, 0}, {200, 205, frame.Runnable, none, 0}} {
-				g.push(h)
+				pushSeg(g, h)
 			}
 			w := a.g(other)
 			for _, h := range []hseg{{0, 10, frame.Sleep, none, 0}, {10, 40, frame.Runnable, none, 0}, {40, 100, frame.Running, none, 0},
 				{100, 120, frame.Runnable, none, 0}, {120, 210, frame.Running, none, 0}} {
-				w.push(h)
+				pushSeg(w, h)
 			}
 			w.lastEnd = c.otherEnd
 			if c.joined > 0 {
@@ -121,4 +121,13 @@ func TestRunnableBeforeNotTheWakersRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pushSeg remembers h as g's closed interval, as the analyser does when g
+// leaves the state h is of.
+func pushSeg(g *gstate, h hseg) {
+	kind, stack := g.kind, g.stack
+	g.kind, g.stack = h.kind, h.stack
+	g.push(h.start, h.end, h.waker)
+	g.kind, g.stack = kind, stack
 }

@@ -125,6 +125,16 @@ type knownSite struct {
 	known bool
 }
 
+// ctxOf returns the context of running time that began at stack resume
+// and ended at stop: their sites, both read here when known (one call
+// where two calls of site were made per running interval and segment).
+func (a *Analyzer) ctxOf(resume, stop tracein.StackID) ctxKey {
+	if s := a.cpu.sites; int(resume) < len(s) && int(stop) < len(s) && s[resume].known && s[stop].known {
+		return ctxKey{s[resume].site, s[stop].site}
+	}
+	return ctxKey{a.site(resume), a.site(stop)}
+}
+
 // site is terms.site, remembered in cpuFrames.sites.
 func (a *Analyzer) site(id tracein.StackID) int32 {
 	if int(id) < len(a.cpu.sites) && a.cpu.sites[id].known {
@@ -274,7 +284,7 @@ func (a *Analyzer) foldCPU(g *gstate, start, end tracein.Time, stop tracein.Stac
 	if len(g.cpu) == 0 && a.cpu.samples == 0 {
 		return // no sample in the trace so far
 	}
-	k := ctxKey{a.site(g.resume), a.site(stop)}
+	k := a.ctxOf(g.resume, stop)
 	c := a.cpu.lookup(k)
 	if c == nil {
 		if a.cpu.ctx == nil {
@@ -463,7 +473,7 @@ func hasTerm(pieces []critpath.Seg, t critpath.TermID) bool {
 func (a *Analyzer) runningPieces(segs []critpath.Seg, s critpath.Seg, run runRef) []critpath.Seg {
 	var c *cpuCtx
 	if a.cpu.samples > 0 {
-		c = a.cpu.lookup(ctxKey{a.site(run.resume), a.site(run.stop)})
+		c = a.cpu.lookup(a.ctxOf(run.resume, run.stop))
 	}
 	if c == nil || c.n == 0 || c.run <= 0 {
 		if s.CPU = a.terms.spanTerm(run.resume, run.stop); s.CPU != critpath.NoTerm {

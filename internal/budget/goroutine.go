@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"unsafe"
+
 	"github.com/latscope/latscope/internal/critpath"
 	"github.com/latscope/latscope/internal/frame"
 	"github.com/latscope/latscope/internal/tracein"
@@ -19,16 +21,25 @@ type hseg struct {
 	stack      tracein.StackID // the blocking stack of a wait or syscall
 }
 
-// gstate is the analyser's scratch state for one live goroutine.
+// gstate is the analyser's scratch state for one live goroutine: its
+// variables, reset when the state is reused for another goroutine, and its
+// ring of closed intervals, which is not (history reads only the rn pushed
+// since, and clearing its 640 bytes at each goroutine's creation cost more
+// than the rest of the creation).
 type gstate struct {
+	gvars
+	ring [histLen]hseg
+}
+
+// gvars are a gstate's variables.
+type gvars struct {
 	id    tracein.GoID
 	state tracein.State
 	since tracein.Time
 	kind  frame.Kind      // of the current interval
 	term  critpath.TermID // of the current wait or syscall
 	stack tracein.StackID // blocking stack of the current wait or syscall
-	ring  [histLen]hseg
-	rn    int // intervals pushed so far
+	rn    int             // intervals pushed into ring so far
 	// resume is the stack where the goroutine's current or next running
 	// time begins (the wait, syscall or preemption it comes out of, its start
 	// function, or the task or region event that cut it); cpu are the CPU
@@ -75,9 +86,11 @@ type region struct {
 	joined *reqState // the request this region made the goroutine join, if any
 }
 
-// push remembers a closed interval.
-func (g *gstate) push(h hseg) {
-	g.ring[g.rn%histLen] = h
+// push remembers the closed interval [start, end) of g's current kind,
+// written in place.
+func (g *gstate) push(start, end tracein.Time, waker tracein.GoID) {
+	h := &g.ring[uint(g.rn)%histLen]
+	h.start, h.end, h.kind, h.waker, h.stack = start, end, g.kind, waker, g.stack
 	g.rn++
 }
 
@@ -85,7 +98,7 @@ func (g *gstate) push(h hseg) {
 func (g *gstate) history(lb tracein.Time, out []hseg) []hseg {
 	n := min(g.rn, histLen)
 	for i := g.rn - n; i < g.rn; i++ {
-		if h := g.ring[i%histLen]; h.end > lb {
+		if h := g.ring[uint(i)%histLen]; h.end > lb {
 			out = append(out, h)
 		}
 	}
@@ -100,8 +113,9 @@ func (g *gstate) regionID() int32 {
 	return g.regions[len(g.regions)-1].id
 }
 
-// kindOf maps a goroutine state (and wait reason) to a kind.
-func kindOf(s tracein.State, reason string) frame.Kind {
+// kindOf maps a goroutine state (and wait reason) to a kind; reasons
+// remembers the kinds of wait reasons.
+func kindOf(s tracein.State, reason string, reasons *reasonKinds) frame.Kind {
 	switch s {
 	case tracein.Running:
 		return frame.Running
@@ -110,7 +124,30 @@ func kindOf(s tracein.State, reason string) frame.Kind {
 	case tracein.Syscall:
 		return frame.Syscall
 	case tracein.Waiting:
-		return frame.KindOfReason(reason)
+		return reasons.kind(reason)
 	}
 	return frame.Other
+}
+
+// reasonKinds remembers frame.KindOfReason's answers by the string itself:
+// a trace's reason strings are the parser's string table's, so the same
+// reason comes back as the same bytes at the same address, and comparing
+// the address and length costs less than hashing the string for the map
+// lookup of KindOfReason (one per wait). Each slot holds its string, so
+// the bytes it points to stay alive and cannot become another string's.
+type reasonKinds [8]struct {
+	s    string
+	kind frame.Kind
+	ok   bool
+}
+
+func (c *reasonKinds) kind(reason string) frame.Kind {
+	p := unsafe.StringData(reason)
+	e := &c[uintptr(unsafe.Pointer(p))>>3%uintptr(len(c))]
+	if e.ok && unsafe.StringData(e.s) == p && len(e.s) == len(reason) {
+		return e.kind
+	}
+	k := frame.KindOfReason(reason)
+	e.s, e.kind, e.ok = reason, k, true
+	return k
 }

@@ -128,8 +128,17 @@ func newTerms(rules *frame.Rules, stacks *tracein.Stacks) *terms {
 		spans: map[[2]tracein.StackID]critpath.TermID{}, sites: map[string]int32{}}
 }
 
-// stack returns the cached information of a stack.
+// stack returns the cached information of a stack (small enough to be
+// inlined when computed before: a few calls per record).
 func (t *terms) stack(id tracein.StackID) *stackInfo {
+	if int(id) < len(t.info) && t.info[id].computed {
+		return &t.info[id]
+	}
+	return t.newStack(id)
+}
+
+// newStack is stack for a stack not computed before.
+func (t *terms) newStack(id tracein.StackID) *stackInfo {
 	for int(id) >= len(t.info) {
 		t.info = append(t.info, stackInfo{})
 	}

@@ -37,8 +37,15 @@ type TransportEstimate struct {
 	BeforeN, AfterN int     // requests each mean is over
 }
 
+// rpcTransports reports whether rpcTransport does anything for ev: the
+// transitions its switch handles (inlined, so that the others cost no call).
+func rpcTransports(ev *tracein.Event) bool {
+	return ev.From == tracein.NotExist || ev.To == tracein.Syscall || ev.From == tracein.Waiting && ev.To == tracein.Runnable
+}
+
 // rpcTransport follows grpc-go's transport goroutines; called for every
-// state transition before the goroutine's new state is set.
+// state transition (that rpcTransports lets through) before the
+// goroutine's new state is set.
 func (a *Analyzer) rpcTransport(g *gstate, ev *tracein.Event) {
 	t := ev.Time
 	switch {

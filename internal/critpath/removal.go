@@ -408,10 +408,12 @@ func (x *Removals) pointAt(r *Request, g int32, t tracein.Time, k int32) tracein
 	case k < 0:
 		return x.origin(r, g) - (segs[0].Start - t)
 	}
-	if !x.ensure(r, g, k) {
+	ref := &x.ref[g]
+	// ensure's answer without the call when g's state is this call's and
+	// has k done (most points read were done before).
+	if st := &x.st[g]; (st.gen != x.gen || k > st.upto || int(k) >= len(ref.end)) && !x.ensure(r, g, k) {
 		return t
 	}
-	ref := &x.ref[g]
 	d0, d1 := x.offsets(g, k)
 	start, end := ref.start[k]+d0, ref.end[k]+d1
 	return start + min(t-segs[k].Start, end-start)
@@ -422,6 +424,12 @@ func (x *Removals) pointAt(r *Request, g int32, t tracein.Time, k int32) tracein
 // done.
 func (x *Removals) offsets(g, k int32) (atStart, atEnd tracein.Time) {
 	st := &x.st[g]
+	if n := len(st.ev); n == 0 || st.ev[n-1].i < k { // after the last computed: its offset
+		if n == 0 {
+			return st.d0, st.d0
+		}
+		return st.ev[n-1].d, st.ev[n-1].d
+	}
 	lo, hi := 0, len(st.ev) // the first computed segment at or after k
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

@@ -46,7 +46,7 @@ type PathSeg struct {
 
 // Along returns the CPU term the running or runnable time of this piece
 // went along with (Seg.Along), or NoTerm.
-func (p PathSeg) Along() TermID { return TermID(p.along - 1) }
+func (p *PathSeg) Along() TermID { return TermID(p.along - 1) }
 
 // Hop is one goroutine in a chain of hand-offs: its id and what it was
 // waiting for.
@@ -56,11 +56,11 @@ type Hop struct {
 }
 
 // Dur returns the piece's length in nanoseconds.
-func (p PathSeg) Dur() int64 { return int64(p.End - p.Start) }
+func (p *PathSeg) Dur() int64 { return int64(p.End - p.Start) }
 
 // Subject returns the term a what-if acts on for this piece: Term, or for
 // running time given a frame its CPU term; NoTerm for neither.
-func (p PathSeg) Subject() TermID {
+func (p *PathSeg) Subject() TermID {
 	if p.Term == NoTerm && p.From != CPUNone {
 		return p.CPU
 	}
@@ -167,7 +167,15 @@ func (w *walker) step(top *walkFrame) {
 		w.stack = append(w.stack, walkFrame{segs: b.Segs, id: b.ID, term: s.Term, stack: s.Stack, kind: s.Kind, lb: from})
 		return
 	}
-	w.add(PathSeg{Start: from, End: w.now, G: g.ID, Kind: s.Kind, Term: s.Term, CPU: s.CPU, From: s.From, Stack: s.Stack, Contention: s.Contention, along: s.along})
+	// As add does, but built in place: a PathSeg is 112 bytes, and a
+	// literal passed to add was copied twice.
+	if w.now > from {
+		w.path = append(w.path, PathSeg{})
+		p := &w.path[len(w.path)-1]
+		p.Start, p.End, p.G, p.Kind, p.Term, p.CPU, p.From = from, w.now, g.ID, s.Kind, s.Term, s.CPU, s.From
+		p.Stack, p.Contention, p.along = s.Stack, s.Contention, s.along
+	}
+	w.now = from
 }
 
 // gap handles w.now outside g's segments: before a created goroutine's first

@@ -89,18 +89,28 @@ func (t *Table[T]) grow(k int64) {
 	}
 }
 
-// Get returns the value of id, or nil. The dense window is looked at
-// here, small enough to be inlined into the callers' per-event loops; the
-// map of old pages in getOld.
+// Get returns the value of id, or nil: the dense window (Lookup), else
+// the map of old pages (getOld).
 func (t *Table[T]) Get(id tracein.GoID) *T {
+	if v, ok := t.Lookup(id); ok {
+		return v
+	}
+	return t.getOld(id)
+}
+
+// Lookup is Get in the dense window alone, where the goroutines of a
+// stream's recent events are: ok is false when id is outside it, and then
+// Get must be asked. It is small enough to be inlined into the callers'
+// per-event code, which Get, with its call for old pages, is not.
+func (t *Table[T]) Lookup(id tracein.GoID) (v *T, ok bool) {
 	// (base ≥ 0, so a negative ID's page is out of the window)
 	if i := uint64(int64(id)>>pageBits - t.base); i < uint64(len(t.dense)) {
 		if p := t.dense[i]; p != nil {
-			return p.vals[id&(pageLen-1)]
+			return p.vals[id&(pageLen-1)], true
 		}
-		return nil
+		return nil, true
 	}
-	return t.getOld(id)
+	return nil, false
 }
 
 // getOld is Get for an ID outside the dense window.

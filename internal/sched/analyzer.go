@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"unsafe"
+
 	"github.com/latscope/latscope/internal/gotable"
 
 	"github.com/latscope/latscope/internal/tracein"
@@ -20,8 +22,8 @@ type Analyzer struct {
 
 	start, end tracein.Time
 	seen       bool
-	procs      map[int64]struct{}
-	threads    map[int64]struct{}
+	procs      idSet
+	threads    idSet
 	gs         gotable.Table[gstate]
 	lastThread int64 // the thread of the previous record, already in threads
 	bursts     *bursts
@@ -46,36 +48,47 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		byCPU:      map[tracein.StackID]sampleClass{},
 		names:      []string{""},
 		nameID:     map[string]int32{"": 0},
-		procs:      map[int64]struct{}{},
-		threads:    map[int64]struct{}{},
+		procs:      newIDSet(),
+		threads:    newIDSet(),
 		lastThread: -1,
 		bursts:     newBursts(opts.Thresholds),
 	}
 }
 
-// Event consumes one record.
-func (a *Analyzer) Event(ev *tracein.Event) {
-	if !a.seen || ev.Time < a.start {
-		a.start = ev.Time
+// Events consumes records, in order, with the trace's extent kept in
+// locals over the batch.
+func (a *Analyzer) Events(recs []tracein.Event) {
+	if len(recs) == 0 {
+		return
 	}
-	a.seen = true
-	a.end = max(a.end, ev.Time)
-	if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
-		a.threads[ev.Thread] = struct{}{}
-		a.lastThread = ev.Thread
+	if !a.seen {
+		a.start, a.seen = recs[0].Time, true
 	}
-	switch ev.Kind {
-	case tracein.KindProcState:
-		a.procState(ev)
-	case tracein.KindGoState:
-		a.goState(ev)
-	case tracein.KindSample:
-		a.sample(ev)
+	start, end := a.start, a.end
+	for i := range recs {
+		ev := &recs[i]
+		start, end = min(start, ev.Time), max(end, ev.Time)
+		if ev.Thread >= 0 && ev.Thread != a.lastThread && ev.Kind != tracein.KindSync {
+			a.threads.add(ev.Thread)
+			a.lastThread = ev.Thread
+		}
+		switch ev.Kind {
+		case tracein.KindProcState:
+			a.procState(ev)
+		case tracein.KindGoState:
+			a.goState(ev)
+		case tracein.KindSample:
+			a.sample(ev)
+		}
 	}
+	a.start, a.end = start, end
 }
 
+// Event consumes one record.
+func (a *Analyzer) Event(ev *tracein.Event) { a.Events(unsafe.Slice(ev, 1)) }
+
 func (a *Analyzer) procState(ev *tracein.Event) {
-	a.procs[ev.Proc] = struct{}{}
+	a.procs.add(ev.Proc)
 	switch ev.To {
 	case tracein.Running:
 		a.st.PStarts++
@@ -85,7 +98,10 @@ func (a *Analyzer) procState(ev *tracein.Event) {
 }
 
 func (a *Analyzer) goState(ev *tracein.Event) {
-	g := a.gs.Get(ev.G)
+	g, ok := a.gs.Lookup(ev.G)
+	if !ok {
+		g = a.gs.Get(ev.G)
+	}
 	if g == nil {
 		if ev.To == tracein.NotExist {
 			return
@@ -176,7 +192,7 @@ func (a *Analyzer) sample(ev *tracein.Event) {
 func (a *Analyzer) Finalize() *Report {
 	st := a.st
 	st.Duration = a.end.Sub(a.start)
-	st.PsSeen, st.Threads = len(a.procs), len(a.threads)
+	st.PsSeen, st.Threads = a.procs.len(), a.threads.len()
 	st.Bursts, st.Causes = a.bursts.finish(a.opts.Top, a.names)
 	st.Wait = a.waits.stats()
 	r := &Report{

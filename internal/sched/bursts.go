@@ -168,11 +168,16 @@ func (b *bursts) closed(n int) {
 
 // causeCounts counts causes: in a short list while they are few (a burst's
 // wakeups come from a few places in the code, and a list of a few is
-// cheaper to search than a struct key is to hash), in a map beyond.
+// cheaper to search than a struct key is to hash), in a map beyond. The
+// list is found by a small open-addressed index (slot) rather than
+// searched, since a large burst's list fills up.
 type causeCounts struct {
 	few  []causeCount
 	last int // the index in few of the cause counted last
 	many map[causeKey]int64
+	// slot[h] is 1 + the index in few of a cause whose slotOf probe
+	// sequence passes h, or 0; it has twice maxFew slots, so a probe ends.
+	slot [2 * maxFew]uint8
 }
 
 type causeCount struct {
@@ -183,13 +188,20 @@ type causeCount struct {
 // maxFew is how many causes the list holds before the map takes the rest.
 const maxFew = 32
 
+// slotOf returns the first slot of k's probe sequence in causeCounts.slot.
+func slotOf(k causeKey) uint32 {
+	h := uint32(k.actor)*0x9e3779b1 ^ uint32(k.target)*0x85ebca77 ^ uint32(k.kind)*0xc2b2ae3d
+	return h >> 26 // 6 bits: len(slot) is 64
+}
+
 func (c *causeCounts) add(k causeKey) {
 	if c.last < len(c.few) && c.few[c.last].k == k {
 		c.few[c.last].n++
 		return
 	}
-	for i := range c.few {
-		if c.few[i].k == k {
+	h := slotOf(k)
+	for ; c.slot[h] != 0; h = (h + 1) % uint32(len(c.slot)) {
+		if i := int(c.slot[h]) - 1; c.few[i].k == k {
 			c.few[i].n++
 			c.last = i
 			return
@@ -198,6 +210,7 @@ func (c *causeCounts) add(k causeKey) {
 	if len(c.few) < maxFew {
 		c.few = append(c.few, causeCount{k, 1})
 		c.last = len(c.few) - 1
+		c.slot[h] = uint8(len(c.few))
 		return
 	}
 	if c.many == nil {
@@ -209,6 +222,7 @@ func (c *causeCounts) add(k causeKey) {
 func (c *causeCounts) reset() {
 	c.few, c.last = c.few[:0], 0
 	clear(c.many)
+	clear(c.slot[:])
 }
 
 // finish closes the open burst and returns the statistics and the top

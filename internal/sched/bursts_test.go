@@ -2,7 +2,9 @@ package sched
 
 import (
 	"cmp"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -54,5 +56,34 @@ func TestBursts(t *testing.T) {
 	none := newBursts(DefaultThresholds)
 	if st, c := none.finish(8, names); st.Count != 0 || len(c) != 0 || st.Median != 0 {
 		t.Errorf("empty: %+v %v", st, c)
+	}
+}
+
+// TestCauseCountsIndex checks the list's index against a map on many keys
+// in a random order, past the list's capacity, and after a reset.
+func TestCauseCountsIndex(t *testing.T) {
+	var c causeCounts
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for round := range 3 {
+		want := map[causeKey]int64{}
+		for range 5000 {
+			k := causeKey{kind: CauseKind(rnd.IntN(2)), actor: int32(rnd.IntN(9)), target: int32(rnd.IntN(7))}
+			want[k]++
+			c.add(k)
+		}
+		got := map[causeKey]int64{}
+		for _, f := range c.few {
+			if got[f.k] != 0 {
+				t.Fatalf("round %d: %v twice in the list", round, f.k)
+			}
+			got[f.k] = f.n
+		}
+		for k, n := range c.many {
+			got[k] += n
+		}
+		if len(c.few) != maxFew || !maps.Equal(got, want) {
+			t.Fatalf("round %d: %d in the list, counts %v, want %v", round, len(c.few), got, want)
+		}
+		c.reset()
 	}
 }

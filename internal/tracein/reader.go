@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/exp/trace"
 )
@@ -106,14 +107,13 @@ func (r *Reader) Fill(recs []Event) (n int, err error) {
 // fill is Fill without interning the records' stacks.
 func (r *Reader) fill(recs []Event) (n int, err error) {
 	defer r.recovered(&err)
+	var kinds kindCache
 	for n < len(recs) {
 		ev, err := r.read()
 		if err != nil {
 			return n, err
 		}
-		if convert(&ev, &recs[n]) {
-			n++
-		}
+		n += convert(unsafe.Slice(&ev, 1), recs[n:n+1], &kinds)
 	}
 	return n, nil
 }
@@ -177,12 +177,8 @@ func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 			err = panicError(name, -1, p)
 		}
 	}()
-	for i := range evs {
-		if convert(&evs[i], &recs[n]) {
-			n++
-		}
-	}
-	return n, nil
+	var kinds kindCache
+	return convert(evs, recs[:len(evs)], &kinds), nil
 }
 
 // wrap turns an error of the trace parser into an *Error.
@@ -196,68 +192,87 @@ func (r *Reader) wrap(err error) error {
 	return newError(r.name, r.cr.n, "bad trace data", err)
 }
 
-// convert copies out the fields of ev that analyses use.
-func convert(ev *trace.Event, out *Event) bool {
-	*out = Event{Time: Time(ev.Time()), G: GoID(ev.Goroutine()), Thread: int64(ev.Thread()), Proc: int64(ev.Proc())}
-	switch ev.Kind() {
-	case trace.EventSync:
-		out.Kind = KindSync
-		if cs := ev.Sync().ClockSnapshot; cs != nil {
-			out.Wall = cs.Wall.Add(ev.Time().Sub(cs.Trace))
+// convert copies out the fields of the events that analyses use into
+// recs, skipping those no analysis needs, and returns how many it wrote
+// (recs must be as long as evs); kinds is the caller's, for head. The work
+// per event is in the loop: a call per event cost more than the rest of
+// the loop for most events.
+func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
+	for i := range evs {
+		ev, out := &evs[i], &recs[n]
+		var (
+			t    trace.Time
+			g    trace.GoID
+			m    trace.ThreadID
+			p    trace.ProcID
+			kind trace.EventKind
+		)
+		if headOK { // head, written out
+			h := (*eventHead)(unsafe.Pointer(ev))
+			t, g, m, p, kind = trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
+		} else {
+			t, g, m, p, kind = headByMethods(ev)
 		}
-	case trace.EventStateTransition:
-		return convertTransition(ev, out)
-	case trace.EventTaskBegin, trace.EventTaskEnd:
-		t := ev.Task()
-		out.Kind = KindTaskBegin
-		if ev.Kind() == trace.EventTaskEnd {
-			out.Kind = KindTaskEnd
+		*out = Event{Time: Time(t), G: GoID(g), Thread: int64(m), Proc: int64(p)}
+		switch kind {
+		case trace.EventSync:
+			out.Kind = KindSync
+			if cs := ev.Sync().ClockSnapshot; cs != nil {
+				out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
+			}
+		case trace.EventStateTransition: // most events
+			st := ev.StateTransition()
+			switch st.Resource.Kind {
+			case trace.ResourceGoroutine:
+				from, to := st.Goroutine()
+				out.Kind = KindGoState
+				out.Actor = out.G
+				out.G = GoID(st.Resource.Goroutine())
+				out.From, out.To = State(from), State(to)
+				out.Reason = st.Reason
+				out.raw = st.Stack
+				if out.Actor != NoGoroutine && out.Actor != out.G {
+					out.rawActor = ev.Stack()
+				}
+			case trace.ResourceProc:
+				from, to := st.Proc()
+				if from == to {
+					continue
+				}
+				out.Kind = KindProcState
+				out.Proc = int64(st.Resource.Proc())
+				out.From, out.To = procState(from), procState(to)
+			default:
+				continue
+			}
+		case trace.EventTaskBegin, trace.EventTaskEnd:
+			t := ev.Task()
+			out.Kind = KindTaskBegin
+			if kind == trace.EventTaskEnd {
+				out.Kind = KindTaskEnd
+			}
+			out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
+			out.raw = ev.Stack()
+		case trace.EventRegionBegin, trace.EventRegionEnd:
+			rg := ev.Region()
+			out.Kind = KindRegionBegin
+			if kind == trace.EventRegionEnd {
+				out.Kind = KindRegionEnd
+			}
+			out.Task, out.Name = TaskID(rg.Task), rg.Type
+			out.raw = ev.Stack()
+		case trace.EventLog:
+			lg := ev.Log()
+			out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
+			out.raw = ev.Stack()
+		case trace.EventStackSample:
+			out.Kind, out.raw = KindSample, ev.Stack()
+		default:
+			continue
 		}
-		out.Task, out.Parent, out.Name = TaskID(t.ID), TaskID(t.Parent), t.Type
-		out.raw = ev.Stack()
-	case trace.EventRegionBegin, trace.EventRegionEnd:
-		rg := ev.Region()
-		out.Kind = KindRegionBegin
-		if ev.Kind() == trace.EventRegionEnd {
-			out.Kind = KindRegionEnd
-		}
-		out.Task, out.Name = TaskID(rg.Task), rg.Type
-		out.raw = ev.Stack()
-	case trace.EventLog:
-		lg := ev.Log()
-		out.Kind, out.Task, out.Name, out.Message = KindLog, TaskID(lg.Task), lg.Category, lg.Message
-		out.raw = ev.Stack()
-	case trace.EventStackSample:
-		out.Kind, out.raw = KindSample, ev.Stack()
-	default:
-		return false
+		n++
 	}
-	return true
-}
-
-func convertTransition(ev *trace.Event, out *Event) bool {
-	st := ev.StateTransition()
-	switch st.Resource.Kind {
-	case trace.ResourceGoroutine:
-		from, to := st.Goroutine()
-		out.Kind = KindGoState
-		out.Actor = out.G
-		out.G = GoID(st.Resource.Goroutine())
-		out.From, out.To = State(from), State(to)
-		out.Reason = st.Reason
-		out.raw = st.Stack
-		if out.Actor != NoGoroutine && out.Actor != out.G {
-			out.rawActor = ev.Stack()
-		}
-		return true
-	case trace.ResourceProc:
-		from, to := st.Proc()
-		out.Kind = KindProcState
-		out.Proc = int64(st.Resource.Proc())
-		out.From, out.To = procState(from), procState(to)
-		return from != to
-	}
-	return false
+	return n
 }
 
 func procState(s trace.ProcState) State {

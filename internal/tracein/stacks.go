@@ -67,6 +67,14 @@ func stackHint(st trace.Stack) uint64 {
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(&st), unsafe.Sizeof(st)-8))
 }
 
+// cached returns the StackID of st (not NoStack) when its slot of recent
+// holds it: intern's first look, small enough to be inlined into Resolve's
+// loop, which calls intern only when it misses.
+func (s *Stacks) cached(st trace.Stack) (StackID, bool) {
+	slot := &s.recent[stackHint(st)&(uint64(len(s.recent))-1)]
+	return slot.id, slot.st == st
+}
+
 // intern returns the StackID of st, copying its frames the first time.
 func (s *Stacks) intern(st trace.Stack) StackID {
 	if st == trace.NoStack {
@@ -120,10 +128,18 @@ func (s *Stacks) Resolve(recs []Event) (n int, err error) {
 			s.newGeneration()
 		}
 		if ev.raw != trace.NoStack {
-			ev.Stack, ev.raw = s.intern(ev.raw), trace.NoStack
+			id, ok := s.cached(ev.raw)
+			if !ok {
+				id = s.intern(ev.raw)
+			}
+			ev.Stack, ev.raw = id, trace.NoStack
 		}
 		if ev.rawActor != trace.NoStack {
-			ev.ActorStack, ev.rawActor = s.intern(ev.rawActor), trace.NoStack
+			id, ok := s.cached(ev.rawActor)
+			if !ok {
+				id = s.intern(ev.rawActor)
+			}
+			ev.ActorStack, ev.rawActor = id, trace.NoStack
 		}
 	}
 	return len(recs), nil
