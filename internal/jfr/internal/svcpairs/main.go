@@ -142,7 +142,7 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 			} `json:"prediction"`
 		} `json:"outcomes"`
 	}
-	if err := latscope(bin, &pr, "predict", "--json", "--clients", "8", "--pool", "6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec("svc")); err != nil {
+	if err := latscope(bin, &pr, "predict", "--json", "--clients", "8", "--pool", "ConnPool.borrow:6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec("svc")); err != nil {
 		return "", err
 	}
 	if len(pr.Outcomes) != 1 {
@@ -163,7 +163,7 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 	if len(sq.Groups) > 0 && sq.Groups[0].ServerQueue != nil {
 		queue = fmt.Sprintf("%.2f", sq.Groups[0].ServerQueue.Mean)
 	}
-	workers, wrps, err := judged(bin, rec("svc-40"), rec("svc-40-w8"), "workers=8", "--pool", "6", "--pool", "Svc.updateCache:1")
+	workers, wrps, err := judged(bin, rec("svc-40"), rec("svc-40-w8"), "workers=8", "--pool", "ConnPool.borrow:6", "--pool", "Svc.updateCache:1")
 	if err != nil {
 		return "", err
 	}
