@@ -1,7 +1,6 @@
 package jvm
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -38,17 +37,7 @@ func TestPredictionSeries(t *testing.T) {
 	}
 	o := DefaultOptions
 	o.Predictions = whatif.Predictions([]whatif.Spec{s})
-	a, err := New(o, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
-		a.Event(ev)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := readAll(t, path, rec, o)
 	res := a.Finalize()
 	for _, g := range res.Groups {
 		if len(g.Predictions) != 1 {

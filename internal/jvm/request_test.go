@@ -87,17 +87,7 @@ func analyseShop(t *testing.T, path, results string) (*budget.Result, *Analyzer,
 		t.Fatal(err)
 	}
 	o.Predictions = []budget.Prediction{p}
-	a, err := New(o, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
-		a.Event(ev)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := readAll(t, path, rec, o)
 	if err := a.Matched(); err != nil {
 		t.Fatal(err)
 	}
@@ -379,4 +369,22 @@ func meanPart2(rs []jfrtest.ShopRequest) float64 {
 		s += float64(r.Latency)
 	}
 	return s / float64(len(rs)) / 1e6
+}
+
+// readAll feeds every event of the recording at path to a new analyzer
+// of o, as Read does, without judging the handler's match.
+func readAll(t *testing.T, path string, rec *jfr.Recording, o Options) *Analyzer {
+	t.Helper()
+	a, err := New(o, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
+		a.Event(ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -34,17 +34,7 @@ func analyseSvc(t *testing.T, name string) (*budget.Result, *Analyzer, *jfrtest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(DefaultOptions, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = jfr.ReadEvents(context.Background(), path, jfr.PrintOptions{StackDepth: jfr.DefaultStackDepth, Events: jfr.Events}, func(ev *jfr.Event) error {
-		a.Event(ev)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := readAll(t, path, rec, DefaultOptions)
 	return a.Finalize(), a, tr
 }
 
