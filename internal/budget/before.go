@@ -50,7 +50,7 @@ func (a *Analyzer) runnableBefore(g *gstate) int64 {
 			case h.kind == frame.Runnable:
 				sum += int64(h.end - max(h.start, lb))
 			case h.kind == frame.Running || h.kind == frame.Syscall:
-			case handOff(h.kind) && h.waker != tracein.NoGoroutine && h.waker != g.id && hop < beforeHops:
+			case h.kind.IsHandOff() && h.waker != tracein.NoGoroutine && h.waker != g.id && hop < beforeHops:
 				next, ub = h.waker, h.end
 				born = false
 				break walk
@@ -78,16 +78,6 @@ func (a *Analyzer) runnableBefore(g *gstate) int64 {
 		lb = max(lb, g.lastEnd)
 	}
 	return sum
-}
-
-// handOff reports whether a wait of kind k ends when another goroutine
-// hands something over (a channel, a mutex, a sync.Cond).
-func handOff(k frame.Kind) bool {
-	switch k {
-	case frame.ChanRecv, frame.ChanSend, frame.Select, frame.Sync, frame.Cond:
-		return true
-	}
-	return false
 }
 
 // runnableBefore is the group's RunnableBefore; nil when no request was

@@ -60,6 +60,17 @@ func (k Kind) String() string {
 // IsWait reports whether k is off-CPU waiting (not running or runnable).
 func (k Kind) IsWait() bool { return k != Running && k != Runnable }
 
+// IsHandOff reports whether a wait of kind k ends when another goroutine
+// hands something over — a channel, a mutex, a sync.Cond: the waits a
+// pool's, semaphore's or lock's acquire can be.
+func (k Kind) IsHandOff() bool {
+	switch k {
+	case ChanSend, ChanRecv, Select, Sync, Cond:
+		return true
+	}
+	return false
+}
+
 // ParseKind returns the kind named s (as printed by String).
 func ParseKind(s string) (Kind, bool) {
 	for k, n := range kindNames {

@@ -158,15 +158,6 @@ func isPoolMechanism(t budget.Term) bool {
 	return false
 }
 
-// acquireKind is a wait that can be a semaphore's or lock's acquire.
-func acquireKind(k frame.Kind) bool {
-	switch k {
-	case frame.ChanSend, frame.ChanRecv, frame.Select, frame.Sync, frame.Cond:
-		return true
-	}
-	return false
-}
-
 // Build measures the model of one request type of res.
 func Build(res *budget.Result, in Inputs) (*Model, error) {
 	g, err := pickGroup(res, in.Task)
@@ -286,7 +277,7 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		} else {
 			name := ps.Name
 			r.acquire = func(t budget.Term) bool {
-				return t.Frame != "" && budget.MatchName(t.Frame, name) && acquireKind(t.Kind) || isPoolMechanism(t) && t.Matches(name)
+				return t.Frame != "" && budget.MatchName(t.Frame, name) && t.Kind.IsHandOff() || isPoolMechanism(t) && t.Matches(name)
 			}
 		}
 		frames := map[string]bool{}

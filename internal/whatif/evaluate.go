@@ -486,7 +486,7 @@ func notSized(res *budget.Result, ev *Evaluation, base float64) string {
 	var best budget.TermStat
 	for _, ts := range g.Terms {
 		t := res.Terms[ts.Term]
-		if t.Frame == "" || !queueKind(t.Kind) || modelled(ev.Model, t) {
+		if t.Frame == "" || !t.Kind.IsHandOff() || modelled(ev.Model, t) {
 			continue
 		}
 		if ts.Contention > best.Contention {
@@ -500,15 +500,6 @@ func notSized(res *budget.Result, ev *Evaluation, base float64) string {
 	t := res.Terms[best.Term]
 	return fmt.Sprintf("the %s at %s (%.3g ms per request ended by other requests) is not modelled: --pool %s:SIZE models it as a pool (SIZE 1 for a lock)",
 		t.Kind, t.Frame, per/1e6, shortName(t.Frame))
-}
-
-// queueKind is a wait that can be a pool's, semaphore's or lock's acquire.
-func queueKind(k frame.Kind) bool {
-	switch k {
-	case frame.ChanSend, frame.ChanRecv, frame.Select, frame.Sync, frame.Cond:
-		return true
-	}
-	return false
 }
 
 // modelled reports whether a pool of m covers the frame of t.
