@@ -15,7 +15,7 @@ import (
 // a machine with more than one core the stages overlap and the analysis
 // costs little more wall time than decoding alone.
 //
-// Converting events into records (tracein.Convert) is done by whichever
+// Converting events into records (tracein.Converter) is done by whichever
 // stage has time for it: the decoder converts a batch when the analysis is
 // behind (batches are waiting for it), and leaves it to the analysis when
 // the analysis is waiting. The two stages so balance themselves, whatever
@@ -42,6 +42,9 @@ type pipe struct {
 	name        string
 	empty, full chan *batch
 	done        chan struct{}
+	// the converters of the decoding stage and of the analysis: each
+	// keeps what it learned of the trace's event types
+	decConv, anaConv tracein.Converter
 }
 
 // startPipe starts decoding tr on a new goroutine; name is used in errors.
@@ -67,7 +70,7 @@ func (p *pipe) decode(tr *tracein.Reader) {
 		clear(b.raw[n:cap(b.raw)]) // hold no decoded generation in the part not refilled
 		b.raw, b.err, b.offset = b.raw[:n], err, tr.Offset()
 		if len(p.full) > 0 { // the analysis is behind: convert here
-			p.convert(b)
+			p.convert(&p.decConv, b)
 		}
 		select {
 		case p.full <- b:
@@ -80,12 +83,13 @@ func (p *pipe) decode(tr *tracein.Reader) {
 	}
 }
 
-// convert turns b's events into records, once.
-func (p *pipe) convert(b *batch) {
+// convert turns b's events into records, once, with c, the calling
+// stage's converter.
+func (p *pipe) convert(c *tracein.Converter, b *batch) {
 	if b.converted {
 		return
 	}
-	n, err := tracein.Convert(p.name, b.raw, b.recs[:cap(b.recs)])
+	n, err := c.Convert(p.name, b.raw, b.recs[:cap(b.recs)])
 	b.recs, b.converted = b.recs[:n], true
 	if err != nil && (b.err == nil || b.err == io.EOF) { // a conversion failure comes first
 		b.err = err
@@ -96,7 +100,7 @@ func (p *pipe) convert(b *batch) {
 func (p *pipe) next(ctx context.Context) (*batch, error) {
 	select {
 	case b := <-p.full:
-		p.convert(b)
+		p.convert(&p.anaConv, b)
 		return b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()

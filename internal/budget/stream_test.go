@@ -13,7 +13,7 @@ import (
 // transitions, tasks and stacks, with times given in whole milliseconds from
 // the start of the trace. It needs no trace file and no clock: stacks are
 // interned through the same exported path as a real trace's
-// (trace.MakeStack → tracein.Convert → Stacks.Resolve), and every other
+// (trace.MakeStack → tracein.Converter → Stacks.Resolve), and every other
 // record is a tracein.Event literal.
 type stream struct {
 	t      *testing.T
@@ -55,7 +55,8 @@ func (s *stream) stack(funcs ...string) tracein.StackID {
 		s.t.Fatalf("making a stack sample: %v", err)
 	}
 	recs := make([]tracein.Event, 1)
-	n, err := tracein.Convert("synthetic", []trace.Event{ev}, recs)
+	var conv tracein.Converter
+	n, err := conv.Convert("synthetic", []trace.Event{ev}, recs)
 	if err != nil || n != 1 {
 		s.t.Fatalf("converting a stack sample: %d record(s), %v", n, err)
 	}

@@ -16,12 +16,14 @@ import (
 // start-up), and where it does not, the methods are used.
 
 // eventHead mirrors the leading fields of trace.Event: its table, its
-// execution context (schedCtx: G, P, M) and its base event's type and time.
+// execution context (schedCtx: G, P, M) and its base event's type, time
+// and arguments.
 type eventHead struct {
 	table   unsafe.Pointer
 	g, p, m int64
 	typ     uint8
 	time    int64
+	args    [4]uint64
 }
 
 // headOK reports whether eventHead matches trace.Event's layout.
@@ -43,6 +45,7 @@ func headMatches(t reflect.Type) bool {
 		{[]string{"ctx", "M"}, unsafe.Offsetof(h.m), reflect.Int64},
 		{[]string{"base", "typ"}, unsafe.Offsetof(h.typ), reflect.Uint8},
 		{[]string{"base", "time"}, unsafe.Offsetof(h.time), reflect.Int64},
+		{[]string{"base", "args"}, unsafe.Offsetof(h.args), reflect.Array},
 	} {
 		ft, off := t, uintptr(0)
 		for _, name := range w.path {
@@ -56,6 +59,9 @@ func headMatches(t reflect.Type) bool {
 			ft, off = f.Type, off+f.Offset
 		}
 		if off != w.off || ft.Kind() != w.kind {
+			return false
+		}
+		if ft.Kind() == reflect.Array && (ft.Elem().Kind() != reflect.Uint64 || ft.Len() < len(h.args)) {
 			return false
 		}
 	}

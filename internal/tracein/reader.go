@@ -18,6 +18,7 @@ type Reader struct {
 	tr     *trace.Reader
 	stacks *Stacks
 	events int64
+	conv   Converter // Fill's
 }
 
 // NewReader starts reading a trace from r; name is used in error messages
@@ -107,13 +108,12 @@ func (r *Reader) Fill(recs []Event) (n int, err error) {
 // fill is Fill without interning the records' stacks.
 func (r *Reader) fill(recs []Event) (n int, err error) {
 	defer r.recovered(&err)
-	var kinds kindCache
 	for n < len(recs) {
 		ev, err := r.read()
 		if err != nil {
 			return n, err
 		}
-		n += convert(unsafe.Slice(&ev, 1), recs[n:n+1], &kinds)
+		n += convert(unsafe.Slice(&ev, 1), recs[n:n+1], &r.conv.kinds, &r.conv.tc)
 	}
 	return n, nil
 }
@@ -167,18 +167,24 @@ func (r *Reader) recovered(err *error) {
 	}
 }
 
-// Convert turns events from ReadRaw into records, as Fill does but with
-// their stacks still to be resolved, in order, by Stacks.Resolve, and returns
-// how many it wrote; recs must be at least as long as evs. It keeps no
-// state, so any goroutine may call it. name is used in errors.
-func Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
+// Converter turns events from ReadRaw into records, as Fill does but with
+// their stacks still to be resolved, in order, by Stacks.Resolve. It keeps
+// what it learns of the trace's event types from one call to the next, so
+// each goroutine that converts has its own; the zero value is ready.
+type Converter struct {
+	kinds kindCache
+	tc    transitions
+}
+
+// Convert converts evs into recs, which must be at least as long, and
+// returns how many records it wrote. name is used in errors.
+func (c *Converter) Convert(name string, evs []trace.Event, recs []Event) (n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicError(name, -1, p)
 		}
 	}()
-	var kinds kindCache
-	return convert(evs, recs[:len(evs)], &kinds), nil
+	return convert(evs, recs[:len(evs)], &c.kinds, &c.tc), nil
 }
 
 // wrap turns an error of the trace parser into an *Error.
@@ -194,10 +200,10 @@ func (r *Reader) wrap(err error) error {
 
 // convert copies out the fields of the events that analyses use into
 // recs, skipping those no analysis needs, and returns how many it wrote
-// (recs must be as long as evs); kinds is the caller's, for head. The work
-// per event is in the loop: a call per event cost more than the rest of
-// the loop for most events.
-func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
+// (recs must be as long as evs); kinds and tc are the caller's, for head
+// and the transitions' recipes. The work per event is in the loop: a call
+// per event cost more than the rest of the loop for most events.
+func convert(evs []trace.Event, recs []Event, kinds *kindCache, tc *transitions) (n int) {
 	for i := range evs {
 		ev, out := &evs[i], &recs[n]
 		var (
@@ -206,9 +212,10 @@ func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
 			m    trace.ThreadID
 			p    trace.ProcID
 			kind trace.EventKind
+			h    *eventHead
 		)
 		if headOK { // head, written out
-			h := (*eventHead)(unsafe.Pointer(ev))
+			h = (*eventHead)(unsafe.Pointer(ev))
 			t, g, m, p, kind = trace.Time(h.time), trace.GoID(h.g), trace.ThreadID(h.m), trace.ProcID(h.p), kinds.of(h.typ, ev)
 		} else {
 			t, g, m, p, kind = headByMethods(ev)
@@ -221,28 +228,21 @@ func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
 				out.Wall = cs.Wall.Add(t.Sub(cs.Trace))
 			}
 		case trace.EventStateTransition: // most events
-			st := ev.StateTransition()
-			switch st.Resource.Kind {
-			case trace.ResourceGoroutine:
-				from, to := st.Goroutine()
-				out.Kind = KindGoState
-				out.Actor = out.G
-				out.G = GoID(st.Resource.Goroutine())
-				out.From, out.To = State(from), State(to)
-				out.Reason = st.Reason
-				out.raw = st.Stack
-				if out.Actor != NoGoroutine && out.Actor != out.G {
-					out.rawActor = ev.Stack()
+			var rc *recipe
+			if h != nil && !tc.off {
+				if rc = &recipes[h.typ]; rc.kind == 0 {
+					rc = nil
+				} else if tc.checked[h.typ] >= checks {
+					tc.fast(rc, ev, h, out)
+					break
 				}
-			case trace.ResourceProc:
-				from, to := st.Proc()
-				if from == to {
-					continue
-				}
-				out.Kind = KindProcState
-				out.Proc = int64(st.Resource.Proc())
-				out.From, out.To = procState(from), procState(to)
-			default:
+			}
+			base := *out
+			kept := transition(ev, out)
+			if rc != nil {
+				tc.check(rc, ev, h, base, out, kept)
+			}
+			if !kept {
 				continue
 			}
 		case trace.EventTaskBegin, trace.EventTaskEnd:
@@ -273,6 +273,37 @@ func convert(evs []trace.Event, recs []Event, kinds *kindCache) (n int) {
 		n++
 	}
 	return n
+}
+
+// transition writes state transition ev into out through its method and
+// reports whether the record is kept (a goroutine's transition, or a
+// proc's that changes whether it executes).
+func transition(ev *trace.Event, out *Event) bool {
+	st := ev.StateTransition()
+	switch st.Resource.Kind {
+	case trace.ResourceGoroutine:
+		from, to := st.Goroutine()
+		out.Kind = KindGoState
+		out.Actor = out.G
+		out.G = GoID(st.Resource.Goroutine())
+		out.From, out.To = State(from), State(to)
+		out.Reason = st.Reason
+		out.raw = st.Stack
+		if out.Actor != NoGoroutine && out.Actor != out.G {
+			out.rawActor = ev.Stack()
+		}
+	case trace.ResourceProc:
+		from, to := st.Proc()
+		if from == to {
+			return false
+		}
+		out.Kind = KindProcState
+		out.Proc = int64(st.Resource.Proc())
+		out.From, out.To = procState(from), procState(to)
+	default:
+		return false
+	}
+	return true
 }
 
 func procState(s trace.ProcState) State {

@@ -214,9 +214,10 @@ func readRaw(name string, data []byte) (int, error) {
 	raw := make([]xtrace.Event, 64)
 	recs := make([]tracein.Event, 64)
 	total := 0
+	var conv tracein.Converter
 	for {
 		n, rerr := r.ReadRaw(raw)
-		m, err := tracein.Convert(name, raw[:n], recs)
+		m, err := conv.Convert(name, raw[:n], recs)
 		if err != nil {
 			return total, err
 		}
