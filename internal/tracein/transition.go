@@ -1,6 +1,7 @@
 package tracein
 
 import (
+	"reflect"
 	"unsafe"
 
 	"golang.org/x/exp/trace"
@@ -27,6 +28,9 @@ type recipe struct {
 	from, to State
 	reason   bool // the reason is the string of args[0]
 	stack    bool // the transition's stack is the event's (Event.Stack)
+	// stackArg is the argument holding the event's stack (Event.Stack's
+	// first of the type's stack IDs), -1 for none
+	stackArg int8
 }
 
 const (
@@ -48,16 +52,16 @@ var recipes = func() (r [256]recipe) {
 		evGoSyscallEnd        = 23
 		evGoSyscallEndBlocked = 24
 	)
-	r[evProcStart] = recipe{kind: recipeProc, argRes: true, from: NotExist, to: Running}
-	r[evProcStop] = recipe{kind: recipeProc, from: Running, to: NotExist}
-	r[evGoStart] = recipe{kind: recipeGo, argRes: true, from: State(trace.GoRunnable), to: State(trace.GoRunning)}
-	r[evGoDestroy] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoNotExist)}
-	r[evGoStop] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoRunnable), reason: true, stack: true}
-	r[evGoBlock] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoWaiting), reason: true, stack: true}
-	r[evGoUnblock] = recipe{kind: recipeGo, argRes: true, from: State(trace.GoWaiting), to: State(trace.GoRunnable)}
-	r[evGoSyscallBegin] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoSyscall), stack: true}
-	r[evGoSyscallEnd] = recipe{kind: recipeGo, from: State(trace.GoSyscall), to: State(trace.GoRunning)}
-	r[evGoSyscallEndBlocked] = recipe{kind: recipeGo, from: State(trace.GoSyscall), to: State(trace.GoRunnable)}
+	r[evProcStart] = recipe{kind: recipeProc, argRes: true, from: NotExist, to: Running, stackArg: -1}
+	r[evProcStop] = recipe{kind: recipeProc, from: Running, to: NotExist, stackArg: -1}
+	r[evGoStart] = recipe{kind: recipeGo, argRes: true, from: State(trace.GoRunnable), to: State(trace.GoRunning), stackArg: -1}
+	r[evGoDestroy] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoNotExist), stackArg: -1}
+	r[evGoStop] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoRunnable), reason: true, stack: true, stackArg: 1}
+	r[evGoBlock] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoWaiting), reason: true, stack: true, stackArg: 1}
+	r[evGoUnblock] = recipe{kind: recipeGo, argRes: true, from: State(trace.GoWaiting), to: State(trace.GoRunnable), stackArg: 2}
+	r[evGoSyscallBegin] = recipe{kind: recipeGo, from: State(trace.GoRunning), to: State(trace.GoSyscall), stack: true, stackArg: 1}
+	r[evGoSyscallEnd] = recipe{kind: recipeGo, from: State(trace.GoSyscall), to: State(trace.GoRunning), stackArg: -1}
+	r[evGoSyscallEndBlocked] = recipe{kind: recipeGo, from: State(trace.GoSyscall), to: State(trace.GoRunnable), stackArg: -1}
 	return r
 }()
 
@@ -101,11 +105,42 @@ func (tc *transitions) fast(rc *recipe, ev *trace.Event, h *eventHead, out *Even
 		out.Reason = tc.reason(h, ev)
 	}
 	if rc.stack {
-		out.raw = ev.Stack()
+		out.raw = eventStack(rc, h, ev)
 	}
 	if out.Actor != NoGoroutine && out.Actor != out.G {
-		out.rawActor = ev.Stack()
+		out.rawActor = eventStack(rc, h, ev)
 	}
+}
+
+// stackHead mirrors trace.Stack: its generation's table and the stack's ID.
+type stackHead struct {
+	table unsafe.Pointer
+	id    uint64
+}
+
+// stackOK reports whether stackHead matches trace.Stack's layout.
+var stackOK = func() bool {
+	t := reflect.TypeFor[trace.Stack]()
+	var s stackHead
+	if t.Size() != unsafe.Sizeof(s) || t.NumField() != 2 {
+		return false
+	}
+	f0, f1 := t.Field(0), t.Field(1)
+	return f0.Name == "table" && f0.Offset == unsafe.Offsetof(s.table) && f0.Type.Kind() == reflect.Pointer &&
+		f1.Name == "id" && f1.Offset == unsafe.Offsetof(s.id) && f1.Type.Kind() == reflect.Uint64
+}()
+
+// eventStack is ev.Stack() by its recipe rc: the stack in the argument
+// rc names, none for ID 0.
+func eventStack(rc *recipe, h *eventHead, ev *trace.Event) trace.Stack {
+	if !stackOK {
+		return ev.Stack()
+	}
+	if rc.stackArg < 0 || h.args[rc.stackArg] == 0 {
+		return trace.NoStack
+	}
+	s := stackHead{h.table, h.args[rc.stackArg]}
+	return *(*trace.Stack)(unsafe.Pointer(&s))
 }
 
 // reason returns the reason of ev, a transition whose reason is the
