@@ -223,7 +223,7 @@ func (a *Analyzer) account(gs *groupState, r *reqState, req *critpath.Request) {
 	gs.Predict(&a.scratch.cp, req, a.opts.Predictions, a.terms.list)
 	if a.opts.FixPotential {
 		fx := &a.scratch.Fix
-		fx.Begin(req, committed)
+		fx.Begin(req, committed, a.scratch.crit.ids)
 		for _, tid := range a.scratch.crit.ids {
 			gs.term(tid).fix += fx.Gain(tid, a.scratch.crit.ns[tid]+a.scratch.along.get(tid))
 		}

@@ -19,6 +19,8 @@ type Fix struct {
 	begun  bool // Removals begun for req
 	tail   critpath.Tail
 	rm     critpath.Removals
+	terms  []critpath.TermID // the terms Gain will be asked, from Begin
+	ask    []critpath.TermID // of which those Removals answers
 
 	// For tests: noTail asks Removals every term Tail would answer; whole
 	// simulates each term whole instead (after Tail, unless noTail) on cp;
@@ -32,9 +34,9 @@ type Fix struct {
 }
 
 // Begin prepares the fix column of req, whose committed goroutines are
-// committed.
-func (f *Fix) Begin(req *critpath.Request, committed int) {
-	f.req, f.lat = req, req.Latency()
+// committed; terms are the terms Gain will be asked (nil: any).
+func (f *Fix) Begin(req *critpath.Request, committed int, terms []critpath.TermID) {
+	f.req, f.lat, f.terms = req, req.Latency(), terms
 	f.simple = committed == 1 && !hasJoin(req)
 	f.tailed = !f.simple && !f.noTail
 	if f.tailed {
@@ -68,7 +70,20 @@ func (f *Fix) Gain(t critpath.TermID, crit int64) int64 {
 		return g
 	}
 	if !f.begun {
-		f.rm.Begin(f.req)
+		var ask []critpath.TermID // nil: every term of the request
+		if f.terms != nil {
+			ask = append(f.ask[:0], critpath.NoTerm) // (never nil; Begin skips NoTerm)
+			for _, u := range f.terms {
+				if f.tailed {
+					if _, ok := f.tail.Gain(u); ok {
+						continue
+					}
+				}
+				ask = append(ask, u)
+			}
+			f.ask = ask
+		}
+		f.rm.Begin(f.req, ask)
 		f.begun = true
 	}
 	return f.lat - f.rm.Latency(f.req, t)

@@ -32,6 +32,7 @@ import "github.com/latscope/latscope/internal/tracein"
 // The zero value is ready to use; reuse one across requests.
 type Removals struct {
 	exact  bool // the vectors were computed (no cycle, within maxCells)
+	all    bool // every term of the request has a component
 	refEnd tracein.Time
 	// rows, by TermID: the term's component plus one (0: not in the
 	// request); rowTerms are the terms set, to clear at the next Begin.
@@ -85,22 +86,33 @@ var maxCells = 1 << 22
 // removeNothing is the reference's model.
 var removeNothing Model
 
-// Begin computes the removals of every term of request r, which must not
-// change until the next Begin.
-func (x *Removals) Begin(r *Request) {
+// Begin computes the removals of request r, which must not change until
+// the next Begin: of the terms listed, or of every term of the request
+// when terms is nil. (Each term is a component of every vector: the fix
+// column lists the terms it will ask. Latency simulates a term not listed
+// whole.)
+func (x *Removals) Begin(r *Request, terms []TermID) {
 	for _, t := range x.rowTerms {
 		x.rows[t] = 0
 	}
 	x.rowTerms = x.rowTerms[:0]
-	x.r, x.exact = r, false
+	x.r, x.exact, x.all = r, false, terms == nil
 	n := len(r.Gs)
 	if n == 0 {
 		return
+	}
+	for _, t := range terms {
+		if t != NoTerm && x.rowOf(t) == 0 {
+			x.setRow(t, int32(len(x.rowTerms)))
+		}
 	}
 	cells := n
 	for g := range r.Gs {
 		segs := r.Gs[g].Segs
 		cells += len(segs)
+		if !x.all {
+			continue
+		}
 		last := NoTerm
 		for i := range segs {
 			if t := segs[i].SimSubject(); t != NoTerm && t != last {
@@ -173,6 +185,9 @@ func (x *Removals) Latency(r *Request, t TermID) int64 {
 	}
 	if row := x.rowOf(t) - 1; row >= 0 {
 		return int64(x.lat[row] - r.Begin)
+	}
+	if !x.all {
+		return x.whole(r, t)
 	}
 	return int64(x.refEnd - r.Begin) // not in the request: nothing changes
 }

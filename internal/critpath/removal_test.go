@@ -18,8 +18,20 @@ func TestRemovalsExact(t *testing.T) {
 	var sc Scratch
 	var exact, cyclic, pruned, whole int64
 	for seed := int64(0); seed < 20000; seed++ {
-		r := tangled(rand.New(rand.NewSource(seed)))
-		x.Begin(r)
+		rng := rand.New(rand.NewSource(seed))
+		r := tangled(rng)
+		// every term of the request, or some terms (absent ones too), the
+		// others simulated whole
+		var some []TermID
+		if seed%2 == 1 {
+			some = []TermID{}
+			for term := TermID(0); term <= 7; term++ {
+				if rng.Intn(2) == 0 {
+					some = append(some, term)
+				}
+			}
+		}
+		x.Begin(r, some)
 		if x.exact {
 			exact++
 		} else {
@@ -102,7 +114,7 @@ func tangled(rng *rand.Rand) *Request {
 func TestRemovalsEmpty(t *testing.T) {
 	var x Removals
 	r := &Request{Begin: 5, End: 9}
-	x.Begin(r)
+	x.Begin(r, nil)
 	if got := x.Latency(r, 0); got != 4 {
 		t.Errorf("Latency = %d, want 4", got)
 	}

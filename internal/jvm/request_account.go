@@ -75,7 +75,11 @@ func (d *reqData) account(acc *reqAcc, r reqRec, ms []member, req *critpath.Requ
 	d.accountCPU(acc, ms, path, seen, used)
 	// the fix column as the Go analysis computes it (budget.Fix): exact,
 	// by a shortcut where one applies, else simulating each removal
-	d.fix.Begin(req, committed)
+	terms := make([]critpath.TermID, 0, len(crit))
+	for t := range crit {
+		terms = append(terms, critpath.TermID(t))
+	}
+	d.fix.Begin(req, committed, terms)
 	for t, c := range crit {
 		acc.Fix(critpath.TermID(t), d.fix.Gain(critpath.TermID(t), c))
 	}
