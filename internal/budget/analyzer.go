@@ -305,7 +305,7 @@ func (a *Analyzer) record(g *gstate, start, end tracein.Time, waker tracein.GoID
 		a.outside[g.kind] += int64(end - start)
 		return
 	}
-	m := r.members[g.mi]
+	m := g.m
 	s := critpath.Seg{Start: max(start, g.joined), End: end, Kind: g.kind, Term: g.term, Stack: g.stack, Waker: -1, Borrow: -1}
 	if s.End <= s.Start {
 		return

@@ -49,6 +49,7 @@ type gvars struct {
 
 	// Request membership: the request this goroutine's time belongs to now.
 	req    *reqState
+	m      *member      // req.members[mi]
 	mi     int32        // index in req.members
 	joined tracein.Time // when it joined req
 	// lastEnd is when it last left a request (runnableBefore's bound);

@@ -62,7 +62,7 @@ func (a *Analyzer) join(g *gstate, r *reqState, t tracein.Time, creator int32, t
 	m.regions = m.regions[:0]
 	m.runs = m.runs[:0]
 	r.members = append(r.members, m)
-	g.req, g.mi, g.joined = r, int32(len(r.members)-1), t
+	g.req, g.m, g.mi, g.joined = r, m, int32(len(r.members)-1), t
 	g.inReq = true
 }
 
@@ -74,18 +74,18 @@ func (a *Analyzer) leave(g *gstate, t tracein.Time, ended bool) {
 	}
 	a.split(g, t)
 	g.lastEnd = t
-	m := g.req.members[g.mi]
+	m := g.m
 	m.alive = false
 	if ended && m.tentative {
 		m.tentative = false
 		m.g.Committed = true
 	}
-	g.req = nil
+	g.req, g.m = nil, nil
 	for len(g.saved) > 0 {
 		s := g.saved[len(g.saved)-1]
 		g.saved = g.saved[:len(g.saved)-1]
 		if s.req.open() {
-			g.req, g.mi, g.joined = s.req, s.mi, t
+			g.req, g.m, g.mi, g.joined = s.req, s.req.members[s.mi], s.mi, t
 			break
 		}
 	}
