@@ -34,12 +34,12 @@ const riskShare = 0.05
 // That time is the holder waiting for a core and, for a lock, the lock
 // left free at a hand-off until its next holder ran: scheduling, which the
 // model keeps as recorded. Measured on a JDK service (Svc, a lock holding
-// 1.4 ms of CPU) between 8- and 40-client recordings it did not follow
-// the clients but what else ran — the JIT compiler recompiling after the
-// recorder's start, other processes — at 0.3–1.5 times its recorded
-// value, and the holder's CPU moved ±5 % from run to run. So the
-// throughput is given a range: the bound with that time gone and with it
-// doubled.
+// 1.4 ms of CPU) between 8- and 40-client recordings, the holder's wait
+// was 0.3–1.5 times the 8-client one and the section's CPU 0.94–1.08
+// times, in both directions, with what else ran (the JIT compiler, other
+// processes) and not with the clients (docs/jfr.md). Nothing in one
+// recording tells which way they go in the next, so the throughput is
+// given a range: the bound with that time gone and with it doubled.
 func holdRisk(m, after *Model, st State) *HoldRisk {
 	var out *HoldRisk
 	for k, u := range st.Resources {
@@ -60,9 +60,10 @@ func holdRisk(m, after *Model, st State) *HoldRisk {
 		h := &HoldRisk{Station: u.Name, Busy: u.Util, HoldMs: round3(d), CPUMs: round3(c), SchedMs: round3(s),
 			RPSLow: round3(st.RPS * d / (d + s)), RPSHigh: round3(st.RPS * d / (d - s))}
 		h.Text = fmt.Sprintf("the throughput is %s's bound (%.0f %% busy, %d / %.3g ms), and %.3g ms of that is neither its CPU (%.3g ms) nor a recorded wait: "+
-			"its holder waiting for a core, and the hand-off to the next. The model keeps that as recorded, but it follows what else runs (the JIT compiler, the recorder's start, other processes), not the clients, "+
-			"and another recording may not repeat it (docs/method.md §7): with it gone the bound is %.1f rps (%+.0f %%), with it doubled %.1f rps (%+.0f %%)",
-			u.Name, 100*u.Util, u.Servers, d, s, c, h.RPSHigh, pct(h.RPSHigh, st.RPS), h.RPSLow, pct(h.RPSLow, st.RPS))
+			"its holder waiting for a core, and the hand-off to the next. The model keeps both as recorded; measured, they and the CPU's speed moved between recordings with what else ran on the cores "+
+			"(the JIT compiler, other processes: %.0f %% of the cores in this one), not with the clients, so another recording may not repeat them (docs/method.md §7, \"A hold's wait for a core\"): "+
+			"with that time gone the bound is %.1f rps (%+.0f %%), with it doubled %.1f rps (%+.0f %%)",
+			u.Name, 100*u.Util, u.Servers, d, s, c, 100*m.OthersGiven, h.RPSHigh, pct(h.RPSHigh, st.RPS), h.RPSLow, pct(h.RPSLow, st.RPS))
 		out = h
 	}
 	return out
