@@ -5,7 +5,10 @@
 // as a user would (the request CPU is internal/jvm's TestSvcCPU):
 //
 //   - predict at the saturating concurrency (clients=40 from 8 clients)
-//     against the clients' throughput and Svc's own mean in the request;
+//     against the clients' throughput and Svc's own mean in the request,
+//     with predict's at-risk range (the lock's bound with its holder's wait
+//     for a core gone and doubled) and Svc's own lock section, its CPU and
+//     its time off a CPU, at 8 and at 40 clients;
 //   - compare on real changes: the server's workers 32 → 8 (workers=8) and
 //     the lock fix (scale=Svc.updateCache:0.1).
 //
