@@ -271,6 +271,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if o.Moves != "" {
 			fmt.Fprintf(&b, "  %s\n", o.Moves)
 		}
+		if o.AtRisk != nil {
+			fmt.Fprintf(&b, "  at risk: %s\n", o.AtRisk.Text)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -40,6 +40,10 @@ type Resource struct {
 	// demand that also waits for a CPU. The model keeps the hold as
 	// measured (docs/method.md §7, "A hold's CPU").
 	HoldCPUMs float64 `json:"hold_cpu_ms,omitempty"`
+	// HoldSchedMs is the part of such a hold that is neither its CPU nor
+	// a recorded wait, per request: its holder waiting for a core, and a
+	// lock left free at a hand-off until its next holder ran (holdRisk).
+	HoldSchedMs float64 `json:"hold_sched_ms,omitempty"`
 	// acquire and hold identify a pool's terms.
 	acquire func(budget.Term) bool
 	hold    func(budget.Term) bool
@@ -320,6 +324,9 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 				if r.hold(t) {
 					r.DemandMs += float64(ts.Critical) / n / 1e6
 					r.HoldCPUMs += float64(ts.CPU) / n / 1e6
+					if t.Kind == frame.Running && ts.CPU > 0 {
+						r.HoldSchedMs += float64(max(0, ts.Critical-ts.CPU)) / n / 1e6
+					}
 				}
 			}
 		}

@@ -69,6 +69,10 @@ type Outcome struct {
 	// open network's response time is a sum of queues whose distribution
 	// the M/M/c formulas do not give; P99Note says so.
 	P99Note string `json:"p99_note"`
+	// AtRisk, when set, says that the throughput after rests on a hold
+	// whose holder waited for a core, which the model keeps as recorded
+	// (holdRisk).
+	AtRisk *HoldRisk `json:"at_risk,omitempty"`
 }
 
 // Prediction is the queueing model's answer for one trace.
@@ -127,7 +131,7 @@ func Predict(res *budget.Result, in Inputs, specs []string) (*Prediction, error)
 		case err != nil:
 			return nil, fmt.Errorf("what-if %q: %w", spec, err)
 		}
-		o := Outcome{Spec: spec, Change: change, Before: before, After: st, P99Note: note}
+		o := Outcome{Spec: spec, Change: change, Before: before, After: st, P99Note: note, AtRisk: holdRisk(m, after, st)}
 		if st.Bottleneck != before.Bottleneck && st.Bottleneck != "" {
 			for _, u := range st.Resources {
 				if u.Name == st.Bottleneck {

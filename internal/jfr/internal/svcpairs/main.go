@@ -5,7 +5,10 @@
 // as a user would (the request CPU is internal/jvm's TestSvcCPU):
 //
 //   - predict at the saturating concurrency (clients=40 from 8 clients)
-//     against the clients' throughput and Svc's own mean in the request;
+//     against the clients' throughput and Svc's own mean in the request,
+//     with predict's at-risk range (the lock's bound with its holder's wait
+//     for a core gone and doubled) and Svc's own lock section, its CPU and
+//     its time off a CPU, at 8 and at 40 clients;
 //   - compare on real changes: the server's workers 32 → 8 (workers=8) and
 //     the lock fix (scale=Svc.updateCache:0.1).
 //
@@ -62,8 +65,8 @@ func main() {
 	ctx := context.Background()
 	stop := burners(*burn)
 	defer stop()
-	fmt.Println("| rep | load before | clients=40: predicted / measured rps | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| rep | load before | clients=40: predicted / measured rps | at risk: rps range, the measured | the lock's section, CPU + waiting for a core, ms: 8 → 40 clients (Svc's own) | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for rep := 1; rep <= *reps; rep++ {
 		dir := filepath.Join(*out, fmt.Sprint(rep))
 		load := jfrtest.LoadAvg()
@@ -101,6 +104,9 @@ func main() {
 // clients' completions per second and Svc's own mean time in its handler.
 type truthOf struct {
 	rps, latencyMs float64
+	// the lock's section by Svc's own timer, per request: its CPU, and its
+	// time off a CPU (the holder waiting for a core)
+	lockCPUMs, lockWaitMs float64
 }
 
 func truthFrom(run *jfrtest.SvcRun, o jfrtest.SvcOptions) (truthOf, error) {
@@ -113,19 +119,22 @@ func truthFrom(run *jfrtest.SvcRun, o jfrtest.SvcOptions) (truthOf, error) {
 		return truthOf{}, err
 	}
 	var n int
-	var lat float64
+	var lat, lockCPU, lock float64
 	for _, q := range reqs {
 		if q.Start < rec.Start().UnixNano() || q.Start > rec.End().UnixNano() {
 			continue
 		}
 		n++
 		lat += float64(q.Latency)
+		lockCPU += float64(q.LockCPU)
+		lock += float64(q.Lock)
 	}
 	if n == 0 {
 		return truthOf{}, fmt.Errorf("no request of Svc's own in the recording's window")
 	}
 	from, to := int(o.Delay.Seconds()), int((o.Delay + o.Length).Seconds())
-	return truthOf{rps: run.Summary.Throughput(from, to), latencyMs: lat / float64(n) / 1e6}, nil
+	return truthOf{rps: run.Summary.Throughput(from, to), latencyMs: lat / float64(n) / 1e6,
+		lockCPUMs: lockCPU / float64(n) / 1e6, lockWaitMs: (lock - lockCPU) / float64(n) / 1e6}, nil
 }
 
 // measure runs latscope on one repetition's recordings and returns the
@@ -140,6 +149,10 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 			Prediction struct {
 				Mean float64 `json:"mean_ms"`
 			} `json:"prediction"`
+			AtRisk *struct {
+				Low  float64 `json:"rps_low"`
+				High float64 `json:"rps_high"`
+			} `json:"at_risk"`
 		} `json:"outcomes"`
 	}
 	if err := latscope(bin, &pr, "predict", "--json", "--clients", "8", "--pool", "ConnPool.borrow:6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec("svc")); err != nil {
@@ -171,8 +184,17 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 	if err != nil {
 		return "", err
 	}
+	risk := "—"
+	if r := o.AtRisk; r != nil {
+		in := "outside"
+		if r.Low <= t40.rps && t40.rps <= r.High {
+			in = "inside"
+		}
+		risk = fmt.Sprintf("%.0f–%.0f, %s", r.Low, r.High, in)
+	}
 	return strings.Join([]string{
-		fmt.Sprintf("%.1f / %.1f (%+.1f %%)", o.After.RPS, t40.rps, 100*(o.After.RPS/t40.rps-1)),
+		fmt.Sprintf("%.1f / %.1f (%+.1f %%)", o.After.RPS, t40.rps, 100*(o.After.RPS/t40.rps-1)), risk,
+		fmt.Sprintf("%.2f + %.2f → %.2f + %.2f", truth["svc"].lockCPUMs, truth["svc"].lockWaitMs, t40.lockCPUMs, t40.lockWaitMs),
 		fmt.Sprintf("%.2f / %.2f (%+.1f %%)", o.Prediction.Mean, t40.latencyMs, 100*(o.Prediction.Mean/t40.latencyMs-1)),
 		fmt.Sprintf("%.2f / %s", o.After.Queue, queue),
 		workers, wrps + fmt.Sprintf(" (Svc's clients %.1f)", truth["svc-40-w8"].rps), lock}, " | "), nil
