@@ -222,6 +222,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.BeforeMs >= whatif.QueueShare*m.MeasuredMeanMs {
 			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request waiting for a CPU before the request began: in the CPU's queue, outside the request)\n", "", m.BeforeMs)
 		}
+		if r.Kind == queueing.CPU && m.ThinkQueued && m.ThinkRunnableMs >= whatif.QueueShare*m.MeasuredMeanMs {
+			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request of the process's goroutines outside the requests waiting for a CPU: in the CPU's queue, not the think time)\n", "", m.ThinkRunnableMs)
+		}
 		if r.HoldCPUMs > 0 && r.HoldCPUMs >= r.DemandMs/10 { // a hold that is largely CPU
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU: with the CPU busier the hold may grow, which the model does not predict; docs/method.md §7)\n", "", r.HoldCPUMs)
 		}
@@ -263,7 +266,7 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
 		if max(o.Before.BeforeMs, o.After.BeforeMs) >= whatif.QueueShare*m.MeasuredMeanMs {
-			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU before the request began (outside the request; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
+			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU outside the request (before it began, and between the requests; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)

@@ -303,11 +303,14 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	return o, nil
 }
 
-// thinkNote says when the think time the model keeps holds a wait for a
-// CPU as large as compare's bar (ModelFit % of the mean) and the change
-// moves the CPU's queue: the clients run in the process (a benchmark's
-// load, an httptest server), their cycle shortens or lengthens with the
-// CPU's queue, and the model puts that change inside the request.
+// thinkNote says, when the wait for a CPU between the requests is as
+// large as compare's bar (ModelFit % of the mean) and the change moves the
+// CPU's queue, what the model did with it: the process's goroutines
+// between requests, or clients that run in the process (a benchmark's
+// load, an httptest server), whose cycle shortens or lengthens with the
+// CPU's queue. Taken out of the think time into the CPU's queue outside
+// the request, it is recomputed; where the model's own queue does not
+// explain the wait (queueing.Model.ThinkQueued false) it stays think time.
 func thinkNote(m *queueing.Model, po queueing.Outcome, base float64) string {
 	if m.ThinkRunnableMs <= 0 || m.ThinkRunnableMs < ModelFit/100.0*max(base/1e6, m.MeasuredMeanMs) {
 		return ""
@@ -316,7 +319,10 @@ func thinkNote(m *queueing.Model, po queueing.Outcome, base float64) string {
 	if math.Abs(a-b) < QueueShare*base/1e6 {
 		return ""
 	}
-	return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process): the model keeps the think time, so the CPU's queue there does not change with it, and the mean may be off by up to as much", m.ThinkRunnableMs, m.ThinkMs)
+	if !m.ThinkQueued {
+		return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process), which the model's own queue does not explain: the model keeps it as think time, so the mean may be off by up to as much", m.ThinkRunnableMs, m.ThinkMs)
+	}
+	return fmt.Sprintf("%.3g ms per request of the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process) is the CPU's queue outside the request, not think time: the model recomputes it with the wait before the request (%.3g → %.3g ms)", m.ThinkRunnableMs, po.Before.BeforeMs, po.After.BeforeMs)
 }
 
 // cpuDemand is the CPU station's demand in st, ms per request.
