@@ -17,8 +17,8 @@ import (
 // the after recording more CPU than the before one (pricing.Compute's wall
 // time 4.2× its thread CPU before, 2.4× after); the pair kept since
 // (19:28 UTC, under the measure lock, no burner: 1.03× and 1.16×) holds
-// with the wait for a CPU between the requests taken as the CPU's queue
-// (queueing.Model.ThinkQueued; docs/accuracy.md).
+// with the clients' think time taken as the CPU's queue
+// (queueing.Inputs.ClientsInProcess; docs/accuracy.md).
 const satMiss = ""
 
 // TestSaturationPair checks the one engine on a CPU spec at CPU
@@ -30,8 +30,9 @@ const satMiss = ""
 // queue; the timeline simulation keeps the recorded runnable waits, so
 // the engine must choose the queueing model and say so. The clients are
 // the recorder's (truth), as analyze --clients takes them, and run in the
-// service's process: their wait for a CPU between the requests is the
-// CPU's queue, which the model recomputes (queueing.Model.ThinkQueued).
+// service's process, as --clients-in-process says: their time between the
+// requests is the CPU's queue, which the model recomputes
+// (queueing.Model.ThinkQueueMs).
 // The measured mean is the service's own timer around each request (the
 // clients' mean, logged, also holds their wait for a CPU after each
 // response). The prediction must be within 5 % of it and compare's
@@ -57,7 +58,7 @@ func TestSaturationPair(t *testing.T) {
 	if runnable < 0.25*mean {
 		t.Errorf("runnable %.2f ms of a %.2f ms mean: not CPU-saturated", runnable, mean)
 	}
-	in := whatif.Inputs{Clients: float64(before.Clients)}
+	in := whatif.Inputs{Clients: float64(before.Clients), ClientsInProcess: true}
 	ev, err := whatif.Evaluate(p.res, g.Name, in, []whatif.Spec{spec})
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +74,13 @@ func TestSaturationPair(t *testing.T) {
 	if o.Method != whatif.Queueing || !strings.HasPrefix(o.Why, "queue at CPU") {
 		t.Errorf("%s: %s (%s), want the queueing model on the CPU queue", spec.Text, o.Method, o.Why)
 	}
-	// The clients run in the service's process: their time between
-	// requests is largely a wait for a P, the CPU's queue outside the
-	// request, which the model recomputes and the reason says
-	// (docs/method.md §7, "Between the requests").
-	if !strings.Contains(o.Why, "is the CPU's queue outside the request, not think time") {
-		t.Errorf("%s: the reason does not say the wait for a CPU between the requests is the CPU's queue: %s", spec.Text, o.Why)
+	// The clients run in the service's process (--clients-in-process):
+	// their time between requests is the process's goroutines waiting
+	// for each other and for a P, the CPU's queue outside the request,
+	// which the model recomputes and the reason says (docs/method.md §7,
+	// "Clients in the process").
+	if !strings.Contains(o.Why, "the clients run in the process: their") || !strings.Contains(o.Why, "think time") {
+		t.Errorf("%s: the reason does not say the clients' think time is the CPU's queue: %s", spec.Text, o.Why)
 	}
 	if !strings.Contains(o.Change, "CPU −") {
 		t.Errorf("%s: change %q, want the CPU station's demand cut", spec.Text, o.Change)
@@ -104,7 +106,7 @@ func TestSaturationPair(t *testing.T) {
 	// BEFORE AFTER` gives it: the error's 95 % interval against ±5 %
 	// (batch means, docs/method.md §13). Near saturation the model's
 	// interval is wide (its queues move most with its demands' error).
-	rb, err := pipeline.FromResult(p.res, render.Inputs{File: p.rel, CPUSeconds: -1, Clients: float64(before.Clients), Specs: []whatif.Spec{spec}})
+	rb, err := pipeline.FromResult(p.res, render.Inputs{File: p.rel, CPUSeconds: -1, Clients: float64(before.Clients), ClientsInProcess: true, Specs: []whatif.Spec{spec}})
 	if err != nil {
 		t.Fatal(err)
 	}

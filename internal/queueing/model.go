@@ -84,6 +84,13 @@ type Inputs struct {
 	// independent users; Open with Rate 0 takes the trace's throughput.
 	Rate float64
 	Open bool
+	// ClientsInProcess says the closed model's clients are goroutines of
+	// the service's own process (a benchmark's load, an httptest server):
+	// their time between requests is the process's goroutines handing the
+	// response and the next request to each other, running or waiting for
+	// a CPU, so the model takes the think time as the CPU's queue outside
+	// the request (Model.ThinkQueueMs).
+	ClientsInProcess bool
 }
 
 // Model is a request type's closed queueing network as measured.
@@ -111,18 +118,18 @@ type Model struct {
 	// ThinkRunnableMs is the runnable time per request of the process's
 	// goroutines outside any request, less BeforeMs: the server's
 	// goroutines between requests, or clients that run in the same
-	// process, waiting for a CPU. It is the CPU's queue, not think time:
-	// the model takes it out of the think time and, with BeforeMs, into
-	// the CPU's queue outside the request (docs/method.md §7, "Between
-	// the requests"). With the server's workers modelled it stays in the
-	// think time, as BeforeMs does.
+	// process, waiting for a CPU, inside the think time the model keeps
+	// unless the clients are in the process (docs/method.md §7, "Clients
+	// in the process").
 	ThinkRunnableMs float64 `json:"think_runnable_ms,omitempty"`
-	// ThinkQueued says the model took ThinkRunnableMs as the CPU's queue:
-	// where the model's own queue explains less than thinkEvidence of the
-	// measured wait for a CPU (in the requests and outside them), that
-	// runnable time is scheduling latency rather than queueing, and stays
-	// in the think time.
-	ThinkQueued bool `json:"think_queued,omitempty"`
+	// ClientsInProcess says the clients run in the service's process
+	// (Inputs.ClientsInProcess); ThinkQueueMs is then the think time the
+	// model took as the CPU's queue outside the request (with BeforeMs),
+	// which it recomputes in every what-if: all of it, where the model's
+	// own CPU queue as recorded explains at least thinkEvidence of the
+	// measured wait for a CPU with it; else 0, and the think time is kept.
+	ClientsInProcess bool    `json:"clients_in_process,omitempty"`
+	ThinkQueueMs     float64 `json:"think_queue_ms,omitempty"`
 	// OthersShare is the share of the cores the model takes the machine's
 	// other processes to hold from the service (chargeOthers): the CPU's
 	// demand is charged by 1 / (1 − OthersShare); 0 where the service's
@@ -337,18 +344,17 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	m.Resources = append(m.Resources, Resource{Name: "delays", Kind: Delays, DemandMs: max(0, m.MeasuredMeanMs-accounted-runnable)})
 	m.Resources[0].WaitMs = runnable
 	base := m.Resources[len(m.Resources)-1].DemandMs
-	if m.ThinkRunnableMs > 0 && m.Workers == 0 && m.Rate == 0 {
-		// The wait for a CPU between the requests is the CPU's queue where
-		// the model's own queue is (thinkEvidence); else it stays think time.
-		m.ThinkQueued = true
-		m.ThinkMs -= m.ThinkRunnableMs
+	m.ClientsInProcess = in.ClientsInProcess
+	if in.ClientsInProcess && m.ThinkMs > 0 && m.Workers == 0 && m.Rate == 0 {
+		// The clients' time between requests is the CPU's queue where the
+		// model's own queue is (thinkEvidence); else it stays think time.
+		m.ThinkQueueMs, m.ThinkMs = m.ThinkMs, 0
 		own, err := m.fit(runnable, wakes, base)
 		if err != nil {
 			return nil, err
 		}
 		if own < thinkEvidence*(runnable+m.outsideWait()) {
-			m.ThinkQueued = false
-			m.ThinkMs += m.ThinkRunnableMs
+			m.ThinkMs, m.ThinkQueueMs = m.ThinkQueueMs, 0
 		}
 	}
 	if err := m.chargeOthers(res.Info.OtherCPU, runnable+m.outsideWait()); err != nil {
@@ -366,11 +372,12 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 }
 
 // thinkEvidence is the least share of the measured wait for a CPU (in the
-// requests and outside them) that the model's own queue must explain for
-// the runnable time between the requests to be taken as that queue
-// (Model.ThinkQueued): below it most of the wait is scheduling latency,
-// which no change in load moves.
-const thinkEvidence = 0.5
+// requests, before them, and the clients' think time) that the model's own
+// queue must explain for the think time of clients in the process to be
+// taken as that queue (Model.ThinkQueueMs): below it most of the wait is
+// scheduling latency, or not the CPU's at all, which no change in load
+// moves.
+const thinkEvidence = 0.25
 
 // fit sets the share of the CPU's queue that falls outside the request and
 // fits the scheduling latency (WakeupMs): the measured wait for a CPU that
@@ -409,15 +416,11 @@ func (m *Model) fit(runnable, wakes, base float64) (own float64, err error) {
 }
 
 // outsideWait is the measured wait for a CPU per request outside the
-// request: before it began (BeforeMs) and between the requests
-// (ThinkRunnableMs). It is part of the CPU station's queue and of the
-// clients' cycle, not of the request's latency.
-func (m *Model) outsideWait() float64 {
-	if m.ThinkQueued {
-		return m.BeforeMs + m.ThinkRunnableMs
-	}
-	return m.BeforeMs
-}
+// request: before it began (BeforeMs) and, with the clients in the
+// process, their time between the requests (ThinkQueueMs). It is part of
+// the CPU station's queue and of the clients' cycle, not of the request's
+// latency.
+func (m *Model) outsideWait() float64 { return m.BeforeMs + m.ThinkQueueMs }
 
 // maxOthers bounds the share of the cores the model lets other processes
 // take (chargeOthers): the CPU's demand is charged at most 20-fold.

@@ -36,7 +36,7 @@ type State struct {
 	WorkersBusy   float64 `json:"workers_busy,omitempty"`
 	// BeforeMs is the mean time per request spent waiting for a CPU
 	// outside it, before it began and between the requests, outside MeanMs
-	// and inside the clients' cycle (Model.BeforeMs and ThinkRunnableMs);
+	// and inside the clients' cycle (Model.BeforeMs and ThinkQueueMs);
 	// absent when none was measured.
 	BeforeMs float64 `json:"runnable_before_ms,omitempty"`
 	// Unstable, in an open model, says which resource cannot keep up with
