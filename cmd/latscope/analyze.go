@@ -38,6 +38,7 @@ type analyzeOptions struct {
 	whatIfs  whatIfs
 	cpuSecs  float64
 	clients  float64
+	inProc   bool
 	cores    float64
 	workers  int
 	pools    []queueing.PoolSpec
@@ -111,6 +112,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.BoolVar(&o.tree, "tree", false, "also print the waits rolled up by call path")
 	floatVar(fs.FlagSet, &o.cpuSecs, "cpu-seconds", -1, 0, maxCPUSeconds, "process CPU time (utime+stime) in `SECONDS` over the trace window from an independent counter, for the cross-check (default: the counter latscope's agent logs into the trace, when it has one)")
 	floatVar(fs.FlagSet, &o.clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from the trace)")
+	fs.BoolVar(&o.inProc, "clients-in-process", false, "the closed model's clients run in the service's own process (a benchmark's load, an httptest server): their time between requests is the process's goroutines waiting for each other and for a CPU, which the queueing model takes as the CPU's queue outside the request (docs/method.md §7, \"Clients in the process\")")
 	floatVar(fs.FlagSet, &o.cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
 	intVar(fs.FlagSet, &o.workers, "workers", 0, 0, queueing.MaxExactPopulation, "the server's worker threads `N` for the queueing model: at most N requests inside at once, the rest wait in its queue, outside the request (default: from a JVM recording whose executor says, io.latscope.ServerQueue; else none)")
 	fs.Var(&poolFlag{pools: &o.pools}, "pool", "a pool of `SIZE` (repeatable): a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput (default: no cap); or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")
@@ -152,7 +154,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	if isJFR {
 		o.jfr.Predictions = o.whatIfs.predictions()
-		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "cores", "pool", "workers")
+		o.jfr.Only = setFlags(fs.FlagSet, "what-if", "predict", "clients", "clients-in-process", "cores", "pool", "workers")
 	}
 	pool, pools, err := analyzePools(o.pools, len(o.whatIfs.specs) > 0)
 	if err != nil {
@@ -188,7 +190,7 @@ func runAnalyze(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	opts.Infer = o.infer.mode
 	opts.TraceID = o.traceID
 	opts.Predictions = o.whatIfs.predictions()
-	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, Cores: o.cores, Workers: o.workers, Pool: pool, Pools: pools,
+	in := render.Inputs{File: file, CPUSeconds: o.cpuSecs, Clients: o.clients, ClientsInProcess: o.inProc, Cores: o.cores, Workers: o.workers, Pool: pool, Pools: pools,
 		Specs: o.whatIfs.engine(), Task: o.task, Frame: o.frame.re, MinShare: o.minShare, Tree: o.tree, App: o.app}
 	var tr *pipeline.Report
 	if isJFR {
@@ -394,7 +396,7 @@ func isMany(args []string) bool {
 
 // perTraceFlags are the flags that need one trace: their findings come
 // from one trace's timelines and counters, which do not add across traces.
-var perTraceFlags = []string{"trace-id", "what-if", "predict", "clients", "cores", "workers", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
+var perTraceFlags = []string{"trace-id", "what-if", "predict", "clients", "clients-in-process", "cores", "workers", "pool", "cpu-seconds", "cpu", "frame", "tree", "pprof", "handler", "requests", "requests-from"}
 
 // analyzeMany analyses several traces, or a directory of snapshots, one at
 // a time and prints their aggregate by request type, with a row per

@@ -44,6 +44,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		clients float64
 		rate    float64
 		open    bool
+		inProc  bool
 		cores   float64
 		workers int
 		pools   []queueing.PoolSpec
@@ -56,6 +57,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
 	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law, counting the requests that waited before they began where measured: the server's queue, a CPU)")
+	fs.BoolVar(&inProc, "clients-in-process", false, "the closed model's clients run in the service's own process (a benchmark's load, an httptest server): their time between requests is the process's goroutines waiting for each other and for a CPU, which the queueing model takes as the CPU's queue outside the request (docs/method.md §7, \"Clients in the process\")")
 	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
 	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
@@ -122,11 +124,11 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if (open || rate > 0) && clients > 0 {
 		return fmt.Errorf("--clients applies to the closed model; --open and --rate model an open workload")
 	}
-	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers}, whatIfs.all())
+	p, err := queueing.Predict(res, queueing.Inputs{Task: task, Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers, ClientsInProcess: inProc}, whatIfs.all())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	engine, err := enginePredictions(res, p, whatif.Inputs{Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers}, whatIfs.engine())
+	engine, err := enginePredictions(res, p, whatif.Inputs{Clients: clients, Cores: cores, Pools: pools, Open: open, Rate: rate, Workers: workers, ClientsInProcess: inProc}, whatIfs.engine())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -222,6 +224,9 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 		if r.Kind == queueing.CPU && m.BeforeMs >= whatif.QueueShare*m.MeasuredMeanMs {
 			fmt.Fprintf(&b, "  %-16s (and %.3g ms per request waiting for a CPU before the request began: in the CPU's queue, outside the request)\n", "", m.BeforeMs)
 		}
+		if r.Kind == queueing.CPU && m.ThinkQueueMs > 0 {
+			fmt.Fprintf(&b, "  %-16s (and the clients' %.3g ms per request between the requests, in the process: in the CPU's queue, not the think time)\n", "", m.ThinkQueueMs)
+		}
 		if r.HoldCPUMs > 0 && r.HoldCPUMs >= r.DemandMs/10 { // a hold that is largely CPU
 			fmt.Fprintf(&b, "  %-16s (%.3g ms of the hold is CPU: with the CPU busier the hold may grow, which the model does not predict; docs/method.md §7)\n", "", r.HoldCPUMs)
 		}
@@ -263,7 +268,11 @@ func writePrediction(w io.Writer, p *queueing.Prediction, engine []render.Predic
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms%s\n", u.Name, 100*bu.Util, 100*u.Util, bu.WaitMs, u.WaitMs, hold)
 		}
 		if max(o.Before.BeforeMs, o.After.BeforeMs) >= whatif.QueueShare*m.MeasuredMeanMs {
-			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU before the request began (outside the request; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs)
+			where := "before the request began (outside the request"
+			if m.ThinkQueueMs > 0 {
+				where = "outside the request (before it began, and the clients' think time in the process"
+			}
+			fmt.Fprintf(&b, "  %-16s %.3f → %.3f ms waiting for a CPU %s; its share of the CPU's queue and scheduling latency)\n", "", o.Before.BeforeMs, o.After.BeforeMs, where)
 		}
 		if o.After.Workers > 0 {
 			fmt.Fprintf(&b, "  %-16s busy %5.1f %% → %5.1f %%, queue %.3f → %.3f ms (outside the request)\n", "server workers", 100*o.Before.WorkersBusy, 100*o.After.WorkersBusy, o.Before.ServerQueueMs, o.After.ServerQueueMs)

@@ -88,6 +88,13 @@ type Inputs struct {
 	// independent users; Open with Rate 0 takes the trace's throughput.
 	Rate float64
 	Open bool
+	// ClientsInProcess says the closed model's clients are goroutines of
+	// the service's own process (a benchmark's load, an httptest server):
+	// their time between requests is the process's goroutines handing the
+	// response and the next request to each other, running or waiting for
+	// a CPU, so the model takes the think time as the CPU's queue outside
+	// the request (Model.ThinkQueueMs).
+	ClientsInProcess bool
 }
 
 // Model is a request type's closed queueing network as measured.
@@ -113,10 +120,20 @@ type Model struct {
 	BeforeMs    float64 `json:"runnable_before_ms,omitempty"`
 	beforeShare float64
 	// ThinkRunnableMs is the runnable time per request of the process's
-	// goroutines outside any request, less BeforeMs: on a Go trace whose
-	// clients run in the same process, their wait for a CPU, inside the
-	// think time the model keeps (docs/method.md §7, "Before the request").
+	// goroutines outside any request, less BeforeMs: the server's
+	// goroutines between requests, or clients that run in the same
+	// process, waiting for a CPU, inside the think time the model keeps
+	// unless the clients are in the process (docs/method.md §7, "Clients
+	// in the process").
 	ThinkRunnableMs float64 `json:"think_runnable_ms,omitempty"`
+	// ClientsInProcess says the clients run in the service's process
+	// (Inputs.ClientsInProcess); ThinkQueueMs is then the think time the
+	// model took as the CPU's queue outside the request (with BeforeMs),
+	// which it recomputes in every what-if: all of it, where the model's
+	// own CPU queue as recorded explains at least thinkEvidence of the
+	// measured wait for a CPU with it; else 0, and the think time is kept.
+	ClientsInProcess bool    `json:"clients_in_process,omitempty"`
+	ThinkQueueMs     float64 `json:"think_queue_ms,omitempty"`
 	// OthersShare is the share of the cores the model takes the machine's
 	// other processes to hold from the service (chargeOthers): the CPU's
 	// demand is charged by 1 / (1 − OthersShare); 0 where the service's
@@ -261,9 +278,6 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		// holds its own waits for a CPU: no share of that wait is hold time.
 		wakes = 0
 	}
-	if m.BeforeMs > 0 {
-		m.beforeShare = m.BeforeMs / (runnable + m.BeforeMs)
-	}
 	accounted := float64(g.Running.Critical) / n / 1e6
 	pools := in.Pools
 	if len(pools) == 0 {
@@ -336,18 +350,61 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 	}
 	m.Resources = append(m.Resources, Resource{Name: "delays", Kind: Delays, DemandMs: max(0, m.MeasuredMeanMs-accounted-runnable)})
 	m.Resources[0].WaitMs = runnable
-	delay := &m.Resources[len(m.Resources)-1]
-	base := delay.DemandMs
-	if err := m.chargeOthers(res.Info.OtherCPU, runnable+m.BeforeMs); err != nil {
-		return nil, err
-	}
-	for range 8 {
-		st, err := m.solve()
+	base := m.Resources[len(m.Resources)-1].DemandMs
+	m.ClientsInProcess = in.ClientsInProcess
+	if in.ClientsInProcess && m.ThinkMs > 0 && m.Workers == 0 && m.Rate == 0 {
+		// The clients' time between requests is the CPU's queue where the
+		// model's own queue is (thinkEvidence); else it stays think time.
+		m.ThinkQueueMs, m.ThinkMs = m.ThinkMs, 0
+		own, err := m.fit(runnable, wakes, base)
 		if err != nil {
 			return nil, err
 		}
-		modelWait := max(0, st.Resources[0].ResidenceMs-m.Resources[0].DemandMs)
-		m.WakeupMs = max(0, runnable+m.BeforeMs-modelWait)
+		if own < thinkEvidence*(runnable+m.outsideWait()) {
+			m.ThinkMs, m.ThinkQueueMs = m.ThinkQueueMs, 0
+		}
+	}
+	if err := m.chargeOthers(res.Info.OtherCPU, runnable+m.outsideWait()); err != nil {
+		return nil, err
+	}
+	if _, err := m.fit(runnable, wakes, base); err != nil {
+		return nil, err
+	}
+	if m.Workers > 0 && m.Rate == 0 {
+		if err := m.thinkBesideWorkers(); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// thinkEvidence is the least share of the measured wait for a CPU (in the
+// requests, before them, and the clients' think time) that the model's own
+// queue must explain for the think time of clients in the process to be
+// taken as that queue (Model.ThinkQueueMs): below it most of the wait is
+// scheduling latency, or not the CPU's at all, which no change in load
+// moves.
+const thinkEvidence = 0.25
+
+// fit sets the share of the CPU's queue that falls outside the request and
+// fits the scheduling latency (WakeupMs): the measured wait for a CPU that
+// the model's own queue does not explain, spread over the wake-ups (the
+// share of the pools' holds held time, the rest a delay on top of base).
+// runnable is the requests' measured wait for a CPU, wakes their wake-ups
+// per request. It returns the model's own wait for a CPU.
+func (m *Model) fit(runnable, wakes, base float64) (own float64, err error) {
+	m.beforeShare = 0
+	if outside := m.outsideWait(); outside > 0 {
+		m.beforeShare = outside / (runnable + outside)
+	}
+	delay := &m.Resources[len(m.Resources)-1]
+	for range 8 {
+		st, err := m.solve()
+		if err != nil {
+			return 0, err
+		}
+		own = max(0, st.Resources[0].ResidenceMs-m.Resources[0].DemandMs)
+		m.WakeupMs = max(0, runnable+m.outsideWait()-own)
 		perWake := 0.0
 		if wakes > 0 {
 			perWake = m.WakeupMs / wakes
@@ -362,13 +419,15 @@ func Build(res *budget.Result, in Inputs) (*Model, error) {
 		}
 		delay.DemandMs = base + max(0, rest)
 	}
-	if m.Workers > 0 && m.Rate == 0 {
-		if err := m.thinkBesideWorkers(); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return own, nil
 }
+
+// outsideWait is the measured wait for a CPU per request outside the
+// request: before it began (BeforeMs) and, with the clients in the
+// process, their time between the requests (ThinkQueueMs). It is part of
+// the CPU station's queue and of the clients' cycle, not of the request's
+// latency.
+func (m *Model) outsideWait() float64 { return m.BeforeMs + m.ThinkQueueMs }
 
 // maxOthers bounds the share of the cores the model lets other processes
 // take (chargeOthers): the CPU's demand is charged at most 20-fold.

@@ -34,8 +34,10 @@ type State struct {
 	Workers       int     `json:"workers,omitempty"`
 	ServerQueueMs float64 `json:"server_queue_ms,omitempty"`
 	WorkersBusy   float64 `json:"workers_busy,omitempty"`
-	// BeforeMs is the mean time a request waits for a CPU before it
-	// begins, outside MeanMs (Model.BeforeMs); absent when none was measured.
+	// BeforeMs is the mean time per request spent waiting for a CPU
+	// outside it, before it began and between the requests, outside MeanMs
+	// and inside the clients' cycle (Model.BeforeMs and ThinkQueueMs);
+	// absent when none was measured.
 	BeforeMs float64 `json:"runnable_before_ms,omitempty"`
 	// Unstable, in an open model, says which resource cannot keep up with
 	// the arrivals; the state then has no means.
@@ -175,11 +177,12 @@ func (m *Model) solve() (State, error) {
 		return State{}, err
 	}
 	// The CPU station's demand includes the process's CPU outside any
-	// request, and its queue the wait before the request began; the
-	// request's own latency holds neither.
+	// request, and its queue the wait outside the request (before it
+	// began, and between the requests); the request's own latency holds
+	// neither.
 	before := m.beforeShare * (1000*max(0, sol.Residence[0]-m.Resources[0].DemandMs/1000) + m.WakeupMs)
 	st := State{MeanMs: round3(max(0, 1000*sol.Response-m.OutsideCPUMs-before)), RPS: round3(sol.Throughput), Clients: m.Clients}
-	if m.BeforeMs > 0 {
+	if m.outsideWait() > 0 {
 		st.BeforeMs = round3(before)
 	}
 	if m.Workers > 0 {

@@ -325,7 +325,7 @@ func predictions(res *budget.Result, g *budget.Group, in Inputs, tp budget.Throu
 			eres = in.Demands
 		}
 		var ev *whatif.Evaluation
-		ev, err = whatif.Evaluate(eres, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Workers: in.Workers, CPU: cpu}, in.Specs)
+		ev, err = whatif.Evaluate(eres, g.Name, whatif.Inputs{Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Workers: in.Workers, CPU: cpu, ClientsInProcess: in.ClientsInProcess}, in.Specs)
 		if err == nil {
 			for _, o := range ev.Outcomes {
 				out = append(out, outcomeJSON(o, g.Latency.Mean))

@@ -19,6 +19,9 @@ type Inputs struct {
 	// Clients is the closed-model client count for throughput predictions;
 	// 0 estimates it from the trace (Σ latency / window, Little's law).
 	Clients float64
+	// ClientsInProcess says the clients run in the service's process
+	// (whatif.Inputs.ClientsInProcess).
+	ClientsInProcess bool
 	// Cores is the CPU capacity for the CPU cap; 0 uses GOMAXPROCS from the trace.
 	Cores float64
 	// Workers is the server's worker threads for the queueing model; 0

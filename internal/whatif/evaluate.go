@@ -44,6 +44,10 @@ type Inputs struct {
 	Open    bool                // an open workload at the trace's rate
 	Rate    float64             // an open workload at this rate (per second)
 	CPU     time.Duration       // CPU per request from an independent counter (analyze --cpu-seconds); closed model's cap only
+	// ClientsInProcess says the clients run in the service's process
+	// (queueing.Inputs.ClientsInProcess): their think time is the CPU's
+	// queue outside the request.
+	ClientsInProcess bool
 }
 
 // Outcome is one spec's prediction.
@@ -131,7 +135,8 @@ func Evaluate(res *budget.Result, group string, in Inputs, specs []Spec) (*Evalu
 		return nil, err
 	}
 	ev := &Evaluation{Group: g.Name}
-	qin := queueing.Inputs{Task: g.Name, Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Open: in.Open, Rate: in.Rate, Workers: in.Workers}
+	qin := queueing.Inputs{Task: g.Name, Clients: in.Clients, Cores: in.Cores, Pools: in.Pools, Open: in.Open, Rate: in.Rate, Workers: in.Workers,
+		ClientsInProcess: in.ClientsInProcess}
 	if p, err := queueing.Predict(res, qin, nil); err != nil {
 		ev.Unbuilt = err.Error()
 	} else {
@@ -303,20 +308,29 @@ func (ev *Evaluation) queued(res *budget.Result, qin queueing.Inputs, s Spec, ba
 	return o, nil
 }
 
-// thinkNote says when the think time the model keeps holds a wait for a
-// CPU as large as compare's bar (ModelFit % of the mean) and the change
-// moves the CPU's queue: the clients run in the process (a benchmark's
-// load, an httptest server), their cycle shortens or lengthens with the
-// CPU's queue, and the model puts that change inside the request.
+// thinkNote says what the model did with the clients' think time where
+// the change moves the CPU's queue: with the clients in the process
+// (queueing.Model.ThinkQueueMs), that it took the think time as the CPU's
+// queue outside the request and recomputed it; else, where the process's
+// goroutines outside the requests waited for a CPU as long as compare's
+// bar (ModelFit % of the mean), that the model keeps that wait in the
+// think time, so that clients in the process (a benchmark's load, an
+// httptest server), whose cycle shortens or lengthens with the CPU's
+// queue, put the whole change inside the request.
 func thinkNote(m *queueing.Model, po queueing.Outcome, base float64) string {
-	if m.ThinkRunnableMs <= 0 || m.ThinkRunnableMs < ModelFit/100.0*max(base/1e6, m.MeasuredMeanMs) {
-		return ""
-	}
 	b, a := stationWait(po.Before, "CPU"), stationWait(po.After, "CPU")
 	if math.Abs(a-b) < QueueShare*base/1e6 {
 		return ""
 	}
-	return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process): the model keeps the think time, so the CPU's queue there does not change with it, and the mean may be off by up to as much", m.ThinkRunnableMs, m.ThinkMs)
+	switch {
+	case m.ThinkQueueMs > 0:
+		return fmt.Sprintf("the clients run in the process: their %.3g ms think time (%.3g ms of it runnable) is the CPU's queue outside the request, which the model recomputes with the wait before the request (%.3g → %.3g ms)", m.ThinkQueueMs, m.ThinkRunnableMs, po.Before.BeforeMs, po.After.BeforeMs)
+	case m.ThinkRunnableMs <= 0 || m.ThinkRunnableMs < ModelFit/100.0*max(base/1e6, m.MeasuredMeanMs):
+		return ""
+	case m.ClientsInProcess:
+		return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU, but the model's own queue does not explain the wait for a CPU: the model keeps the think time, and the mean may be off by up to as much", m.ThinkRunnableMs, m.ThinkMs)
+	}
+	return fmt.Sprintf("%.3g ms of the clients' %.3g ms think time is the process's goroutines outside the requests waiting for a CPU (the server's between requests, or clients in this process): the model keeps the think time, so the CPU's queue there does not change with it, and the mean may be off by up to as much (with the clients in the process, --clients-in-process takes it as the CPU's queue)", m.ThinkRunnableMs, m.ThinkMs)
 }
 
 // cpuDemand is the CPU station's demand in st, ms per request.
