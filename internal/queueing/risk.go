@@ -76,13 +76,17 @@ func holdRisk(m, after *Model, st State) *HoldRisk {
 		if high > other {
 			high, held = other, fmt.Sprintf(" (%s's bound)", by)
 		}
+		others := "" // what the others used, where the recording measured it
+		if m.OthersGiven > 0 {
+			others = fmt.Sprintf(": %.0f %% of the cores in this one", 100*m.OthersGiven)
+		}
 		h := &HoldRisk{Station: u.Name, Busy: u.Util, HoldMs: round3(d), CPUMs: round3(c), SchedMs: round3(s),
 			RPSLow: round3(st.RPS * d / (d + s)), RPSHigh: round3(high)}
 		h.Text = fmt.Sprintf("the throughput is %s's bound (%.0f %% busy, %d / %.3g ms), and %.3g ms of that is neither its CPU (%.3g ms) nor a recorded wait: "+
 			"its holder waiting for a core, and the hand-off to the next. The model keeps both as recorded; measured, they and the CPU's speed moved between recordings with what else ran on the cores "+
-			"(the JIT compiler, other processes: %.0f %% of the cores in this one), not with the clients, so another recording may not repeat them (docs/method.md §7, \"A hold's wait for a core\"): "+
+			"(the JIT compiler, other processes%s), not with the clients, so another recording may not repeat them (docs/method.md §7, \"A hold's wait for a core\"): "+
 			"with that time gone the bound is %.1f rps%s (%+.0f %%), with it doubled %.1f rps (%+.0f %%)",
-			u.Name, 100*u.Util, u.Servers, d, s, c, 100*m.OthersGiven, h.RPSHigh, held, pct(h.RPSHigh, st.RPS), h.RPSLow, pct(h.RPSLow, st.RPS))
+			u.Name, 100*u.Util, u.Servers, d, s, c, others, h.RPSHigh, held, pct(h.RPSHigh, st.RPS), h.RPSLow, pct(h.RPSLow, st.RPS))
 		out = h
 	}
 	return out

@@ -81,4 +81,22 @@ func TestHoldRisk(t *testing.T) {
 			}
 		})
 	}
+	// what the others used is said where the recording measured it
+	// (jdk.CPULoad), not as 0 % where it did not
+	for _, others := range []float64{0, 0.3} {
+		res := build(1.5, 2)
+		res.Info.OtherCPU = others
+		in := queueing.Inputs{Clients: 8, Pools: []queueing.PoolSpec{{Name: "Svc.updateCache", Size: 1}}}
+		p, err := queueing.Predict(res, in, []string{"clients=40"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Outcomes[0].AtRisk
+		if r == nil {
+			t.Fatalf("others %.1f: not at risk", others)
+		}
+		if said := strings.Contains(r.Text, "% of the cores"); said != (others > 0) || others > 0 && !strings.Contains(r.Text, "30 % of the cores") {
+			t.Errorf("others %.1f: %s", others, r.Text)
+		}
+	}
 }
