@@ -8,9 +8,9 @@ import "github.com/latscope/latscope/internal/critpath"
 // length, so removing a term saves its critical time (and, for a frame's
 // CPU, the running time that went along with it); a term only in the tail
 // of the goroutine that ended the request saves its length there
-// (critpath.Tail); others are simulated from the first segment each
-// removal can change (critpath.Removals). Begin a request, then ask Gain
-// for each of its critical terms. The zero value is ready.
+// (critpath.Tail); the others' removals are simulated all at once, one
+// time per term at each point (critpath.Removals). Begin a request, then
+// ask Gain for each of its critical terms. The zero value is ready.
 type Fix struct {
 	req    *critpath.Request
 	lat    int64

@@ -46,6 +46,7 @@ type Removals struct {
 	vs     []vecG
 	arena  []tracein.Time // the vectors, w times each
 	cyclic bool
+	over   bool // the arena would pass maxCells: the answers are discarded
 
 	gs []simG // whole simulations
 	// whole: the term a whole simulation removes, and its model (factor 0
@@ -78,9 +79,12 @@ type vref struct {
 	a tracein.Time
 }
 
-// maxCells bounds the vector simulation's memory: a request whose
-// segments and goroutines times its terms exceed it is simulated whole
-// per term (which takes the request's size, whatever its terms).
+// maxCells bounds the vector simulation's memory, in times: a request
+// whose vectors would take more (estimated from its segments and
+// goroutines times its terms before it starts, checked at each vector
+// after) is simulated whole per term (which takes the request's size,
+// whatever its terms). The estimate alone is no bound: a JoinAll wait
+// takes up to three vectors and a joined goroutine's point a fourth.
 var maxCells = 1 << 22
 
 // removeNothing is the reference's model.
@@ -135,7 +139,7 @@ func (x *Removals) Begin(r *Request, terms []TermID) {
 		x.vs[g] = vecG{ends: x.vs[g].ends[:0]}
 	}
 	x.arena = append(x.arena[:0], make([]tracein.Time, x.w)...) // the zeros
-	x.cyclic = false
+	x.cyclic, x.over = false, false
 	end := x.point(r.EndG, r.End)
 	x.refSims++
 	x.sims++
@@ -145,7 +149,7 @@ func (x *Removals) Begin(r *Request, terms []TermID) {
 			x.visits += int64(len(x.vs[g].ends))
 		}
 	}
-	if x.cyclic {
+	if x.cyclic || x.over {
 		return
 	}
 	x.exact = true
@@ -199,7 +203,12 @@ func (x *Removals) vec(o int32) []tracein.Time { return x.arena[o : int(o)+x.w] 
 func same(t tracein.Time) vref { return vref{0, t} }
 
 // alloc returns the offset of a new vector, its components to be written.
+// Past maxCells it sets over and returns the zeros' offset, whose writes
+// then spoil only answers Begin discards.
 func (x *Removals) alloc() int32 {
+	if x.full() {
+		return 0
+	}
 	o := len(x.arena)
 	x.arena = append(x.arena, x.arena[:x.w]...) // (the zeros: any w values would do)
 	return int32(o)
@@ -208,9 +217,21 @@ func (x *Removals) alloc() int32 {
 // copyOf returns the offset of a new vector holding v's components less
 // v.a, for a vref with v.a kept.
 func (x *Removals) copyOf(v vref) int32 {
+	if x.full() {
+		return 0
+	}
 	o := len(x.arena)
 	x.arena = append(x.arena, x.arena[v.o:int(v.o)+x.w]...)
 	return int32(o)
+}
+
+// full reports whether a new vector would take the arena past maxCells,
+// setting over when it would.
+func (x *Removals) full() bool {
+	if len(x.arena)+x.w > maxCells {
+		x.over = true
+	}
+	return x.over
 }
 
 // point is sim.point in every component.

@@ -453,7 +453,11 @@ const othersEvidence = 0.05
 // is kept in every what-if: the others are taken to go on using what they
 // used (docs/method.md §7, "Other processes").
 func (m *Model) chargeOthers(given, measured float64) error {
-	if given <= 0 || measured <= 0 {
+	if given <= 0 {
+		return nil
+	}
+	m.OthersGiven = given // known, charged or not
+	if measured <= 0 {
 		return nil
 	}
 	st, err := m.solve()
@@ -466,7 +470,7 @@ func (m *Model) chargeOthers(given, measured float64) error {
 	}
 	cpu := &m.Resources[0]
 	own := max(0, st.Resources[0].ResidenceMs-cpu.DemandMs)
-	m.OthersGiven, m.OwnWaitMs = given, own
+	m.OwnWaitMs = own
 	if measured-own < othersEvidence*m.MeasuredMeanMs {
 		return nil
 	}
