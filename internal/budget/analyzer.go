@@ -51,6 +51,10 @@ type Analyzer struct {
 	pending []*reqState
 	settled int
 	spare   []timelineBufs // booked requests' timeline buffers, for reuse
+	// spareBorrowed are booked requests' borrowed timelines' arrays, and
+	// spareBorrows their lists, for reuse (borrow, settle)
+	spareBorrowed [][]critpath.Seg
+	spareBorrows  [][]critpath.Borrowed
 	// begun are the tasks the trace saw begin (requests and sub-tasks);
 	// orphans those whose parent it did not (pieces of requests it cut,
 	// and their sub-tasks). cutRoute is the latscope.route log of a task begun
@@ -354,7 +358,7 @@ const maxFollows = 16
 // the request's wait).
 func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int) int32 {
 	hist := w.history(lb, a.hist[:0])
-	b := critpath.Borrowed{ID: w.id, Segs: make([]critpath.Seg, 0, len(hist)+1)}
+	b := critpath.Borrowed{ID: w.id, Segs: a.borrowedSegs(len(hist) + 1)}
 	type follow struct {
 		seg        int // index in b.Segs
 		start, end tracein.Time
@@ -384,6 +388,10 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 		add(hseg{start: w.since, end: ub, kind: w.kind, waker: tracein.NoGoroutine, stack: w.stack})
 	}
 	a.hist = hist[:0]
+	if r.borrows == nil && len(a.spareBorrows) > 0 {
+		r.borrows = a.spareBorrows[len(a.spareBorrows)-1]
+		a.spareBorrows = a.spareBorrows[:len(a.spareBorrows)-1]
+	}
 	r.borrows = append(r.borrows, b)
 	id := int32(len(r.borrows) - 1)
 	for _, h := range next {

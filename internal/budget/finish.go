@@ -129,6 +129,40 @@ func (a *Analyzer) settle(r *reqState) {
 		a.spare = append(a.spare, timelineBufs{r.segs, r.regs, r.gs, r.runs})
 	}
 	r.segs, r.regs, r.gs, r.runs = nil, nil, nil, nil
+	a.spareBorrowsOf(r)
+}
+
+// maxSpareBorrowed bounds the borrowed timelines' arrays kept for reuse:
+// about the borrows of the requests waiting to be booked (maxPending).
+const maxSpareBorrowed = 8 * maxPending
+
+// borrowedSegs returns an empty array for a borrowed timeline of up to n
+// segments, a booked request's when one is spare. (A borrowed timeline
+// is a goroutine's recent history, at most histLen intervals and its
+// current one, so every array is made that large.)
+func (a *Analyzer) borrowedSegs(n int) []critpath.Seg {
+	if k := len(a.spareBorrowed); k > 0 && cap(a.spareBorrowed[k-1]) >= n {
+		s := a.spareBorrowed[k-1]
+		a.spareBorrowed = a.spareBorrowed[:k-1]
+		return s
+	}
+	return make([]critpath.Seg, 0, max(n, histLen+1))
+}
+
+// spareBorrowsOf keeps booked request r's borrowed timelines' arrays and
+// their list for reuse: nothing refers to them once booked (a kept path
+// holds copies of its segments).
+func (a *Analyzer) spareBorrowsOf(r *reqState) {
+	for i := range r.borrows {
+		if len(a.spareBorrowed) < maxSpareBorrowed {
+			a.spareBorrowed = append(a.spareBorrowed, r.borrows[i].Segs[:0])
+		}
+		r.borrows[i] = critpath.Borrowed{}
+	}
+	if r.borrows != nil && len(a.spareBorrows) < maxPending {
+		a.spareBorrows = append(a.spareBorrows, r.borrows[:0])
+	}
+	r.borrows = nil
 }
 
 // discard drops request r without booking it.
