@@ -182,11 +182,13 @@ func Run(ctx context.Context, name string, r io.Reader, opts Options, analysers 
 	}
 	p := startPipe(name, tr)
 	defer p.stop()
+	var tune gcTuner
 	for {
 		b, err := p.next(ctx)
 		if err != nil {
 			return nil, err
 		}
+		tune.batch()
 		if n, err := stacks.Resolve(b.recs); err != nil { // a damaged stack table: analyse the records before its first use
 			b.recs, b.err = b.recs[:n], err
 		}
