@@ -57,14 +57,10 @@ func compareTransitions(t *testing.T, name string, data []byte) (fast int) {
 		t.Fatalf("%s: %v", name, err)
 	}
 	var (
-		kinds          kindCache
-		methods, eager transitions
-		conv           Converter
+		kinds kindCache
+		conv  Converter
 	)
-	methods.off = true
-	for i := range eager.checked {
-		eager.checked[i] = checks // every recipe at once, unchecked
-	}
+	methods, eager := bothWays()
 	for n := 0; ; n++ {
 		ev, err := tr.ReadEvent()
 		if err == io.EOF {
@@ -107,14 +103,10 @@ func compareEvent(t *testing.T, name string, n int, ev trace.Event, kinds *kindC
 // reasons of each event's own table.
 func TestTransitionsMade(t *testing.T) {
 	var (
-		kinds          kindCache
-		methods, eager transitions
-		conv           Converter
+		kinds kindCache
+		conv  Converter
 	)
-	methods.off = true
-	for i := range eager.checked {
-		eager.checked[i] = checks
-	}
+	methods, eager := bothWays()
 	stack := trace.MakeStack([]trace.StackFrame{{PC: 0x1234, Func: "main.f", File: "f.go", Line: 7}})
 	gt := func(g trace.GoID, from, to trace.GoState, reason string) trace.StateTransition {
 		st := trace.MakeGoStateTransition(g, from, to)
@@ -225,4 +217,14 @@ func work(d time.Duration) {
 	}
 	close(ping)
 	wg.Wait()
+}
+
+// bothWays returns transitions that use the methods for every event, and
+// transitions that use every recipe at once, unchecked.
+func bothWays() (methods, eager transitions) {
+	methods.off = true
+	for i := range eager.checked {
+		eager.checked[i] = checks
+	}
+	return methods, eager
 }
