@@ -351,7 +351,10 @@ func (a *Analyzer) roots(t *termAcc) []RootCause {
 		if out[i].Critical != out[j].Critical {
 			return out[i].Critical > out[j].Critical
 		}
-		return out[i].Name() < out[j].Name()
+		if ni, nj := out[i].Name(), out[j].Name(); ni != nj {
+			return ni < nj
+		}
+		return slices.Compare(out[i].Path, out[j].Path) < 0 // one name by two paths: in a fixed order, not the map's
 	})
 	return out
 }

@@ -474,7 +474,12 @@ func (r *Report) writeOutside(ew *errWriter) {
 	for k := range r.Outside {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return r.Outside[keys[i]] > r.Outside[keys[j]] })
+	sort.Slice(keys, func(i, j int) bool {
+		if oi, oj := r.Outside[keys[i]], r.Outside[keys[j]]; oi != oj {
+			return oi > oj
+		}
+		return keys[i] < keys[j] // a tie in a fixed order, not the map's
+	})
 	over := "trace"
 	if r.Trace.JVM {
 		over = "recording"
