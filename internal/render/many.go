@@ -368,7 +368,10 @@ func manyTerms(agg map[int]*budget.TermStat, terms []budget.Term, labels []strin
 		if x.Wait != y.Wait {
 			return cmpDesc(x.Wait, y.Wait)
 		}
-		return strings.Compare(labels[a], labels[b])
+		if c := strings.Compare(labels[a], labels[b]); c != 0 {
+			return c
+		}
+		return a - b // one label for two terms: in a fixed order, not the map's
 	})
 	out := []Term{}
 	for _, id := range ids {
