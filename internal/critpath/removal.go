@@ -259,7 +259,7 @@ func (x *Removals) point(g int32, t tracein.Time) vref {
 	// segment's components last its length, its term's none.
 	d := t - segs[k].Start
 	seg := &segs[k]
-	if l := seg.End - seg.Start; l >= 0 && !x.crosses(g, seg) {
+	if l := seg.End - seg.Start; l >= 0 && !x.r.endedByMember(g, seg) {
 		row := x.rowOf(seg.SimSubject()) - 1
 		switch {
 		case row < 0:
@@ -279,13 +279,6 @@ func (x *Removals) point(g int32, t tracein.Time) vref {
 		ov[c] = min(sv[c]+s.a+d, ev[c]+e.a)
 	}
 	return vref{out, 0}
-}
-
-// crosses reports whether g's segment seg is a wait another request
-// goroutine ended (sim.segment's first case).
-func (x *Removals) crosses(g int32, seg *Seg) bool {
-	w := seg.Waker
-	return w >= 0 && w != g && x.r.Gs[w].Committed
 }
 
 // origin is sim.origin in every component.
@@ -348,7 +341,7 @@ func (x *Removals) segment(g int32, i int, t vref) vref {
 	r := x.r
 	seg := &r.Gs[g].Segs[i]
 	row := x.rowOf(seg.SimSubject()) - 1
-	if !x.crosses(g, seg) {
+	if !x.r.endedByMember(g, seg) {
 		d := seg.End - seg.Start
 		if row < 0 {
 			return vref{t.o, t.a + d}

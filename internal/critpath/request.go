@@ -163,6 +163,14 @@ func firstEnd(segs []Seg, t tracein.Time) int {
 	return lo
 }
 
+// endedByMember reports whether seg, a segment of goroutine g, is a wait
+// another committed goroutine of the request ended: a simulation ends it
+// at that goroutine's simulated point, not after its recorded length.
+func (r *Request) endedByMember(g int32, seg *Seg) bool {
+	w := seg.Waker
+	return w >= 0 && w != g && r.Gs[w].Committed
+}
+
 // segAtFrom is segAt for a walk that moves back in time along segs: *at
 // is the index the previous call found (or any index), and the answer is
 // looked for there and just before it first, without a binary search

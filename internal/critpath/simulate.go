@@ -172,7 +172,7 @@ func (s *sim) segment(g int32, i int, t tracein.Time) tracein.Time {
 	}
 	var end tracein.Time
 	switch {
-	case seg.Waker >= 0 && seg.Waker != g && s.r.Gs[seg.Waker].Committed:
+	case s.r.endedByMember(g, seg):
 		end = t
 		if f != 0 {
 			end = max(t, s.point(seg.Waker, seg.End))

@@ -56,7 +56,7 @@ func (x *Tail) Find(r *Request) {
 	segs := r.Gs[r.EndG].Segs
 	last := -1 // the last wait another request goroutine ended
 	for i := range segs {
-		if w := segs[i].Waker; w >= 0 && w != r.EndG && r.Gs[w].Committed {
+		if r.endedByMember(r.EndG, &segs[i]) {
 			last = i
 		}
 	}
