@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -18,10 +17,7 @@ func TestHead(t *testing.T) {
 	if !headOK {
 		t.Fatal("eventHead does not match x/exp/trace's Event: conversion falls back on the methods (slower); update eventHead")
 	}
-	paths, err := filepath.Glob("testdata/formats/*.trace")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("testdata/formats: %v, %d files", err, len(paths))
-	}
+	paths := traceFiles(t, "testdata/formats/*.trace")
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {

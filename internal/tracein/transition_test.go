@@ -23,15 +23,7 @@ func TestTransitions(t *testing.T) {
 	if !stackOK {
 		t.Fatal("stackHead does not match x/exp/trace's Stack: the recipes fall back on Event.Stack (slower); update stackHead")
 	}
-	paths, err := filepath.Glob("testdata/formats/*.trace")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("testdata/formats: %v, %d files", err, len(paths))
-	}
-	corpus, err := filepath.Glob("../../testdata/corpus/*.trace")
-	if err != nil || len(corpus) == 0 {
-		t.Fatalf("testdata/corpus: %v, %d files", err, len(corpus))
-	}
-	paths = append(paths, corpus...)
+	paths := append(traceFiles(t, "testdata/formats/*.trace"), traceFiles(t, "../../testdata/corpus/*.trace")...)
 	var fast int
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
@@ -227,4 +219,15 @@ func bothWays() (methods, eager transitions) {
 		eager.checked[i] = checks
 	}
 	return methods, eager
+}
+
+// traceFiles returns the files pattern matches, failing the test when
+// there are none.
+func traceFiles(t *testing.T, pattern string) []string {
+	t.Helper()
+	paths, err := filepath.Glob(pattern)
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%s: %v, %d files", pattern, err, len(paths))
+	}
+	return paths
 }
