@@ -50,7 +50,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&task, "task", "", "compare requests of task type `NAME` (default: the most frequent)")
 	positiveFloatVar(fs.FlagSet, &miss, "miss", render.DefaultMissPct, maxMissPct, "report a miss when a prediction's mean is off by more than this `PERCENT`")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, maxClients, "closed-model clients `N` for throughput predictions (default: estimated from BEFORE)")
-	fs.BoolVar(&inProc, "clients-in-process", false, "the closed model's clients run in the service's own process (a benchmark's load, an httptest server): their time between requests is the process's goroutines waiting for each other and for a CPU, which the queueing model takes as the CPU's queue outside the request (docs/method.md §7, \"Clients in the process\")")
+	fs.BoolVar(&inProc, "clients-in-process", false, clientsInProcessUsage)
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service in BEFORE (default: GOMAXPROCS in the trace)")
 	intVar(fs.FlagSet, &workers, "workers", 0, 0, queueing.MaxExactPopulation, "the server's worker threads `N` for the queueing model: at most N requests inside at once, the rest wait in its queue, outside the request (default: from a JVM recording whose executor says, io.latscope.ServerQueue; else none)")
 	fs.Var(&poolFlag{pools: &pools}, "pool", "a pool of `SIZE` in BEFORE (repeatable), as in analyze: SIZE alone a database/sql, pgxpool or puddle pool, recognised by its acquire wait, which also caps the predicted throughput; or NAME:SIZE, a pool, semaphore or lock (SIZE 1) named by the frame that acquires it, for the queueing model")

@@ -57,7 +57,7 @@ func runPredict(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Var(&app, "app", "package-path `PREFIX` of your code (repeatable), as in analyze")
 	fs.StringVar(&task, "task", "", "request type `NAME` to model (default: the one with most requests)")
 	floatVar(fs.FlagSet, &clients, "clients", 0, 0, queueing.MaxExactPopulation, "closed-model clients `N` (default: estimated from the trace by Little's law, counting the requests that waited before they began where measured: the server's queue, a CPU)")
-	fs.BoolVar(&inProc, "clients-in-process", false, "the closed model's clients run in the service's own process (a benchmark's load, an httptest server): their time between requests is the process's goroutines waiting for each other and for a CPU, which the queueing model takes as the CPU's queue outside the request (docs/method.md §7, \"Clients in the process\")")
+	fs.BoolVar(&inProc, "clients-in-process", false, clientsInProcessUsage)
 	fs.BoolVar(&open, "open", false, "model an open workload: requests arrive at the trace's throughput whatever the latency (many independent users), instead of closed-loop clients")
 	floatVar(fs.FlagSet, &rate, "rate", 0, 0, 1e7, "open workload: requests arrive at `R` per second (implies --open)")
 	floatVar(fs.FlagSet, &cores, "cores", 0, 0, maxCores, "CPU cores `N` available to the service (default: GOMAXPROCS in the trace)")
@@ -341,3 +341,7 @@ func jvmPools(res *budget.Result, pools []queueing.PoolSpec) ([]queueing.PoolSpe
 	}
 	return out, nil
 }
+
+// clientsInProcessUsage is --clients-in-process's help, in analyze,
+// compare and predict.
+const clientsInProcessUsage = "the closed model's clients run in the service's own process (a benchmark's load, an httptest server): their time between requests is the process's goroutines waiting for each other and for a CPU, which the queueing model takes as the CPU's queue outside the request (docs/method.md §7, \"Clients in the process\")"
