@@ -22,6 +22,7 @@ type Analyzer struct {
 	outside   [frame.NumKinds]int64
 	procs     map[int64]tracein.Time // P → time it started running
 	procBusy  int64
+	share     procShare // the CPU samples against the Ps' running time
 	inferring bool
 	reasons   reasonKinds // kindOf's
 	seenTask  bool
@@ -405,6 +406,7 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 
 func (a *Analyzer) sample(ev *tracein.Event) {
 	a.info.CPUSamples++
+	a.share.sample(ev, a.busyNow(ev.Time))
 	g := a.gs.Get(ev.G)
 	if !a.opts.StacksOnly {
 		a.cpuSample(g, ev)

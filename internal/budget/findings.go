@@ -106,6 +106,9 @@ func findings(res *Result, a *Analyzer) []error {
 			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
 		}
 	}
+	if f := offCPUFinding(res.Info); f != nil {
+		add(f)
+	}
 	if f := a.uncountedFinding(res); f != nil {
 		add(f)
 	}
@@ -260,4 +263,18 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// offCPUFinding says, from the CPU samples, when the Ps' threads had a CPU
+// for less of the Ps' running time than RunningExcess allows, bound and
+// all (TraceInfo.ProcCPUShare): the check the process's own CPU counter
+// makes (CrossCheck), on the instrument every capture carries.
+func offCPUFinding(i TraceInfo) *Finding {
+	share, bound, ok := i.ProcCPUShare()
+	if !ok || (share+bound)*RunningExcess >= 1 {
+		return nil
+	}
+	return &Finding{Kind: FindCPUMismatch, Text: fmt.Sprintf(
+		"the CPU samples account for %.0f%% (±%.0f%%) of the time the Ps were running (%d samples): their threads were off-CPU for the rest while Go counted them running — other processes, CFS throttling, or the kernel keeping a runtime thread queued behind another on one core; running time, and a prediction that scales it, holds that wait",
+		100*share, 100*bound, i.ProcSamples)}
 }

@@ -43,8 +43,14 @@ type TraceInfo struct {
 	CPUFrameSamples int
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
-	Inferred        bool  // requests were inferred from net/http or grpc-go server goroutines
-	JVM             bool  // a JVM recording (package jfr), not a Go trace
+	// SampledBusy is Σ time Ps were running from the first CPU sample to
+	// the last; ProcSamples counts the samples after the first that a
+	// thread holding a P took, SampleThreads the threads they came from
+	// (ProcCPUShare).
+	SampledBusy                int64
+	ProcSamples, SampleThreads int
+	Inferred                   bool // requests were inferred from net/http or grpc-go server goroutines
+	JVM                        bool // a JVM recording (package jfr), not a Go trace
 	// OtherCPU is the share of the machine's hardware threads (0–1) that
 	// its other processes used over a JVM recording (jdk.CPULoad's
 	// machineTotal less the JVM's; pipeline.JFRDemands); 0 when unknown.
@@ -288,6 +294,7 @@ func (a *Analyzer) Finalize() *Result {
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.rules = a.opts.Rules
 	res.Info.ProcBusy = a.procBusy
+	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst, a.share.samples, len(a.share.threads)
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
 		_ = p

@@ -146,6 +146,10 @@ func traceJSON(res *budget.Result, in Inputs) Trace {
 	if d := i.Duration(); d > 0 && i.Procs > 0 {
 		t.ProcBusyPct = units.Round3(100 * float64(i.ProcBusy) / float64(d*int64(i.Procs)))
 	}
+	if share, bound, ok := i.ProcCPUShare(); ok {
+		share, bound = units.Round3(share), units.Round3(bound)
+		t.ProcCPUShare, t.ProcCPUShareBound = &share, &bound
+	}
 	if !i.StartWall.IsZero() {
 		t.StartWall = i.StartWall.UTC().Format("2006-01-02T15:04:05.000Z")
 	}

@@ -33,6 +33,9 @@ type Comparison struct {
 	IntervalMethod string            `json:"interval_method"`
 	Predictions    []PredictionCheck `json:"predictions"`
 	Terms          []TermDelta       `json:"terms"`
+	// Host sets the CPU each trace's Ps had per running second side by
+	// side; absent unless both traces carry enough CPU samples.
+	Host *HostCheck `json:"host,omitempty"`
 	// Warnings say why the comparison may judge nothing: two traces that
 	// share no application frame are not of the same service.
 	Warnings []string `json:"warnings,omitempty"`
@@ -169,6 +172,7 @@ func CompareSamples(before, after *Report, missPct float64, s *Samples) (*Compar
 		c.judge(&pc, p, measured, pe, s != nil)
 		c.Predictions = append(c.Predictions, pc)
 	}
+	c.Host = hostCheck(before.Trace, after.Trace)
 	c.Terms = termDeltas(b.BudgetTerms(), a.BudgetTerms(), b.CPU, a.CPU)
 	if w := unrelated(b.BudgetTerms(), a.BudgetTerms()); w != "" {
 		c.Warnings = append(c.Warnings, w)
@@ -326,6 +330,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		c.group, c.Before.Count, c.Before.Mean.Ms(), c.Before.P99.Ms(), c.Before.RPS, c.After.Count, c.After.Mean.Ms(), c.After.P99.Ms(), c.After.RPS)
 	for _, w := range c.Warnings {
 		ew.printf("warning: %s\n", w)
+	}
+	if t := c.Host.text(); t != "" {
+		ew.printf("host: %s\n", t)
 	}
 	if len(c.Predictions) == 0 {
 		ew.printf("no predictions given (--what-if SPEC): only the term deltas follow\n")

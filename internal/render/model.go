@@ -84,16 +84,22 @@ type Report struct {
 
 // Trace describes the input.
 type Trace struct {
-	File            string   `json:"file"`
-	Duration        Duration `json:"duration_ms"`
-	Records         int64    `json:"records"`
-	Generations     int      `json:"generations"`
-	Goroutines      int      `json:"goroutines"`
-	GOMAXPROCS      int      `json:"gomaxprocs"`
-	ProcBusyPct     float64  `json:"proc_busy_pct"`
-	CPUSamples      int      `json:"cpu_samples"`
-	Tasks           int      `json:"tasks"`
-	ExcludedUntyped int      `json:"excluded_untyped"`
+	File        string   `json:"file"`
+	Duration    Duration `json:"duration_ms"`
+	Records     int64    `json:"records"`
+	Generations int      `json:"generations"`
+	Goroutines  int      `json:"goroutines"`
+	GOMAXPROCS  int      `json:"gomaxprocs"`
+	ProcBusyPct float64  `json:"proc_busy_pct"`
+	// ProcCPUShare is the CPU the Ps' threads had per second of the Ps'
+	// running time, from the CPU samples, and ProcCPUShareBound how far it
+	// may be off (budget.TraceInfo.ProcCPUShare); absent without enough
+	// samples.
+	ProcCPUShare      *float64 `json:"proc_cpu_share,omitempty"`
+	ProcCPUShareBound *float64 `json:"proc_cpu_share_bound,omitempty"`
+	CPUSamples        int      `json:"cpu_samples"`
+	Tasks             int      `json:"tasks"`
+	ExcludedUntyped   int      `json:"excluded_untyped"`
 	// OrphanTasks are tasks excluded as pieces of requests the trace cut
 	// (their parent task began before it); ExcludedUnrouted requests open
 	// at its end whose route (a latscope.route log) was not logged yet.
