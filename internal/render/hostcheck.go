@@ -22,8 +22,8 @@ type HostCheck struct {
 	// together. RunningPct is how much longer (negative: shorter) the Ps
 	// ran per second of CPU in the second trace, Before / After − 1 in
 	// percent: how much longer the same CPU work may run there for the
-	// host alone (a request's own running time moved less than the Ps' in
-	// two of the corpus's pairs: docs/accuracy.md).
+	// host alone — "may": a request's own running time can move less than
+	// the Ps' (docs/method.md §6, "Running above CPU").
 	Differs    bool    `json:"differs"`
 	RunningPct float64 `json:"running_change_pct"`
 }
