@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,26 +21,17 @@ import (
 // slowTraceParent marks the one slow request of TestSlowRequestSnapshot.
 const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01"
 
-// The slow request sleeps slowSleep; the flight recorder's trigger is
-// slowThreshold. The service's other requests take 0.2 ms of CPU; beside
-// two spinning processes the slowest seen took 240 ms, so the trigger sits
-// 2.5× above that and the sleep above the trigger.
-const (
-	slowThreshold = 600 * time.Millisecond
-	slowSleep     = 800 * time.Millisecond
-)
-
 // TestSlowRequestSnapshot runs a real service with the agent, drives it with
 // the load generator, makes one request slow, and finds exactly that
 // request in the snapshot the flight recorder wrote.
 func TestSlowRequestSnapshot(t *testing.T) {
 	tier.Timing(t)
-	a, snaps := recorderAgent(t, slowThreshold, time.Minute)
+	a, snaps := recorderAgent(t, 150*time.Millisecond, time.Minute)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
 		agenttest.Burn(200 * time.Microsecond)
 		if r.URL.Query().Has("slow") {
-			time.Sleep(slowSleep)
+			time.Sleep(300 * time.Millisecond)
 		}
 		w.Write([]byte("ok\n"))
 	})
@@ -95,15 +85,15 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	}
 	var slow []int64
 	for _, l := range g.Latencies {
-		if l > int64(slowThreshold) {
+		if l > int64(150*time.Millisecond) {
 			slow = append(slow, l)
 		}
 	}
 	if len(slow) != 1 {
-		t.Fatalf("%d requests over %v in the snapshot, want exactly the slow one: %v", len(slow), slowThreshold, slow)
+		t.Fatalf("%d requests over 150 ms in the snapshot, want exactly the slow one: %v", len(slow), slow)
 	}
-	if max := time.Duration(g.Latency.Max); max < slowSleep || max > slowLatency {
-		t.Errorf("slowest request %v, want ≥ %v (the sleep) and ≤ %v (as the client saw it)", max, slowSleep, slowLatency)
+	if max := time.Duration(g.Latency.Max); max < 300*time.Millisecond || max > slowLatency {
+		t.Errorf("slowest request %v, want ≥ 300 ms (the sleep) and ≤ %v (as the client saw it)", max, slowLatency)
 	}
 	t.Logf("snapshot %s: %d GET /work requests, slowest %v (client saw %v)", path, g.Count, time.Duration(g.Latency.Max), slowLatency)
 	checkSnapshotLogs(t, path)
@@ -118,7 +108,7 @@ func checkSnapshotLogs(t *testing.T, path string) {
 		t.Fatalf("%d %s logs, want 1", len(slow), tracelog.Slow)
 	}
 	want := `route="GET /work" latency_ns=`
-	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, fmt.Sprintf("threshold_ns=%d ", slowThreshold.Nanoseconds())) {
+	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "threshold_ns=150000000 ") {
 		t.Errorf("slow log %q, want it to start %q and name the threshold", msg, want)
 	}
 	tp, err := tracelog.ParseTraceParent(slow[0].Message[strings.Index(slow[0].Message, "traceparent=")+len("traceparent="):])
