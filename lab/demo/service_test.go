@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,9 +84,13 @@ func fetch(url string) (int, string, error) {
 //
 // Latency bounds: the upstream sleeps 100 ms and pg_sleep 50 ms, so a serial
 // request cannot take less than 150 ms and an overlapped one less than
-// 100 ms; these lower bounds follow from the design. The upper bound of
-// 400 ms only catches a broken shape (say, segments run twice): the expected
-// ~153 ms leaves room for a loaded 2-core machine with tracing on.
+// 100 ms; these lower bounds follow from the design, so every request is
+// held to them. The upper bound of 400 ms only catches a broken shape (say,
+// segments run twice): the expected ~153 ms leaves room for a loaded 2-core
+// machine with tracing on. A broken shape moves every request, while one
+// request may wait past any bound for a CPU on a busy host (the timing tier
+// shares its two cores with vet and the fuzz targets), so the bound holds
+// the median request (3 of the 4), and a request over it is logged.
 func TestModes(t *testing.T) {
 	tier.Timing(t)
 	upURL, dbURL := deps(t)
@@ -106,15 +111,30 @@ func TestModes(t *testing.T) {
 			if mode == ModeSerial {
 				floor = 150 * time.Millisecond
 			}
+			const ceiling = 400 * time.Millisecond
 			for i, d := range latencies {
-				if d < floor || d > 400*time.Millisecond {
-					t.Errorf("request %d took %v, want within [%v, 400ms]", i, d, floor)
+				if d < floor {
+					t.Errorf("request %d took %v, want at least %v", i, d, floor)
 				}
+				if d > ceiling {
+					t.Logf("request %d took %v, over %v", i, d, ceiling)
+				}
+			}
+			if m := median(latencies); m > ceiling {
+				t.Errorf("median request %v of %v, want at most %v: a broken shape", m, latencies, ceiling)
 			}
 			checkRequests(t, mode, tr, n)
 			t.Logf("%s: latencies %v, cpu_iters %d", mode, latencies, perMS)
 		})
 	}
+}
+
+// median is the median of d, the upper one of an even count: with 4
+// requests the third fastest, so at most it means 3 of the 4.
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // tracedRequests makes n sequential requests with runtime/trace recording.

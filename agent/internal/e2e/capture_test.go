@@ -56,9 +56,9 @@ func (h *handlerLog) within(from, to time.Time) (n int, mean time.Duration) {
 // profile requests became requests of the service, +8.6 ms on one mean,
 // and set off a snapshot of themselves). The capture's trace must hold
 // the service's route only, with no request as long as the capture's own,
-// and the recorder must stay silent through the capture although its
-// requests last far beyond the trigger; a slow request of the service's
-// afterwards sets it off exactly once (the control). The capture's own
+// and the capture's requests must not set the recorder off although they
+// last far beyond the trigger (checkCaptureSnapshot); a slow request of the
+// service's afterwards sets it off exactly once (the control). The capture's own
 // /metrics read, which the service here answers 404, is left out too by
 // its User-Agent (tracelog.CaptureUserAgent): the trace has held it as a
 // "(no route)" request when it ended just before the trace began. Truth:
@@ -119,7 +119,7 @@ func TestCaptureAgentPprof(t *testing.T) {
 	}
 	select {
 	case p := <-snaps:
-		t.Errorf("snapshot %s during the capture: its own %v trace and profile requests set off the recorder", p, to.Sub(from))
+		checkCaptureSnapshot(t, p, threshold, to.Sub(from))
 	default:
 	}
 
@@ -162,4 +162,34 @@ func TestCaptureAgentPprof(t *testing.T) {
 		t.Errorf("a second snapshot %s: one request was slow", p)
 	case <-time.After(200 * time.Millisecond):
 	}
+}
+
+// checkCaptureSnapshot judges a snapshot the recorder wrote during the
+// capture, which lasted took. The capture's own trace and profile requests
+// must not have set it off: its trace holds no request but the service's
+// GET /work. A GET /work request over the trigger sets it off rightly:
+// the service's requests take about 6 ms, but on a busy host (this test
+// runs beside the fast tier, on two cores) one of them now and then waits
+// for a CPU for hundreds of milliseconds (219 ms was seen with a burner
+// per core), so such a snapshot is logged, not failed. A snapshot with
+// neither is unexplained, and fails.
+func checkCaptureSnapshot(t *testing.T, path string, threshold, took time.Duration) {
+	t.Helper()
+	res, err := fixture.AnalyzeFile(path, budget.DefaultOptions)
+	if err != nil {
+		t.Fatalf("snapshot %s during the capture: %v", path, err)
+	}
+	var slowest time.Duration
+	for _, g := range res.Groups {
+		if g.Name != "GET /work" {
+			t.Errorf("snapshot %s during the capture holds %q (%d requests, longest %v): the capture's own %v trace and profile requests set off the recorder", path, g.Name, g.Count, time.Duration(g.Latency.Max), took)
+			continue
+		}
+		slowest = max(slowest, time.Duration(g.Latency.Max))
+	}
+	if slowest <= threshold {
+		t.Errorf("snapshot %s during the capture, and no GET /work request in it over the %v trigger (longest %v): what set it off?", path, threshold, slowest)
+		return
+	}
+	t.Logf("snapshot %s during the capture, set off by a GET /work request of %v (the trigger %v), none of the capture's own: the service waited for a CPU", path, slowest, threshold)
 }

@@ -153,7 +153,8 @@ type rpcTime struct {
 // warm-up, and analyses the trace as `latscope analyze` does: each method
 // is a group whose count is the RPCs the clients completed in the trace's
 // window (±1 %), and the step each handler waits in is a term within 5 % of
-// its own timer in that window (and near its configured cost).
+// its own timer in that window, less at most the requests' wait for a CPU
+// (sleepTermOK; and near its configured cost).
 func TestGRPCInterceptorsBudget(t *testing.T) {
 	tier.Timing(t)
 	a, err := agent.New(agent.Options{NoRecorder: true, ProbeEvery: -1, Dir: t.TempDir()})
@@ -288,8 +289,8 @@ func TestGRPCInterceptorsBudget(t *testing.T) {
 		dev := float64(got-timer) / float64(timer)
 		t.Logf("%s: %d requests (clients completed %d in the window; client mean %.2f ms, p50 %.2f ms, server mean %.2f ms); %s %.3f ms per request on the critical path, its timer %.3f ms (%d calls), configured %v: %+.1f %%",
 			st.method, g.Count, want, meanOf(lat[st.method]), pct(lat[st.method], 0.5), g.Latency.Mean/1e6, st.frame, float64(got)/1e6, float64(timer)/1e6, n, st.configured, 100*dev)
-		if math.Abs(dev) > 0.05 {
-			t.Errorf("%s: term %s %.3f ms per request, its timer %.3f ms: off by %+.1f %% (want within 5 %%)", st.method, st.frame, float64(got)/1e6, float64(timer)/1e6, 100*dev)
+		if runnable := runnablePer(g); !sleepTermOK(got, timer, runnable) {
+			t.Errorf("%s: term %s %.3f ms per request, its timer %.3f ms: off by %+.1f %% (want within 5 %%, less at most the %.3f ms per request waiting for a CPU)", st.method, st.frame, float64(got)/1e6, float64(timer)/1e6, 100*dev, float64(runnable)/1e6)
 		}
 		if g.Transport != nil {
 			t.Logf("%s: transport outside the request: before %.3f ms (%d), after %.3f ms (%d)", st.method, g.Transport.Before/1e6, g.Transport.BeforeN, g.Transport.After/1e6, g.Transport.AfterN)
@@ -299,6 +300,30 @@ func TestGRPCInterceptorsBudget(t *testing.T) {
 		t.Logf("finding: %v", w)
 	}
 	checkRequestLogs(t, path, completed[e2eGet]+completed[e2eList])
+}
+
+// sleepTermOK reports whether a sleep term's time on the critical path per
+// request, got, agrees with the service's timer around the sleeps, timer
+// per request: within 5 % of it, less at most runnable, the requests' mean
+// wait for a CPU (runnablePer). The timer runs from before the sleep until
+// its goroutine runs again, so it also holds the wait for a CPU after the
+// wake-up, which the analysis counts in the group's runnable time, not in
+// the frame's sleep term: on a busy host that wait is not small (with two
+// CPU burners, TestOTelBridge's 3 ms sleeps saw 4.77 ms on the timer and
+// 4.16 ms in the term, -12.7 %). A term that lost or gained part of the
+// sleep moves past both bounds whatever the host.
+func sleepTermOK(got, timer, runnable time.Duration) bool {
+	tol := timer / 20
+	return got <= timer+tol && got >= timer-runnable-tol
+}
+
+// runnablePer is g's time runnable (waiting for a CPU) on the critical
+// path, per request.
+func runnablePer(g *budget.Group) time.Duration {
+	if g.Count == 0 {
+		return 0
+	}
+	return time.Duration(g.Runnable.Critical / int64(g.Count))
 }
 
 // checkRequestLogs checks that every request of a trace carries its

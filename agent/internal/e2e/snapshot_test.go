@@ -22,11 +22,13 @@ import (
 const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01"
 
 // TestSlowRequestSnapshot runs a real service with the agent, drives it with
-// the load generator, makes one request slow, and finds exactly that
-// request in the snapshot the flight recorder wrote.
+// the load generator, makes one request slow, and finds that request in
+// the snapshot the flight recorder wrote, slow as the client saw it; any
+// other request over the trigger in it is one the clients saw as slow too.
 func TestSlowRequestSnapshot(t *testing.T) {
 	tier.Timing(t)
-	a, snaps := recorderAgent(t, 150*time.Millisecond, time.Minute)
+	const trigger = 150 * time.Millisecond
+	a, snaps := recorderAgent(t, trigger, time.Minute)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
 		agenttest.Burn(200 * time.Microsecond)
@@ -42,12 +44,16 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	defer cancel()
 	load := make(chan error, 1)
 	var served int
+	var clientSlow []time.Duration // load requests over the trigger, as their clients saw them
 	go func() {
 		o := loadgen.DefaultOptions
 		o.URL, o.Clients, o.Duration, o.Warmup = srv.URL+"/work", 4, 1500*time.Millisecond, 0
 		load <- loadgen.Run(ctx, o, func(r loadgen.Result) {
 			if r.Error == "" {
 				served++
+			}
+			if d := r.End().Sub(r.Start); d > trigger {
+				clientSlow = append(clientSlow, d)
 			}
 		})
 	}()
@@ -83,17 +89,25 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	if g.Count < 10 {
 		t.Errorf("the snapshot holds %d GET /work requests, want the load around the slow one too", g.Count)
 	}
+	// The load's requests burn 200 µs, but on a busy host one may wait for
+	// a CPU past the trigger now and then. A request's time in the trace
+	// lies within its client's, so the snapshot holds at most as many of
+	// them over the trigger as their clients saw: any more, and the
+	// analysis made requests longer than they were.
 	var slow []int64
 	for _, l := range g.Latencies {
-		if l > int64(150*time.Millisecond) {
+		if l > int64(trigger) {
 			slow = append(slow, l)
 		}
 	}
-	if len(slow) != 1 {
-		t.Fatalf("%d requests over 150 ms in the snapshot, want exactly the slow one: %v", len(slow), slow)
+	if len(slow) == 0 || len(slow)-1 > len(clientSlow) {
+		t.Fatalf("%d requests over %v in the snapshot %v, want the slow one and at most the %d load requests their clients saw over it %v", len(slow), trigger, slow, len(clientSlow), clientSlow)
+	}
+	if len(clientSlow) > 0 {
+		t.Logf("the clients saw %d load requests over %v: %v; the snapshot holds %d requests over it", len(clientSlow), trigger, clientSlow, len(slow))
 	}
 	if max := time.Duration(g.Latency.Max); max < 300*time.Millisecond || max > slowLatency {
-		t.Errorf("slowest request %v, want ≥ 300 ms (the sleep) and ≤ %v (as the client saw it)", max, slowLatency)
+		t.Errorf("slowest request %v, want ≥ 300 ms (the sleep) and ≤ %v (as the client saw it); the clients saw %d load requests over %v, each of which may have set off the one snapshot the minute allows: %v", max, slowLatency, len(clientSlow), trigger, clientSlow)
 	}
 	t.Logf("snapshot %s: %d GET /work requests, slowest %v (client saw %v)", path, g.Count, time.Duration(g.Latency.Max), slowLatency)
 	checkSnapshotLogs(t, path)

@@ -21,14 +21,15 @@ const childEnv = "PROCLIFE_TEST_CHILD"
 
 // TestMain makes the test binary, with childEnv set, a parent that starts
 // `sleep 60` with proclife.Start from a goroutine locked to its OS thread
-// which then exits (so that thread ends), prints the sleep's PID, and waits
-// to be killed.
+// which then exits (so that thread ends), waits until that thread is gone
+// from /proc/self/task, prints the sleep's PID, and waits to be killed.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "" {
 		os.Exit(m.Run())
 	}
 	runtime.LockOSThread() // keep the main thread, which never exits, to main: the goroutine below gets another
-	pids := make(chan int)
+	type started struct{ pid, tid int }
+	ch := make(chan started)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 		cmd := exec.Command("sleep", "60")
@@ -36,10 +37,23 @@ func TestMain(m *testing.M) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		pids <- cmd.Process.Pid
+		ch <- started{cmd.Process.Pid, syscall.Gettid()}
 	}()
-	pid := <-pids
-	time.Sleep(200 * time.Millisecond) // the locked thread is gone by now
+	s := <-ch
+	// The thread's end is waited for, not slept for: on a busy host a
+	// fixed sleep may print the PID while the thread still runs, and the
+	// test would then not test what it says.
+	task := fmt.Sprintf("/proc/self/task/%d", s.tid)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(task); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			fmt.Println("error: the locked thread", s.tid, "still runs 30 s after its goroutine ended")
+			os.Exit(1)
+		}
+	}
+	pid := s.pid
 	fmt.Println(pid)
 	time.Sleep(time.Minute)
 	os.Exit(1)

@@ -45,10 +45,18 @@ func TestLabBurstServe(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("no listening line on stdout")
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The counters are read once a batch has run (one is due every 10 ms),
+	// waited for rather than slept for: on a busy host the first batch may
+	// come later than any fixed sleep.
 	var st burst.Stats
-	if err := json.Unmarshal(labBurstGet(t, "http://"+addr+"/stats"), &st); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st = burst.Stats{}
+		if err := json.Unmarshal(labBurstGet(t, "http://"+addr+"/stats"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Batches > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if st.Mode != burst.Fixed || st.GOMAXPROCS != 8 || st.Workers != 2 || st.Events == 0 || st.Batches == 0 {
 		t.Errorf("stats %+v: want mode fixed, GOMAXPROCS 8, 2 workers, events and batches counted", st)
