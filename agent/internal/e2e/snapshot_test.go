@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,13 +28,17 @@ const slowTraceParent = "00-5105105105105105105105105105105a-00f067aa0ba902b7-01
 // other request over the trigger in it is one the clients saw as slow too.
 func TestSlowRequestSnapshot(t *testing.T) {
 	tier.Timing(t)
-	const trigger = 150 * time.Millisecond
+	// The load's requests take 0.2 ms of CPU; on a busy host one took
+	// 240 ms, which set a 150 ms trigger off before the slow request and
+	// took the minute's one snapshot. The trigger sits 2.5× above that,
+	// the slow request's sleep above the trigger.
+	const trigger, sleep = 600 * time.Millisecond, 800 * time.Millisecond
 	a, snaps := recorderAgent(t, trigger, time.Minute)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /work", func(w http.ResponseWriter, r *http.Request) {
 		agenttest.Burn(200 * time.Microsecond)
 		if r.URL.Query().Has("slow") {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(sleep)
 		}
 		w.Write([]byte("ok\n"))
 	})
@@ -106,23 +111,23 @@ func TestSlowRequestSnapshot(t *testing.T) {
 	if len(clientSlow) > 0 {
 		t.Logf("the clients saw %d load requests over %v: %v; the snapshot holds %d requests over it", len(clientSlow), trigger, clientSlow, len(slow))
 	}
-	if max := time.Duration(g.Latency.Max); max < 300*time.Millisecond || max > slowLatency {
-		t.Errorf("slowest request %v, want ≥ 300 ms (the sleep) and ≤ %v (as the client saw it); the clients saw %d load requests over %v, each of which may have set off the one snapshot the minute allows: %v", max, slowLatency, len(clientSlow), trigger, clientSlow)
+	if max := time.Duration(g.Latency.Max); max < sleep || max > slowLatency {
+		t.Errorf("slowest request %v, want ≥ %v (the sleep) and ≤ %v (as the client saw it); the clients saw %d load requests over %v, each of which may have set off the one snapshot the minute allows: %v", max, sleep, slowLatency, len(clientSlow), trigger, clientSlow)
 	}
 	t.Logf("snapshot %s: %d GET /work requests, slowest %v (client saw %v)", path, g.Count, time.Duration(g.Latency.Max), slowLatency)
-	checkSnapshotLogs(t, path)
+	checkSnapshotLogs(t, path, trigger)
 }
 
 // checkSnapshotLogs checks the slow request's log and the CPU and host
 // samples of a snapshot.
-func checkSnapshotLogs(t *testing.T, path string) {
+func checkSnapshotLogs(t *testing.T, path string, trigger time.Duration) {
 	evs := agenttest.FileEvents(t, path)
 	slow := agenttest.Logs(evs, tracelog.Slow)
 	if len(slow) != 1 {
 		t.Fatalf("%d %s logs, want 1", len(slow), tracelog.Slow)
 	}
 	want := `route="GET /work" latency_ns=`
-	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "threshold_ns=150000000 ") {
+	if msg := slow[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, fmt.Sprintf("threshold_ns=%d ", trigger.Nanoseconds())) {
 		t.Errorf("slow log %q, want it to start %q and name the threshold", msg, want)
 	}
 	tp, err := tracelog.ParseTraceParent(slow[0].Message[strings.Index(slow[0].Message, "traceparent=")+len("traceparent="):])
