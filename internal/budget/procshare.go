@@ -10,22 +10,66 @@ const MinShareSpan = 50 * CPUSamplePeriod
 
 // procShare measures, from the CPU samples, the CPU the Ps' threads had
 // while Go counted the Ps running (TraceInfo.ProcCPUShare): the Ps'
-// running time from the first sample to the last, the samples after the
-// first that a thread holding a P took, and the threads they came from.
+// running time from the first sample to the last, less the time a P's
+// goroutine sat in a system call (syscalls), the samples after the first
+// that a thread holding a P took outside one, and the threads they came
+// from.
 type procShare struct {
 	first, last         tracein.Time
 	busyFirst, busyLast int64
 	samples             int
 	threads             map[int64]struct{}
+	syscalls            procSyscalls
+}
+
+// procSyscalls is the time Ps were held by a goroutine in a system call: a
+// P stays running in the trace while its goroutine is in one, until the
+// call returns or another thread takes the P, though the thread is off
+// the CPU by its own doing (a sleep, a blocking read, a cgo call), not
+// waiting for one.
+type procSyscalls struct {
+	open map[int64]tracein.Time // P → when its goroutine entered the call
+	held int64                  // Σ closed
+}
+
+// goState books a goroutine's transition into or out of a system call.
+func (s *procSyscalls) goState(ev *tracein.Event, running bool) {
+	switch {
+	case ev.From == tracein.Running && ev.To == tracein.Syscall && ev.Proc >= 0 && running:
+		if s.open == nil {
+			s.open = map[int64]tracein.Time{}
+		}
+		s.open[ev.Proc] = ev.Time
+	case ev.From == tracein.Syscall && ev.To != tracein.Syscall:
+		s.release(ev.Proc, ev.Time)
+	}
+}
+
+// release ends P's hold by a system call at t, if it had one.
+func (s *procSyscalls) release(p int64, t tracein.Time) {
+	if start, ok := s.open[p]; ok {
+		s.held += int64(t - start)
+		delete(s.open, p)
+	}
+}
+
+// heldNow is the time Ps were held by system calls up to t.
+func (s *procSyscalls) heldNow(t tracein.Time) int64 {
+	held := s.held
+	for _, start := range s.open {
+		held += int64(t - start)
+	}
+	return held
 }
 
 // sample books a CPU sample at ev.Time: busy is the Ps' running time up
-// to then.
-func (s *procShare) sample(ev *tracein.Event, busy int64) {
+// to then, less their system calls'; inCall says the sample's goroutine
+// was in a system call, whose time busy leaves out.
+func (s *procShare) sample(ev *tracein.Event, busy int64, inCall bool) {
 	if s.threads == nil {
 		s.threads = map[int64]struct{}{}
 		s.first, s.busyFirst = ev.Time, busy
-	} else if ev.Proc >= 0 {
+	} else if ev.Proc >= 0 && !inCall {
 		s.samples++
 		s.threads[ev.Thread] = struct{}{}
 	}
@@ -42,9 +86,14 @@ func (a *Analyzer) busyNow(t tracein.Time) int64 {
 	return busy
 }
 
+// shareBusy is busyNow less the time system calls held the Ps.
+func (a *Analyzer) shareBusy(t tracein.Time) int64 {
+	return a.busyNow(t) - a.share.syscalls.heldNow(t)
+}
+
 // ProcCPUShare is the CPU the Ps' threads had per second Go counted the Ps
-// running, from the CPU samples (docs/method.md §6, "Running above CPU"):
-// ProcSamples × CPUSamplePeriod / SampledBusy. Below 1 the threads waited
+// running, outside system calls, from the CPU samples (docs/method.md §6,
+// "Running above CPU"): ProcSamples × CPUSamplePeriod / SampledBusy. Below 1 the threads waited
 // for a CPU while their Ps ran — other processes, CFS throttling, or the
 // kernel keeping a runtime thread queued behind another on one core — and
 // running time holds that wait. bound is how far the share may be off:

@@ -44,9 +44,10 @@ type TraceInfo struct {
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
 	// SampledBusy is Σ time Ps were running from the first CPU sample to
-	// the last; ProcSamples counts the samples after the first that a
-	// thread holding a P took, SampleThreads the threads they came from
-	// (ProcCPUShare).
+	// the last, less the time a goroutine in a system call held them;
+	// ProcSamples counts the samples after the first that a thread holding
+	// a P took outside a system call, SampleThreads the threads they came
+	// from (ProcCPUShare).
 	SampledBusy                int64
 	ProcSamples, SampleThreads int
 	Inferred                   bool // requests were inferred from net/http or grpc-go server goroutines
