@@ -1,12 +1,31 @@
 package budget
 
-import "github.com/latscope/latscope/internal/tracein"
+import (
+	"time"
+
+	"github.com/latscope/latscope/internal/tracein"
+)
 
 // MinShareSpan is the least P running time between the first and the last
 // CPU sample for which ProcCPUShare gives a share: 50 sample periods, so
 // that the per-thread timers' loss at the two ends (SampleThreads periods
 // at most) stays a small part of it on a trace of a few threads.
 const MinShareSpan = 50 * CPUSamplePeriod
+
+// ProfileGap and GapBusy find where a CPU profile stopped and started
+// again inside the trace: two consecutive CPU samples more than
+// ProfileGap apart while the Ps ran more than GapBusy (outside system
+// calls) between them. ProcCPUShare leaves such a stretch out, as it
+// leaves out the trace before the first sample and after the last. A
+// thread that wants a CPU is not kept off one that long by CFS throttling
+// (whose period is at most a second) or by other processes' share, and
+// GapBusy is twenty periods of samples the Ps would have given at full
+// share; a process stopped (SIGSTOP, a frozen cgroup) for longer than
+// ProfileGap is left out the same way.
+const (
+	ProfileGap = time.Second
+	GapBusy    = 20 * CPUSamplePeriod
+)
 
 // procShare measures, from the CPU samples, the CPU the Ps' threads had
 // while Go counted the Ps running (TraceInfo.ProcCPUShare): the Ps'
@@ -20,6 +39,8 @@ type procShare struct {
 	samples             int
 	threads             map[int64]struct{}
 	syscalls            procSyscalls
+	gaps                int   // stretches without samples (ProfileGap)
+	gapBusy             int64 // their running time
 }
 
 // procSyscalls is the time Ps were held by a goroutine in a system call: a
@@ -66,10 +87,14 @@ func (s *procSyscalls) heldNow(t tracein.Time) int64 {
 // to then, less their system calls'; inCall says the sample's goroutine
 // was in a system call, whose time busy leaves out.
 func (s *procShare) sample(ev *tracein.Event, busy int64, inCall bool) {
-	if s.threads == nil {
+	switch {
+	case s.threads == nil:
 		s.threads = map[int64]struct{}{}
 		s.first, s.busyFirst = ev.Time, busy
-	} else if ev.Proc >= 0 && !inCall {
+	case time.Duration(ev.Time-s.last) > ProfileGap && time.Duration(busy-s.busyLast) > GapBusy:
+		s.gaps++ // the profiler was off: this sample starts a stretch, as the first did
+		s.gapBusy += busy - s.busyLast
+	case ev.Proc >= 0 && !inCall:
 		s.samples++
 		s.threads[ev.Thread] = struct{}{}
 	}
@@ -100,12 +125,12 @@ func (a *Analyzer) shareBusy(t tracein.Time) int64 {
 // each thread's profiling timer fires once per period of its own CPU, so
 // its count misses less than a period at each end of the span, at most
 // SampleThreads periods in all (a sample's period may fall partly outside
-// it too). ok is false without MinShareSpan of sampled running time: no
+// it too), and as much again at each gap left out (ProfileGap). ok is false without MinShareSpan of sampled running time: no
 // CPU profile ran, or too briefly.
 func (i TraceInfo) ProcCPUShare() (share, bound float64, ok bool) {
 	if i.SampledBusy < int64(MinShareSpan) || i.ProcSamples == 0 {
 		return 0, 0, false
 	}
 	per := float64(CPUSamplePeriod) / float64(i.SampledBusy)
-	return float64(i.ProcSamples) * per, float64(i.SampleThreads) * per, true
+	return float64(i.ProcSamples) * per, float64(i.SampleThreads*(1+i.SampleGaps)) * per, true
 }

@@ -50,8 +50,12 @@ type TraceInfo struct {
 	// from (ProcCPUShare).
 	SampledBusy                int64
 	ProcSamples, SampleThreads int
-	Inferred                   bool // requests were inferred from net/http or grpc-go server goroutines
-	JVM                        bool // a JVM recording (package jfr), not a Go trace
+	// SampleGaps counts the stretches left out of SampledBusy where the
+	// samples stopped while the Ps ran on: a profiler stopped and started
+	// again (ProfileGap).
+	SampleGaps int
+	Inferred   bool // requests were inferred from net/http or grpc-go server goroutines
+	JVM        bool // a JVM recording (package jfr), not a Go trace
 	// OtherCPU is the share of the machine's hardware threads (0–1) that
 	// its other processes used over a JVM recording (jdk.CPULoad's
 	// machineTotal less the JVM's; pipeline.JFRDemands); 0 when unknown.
@@ -295,7 +299,8 @@ func (a *Analyzer) Finalize() *Result {
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.rules = a.opts.Rules
 	res.Info.ProcBusy = a.procBusy
-	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst, a.share.samples, len(a.share.threads)
+	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst-a.share.gapBusy, a.share.samples, len(a.share.threads)
+	res.Info.SampleGaps = a.share.gaps
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
 		_ = p
