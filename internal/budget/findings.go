@@ -275,6 +275,6 @@ func offCPUFinding(i TraceInfo) *Finding {
 		return nil
 	}
 	return &Finding{Kind: FindCPUMismatch, Text: fmt.Sprintf(
-		"the CPU samples account for %.0f%% (±%.0f%%) of the time the Ps were running outside system calls (%d samples): their threads were off-CPU for the rest while Go counted them running — other processes, CFS throttling, or the kernel keeping a runtime thread queued behind another on one core; running time, and a prediction that scales it, holds that wait",
-		100*share, 100*bound, i.ProcSamples)}
+		"the CPU samples account for %.0f%% (±%.0f%%) of the time the Ps were running outside system calls (%d samples): their threads were off-CPU for the rest while Go counted them running — other processes, CFS throttling, more Ps than the CPUs the process may use (GOMAXPROCS %d), or the kernel keeping a runtime thread queued behind another on one core; running time, and a prediction that scales it, holds that wait",
+		100*share, 100*bound, i.ProcSamples, i.Procs)}
 }

@@ -118,15 +118,17 @@ func (a *Analyzer) shareBusy(t tracein.Time) int64 {
 
 // ProcCPUShare is the CPU the Ps' threads had per second Go counted the Ps
 // running, outside system calls, from the CPU samples (docs/method.md §6,
-// "Running above CPU"): ProcSamples × CPUSamplePeriod / SampledBusy. Below 1 the threads waited
-// for a CPU while their Ps ran — other processes, CFS throttling, or the
-// kernel keeping a runtime thread queued behind another on one core — and
-// running time holds that wait. bound is how far the share may be off:
-// each thread's profiling timer fires once per period of its own CPU, so
-// its count misses less than a period at each end of the span, at most
+// "Running above CPU"): ProcSamples × CPUSamplePeriod / SampledBusy. Below
+// 1 the threads waited for a CPU while their Ps ran — other processes, CFS
+// throttling, more Ps than the CPUs the process may use, or the kernel
+// keeping a runtime thread queued behind another on one core — and running
+// time holds that wait. bound is how far the share may be off: each
+// thread's profiling timer fires once per period of its own CPU, so its
+// count misses less than a period at each end of the span, at most
 // SampleThreads periods in all (a sample's period may fall partly outside
-// it too), and as much again at each gap left out (ProfileGap). ok is false without MinShareSpan of sampled running time: no
-// CPU profile ran, or too briefly.
+// it too), and as much again at each gap left out (ProfileGap). ok is
+// false without MinShareSpan of sampled running time: no CPU profile ran,
+// or too briefly.
 func (i TraceInfo) ProcCPUShare() (share, bound float64, ok bool) {
 	if i.SampledBusy < int64(MinShareSpan) || i.ProcSamples == 0 {
 		return 0, 0, false
