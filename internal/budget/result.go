@@ -43,6 +43,10 @@ type TraceInfo struct {
 	CPUFrameSamples int
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
+	// SyscallHeld is the part of ProcBusy a goroutine in a system call
+	// held its P: its thread off the CPU by its own doing, the P handed on
+	// once other goroutines want it (procSyscalls).
+	SyscallHeld int64
 	// SampledBusy is Σ time Ps were running from the first CPU sample to
 	// the last, less the time a goroutine in a system call held them;
 	// ProcSamples counts the samples after the first that a thread holding
@@ -301,6 +305,7 @@ func (a *Analyzer) Finalize() *Result {
 	res.Info.ProcBusy = a.procBusy
 	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst-a.share.gapBusy, a.share.samples, len(a.share.threads)
 	res.Info.SampleGaps = a.share.gaps
+	res.Info.SyscallHeld = a.share.syscalls.heldNow(a.info.End)
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
 		_ = p
