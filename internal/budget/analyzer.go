@@ -177,6 +177,10 @@ func (a *Analyzer) g(id tracein.GoID) *gstate {
 }
 
 func (a *Analyzer) goState(ev *tracein.Event) {
+	if ev.From == tracein.Syscall || ev.To == tracein.Syscall {
+		_, running := a.procs[ev.Proc]
+		a.share.syscalls.goState(ev, running)
+	}
 	if ev.From == ev.To {
 		return // a status restated at a generation boundary
 	}
@@ -406,8 +410,8 @@ func (a *Analyzer) borrow(r *reqState, w *gstate, lb, ub tracein.Time, depth int
 
 func (a *Analyzer) sample(ev *tracein.Event) {
 	a.info.CPUSamples++
-	a.share.sample(ev, a.busyNow(ev.Time))
 	g := a.gs.Get(ev.G)
+	a.share.sample(ev, a.shareBusy(ev.Time), g != nil && g.state == tracein.Syscall)
 	if !a.opts.StacksOnly {
 		a.cpuSample(g, ev)
 	}
@@ -434,6 +438,7 @@ func (a *Analyzer) procState(ev *tracein.Event) {
 		a.procs[ev.Proc] = ev.Time
 		return
 	}
+	a.share.syscalls.release(ev.Proc, ev.Time) // the P taken from a goroutine in a system call
 	if start, ok := a.procs[ev.Proc]; ok {
 		a.procBusy += int64(ev.Time - start)
 		delete(a.procs, ev.Proc)

@@ -58,12 +58,12 @@ func saturation(res *Result, c Counter) *Finding {
 		cores = procs
 	}
 	used := float64(c.CPU) / (d * cores)
-	busy := float64(res.Info.ProcBusy) / (d * procs)
+	busy := float64(res.Info.ProcBusy-res.Info.SyscallHeld) / (d * procs) // a P held by a system call is handed on when wanted
 	switch {
 	case used > SaturatedBusy:
 		return &Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("the process is CPU-saturated: its own counter shows it used %.0f%% of %g cores over the window, so latency contains CPU queueing; a budget taken now overstates every wait", 100*used, cores)}
 	case busy > SaturatedBusy:
-		return &Finding{Kind: FindHostBusy, Text: fmt.Sprintf("the host, not the process, was short of CPU: Ps were running %.0f%% of the trace (GOMAXPROCS %d) but the process used only %.0f%% of %g cores by its own counter — its threads waited for CPUs that other processes or CFS throttling held, and that time shows as running", 100*busy, res.Info.Procs, 100*used, cores)}
+		return &Finding{Kind: FindHostBusy, Text: fmt.Sprintf("the host, not the process, was short of CPU: Ps were running %.0f%% of the trace outside system calls (GOMAXPROCS %d) but the process used only %.0f%% of %g cores by its own counter — its threads waited for CPUs that other processes or CFS throttling held, and that time shows as running", 100*busy, res.Info.Procs, 100*used, cores)}
 	}
 	return nil
 }

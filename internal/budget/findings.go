@@ -102,8 +102,8 @@ func findings(res *Result, a *Analyzer) []error {
 		add(&Finding{Kind: FindInferred, Text: a.inferredText()})
 	}
 	if d, p := res.Info.Duration(), res.Info.Procs; d > 0 && p > 0 {
-		if busy := float64(res.Info.ProcBusy) / float64(d*int64(p)); busy > SaturatedBusy {
-			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
+		if busy := float64(res.Info.ProcBusy-res.Info.SyscallHeld) / float64(d*int64(p)); busy > SaturatedBusy {
+			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace outside system calls (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
 		}
 	}
 	if f := offCPUFinding(res.Info); f != nil {
@@ -275,6 +275,6 @@ func offCPUFinding(i TraceInfo) *Finding {
 		return nil
 	}
 	return &Finding{Kind: FindCPUMismatch, Text: fmt.Sprintf(
-		"the CPU samples account for %.0f%% (±%.0f%%) of the time the Ps were running (%d samples): their threads were off-CPU for the rest while Go counted them running — other processes, CFS throttling, or the kernel keeping a runtime thread queued behind another on one core; running time, and a prediction that scales it, holds that wait",
-		100*share, 100*bound, i.ProcSamples)}
+		"the CPU samples account for %.0f%% (±%.0f%%) of the time the Ps were running outside system calls (%d samples): their threads were off-CPU for the rest while Go counted them running — other processes, CFS throttling, more Ps than the CPUs the process may use (GOMAXPROCS %d), or the kernel keeping a runtime thread queued behind another on one core; running time, and a prediction that scales it, holds that wait",
+		100*share, 100*bound, i.ProcSamples, i.Procs)}
 }

@@ -43,14 +43,23 @@ type TraceInfo struct {
 	CPUFrameSamples int
 	Procs           int   // Ps seen (GOMAXPROCS as the trace shows it)
 	ProcBusy        int64 // Σ time Ps were running
+	// SyscallHeld is the part of ProcBusy a goroutine in a system call
+	// held its P: its thread off the CPU by its own doing, the P handed on
+	// once other goroutines want it (procSyscalls).
+	SyscallHeld int64
 	// SampledBusy is Σ time Ps were running from the first CPU sample to
-	// the last; ProcSamples counts the samples after the first that a
-	// thread holding a P took, SampleThreads the threads they came from
-	// (ProcCPUShare).
+	// the last, less the time a goroutine in a system call held them;
+	// ProcSamples counts the samples after the first that a thread holding
+	// a P took outside a system call, SampleThreads the threads they came
+	// from (ProcCPUShare).
 	SampledBusy                int64
 	ProcSamples, SampleThreads int
-	Inferred                   bool // requests were inferred from net/http or grpc-go server goroutines
-	JVM                        bool // a JVM recording (package jfr), not a Go trace
+	// SampleGaps counts the stretches left out of SampledBusy where the
+	// samples stopped while the Ps ran on: a profiler stopped and started
+	// again (ProfileGap).
+	SampleGaps int
+	Inferred   bool // requests were inferred from net/http or grpc-go server goroutines
+	JVM        bool // a JVM recording (package jfr), not a Go trace
 	// OtherCPU is the share of the machine's hardware threads (0–1) that
 	// its other processes used over a JVM recording (jdk.CPULoad's
 	// machineTotal less the JVM's; pipeline.JFRDemands); 0 when unknown.
@@ -294,7 +303,9 @@ func (a *Analyzer) Finalize() *Result {
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.rules = a.opts.Rules
 	res.Info.ProcBusy = a.procBusy
-	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst, a.share.samples, len(a.share.threads)
+	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst-a.share.gapBusy, a.share.samples, len(a.share.threads)
+	res.Info.SampleGaps = a.share.gaps
+	res.Info.SyscallHeld = a.share.syscalls.heldNow(a.info.End)
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
 	for p, start := range a.procs {
 		_ = p

@@ -10,8 +10,8 @@ import (
 // HostCheck sets the CPU the two traces' Ps had per second of running side
 // by side (Trace.ProcCPUShare, from each trace's CPU samples): a prediction
 // carries the first trace's, so where the host lent the second less CPU per
-// running second (other processes, CFS throttling, the kernel's placement
-// of the runtime's threads), its CPU-bound time is longer for that alone,
+// running second (other processes, CFS throttling, more Ps than CPUs, the
+// kernel's placement of the runtime's threads), its CPU-bound time is longer for that alone,
 // and a miss may be the host's rather than the model's.
 type HostCheck struct {
 	Before      float64 `json:"before_proc_cpu_share"`
@@ -55,6 +55,6 @@ func (h *HostCheck) text() string {
 	if h.After > h.Before {
 		lent, longer = "more", "shorter"
 	}
-	return fmt.Sprintf("the Ps' threads had a CPU for %.0f%% (±%.0f%%) of the Ps' running time in the second trace, %.0f%% (±%.0f%%) in the first (CPU samples): the host lent the second %s CPU per running second (other processes, CFS throttling, or the kernel's placement of the runtime's threads). The predictions carry the first trace's: per second of CPU the Ps ran %.0f%% %s in the second, so its running time may be up to as much %s for the host alone, and a miss on CPU-bound time may be the host's, not the model's",
+	return fmt.Sprintf("the Ps' threads had a CPU for %.0f%% (±%.0f%%) of the Ps' running time outside system calls in the second trace, %.0f%% (±%.0f%%) in the first (CPU samples): the host lent the second %s CPU per running second (other processes, CFS throttling, more Ps than the CPUs the process may use, or the kernel's placement of the runtime's threads). The predictions carry the first trace's: per second of CPU the Ps ran %.0f%% %s in the second, so its running time may be up to as much %s for the host alone, and a miss on CPU-bound time may be the host's, not the model's",
 		100*h.After, 100*h.AfterBound, 100*h.Before, 100*h.BeforeBound, lent, math.Abs(h.RunningPct), longer, longer)
 }
