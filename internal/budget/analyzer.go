@@ -20,7 +20,7 @@ type Analyzer struct {
 	groups    map[string]*groupState
 	info      TraceInfo
 	outside   [frame.NumKinds]int64
-	procs     map[int64]tracein.Time // P → time it started running
+	procs     pTimes // P → time it started running
 	procBusy  int64
 	share     procShare // the CPU samples against the Ps' running time
 	inferring bool
@@ -92,7 +92,6 @@ func New(opts Options, stacks *tracein.Stacks) *Analyzer {
 		open:   map[tracein.TaskID]*reqState{},
 		nested: map[tracein.TaskID]*reqState{},
 		groups: map[string]*groupState{},
-		procs:  map[int64]tracein.Time{},
 
 		begun:       map[tracein.TaskID]struct{}{},
 		orphans:     map[tracein.TaskID]struct{}{},
@@ -178,7 +177,7 @@ func (a *Analyzer) g(id tracein.GoID) *gstate {
 
 func (a *Analyzer) goState(ev *tracein.Event) {
 	if ev.From == tracein.Syscall || ev.To == tracein.Syscall {
-		_, running := a.procs[ev.Proc]
+		_, running := a.procs.get(ev.Proc)
 		a.share.syscalls.goState(ev, running)
 	}
 	if ev.From == ev.To {
@@ -435,12 +434,11 @@ func (a *Analyzer) procState(ev *tracein.Event) {
 		a.info.Procs = int(ev.Proc + 1)
 	}
 	if ev.To == tracein.Running {
-		a.procs[ev.Proc] = ev.Time
+		a.procs.put(ev.Proc, ev.Time)
 		return
 	}
 	a.share.syscalls.release(ev.Proc, ev.Time) // the P taken from a goroutine in a system call
-	if start, ok := a.procs[ev.Proc]; ok {
+	if start, ok := a.procs.take(ev.Proc); ok {
 		a.procBusy += int64(ev.Time - start)
-		delete(a.procs, ev.Proc)
 	}
 }

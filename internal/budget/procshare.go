@@ -49,18 +49,15 @@ type procShare struct {
 // the CPU by its own doing (a sleep, a blocking read, a cgo call), not
 // waiting for one.
 type procSyscalls struct {
-	open map[int64]tracein.Time // P → when its goroutine entered the call
-	held int64                  // Σ closed
+	open pTimes // P → when its goroutine entered the call
+	held int64  // Σ closed
 }
 
 // goState books a goroutine's transition into or out of a system call.
 func (s *procSyscalls) goState(ev *tracein.Event, running bool) {
 	switch {
 	case ev.From == tracein.Running && ev.To == tracein.Syscall && ev.Proc >= 0 && running:
-		if s.open == nil {
-			s.open = map[int64]tracein.Time{}
-		}
-		s.open[ev.Proc] = ev.Time
+		s.open.put(ev.Proc, ev.Time)
 	case ev.From == tracein.Syscall && ev.To != tracein.Syscall:
 		s.release(ev.Proc, ev.Time)
 	}
@@ -68,19 +65,14 @@ func (s *procSyscalls) goState(ev *tracein.Event, running bool) {
 
 // release ends P's hold by a system call at t, if it had one.
 func (s *procSyscalls) release(p int64, t tracein.Time) {
-	if start, ok := s.open[p]; ok {
+	if start, ok := s.open.take(p); ok {
 		s.held += int64(t - start)
-		delete(s.open, p)
 	}
 }
 
 // heldNow is the time Ps were held by system calls up to t.
 func (s *procSyscalls) heldNow(t tracein.Time) int64 {
-	held := s.held
-	for _, start := range s.open {
-		held += int64(t - start)
-	}
-	return held
+	return s.held + s.open.since(t)
 }
 
 // sample books a CPU sample at ev.Time: busy is the Ps' running time up
@@ -104,11 +96,7 @@ func (s *procShare) sample(ev *tracein.Event, busy int64, inCall bool) {
 // busyNow is the Ps' running time up to t: the closed intervals and the
 // open ones up to t.
 func (a *Analyzer) busyNow(t tracein.Time) int64 {
-	busy := a.procBusy
-	for _, start := range a.procs {
-		busy += int64(t - start)
-	}
-	return busy
+	return a.procBusy + a.procs.since(t)
 }
 
 // shareBusy is busyNow less the time system calls held the Ps.

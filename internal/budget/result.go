@@ -307,10 +307,7 @@ func (a *Analyzer) Finalize() *Result {
 	res.Info.SampleGaps = a.share.gaps
 	res.Info.SyscallHeld = a.share.syscalls.heldNow(a.info.End)
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
-	for p, start := range a.procs {
-		_ = p
-		res.Info.ProcBusy += int64(a.info.End - start)
-	}
+	res.Info.ProcBusy += a.procs.since(a.info.End)
 	res.Outside.ByKind = a.outside
 	for _, gs := range a.groups {
 		if a.seenTask && gs.inferred {
