@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"context"
 	"errors"
 	"io"
 	"runtime"
@@ -23,16 +22,7 @@ import (
 // running-exceeds-cpu finding on a process that had its CPU.
 func TestProcCPUShareProfileGap(t *testing.T) {
 	t.Parallel()
-	path := kept.Trace(t, "procshare-gap", recordProfileGap)
-	res, err := File(context.Background(), path, budget.DefaultOptions, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	share, bound, ok := res.Info.ProcCPUShare()
-	if !ok {
-		t.Fatalf("no share: %d CPU samples, sampled busy %v", res.Info.CPUSamples, time.Duration(res.Info.SampledBusy))
-	}
-	t.Logf("share %.3f ± %.3f (%d samples from %d threads over %v of running, %d gap(s) left out)", share, bound, res.Info.ProcSamples, res.Info.SampleThreads, time.Duration(res.Info.SampledBusy), res.Info.SampleGaps)
+	res, share, bound := shareOf(t, kept.Trace(t, "procshare-gap", recordProfileGap))
 	if res.Info.SampleGaps != 1 {
 		t.Errorf("%d gaps in the samples found, want the profiler's 1", res.Info.SampleGaps)
 	}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"context"
 	"errors"
 	"io"
 	"runtime"
@@ -28,16 +27,7 @@ import (
 // was 0.63 and the sampled running time 1.57× the spinner's.)
 func TestProcCPUShareSyscalls(t *testing.T) {
 	t.Parallel()
-	path := kept.Trace(t, "procshare-syscalls", recordSyscalls)
-	res, err := File(context.Background(), path, budget.DefaultOptions, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	share, bound, ok := res.Info.ProcCPUShare()
-	if !ok {
-		t.Fatalf("no share: %d CPU samples, sampled busy %v", res.Info.CPUSamples, time.Duration(res.Info.SampledBusy))
-	}
-	t.Logf("share %.3f ± %.3f (%d samples from %d threads over %v of running)", share, bound, res.Info.ProcSamples, res.Info.SampleThreads, time.Duration(res.Info.SampledBusy))
+	res, share, _ := shareOf(t, kept.Trace(t, "procshare-syscalls", recordSyscalls))
 	// The spinner is the only goroutine running for long: the sampled
 	// running time is its span, a little more for the sleepers' Go code
 	// between calls, the tracer and the collector.

@@ -51,11 +51,7 @@ func TestMain(m *testing.M) {
 func TestProcCPUShareQuota(t *testing.T) {
 	t.Parallel()
 	path := kept.Trace(t, "procshare-quota", func(w io.Writer) error { return recordUnderQuota(t, w) })
-	res, err := File(context.Background(), path, budget.DefaultOptions, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkShare(t, res)
+	checkShare(t, path)
 }
 
 // TestProcCPUShareQuotaLive is TestProcCPUShareQuota on a trace recorded now.
@@ -72,11 +68,7 @@ func TestProcCPUShareQuotaLive(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := File(context.Background(), path, budget.DefaultOptions, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkShare(t, res)
+	checkShare(t, path)
 }
 
 // checkShare holds the share to the quota. From above the bound is the
@@ -88,15 +80,11 @@ func TestProcCPUShareQuotaLive(t *testing.T) {
 // what the process's threads without a P (sysmon) took of the quota, which
 // the share does not count — at most a tenth of it (the child does nothing
 // but spin).
-func checkShare(t *testing.T, res *budget.Result) {
+func checkShare(t *testing.T, path string) {
 	t.Helper()
-	share, bound, ok := res.Info.ProcCPUShare()
-	if !ok {
-		t.Fatalf("no share: %d CPU samples, %d with a P, sampled busy %v", res.Info.CPUSamples, res.Info.ProcSamples, time.Duration(res.Info.SampledBusy))
-	}
+	res, share, bound := shareOf(t, path)
 	edge := shareQuota * float64(shareQuotaPeriod) / float64(res.Info.SampledBusy)
-	t.Logf("share %.3f ± %.3f (%d samples from %d threads over %v of P running); quota %.2f, edge %.3f",
-		share, bound, res.Info.ProcSamples, res.Info.SampleThreads, time.Duration(res.Info.SampledBusy), shareQuota, edge)
+	t.Logf("quota %.2f, its period's edge %.3f", shareQuota, edge)
 	if hi := shareQuota + bound + edge; share > hi {
 		t.Errorf("share %.3f above the quota's %.3f: the samples count CPU the kernel did not give", share, hi)
 	}
@@ -113,6 +101,24 @@ func checkShare(t *testing.T, res *budget.Result) {
 	if !found {
 		t.Errorf("no %s finding from the CPU samples at a share of %.2f: %v", budget.FindCPUMismatch, share, res.Warnings)
 	}
+}
+
+// shareOf analyses the trace at path and returns the result and its
+// share of a CPU (budget.TraceInfo.ProcCPUShare), logged; it fails the
+// test when there is none.
+func shareOf(t *testing.T, path string) (res *budget.Result, share, bound float64) {
+	t.Helper()
+	res, err := File(context.Background(), path, budget.DefaultOptions, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, bound, ok := res.Info.ProcCPUShare()
+	if !ok {
+		t.Fatalf("no share: %d CPU samples, %d with a P, sampled busy %v", res.Info.CPUSamples, res.Info.ProcSamples, time.Duration(res.Info.SampledBusy))
+	}
+	t.Logf("share %.3f ± %.3f (%d samples from %d threads over %v of running outside system calls, %d gap(s) left out)",
+		share, bound, res.Info.ProcSamples, res.Info.SampleThreads, time.Duration(res.Info.SampledBusy), res.Info.SampleGaps)
+	return res, share, bound
 }
 
 // recordUnderQuota runs this test binary as a child (shareChild) in a
