@@ -58,7 +58,7 @@ func saturation(res *Result, c Counter) *Finding {
 		cores = procs
 	}
 	used := float64(c.CPU) / (d * cores)
-	busy := float64(res.Info.ProcBusy-res.Info.SyscallHeld) / (d * procs) // a P held by a system call is handed on when wanted
+	busy := float64(res.Info.BusyOutsideCalls()) / (d * procs)
 	switch {
 	case used > SaturatedBusy:
 		return &Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("the process is CPU-saturated: its own counter shows it used %.0f%% of %g cores over the window, so latency contains CPU queueing; a budget taken now overstates every wait", 100*used, cores)}

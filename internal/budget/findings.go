@@ -102,7 +102,7 @@ func findings(res *Result, a *Analyzer) []error {
 		add(&Finding{Kind: FindInferred, Text: a.inferredText()})
 	}
 	if d, p := res.Info.Duration(), res.Info.Procs; d > 0 && p > 0 {
-		if busy := float64(res.Info.ProcBusy-res.Info.SyscallHeld) / float64(d*int64(p)); busy > SaturatedBusy {
+		if busy := float64(res.Info.BusyOutsideCalls()) / float64(d*int64(p)); busy > SaturatedBusy {
 			add(&Finding{Kind: FindCPUSaturated, Text: fmt.Sprintf("Ps were running %.0f%% of the trace outside system calls (GOMAXPROCS %d): the process is CPU-saturated and latency contains CPU queueing; a budget taken now overstates every wait", busy*100, p)})
 		}
 	}

@@ -99,7 +99,8 @@ func (a *Analyzer) busyNow(t tracein.Time) int64 {
 	return a.procBusy + a.procs.since(t)
 }
 
-// shareBusy is busyNow less the time system calls held the Ps.
+// shareBusy is busyNow less the time system calls held the Ps: the
+// running time TraceInfo.BusyOutsideCalls is, up to t.
 func (a *Analyzer) shareBusy(t tracein.Time) int64 {
 	return a.busyNow(t) - a.share.syscalls.heldNow(t)
 }
@@ -124,3 +125,8 @@ func (i TraceInfo) ProcCPUShare() (share, bound float64, ok bool) {
 	per := float64(CPUSamplePeriod) / float64(i.SampledBusy)
 	return float64(i.ProcSamples) * per, float64(i.SampleThreads*(1+i.SampleGaps)) * per, true
 }
+
+// BusyOutsideCalls is the Ps' running time less the part a goroutine in a
+// system call held them (ProcBusy − SyscallHeld): what the CPU-saturation
+// findings judge, since such a P is handed on once others want it.
+func (i TraceInfo) BusyOutsideCalls() int64 { return i.ProcBusy - i.SyscallHeld }

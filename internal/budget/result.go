@@ -302,12 +302,10 @@ func (a *Analyzer) Finalize() *Result {
 	a.info.CPUFrameSamples = a.cpu.samples
 	res := &Result{Info: a.info, Terms: slices.Clone(a.terms.list), Stacks: a.terms.stacks}
 	res.rules = a.opts.Rules
-	res.Info.ProcBusy = a.procBusy
+	res.Info.ProcBusy, res.Info.SyscallHeld = a.busyNow(a.info.End), a.share.syscalls.heldNow(a.info.End)
 	res.Info.SampledBusy, res.Info.ProcSamples, res.Info.SampleThreads = a.share.busyLast-a.share.busyFirst-a.share.gapBusy, a.share.samples, len(a.share.threads)
 	res.Info.SampleGaps = a.share.gaps
-	res.Info.SyscallHeld = a.share.syscalls.heldNow(a.info.End)
 	res.Info.Module, res.Info.ModuleFromMain = a.opts.Rules.Module, a.opts.Rules.ModuleFromMain
-	res.Info.ProcBusy += a.procs.since(a.info.End)
 	res.Outside.ByKind = a.outside
 	for _, gs := range a.groups {
 		if a.seenTask && gs.inferred {

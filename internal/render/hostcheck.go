@@ -33,13 +33,8 @@ func hostCheck(before, after Trace) *HostCheck {
 	if before.ProcCPUShare == nil || after.ProcCPUShare == nil || *after.ProcCPUShare <= 0 {
 		return nil
 	}
-	h := &HostCheck{Before: *before.ProcCPUShare, After: *after.ProcCPUShare}
-	if before.ProcCPUShareBound != nil {
-		h.BeforeBound = *before.ProcCPUShareBound
-	}
-	if after.ProcCPUShareBound != nil {
-		h.AfterBound = *after.ProcCPUShareBound
-	}
+	// traceJSON sets a share and its bound together
+	h := &HostCheck{Before: *before.ProcCPUShare, BeforeBound: *before.ProcCPUShareBound, After: *after.ProcCPUShare, AfterBound: *after.ProcCPUShareBound}
 	h.Differs = math.Abs(h.Before-h.After) > h.BeforeBound+h.AfterBound
 	h.RunningPct = units.Round3(100 * (h.Before/h.After - 1))
 	return h
