@@ -376,6 +376,8 @@ const (
 	actQueueTime
 	actHoldSite
 	actServerWorkers
+	actCompileTime
+	actCompileCount
 )
 
 // binPlan is how the event reader reads events of a type.
@@ -392,17 +394,18 @@ var binTypedFields = map[string][]struct {
 	act      binAction
 	required bool
 }{
-	"jdk.ActiveSetting":    {{"id", actSettingID, true}, {"name", actSettingName, false}, {"value", actSettingValue, false}},
-	"jdk.JVMInformation":   {{"jvmStartTime", actJVMStart, false}},
-	"jdk.CPUInformation":   {{"hwThreads", actHWThreads, true}},
-	"jdk.CPULoad":          {{"jvmUser", actJVMUser, true}, {"jvmSystem", actJVMSystem, true}, {"machineTotal", actMachineTotal, true}},
-	"jdk.JavaMonitorEnter": {{"monitorClass", actMonitorClass, false}},
-	"jdk.JavaMonitorWait":  {{"monitorClass", actMonitorClass, false}},
-	"latscope.Request":     {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}, {"queueTime", actQueueTime, false}, {"serverWorkers", actServerWorkers, false}},
-	"latscope.TaskSubmit":  {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
-	"latscope.TaskRun":     {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}, {"cpuTime", actCPUTime, false}},
-	"latscope.TaskWait":    {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
-	"latscope.Hold":        {{"name", actHoldName, false}, {"site", actHoldSite, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}},
+	"jdk.ActiveSetting":      {{"id", actSettingID, true}, {"name", actSettingName, false}, {"value", actSettingValue, false}},
+	"jdk.JVMInformation":     {{"jvmStartTime", actJVMStart, false}},
+	"jdk.CPUInformation":     {{"hwThreads", actHWThreads, true}},
+	"jdk.CPULoad":            {{"jvmUser", actJVMUser, true}, {"jvmSystem", actJVMSystem, true}, {"machineTotal", actMachineTotal, true}},
+	"jdk.CompilerStatistics": {{"totalTimeSpent", actCompileTime, true}, {"compileCount", actCompileCount, true}},
+	"jdk.JavaMonitorEnter":   {{"monitorClass", actMonitorClass, false}},
+	"jdk.JavaMonitorWait":    {{"monitorClass", actMonitorClass, false}},
+	"latscope.Request":       {{"route", actRoute, false}, {"traceparent", actTraceparent, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}, {"queueTime", actQueueTime, false}, {"serverWorkers", actServerWorkers, false}},
+	"latscope.TaskSubmit":    {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
+	"latscope.TaskRun":       {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}, {"cpuTime", actCPUTime, false}},
+	"latscope.TaskWait":      {{"requestId", actRequestID, true}, {"taskId", actTaskID, true}},
+	"latscope.Hold":          {{"name", actHoldName, false}, {"site", actHoldSite, false}, {"requestId", actRequestID, true}, {"cpuTime", actCPUTime, false}},
 }
 
 func (t *binType) planOf() *binPlan {
@@ -530,6 +533,10 @@ func (c *chunkState) event(off int, wanted map[int64]*binType, ev *Event) {
 			ev.Req.Site, _ = c.text(f)
 		case actHoldName:
 			ev.Req.Name, _ = c.text(f)
+		case actCompileTime:
+			ev.Compiler.Time = c.timespan(f)
+		case actCompileCount:
+			ev.Compiler.Count = c.requireInt(f)
 		case actCPUTime:
 			if v := c.requireInt(f); v >= 0 {
 				ev.Req.CPU, ev.Req.HasCPU = time.Duration(v), true
@@ -780,6 +787,35 @@ func (c *chunkState) requireFloat(f *binField) float64 {
 		return 0
 	}
 	return v
+}
+
+// timespan reads a @Timespan field as a duration; a negative or unknown
+// value, or one of no known unit, reads as 0, as decode.go reads jfr
+// print's.
+func (c *chunkState) timespan(f *binField) time.Duration {
+	v := c.requireInt(f)
+	if v <= 0 || v == math.MaxInt64 {
+		return 0
+	}
+	var ns float64
+	switch f.span {
+	case unitTicks:
+		return time.Duration(c.br.clock.span(v))
+	case unitNanos:
+		ns = float64(v)
+	case unitMicros:
+		ns = float64(v) * 1e3
+	case unitMillis:
+		ns = float64(v) * 1e6
+	case unitSeconds:
+		ns = float64(v) * 1e9
+	default: // no unit to read it by: unknown, as a value jfr print cannot print
+		return 0
+	}
+	if ns >= math.MaxInt64 {
+		return 0
+	}
+	return time.Duration(ns)
 }
 
 // timestamp reads a @Timestamp field.

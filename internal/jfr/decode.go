@@ -147,6 +147,8 @@ type rawValues struct {
 	QueueTime     json.RawMessage `json:"queueTime"`
 	ServerWorkers json.RawMessage `json:"serverWorkers"`
 	Site          json.RawMessage `json:"site"`
+	TotalTime     json.RawMessage `json:"totalTimeSpent"`
+	CompileCount  json.RawMessage `json:"compileCount"`
 }
 
 type rawThread struct {
@@ -236,6 +238,13 @@ func (r *rawEvent) typed(ev *Event) error {
 			if *f.dst, err = floatValue(f.name, f.raw); err != nil {
 				return err
 			}
+		}
+	case "jdk.CompilerStatistics":
+		if ev.Compiler.Count, err = intValue("compileCount", v.CompileCount); err != nil {
+			return err
+		}
+		if d, err := durationValue(v.TotalTime); err == nil {
+			ev.Compiler.Time = d
 		}
 	case "jdk.JavaMonitorEnter", "jdk.JavaMonitorWait":
 		var c struct {

@@ -22,6 +22,7 @@ type Event struct {
 	JVMStart     time.Time // jdk.JVMInformation: when the JVM started
 	HWThreads    int       // jdk.CPUInformation: hardware threads
 	Load         CPULoad   // jdk.CPULoad
+	Compiler     Compiler  // jdk.CompilerStatistics
 	MonitorClass string    // jdk.JavaMonitorEnter, jdk.JavaMonitorWait: the monitor's class
 	Req          ReqInfo   // latscope.* events of the Java library (java/)
 }
@@ -79,6 +80,13 @@ type Frame struct {
 type Setting struct {
 	TypeID      int64
 	Name, Value string
+}
+
+// Compiler is a jdk.CompilerStatistics sample: the JIT compiler's totals
+// since the JVM started.
+type Compiler struct {
+	Time  time.Duration // totalTimeSpent: time spent compiling
+	Count int64         // compileCount: methods compiled
 }
 
 // CPULoad is a jdk.CPULoad sample: shares of all the machine's CPU time

@@ -6,7 +6,7 @@ import "slices"
 // JVM's request analysis reads (package jvm), and the ones the
 // scheduler-churn analysis (package sched's JVMChurn) reads beside them
 // (ChurnEvents), so that one read of a recording feeds both.
-var Events = slices.Concat(WaitEvents, []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad"}, RequestEvents, ChurnEvents)
+var Events = slices.Concat(WaitEvents, []string{"jdk.ExecutionSample", "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad", "jdk.CompilerStatistics"}, RequestEvents, ChurnEvents)
 
 // ChurnEvents are the event types the JVM's scheduler-churn analysis
 // (package sched's JVMChurn, docs/jfr-churn.md) reads beyond the budget's:

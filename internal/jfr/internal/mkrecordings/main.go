@@ -67,7 +67,8 @@ func main() {
 	}
 	sets := map[string]func(context.Context, string) error{"probe": probe, "shop": shop, "lib": lib, "edge": edge, "churn": churn, "svc": svc,
 		"svc-jcmd":  func(ctx context.Context, dir string) error { return svcRuns(ctx, dir, "svc-jcmd") },
-		"svc-40-w8": func(ctx context.Context, dir string) error { return svcRuns(ctx, dir, "svc-40-w8") }}
+		"svc-40-w8": func(ctx context.Context, dir string) error { return svcRuns(ctx, dir, "svc-40-w8") },
+		"reprint":   reprint}
 	names := flag.Args()
 	if len(names) == 0 {
 		names = []string{"probe", "shop", "lib", "edge", "churn", "svc"}
@@ -77,7 +78,7 @@ func main() {
 	for _, n := range names {
 		f, ok := sets[n]
 		if !ok {
-			log.Fatalf("no set %q: want probe, shop, lib, edge, churn, svc, svc-jcmd or svc-40-w8", n)
+			log.Fatalf("no set %q: want probe, shop, lib, edge, churn, svc, svc-jcmd, svc-40-w8 or reprint", n)
 		}
 		dir, err := os.MkdirTemp("", "mkrecordings-")
 		if err != nil {
@@ -167,12 +168,84 @@ func printed(ctx context.Context, rec, file string, depth int, events []string) 
 	return Print{File: file, StackDepth: depth, Events: events, Count: n}, os.WriteFile(filepath.Join(out, file), buf.Bytes(), 0o644)
 }
 
-func writeTruth(name string, t Truth) error {
-	b, err := json.MarshalIndent(t, "", "  ")
+// reprint prints every kept recording again with the JDK's jfr tool, at
+// each kept print's stack depth and event types, adding the types the
+// analysis reads (jfr.Events) that the recording declares and the print
+// lacked: for an event type or field the readers gained after the
+// recording was made. The recordings themselves are not touched.
+func reprint(ctx context.Context, dir string) error {
+	truths, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	for _, tf := range truths {
+		name := strings.TrimSuffix(filepath.Base(tf), ".json")
+		var t Truth
+		b, err := os.ReadFile(tf)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &t); err != nil {
+			return fmt.Errorf("%s: %w", tf, err)
+		}
+		path, err := jfrtest.Kept(name, dir)
+		if err != nil {
+			return err
+		}
+		rec, err := jfr.ReadRecording(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		declared := map[string]bool{}
+		for _, c := range rec.Chunks {
+			for _, n := range c.Types {
+				declared[n] = true
+			}
+		}
+		for i, pr := range t.Prints {
+			events := slices.Clone(pr.Events)
+			// prints of the library's events only stay so
+			if events != nil && slices.Contains(events, "jdk.ExecutionSample") {
+				for _, typ := range jfr.Events {
+					if declared[typ] && !slices.Contains(events, typ) {
+						events = append(events, typ)
+					}
+				}
+			}
+			if err := os.Link(path, filepath.Join(out, "reprint.jfr")); err != nil {
+				if err := copyFile(path, filepath.Join(out, "reprint.jfr")); err != nil {
+					return err
+				}
+			}
+			p, err := printed(ctx, "reprint.jfr", pr.File, pr.StackDepth, events)
+			os.Remove(filepath.Join(out, "reprint.jfr"))
+			if err != nil {
+				return fmt.Errorf("%s: %w", pr.File, err)
+			}
+			log.Printf("%s: %d → %d events", pr.File, pr.Count, p.Count)
+			t.Prints[i] = p
+		}
+		if err := writeTruth(name, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, name+".json"), append(b, '\n'), 0o644)
+	return os.WriteFile(to, b, 0o644)
+}
+
+func writeTruth(name string, t Truth) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // commands keep their "&"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(t); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name+".json"), b.Bytes(), 0o644)
 }
 
 // Probe runs twice. The run kept from the JVM's start is short (a 2 s
