@@ -30,6 +30,7 @@ const (
 	FindUncounted                             // a server framework's requests ran outside every request counted
 	FindBadRequestLog                         // latscope.request logs without a valid traceparent
 	FindWarmupInconclusive                    // the warm-up ratio's interval contains the bar, or too few requests to judge it
+	FindJIT                                   // a JVM's JIT compiler took a share of its CPU over the recording: not a steady state
 )
 
 var findingNames = [...]string{
@@ -37,7 +38,7 @@ var findingNames = [...]string{
 	FindWarmup: "warm-up", FindCPUSaturated: "cpu-saturated", FindOverfull: "overfull",
 	FindUnexplained: "unexplained", FindNoMatch: "no-match", FindCPUMismatch: "running-exceeds-cpu",
 	FindHostBusy: "host-busy", FindCoverage: "coverage", FindTransport: "outside-request", FindUncounted: "uncounted-requests",
-	FindBadRequestLog: "bad-request-log", FindWarmupInconclusive: "warm-up-inconclusive",
+	FindBadRequestLog: "bad-request-log", FindWarmupInconclusive: "warm-up-inconclusive", FindJIT: "jit-compiling",
 }
 
 // String returns the kind's name as used in JSON.
@@ -69,6 +70,11 @@ const (
 	// slower than the rest, the whole 95 % interval of the ratio above it,
 	// means the window includes warm-up (JudgeWarmup).
 	WarmupRatio = 1.5
+	// JITShare: a JVM whose JIT compiler compiled for more than this share
+	// of the JVM's CPU time over the recording was not at a steady state —
+	// compare's bar, 5 %: a demand that moves by less is not judged a
+	// change.
+	JITShare = 0.05
 )
 
 func findings(res *Result, a *Analyzer) []error {

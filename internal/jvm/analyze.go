@@ -159,7 +159,7 @@ func New(o Options, rec *jfr.Recording) (*Analyzer, error) {
 func (a *Analyzer) Event(ev *jfr.Event) {
 	a.records++
 	switch ev.Type {
-	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad":
+	case "jdk.ActiveSetting", "jdk.JVMInformation", "jdk.CPUInformation", "jdk.CPULoad", "jdk.CompilerStatistics":
 		a.env.event(ev, a.rec)
 		return
 	}
@@ -409,6 +409,15 @@ type environment struct {
 	// the whole machine's CPU, as shares of all hardware threads.
 	jvmBusy, machBusy float64
 	loadTime          float64 // Σ interval (ns)
+	// the JIT compiler's totals at the first and the last
+	// jdk.CompilerStatistics sample (at zero: none)
+	compFirst, compLast compilerAt
+}
+
+// compilerAt is a jdk.CompilerStatistics sample: the totals at a time.
+type compilerAt struct {
+	at time.Time
+	jfr.Compiler
 }
 
 func newEnvironment() environment {
@@ -425,6 +434,14 @@ func (e *environment) event(ev *jfr.Event, rec *jfr.Recording) {
 		}
 	case "jdk.CPUInformation":
 		e.hwThreads = max(e.hwThreads, ev.HWThreads)
+	case "jdk.CompilerStatistics":
+		s := compilerAt{ev.Start, ev.Compiler}
+		if e.compFirst.at.IsZero() || s.at.Before(e.compFirst.at) {
+			e.compFirst = s
+		}
+		if s.at.After(e.compLast.at) {
+			e.compLast = s
+		}
 	case "jdk.CPULoad":
 		from := e.lastLoad
 		if from.IsZero() {

@@ -41,6 +41,7 @@ func (a *Analyzer) findings(g *budget.Group) []error {
 	add(a.latencyFinding(g))
 	add(a.thresholdFinding())
 	add(a.warmupFinding())
+	add(a.jitFinding())
 	add(a.edgeFinding(g))
 	add(a.cutFinding(g))
 	add(a.saturationFinding())
@@ -123,6 +124,36 @@ func (a *Analyzer) warmupFinding() *budget.Finding {
 	return &budget.Finding{Kind: budget.FindWarmup, Text: fmt.Sprintf(
 		"the recording began %.1f s after the JVM started: it was started with the JVM (-XX:StartFlightRecording) and includes warm-up — class loading, JIT compilation, pool filling — whose waits are in the sums; "+
 			"start it after warm-up with jcmd PID JFR.start (docs/jfr.md)", gap.Seconds())}
+}
+
+// jitFinding says, where the JIT compiler compiled for more than
+// budget.JITShare of the JVM's CPU time over the recording (the totals of
+// jdk.CompilerStatistics from its first sample to its last, against
+// jdk.CPULoad), that the JVM was not at a steady state. Compile time is
+// the compilations' duration, a wait of their thread for a core included,
+// so the share is an upper bound.
+func (a *Analyzer) jitFinding() *budget.Finding {
+	e := a.env
+	span := e.compLast.at.Sub(e.compFirst.at)
+	compiled := e.compLast.Time - e.compFirst.Time
+	if e.loadTime <= 0 || e.hwThreads <= 0 || span <= 0 || compiled <= 0 {
+		return nil
+	}
+	rate := compiled.Seconds() / span.Seconds()
+	jvm := e.jvmBusy / e.loadTime * float64(e.hwThreads) // cores
+	if jvm <= 0 || rate <= budget.JITShare*jvm {
+		return nil
+	}
+	text := fmt.Sprintf(
+		"the JIT compiler compiled for %.2f s of each second over %.1f s of the recording (jdk.CompilerStatistics: %.2f s, %d methods), up to %.0f%% of the JVM's CPU (jdk.CPULoad: %.2f cores): the JVM was not at a steady state. "+
+			"That CPU is in the JVM's CPU outside requests, which a prediction charges to every request and a later run may not spend",
+		rate, span.Seconds(), compiled.Seconds(), e.compLast.Count-e.compFirst.Count, 100*min(1, rate/jvm), jvm)
+	if !e.jvmStart.IsZero() && a.rec.Start().Sub(e.jvmStart) >= WarmupGap {
+		// begun on a running JVM (else the warm-up finding says why)
+		text += ". Where the recording was started on a running JVM, that start causes some of it (the recorder's event code is instrumented, deoptimized and compiled again): " +
+			"keep a recording on from the JVM's start (-XX:StartFlightRecording) and start the measured one with jcmd PID JFR.start with the same settings (docs/jfr.md)"
+	}
+	return &budget.Finding{Kind: budget.FindJIT, Text: text}
 }
 
 func (a *Analyzer) edgeFinding(g *budget.Group) *budget.Finding {

@@ -84,6 +84,7 @@ func (a *Analyzer) requestFindings(res *budget.Result, o *reqOutcome, period tim
 	add(a.hiddenFinding(res, o))
 	add(handOffFinding(o.handOffs))
 	add(a.warmupFinding())
+	add(a.jitFinding())
 	for _, f := range a.req.findings {
 		add(f)
 	}
