@@ -37,6 +37,12 @@ type SvcOptions struct {
 	// Jcmd starts the recording with jcmd PID JFR.start after Delay, as an
 	// operator does, instead of -XX:StartFlightRecording:delay=.
 	Jcmd bool
+	// Continuous also runs a recording with the same settings, no file,
+	// from the JVM's start, as a service that keeps JFR on does: the
+	// recorder's start-up (its event classes instrumented, the code that
+	// writes them deoptimized and compiled again) then falls in the
+	// warm-up, not in the measured recording.
+	Continuous bool
 }
 
 // DefaultSvc is the kept recordings' timing: 13 s of load, recorded from
@@ -102,6 +108,9 @@ func RecordSvc(ctx context.Context, o SvcOptions) (*SvcRun, error) {
 	}
 	if o.Jcmd {
 		args = slices.Delete(args, 3, 4)
+	}
+	if o.Continuous {
+		args = slices.Insert(args, 3, fmt.Sprintf("-XX:StartFlightRecording:name=continuous,settings=profile,settings=%s", jfc))
 	}
 	name := javaCmd
 	if o.Nice {

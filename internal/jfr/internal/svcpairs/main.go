@@ -10,10 +10,16 @@
 //     for a core gone and doubled) and Svc's own lock section, its CPU and
 //     its time off a CPU, at 8 and at 40 clients;
 //   - compare on real changes: the server's workers 32 → 8 (workers=8) and
-//     the lock fix (scale=Svc.updateCache:0.1).
+//     the lock fix (scale=Svc.updateCache:0.1);
+//   - the measurement's own repeatability: 40 clients recorded again
+//     last (svc-40b), as long after svc-40 as svc-40 is after svc, against
+//     which no prediction can be expected to be closer than the
+//     measurement itself repeats.
+//
+// Each repetition is also written as a JSON line to DIR/reps.jsonl.
 //
 // It prints one Markdown table row per repetition and keeps the
-// recordings in -out. Each recording is 5 s, from 11 s into 16 s of
+// recordings in -out. Each recording is 5 s (-length), from 11 s into 16 s of
 // load. From the repository's top:
 //
 //	go build -o /tmp/latscope ./cmd/latscope
@@ -48,16 +54,18 @@ var runs = []struct {
 	clients int
 	mode    string
 	workers int
-}{{"svc", 8, "locked", 0}, {"svc-fixed", 8, "fixed", 0}, {"svc-40", 40, "locked", 0}, {"svc-40-w8", 40, "locked", 8}}
+}{{"svc", 8, "locked", 0}, {"svc-fixed", 8, "fixed", 0}, {"svc-40", 40, "locked", 0}, {"svc-40-w8", 40, "locked", 8}, {"svc-40b", 40, "locked", 0}}
 
 func main() {
 	bin := flag.String("latscope", "", "the latscope `BINARY` to measure (go build -o … ./cmd/latscope)")
 	out := flag.String("out", "", "`DIR` for the recordings and results (created)")
 	reps := flag.Int("reps", 1, "repetitions `N`")
 	burn := flag.Int("burn", 0, "spinning processes `N` beside the service")
+	length := flag.Duration("length", 5*time.Second, "each recording's `LENGTH`, from 11 s into the load")
+	continuous := flag.Bool("continuous", false, "keep an in-memory recording on from the JVM's start, so the recorder's start-up is not in the measured one")
 	flag.Parse()
-	if *bin == "" || *out == "" || *reps < 1 || *burn < 0 || flag.NArg() > 0 {
-		log.Fatal("usage: svcpairs -latscope BINARY -out DIR [-reps N] [-burn N]")
+	if *bin == "" || *out == "" || *reps < 1 || *burn < 0 || *length < time.Second || *length%time.Second != 0 || flag.NArg() > 0 {
+		log.Fatal("usage: svcpairs -latscope BINARY -out DIR [-reps N] [-burn N] [-length WHOLE SECONDS] [-continuous]")
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
@@ -65,8 +73,8 @@ func main() {
 	ctx := context.Background()
 	stop := burners(*burn)
 	defer stop()
-	fmt.Println("| rep | load before | clients=40: predicted / measured rps | at risk: rps range, the measured | the lock's section, CPU + waiting for a core, ms: 8 → 40 clients (Svc's own) | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| rep | load before | clients=40: predicted / measured rps | at risk: rps range, the measured | the lock's section, CPU + waiting for a core, ms: 8 → 40 clients (Svc's own) | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict | 40 clients again: rps, against the first |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for rep := 1; rep <= *reps; rep++ {
 		dir := filepath.Join(*out, fmt.Sprint(rep))
 		load := jfrtest.LoadAvg()
@@ -76,7 +84,8 @@ func main() {
 			// hundred ms (a collection, the host) moves a 2 s mean by tens of
 			// per cent
 			o := jfrtest.DefaultSvc
-			o.Run, o.Length = 16*time.Second, 5*time.Second
+			o.Length, o.Continuous = *length, *continuous
+			o.Run = o.Delay + o.Length
 			o.Dir, o.Name, o.Clients, o.Mode, o.Workers, o.Nice = filepath.Join(dir, r.name), r.name, r.clients, r.mode, r.workers, os.Geteuid() == 0
 			if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 				log.Fatal(err)
@@ -92,11 +101,17 @@ func main() {
 			truth[r.name] = t
 		}
 		rec := func(name string) string { return filepath.Join(dir, name, name+".jfr") }
-		row, err := measure(*bin, rec, truth)
+		row, predicted, err := measure(*bin, rec, truth)
 		if err != nil {
 			log.Fatalf("rep %d: %v", rep, err)
 		}
-		fmt.Printf("| %d | %s | %s |\n", rep, load, row)
+		again := truth["svc-40b"].rps
+		fmt.Printf("| %d | %s | %s | %.1f (%+.1f %%) |\n", rep, load, row, again, 100*(again/truth["svc-40"].rps-1))
+		line, _ := json.Marshal(map[string]any{"rep": rep, "load": load, "burn": *burn, "length_s": length.Seconds(), "continuous": *continuous,
+			"predicted_rps": predicted, "measured_rps": truth["svc-40"].rps, "again_rps": again, "svc_rps": truth["svc"].rps})
+		if err := appendLine(filepath.Join(*out, "reps.jsonl"), line); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 
@@ -139,7 +154,7 @@ func truthFrom(run *jfrtest.SvcRun, o jfrtest.SvcOptions) (truthOf, error) {
 
 // measure runs latscope on one repetition's recordings and returns the
 // table row's cells after the load.
-func measure(bin string, rec func(string) string, truth map[string]truthOf) (string, error) {
+func measure(bin string, rec func(string) string, truth map[string]truthOf) (string, float64, error) {
 	var pr struct {
 		Outcomes []struct {
 			After struct {
@@ -156,10 +171,10 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 		} `json:"outcomes"`
 	}
 	if err := latscope(bin, &pr, "predict", "--json", "--clients", "8", "--pool", "ConnPool.borrow:6", "--pool", "Svc.updateCache:1", "--what-if", "clients=40", rec("svc")); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if len(pr.Outcomes) != 1 {
-		return "", fmt.Errorf("predict: %d outcomes", len(pr.Outcomes))
+		return "", 0, fmt.Errorf("predict: %d outcomes", len(pr.Outcomes))
 	}
 	o, t40 := pr.Outcomes[0], truth["svc-40"]
 	var sq struct {
@@ -170,7 +185,7 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 		} `json:"groups"`
 	}
 	if err := latscope(bin, &sq, "analyze", "--json", rec("svc-40")); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	queue := "—"
 	if len(sq.Groups) > 0 && sq.Groups[0].ServerQueue != nil {
@@ -178,11 +193,11 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 	}
 	workers, wrps, err := judged(bin, rec("svc-40"), rec("svc-40-w8"), "workers=8", "--pool", "ConnPool.borrow:6", "--pool", "Svc.updateCache:1")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	lock, _, err := judged(bin, rec("svc"), rec("svc-fixed"), "scale=Svc.updateCache:0.1", "--pool", "Svc.updateCache:1")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	risk := "—"
 	if r := o.AtRisk; r != nil {
@@ -197,7 +212,7 @@ func measure(bin string, rec func(string) string, truth map[string]truthOf) (str
 		fmt.Sprintf("%.2f + %.2f → %.2f + %.2f", truth["svc"].lockCPUMs, truth["svc"].lockWaitMs, t40.lockCPUMs, t40.lockWaitMs),
 		fmt.Sprintf("%.2f / %.2f (%+.1f %%)", o.Prediction.Mean, t40.latencyMs, 100*(o.Prediction.Mean/t40.latencyMs-1)),
 		fmt.Sprintf("%.2f / %s", o.After.Queue, queue),
-		workers, wrps + fmt.Sprintf(" (Svc's clients %.1f)", truth["svc-40-w8"].rps), lock}, " | "), nil
+		workers, wrps + fmt.Sprintf(" (Svc's clients %.1f)", truth["svc-40-w8"].rps), lock}, " | "), o.After.RPS, nil
 }
 
 // judged runs compare with one what-if and returns its cells: predicted /
@@ -239,6 +254,19 @@ func latscope(bin string, v any, args ...string) error {
 		}
 	}
 	return json.Unmarshal(stdout.Bytes(), v)
+}
+
+// appendLine appends line and a newline to the file at path.
+func appendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // burners starts n spinning processes (this binary's own loop would share
