@@ -1,11 +1,7 @@
 package jfr_test
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/latscope/latscope/internal/jfr"
@@ -38,29 +34,7 @@ func keptTruth(t testing.TB, name string) *jfrtest.Truth {
 // keptPrint reads a kept output of jfr print (jfrtest.Print).
 func keptPrint(t testing.TB, file string) []jfr.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join(jfrtest.KeptDir(), file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []jfr.Event
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var ev jfr.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		evs = append(evs, ev)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return evs
+	return jfrtest.KeptPrint[jfr.Event](t, file)
 }
 
 // liveProbe records Probe once per test binary (timing tier only) and

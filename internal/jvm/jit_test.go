@@ -1,12 +1,7 @@
 package jvm
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,15 +30,7 @@ func TestJITFinding(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			rate, cores := printedCompileRate(t, name)
-			path, err := jfrtest.Kept(name, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec, err := jfr.ReadRecording(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := readAll(t, path, rec, DefaultOptions).jitFinding()
+			f := keptAnalyzer(t, name).jitFinding()
 			fires := rate > budget.JITShare*cores
 			t.Logf("jfr print: %.3f s compiling a second, the JVM %.3f cores; finding: %v", rate, cores, f)
 			switch {
@@ -91,26 +78,11 @@ func printedCompileRate(t *testing.T, name string) (rate, cores float64) {
 	if i < 0 {
 		t.Fatalf("%s: no kept print with jdk.CompilerStatistics and jdk.CPULoad (go run ./internal/jfr/internal/mkrecordings reprint)", name)
 	}
-	f, err := os.Open(filepath.Join(jfrtest.KeptDir(), tr.Prints[i].File))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var comp []jfr.Event
 	var hw int
 	var busy, span float64
 	var last jfr.Event
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var ev jfr.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range jfrtest.KeptPrint[jfr.Event](t, tr.Prints[i].File) {
 		switch ev.Type {
 		case "jdk.CompilerStatistics":
 			comp = append(comp, ev)
@@ -125,9 +97,6 @@ func printedCompileRate(t *testing.T, name string) (rate, cores float64) {
 			}
 			last = ev
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	slices.SortFunc(comp, func(a, b jfr.Event) int { return a.Start.Compare(b.Start) })
 	if len(comp) < 2 || hw == 0 || span == 0 {

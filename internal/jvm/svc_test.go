@@ -26,6 +26,14 @@ func analyseSvc(t *testing.T, name string) (*budget.Result, *Analyzer, *jfrtest.
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := keptAnalyzer(t, name)
+	return a.Finalize(), a, tr
+}
+
+// keptAnalyzer returns an Analyzer with DefaultOptions that has read every
+// event of the kept recording name, not yet finalized.
+func keptAnalyzer(t *testing.T, name string) *Analyzer {
+	t.Helper()
 	path, err := jfrtest.Kept(name, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +42,7 @@ func analyseSvc(t *testing.T, name string) (*budget.Result, *Analyzer, *jfrtest.
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := readAll(t, path, rec, DefaultOptions)
-	return a.Finalize(), a, tr
+	return readAll(t, path, rec, DefaultOptions)
 }
 
 // ownMean is Svc's own mean of a part (ms) over the requests that began

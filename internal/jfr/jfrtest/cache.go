@@ -1,7 +1,10 @@
 package jfrtest
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -72,6 +75,36 @@ func (c *Cache) KeptPath(t testing.TB, name string) string {
 	}
 	c.paths[name] = p
 	return p
+}
+
+// KeptPrint reads a kept output of jfr print (Print): its events, in
+// order, each a JSON line decoded into an E (a jfr.Event, which this
+// package cannot name: jfr's own tests import it).
+func KeptPrint[E any](t testing.TB, file string) []E {
+	t.Helper()
+	f, err := os.Open(filepath.Join(KeptDir(), file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []E
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev E
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		evs = append(evs, ev)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return evs
 }
 
 // KeptTruth reads the kept NAME.json.
