@@ -16,7 +16,10 @@
 //     which no prediction can be expected to be closer than the
 //     measurement itself repeats.
 //
-// Each repetition is also written as a JSON line to DIR/reps.jsonl.
+// Each repetition is also written as a JSON line to DIR/reps.jsonl, and
+// the run ends with a summary: how often the prediction and the repeat
+// came within 10 % of the first 40-client measurement, and a Wilcoxon
+// signed-rank test of the two (-summary FILES prints it for kept ones).
 //
 // It prints one Markdown table row per repetition and keeps the
 // recordings in -out. Each recording is 5 s (-length), from 11 s into 16 s of
@@ -62,10 +65,17 @@ func main() {
 	reps := flag.Int("reps", 1, "repetitions `N`")
 	burn := flag.Int("burn", 0, "spinning processes `N` beside the service")
 	length := flag.Duration("length", 5*time.Second, "each recording's `LENGTH`, from 11 s into the load")
+	sum := flag.Bool("summary", false, "record nothing: print the summary of the reps.jsonl `FILES` given as arguments")
 	continuous := flag.Bool("continuous", false, "keep an in-memory recording on from the JVM's start, so the recorder's start-up is not in the measured one")
 	flag.Parse()
+	if *sum {
+		if err := summarise(flag.Args()); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *bin == "" || *out == "" || *reps < 1 || *burn < 0 || *length < time.Second || *length%time.Second != 0 || flag.NArg() > 0 {
-		log.Fatal("usage: svcpairs -latscope BINARY -out DIR [-reps N] [-burn N] [-length WHOLE SECONDS] [-continuous]")
+		log.Fatal("usage: svcpairs -latscope BINARY -out DIR [-reps N] [-burn N] [-length WHOLE SECONDS] [-continuous], or svcpairs -summary REPS.jsonl…")
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
@@ -75,6 +85,8 @@ func main() {
 	defer stop()
 	fmt.Println("| rep | load before | clients=40: predicted / measured rps | at risk: rps range, the measured | the lock's section, CPU + waiting for a core, ms: 8 → 40 clients (Svc's own) | in the request: predicted / Svc's own ms | waiting for a worker: predicted / measured ms | workers=8: predicted / measured ms, error (95 %), verdict | workers=8 rps: predicted / measured | lock fix: predicted / measured ms, error (95 %), verdict | 40 clients again: rps, against the first |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	var all []repeat
+	defer func() { fmt.Println("\n" + summary(all)) }()
 	for rep := 1; rep <= *reps; rep++ {
 		dir := filepath.Join(*out, fmt.Sprint(rep))
 		load := jfrtest.LoadAvg()
@@ -106,6 +118,7 @@ func main() {
 			log.Fatalf("rep %d: %v", rep, err)
 		}
 		again := truth["svc-40b"].rps
+		all = append(all, repeat{predicted, truth["svc-40"].rps, again})
 		fmt.Printf("| %d | %s | %s | %.1f (%+.1f %%) |\n", rep, load, row, again, 100*(again/truth["svc-40"].rps-1))
 		line, _ := json.Marshal(map[string]any{"rep": rep, "load": load, "burn": *burn, "length_s": length.Seconds(), "continuous": *continuous,
 			"predicted_rps": predicted, "measured_rps": truth["svc-40"].rps, "again_rps": again, "svc_rps": truth["svc"].rps})
