@@ -27,15 +27,15 @@ func TestSignedRank(t *testing.T) {
 	}
 }
 
-// TestKeptSummary: the repetitions of 5 December 2026 (testdata, written by
-// svcpairs as it ran them) give the summary docs/jfr.md quotes.
+// TestKeptSummary: the repetitions of 5–6 December 2026 (testdata, written
+// by svcpairs as it ran them) give the summary docs/jfr.md quotes.
 func TestKeptSummary(t *testing.T) {
-	rs, err := readRepeats([]string{"testdata/2026-12-05-quiet.jsonl", "testdata/2026-12-05-burners.jsonl"})
+	rs, err := readRepeats([]string{"testdata/2026-12-05-quiet.jsonl", "testdata/2026-12-05-burners.jsonl", "testdata/2026-12-06-quiet.jsonl", "testdata/2026-12-06-burners.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := summary(rs)
-	want := "within 10 % of the first 40-client measurement: the prediction 5 of 10, the measurement again 4 of 10; mean absolute error 12.7 % against 10.9 %; Wilcoxon signed-rank of the two, paired (exact, two-sided): W+ = 26, p = 0.922"
+	want := "within 10 % of the first 40-client measurement: the prediction 15 of 20, the measurement again 11 of 20; mean absolute error 7.7 % against 8.9 %; Wilcoxon signed-rank of the two, paired (exact, two-sided): W+ = 59, p = 0.090"
 	if got != want {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
