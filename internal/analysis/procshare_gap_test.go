@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"io"
 	"runtime"
 	"runtime/pprof"
@@ -29,11 +28,8 @@ func TestProcCPUShareProfileGap(t *testing.T) {
 	if share+bound < 0.85 {
 		t.Errorf("share %.3f ± %.3f below 0.85 for one P that had its CPU (recorded on an idle host)", share, bound)
 	}
-	for _, w := range res.Warnings {
-		var f *budget.Finding
-		if errors.As(w, &f) && f.Kind == budget.FindCPUMismatch {
-			t.Errorf("finding from a gap in the profiler: %s", f.Text)
-		}
+	for _, f := range findingsOf(res, budget.FindCPUMismatch) {
+		t.Errorf("finding from a gap in the profiler: %s", f.Text)
 	}
 }
 

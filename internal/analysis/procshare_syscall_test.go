@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"io"
 	"runtime"
 	"runtime/pprof"
@@ -37,11 +36,8 @@ func TestProcCPUShareSyscalls(t *testing.T) {
 	if share < 0.85 {
 		t.Errorf("share %.3f below 0.85 for a process whose spinner had its CPU (recorded under the measure lock)", share)
 	}
-	for _, w := range res.Warnings {
-		var f *budget.Finding
-		if errors.As(w, &f) && (f.Kind == budget.FindCPUMismatch || f.Kind == budget.FindCPUSaturated) {
-			t.Errorf("finding on a process whose only off-CPU time was its own sleeps: %s", f.Text)
-		}
+	for _, f := range findingsOf(res, budget.FindCPUMismatch, budget.FindCPUSaturated) {
+		t.Errorf("finding on a process whose only off-CPU time was its own sleeps: %s", f.Text)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,11 +93,8 @@ func checkShare(t *testing.T, path string) {
 		t.Errorf("share %.3f below %.3f: the samples lost CPU the quota gave", share, lo)
 	}
 	var found bool
-	for _, w := range res.Warnings {
-		var f *budget.Finding
-		if errors.As(w, &f) && f.Kind == budget.FindCPUMismatch && strings.Contains(f.Text, "CPU samples") {
-			found = true
-		}
+	for _, f := range findingsOf(res, budget.FindCPUMismatch) {
+		found = found || strings.Contains(f.Text, "CPU samples")
 	}
 	if !found {
 		t.Errorf("no %s finding from the CPU samples at a share of %.2f: %v", budget.FindCPUMismatch, share, res.Warnings)
@@ -119,6 +117,18 @@ func shareOf(t *testing.T, path string) (res *budget.Result, share, bound float6
 	t.Logf("share %.3f ± %.3f (%d samples from %d threads over %v of running outside system calls, %d gap(s) left out)",
 		share, bound, res.Info.ProcSamples, res.Info.SampleThreads, time.Duration(res.Info.SampledBusy), res.Info.SampleGaps)
 	return res, share, bound
+}
+
+// findingsOf returns res's findings of the given kinds.
+func findingsOf(res *budget.Result, kinds ...budget.FindingKind) []*budget.Finding {
+	var out []*budget.Finding
+	for _, w := range res.Warnings {
+		var f *budget.Finding
+		if errors.As(w, &f) && slices.Contains(kinds, f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // recordUnderQuota runs this test binary as a child (shareChild) in a
