@@ -193,6 +193,10 @@ func reprint(ctx context.Context, dir string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		rel, err := filepath.Rel(out, path) // printed reads out/rec
+		if err != nil {
+			return err
+		}
 		declared := map[string]bool{}
 		for _, c := range rec.Chunks {
 			for _, n := range c.Types {
@@ -209,13 +213,7 @@ func reprint(ctx context.Context, dir string) error {
 					}
 				}
 			}
-			if err := os.Link(path, filepath.Join(out, "reprint.jfr")); err != nil {
-				if err := copyFile(path, filepath.Join(out, "reprint.jfr")); err != nil {
-					return err
-				}
-			}
-			p, err := printed(ctx, "reprint.jfr", pr.File, pr.StackDepth, events)
-			os.Remove(filepath.Join(out, "reprint.jfr"))
+			p, err := printed(ctx, rel, pr.File, pr.StackDepth, events)
 			if err != nil {
 				return fmt.Errorf("%s: %w", pr.File, err)
 			}
@@ -227,14 +225,6 @@ func reprint(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
-}
-
-func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(to, b, 0o644)
 }
 
 func writeTruth(name string, t Truth) error {

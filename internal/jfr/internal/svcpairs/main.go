@@ -120,8 +120,8 @@ func main() {
 		again := truth["svc-40b"].rps
 		all = append(all, repeat{predicted, truth["svc-40"].rps, again})
 		fmt.Printf("| %d | %s | %s | %.1f (%+.1f %%) |\n", rep, load, row, again, 100*(again/truth["svc-40"].rps-1))
-		line, _ := json.Marshal(map[string]any{"rep": rep, "load": load, "burn": *burn, "length_s": length.Seconds(), "continuous": *continuous,
-			"predicted_rps": predicted, "measured_rps": truth["svc-40"].rps, "again_rps": again, "svc_rps": truth["svc"].rps})
+		line, _ := json.Marshal(repRecord{Rep: rep, Load: load, Burn: *burn, LengthS: length.Seconds(), Continuous: *continuous,
+			Predicted: predicted, Measured: truth["svc-40"].rps, Again: again, Svc: truth["svc"].rps})
 		if err := appendLine(filepath.Join(*out, "reps.jsonl"), line); err != nil {
 			log.Fatal(err)
 		}

@@ -9,6 +9,20 @@ import (
 	"sort"
 )
 
+// repRecord is a repetition's line in reps.jsonl: the throughputs at 40
+// clients (predicted, measured, measured again) and at 8 (Svc).
+type repRecord struct {
+	Rep        int     `json:"rep"`
+	Load       string  `json:"load"`
+	Burn       int     `json:"burn"`
+	LengthS    float64 `json:"length_s"`
+	Continuous bool    `json:"continuous"`
+	Predicted  float64 `json:"predicted_rps"`
+	Measured   float64 `json:"measured_rps"`
+	Again      float64 `json:"again_rps"`
+	Svc        float64 `json:"svc_rps"`
+}
+
 // repeat is one repetition's throughputs at 40 clients: predicted from the
 // 8-client recording, measured, and measured again.
 type repeat struct{ predicted, measured, again float64 }
@@ -117,11 +131,7 @@ func readRepeats(files []string) ([]repeat, error) {
 			return nil, err
 		}
 		for i, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-			var r struct {
-				Predicted float64 `json:"predicted_rps"`
-				Measured  float64 `json:"measured_rps"`
-				Again     float64 `json:"again_rps"`
-			}
+			var r repRecord
 			if err := json.Unmarshal(l, &r); err != nil {
 				return nil, fmt.Errorf("%s: line %d: %w", f, i+1, err)
 			}
